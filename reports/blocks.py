@@ -1,0 +1,57 @@
+"""The rendered report as a flat list of blocks, built once and written out as Markdown and as HTML.
+
+Blocks hold plain, unescaped text: each renderer escapes every string it prints, so no input string reaches a
+file unescaped whichever renderer writes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Tone = Literal["pass", "fail", "error", "warning", "info", "note"]
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int  # 1 to 4
+    text: str
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    text: str
+
+
+@dataclass(frozen=True)
+class Callout:
+    """A highlighted line (the verdict, a skipped figure); ``tone`` picks its colour in HTML."""
+
+    tone: Tone
+    text: str
+
+
+@dataclass(frozen=True)
+class BulletList:
+    items: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    """Cells already formatted as text; ``numeric`` marks the columns to right-align."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    numeric: tuple[bool, ...]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A PNG written to ``figures/<filename>``; Markdown links it, HTML embeds it."""
+
+    filename: str
+    caption: str
+    png: bytes
+
+
+Block = Heading | Paragraph | Callout | BulletList | Table | Figure

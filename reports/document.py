@@ -1,0 +1,287 @@
+"""Turn the report dict of ``audit verify`` into blocks, in the order a reviewer reads it: verdict, flags by
+severity, declared configuration, aggregates, contrasts, figures, claims, then every ``sections`` entry.
+
+Every key may be absent or empty. Rows are rendered generically: a table of whatever columns the rows have, in
+the order they first appear, so sections added by later checks render without changes here.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from reports.blocks import Block, BulletList, Callout, Figure, Heading, Paragraph, Table, Tone
+from reports.figures import FigureOutcome
+from reports.format import format_list, format_value
+
+SEVERITY_ORDER = ("error", "warning", "info")
+MAX_TABLE_ROWS = 1000  # longer tables are cut, with a line saying how many rows are only in report.json
+MAX_DETAIL_ROWS = 20  # failure cases listed under one flag
+
+AGGREGATE_TITLES = {
+    "per_experiment": "EER per experiment (mean and SD over records; paper Table 6)",
+    "per_encoder": "Macro EER per encoder (paper Table 7)",
+    "emotion_matrix": "Enrolment x test emotion (E01; paper Table 8)",
+    "gender_gaps": "Gender gaps by condition (paper Table 9)",
+    "gap_ratios": "Signed gap ratios (paper Table 10)",
+    "contrast_summary": "Interaction contrasts per family (paper Tables 2, 11, 12)",
+    "ie_vs_prediction": "IE vs additive prediction (paper Figure 3)",
+    "gap_vs_snr": "Gender gap vs SNR (paper Figure 4)",
+}
+CONTRASTS_KEY = "contrasts"
+CONTRAST_DEFINITION = "prediction = EER(A) + EER(B) - EER(clean), IE = EER(A+B) - prediction."
+
+
+class ReportShapeError(ValueError):
+    """The report dict does not have the documented shape (a bug in its producer, not bad user input)."""
+
+
+def _entries(value: Any, where: str) -> list[Mapping[str, Any]]:
+    """``value`` as a list of objects; anything else is a shape error naming where it was found."""
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ReportShapeError(f"report {where}: expected a list of objects, got {type(value).__name__}")
+    for index, entry in enumerate(value):
+        if not isinstance(entry, Mapping):
+            raise ReportShapeError(f"report {where}[{index}]: expected an object, got {type(entry).__name__}")
+    return list(value)
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ReportShapeError(f"report {where}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def _is_rows(value: Any) -> bool:
+    return (
+        isinstance(value, Sequence)
+        and not isinstance(value, str)
+        and all(isinstance(row, Mapping) for row in value)
+    )
+
+
+def _title(key: str) -> str:
+    return key.replace("_", " ").capitalize()
+
+
+def _is_numeric(values: Sequence[Any]) -> bool:
+    present = [value for value in values if value is not None]
+    return bool(present) and all(
+        isinstance(value, numbers.Number) and not isinstance(value, bool) for value in present
+    )
+
+
+def table_blocks(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = MAX_TABLE_ROWS
+) -> list[Block]:
+    """A table of raw values (formatted here), cut after ``limit`` rows with a line counting the rest."""
+    shown = rows[:limit]
+    numeric = tuple(_is_numeric([row[i] for row in shown if i < len(row)]) for i in range(len(columns)))
+    cells = tuple(
+        tuple(format_value(row[i]) if i < len(row) else "" for i in range(len(columns))) for row in shown
+    )
+    blocks: list[Block] = [Table(tuple(str(column) for column in columns), cells, numeric)]
+    if len(rows) > limit:
+        blocks.append(
+            Paragraph(f"... and {len(rows) - limit} more rows (all {len(rows)} are in report.json).")
+        )
+    return blocks
+
+
+def rows_blocks(rows: Sequence[Mapping[str, Any]], limit: int = MAX_TABLE_ROWS) -> list[Block]:
+    """Dict rows as one table whose columns are every key seen, in first-seen order."""
+    columns = list(dict.fromkeys(str(key) for row in rows for key in row))
+    return table_blocks(columns, [[row.get(column) for column in columns] for row in rows], limit)
+
+
+def value_blocks(value: Any) -> list[Block]:
+    """Any JSON value as blocks: rows as a table, a mapping as a key/value table, a list as bullets."""
+    if value is None or value == [] or value == {}:
+        return [Paragraph("(none)")]
+    if _is_rows(value):
+        return rows_blocks(value)
+    if isinstance(value, Mapping):
+        return table_blocks(("key", "value"), [(str(key), item) for key, item in value.items()])
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [BulletList(tuple(format_value(item) for item in value))]
+    return [Paragraph(format_value(value))]
+
+
+def _verdict_blocks(report: Mapping[str, Any]) -> list[Block]:
+    tool = _mapping(report.get("tool"), "tool")
+    name = tool.get("name", "interbias-sv")
+    title = f"Provenance report: {name} {tool.get('version', '')}".strip()
+    verdict = str(report.get("verdict", "")).lower()
+    tone: Tone = "pass" if verdict == "pass" else "fail" if verdict == "fail" else "note"
+    counts = [
+        f"{sum(1 for flag in _flags(report) if flag.get('severity') == severity)} {severity}"
+        for severity in SEVERITY_ORDER
+    ]
+    blocks: list[Block] = [
+        Heading(1, title),
+        Callout(tone, f"Verdict: {verdict.upper() or 'NOT STATED'} (flags: {', '.join(counts)})"),
+    ]
+    source = _mapping(report.get("source"), "source")
+    if source:
+        items = [
+            f"{key}: {format_value(source[key])}"
+            for key in ("path", "n_rows", "sha256", "blake3")
+            if key in source
+        ]
+        items += [
+            f"{key}: {format_value(value)}"
+            for key, value in source.items()
+            if key not in {"path", "n_rows", "sha256", "blake3"}
+        ]
+        blocks += [Paragraph("Source table:"), BulletList(tuple(items))]
+    return blocks
+
+
+def _flags(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return _entries(report.get("flags"), "flags")
+
+
+def _flag_blocks(flag: Mapping[str, Any]) -> list[Block]:
+    records = list(flag.get("records") or [])
+    blocks: list[Block] = [
+        Heading(4, str(flag.get("id", "(no id)"))),
+        Paragraph(format_value(flag.get("message", ""))),
+    ]
+    if records:
+        blocks.append(
+            Paragraph(f"{len(records)} record{'s' if len(records) != 1 else ''}: {format_list(records)}")
+        )
+    details = flag.get("details") or {}
+    for key, value in details.items() if isinstance(details, Mapping) else [("details", details)]:
+        if _is_rows(value) and value:
+            blocks.append(Paragraph(f"{key} ({len(value)}):"))
+            blocks += rows_blocks(value, MAX_DETAIL_ROWS)
+        else:
+            blocks.append(Paragraph(f"{key}: {format_value(value)}"))
+    return blocks
+
+
+def _flags_section(report: Mapping[str, Any]) -> list[Block]:
+    flags = _flags(report)
+    blocks: list[Block] = [Heading(2, "Flags")]
+    if not flags:
+        return [*blocks, Paragraph("No flags were raised.")]
+    known = [
+        severity for severity in SEVERITY_ORDER if any(flag.get("severity") == severity for flag in flags)
+    ]
+    others = sorted({str(flag.get("severity")) for flag in flags} - set(SEVERITY_ORDER))
+    for severity in known + others:
+        group = [flag for flag in flags if str(flag.get("severity")) == severity]
+        blocks.append(Heading(3, f"{severity} ({len(group)})"))
+        for flag in group:
+            blocks += _flag_blocks(flag)
+    return blocks
+
+
+def _config_section(report: Mapping[str, Any]) -> list[Block]:
+    config = _mapping(report.get("config"), "config")
+    rows: list[tuple[str, Any]] = []
+
+    def flatten(prefix: str, value: Any) -> None:
+        if isinstance(value, Mapping) and value:
+            for key, item in value.items():
+                flatten(f"{prefix}.{key}" if prefix else str(key), item)
+        else:
+            rows.append((prefix, value))
+
+    flatten("", config)
+    body = table_blocks(("setting", "value"), rows) if rows else [Paragraph("No configuration was recorded.")]
+    return [Heading(2, "Configuration (declared thresholds)"), *body]
+
+
+def _aggregates_section(report: Mapping[str, Any]) -> list[Block]:
+    aggregates = _mapping(report.get("aggregates"), "aggregates")
+    keys = [key for key in aggregates if key != CONTRASTS_KEY]
+    blocks: list[Block] = [Heading(2, "Aggregates")]
+    if not keys:
+        return [*blocks, Paragraph("No aggregates were computed.")]
+    for key in keys:
+        blocks += [Heading(3, AGGREGATE_TITLES.get(key, _title(key))), *value_blocks(aggregates[key])]
+    return blocks
+
+
+def _contrasts_section(report: Mapping[str, Any]) -> list[Block]:
+    contrasts = _entries(
+        _mapping(report.get("aggregates"), "aggregates").get(CONTRASTS_KEY), "aggregates.contrasts"
+    )
+    blocks: list[Block] = [Heading(2, "Interaction contrasts")]
+    if not contrasts:
+        return [*blocks, Paragraph("No contrast has all four terms measured on one corpus.")]
+    return [
+        *blocks,
+        Paragraph(f"{len(contrasts)} contrasts: {CONTRAST_DEFINITION}"),
+        *value_blocks(contrasts),
+    ]
+
+
+def _figures_section(figures: Sequence[FigureOutcome]) -> list[Block]:
+    blocks: list[Block] = [Heading(2, "Figures")]
+    for outcome in figures:
+        if outcome.png is None:
+            blocks.append(Callout("note", f"{outcome.caption}: skipped, {outcome.skipped_because}."))
+        else:
+            blocks.append(Figure(outcome.filename, outcome.caption, outcome.png))
+    return blocks
+
+
+def _claims_section(report: Mapping[str, Any]) -> list[Block]:
+    claims = _entries(report.get("claims"), "claims")
+    if not claims:
+        return []
+    statuses: dict[str, int] = {}
+    for claim in claims:
+        status = str(claim.get("status", "not stated"))
+        statuses[status] = statuses.get(status, 0) + 1
+    summary = ", ".join(f"{count} {status}" for status, count in statuses.items())
+    return [
+        Heading(2, "Published claims"),
+        Paragraph(f"{len(claims)} claims checked: {summary}."),
+        *rows_blocks(claims),
+    ]
+
+
+def _section_blocks(section: Mapping[str, Any]) -> list[Block]:
+    title = str(section.get("title") or section.get("id") or "(untitled section)")
+    status = section.get("status")
+    blocks: list[Block] = [Heading(2, f"{title} (status: {status})" if status else title)]
+    lines = section.get("lines") or []
+    if lines:
+        blocks.append(BulletList(tuple(format_value(line) for line in lines)))
+    table = section.get("table")
+    if isinstance(table, Mapping):
+        rows = list(table.get("rows") or [])
+        columns = [str(column) for column in table.get("columns") or []]
+        if not columns:
+            blocks += value_blocks(rows)
+        else:
+            values = [
+                [row.get(c) for c in columns] if isinstance(row, Mapping) else list(row) for row in rows
+            ]
+            blocks += table_blocks(columns, values)
+    return blocks
+
+
+def build_document(report: Mapping[str, Any], figures: Sequence[FigureOutcome]) -> list[Block]:
+    """All blocks of the report, in reading order."""
+    blocks = [
+        *_verdict_blocks(report),
+        *_flags_section(report),
+        *_config_section(report),
+        *_aggregates_section(report),
+        *_contrasts_section(report),
+        *_figures_section(figures),
+        *_claims_section(report),
+    ]
+    for section in _entries(report.get("sections"), "sections"):
+        blocks += _section_blocks(section)
+    return blocks

@@ -1,0 +1,73 @@
+"""How every value of the report is printed, so Markdown, HTML and figure labels agree.
+
+One rule for all numbers: integers as they are, other numbers with 4 decimals (the precision of the paper's
+EERs), or in scientific notation when a non-zero value would print as 0.0000. Long lists are cut with a count
+of what was left out, so a flag over 4,000 records stays readable.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+DECIMALS = 4
+MAX_LISTED = 10  # record ids or list items printed before "... and N more"
+MISSING = "n/a"  # an absent value (None); NaN prints as "NaN" so the two stay distinguishable
+
+
+def format_number(value: float) -> str:
+    """A float with 4 decimals; ``NaN``/``inf`` spelled out; tiny non-zero values in scientific notation."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value != 0 and abs(value) < 0.5 * 10**-DECIMALS:
+        return f"{value:.2e}"
+    return f"{value:.{DECIMALS}f}"
+
+
+def format_list(items: Sequence[Any], limit: int = MAX_LISTED) -> str:
+    """The first ``limit`` items, comma-separated, then how many more there are."""
+    shown = ", ".join(format_value(item) for item in items[:limit])
+    hidden = len(items) - limit
+    return f"{shown}, ... and {hidden} more" if hidden > 0 else shown
+
+
+def format_value(value: Any) -> str:
+    """One cell or inline value as text (not yet escaped for Markdown or HTML)."""
+    if value is None:
+        return MISSING
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return format_number(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return json.dumps(to_jsonable(value), sort_keys=True, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return format_list(value)
+    if hasattr(value, "item"):  # numpy scalar: print it as the Python number it holds
+        return format_value(value.item())
+    return str(value)
+
+
+def to_jsonable(value: Any) -> Any:
+    """A copy of ``value`` that strict JSON can hold: NaN and infinities become null (JSON has no such
+    numbers), numpy scalars and arrays become Python numbers and lists, tuples become lists, keys become
+    strings."""
+    if isinstance(value, Mapping):
+        return {str(key): to_jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(item) for item in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, str | int):
+        return value
+    if hasattr(value, "tolist"):  # numpy scalar or array
+        return to_jsonable(value.tolist())
+    raise TypeError(f"report value of type {type(value).__name__} cannot be written as JSON: {value!r}")

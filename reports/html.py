@@ -1,0 +1,79 @@
+"""Blocks as one self-contained HTML file: inline CSS, figures as base64 data URIs, no external resource.
+
+Every string is passed through ``html.escape``; a Content-Security-Policy that allows no script and no remote
+load is a second line of defence should a string ever slip through.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+
+from reports.blocks import Block, BulletList, Callout, Figure, Heading, Paragraph, Table
+
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; }
+h1, h2, h3, h4 { line-height: 1.2; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: .2rem; margin-top: 2rem; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .85rem; }
+th, td { border: 1px solid #ccc; padding: .2rem .45rem; vertical-align: top; }
+th { background: #f3f3f3; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.callout { padding: .5rem .8rem; border-left: .3rem solid #888; background: #f6f6f6; font-weight: 600; }
+.pass { border-color: #2e7d32; background: #e8f5e9; } .fail { border-color: #c62828; background: #ffebee; }
+figure { margin: 1rem 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
+figcaption { font-size: .85rem; color: #555; }
+""".strip()
+
+
+def _text(text: str) -> str:
+    """Escaped text; input newlines kept as line breaks."""
+    return html.escape(text, quote=True).replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+
+
+def _table(table: Table) -> str:
+    header = "".join(f"<th>{_text(column)}</th>" for column in table.columns)
+    rows = [
+        "<tr>"
+        + "".join(
+            f'<td class="num">{_text(cell)}</td>' if numeric else f"<td>{_text(cell)}</td>"
+            for cell, numeric in zip(row, table.numeric, strict=False)
+        )
+        + "</tr>"
+        for row in table.rows
+    ]
+    return f"<table><thead><tr>{header}</tr></thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table>"
+
+
+def _block(block: Block) -> str:
+    match block:
+        case Heading(level, text):
+            return f"<h{level}>{_text(text)}</h{level}>"
+        case Paragraph(text):
+            return f"<p>{_text(text)}</p>"
+        case Callout(tone, text):
+            return f'<p class="callout {tone}">{_text(text)}</p>'
+        case BulletList(items):
+            return "<ul>" + "".join(f"<li>{_text(item)}</li>" for item in items) + "</ul>"
+        case Table():
+            return _table(block)
+        case Figure(_, caption, png):
+            data = base64.b64encode(png).decode("ascii")
+            return (
+                f'<figure><img alt="{_text(caption)}" src="data:image/png;base64,{data}">'
+                f"<figcaption>{_text(caption)}</figcaption></figure>"
+            )
+    raise TypeError(f"unknown block {block!r}")
+
+
+def render_html(blocks: Sequence[Block], title: str) -> str:
+    """The whole report as one HTML document."""
+    body = "\n".join(_block(block) for block in blocks)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        f"<title>{_text(title)}</title>\n<style>\n{STYLE}\n</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n"
+    )

@@ -1,0 +1,58 @@
+"""Blocks as CommonMark/GitHub Markdown, with every input string escaped.
+
+Characters that would start markup (``|`` would also end a table cell) are backslash-escaped, ``<`` and ``>``
+too so that no input string becomes raw HTML when the Markdown is rendered, and newlines become ``<br>`` so
+that a cell or list item stays on its line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from reports.blocks import Block, BulletList, Callout, Figure, Heading, Paragraph, Table
+
+_SPECIAL = re.compile(r"([\\`*\[\]<>|#&])")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_BLOCK_START = re.compile(
+    r"^(\s*)([-+=]|\d+[.)])"
+)  # would start a list or an underline at the start of a block
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` as literal inline Markdown, on one line."""
+    return _NEWLINE.sub("<br>", _SPECIAL.sub(r"\\\1", text))
+
+
+def _escape_block(text: str) -> str:
+    """Inline escaping plus a leading list or heading marker made literal (for paragraphs and list items)."""
+    return _BLOCK_START.sub(lambda match: f"{match[1]}\\{match[2]}", escape_markdown(text), count=1)
+
+
+def _table(table: Table) -> str:
+    header = "| " + " | ".join(escape_markdown(column) for column in table.columns) + " |"
+    rule = "|" + "|".join("---:" if numeric else "---" for numeric in table.numeric) + "|"
+    body = ["| " + " | ".join(escape_markdown(cell) for cell in row) + " |" for row in table.rows]
+    return "\n".join([header, rule, *body])
+
+
+def _block(block: Block) -> str:
+    match block:
+        case Heading(level, text):
+            return f"{'#' * level} {escape_markdown(text)}"
+        case Paragraph(text):
+            return _escape_block(text)
+        case Callout(_, text):
+            return f"> **{escape_markdown(text)}**"
+        case BulletList(items):
+            return "\n".join(f"- {_escape_block(item)}" for item in items)
+        case Table():
+            return _table(block)
+        case Figure(filename, caption, _):
+            return f"![{escape_markdown(caption)}](figures/{filename})\n\n*{escape_markdown(caption)}*"
+    raise TypeError(f"unknown block {block!r}")
+
+
+def render_markdown(blocks: Sequence[Block]) -> str:
+    """The whole report as one Markdown document, blocks separated by blank lines."""
+    return "\n\n".join(_block(block) for block in blocks) + "\n"

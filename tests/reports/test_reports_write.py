@@ -1,0 +1,127 @@
+"""write_report end to end: files, reading order, figures, determinism, atomicity, light import."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from sample_reports import full_report, minimal_report
+
+from reports import ReportShapeError, write_report
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+    out = tmp_path_factory.mktemp("report")
+    return out, write_report(full_report(), out)
+
+
+def test_writes_the_four_outputs(written: tuple[Path, list[Path]]) -> None:
+    out, paths = written
+    assert [path.relative_to(out).as_posix() for path in paths] == [
+        "report.json",
+        "report.md",
+        "report.html",
+        "figures/ie_vs_prediction.png",
+        "figures/gap_vs_snr.png",
+    ]
+    assert json.loads((out / "report.json").read_text())["aggregates"]["per_experiment"][1]["eer_sd"] is None
+
+
+@pytest.mark.parametrize("name", ["report.md", "report.html"])
+def test_every_flag_and_section_appears_in_reading_order(written: tuple[Path, list[Path]], name: str) -> None:
+    text = (written[0] / name).read_text()
+    markers = [
+        "Verdict: FAIL",
+        "eer-above-chance",
+        "missing-provenance",
+        "coupled-correlation",
+        "Configuration",
+        "ratio.min_denominator",
+        "paper Table 6",
+        "Interaction contrasts",
+        "Figures",
+        "Published claims",
+        "Bundle signature",
+        "Speaker-cluster bootstrap",
+    ]
+    positions = [text.find(marker) for marker in markers]
+    assert all(position >= 0 for position in positions), dict(zip(markers, positions, strict=True))
+    assert positions == sorted(positions)
+    assert "25 records: rec-000, rec-001" in text
+    assert "... and 15 more" in text
+    assert "rec-010" not in text  # only the first ten ids are listed
+    assert "1 reproduced, 1 not reproduced" in text
+    assert "0.1235" in text  # EERs with 4 decimals
+    assert "0.123456" not in text
+
+
+def test_figures_are_valid_pngs(written: tuple[Path, list[Path]]) -> None:
+    for path in written[1][3:]:
+        data = path.read_bytes()
+        assert data[:8] == PNG_MAGIC
+        width, height = struct.unpack(">II", data[16:24])  # IHDR follows the magic and the chunk header
+        with Image.open(path) as image:
+            image.verify()
+        with Image.open(path) as image:
+            assert image.size == (width, height) == (640, 440)
+            assert "Software" not in image.info
+
+
+def test_rewriting_gives_identical_bytes_and_leaves_no_temp_files(
+    written: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    out, first_paths = written
+    before = {path.relative_to(out): path.read_bytes() for path in first_paths}
+    second_paths = write_report(full_report(), tmp_path)
+    after = {path.relative_to(tmp_path): path.read_bytes() for path in second_paths}
+    assert after == before
+    write_report(full_report(), tmp_path)  # over existing files
+    files = sorted(path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*") if path.is_file())
+    assert files == sorted(path.as_posix() for path in before)
+
+
+def test_figure_bytes_do_not_depend_on_the_process(written: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    script = (
+        "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
+        "from sample_reports import full_report; from reports import write_report;"
+        "write_report(full_report(), Path(sys.argv[2]))"
+    )
+    subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent), str(tmp_path)], check=True)
+    for name in ("ie_vs_prediction.png", "gap_vs_snr.png"):
+        assert (tmp_path / "figures" / name).read_bytes() == (written[0] / "figures" / name).read_bytes()
+
+
+def test_absent_data_skips_figures_with_a_note(tmp_path: Path) -> None:
+    stale = tmp_path / "figures" / "gap_vs_snr.png"
+    stale.parent.mkdir()
+    stale.write_bytes(b"from an earlier run")
+    paths = write_report(minimal_report(), tmp_path)
+    assert [path.name for path in paths] == ["report.json", "report.md", "report.html"]
+    assert not stale.exists()
+    markdown = (tmp_path / "report.md").read_text()
+    assert (
+        "Interaction effect vs additive prediction: skipped, no contrast has both a prediction and an IE"
+        in markdown
+    )
+    assert "Gender EER gap vs SNR: skipped" in markdown
+    assert "Verdict: PASS" in markdown
+    assert "No flags were raised." in markdown
+
+
+def test_malformed_report_names_where(tmp_path: Path) -> None:
+    with pytest.raises(ReportShapeError, match=r"flags\[1\]: expected an object, got str"):
+        write_report({"flags": [{"id": "x"}, "oops"]}, tmp_path)
+
+
+def test_import_reports_is_light() -> None:
+    code = "import sys, reports; print(sorted(m for m in ('matplotlib', 'torch') if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
