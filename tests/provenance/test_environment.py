@@ -1,0 +1,91 @@
+"""Environment capture: git state against git itself, packages against importlib, torch when present."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from audit.errors import InputError
+from provenance.environment import capture_environment, write_environment
+
+IMAGE = "sha256:" + "ab" * 32
+
+
+def _git(repo: Path, *args: str) -> bytes:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "config", "user.email", "t@example.org")
+    _git(tmp_path, "config", "user.name", "t")
+    (tmp_path / "a.txt").write_text("one\n")
+    _git(tmp_path, "add", "a.txt")
+    _git(tmp_path, "commit", "-q", "-m", "one")
+    return tmp_path
+
+
+def test_clean_repo_and_run_facts(repo: Path) -> None:
+    env = capture_environment(seeds={"global": 7}, command_line=["interbias", "run"], image_digest=IMAGE, repo=repo)
+    assert env["git"]["commit"] == _git(repo, "rev-parse", "HEAD").decode().strip()
+    assert env["git"]["dirty"] is False and env["git"]["uncommitted_diff"] is None
+    assert env["seeds"] == {"global": 7} and env["command_line"] == ["interbias", "run"]
+    assert env["container_image"] == IMAGE
+    assert env["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
+    assert env["distributions"]["packages"]["numpy"] == importlib.metadata.version("numpy")
+    assert env["machine"]["cpu"]["logical_cores"] > 0
+    torch = env["torch"]
+    if torch["available"]:
+        import torch as torch_module
+
+        assert torch["version"] == torch_module.__version__
+        assert torch["determinism"]["use_deterministic_algorithms"] == (
+            torch_module.are_deterministic_algorithms_enabled()
+        )
+        assert torch["determinism"]["num_threads"] == torch_module.get_num_threads()
+    json.dumps(env)  # serialisable as is
+
+
+def test_dirty_diff_digest_is_the_digest_of_git_diff(repo: Path) -> None:
+    (repo / "a.txt").write_text("two\n")
+    env = capture_environment(seeds=[1], command_line=["x"], repo=repo)
+    diff = _git(repo, "diff", "HEAD", "--binary")
+    assert env["git"]["dirty"] is True
+    assert env["git"]["uncommitted_diff"]["sha256"] == hashlib.sha256(diff).hexdigest()
+    (repo / "new.txt").write_text("untracked\n")
+    with_untracked = capture_environment(seeds=[1], command_line=["x"], repo=repo)
+    assert with_untracked["git"]["untracked_files"] == 1
+    assert with_untracked["git"]["uncommitted_diff"] != env["git"]["uncommitted_diff"]
+
+
+def test_not_a_repository_is_said_plainly(tmp_path: Path) -> None:
+    env = capture_environment(seeds=[1], command_line=["x"], repo=tmp_path / "nowhere")
+    assert env["git"]["available"] is False and env["git"]["reason"]
+    assert env["container_image"]["available"] is False
+
+
+def test_malformed_image_digest_is_refused(repo: Path) -> None:
+    with pytest.raises(InputError, match="image digest"):
+        capture_environment(seeds=[1], command_line=["x"], image_digest="latest", repo=repo)
+
+
+def test_write_environment_is_sorted_json(tmp_path: Path) -> None:
+    write_environment(tmp_path / "environment.json", {"b": 1, "a": {"d": 2, "c": 3}})
+    text = (tmp_path / "environment.json").read_text()
+    assert json.loads(text) == {"a": {"c": 3, "d": 2}, "b": 1}
+    assert text.index('"a"') < text.index('"b"') and text.index('"c"') < text.index('"d"')
+
+
+def test_importing_the_light_packages_does_not_import_torch() -> None:
+    code = (
+        "import sys, provenance.environment, provenance.manifest, provenance.dsse, audit.bundle; "
+        "sys.exit('torch' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[2]).returncode == 0
