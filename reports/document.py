@@ -106,7 +106,12 @@ def value_blocks(value: Any) -> list[Block]:
     if _is_rows(value):
         return rows_blocks(value)
     if isinstance(value, Mapping):
-        return table_blocks(("key", "value"), [(str(key), item) for key, item in value.items()])
+        nested = {str(key): item for key, item in value.items() if item and _is_rows(item)}
+        scalars = [(str(key), item) for key, item in value.items() if str(key) not in nested]
+        blocks = table_blocks(("key", "value"), scalars) if scalars else []
+        for key, rows in nested.items():
+            blocks += [Paragraph(f"{key} ({len(rows)} rows):"), *rows_blocks(rows)]
+        return blocks
     if isinstance(value, Sequence) and not isinstance(value, str):
         return [BulletList(tuple(format_value(item) for item in value))]
     return [Paragraph(format_value(value))]

@@ -29,7 +29,9 @@ def format_number(value: float) -> str:
 
 
 def format_list(items: Sequence[Any], limit: int = MAX_LISTED) -> str:
-    """The first ``limit`` items, comma-separated, then how many more there are."""
+    """The first ``limit`` items, comma-separated, then how many more there are; ``(none)`` when empty."""
+    if not items:
+        return "(none)"
     shown = ", ".join(format_value(item) for item in items[:limit])
     hidden = len(items) - limit
     return f"{shown}, ... and {hidden} more" if hidden > 0 else shown

@@ -71,7 +71,7 @@ def test_figures_are_valid_pngs(written: tuple[Path, list[Path]]) -> None:
         with Image.open(path) as image:
             image.verify()
         with Image.open(path) as image:
-            assert image.size == (width, height) == (640, 440)
+            assert image.size == (width, height) == (800, 480)
             assert "Software" not in image.info
 
 
