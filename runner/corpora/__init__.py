@@ -1,0 +1,36 @@
+"""Corpora: the embedded default corpus and the adapters that turn corpus folders into utterance tables.
+
+Importing this package registers every adapter, so ``load_corpus(name, root)`` knows them all.
+"""
+
+from runner.corpora import asterisk, common_voice, ears, l2_arctic, ravdess, torgo, voxceleb1
+from runner.corpora.asterisk import build_default_corpus
+from runner.corpora.base import (
+    ADAPTERS,
+    CorpusError,
+    CorpusTable,
+    Problem,
+    load_corpus,
+    read_utterances,
+)
+from runner.corpora.trial_lists import TrialListError, read_kaldi_trials, read_voxceleb_trials
+
+__all__ = [
+    "ADAPTERS",
+    "CorpusError",
+    "CorpusTable",
+    "Problem",
+    "TrialListError",
+    "asterisk",
+    "build_default_corpus",
+    "common_voice",
+    "ears",
+    "l2_arctic",
+    "load_corpus",
+    "ravdess",
+    "read_kaldi_trials",
+    "read_utterances",
+    "read_voxceleb_trials",
+    "torgo",
+    "voxceleb1",
+]

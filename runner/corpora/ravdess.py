@@ -1,0 +1,93 @@
+"""RAVDESS (Livingstone & Russo 2018): 24 actors, emotions at two intensities, all coded in the file name.
+
+Layout: ``Actor_NN/MM-VV-EE-II-SS-RR-AA.wav``, seven two-digit fields: modality (01 audio-video, 02 video,
+03 audio), vocal channel (01 speech, 02 song), emotion (01 neutral ... 08 surprised), intensity (01 normal,
+02 strong; neutral has no strong), statement (01, 02), repetition (01, 02), actor (01-24; odd actors are male,
+even actors female, as the corpus documents). A name that breaks the convention is a problem, not a row.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from runner.corpora.base import CorpusBuilder, CorpusTable, corpus_adapter, sorted_files
+
+FILE_NAME = re.compile(r"^(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})$")
+MODALITIES = {"01": "audio-video", "02": "video", "03": "audio"}
+CHANNELS = {"01": "speech", "02": "song"}
+EMOTIONS = {
+    "01": "neutral",
+    "02": "calm",
+    "03": "happy",
+    "04": "sad",
+    "05": "angry",
+    "06": "fearful",
+    "07": "disgust",
+    "08": "surprised",
+}
+INTENSITIES = {"01": "normal", "02": "strong"}
+STATEMENTS = {"01": "Kids are talking by the door", "02": "Dogs are sitting by the door"}
+REPETITIONS = {"01", "02"}
+
+
+def parse_name(stem: str) -> dict[str, str]:
+    """Fields of one RAVDESS file name; ``ValueError`` says which field breaks the convention."""
+    match = FILE_NAME.match(stem)
+    if match is None:
+        raise ValueError("name is not seven two-digit fields MM-VV-EE-II-SS-RR-AA")
+    modality, channel, emotion, intensity, statement, repetition, actor = match.groups()
+    for value, table, field in (
+        (modality, MODALITIES, "modality"),
+        (channel, CHANNELS, "vocal channel"),
+        (emotion, EMOTIONS, "emotion"),
+        (intensity, INTENSITIES, "intensity"),
+        (statement, STATEMENTS, "statement"),
+    ):
+        if value not in table:
+            raise ValueError(f"unknown {field} code {value}")
+    if repetition not in REPETITIONS:
+        raise ValueError(f"unknown repetition code {repetition}")
+    if not 1 <= int(actor) <= 24:
+        raise ValueError(f"actor {actor} outside 01-24")
+    if emotion == "01" and intensity == "02":
+        raise ValueError("neutral has no strong intensity in RAVDESS")
+    return {
+        "modality": MODALITIES[modality],
+        "channel": CHANNELS[channel],
+        "emotion": EMOTIONS[emotion],
+        "intensity": INTENSITIES[intensity],
+        "transcript": STATEMENTS[statement],
+        "actor": actor,
+    }
+
+
+@corpus_adapter("ravdess")
+def load_ravdess(root: Path) -> CorpusTable:
+    """The audio files of a RAVDESS folder (any wrapper folder above ``Actor_NN`` is fine)."""
+    builder = CorpusBuilder(root)
+    for file in sorted_files(root, "*.wav"):
+        try:
+            fields = parse_name(file.stem)
+        except ValueError as exc:
+            builder.problem(file, f"skipped: {exc}")
+            continue
+        folder = file.parent.name
+        if folder.startswith("Actor_") and folder != f"Actor_{fields['actor']}":
+            builder.problem(file, f"skipped: actor {fields['actor']} in the name but file is in {folder}")
+            continue
+        if fields["modality"] == "video":
+            builder.problem(file, "skipped: video-only modality has no audio")
+            continue
+        builder.add(
+            file,
+            utt_id=file.stem,
+            speaker=f"Actor_{fields['actor']}",
+            gender="M" if int(fields["actor"]) % 2 == 1 else "F",
+            emotion=fields["emotion"],
+            intensity=fields["intensity"],
+            style=fields["channel"],
+            language="en",
+            transcript=fields["transcript"],
+        )
+    return builder.table()
