@@ -262,18 +262,25 @@ def _section_blocks(section: Mapping[str, Any]) -> list[Block]:
     lines = section.get("lines") or []
     if lines:
         blocks.append(BulletList(tuple(format_value(line) for line in lines)))
-    table = section.get("table")
-    if isinstance(table, Mapping):
-        rows = list(table.get("rows") or [])
-        columns = [str(column) for column in table.get("columns") or []]
-        if not columns:
-            blocks += value_blocks(rows)
-        else:
-            values = [
-                [row.get(c) for c in columns] if isinstance(row, Mapping) else list(row) for row in rows
-            ]
-            blocks += table_blocks(columns, values)
-    return blocks
+    return blocks + _section_table_blocks(section.get("table"), f"section {section.get('id')!r} table")
+
+
+def _section_table_blocks(table: Any, where: str) -> list[Block]:
+    """A section's table: ``{columns, rows}`` (rows as objects or lists), or a plain list of row objects."""
+    if table is None or table == [] or table == {}:
+        return []
+    if not isinstance(table, Mapping):
+        return rows_blocks(_entries(table, where))
+    rows = table.get("rows") or []
+    columns = [str(column) for column in table.get("columns") or []]
+    if not rows:
+        return []
+    if not columns:
+        return rows_blocks(_entries(rows, f"{where} rows"))
+    values = [
+        [row.get(column) for column in columns] if isinstance(row, Mapping) else list(row) for row in rows
+    ]
+    return table_blocks(columns, values)
 
 
 def build_document(report: Mapping[str, Any], figures: Sequence[FigureOutcome]) -> list[Block]:

@@ -125,6 +125,13 @@ def full_report() -> dict[str, Any]:
                 "table": None,
             },
             {
+                "id": "bundle-coverage",
+                "title": "Provenance coverage of the results rows",
+                "status": "fail",
+                "lines": ["Rows with a verified checkpoint digest: 3/7 (42.9%)."],
+                "table": [{"binding": "a verified checkpoint digest", "rows": 3, "fraction": 3 / 7}],
+            },
+            {
                 "id": "bootstrap",
                 "title": "Speaker-cluster bootstrap",
                 "status": "info",

@@ -50,7 +50,11 @@ def test_every_flag_and_section_appears_in_reading_order(written: tuple[Path, li
         "Figures",
         "Published claims",
         "Bundle signature",
+        "Provenance coverage of the results rows",
+        "a verified checkpoint digest",
+        "0.4286",
         "Speaker-cluster bootstrap",
+        "E13/wavlm",
     ]
     positions = [text.find(marker) for marker in markers]
     assert all(position >= 0 for position in positions), dict(zip(markers, positions, strict=True))
