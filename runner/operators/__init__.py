@@ -1,0 +1,41 @@
+"""Degradation operators (registered frozen dataclasses) and their chains; see DESIGN.md section 10.
+
+Importing this package registers every operator: white, pink, babble, music, codec, telephony,
+packet_loss_random, packet_loss_bursty, speed, tempo.
+"""
+
+from runner.operators import codecs, noise, packet_loss, timescale
+from runner.operators.base import (
+    REGISTRY,
+    Operator,
+    OperatorSpecError,
+    Outcome,
+    Status,
+    canonical_json,
+    operator_from_spec,
+    register,
+    rng_for,
+)
+from runner.operators.chain import Chain, ChainResult, chain_id
+from runner.operators.sources import MissingMaterial, NoiseSources
+
+__all__ = [
+    "REGISTRY",
+    "Chain",
+    "ChainResult",
+    "MissingMaterial",
+    "NoiseSources",
+    "Operator",
+    "OperatorSpecError",
+    "Outcome",
+    "Status",
+    "canonical_json",
+    "chain_id",
+    "codecs",
+    "noise",
+    "operator_from_spec",
+    "packet_loss",
+    "register",
+    "rng_for",
+    "timescale",
+]
