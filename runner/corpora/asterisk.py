@@ -45,6 +45,7 @@ from runner.corpora.base import (
 
 FORMAT_VERSION = 1
 SAMPLE_RATE = 16_000
+WAV_HEADER_BYTES = 44  # the plain RIFF/WAVE header the ``wave`` module writes for PCM
 DEFAULT_MIN_DURATION_S = 1.0
 SOUNDS_ROOT = PurePosixPath("/usr/share/asterisk/sounds")
 AUDIO_SUFFIXES = {".g722": "g722", ".gsm": "gsm", ".wav": None}  # suffix -> PyAV demuxer (None: probe)
@@ -236,7 +237,8 @@ def _build_inputs(
 
 
 def _cached(out_dir: Path, inputs: dict[str, Any]) -> CorpusTable | None:
-    """The existing build when its manifest records the same inputs and its files are intact."""
+    """The existing build when its manifest records the same inputs, its tables are intact (BLAKE3) and every
+    WAV has the size its duration implies (a full re-digest of the audio would cost as much as a rebuild)."""
     manifest_path = out_dir / MANIFEST_FILE
     if not manifest_path.is_file():
         return None
@@ -247,8 +249,10 @@ def _cached(out_dir: Path, inputs: dict[str, Any]) -> CorpusTable | None:
         if not (out_dir / name).is_file() or file_digest(out_dir / name).blake3 != digest:
             return None
     frame = read_utterances(out_dir / UTTERANCES_FILE)
-    if not all((out_dir / path).is_file() for path in frame["path"]):
-        return None
+    for path, seconds in zip(frame["path"], frame["duration_s"], strict=True):
+        wav = out_dir / path
+        if not wav.is_file() or wav.stat().st_size != WAV_HEADER_BYTES + 2 * round(seconds * SAMPLE_RATE):
+            return None
     return CorpusTable(frame, read_problems(out_dir / PROBLEMS_FILE))
 
 
