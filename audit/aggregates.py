@@ -1,0 +1,383 @@
+"""The paper's summary tables recomputed from a validated results table (DESIGN.md section 6).
+
+Conventions, stated once: means are unweighted; an SD is the sample SD (ddof = 1) and ``None`` below two
+values; a gender gap is ``EER(gender=F) - EER(gender=M)`` for rows that agree on experiment, model, corpus and
+condition; the clean condition of a gap is the one whose label is in ``clean_labels``. Every function returns
+plain lists of dicts (JSON-ready apart from NaN, which the report step replaces by null)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from audit.contrasts import Contrast, ContrastSet, cell
+
+_SNR_PATTERNS = (
+    re.compile(r"snr\s*[=:_]?\s*([-+]?\d+(?:\.\d+)?)\s*(?:db)?", re.IGNORECASE),
+    re.compile(r"([-+]?\d+(?:\.\d+)?)\s*db\b", re.IGNORECASE),
+)
+_GENDER = re.compile(r"^\s*gender\s*=\s*([FM])\s*$", re.IGNORECASE)
+
+
+def mean_sd(values: Sequence[float]) -> tuple[float | None, float | None]:
+    """Unweighted mean and sample SD (``None`` when undefined)."""
+    array = np.asarray(values, dtype=float)
+    mean = float(array.mean()) if array.size else None
+    sd = float(array.std(ddof=1)) if array.size > 1 else None
+    return mean, sd
+
+
+def correlation(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Pearson r, or ``None`` with fewer than three points or a constant variable."""
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.size < 3 or a.std() == 0 or b.std() == 0:
+        return None
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def parse_snr(text: str | None) -> tuple[float, str] | None:
+    """The SNR in dB written in a label (``babble snr=5``, ``music_5dB``) and the label without it."""
+    if text is None:
+        return None
+    for pattern in _SNR_PATTERNS:
+        match = pattern.search(text)
+        if match:
+            rest = (text[: match.start()] + " " + text[match.end() :]).strip(" _-,;:/|=")
+            return float(match.group(1)), re.sub(r"[\s_]+", " ", rest) or "noise"
+    return None
+
+
+def per_experiment(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Table 6: records, mean and SD of EER per experiment."""
+    rows = []
+    for experiment, group in frame.groupby("experiment", sort=True):
+        mean, sd = mean_sd(group["eer"].tolist())
+        rows.append({"experiment": experiment, "n_records": len(group), "eer_mean": mean, "eer_sd": sd})
+    return rows
+
+
+def per_encoder(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Table 7: macro EER per model: records averaged per condition, conditions per experiment, experiments
+    equally."""
+    by_condition = frame.groupby(["model", "experiment", "condition"], sort=True)["eer"].mean()
+    by_experiment = by_condition.groupby(level=["model", "experiment"]).mean()
+    rows = []
+    for model, experiments in by_experiment.groupby(level="model", sort=True):
+        rows.append(
+            {"model": model, "macro_eer": float(experiments.mean()), "n_experiments": len(experiments)}
+        )
+    return rows
+
+
+def emotion_matrix(frame: pd.DataFrame, experiment: str, reference: str) -> list[dict[str, Any]]:
+    """Table 8: mean EER per (enrolment, test) condition across models, and its ratio to reference/reference.
+
+    Uses the experiment's rows without a subgroup; a model's records in one cell are averaged first, so the
+    mean and SD are across encoders."""
+    rows = frame[
+        (frame["experiment"] == experiment)
+        & frame["subgroup"].isna()
+        & frame["enrol_condition"].notna()
+        & frame["test_condition"].notna()
+    ]
+    per_model = rows.groupby(["enrol_condition", "test_condition", "model"], sort=True)["eer"].mean()
+    cells: list[dict[str, Any]] = []
+    for cell_key, values in per_model.groupby(level=["enrol_condition", "test_condition"], sort=True):
+        enrol, test = cell_key  # type: ignore[misc,str-unpack]
+        mean, sd = mean_sd(values.tolist())
+        cells.append(
+            {
+                "enrol": enrol,
+                "test": test,
+                "matched": enrol == test,
+                "n_models": len(values),
+                "eer_mean": mean,
+                "eer_sd": sd,
+            }
+        )
+    reference_mean = next((c["eer_mean"] for c in cells if c["enrol"] == c["test"] == reference), None)
+    for entry in cells:
+        entry["ratio_to_reference"] = entry["eer_mean"] / reference_mean if reference_mean else None
+    return cells
+
+
+@dataclass(frozen=True)
+class GapPair:
+    """One model's F and M records for one condition; ``gap`` = EER(F) - EER(M)."""
+
+    experiment: str
+    model: str
+    corpus: str
+    condition: str
+    eer_f: float
+    eer_m: float
+    rows: tuple[Hashable, Hashable]
+    records: tuple[str, str]
+
+    @property
+    def gap(self) -> float:
+        return self.eer_f - self.eer_m
+
+
+@dataclass(frozen=True)
+class UnpairedGender:
+    """A condition whose gender rows cannot form one F/M pair (a gender missing, or several rows of one)."""
+
+    experiment: str
+    model: str
+    corpus: str
+    condition: str
+    records: dict[str, list[str]]
+
+
+def gender_gap_pairs(frame: pd.DataFrame) -> tuple[list[GapPair], list[UnpairedGender]]:
+    """F/M row pairs per experiment, model, corpus and condition, and the gender rows that do not pair."""
+    keyed: dict[tuple[str, str, str, str], dict[str, list[Hashable]]] = defaultdict(lambda: defaultdict(list))
+    columns = ("experiment", "model", "corpus", "condition", "subgroup")
+    for label, experiment, model, corpus, condition, subgroup in zip(
+        frame.index, *(frame[c] for c in columns), strict=True
+    ):
+        gender = None if pd.isna(subgroup) else _gender(str(subgroup))
+        if gender is not None:
+            keyed[(experiment, model, corpus, condition)][gender].append(label)
+    pairs, unpaired = [], []
+    for (experiment, model, corpus, condition), by_gender in sorted(keyed.items()):
+        if len(by_gender["F"]) == 1 and len(by_gender["M"]) == 1:
+            f, m = by_gender["F"][0], by_gender["M"][0]
+            eer_f, eer_m = float(cell(frame, f, "eer")), float(cell(frame, m, "eer"))
+            records = (str(cell(frame, f, "record_id")), str(cell(frame, m, "record_id")))
+            pairs.append(GapPair(experiment, model, corpus, condition, eer_f, eer_m, (f, m), records))
+        else:
+            found = {g: [str(cell(frame, row, "record_id")) for row in by_gender[g]] for g in ("F", "M")}
+            unpaired.append(UnpairedGender(experiment, model, corpus, condition, found))
+    return pairs, unpaired
+
+
+def _gender(subgroup: str) -> str | None:
+    match = _GENDER.match(subgroup)
+    return match.group(1).upper() if match else None
+
+
+def is_clean(condition: str, clean_labels: Iterable[str]) -> bool:
+    return condition.strip().lower() in {label.lower() for label in clean_labels}
+
+
+def gender_gaps(pairs: Sequence[GapPair], clean_labels: Iterable[str]) -> list[dict[str, Any]]:
+    """Table 9: per (experiment, corpus, condition): mean absolute gap over models, maximum, mean signed
+    gap."""
+    clean = tuple(clean_labels)
+    groups: dict[tuple[str, str, str], list[GapPair]] = defaultdict(list)
+    for pair in pairs:
+        groups[(pair.experiment, pair.corpus, pair.condition)].append(pair)
+    rows = []
+    for (experiment, corpus, condition), members in sorted(groups.items()):
+        absolute = [abs(p.gap) for p in members]
+        mean_abs, sd_abs = mean_sd(absolute)
+        rows.append(
+            {
+                "experiment": experiment,
+                "corpus": corpus,
+                "condition": condition,
+                "clean": is_clean(condition, clean),
+                "n_models": len(members),
+                "gap_abs_mean": mean_abs,
+                "gap_abs_sd": sd_abs,
+                "gap_abs_max": max(absolute),
+                "gap_signed_mean": mean_sd([p.gap for p in members])[0],
+            }
+        )
+    return rows
+
+
+def gap_ratios(pairs: Sequence[GapPair], clean_labels: Iterable[str]) -> list[dict[str, Any]]:
+    """Table 10: each model's signed gap under a condition divided by its signed clean gap (same corpus)."""
+    clean = tuple(clean_labels)
+    clean_pairs = {(p.experiment, p.model, p.corpus): p for p in pairs if is_clean(p.condition, clean)}
+    rows = []
+    for pair in pairs:
+        reference = clean_pairs.get((pair.experiment, pair.model, pair.corpus))
+        if reference is None or pair is reference:
+            continue
+        rows.append(
+            {
+                "experiment": pair.experiment,
+                "model": pair.model,
+                "corpus": pair.corpus,
+                "condition": pair.condition,
+                "gap": pair.gap,
+                "clean_gap": reference.gap,
+                "ratio": pair.gap / reference.gap if reference.gap != 0 else None,
+                "records": [*pair.records, *reference.records],
+            }
+        )
+    return rows
+
+
+def gap_vs_snr(gaps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Figure 4: mean absolute gap by labelled SNR and noise, with the same experiment's clean mean beside
+    it."""
+    clean_mean = {(g["experiment"], g["corpus"]): g["gap_abs_mean"] for g in gaps if g["clean"]}
+    rows = []
+    for gap in gaps:
+        parsed = None if gap["clean"] else parse_snr(gap["condition"])
+        if parsed is None:
+            continue
+        snr_db, noise = parsed
+        rows.append(
+            {
+                "experiment": gap["experiment"],
+                "corpus": gap["corpus"],
+                "noise": noise,
+                "snr_db": snr_db,
+                "condition": gap["condition"],
+                "n_models": gap["n_models"],
+                "gap_abs_mean": gap["gap_abs_mean"],
+                "gap_abs_sd": gap["gap_abs_sd"],
+                "clean_gap_abs_mean": clean_mean.get((gap["experiment"], gap["corpus"])),
+            }
+        )
+    return sorted(rows, key=lambda r: (r["experiment"], r["noise"], -r["snr_db"]))
+
+
+def summarise_contrasts(
+    contrasts: Sequence[Contrast], key: Callable[[Contrast], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Mean, SD and n of IE, and the mean and maximum prediction and mean joint EER, per ``key(contrast)``."""
+    groups: dict[tuple[tuple[str, Any], ...], list[Contrast]] = defaultdict(list)
+    for contrast in contrasts:
+        groups[tuple(key(contrast).items())].append(contrast)
+    rows = []
+    for group_key, members in sorted(groups.items(), key=lambda item: [str(v) for _, v in item[0]]):
+        ie_mean, ie_sd = mean_sd([c.ie for c in members])
+        predictions = [c.prediction for c in members]
+        rows.append(
+            {
+                **dict(group_key),
+                "n": len(members),
+                "ie_mean": ie_mean,
+                "ie_sd": ie_sd,
+                "prediction_mean": mean_sd(predictions)[0],
+                "prediction_max": max(predictions),
+                "eer_ab_mean": mean_sd([c.eer_ab for c in members])[0],
+            }
+        )
+    return rows
+
+
+def binomial_eer_variance(eer: float, n_target: int, n_nontarget: int) -> float:
+    """Sampling variance of an EER as the mean of a miss and a false-alarm rate, both at rate ``eer``.
+
+    ``Var = eer (1 - eer) / 4 * (1/n_target + 1/n_nontarget)``: independent binomial errors, ignoring the
+    noise in the threshold itself and speaker dependence, so it is a lower bound."""
+    return eer * (1.0 - eer) / 4.0 * (1.0 / n_target + 1.0 / n_nontarget)
+
+
+def expected_coupled_correlation(contrasts: Sequence[Contrast], frame: pd.DataFrame) -> float | None:
+    """Correlation of IE with the prediction expected under exact additivity with independent term noise.
+
+    With true IE = 0 and each measured term ``t`` off by independent noise of variance ``v_t`` (binomial,
+    above), ``IE = e_ab - e_a - e_b + e_clean`` and the prediction carries ``e_a + e_b - e_clean``, so
+    ``Cov(IE, P) = -mean(v_a + v_b + v_clean)``, ``Var(IE) = mean(v_ab + v_a + v_b + v_clean)`` and ``r = Cov
+    / sqrt(Var(IE) * Var(P))``, with ``Var(P)`` the observed variance of the predictions (at least its noise
+    part). A negative r is therefore expected from the shared terms alone."""
+    if len(contrasts) < 3:
+        return None
+    shared, total = [], []
+    for contrast in contrasts:
+        v = [
+            binomial_eer_variance(
+                float(cell(frame, row, "eer")),
+                int(cell(frame, row, "n_target")),
+                int(cell(frame, row, "n_nontarget")),
+            )
+            for row in contrast.rows
+        ]
+        shared.append(v[0] + v[1] + v[2])
+        total.append(sum(v))
+    noise_p = float(np.mean(shared))
+    var_p = max(float(np.var([c.prediction for c in contrasts], ddof=1)), noise_p)
+    var_ie = float(np.mean(total))
+    if var_p == 0 or var_ie == 0:
+        return None
+    return -noise_p / math.sqrt(var_ie * var_p)
+
+
+def ie_vs_prediction(contrasts: Sequence[Contrast], frame: pd.DataFrame) -> dict[str, Any]:
+    """Figure 3: IE against the prediction, overall and per (experiment, model family), with the coupled r."""
+    groups: dict[tuple[str, str | None], list[Contrast]] = defaultdict(list)
+    for contrast in contrasts:
+        groups[(contrast.experiment, contrast.model_family)].append(contrast)
+    return {
+        "n": len(contrasts),
+        "r_observed": correlation([c.prediction for c in contrasts], [c.ie for c in contrasts]),
+        "r_expected_additive": expected_coupled_correlation(contrasts, frame),
+        "by_family": [
+            {
+                "experiment": experiment,
+                "model_family": family,
+                "n": len(members),
+                "r_observed": correlation([c.prediction for c in members], [c.ie for c in members]),
+                "r_expected_additive": expected_coupled_correlation(members, frame),
+            }
+            for (experiment, family), members in sorted(groups.items(), key=lambda item: str(item[0]))
+        ],
+        "points": [
+            {
+                "experiment": c.experiment,
+                "model": c.model,
+                "model_family": c.model_family,
+                "prediction": c.prediction,
+                "ie": c.ie,
+            }
+            for c in contrasts
+        ],
+    }
+
+
+def recompute_aggregates(
+    frame: pd.DataFrame,
+    contrast_set: ContrastSet,
+    pairs: Sequence[GapPair],
+    *,
+    clean_labels: Sequence[str],
+    emotion_experiment: str,
+    reference_emotion: str,
+) -> dict[str, Any]:
+    """Every aggregate of the report's ``aggregates`` section."""
+    contrasts = contrast_set.contrasts
+    gaps = gender_gaps(pairs, clean_labels)
+    return {
+        "per_experiment": per_experiment(frame),
+        "per_encoder": per_encoder(frame),
+        "emotion_matrix": emotion_matrix(frame, emotion_experiment, reference_emotion),
+        "gender_gaps": gaps,
+        "gap_ratios": gap_ratios(pairs, clean_labels),
+        "contrasts": [c.as_dict() for c in contrasts],
+        "contrast_summary": summarise_contrasts(
+            contrasts, lambda c: {"experiment": c.experiment, "model_family": c.model_family}
+        ),
+        "contrast_by_model": summarise_contrasts(
+            contrasts,
+            lambda c: {"experiment": c.experiment, "model": c.model, "model_family": c.model_family},
+        ),
+        "contrast_by_setting": summarise_contrasts(
+            contrasts,
+            lambda c: {
+                "experiment": c.experiment,
+                "factor_a": c.factor_a,
+                "level_a": c.level_a,
+                "factor_b": c.factor_b,
+                "level_b": c.level_b,
+                "model_family": c.model_family,
+            },
+        ),
+        "ie_vs_prediction": ie_vs_prediction(contrasts, frame),
+        "gap_vs_snr": gap_vs_snr(gaps),
+    }

@@ -1,0 +1,85 @@
+"""The ``audit`` command line: thin wrappers that call the audit and print or write its report.
+
+Exit codes (``audit.errors``): 0 pass, 1 an error-severity flag, 2 usage error or unreadable input, the latter
+as one line on stderr and never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from audit.errors import EXIT_FINDING, EXIT_INPUT, EXIT_PASS, InputError
+
+app = typer.Typer(
+    name="audit",
+    help="Audit speaker-verification benchmark results (InterBias-SV).",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def main() -> None:
+    """Audit speaker-verification benchmark results (InterBias-SV)."""
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    """A short human summary: verdict, one line per flag, claim counts."""
+    flags = report["flags"]
+    counts = {
+        severity: sum(f["severity"] == severity for f in flags) for severity in ("error", "warning", "info")
+    }
+    source = report["source"]
+    lines = [
+        f"{report['verdict'].upper()}: {source['path']} ({source['n_rows']} rows): "
+        f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} info"
+    ]
+    lines += [f"  {f['severity']:<7} {f['id']}: {f['message']}" for f in flags]
+    if report["claims"]:
+        statuses = [c["status"] for c in report["claims"]]
+        tally = ", ".join(
+            f"{statuses.count(s)} {s}" for s in ("reproduced", "not reproduced", "not computable")
+        )
+        lines.append(f"claims: {tally}")
+    return lines
+
+
+@app.command()
+def verify(
+    results: Path = typer.Argument(..., help="results.csv to audit"),
+    columns: Path | None = typer.Option(None, "--columns", help="TOML map renaming legacy column names"),
+    claims: Path | None = typer.Option(None, "--claims", help="TOML file of published numbers to check"),
+    out: Path | None = typer.Option(
+        None, "--out", help="folder for report.md, report.html, report.json, figures"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON instead of a summary"),
+) -> None:
+    """Validate a results table, recompute its aggregates, raise flags and check published claims."""
+    from audit.verify import verify as run_verify
+
+    try:
+        report = run_verify(results, columns=columns, claims=claims)
+    except InputError as error:
+        typer.echo(error.line(), err=True)
+        raise typer.Exit(EXIT_INPUT) from None
+    written: list[Path] = []
+    if out is not None:
+        from reports import write_report
+
+        written = write_report(report, out)
+    if as_json:
+        typer.echo(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
+    else:
+        typer.echo("\n".join(summary_lines(report)))
+        for path in written:
+            typer.echo(f"wrote {path}")
+    raise typer.Exit(EXIT_FINDING if report["verdict"] == "fail" else EXIT_PASS)
+
+
+if __name__ == "__main__":
+    app()

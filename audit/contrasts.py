@@ -1,0 +1,250 @@
+"""Interaction contrasts: the four terms of a compound setting and the additive prediction they imply.
+
+A design is the rows sharing (experiment, subgroup, factor_a, factor_b); its settings are the joint levels
+(a, b) measured for any model, on the joint row's corpus. For each model and setting the terms are the rows at
+levels (none, none), (a, none), (none, b) and (a, b)::
+
+    prediction = EER(A) + EER(B) - EER(clean)        IE = EER(A+B) - prediction
+
+A contrast is computed only when all four terms are measured once each on the same corpus. A missing marginal
+is never replaced by the reference: the setting is returned as incomplete, with the reason, instead."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pandas as pd
+
+TERMS = ("clean", "a", "b", "ab")
+Reason = Literal["missing-term", "cross-corpus-reference", "ambiguous-term"]
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """One complete contrast; ``rows`` are the frame index labels of the (clean, a, b, ab) terms."""
+
+    experiment: str
+    model: str
+    model_family: str | None
+    corpus: str
+    subgroup: str | None
+    factor_a: str
+    level_a: str
+    factor_b: str
+    level_b: str
+    eer_clean: float
+    eer_a: float
+    eer_b: float
+    eer_ab: float
+    rows: tuple[Any, Any, Any, Any]
+    records: tuple[str, str, str, str]
+
+    @property
+    def prediction(self) -> float:
+        return self.eer_a + self.eer_b - self.eer_clean
+
+    @property
+    def ie(self) -> float:
+        return self.eer_ab - self.prediction
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "experiment": self.experiment,
+            "model": self.model,
+            "model_family": self.model_family,
+            "corpus": self.corpus,
+            "subgroup": self.subgroup,
+            "factor_a": self.factor_a,
+            "level_a": self.level_a,
+            "factor_b": self.factor_b,
+            "level_b": self.level_b,
+            "eer_clean": self.eer_clean,
+            "eer_a": self.eer_a,
+            "eer_b": self.eer_b,
+            "eer_ab": self.eer_ab,
+            "prediction": self.prediction,
+            "ie": self.ie,
+            "records": list(self.records),
+        }
+
+
+@dataclass(frozen=True)
+class IncompleteContrast:
+    """A setting that yields no contrast for one model; ``terms`` maps each term to the (corpus, record)
+    found."""
+
+    experiment: str
+    model: str
+    corpus: str
+    subgroup: str | None
+    factor_a: str
+    level_a: str
+    factor_b: str
+    level_b: str
+    reason: Reason
+    problem_terms: tuple[str, ...]
+    terms: dict[str, list[tuple[str, str]]]
+
+    @property
+    def records(self) -> tuple[str, ...]:
+        return tuple(record for found in self.terms.values() for _, record in found)
+
+    def describe(self) -> str:
+        """``E14 m1 [corpus] emotion=angry x noise=babble`` for messages."""
+        group = f" {self.subgroup}" if self.subgroup else ""
+        return (
+            f"{self.experiment} {self.model}{group} [{self.corpus}] "
+            f"{self.factor_a}={self.level_a} x {self.factor_b}={self.level_b}"
+        )
+
+
+@dataclass(frozen=True)
+class ContrastSet:
+    """Every complete contrast, and every setting that could not give one (with the reason)."""
+
+    contrasts: list[Contrast]
+    incomplete: list[IncompleteContrast]
+
+
+def cell(frame: pd.DataFrame, row: Any, column: str) -> Any:
+    """One cell as a plain value; typed ``Any`` because its type is the column's, which the caller knows."""
+    value: Any = frame.at[row, column]
+    return value
+
+
+def _text(value: Any) -> str | None:
+    return None if pd.isna(value) else str(value)
+
+
+def _level(value: Any, reference: str) -> str:
+    """A level as text; empty and any spelling of the reference level (``None``, ``NONE``) become
+    ``reference``."""
+    text = _text(value)
+    return reference if text is None or text.lower() == reference else text
+
+
+def _term(level_a: str, level_b: str, reference: str) -> str:
+    a_ref, b_ref = level_a == reference, level_b == reference
+    return {(True, True): "clean", (False, True): "a", (True, False): "b", (False, False): "ab"}[
+        (a_ref, b_ref)
+    ]
+
+
+def derive_contrasts(
+    frame: pd.DataFrame, reference_level: str = "none", excluded_experiments: Iterable[str] = ()
+) -> ContrastSet:
+    """All contrasts of ``frame`` (validated rows with every optional column present).
+
+    ``excluded_experiments`` are designs declared cross-corpus (E15, E18 in the benchmark): their settings are
+    returned as incomplete with reason ``cross-corpus-reference`` even if the corpus labels agree.
+    """
+    reference = reference_level.lower()
+    excluded = set(excluded_experiments)
+    factorial = frame[frame["factor_a"].notna() & frame["factor_b"].notna()]
+    # (design, model) -> term -> level pair -> corpus -> row labels
+    found: dict[tuple[Any, ...], dict[str, dict[tuple[str, str], dict[str, list[Any]]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    )
+    settings: dict[tuple[Any, ...], set[tuple[str, str, str]]] = defaultdict(set)
+    models: dict[tuple[Any, ...], set[str]] = defaultdict(set)
+    columns = ["experiment", "model", "corpus", "subgroup", "factor_a", "level_a", "factor_b", "level_b"]
+    for label, experiment, model, corpus, subgroup, factor_a, level_a, factor_b, level_b in zip(
+        factorial.index, *(factorial[c] for c in columns), strict=True
+    ):
+        level_a = _level(level_a, reference)
+        level_b = _level(level_b, reference)
+        design = (experiment, _text(subgroup), factor_a, factor_b)
+        term = _term(level_a, level_b, reference)
+        found[(design, model)][term][(level_a, level_b)][corpus].append(label)
+        models[design].add(model)
+        if term == "ab":
+            settings[design].add((level_a, level_b, corpus))
+
+    contrasts: list[Contrast] = []
+    incomplete: list[IncompleteContrast] = []
+    for design in sorted(settings, key=lambda d: tuple(map(str, d))):
+        experiment, subgroup, factor_a, factor_b = design
+        for model in sorted(models[design]):
+            by_term = found[(design, model)]
+            for level_a, level_b, corpus in sorted(settings[design]):
+                wanted = {
+                    "clean": (reference, reference),
+                    "a": (level_a, reference),
+                    "b": (reference, level_b),
+                    "ab": (level_a, level_b),
+                }
+                by_level = {term: by_term[term].get(levels, {}) for term, levels in wanted.items()}
+                same_corpus = {term: rows.get(corpus, []) for term, rows in by_level.items()}
+                missing = tuple(term for term in TERMS if not same_corpus[term])
+                elsewhere = tuple(term for term in missing if by_level[term])
+                ambiguous = tuple(term for term in TERMS if len(same_corpus[term]) > 1)
+                reason: Reason | None = None
+                problem_terms: tuple[str, ...] = ()
+                if ambiguous:
+                    reason, problem_terms = "ambiguous-term", ambiguous
+                elif elsewhere or (experiment in excluded and not missing):
+                    reason, problem_terms = "cross-corpus-reference", elsewhere or ("clean",)
+                elif missing:
+                    reason, problem_terms = "missing-term", missing
+                if reason is not None:
+                    terms = {
+                        term: [
+                            (c, str(cell(frame, row, "record_id")))
+                            for c, rows in by_level[term].items()
+                            for row in rows
+                        ]
+                        for term in TERMS
+                    }
+                    incomplete.append(
+                        IncompleteContrast(
+                            experiment,
+                            model,
+                            corpus,
+                            subgroup,
+                            factor_a,
+                            level_a,
+                            factor_b,
+                            level_b,
+                            reason,
+                            problem_terms,
+                            terms,
+                        )
+                    )
+                    continue
+                rows = tuple(same_corpus[term][0] for term in TERMS)
+                contrasts.append(_contrast(frame, rows, design, model, corpus, level_a, level_b))
+    return ContrastSet(contrasts, incomplete)
+
+
+def _contrast(
+    frame: pd.DataFrame,
+    rows: tuple[Any, ...],
+    design: tuple[Any, ...],
+    model: str,
+    corpus: str,
+    level_a: str,
+    level_b: str,
+) -> Contrast:
+    experiment, subgroup, factor_a, factor_b = design
+    eers = [float(cell(frame, row, "eer")) for row in rows]
+    families = {_text(cell(frame, row, "model_family")) for row in rows} - {None}
+    return Contrast(
+        experiment=experiment,
+        model=model,
+        model_family=families.pop() if len(families) == 1 else None,
+        corpus=corpus,
+        subgroup=subgroup,
+        factor_a=factor_a,
+        level_a=level_a,
+        factor_b=factor_b,
+        level_b=level_b,
+        eer_clean=eers[0],
+        eer_a=eers[1],
+        eer_b=eers[2],
+        eer_ab=eers[3],
+        rows=(rows[0], rows[1], rows[2], rows[3]),
+        records=tuple(str(cell(frame, row, "record_id")) for row in rows),  # type: ignore[arg-type]
+    )

@@ -1,0 +1,534 @@
+"""The findings a results table alone can show (DESIGN.md section 5), with their thresholds declared in one
+place.
+
+Each ``flag_*`` function looks at one thing and returns a :class:`~audit.findings.Flag` (or ``None`` when
+there is nothing to say): a stable id, a severity, the record ids concerned and one plain sentence. Thresholds
+live in :class:`AuditConfig`, which the report prints, so a reader knows which values produced the flags."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pandas as pd
+
+from audit.aggregates import GapPair, UnpairedGender, is_clean
+from audit.contrasts import Contrast, ContrastSet, IncompleteContrast, cell
+from audit.findings import Flag, Severity
+from schemas.results import ValidatedResults
+
+BENCHMARK_EXPERIMENTS = (
+    "E01",
+    "E02",
+    "E03",
+    "E04",
+    "E05",
+    "E06",
+    "E07",
+    "E08",
+    "E10",
+    "E11",
+    "E13",
+    "E14",
+    "E15",
+    "E16",
+    "E17",
+    "E18",
+    "E20",
+)
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """Every declared threshold and label convention of the audit (written into the report)."""
+
+    chance_eer: float = 0.5  # an EER above this is worse than chance
+    near_chance_eer: float = 0.4  # a prediction or term at or above this is near chance
+    percent_scale_above: float = 1.0  # an EER above this cannot be a fraction
+    ratio_denominator_min: float = 0.005  # |denominator| below this makes a ratio unstable
+    reference_level: str = "none"  # the level of a factor that means "not applied"
+    clean_labels: tuple[str, ...] = ("clean",)  # condition labels of the clean gender-gap reference
+    emotion_experiment: str = "E01"
+    reference_emotion: str = "neutral"
+    cross_corpus_experiments: tuple[str, ...] = ("E15", "E18")  # reference from another corpus by design
+    expected_experiments: tuple[str, ...] = BENCHMARK_EXPERIMENTS
+    expected_models: tuple[str, ...] = ()  # empty: every model label found in the table
+    provenance_columns: tuple[str, ...] = ("checkpoint_blake3", "run_id", "trial_list_id")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()
+        }
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 row``, ``2 rows``: a count with its noun in the right number."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def _ids(frame: pd.DataFrame) -> tuple[str, ...]:
+    return tuple(frame["record_id"].astype(str))
+
+
+def _unique(records: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(records))
+
+
+def _setting(contrast: Contrast) -> str:
+    group = f" {contrast.subgroup}" if contrast.subgroup else ""
+    return (
+        f"{contrast.experiment} {contrast.model}{group} {contrast.factor_a}={contrast.level_a} x "
+        f"{contrast.factor_b}={contrast.level_b}"
+    )
+
+
+def flag_schema(validated: ValidatedResults) -> Flag | None:
+    """Every schema failure; rows with one are left out of everything downstream."""
+    if not validated.failures:
+        return None
+    failures = [f.as_dict() for f in validated.failures]
+    if validated.missing_required:
+        message = (
+            f"Required columns are missing ({', '.join(validated.missing_required)}), so nothing can be "
+            f"recomputed; {len(failures)} schema failures in all."
+        )
+    else:
+        message = (
+            f"{count(len(failures), 'schema failure')} in {count(validated.n_invalid_rows, 'row')}: every "
+            "row with a failure is left out of the aggregates."
+        )
+    records = _unique([f.record_id for f in validated.failures if f.record_id is not None])
+    return Flag(
+        "schema",
+        Severity.ERROR,
+        message,
+        records,
+        {"failures": failures, "missing_columns": validated.missing_required},
+    )
+
+
+def flag_percent_scale(frame: pd.DataFrame, config: AuditConfig) -> Flag | None:
+    """EERs above 1 are percentages, not fractions: reported, never rescaled, and left out of aggregates."""
+    rows = frame[frame["eer"] > config.percent_scale_above]
+    if rows.empty:
+        return None
+    return Flag(
+        "percent-scale",
+        Severity.ERROR,
+        f"{count(len(rows), 'row')} with an EER above {config.percent_scale_above:g} (percent-like): EERs "
+        "must be fractions; nothing was rescaled and these rows are left out of the aggregates.",
+        _ids(rows),
+        {"max_eer": float(rows["eer"].max())},
+    )
+
+
+def flag_eer_above_chance(frame: pd.DataFrame, config: AuditConfig) -> Flag | None:
+    """EERs between chance and 1: kept as measured (the legacy routine neither clips nor reverses scores)."""
+    rows = frame[(frame["eer"] > config.chance_eer) & (frame["eer"] <= config.percent_scale_above)]
+    if rows.empty:
+        return None
+    return Flag(
+        "eer-above-chance",
+        Severity.WARNING,
+        f"{count(len(rows), 'row')} with an EER above chance ({config.chance_eer:g}), kept as measured: "
+        "chance is not an upper bound, so contrasts on these rows are not evidence of saturation.",
+        _ids(rows),
+        {"max_eer": float(rows["eer"].max())},
+    )
+
+
+def flag_near_chance_prediction(contrasts: Sequence[Contrast], config: AuditConfig) -> Flag | None:
+    """Contrasts whose additive prediction, or one of whose terms, is at or above ``near_chance_eer``."""
+    cases = [
+        c
+        for c in contrasts
+        if max(c.prediction, c.eer_clean, c.eer_a, c.eer_b, c.eer_ab) >= config.near_chance_eer
+    ]
+    if not cases:
+        return None
+    return Flag(
+        "near-chance-prediction",
+        Severity.WARNING,
+        f"{count(len(cases), 'contrast has', 'contrasts have')} an additive prediction or a term at or "
+        f"above {config.near_chance_eer:g}; near chance the EER scale is not additive, so their IE says "
+        "little about interaction.",
+        _unique([r for c in cases for r in c.records]),
+        {
+            "contrasts": [
+                {
+                    "setting": _setting(c),
+                    "prediction": c.prediction,
+                    "max_term": max(c.eer_clean, c.eer_a, c.eer_b, c.eer_ab),
+                }
+                for c in cases
+            ]
+        },
+    )
+
+
+def flag_coupled_correlation(contrasts: Sequence[Contrast], ie_vs_prediction: dict[str, Any]) -> Flag | None:
+    """Any IE-vs-prediction correlation is coupled: the prediction enters IE with a minus sign.
+
+    The expected value under additivity is ``aggregates.expected_coupled_correlation`` (formula there).
+    """
+    observed = ie_vs_prediction["r_observed"]
+    if observed is None:
+        return None
+    expected = ie_vs_prediction["r_expected_additive"]
+    expected_text = "cannot be estimated" if expected is None else f"is {expected:.3f}"
+    return Flag(
+        "coupled-correlation",
+        Severity.WARNING,
+        f"IE and the prediction share terms, so their correlation (r = {observed:.3f} over {len(contrasts)} "
+        f"contrasts) is mathematically coupled; under exact additivity with independent binomial noise r "
+        f"{expected_text}, and a negative r is not evidence of saturation.",
+        _unique([r for c in contrasts for r in c.records]),
+        {
+            "r_observed": observed,
+            "r_expected_additive": expected,
+            "by_family": ie_vs_prediction["by_family"],
+            "formula": "r = -mean(v_a+v_b+v_clean) / sqrt(mean(v_ab+v_a+v_b+v_clean) * Var(prediction)), "
+            "v = eer(1-eer)/4 * (1/n_target + 1/n_nontarget)",
+        },
+    )
+
+
+def flag_unstable_ratio(
+    gap_ratios: Sequence[dict[str, Any]], emotion_matrix: Sequence[dict[str, Any]], config: AuditConfig
+) -> Flag | None:
+    """Ratios whose denominator is below ``ratio_denominator_min`` in magnitude, or whose sign flips."""
+    cases: list[dict[str, Any]] = []
+    records: list[str] = []
+    for ratio in gap_ratios:
+        reasons = []
+        if abs(ratio["clean_gap"]) < config.ratio_denominator_min:
+            reasons.append(f"|clean gap| {abs(ratio['clean_gap']):.4g} < {config.ratio_denominator_min:g}")
+        if ratio["gap"] * ratio["clean_gap"] < 0:
+            reasons.append("the gap changes sign")
+        if reasons:
+            cases.append(
+                {
+                    "ratio": "gender gap / clean gender gap",
+                    "experiment": ratio["experiment"],
+                    "model": ratio["model"],
+                    "condition": ratio["condition"],
+                    "value": ratio["ratio"],
+                    "why": "; ".join(reasons),
+                }
+            )
+            records.extend(ratio["records"])
+    reference = next((c for c in emotion_matrix if c["enrol"] == c["test"] == config.reference_emotion), None)
+    if reference is not None and abs(reference["eer_mean"]) < config.ratio_denominator_min:
+        cases.append(
+            {
+                "ratio": "emotion EER / reference EER",
+                "experiment": config.emotion_experiment,
+                "value": reference["eer_mean"],
+                "why": "reference EER below the denominator threshold",
+            }
+        )
+    if not cases:
+        return None
+    return Flag(
+        "unstable-ratio",
+        Severity.WARNING,
+        f"{count(len(cases), 'ratio has', 'ratios have')} a denominator below "
+        f"{config.ratio_denominator_min:g} in magnitude or a sign change; they show sensitivity to the "
+        "denominator, not amplification: compare absolute gaps instead.",
+        _unique(records),
+        {"ratios": cases},
+    )
+
+
+def _incomplete_flag(
+    incomplete: Sequence[IncompleteContrast], reason: str, severity: Severity, message: str
+) -> Flag | None:
+    cases = [i for i in incomplete if i.reason == reason]
+    if not cases:
+        return None
+    return Flag(
+        reason,
+        severity,
+        message.format(n=count(len(cases), "model setting")),
+        _unique([r for i in cases for r in i.records]),
+        {
+            "settings": [
+                {
+                    "setting": i.describe(),
+                    "terms": list(i.problem_terms),
+                    "found": {t: [list(pair) for pair in found] for t, found in i.terms.items()},
+                }
+                for i in cases
+            ]
+        },
+    )
+
+
+def flag_incomplete_contrasts(contrast_set: ContrastSet) -> list[Flag]:
+    """missing-term, cross-corpus-reference and ambiguous-term, one flag each."""
+    incomplete = contrast_set.incomplete
+    candidates = [
+        _incomplete_flag(
+            incomplete,
+            "missing-term",
+            Severity.WARNING,
+            "{n} without a measured term: no contrast computed; a missing marginal is "
+            "never replaced by the reference.",
+        ),
+        _incomplete_flag(
+            incomplete,
+            "cross-corpus-reference",
+            Severity.WARNING,
+            "{n} with a term from another corpus (or in a design declared cross-corpus): "
+            "excluded from the interaction tables.",
+        ),
+        _incomplete_flag(
+            incomplete,
+            "ambiguous-term",
+            Severity.WARNING,
+            "{n} with more than one row for a term: no contrast computed.",
+        ),
+    ]
+    return [flag for flag in candidates if flag is not None]
+
+
+def flag_substituted_reference(contrasts: Sequence[Contrast], frame: pd.DataFrame) -> Flag | None:
+    """A marginal that is the reference: same score file (error), or same EER and trial counts (warning)."""
+    cases: list[dict[str, Any]] = []
+    certain = False
+    for contrast in contrasts:
+        clean = frame.loc[contrast.rows[0]]
+        for term, row in zip(("a", "b"), contrast.rows[1:3], strict=True):
+            marginal = frame.loc[row]
+            same_scores = (
+                pd.notna(clean["scores_blake3"]) and clean["scores_blake3"] == marginal["scores_blake3"]
+            )
+            same_numbers = (clean["eer"], clean["n_target"], clean["n_nontarget"]) == (
+                marginal["eer"],
+                marginal["n_target"],
+                marginal["n_nontarget"],
+            )
+            if same_scores or same_numbers:
+                certain |= bool(same_scores)
+                cases.append(
+                    {
+                        "setting": _setting(contrast),
+                        "term": term,
+                        "evidence": "same scores_blake3" if same_scores else "same EER and trial counts",
+                        "records": [str(clean["record_id"]), str(marginal["record_id"])],
+                    }
+                )
+    if not cases:
+        return None
+    return Flag(
+        "substituted-reference",
+        Severity.ERROR if certain else Severity.WARNING,
+        f"{count(len(cases), 'marginal term equals its', 'marginal terms equal their')} reference (same "
+        "score file, or same EER and trial counts), which is what substituting the reference for a missing "
+        "marginal produces; such contrasts measure nothing.",
+        _unique([r for case in cases for r in case["records"]]),
+        {"terms": cases},
+    )
+
+
+def flag_trial_matching(contrasts: Sequence[Contrast], frame: pd.DataFrame) -> list[Flag]:
+    """unmatched-trials (the terms name different trial lists) and trials-unverifiable (some name none)."""
+    unmatched, unverifiable = [], []
+    for contrast in contrasts:
+        ids = [cell(frame, row, "trial_list_id") for row in contrast.rows]
+        if any(pd.isna(i) for i in ids):
+            unverifiable.append(contrast)
+        elif len(set(ids)) > 1:
+            unmatched.append(contrast)
+    flags = []
+    if unmatched:
+        flags.append(
+            Flag(
+                "unmatched-trials",
+                Severity.ERROR,
+                f"{count(len(unmatched), 'contrast combines', 'contrasts combine')} terms scored on "
+                "different trial lists, so their IE mixes populations with interaction.",
+                _unique([r for c in unmatched for r in c.records]),
+                {"settings": [_setting(c) for c in unmatched]},
+            )
+        )
+    if unverifiable:
+        flags.append(
+            Flag(
+                "trials-unverifiable",
+                Severity.WARNING,
+                f"{count(len(unverifiable), 'contrast has', 'contrasts have')} terms without a trial list "
+                "id, so nothing shows that the four terms scored the same trials.",
+                _unique([r for c in unverifiable for r in c.records]),
+                {"settings": [_setting(c) for c in unverifiable]},
+            )
+        )
+    return flags
+
+
+def flag_unpaired_gender(unpaired: Sequence[UnpairedGender]) -> Flag | None:
+    """Gender rows that give no gap: one gender missing, or several rows for one gender in one condition."""
+    if not unpaired:
+        return None
+    return Flag(
+        "unpaired-subgroup",
+        Severity.WARNING,
+        f"{count(len(unpaired), 'condition has', 'conditions have')} gender rows that do not form one F/M "
+        "pair (a gender missing or repeated), so no gap is computed there.",
+        _unique([r for u in unpaired for found in u.records.values() for r in found]),
+        {
+            "conditions": [
+                {"where": f"{u.experiment} {u.model} {u.corpus} {u.condition}", **u.records} for u in unpaired
+            ]
+        },
+    )
+
+
+def _counts(frame: pd.DataFrame, row: Any) -> tuple[int, int]:
+    return int(cell(frame, row, "n_target")), int(cell(frame, row, "n_nontarget"))
+
+
+def flag_budget_mismatch(
+    contrasts: Sequence[Contrast], pairs: Sequence[GapPair], frame: pd.DataFrame, config: AuditConfig
+) -> Flag | None:
+    """Trial counts that differ across the terms of a contrast, the F/M rows of a gap, or a gap and its clean
+    gap."""
+    cases: dict[str, list[dict[str, Any]]] = {"contrast_terms": [], "subgroup_pairs": [], "ratio_terms": []}
+    records: list[str] = []
+    for contrast in contrasts:
+        counts = [_counts(frame, row) for row in contrast.rows]
+        if len(set(counts)) > 1:
+            cases["contrast_terms"].append(
+                {"setting": _setting(contrast), "counts": [list(c) for c in counts]}
+            )
+            records.extend(contrast.records)
+    clean_pairs = {
+        (p.experiment, p.model, p.corpus): p for p in pairs if is_clean(p.condition, config.clean_labels)
+    }
+    for pair in pairs:
+        f_counts, m_counts = (_counts(frame, row) for row in pair.rows)
+        where = f"{pair.experiment} {pair.model} {pair.condition}"
+        if f_counts != m_counts:
+            cases["subgroup_pairs"].append({"where": where, "F": list(f_counts), "M": list(m_counts)})
+            records.extend(pair.records)
+        clean = clean_pairs.get((pair.experiment, pair.model, pair.corpus))
+        if clean is not None and clean is not pair:
+            clean_counts = [list(_counts(frame, row)) for row in clean.rows]
+            if clean_counts != [list(f_counts), list(m_counts)]:
+                cases["ratio_terms"].append(
+                    {"where": where, "condition": [list(f_counts), list(m_counts)], "clean": clean_counts}
+                )
+                records.extend(pair.records + clean.records)
+    total = sum(len(v) for v in cases.values())
+    if total == 0:
+        return None
+    return Flag(
+        "budget-mismatch",
+        Severity.WARNING,
+        f"Trial counts differ across the terms of {count(len(cases['contrast_terms']), 'contrast')}, "
+        f"between F and M in {count(len(cases['subgroup_pairs']), 'gap')}, and between "
+        f"{count(len(cases['ratio_terms']), 'gap')} and the clean gap, so the compared EERs carry different "
+        "sampling noise.",
+        _unique(records),
+        cases,
+    )
+
+
+def provenance_coverage(table: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per provenance column: rows with a value, rows in all, and the fraction (over every row of the
+    table)."""
+    total = len(table)
+    coverage = {}
+    for column in columns:
+        present = int(table[column].notna().sum()) if column in table.columns else 0
+        coverage[column] = {
+            "present": present,
+            "total": total,
+            "fraction": present / total if total else None,
+        }
+    return coverage
+
+
+def flag_missing_provenance(table: pd.DataFrame, config: AuditConfig) -> Flag | None:
+    """Rows without a checkpoint digest, run id or trial list id (coverage as a fraction per column)."""
+    coverage = provenance_coverage(table, config.provenance_columns)
+    lacking = pd.Series(False, index=table.index)
+    for column in config.provenance_columns:
+        lacking |= table[column].isna() if column in table.columns else True
+    if not lacking.any():
+        return None
+    parts = [f"{c} {v['present']}/{v['total']}" for c, v in coverage.items()]
+    return Flag(
+        "missing-provenance",
+        Severity.WARNING,
+        f"{int(lacking.sum())} of {len(table)} rows lack provenance (present: {', '.join(parts)}); their "
+        "results cannot be bound to a checkpoint, run or trial list.",
+        _unique(table.loc[lacking, "record_id"].dropna().astype(str).tolist())
+        if "record_id" in table
+        else (),
+        {"coverage": coverage},
+    )
+
+
+def flag_coverage(frame: pd.DataFrame, config: AuditConfig) -> Flag | None:
+    """Cells of the expected experiment x model matrix without a usable row."""
+    models = config.expected_models or tuple(sorted(frame["model"].unique()))
+    present = set(zip(frame["experiment"], frame["model"], strict=True))
+    missing = [[e, m] for e in config.expected_experiments for m in models if (e, m) not in present]
+    unexpected = sorted(set(frame["experiment"]) - set(config.expected_experiments))
+    if not missing and not unexpected:
+        return None
+    expected_cells = len(config.expected_experiments) * len(models)
+    return Flag(
+        "coverage",
+        Severity.WARNING,
+        f"{len(missing)} of {expected_cells} expected experiment x model cells have no usable row"
+        + (
+            f", and experiments outside the expected set appear ({', '.join(unexpected)})"
+            if unexpected
+            else ""
+        )
+        + "; summaries over models or experiments are then not over the same set.",
+        (),
+        {
+            "missing_cells": missing,
+            "unexpected_experiments": unexpected,
+            "models": list(models),
+            "experiments": list(config.expected_experiments),
+        },
+    )
+
+
+def raise_flags(
+    table: pd.DataFrame,
+    validated: ValidatedResults,
+    valid: pd.DataFrame,
+    usable: pd.DataFrame,
+    contrast_set: ContrastSet,
+    pairs: Sequence[GapPair],
+    unpaired: Sequence[UnpairedGender],
+    aggregates: dict[str, Any],
+    config: AuditConfig,
+) -> list[Flag]:
+    """Every table-only flag, in a fixed order.
+
+    ``table``: every row read; ``valid``: rows that pass the schema; ``usable``: valid rows on the fraction
+    scale, the ones the aggregates use."""
+    contrasts = contrast_set.contrasts
+    candidates = [
+        flag_schema(validated),
+        flag_percent_scale(valid, config),
+        flag_eer_above_chance(usable, config),
+        flag_near_chance_prediction(contrasts, config),
+        flag_coupled_correlation(contrasts, aggregates["ie_vs_prediction"]),
+        flag_unstable_ratio(aggregates["gap_ratios"], aggregates["emotion_matrix"], config),
+        *flag_incomplete_contrasts(contrast_set),
+        flag_substituted_reference(contrasts, usable),
+        *flag_trial_matching(contrasts, usable),
+        flag_unpaired_gender(unpaired),
+        flag_budget_mismatch(contrasts, pairs, usable, config),
+        flag_missing_provenance(table, config),
+        flag_coverage(usable, config),
+    ]
+    return [flag for flag in candidates if flag is not None]

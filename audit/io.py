@@ -1,0 +1,123 @@
+"""Reading a results table: the CSV itself and an optional column rename map (TOML).
+
+Everything unreadable becomes an :class:`~audit.errors.InputError` (exit 2, one line) before any audit step
+runs. Cells are read as text (only empty cells are missing), so that ``None``, ``NA`` or ``nan`` in a label
+stay labels and numbers are parsed, and reported, by the schema. The user's files are only read, never
+written."""
+
+from __future__ import annotations
+
+import csv
+import io
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from audit.errors import InputError
+from provenance.digests import Digest, bytes_digest
+from schemas.results import KNOWN_COLUMNS, REQUIRED_COLUMNS
+
+
+@dataclass(frozen=True)
+class ResultsSource:
+    """A results table as read: all-text frame with canonical column names, its digest and the renames
+    applied."""
+
+    path: Path
+    digest: Digest
+    frame: pd.DataFrame
+    renamed: dict[str, str]
+
+
+def _read_bytes(path: Path, what: str) -> bytes:
+    if not path.exists():
+        raise InputError(str(path), f"no such file (expected {what})")
+    if path.is_dir():
+        raise InputError(str(path), f"is a directory (expected {what})")
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise InputError(str(path), f"cannot be read: {error.strerror}") from error
+
+
+def _decode_text(path: Path, data: bytes, what: str) -> str:
+    if not data.strip():
+        raise InputError(str(path), f"empty file (expected {what})")
+    if b"\x00" in data:
+        raise InputError(str(path), f"binary file (expected {what})")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(str(path), f"not UTF-8 text at byte {error.start} (expected {what})") from error
+
+
+def read_column_map(path: Path) -> dict[str, str]:
+    """Read a ``[columns]`` table of ``"legacy name" = "canonical name"`` pairs and check its targets."""
+    text = _decode_text(path, _read_bytes(path, "a TOML column map"), "a TOML column map")
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(str(path), f"not valid TOML: {error}") from error
+    mapping = document.get("columns")
+    if not isinstance(mapping, dict):
+        raise InputError(str(path), 'expected a [columns] table of "legacy name" = "canonical name" pairs')
+    seen: dict[str, str] = {}
+    for legacy, canonical in mapping.items():
+        if not isinstance(canonical, str):
+            raise InputError(str(path), f"the target of {legacy!r} must be a column name (a string)")
+        if canonical not in KNOWN_COLUMNS:
+            raise InputError(
+                str(path), f"{legacy!r} maps to {canonical!r}, which is not a results.csv column"
+            )
+        if canonical in seen:
+            raise InputError(str(path), f"{seen[canonical]!r} and {legacy!r} both map to {canonical!r}")
+        seen[canonical] = legacy
+    return dict(mapping)
+
+
+def _header(path: Path, text: str) -> list[str]:
+    try:
+        first = next(csv.reader(io.StringIO(text)), [])
+    except csv.Error as error:
+        raise InputError(str(path), f"not a CSV file: {error}", row=0) from error
+    duplicates = sorted({name for name in first if first.count(name) > 1})
+    if duplicates:
+        raise InputError(str(path), f"duplicate column names in the header: {', '.join(duplicates)}", row=0)
+    return first
+
+
+def read_results(path: Path, column_map: Path | None = None) -> ResultsSource:
+    """Read ``path`` as a results CSV, applying the rename map at ``column_map`` when given."""
+    path = Path(path)
+    what = "a results CSV"
+    data = _read_bytes(path, what)
+    text = _decode_text(path, data, what)
+    renames = read_column_map(column_map) if column_map is not None else {}
+    header = _header(path, text)
+    absent = [legacy for legacy in renames if legacy not in header]
+    if absent:
+        raise InputError(
+            str(column_map),
+            f"names columns absent from {path}: {', '.join(absent)} (header: {', '.join(header)})",
+        )
+    clashes = [target for legacy, target in renames.items() if target in header and target not in renames]
+    if clashes:
+        raise InputError(
+            str(column_map), f"renames onto columns that {path} already has: {', '.join(clashes)}"
+        )
+    try:
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""])
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error) as error:
+        raise InputError(str(path), f"not a CSV file: {str(error).strip()}") from error
+    frame = frame.rename(columns=renames)
+    if not any(column in frame.columns for column in REQUIRED_COLUMNS):
+        raise InputError(
+            str(path),
+            f"not a results table: none of the columns {', '.join(REQUIRED_COLUMNS)} "
+            f"(found {', '.join(map(str, frame.columns[:8]))}); use --columns MAP.toml for other names",
+        )
+    if frame.empty:
+        raise InputError(str(path), "no data rows below the header")
+    return ResultsSource(path, bytes_digest(data), frame, renames)

@@ -1,0 +1,171 @@
+"""`audit verify`: a straight line of small steps from a results table to a JSON-able report.
+
+read -> validate -> keep the usable rows -> derive contrasts -> recompute aggregates -> raise flags -> check
+claims -> assemble the report. Unreadable input raises :class:`~audit.errors.InputError` before any step runs;
+everything else (schema failures included) becomes a flag in the report, whose ``verdict`` is ``fail`` when
+any flag is an error. The report's shape is the contract of the renderer in ``reports/``."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from audit.aggregates import GapPair, UnpairedGender, gender_gap_pairs, recompute_aggregates
+from audit.claims import Claim, check_claims, flag_claims, read_claims
+from audit.contrasts import ContrastSet, derive_contrasts
+from audit.findings import Flag, has_errors
+from audit.flags import AuditConfig, provenance_coverage, raise_flags
+from audit.io import ResultsSource, read_results
+from schemas.results import FLOAT_COLUMNS, INT_COLUMNS, REQUIRED_COLUMNS, ValidatedResults, validate_results
+from schemas.results import with_optional_columns as complete_columns
+
+TOOL_NAME = "interbias-sv audit"
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The rows at each stage: all read, passing the schema, and usable (fractions) for aggregates."""
+
+    table: pd.DataFrame
+    validated: ValidatedResults
+    valid: pd.DataFrame
+    usable: pd.DataFrame
+
+
+def select_rows(source: ResultsSource, config: AuditConfig) -> Rows:
+    """Validate, then keep rows on the fraction scale; without the required columns nothing is usable."""
+    validated = validate_results(source.frame)
+    if validated.missing_required:
+        dtypes = {
+            c: "Int64" if c in INT_COLUMNS else "float64" if c in FLOAT_COLUMNS else "object"
+            for c in REQUIRED_COLUMNS
+        }
+        valid = complete_columns(pd.DataFrame({c: pd.Series(dtype=d) for c, d in dtypes.items()}))
+    else:
+        valid = complete_columns(validated.valid)
+    usable = valid[valid["eer"] <= config.percent_scale_above]
+    return Rows(source.frame, validated, valid, usable)
+
+
+def derive(rows: Rows, config: AuditConfig) -> tuple[ContrastSet, list[GapPair], list[UnpairedGender]]:
+    """Contrasts (same-corpus four-term settings) and gender-gap pairs of the usable rows."""
+    contrast_set = derive_contrasts(rows.usable, config.reference_level, config.cross_corpus_experiments)
+    return (contrast_set, *gender_gap_pairs(rows.usable))
+
+
+def table_facts(rows: Rows, config: AuditConfig) -> dict[str, Any]:
+    """Whole-table counts a claim can name: records, trial evaluations, rows with each provenance field."""
+    coverage = provenance_coverage(rows.table, (*config.provenance_columns, "scores_blake3"))
+    n_trials = int((rows.valid["n_target"] + rows.valid["n_nontarget"]).sum()) if len(rows.valid) else 0
+    return {"n_records": len(rows.table), "n_trials": n_trials} | {
+        c: v["present"] for c, v in coverage.items()
+    }
+
+
+def sections(rows: Rows) -> list[dict[str, Any]]:
+    """Report sections a results table alone gives: which rows were used, and why per-trial statistics are
+    absent."""
+    n_invalid = len(rows.table) - len(rows.valid)
+    n_percent = len(rows.valid) - len(rows.usable)
+    return [
+        {
+            "id": "rows-used",
+            "title": "Rows used",
+            "status": "info",
+            "lines": [
+                f"{len(rows.table)} rows read; {n_invalid} left out for schema failures; {n_percent} left "
+                f"out as percent-scale EERs; {len(rows.usable)} used for the aggregates and contrasts."
+            ],
+            "table": None,
+        },
+        {
+            "id": "per-trial-statistics",
+            "title": "Per-trial statistics",
+            "status": "skipped",
+            "lines": [
+                "A results table carries no per-trial scores, so confidence intervals (speaker-cluster "
+                "bootstrap), equivalence tests of additivity and re-scored EERs cannot be computed; they "
+                "need an artefact bundle with scores/<record_id>.parquet."
+            ],
+            "table": None,
+        },
+    ]
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with NaN/inf and missing values as None, numpy scalars as Python numbers, tuples as lists."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is pd.NA or value is None:
+        return None
+    return value
+
+
+def assemble_report(
+    source: ResultsSource,
+    config: AuditConfig,
+    flags: list[Flag],
+    aggregates: dict[str, Any],
+    claim_results: list[dict[str, Any]],
+    report_sections: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The report as a JSON-able dict (shape documented in the renderer's contract)."""
+    return json_safe(
+        {
+            "tool": {"name": TOOL_NAME, "version": version("interbias-sv")},
+            "source": {
+                "path": str(source.path),
+                "sha256": source.digest.sha256,
+                "blake3": source.digest.blake3,
+                "n_rows": len(source.frame),
+                "renamed_columns": source.renamed,
+            },
+            "verdict": "fail" if has_errors(flags) else "pass",
+            "config": config.as_dict(),
+            "flags": [flag.as_dict() for flag in flags],
+            "aggregates": aggregates,
+            "claims": claim_results,
+            "sections": report_sections,
+        }
+    )
+
+
+def verify(
+    results: Path,
+    *,
+    columns: Path | None = None,
+    claims: Path | None = None,
+    config: AuditConfig | None = None,
+) -> dict[str, Any]:
+    """Audit one results table and return the report; raises InputError for unreadable input."""
+    config = config or AuditConfig()
+    source = read_results(Path(results), columns)
+    claim_list: list[Claim] = read_claims(claims) if claims is not None else []
+    rows = select_rows(source, config)
+    contrast_set, pairs, unpaired = derive(rows, config)
+    aggregates = recompute_aggregates(
+        rows.usable,
+        contrast_set,
+        pairs,
+        clean_labels=config.clean_labels,
+        emotion_experiment=config.emotion_experiment,
+        reference_emotion=config.reference_emotion,
+    )
+    flags = raise_flags(
+        rows.table, rows.validated, rows.valid, rows.usable, contrast_set, pairs, unpaired, aggregates, config
+    )
+    claim_results = check_claims(claim_list, {**aggregates, "table": table_facts(rows, config)})
+    flags.extend(flag_claims(claim_results))
+    return assemble_report(source, config, flags, aggregates, claim_results, sections(rows))

@@ -1,0 +1,252 @@
+"""The results table (`results.csv`): one row per scored record, as a pandera ``DataFrameModel``.
+
+Validation is lazy and never raises to the user: :func:`validate_results` returns every failure (row, column,
+check, failing value) so the audit can list them all as ``schema`` findings and go on with the rows that pass.
+Rows are numbered from 1 at the first data row below the header.
+
+Numbers are parsed before pandera sees them: a cell that is not a number literal is reported once, as a type
+failure, instead of making every later check of its column fail with a type error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pandera.pandas as pa
+from pandera.errors import SchemaErrors
+from pandera.typing import Series
+
+EXPERIMENT_PATTERN = r"^E(0[1-9]|1[0-9]|2[01])$"  # E01..E21
+MODEL_FAMILIES = ("speaker", "ssl")
+EER_METHODS = ("legacy", "rocch", "interp")
+
+REQUIRED_COLUMNS = (
+    "record_id",
+    "experiment",
+    "model",
+    "corpus",
+    "condition",
+    "eer",
+    "n_target",
+    "n_nontarget",
+)
+FLOAT_COLUMNS = ("eer", "min_dcf", "auc", "p_target", "c_miss", "c_fa")
+INT_COLUMNS = ("n_target", "n_nontarget", "seed")
+STRING_COLUMNS = (
+    "record_id",
+    "experiment",
+    "model",
+    "corpus",
+    "condition",
+    "model_family",
+    "factor_a",
+    "level_a",
+    "factor_b",
+    "level_b",
+    "enrol_condition",
+    "test_condition",
+    "subgroup",
+    "eer_method",
+    "checkpoint_blake3",
+    "trial_list_id",
+    "scores_blake3",
+    "run_id",
+)
+KNOWN_COLUMNS = frozenset(STRING_COLUMNS + FLOAT_COLUMNS + INT_COLUMNS)
+
+_NAN_LITERALS = frozenset({"nan", "+nan", "-nan"})
+
+
+def _finite(series: pd.Series) -> pd.Series:
+    return pd.Series(np.isfinite(series.to_numpy(dtype=float, na_value=np.nan)), index=series.index)
+
+
+class ResultsSchema(pa.DataFrameModel):
+    """Columns of `results.csv` (issue 2). Optional columns may be absent; when present their cells may be
+    empty."""
+
+    record_id: Series[str] = pa.Field(unique=True)
+    experiment: Series[str] = pa.Field(str_matches=EXPERIMENT_PATTERN)
+    model: Series[str]
+    corpus: Series[str]
+    condition: Series[str]
+    eer: Series[float] = pa.Field(ge=0)
+    n_target: Series[pd.Int64Dtype] = pa.Field(gt=0)
+    n_nontarget: Series[pd.Int64Dtype] = pa.Field(gt=0)
+
+    model_family: Series[str] | None = pa.Field(isin=list(MODEL_FAMILIES), nullable=True)
+    factor_a: Series[str] | None = pa.Field(nullable=True)
+    level_a: Series[str] | None = pa.Field(nullable=True)
+    factor_b: Series[str] | None = pa.Field(nullable=True)
+    level_b: Series[str] | None = pa.Field(nullable=True)
+    enrol_condition: Series[str] | None = pa.Field(nullable=True)
+    test_condition: Series[str] | None = pa.Field(nullable=True)
+    subgroup: Series[str] | None = pa.Field(nullable=True)
+    min_dcf: Series[float] | None = pa.Field(ge=0, nullable=True)
+    auc: Series[float] | None = pa.Field(ge=0, le=1, nullable=True)
+    eer_method: Series[str] | None = pa.Field(isin=list(EER_METHODS), nullable=True)
+    p_target: Series[float] | None = pa.Field(gt=0, lt=1, nullable=True)
+    c_miss: Series[float] | None = pa.Field(gt=0, nullable=True)
+    c_fa: Series[float] | None = pa.Field(gt=0, nullable=True)
+    checkpoint_blake3: Series[str] | None = pa.Field(nullable=True)
+    trial_list_id: Series[str] | None = pa.Field(nullable=True)
+    scores_blake3: Series[str] | None = pa.Field(nullable=True)
+    run_id: Series[str] | None = pa.Field(nullable=True)
+    seed: Series[pd.Int64Dtype] | None = pa.Field(nullable=True)
+
+    @pa.check("eer", "min_dcf", "auc", "p_target", "c_miss", "c_fa", name="finite")
+    def finite(cls, series: pd.Series) -> pd.Series:
+        """Infinity is not a measurement; NaN is caught as a missing value (allowed only in optional
+        columns)."""
+        return _finite(series)
+
+    class Config:
+        strict = False  # extra columns are kept and ignored
+        coerce = False  # numbers are parsed by parse_numbers, which reports unparsable cells once
+
+
+@dataclass(frozen=True)
+class SchemaFailure:
+    """One failed cell or column: ``row`` is None for a column-level failure (e.g. a missing column)."""
+
+    row: int | None
+    column: str
+    check: str
+    value: Any
+    record_id: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "row": self.row,
+            "column": self.column,
+            "check": self.check,
+            "value": self.value,
+            "record_id": self.record_id,
+        }
+
+
+@dataclass(frozen=True)
+class ValidatedResults:
+    """The rows that passed, every failure, and the required columns that are absent (then ``valid`` is
+    empty)."""
+
+    valid: pd.DataFrame
+    failures: list[SchemaFailure]
+    missing_required: list[str]
+
+    @property
+    def n_invalid_rows(self) -> int:
+        return len({f.row for f in self.failures if f.row is not None})
+
+
+def with_optional_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every absent optional column added as missing values, so consumers need no presence
+    tests."""
+    dtypes = {column: "Int64" for column in INT_COLUMNS} | {column: "float64" for column in FLOAT_COLUMNS}
+    missing = {
+        column: pd.Series(None, index=frame.index, dtype=dtypes.get(column, "object"))
+        for column in sorted(KNOWN_COLUMNS - set(frame.columns))
+    }
+    return frame.assign(**missing) if missing else frame
+
+
+def _json_value(value: Any) -> Any:
+    """A failing cell as JSON: NaN/inf as text, numpy scalars as Python values."""
+    if isinstance(value, float | np.floating) and not np.isfinite(value):
+        return str(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def parse_numbers(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[int, str, str, Any]]]:
+    """Parse numeric columns of an all-text frame; return it and (index, column, check, value) type failures.
+
+    ``nan``/``inf`` literals parse (the ``finite`` check reports them); anything else that is not a number,
+    and any non-integer in a count column, is a type failure and becomes empty."""
+    parsed = frame.copy()
+    failures: list[tuple[int, str, str, Any]] = []
+    for column in FLOAT_COLUMNS + INT_COLUMNS:
+        if column not in frame.columns:
+            continue
+        text = frame[column]
+        numbers = pd.to_numeric(text, errors="coerce")
+        nan_literal = text.str.strip().str.lower().isin(_NAN_LITERALS)
+        unparsable = text.notna() & numbers.isna() & ~nan_literal
+        expected = "a number"
+        if column in INT_COLUMNS:
+            fractional = numbers.notna() & (~np.isfinite(numbers) | (numbers != np.round(numbers)))
+            unparsable |= fractional | nan_literal
+            numbers = numbers.where(~unparsable)
+            expected = "an integer"
+        failures.extend((int(i), column, f"must be {expected}", text[i]) for i in frame.index[unparsable])
+        parsed[column] = numbers.astype("Int64") if column in INT_COLUMNS else numbers.astype(float)
+    return parsed, failures
+
+
+_CHECK_WORDS = (
+    (r"^field_uniqueness$", "must be unique"),
+    (r"^not_nullable$", "must not be empty or NaN"),
+    (r"^column_in_dataframe$", "required column is missing"),
+    (r"^str_matches\(.*\)$", "must be an experiment id E01..E21"),
+    (r"^isin\(\[(.*)\]\)$", r"must be one of \1"),
+    (r"^greater_than_or_equal_to\((.*)\)$", r"must be >= \1"),
+    (r"^less_than_or_equal_to\((.*)\)$", r"must be <= \1"),
+    (r"^greater_than\((.*)\)$", r"must be > \1"),
+    (r"^less_than\((.*)\)$", r"must be < \1"),
+    (r"^finite$", "must be finite"),
+    (r"^dtype\((.*)\)$", r"must have type \1"),
+)
+
+
+def describe_check(check: str) -> str:
+    """A pandera check name in plain words, e.g. ``greater_than(0)`` -> ``must be > 0``."""
+    for pattern, words in _CHECK_WORDS:
+        if re.match(pattern, check):
+            return re.sub(pattern, words, check).replace("'", "")
+    return check
+
+
+def validate_results(frame: pd.DataFrame) -> ValidatedResults:
+    """Validate an all-text results frame lazily; failures carry 1-based data-row numbers and record ids."""
+    missing = [column for column in REQUIRED_COLUMNS if column not in frame.columns]
+    parsed, type_failures = parse_numbers(frame)
+    record_ids: list[Any] = frame["record_id"].tolist() if "record_id" in frame.columns else []
+
+    def record_of(index: int | None) -> str | None:
+        if index is None or not record_ids or pd.isna(record_ids[index]):
+            return None
+        return str(record_ids[index])
+
+    cells: dict[tuple[int | None, str], SchemaFailure] = {}
+    for row_index, column, check, value in type_failures:
+        cells[(row_index, column)] = SchemaFailure(row_index + 1, column, check, value, record_of(row_index))
+    try:
+        ResultsSchema.validate(parsed, lazy=True)
+    except SchemaErrors as errors:
+        for case in errors.failure_cases.itertuples(index=False):
+            index: int | None = None if pd.isna(case.index) else int(case.index)
+            column = str(case.failure_case) if case.check == "column_in_dataframe" else str(case.column)
+            key = (index, column)
+            if key in cells and index is not None:
+                continue  # already reported as unparsable
+            value = None if case.check == "column_in_dataframe" else _json_value(case.failure_case)
+            if case.check == "not_nullable":
+                text: Any = None if index is None else frame.at[index, column]
+                value = None if pd.isna(text) else text
+            cells[key] = SchemaFailure(
+                None if index is None else index + 1,
+                column,
+                describe_check(str(case.check)),
+                value,
+                record_of(index),
+            )
+    failures = sorted(cells.values(), key=lambda f: (f.row is not None, f.row or 0, f.column))
+    if missing:
+        return ValidatedResults(parsed.iloc[0:0], failures, missing)
+    bad_rows = [f.row - 1 for f in failures if f.row is not None]
+    return ValidatedResults(parsed.drop(index=bad_rows), failures, missing)
