@@ -28,11 +28,17 @@ def read_audio(path: Path) -> tuple[np.ndarray, int]:
             stream = container.streams.audio[0]
             chunks = [frame_to_float(frame) for frame in container.decode(stream)]
             rate = stream.codec_context.sample_rate
-    except (av.error.FFmpegError, UnicodeDecodeError) as error:
+    except av.error.FFmpegError as error:
         raise AudioReadError(f"{path}: {error}") from error
     if not chunks:
         raise AudioReadError(f"{path}: no audio samples decoded")
     return np.concatenate(chunks), int(rate)
+
+
+def ffmpeg_versions() -> dict[str, str]:
+    """PyAV's version and the FFmpeg libraries it bundles: codec and filter output depends on them."""
+    libraries = {name: ".".join(map(str, version)) for name, version in av.library_versions.items()}
+    return {"pyav": av.__version__, **{name: libraries[name] for name in ("libavcodec", "libavfilter")}}
 
 
 def frame_to_float(frame: av.AudioFrame) -> np.ndarray:

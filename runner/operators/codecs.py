@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 import av
 import numpy as np
 from scipy.signal import butter, sosfiltfilt
 
-from runner.operators.audio import fit_length, frame_to_float, resample, to_int16
+from runner.operators.audio import ffmpeg_versions, fit_length, frame_to_float, resample, to_int16
 from runner.operators.base import Operator, Outcome, Result, register
 
 CodecName = Literal["opus", "amr_nb", "mp3", "g722", "aac"]
@@ -150,11 +150,12 @@ def codec_channel(
         )
     out = fit_length(resample(fit_length(decoded, len(at_codec_rate)), rate, sr), len(wave))
     seconds = len(at_codec_rate) / rate
+    clipping = f"; {clipped} samples clipped at 16-bit full scale" if clipped else ""
     return (
         out.astype(np.float32),
         sr,
         Outcome.applied(
-            label,
+            label + clipping,
             encoder=encoder,
             decoder=trip.decoder,
             codec_rate=rate,
@@ -191,6 +192,15 @@ class Codec(Operator):
         if not low <= self.bitrate <= high:
             raise ValueError(f"{self.codec} bit rate must be within [{low}, {high}], got {self.bitrate}")
 
+    def describe(self) -> dict[str, Any]:
+        profile = PROFILES[self.codec]
+        return {
+            **self.spec(),
+            "encoder": profile.encoder,
+            "container": profile.container,
+            **ffmpeg_versions(),
+        }
+
     @property
     def codec_rate(self) -> int:
         return self.sample_rate or PROFILES[self.codec].rates[0]
@@ -221,6 +231,9 @@ class Telephony(Operator):
 
     name = "telephony"
     law: Literal["mulaw", "alaw"] = "mulaw"
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.spec(), "encoder": G711_ENCODERS[self.law], "container": "wav", **ffmpeg_versions()}
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
         narrowband = resample(wave, sr, TELEPHONE_RATE)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import cast
+from typing import Any, cast
 
 import av
 import numpy as np
 from scipy.signal import resample_poly
 
-from runner.operators.audio import frame_to_float
+from runner.operators.audio import ffmpeg_versions, frame_to_float
 from runner.operators.base import Operator, Outcome, Result, register
 
 MAX_DENOMINATOR = 1000
@@ -53,6 +53,9 @@ class Tempo(Operator):
     def check(self) -> None:
         if not 0.5 <= self.factor <= 2.0 or self.factor == 1.0:
             raise ValueError(f"factor must be within [0.5, 2] and not 1, got {self.factor}")
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.spec(), "filter": "atempo", **ffmpeg_versions()}
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
         try:

@@ -103,6 +103,13 @@ def speech() -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
+def music_dir() -> Path:
+    if not MUSIC_DIR.is_dir():
+        pytest.skip(f"{MUSIC_DIR} missing: install asterisk-moh-opsound-g722 (configs/system-packages.txt)")
+    return MUSIC_DIR
+
+
+@pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Five speakers, two utterances each; every speaker's audio is a tone at its own frequency."""
     root = tmp_path_factory.mktemp("corpus")
@@ -272,9 +279,9 @@ def test_bad_input_audio() -> None:
 
 @pytest.mark.parametrize("name", ["white", "pink", "music", "babble"])
 @pytest.mark.parametrize("target", [-5.0, 5.0, 20.0])
-def test_noise_reaches_the_target_snr(name: str, target: float, corpus: Path) -> None:
+def test_noise_reaches_the_target_snr(name: str, target: float, corpus: Path, music_dir: Path) -> None:
     clean = tone(SPEAKER_TONES_HZ["spk0"], 1.0) * np.hanning(SR).astype(np.float32)
-    sources = NoiseSources(utterances=corpus, music_dir=MUSIC_DIR)
+    sources = NoiseSources(utterances=corpus, music_dir=music_dir)
     chain = Chain.from_specs([{"name": name, "kwargs": {"snr_db": target}}], sources=sources)
     result = chain(clean, SR, seed=1, utt_id="spk0_0")
     assert result.status == "applied", result.outcomes
@@ -495,3 +502,24 @@ def test_tempo_changes_duration_and_keeps_pitch(factor: float) -> None:
     assert outcome.status == "applied"
     assert abs(len(out) / len(clean) - 1 / factor) < 0.01 / factor
     assert abs(dominant_hz(out) - 200.0) < 2.0
+
+
+# --- audio helpers --------------------------------------------------------------------------------------
+
+
+def test_read_audio_scales_16_bit_and_averages_channels(tmp_path: Path) -> None:
+    stereo = np.array([[16384, -3277], [-32768, 0], [8192, 8192]], dtype=np.int16)
+    soundfile.write(tmp_path / "stereo.wav", stereo, 8000, subtype="PCM_16")
+    wave, rate = read_audio(tmp_path / "stereo.wav")
+    assert rate == 8000 and wave.dtype == np.float32
+    np.testing.assert_allclose(wave, [(0.5 - 0.100006103515625) / 2, -0.5, 0.25], atol=1e-7)
+
+
+def test_codec_counts_clipping_in_its_reason() -> None:
+    loud = np.array([0.5, 1.2, -1.5, 0.99] * 4000, dtype=np.float32)
+    operator = operator_from_spec({"name": "codec", "kwargs": {"codec": "g722", "bitrate": 64000}})
+    outcome = operator(loud, SR, np.random.default_rng(0))[2]
+    assert outcome.details["clipped_samples"] == 8000
+    assert "8000 samples clipped" in outcome.reason
+    description = operator.describe()
+    assert description["encoder"] == "g722" and description["libavcodec"].count(".") == 2
