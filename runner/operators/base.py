@@ -16,11 +16,14 @@ import typing
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 
 from provenance.digests import bytes_digest
+
+if TYPE_CHECKING:
+    from runner.operators.sources import NoiseSources
 
 Status = Literal["applied", "failed", "fallback"]
 STATUSES: tuple[Status, ...] = ("applied", "failed", "fallback")
@@ -181,7 +184,9 @@ def register(cls: OperatorType) -> OperatorType:
     return cls
 
 
-def operator_from_spec(spec: Mapping[str, Any] | Operator, *, sources: object | None = None) -> Operator:
+def operator_from_spec(
+    spec: Mapping[str, Any] | Operator, *, sources: NoiseSources | None = None
+) -> Operator:
     """Build an operator from ``{"name", "kwargs"}``; ``sources`` binds noise material to operators that take
     it.
 

@@ -442,9 +442,17 @@ def test_gilbert_elliott_loss_rate_and_burst_length_match_theory() -> None:
 
 
 def test_gilbert_elliott_with_losses_in_both_states() -> None:
-    lost = gilbert_elliott_losses(200_000, 0.1, 0.4, 0.02, 0.6, np.random.default_rng(12))
-    expected = 0.8 * 0.02 + 0.2 * 0.6
-    assert abs(lost.mean() - expected) < 0.006  # > 5 sd of the Markov-chain estimate at this length
+    frames, p, r, loss_good, loss_bad = 200_000, 0.1, 0.4, 0.02, 0.6
+    lost = gilbert_elliott_losses(frames, p, r, loss_good, loss_bad, np.random.default_rng(12))
+    bad = p / (p + r)
+    expected = (1 - bad) * loss_good + bad * loss_bad
+    # Variance of the mean of a hidden-Markov loss indicator: the per-frame variance plus the lag covariances
+    # (loss_bad - loss_good)^2 pi_g pi_b lambda^k, lambda = 1 - p - r, summed over both sides.
+    lam = 1 - p - r
+    per_frame = expected * (1 - expected) + 2 * (loss_bad - loss_good) ** 2 * bad * (1 - bad) * lam / (
+        1 - lam
+    )
+    assert abs(lost.mean() - expected) < 5 * np.sqrt(per_frame / frames)
 
 
 def test_random_loss_rate_and_bursts_over_a_long_signal() -> None:
@@ -455,7 +463,8 @@ def test_random_loss_rate_and_bursts_over_a_long_signal() -> None:
     lost = np.all(frames == 0, axis=1)
     assert outcome.details["frames_lost"] == lost.sum() and outcome.details["frames"] == 30_000
     assert abs(lost.mean() - 0.2) < 5 * np.sqrt(0.2 * 0.8 / 30_000)
-    assert abs(burst_lengths(lost).mean() - 1 / 0.8) < 0.05  # geometric runs, mean 1/(1-p)
+    bursts = burst_lengths(lost)  # geometric runs: mean 1/(1-p), sd sqrt(p)/(1-p)
+    assert abs(bursts.mean() - 1 / 0.8) < 5 * np.sqrt(0.2) / 0.8 / np.sqrt(len(bursts))
     np.testing.assert_array_equal(frames[~lost], wave.reshape(-1, 320)[~lost])
 
 
