@@ -6,4 +6,4 @@
 # Run from anywhere; needs `uv` (pip install 'uv==0.13.8') and access to PyPI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-uv pip compile pyproject.toml --extra runner --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_35 --exclude-newer 2026-11-30T00:00:00Z --no-config -o containers/requirements.lock
+uv pip compile pyproject.toml --extra runner --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_35 --exclude-newer 2026-11-30T00:00:00Z --no-config -c containers/constraints.txt -o containers/requirements.lock

@@ -133,6 +133,21 @@ def test_lock_agrees_with_pyproject() -> None:
     assert pins["torch"][0] == "2.9.1" and pins["torchaudio"][0] == "2.9.1"
 
 
+def test_lock_honours_the_constraints() -> None:
+    pins = lock_pins(LOCK.read_text())
+    constraints = [
+        Requirement(line.split("#")[0])
+        for line in (ROOT / "containers" / "constraints.txt").read_text().splitlines()
+        if line.split("#")[0].strip()
+    ]
+    assert constraints
+    for constraint in constraints:
+        version = pins[canonicalize_name(constraint.name)][0]
+        assert constraint.specifier.contains(version), (
+            f"lock has {constraint.name}=={version}, wants {constraint}"
+        )
+
+
 def test_lock_header_records_the_command_of_lock_sh() -> None:
     header_command = LOCK.read_text().splitlines()[1].lstrip("# ").strip()
     script_commands = [
