@@ -204,7 +204,323 @@ def rows() -> list[dict[str, object]]:
                 trial_list_id="syn-tl-e16-m",
                 n_target=180 if short else 200,
             )
+    # E16: a female row at 5 dB without its male row (unpaired-subgroup).
+    add("E16", "ssl-a", "VoxCeleb1", "babble snr=5", 0.09, subgroup="gender=F", trial_list_id="syn-tl-e16-f")
+
+    # E17 temporal drift x codec for ssl-b: its drift marginal appears twice (ambiguous-term).
+    e17 = (("none", "none", 0.05), ("2y", "none", 0.07), ("2y", "none", 0.08), ("none", "gsm", 0.09),
+           ("2y", "gsm", 0.12))  # fmt: skip
+    for level_a, level_b, eer in e17:
+        condition = f"drift={level_a} codec={level_b}"
+        add("E17", "ssl-b", "EARS", condition, eer, factor_a="drift", level_a=level_a, factor_b="codec",
+            level_b=level_b)  # fmt: skip
     return out
+
+
+CLAIMS_TOML = """\
+# Claims about the SYNTHETIC examples/results.csv, written by examples/make_examples.py.
+# They show the three outcomes of `audit verify --claims`: reproduced, not reproduced and not computable.
+# The expected values were worked out by hand from the numbers in make_examples.py.
+
+[[claim]]
+id = "syn-e01-mean"
+description = "E01 mean EER over its 12 records: (0.38 + 1.04 + 0.76) / 12"
+table = "per_experiment"
+field = "eer_mean"
+where = { experiment = "E01" }
+published = 0.1817
+tolerance = 0.0001
+
+[[claim]]
+id = "syn-spk-a-macro"
+description = "spk-a macro EER: mean of E01 0.1433, E13 0.0675, E14 0.1533, E15 0.135, E16 0.07"
+table = "per_encoder"
+field = "macro_eer"
+where = { model = "spk-a" }
+published = 0.1138
+tolerance = 0.0001
+
+[[claim]]
+id = "syn-e14-ssl-prediction-max"
+description = "Largest E14 SSL additive prediction: ssl-a at 0 dB, 0.32 + 0.45 - 0.20"
+table = "contrast_summary"
+field = "prediction_max"
+where = { experiment = "E14", model_family = "ssl" }
+published = 0.57
+tolerance = 0.001
+
+[[claim]]
+id = "syn-e14-speaker-contrast-mean"
+description = "E14 speaker mean contrast, claimed at the paper's +0.0088 (the table gives +0.0125)"
+table = "contrast_summary"
+field = "ie_mean"
+where = { experiment = "E14", model_family = "speaker" }
+published = 0.0088
+tolerance = 0.0005
+
+[[claim]]
+id = "syn-e16-clean-gap"
+description = "E16 clean mean absolute gender gap: (0.01 + 0.0004 + 0.02 + 0.01) / 4"
+table = "gender_gaps"
+field = "gap_abs_mean"
+where = { experiment = "E16", condition = "clean" }
+published = 0.0101
+tolerance = 0.0001
+
+[[claim]]
+id = "syn-e16-ratio-range"
+description = "E16 signed gap ratio range: spk-b -0.01/0.0004 to 0.02/0.0004"
+table = "gap_ratios"
+field = "ratio"
+where = { experiment = "E16" }
+published = [-25.0, 50.0]
+tolerance = 0.01
+
+[[claim]]
+id = "syn-checkpoint-coverage"
+description = "Rows with a checkpoint digest (spk-a's 24 rows)"
+table = "table"
+field = "checkpoint_blake3"
+published = 24
+tolerance = 0
+
+[[claim]]
+id = "syn-e17-contrast-mean"
+description = "E17 speaker mean contrast: the table's only E17 setting (ssl-b) has two rows for one term"
+table = "contrast_summary"
+field = "ie_mean"
+where = { experiment = "E17", model_family = "speaker" }
+published = 0.0024
+tolerance = 0.00005
+"""
+
+PAPER_CLAIMS_TOML = """\
+# The published figures of the InterBias-SV paper (shared/paper-summary.txt), to check against the legacy
+# results table with `audit verify LEGACY.csv --columns legacy-columns.toml --claims paper-claims.toml`.
+# Tolerances are half a unit of the last published digit. Model labels and model_family values must match
+# the table's spelling: edit the `where` selectors if the legacy table spells them otherwise.
+
+[[claim]]
+id = "paper-records"
+description = "Scored records in the submission (section 4)"
+table = "table"
+field = "n_records"
+published = 4068
+tolerance = 0
+
+[[claim]]
+id = "paper-trials"
+description = "Trial evaluations in total, n_target + n_nontarget over records (section 4)"
+table = "table"
+field = "n_trials"
+published = 11975026
+tolerance = 0
+
+[[claim]]
+id = "paper-checkpoint-coverage"
+description = "Records with a checkpoint hash: 1,878 of 4,068 (section 7)"
+table = "table"
+field = "checkpoint_blake3"
+published = 1878
+tolerance = 0
+
+[[claim]]
+id = "paper-macro-campp"
+description = "CAM++ macro EER (section 5, Table 7)"
+table = "per_encoder"
+field = "macro_eer"
+where = { model = "CAM++" }
+published = 0.098
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-macro-ecapa"
+description = "ECAPA-TDNN macro EER (section 5, Table 7)"
+table = "per_encoder"
+field = "macro_eer"
+where = { model = "ECAPA-TDNN" }
+published = 0.101
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-macro-ecapa-large"
+description = "ECAPA-TDNN-Large macro EER (section 5, Table 7)"
+table = "per_encoder"
+field = "macro_eer"
+where = { model = "ECAPA-TDNN-Large" }
+published = 0.102
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-e01-neutral-neutral"
+description = "RAVDESS neutral/neutral mean EER (section 5, Table 8)"
+table = "emotion_matrix"
+field = "eer_mean"
+where = { enrol = "neutral", test = "neutral" }
+published = 0.083
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-e01-neutral-fearful"
+description = "RAVDESS neutral->fearful mean EER (section 5, Table 8)"
+table = "emotion_matrix"
+field = "eer_mean"
+where = { enrol = "neutral", test = "fearful" }
+published = 0.256
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-e01-fearful-fearful"
+description = "RAVDESS matched fearful mean EER (section 5, Table 8)"
+table = "emotion_matrix"
+field = "eer_mean"
+where = { enrol = "fearful", test = "fearful" }
+published = 0.191
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-e13-speaker-contrast"
+description = "E13 mean contrast, speaker-trained labels (Table 2)"
+table = "contrast_summary"
+field = "ie_mean"
+where = { experiment = "E13", model_family = "speaker" }
+published = 0.0026
+tolerance = 0.00005
+
+[[claim]]
+id = "paper-e14-speaker-contrast"
+description = "E14 mean contrast, speaker-trained labels (Table 2)"
+table = "contrast_summary"
+field = "ie_mean"
+where = { experiment = "E14", model_family = "speaker" }
+published = 0.0088
+tolerance = 0.00005
+
+[[claim]]
+id = "paper-e17-speaker-contrast"
+description = "E17 mean contrast, speaker-trained labels (Table 2)"
+table = "contrast_summary"
+field = "ie_mean"
+where = { experiment = "E17", model_family = "speaker" }
+published = 0.0024
+tolerance = 0.00005
+
+[[claim]]
+id = "paper-speaker-contrast-sd-range"
+description = "SDs of the E13, E14 and E17 speaker-label contrasts: 0.009 to 0.030 (Table 2)"
+table = "contrast_summary"
+field = "ie_sd"
+where = { experiment = ["E13", "E14", "E17"], model_family = "speaker" }
+published = [0.009, 0.030]
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-e14-ssl-prediction-mean"
+description = "E14 mean-pooled SSL labels: mean additive prediction (Table 3)"
+table = "contrast_summary"
+field = "prediction_mean"
+where = { experiment = "E14", model_family = "ssl" }
+published = 0.438
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-e14-ssl-prediction-max"
+description = "E14 mean-pooled SSL labels: maximum additive prediction (Table 3)"
+table = "contrast_summary"
+field = "prediction_max"
+where = { experiment = "E14", model_family = "ssl" }
+published = 0.670
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-e14-ssl-correlation"
+description = "E14 SSL correlation of IE with the prediction (Figure 3; coupled, see the flag)"
+table = "ie_vs_prediction.by_family"
+field = "r_observed"
+where = { experiment = "E14", model_family = "ssl" }
+published = -0.706
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-e14-ssl-model-prediction-range"
+description = "E14: per-SSL-label mean predictions range from 0.397 to 0.457 (section 5)"
+table = "contrast_by_model"
+field = "prediction_mean"
+where = { experiment = "E14", model_family = "ssl" }
+published = [0.397, 0.457]
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-e14-ssl-model-observed-range"
+description = "E14: per-SSL-label observed joint EER means range from 0.350 to 0.414 (section 5)"
+table = "contrast_by_model"
+field = "eer_ab_mean"
+where = { experiment = "E14", model_family = "ssl" }
+published = [0.350, 0.414]
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-e14-ssl-model-contrast-range"
+description = "E14: per-SSL-label mean contrasts range from -0.073 to -0.028 (section 5, Table 11)"
+table = "contrast_by_model"
+field = "ie_mean"
+where = { experiment = "E14", model_family = "ssl" }
+published = [-0.073, -0.028]
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-e14-rawnet3-contrast"
+description = "E14 RawNet3 mean contrast, the one negative speaker-trained label (Table 11)"
+table = "contrast_by_model"
+field = "ie_mean"
+where = { experiment = "E14", model = "RawNet3" }
+published = -0.003
+tolerance = 0.0005
+
+[[claim]]
+id = "paper-e16-clean-gap"
+description = "E16 clean mean absolute gender EER gap (section 5, Table 9)"
+table = "gender_gaps"
+field = "gap_abs_mean"
+where = { experiment = "E16", clean = true }
+published = 0.0086
+tolerance = 0.00005
+
+[[claim]]
+id = "paper-e16-ratio-range"
+description = "E16 noisy signed-gap ratios range from -157.6 to +193.7 (section 5, Table 10)"
+table = "gap_ratios"
+field = "ratio"
+where = { experiment = "E16" }
+published = [-157.6, 193.7]
+tolerance = 0.05
+"""
+
+LEGACY_COLUMNS_TOML = """\
+# Column map for the legacy InterBias-SV results CSV: `audit verify LEGACY.csv --columns legacy-columns.toml`.
+# TEMPLATE, to be completed once the legacy column names are known: each line is
+#   "legacy column name" = "results.csv column name"
+# for every legacy column whose name differs; columns already named as in results.csv need no line.
+# Every name on the left must exist in the legacy header and every name on the right must be a results.csv
+# column (see schemas/results.py), or `audit verify` stops with exit 2 naming the problem.
+# Values are not rewritten: EERs in percent are flagged (percent-scale), never rescaled.
+
+[columns]
+# "Experiment" = "experiment"
+# "Model" = "model"
+# "Dataset" = "corpus"
+# "Condition" = "condition"
+# "EER" = "eer"
+# "n_target_trials" = "n_target"
+# "n_nontarget_trials" = "n_nontarget"
+# "checkpoint_hash" = "checkpoint_blake3"
+"""
+
+FILES = {
+    "claims.toml": CLAIMS_TOML,
+    "paper-claims.toml": PAPER_CLAIMS_TOML,
+    "legacy-columns.toml": LEGACY_COLUMNS_TOML,
+}
 
 
 def results_csv() -> str:
@@ -218,6 +534,9 @@ def results_csv() -> str:
 def main() -> None:
     atomic_write_text(HERE / "results.csv", results_csv())
     print(f"wrote {HERE / 'results.csv'} ({len(rows())} synthetic rows)")
+    for name, text in FILES.items():
+        atomic_write_text(HERE / name, text)
+        print(f"wrote {HERE / name}")
 
 
 if __name__ == "__main__":
