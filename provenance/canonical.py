@@ -4,10 +4,11 @@ Rules: object keys sorted (by code point), no insignificant whitespace, UTF-8 wi
 Only str, int, bool, None, lists/tuples and dicts with str keys are written as themselves.
 
 Floats are the one choice to make. Their decimal text differs between writers (``1e-05`` vs ``0.00001``,
-``1.0`` vs ``1``), so a reader that re-serialises a parsed float may not reproduce the signed bytes. We therefore
-write every finite float as a JSON *string* holding Python's shortest round-trip ``repr`` (``0.01`` -> ``"0.01"``):
-``float(text)`` gives back the identical float, and re-serialising the parsed document gives identical bytes.
-NaN and infinities are refused. Anything else (sets, bytes, objects) is refused too, rather than guessed at.
+``1.0`` vs ``1``), so a reader that re-serialises a parsed float may not reproduce the signed bytes. We
+therefore write every finite float as a JSON *string* holding Python's shortest round-trip ``repr`` (``0.01``
+-> ``"0.01"``): ``float(text)`` gives back the identical float, and re-serialising the parsed document gives
+identical bytes. NaN and infinities are refused. Anything else (sets, bytes, objects) is refused too, rather
+than guessed at.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """DSSE envelopes (Dead Simple Signing Envelope, v1) signed with ed25519.
 
-The signature covers the pre-authentication encoding (PAE) of the payload type and the exact payload bytes, so a
-verifier checks the bytes it was given before it parses anything. The envelope is one JSON object per line
+The signature covers the pre-authentication encoding (PAE) of the payload type and the exact payload bytes, so
+a verifier checks the bytes it was given before it parses anything. The envelope is one JSON object per line
 (``.intoto.jsonl``): ``{"payload": b64, "payloadType": ..., "signatures": [{"keyid": ..., "sig": b64}]}``.
 """
 
@@ -39,7 +39,9 @@ def pae(payload_type: str, payload: bytes) -> bytes:
     return b"DSSEv1 %d %b %d %b" % (len(type_bytes), type_bytes, len(payload), payload)
 
 
-def sign_envelope(payload: bytes, private_key: Ed25519PrivateKey, payload_type: str = IN_TOTO_PAYLOAD_TYPE) -> bytes:
+def sign_envelope(
+    payload: bytes, private_key: Ed25519PrivateKey, payload_type: str = IN_TOTO_PAYLOAD_TYPE
+) -> bytes:
     """One JSON line (with trailing newline) holding ``payload`` signed by ``private_key``."""
     signature = private_key.sign(pae(payload_type, payload))
     envelope = {

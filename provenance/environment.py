@@ -1,10 +1,11 @@
 """Capture the environment a run executed in, for ``environment.json`` in the bundle.
 
-Everything a reviewer needs to judge whether a rerun can match: Python and every installed distribution, the OS,
-CPU and memory, torch/CUDA/cuDNN/GPU/driver when torch is importable, the determinism settings, the seeds, the
-command line, the git commit with a dirty flag and a digest of the uncommitted diff, and the container image digest
-passed in by the launcher. torch is imported lazily, here only, so that ``import provenance`` stays light.
-Whatever cannot be determined is written as ``{"available": false, "reason": ...}``, never left out silently.
+Everything a reviewer needs to judge whether a rerun can match: Python and every installed distribution, the
+OS, CPU and memory, torch/CUDA/cuDNN/GPU/driver when torch is importable, the determinism settings, the seeds,
+the command line, the git commit with a dirty flag and a digest of the uncommitted diff, and the container
+image digest passed in by the launcher. torch is imported lazily, here only, so that ``import provenance``
+stays light. Whatever cannot be determined is written as ``{"available": false, "reason": ...}``, never left
+out silently.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def _unavailable(reason: str) -> dict[str, Any]:
 
 
 def _distributions() -> dict[str, Any]:
-    """Every installed distribution name -> version; names found twice (shadowed installs) are listed apart."""
+    """Installed distribution name -> version; names found twice (shadowed installs) are listed apart."""
     versions: dict[str, list[str]] = {}
     for dist in importlib.metadata.distributions():
         name = dist.metadata["Name"]
@@ -130,9 +131,7 @@ def _torch() -> dict[str, Any]:
 
 
 def _git(repo: Path, *args: str) -> bytes:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, timeout=60, check=True
-    ).stdout
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, timeout=60, check=True).stdout
 
 
 def _git_state(repo: Path) -> dict[str, Any]:
@@ -141,12 +140,16 @@ def _git_state(repo: Path) -> dict[str, Any]:
         commit = _git(repo, "rev-parse", "HEAD").decode().strip()
         diff = _git(repo, "diff", "HEAD", "--binary")
         untracked = [
-            name for name in _git(repo, "ls-files", "--others", "--exclude-standard", "-z").decode().split("\0") if name
+            name
+            for name in _git(repo, "ls-files", "--others", "--exclude-standard", "-z").decode().split("\0")
+            if name
         ]
     except (OSError, subprocess.SubprocessError) as error:
         return _unavailable(f"git state of {repo} could not be read: {error}")
     untracked_listing = "".join(
-        f"{name}\t{file_digest(repo / name).blake3}\n" for name in sorted(untracked) if (repo / name).is_file()
+        f"{name}\t{file_digest(repo / name).blake3}\n"
+        for name in sorted(untracked)
+        if (repo / name).is_file()
     )
     dirty = bool(diff) or bool(untracked)
     return {
@@ -154,7 +157,7 @@ def _git_state(repo: Path) -> dict[str, Any]:
         "commit": commit,
         "dirty": dirty,
         "untracked_files": len(untracked),
-        # The digest covers `git diff HEAD --binary` followed by the untracked files' names and BLAKE3 digests.
+        # Digest of `git diff HEAD --binary`, then the untracked files' names and BLAKE3 digests.
         "uncommitted_diff": bytes_digest(diff + untracked_listing.encode()).as_dict() if dirty else None,
     }
 
@@ -168,10 +171,15 @@ def capture_environment(
 ) -> dict[str, Any]:
     """The environment record written as ``environment.json`` (see module docstring for what it holds)."""
     if image_digest is not None and not IMAGE_DIGEST_PATTERN.match(image_digest):
-        raise InputError("image digest", f"expected 'sha256:' and 64 lowercase hex digits, got {image_digest!r}")
+        raise InputError(
+            "image digest", f"expected 'sha256:' and 64 lowercase hex digits, got {image_digest!r}"
+        )
     return {
-        "python": {"version": platform.python_version(), "implementation": platform.python_implementation(),
-                   "executable": sys.executable},
+        "python": {
+            "version": platform.python_version(),
+            "implementation": platform.python_implementation(),
+            "executable": sys.executable,
+        },
         "distributions": _distributions(),
         "machine": _machine(),
         "torch": _torch(),
@@ -179,10 +187,12 @@ def capture_environment(
         "seeds": seeds,
         "command_line": list(command_line),
         "git": _git_state(Path(repo)),
-        "container_image": image_digest if image_digest is not None else _unavailable("no image digest passed in"),
+        "container_image": image_digest
+        if image_digest is not None
+        else _unavailable("no image digest passed in"),
     }
 
 
 def write_environment(path: Path, environment: dict[str, Any]) -> None:
-    """Write the environment record atomically as sorted, indented JSON (readable; its digest is what binds it)."""
+    """Write the environment atomically as sorted, indented JSON (readable; its digest binds it)."""
     atomic_write_text(path, json.dumps(environment, indent=2, sort_keys=True, ensure_ascii=False) + "\n")

@@ -1,7 +1,8 @@
 """Ed25519 signing keys: generate a key pair, load keys from PEM files, and name a public key by its key id.
 
-The key id is the SHA-256 (hex) of the 32 raw public-key bytes, so anyone holding the public key can recompute it.
-A private key is written with mode 0600 and never inside a bundle folder: a bundle is published, a key is not.
+The key id is the SHA-256 (hex) of the 32 raw public-key bytes, so anyone holding the public key can recompute
+it. A private key is written with mode 0600 and never inside a bundle folder: a bundle is published, a key is
+not.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ def key_id(public_key: Ed25519PublicKey) -> str:
 
 def public_key_pem(public_key: Ed25519PublicKey) -> bytes:
     """The public key as SubjectPublicKeyInfo PEM."""
-    return public_key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return public_key.public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
 
 
 def enclosing_bundle(path: Path) -> Path | None:
@@ -48,7 +51,9 @@ def generate_keypair(private_path: Path, public_path: Path) -> str:
     private_path, public_path = Path(private_path), Path(public_path)
     bundle = enclosing_bundle(private_path)
     if bundle is not None:
-        raise InputError(str(private_path), f"refusing to write a private key inside the bundle folder {bundle}")
+        raise InputError(
+            str(private_path), f"refusing to write a private key inside the bundle folder {bundle}"
+        )
     if private_path.exists():
         raise InputError(str(private_path), "a file already exists here; refusing to overwrite a private key")
     private_key = Ed25519PrivateKey.generate()

@@ -1,11 +1,11 @@
 """Build, write and (optionally) sign the manifest of a finished bundle.
 
-The runner calls ``write_manifest`` after every other bundle file is written. It digests every file of the bundle
-(all regular files outside ``provenance/`` and ``report/``), binds each results row to the trial list, scores file
-and checkpoint it names, and writes ``provenance/statement.json`` (canonical JSON, the exact bytes that are signed).
-With a key it writes the DSSE envelope ``provenance/run.intoto.jsonl`` and the public key and key id beside it;
-without one it writes ``provenance/UNSIGNED.txt`` saying so. An inconsistent bundle is an ``InputError``: a
-manifest is never written over files that do not agree with each other.
+The runner calls ``write_manifest`` after every other bundle file is written. It digests every file of the
+bundle (all regular files outside ``provenance/`` and ``report/``), binds each results row to the trial list,
+scores file and checkpoint it names, and writes ``provenance/statement.json`` (canonical JSON, the exact bytes
+that are signed). With a key it writes the DSSE envelope ``provenance/run.intoto.jsonl`` and the public key
+and key id beside it; without one it writes ``provenance/UNSIGNED.txt`` saying so. An inconsistent bundle is
+an ``InputError``: a manifest is never written over files that do not agree with each other.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import importlib.metadata
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -38,14 +38,15 @@ REQUIRED_FILES = ("results.csv", "operators.json", "checkpoints.json", "environm
 PROVENANCE_COLUMNS = ("record_id", "model", "trial_list_id", "scores_blake3", "checkpoint_blake3", "run_id")
 TRIAL_LIST_ID_LENGTH = 16
 UNSIGNED_NOTICE = (
-    "This bundle is UNSIGNED. provenance/statement.json lists the digest of every file, but no key vouches for it:\n"
-    "anyone could have rewritten the files and the statement together. Re-run with a signing key to sign it.\n"
+    "This bundle is UNSIGNED. provenance/statement.json lists the digest of every file, but no key\n"
+    "vouches for it: anyone could have rewritten the files and the statement together.\n"
+    "Re-run with a signing key to sign it.\n"
 )
 
 
 @dataclass(frozen=True)
 class ManifestResult:
-    """What ``write_manifest`` wrote: the statement, the envelope and key id when signed, the subject count."""
+    """What ``write_manifest`` wrote: statement, envelope and key id when signed, number of subjects."""
 
     statement_path: Path
     envelope_path: Path | None
@@ -88,7 +89,7 @@ def _read_results(path: Path) -> pd.DataFrame:
             raise InputError(str(path), "missing provenance column", column=column)
         empty = results.index[results[column].str.len() == 0]
         if len(empty):
-            raise InputError(str(path), "empty value", row=int(empty[0]) + 2, column=column)
+            raise InputError(str(path), "empty value", row=int(empty[0]) + 1, column=column)
     return results
 
 
@@ -120,23 +121,33 @@ def _bind_record(
     record_id = row["record_id"]
     scores_path = f"scores/{record_id}.parquet"
     if "/" in record_id or record_id.startswith(".") or scores_path not in digests:
-        raise InputError(str(results_path), f"no scores file {scores_path} for this record", row=line,
-                         column="record_id")
+        raise InputError(
+            str(results_path), f"no scores file {scores_path} for this record", row=line, column="record_id"
+        )
     scores = digests[scores_path]
     if scores.blake3 != row["scores_blake3"]:
-        raise InputError(str(results_path), f"{scores_path} has BLAKE3 {scores.blake3}", row=line,
-                         column="scores_blake3")
+        raise InputError(
+            str(results_path), f"{scores_path} has BLAKE3 {scores.blake3}", row=line, column="scores_blake3"
+        )
     if row["trial_list_id"] not in trial_lists:
         raise InputError(str(results_path), "no such file under trials/", row=line, column="trial_list_id")
     trial_path, trial_digest = trial_lists[row["trial_list_id"]]
     checkpoint = checkpoints.get(row["model"])
     if not isinstance(checkpoint, dict) or checkpoint.get("checkpoint_blake3") != row["checkpoint_blake3"]:
-        raise InputError(str(results_path), "differs from checkpoints.json for this model", row=line,
-                         column="checkpoint_blake3")
+        raise InputError(
+            str(results_path),
+            "differs from checkpoints.json for this model",
+            row=line,
+            column="checkpoint_blake3",
+        )
     outcome = operator_records.get(record_id)
     if not isinstance(outcome, dict):
-        raise InputError(str(results_path), "operators.json has no 'records' entry for this record", row=line,
-                         column="record_id")
+        raise InputError(
+            str(results_path),
+            "operators.json has no 'records' entry for this record",
+            row=line,
+            column="record_id",
+        )
     return RecordBinding(
         record_id=record_id,
         trial_list_id=row["trial_list_id"],
@@ -172,13 +183,17 @@ def build_run_statement(bundle_dir: Path, run_config: dict[str, Any]) -> dict[st
     results = _read_results(results_path)
     run_ids = sorted(set(results["run_id"]))
     if len(run_ids) != 1:
-        raise InputError(str(results_path), f"expected one run_id in a bundle, found {run_ids}", column="run_id")
+        raise InputError(
+            str(results_path), f"expected one run_id in a bundle, found {run_ids}", column="run_id"
+        )
     checkpoints = _read_json(bundle_dir / "checkpoints.json")
     operators = _read_json(bundle_dir / "operators.json")
     trial_lists = _trial_lists(bundle_dir, digests)
     records = [
-        _bind_record(row, index + 2, results_path, digests, trial_lists, checkpoints, operators.get("records", {}))
-        for index, row in enumerate(results.to_dict("records"))
+        _bind_record(
+            row, index + 1, results_path, digests, trial_lists, checkpoints, operators.get("records", {})
+        )
+        for index, row in enumerate(cast(list[dict[str, Any]], results.to_dict("records")))
     ]
     predicate = build_predicate(
         run_config=run_config,
@@ -200,7 +215,9 @@ def write_manifest(bundle_dir: Path, run_config: dict[str, Any], signing_key: Pa
     """Write the statement of ``bundle_dir`` and, given a private key, its signed DSSE envelope."""
     bundle_dir = Path(bundle_dir)
     if signing_key is not None and Path(signing_key).resolve().is_relative_to(bundle_dir.resolve()):
-        raise InputError(str(signing_key), "the private key lies inside the bundle it would sign; move it out")
+        raise InputError(
+            str(signing_key), "the private key lies inside the bundle it would sign; move it out"
+        )
     statement = build_run_statement(bundle_dir, run_config)
     payload = canonical_json(statement)
     atomic_write_bytes(bundle_dir / STATEMENT_FILE, payload)

@@ -1,14 +1,16 @@
 """The in-toto Statement v1 of a run, with a predicate in SLSA provenance v1 shape.
 
-Subjects are every file of the bundle, ``{name: relative POSIX path, digest: {sha256, blake3}}``. The predicate:
+Subjects are every file of the bundle, ``{name: relative POSIX path, digest: {sha256, blake3}}``. The
+predicate:
 
 - ``buildDefinition.buildType``: ``BUILD_TYPE``; ``externalParameters.runConfig``: the run configuration;
   ``internalParameters.operatorPolicy``: the declared drop/fail policy for operator failures;
-- ``buildDefinition.resolvedDependencies``: one ResourceDescriptor per checkpoint
-  (``name: checkpoint:<label>``, ``digest: {blake3}``) and per trial list (``name: trials/<id>.csv``);
+- ``buildDefinition.resolvedDependencies``: one ResourceDescriptor per checkpoint (``name:
+  checkpoint:<label>``, ``digest: {blake3}``) and per trial list (``name: trials/<id>.csv``);
 - ``runDetails.builder``/``metadata.invocationId``: who ran it and the run id;
-- ``runDetails.byproducts``: one ResourceDescriptor per record (``name: record:<record_id>``, digest of its scores
-  file) whose ``annotations`` hold the digests it depends on and its operator outcome counts (``RecordBinding``).
+- ``runDetails.byproducts``: one ResourceDescriptor per record (``name: record:<record_id>``, digest of its
+  scores file) whose ``annotations`` hold the digests it depends on and its operator outcome counts
+  (``RecordBinding``).
 
 Building and reading the predicate live together here, so its shape is defined once.
 """
@@ -131,4 +133,6 @@ def read_checkpoints(predicate: dict[str, Any]) -> dict[str, str]:
             if entry["name"].startswith(CHECKPOINT_PREFIX)
         }
     except (KeyError, TypeError, AttributeError) as error:
-        raise PredicateShapeError(f"resolved dependencies are not in the expected shape: {error!r}") from error
+        raise PredicateShapeError(
+            f"resolved dependencies are not in the expected shape: {error!r}"
+        ) from error

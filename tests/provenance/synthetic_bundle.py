@@ -1,9 +1,10 @@
-"""Small synthetic artefact bundles, built by code, following DESIGN.md section 3 and the contracts of section 10.
+"""Small synthetic artefact bundles, built by code, following DESIGN.md section 3 and the contracts of section
+10.
 
-One factorial experiment (E13: noise x codec) on one corpus, two encoders, so eight records forming two contrasts.
-Scores are drawn with a fixed seed; every row's metrics are computed here by independent oracles (sklearn's
-roc_curve snippet for the legacy EER, a brute-force threshold sweep for minDCF, sklearn's roc_auc_score), never by
-the code under test.
+One factorial experiment (E13: noise x codec) on one corpus, two encoders, so eight records forming two
+contrasts. Scores are drawn with a fixed seed; every row's metrics are computed here by independent oracles
+(sklearn's roc_curve snippet for the legacy EER, a brute-force threshold sweep for minDCF, sklearn's
+roc_auc_score), never by the code under test.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import blake3
 import numpy as np
@@ -135,35 +137,59 @@ def build_bundle(
         trial_list_ids.append(odd_list)
 
     checkpoints = {
-        model: {"kind": "synthetic", "class": "Identity", "checkpoint_blake3": blake3.blake3(model.encode()).hexdigest()}
+        model: {
+            "kind": "synthetic",
+            "class": "Identity",
+            "checkpoint_blake3": blake3.blake3(model.encode()).hexdigest(),
+        }
         for model in MODELS
     }
-    chains = {
-        "noise-babble": {"spec": [{"name": "babble", "kwargs": {"snr_db": "5"}}], "applied": 0, "failed": 0,
-                         "fallback": 0, "reasons": {}},
-        "codec-opus": {"spec": [{"name": "opus", "kwargs": {"bitrate": 12000}}], "applied": 0, "failed": 0,
-                       "fallback": 0, "reasons": {}},
-    }  # fmt: skip
+    chains: dict[str, dict[str, Any]] = {
+        "noise-babble": {
+            "spec": [{"name": "babble", "kwargs": {"snr_db": "5"}}],
+            "applied": 0,
+            "failed": 0,
+            "fallback": 0,
+            "reasons": {},
+        },
+        "codec-opus": {
+            "spec": [{"name": "opus", "kwargs": {"bitrate": 12000}}],
+            "applied": 0,
+            "failed": 0,
+            "fallback": 0,
+            "reasons": {},
+        },
+    }
     records: dict[str, dict] = {}
     rows = []
     for model_index, model in enumerate(MODELS):
         for level_index, (level_a, level_b) in enumerate(LEVELS):
             record_id = f"E13-{model}-{level_a}-{level_b}"
-            list_id, labels = (odd_list, odd_labels) if record_id == odd_trial_list_record else (main_list, main_labels)
+            list_id, labels = (
+                (odd_list, odd_labels) if record_id == odd_trial_list_record else (main_list, main_labels)
+            )
             assert list_id is not None and labels is not None
-            frame = scores_frame(labels, seed=100 + 10 * model_index + level_index, separation=2.5 - 0.4 * level_index)
+            frame = scores_frame(
+                labels, seed=100 + 10 * model_index + level_index, separation=2.5 - 0.4 * level_index
+            )
             frame.to_parquet(root / "scores" / f"{record_id}.parquet", index=False)
             scored = frame[frame["status"] == "scored"]
             scores, scored_labels = scored["score"].to_numpy(), scored["label"].to_numpy()
-            record_chains = [c for c, lvl in (("noise-babble", level_a), ("codec-opus", level_b)) if lvl != "none"]
+            record_chains = [
+                c for c, lvl in (("noise-babble", level_a), ("codec-opus", level_b)) if lvl != "none"
+            ]
             fallback = 3 if record_id == fallback_record else 0
             for chain in record_chains:
                 chains[chain]["applied"] += len(labels) - fallback * (chain == "noise-babble")
                 if chain == "noise-babble" and fallback:
                     chains[chain]["fallback"] += fallback
                     chains[chain]["reasons"] = {"noise file too short": fallback}
-            records[record_id] = {"chains": record_chains, "applied": len(labels) * len(record_chains) - fallback,
-                                  "failed": 0, "fallback": fallback}  # fmt: skip
+            records[record_id] = {
+                "chains": record_chains,
+                "applied": len(labels) * len(record_chains) - fallback,
+                "failed": 0,
+                "fallback": fallback,
+            }
             rows.append(
                 {
                     "record_id": record_id,
@@ -186,7 +212,9 @@ def build_bundle(
                     "n_nontarget": int((scored_labels == 0).sum()),
                     "checkpoint_blake3": checkpoints[model]["checkpoint_blake3"],
                     "trial_list_id": list_id,
-                    "scores_blake3": blake3.blake3((root / "scores" / f"{record_id}.parquet").read_bytes()).hexdigest(),
+                    "scores_blake3": blake3.blake3(
+                        (root / "scores" / f"{record_id}.parquet").read_bytes()
+                    ).hexdigest(),
                     "run_id": RUN_ID,
                 }
             )

@@ -18,9 +18,7 @@ def test_keys_sorted_no_whitespace_utf8() -> None:
 def test_floats_become_round_trip_strings() -> None:
     value = {"p": 0.01, "x": 1e-05, "one": 1.0, "third": 1 / 3, "np": np.float64(0.05), "n": np.int64(3)}
     text = canonical_json(value)
-    assert text == (
-        b'{"n":3,"np":"0.05","one":"1.0","p":"0.01","third":"0.3333333333333333","x":"1e-05"}'
-    )
+    assert text == (b'{"n":3,"np":"0.05","one":"1.0","p":"0.01","third":"0.3333333333333333","x":"1e-05"}')
     parsed = json.loads(text)
     assert float(parsed["third"]) == 1 / 3
     assert float(parsed["x"]) == 1e-05

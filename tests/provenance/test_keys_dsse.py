@@ -12,7 +12,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from audit.errors import InputError
-from provenance.dsse import EnvelopeError, parse_envelope, pae, sign_envelope, verify_envelope
+from provenance.dsse import EnvelopeError, pae, parse_envelope, sign_envelope, verify_envelope
 from provenance.keys import generate_keypair, key_id, load_private_key, load_public_key
 
 # RFC 8032 section 7.1, TEST 1.
@@ -44,7 +44,8 @@ def test_envelope_signature_covers_the_pae_bytes() -> None:
     assert data["signatures"][0]["keyid"] == hashlib.sha256(RFC_PUBLIC).hexdigest()
     public = Ed25519PublicKey.from_public_bytes(RFC_PUBLIC)
     public.verify(
-        base64.b64decode(data["signatures"][0]["sig"]), b"DSSEv1 29 http://example.com/HelloWorld 11 hello world"
+        base64.b64decode(data["signatures"][0]["sig"]),
+        b"DSSEv1 29 http://example.com/HelloWorld 11 hello world",
     )
     assert verify_envelope(parse_envelope(line), public, HELLO_TYPE) == hashlib.sha256(RFC_PUBLIC).hexdigest()
 
@@ -63,8 +64,15 @@ def test_tampered_payload_other_key_and_wrong_type_are_refused() -> None:
         verify_envelope(genuine, private.public_key(), "application/vnd.in-toto+json")
 
 
-@pytest.mark.parametrize("line", [b"not json", b"[]", b'{"payloadType": "t", "signatures": []}',
-                                  b'{"payload": "!!", "payloadType": "t", "signatures": [{"sig": "AA=="}]}'])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"not json",
+        b"[]",
+        b'{"payloadType": "t", "signatures": []}',
+        b'{"payload": "!!", "payloadType": "t", "signatures": [{"sig": "AA=="}]}',
+    ],
+)
 def test_malformed_envelopes_raise(line: bytes) -> None:
     with pytest.raises(EnvelopeError):
         parse_envelope(line)
@@ -91,9 +99,9 @@ def test_generate_keypair_refuses_a_bundle_folder(tmp_path: Path) -> None:
 def test_unreadable_keys_are_input_errors(tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.pem"
     garbage.write_text("not a key")
-    with pytest.raises(InputError, match="garbage.pem"):
+    with pytest.raises(InputError, match=r"garbage\.pem"):
         load_public_key(garbage)
-    with pytest.raises(InputError, match="garbage.pem"):
+    with pytest.raises(InputError, match=r"garbage\.pem"):
         load_private_key(garbage)
     with pytest.raises(InputError, match="cannot read"):
         load_public_key(tmp_path / "absent.pem")

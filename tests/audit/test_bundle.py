@@ -1,0 +1,250 @@
+"""verify_bundle on synthetic bundles: a clean one passes, and each kind of tampering is caught by the right
+flag.
+
+The bundles are written by ``tests/provenance/synthetic_bundle.py``; the rows' metrics there come from
+independent oracles (sklearn's roc_curve snippet, a brute-force minDCF sweep, sklearn's AUC), not from
+``audit.metrics``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from audit.bundle import verify_bundle
+from audit.findings import Flag, Severity, has_errors
+from provenance.canonical import canonical_json
+from provenance.digests import file_digest
+from provenance.dsse import sign_envelope
+from provenance.keys import generate_keypair, load_private_key
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "provenance"))  # the shared bundle factory
+from synthetic_bundle import SyntheticBundle, build_bundle
+
+RECORD = "E13-m1-babble-opus"
+
+
+def _by_id(flags: list[Flag]) -> dict[str, Flag]:
+    return {flag.id: flag for flag in flags}
+
+
+def _failures(flags: list[Flag], flag_id: str) -> list[dict[str, Any]]:
+    """The failure cases of every flag with this id (several steps may raise the same id)."""
+    return [failure for flag in flags if flag.id == flag_id for failure in flag.details["failures"]]
+
+
+def _sections(sections: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {section["id"]: section for section in sections}
+
+
+def _error_ids(flags: list[Flag]) -> set[str]:
+    return {flag.id for flag in flags if flag.severity is Severity.ERROR}
+
+
+def _resign(bundle: SyntheticBundle, mutate: Callable[[dict[str, Any]], None]) -> None:
+    """Rewrite the statement (as someone holding the key would) and sign it again."""
+    statement = json.loads((bundle.root / "provenance" / "statement.json").read_bytes())
+    mutate(statement)
+    payload = canonical_json(statement)
+    (bundle.root / "provenance" / "statement.json").write_bytes(payload)
+    envelope = sign_envelope(payload, load_private_key(bundle.private_key))
+    (bundle.root / "provenance" / "run.intoto.jsonl").write_bytes(envelope)
+
+
+@pytest.fixture
+def bundle(tmp_path: Path) -> SyntheticBundle:
+    return build_bundle(tmp_path)
+
+
+def test_clean_bundle_passes_with_full_coverage(bundle: SyntheticBundle) -> None:
+    flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert flags == []
+    assert {section["status"] for section in sections} == {"pass"}
+    by_id = _sections(sections)
+    assert "reviewer's key" in by_id["bundle-signature"]["lines"][0]
+    assert bundle.manifest.key_id in by_id["bundle-signature"]["lines"][0]
+    assert [row["fraction"] for row in by_id["bundle-coverage"]["table"]] == [1.0, 1.0, 1.0, 1.0]
+    assert len(by_id["bundle-rescore"]["table"]) == 8
+
+
+def test_bundle_key_is_used_and_named_without_a_reviewer_key(bundle: SyntheticBundle) -> None:
+    flags, sections = verify_bundle(bundle.read_results(), bundle.root, None)
+    assert flags == []
+    assert "bundle's own public key" in _sections(sections)["bundle-signature"]["lines"][0]
+
+
+def test_one_changed_score_is_caught(bundle: SyntheticBundle) -> None:
+    path = bundle.root / "scores" / f"{RECORD}.parquet"
+    scores = pd.read_parquet(path)
+    first_target = int(scores.index[(scores["label"] == 1) & (scores["status"] == "scored")][0])
+    scores.loc[first_target, "score"] = -50.0  # a target scored far below every non-target
+    scores.to_parquet(path, index=False)
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    by_id = _by_id(flags)
+    assert {"digest-mismatch", "score-mismatch"} <= _error_ids(flags)
+    assert by_id["score-mismatch"].records == (RECORD,)
+    assert {"subject": f"scores/{RECORD}.parquet", "problem": "sha256 and blake3 differ"} in (
+        _failures(flags, "digest-mismatch")
+    )
+
+
+def test_changed_eer_in_the_results_file_is_caught(bundle: SyntheticBundle) -> None:
+    results = bundle.read_results()
+    results.loc[results["record_id"] == RECORD, "eer"] += 0.01
+    results.to_csv(bundle.root / "results.csv", index=False)
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    by_id = _by_id(flags)
+    assert by_id["score-mismatch"].records == (RECORD,)
+    assert {"subject": "results.csv", "problem": "sha256 and blake3 differ"} in _failures(
+        flags, "digest-mismatch"
+    )
+
+
+def test_changed_eer_in_a_table_outside_the_bundle_is_a_score_mismatch_only(bundle: SyntheticBundle) -> None:
+    results = bundle.read_results()
+    results.loc[results["record_id"] == RECORD, "eer"] += 0.002
+    flags, _ = verify_bundle(results, bundle.root, bundle.public_key)
+    assert _error_ids(flags) == {"score-mismatch"}
+    assert _by_id(flags)["score-mismatch"].details["reason"] == "rescore"
+
+
+def test_reordered_trial_list_is_caught(bundle: SyntheticBundle) -> None:
+    path = bundle.root / "trials" / f"{bundle.trial_list_ids[0]}.csv"
+    trials = pd.read_csv(path)
+    reordered = trials.iloc[[1, 0, *range(2, len(trials))]]  # swap the first two trials
+    assert not (reordered["label"].to_numpy() == trials["label"].to_numpy()).all()
+    reordered.to_csv(path, index=False)
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert {"digest-mismatch", "unmatched-trials"} <= _error_ids(flags)
+    assert len(_by_id(flags)["unmatched-trials"].records) == 8  # every record was scored on that list
+
+
+def test_renamed_subject_file_is_caught(bundle: SyntheticBundle) -> None:
+    source = bundle.root / "scores" / f"{RECORD}.parquet"
+    source.rename(source.with_name("renamed.parquet"))
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    failures = _failures(flags, "digest-mismatch")
+    assert {"subject": f"scores/{RECORD}.parquet", "problem": "missing file"} in failures
+    assert {"file": "scores/renamed.parquet", "problem": "not a subject of the statement"} in failures
+
+
+def test_renamed_subject_name_in_the_statement_breaks_the_signature(bundle: SyntheticBundle) -> None:
+    envelope_path = bundle.root / "provenance" / "run.intoto.jsonl"
+    envelope = json.loads(envelope_path.read_bytes())
+    payload = base64.b64decode(envelope["payload"]).replace(b"results.csv", b"resultz.csv")
+    envelope["payload"] = base64.b64encode(payload).decode()
+    envelope_path.write_text(json.dumps(envelope) + "\n")
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert "bad-signature" in _error_ids(flags)
+    assert "digest-mismatch" in _error_ids(flags)  # the renamed subject points at no file
+
+
+def test_altered_signature_is_caught(bundle: SyntheticBundle) -> None:
+    envelope_path = bundle.root / "provenance" / "run.intoto.jsonl"
+    envelope = json.loads(envelope_path.read_bytes())
+    signature = envelope["signatures"][0]["sig"]
+    envelope["signatures"][0]["sig"] = ("B" if signature[0] == "A" else "A") + signature[1:]
+    envelope_path.write_text(json.dumps(envelope) + "\n")
+    flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert _by_id(flags)["bad-signature"].details["reason"] == "signature"
+    assert _sections(sections)["bundle-signature"]["status"] == "fail"
+
+
+def test_a_different_trusted_key_is_refused(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    generate_keypair(tmp_path / "other" / "k.pem", tmp_path / "other" / "k.pub")
+    flags, sections = verify_bundle(bundle.read_results(), bundle.root, tmp_path / "other" / "k.pub")
+    assert _error_ids(flags) == {"bad-signature"}
+    assert "reviewer's key" in _sections(sections)["bundle-signature"]["lines"][0]
+
+
+def test_unsigned_bundle_says_so_and_still_checks_digests(tmp_path: Path) -> None:
+    bundle = build_bundle(tmp_path, signed=False)
+    assert not bundle.manifest.signed
+    assert "UNSIGNED" in (bundle.root / "provenance" / "UNSIGNED.txt").read_text()
+    flags, sections = verify_bundle(bundle.read_results(), bundle.root, None)
+    assert _error_ids(flags) == {"bad-signature"}
+    assert _by_id(flags)["bad-signature"].details["reason"] == "unsigned"
+    by_id = _sections(sections)
+    assert by_id["bundle-subject-digests"]["status"] == "pass"
+    assert any("not authenticated" in line for line in by_id["bundle-subject-digests"]["lines"])
+
+
+def test_path_traversal_subjects_are_refused(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not part of the bundle\n")
+    digest = file_digest(outside)
+
+    def add_escapes(statement: dict[str, Any]) -> None:
+        for name in ("../outside.txt", str(outside), "scores/../../outside.txt"):
+            statement["subject"].append(
+                {"name": name, "digest": {"sha256": digest.sha256, "blake3": digest.blake3}}
+            )
+
+    _resign(bundle, add_escapes)
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert _error_ids(flags) == {"digest-mismatch"}
+    failures = _failures(flags, "digest-mismatch")
+    assert {failure["subject"] for failure in failures} == {
+        "../outside.txt",
+        str(outside),
+        "scores/../../outside.txt",
+    }
+    assert _by_id(flags)["digest-mismatch"].details["reason"] == "path-escape"
+
+
+def test_symlink_out_of_the_bundle_is_refused(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    inside = bundle.root / "scores" / f"{RECORD}.parquet"
+    outside = tmp_path / "elsewhere.parquet"
+    shutil.move(inside, outside)
+    inside.symlink_to(outside)  # same bytes, so its digest still matches: only the location gives it away
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    mismatch = [flag for flag in flags if flag.id == "digest-mismatch"]
+    assert mismatch and mismatch[0].details["reason"] == "path-escape"
+    assert mismatch[0].details["failures"][0]["subject"] == f"scores/{RECORD}.parquet"
+    assert "score-mismatch" in _error_ids(flags)  # its scores are not read from outside the bundle
+
+
+def test_contrast_terms_on_different_trial_lists_are_unmatched(tmp_path: Path) -> None:
+    bundle = build_bundle(tmp_path, odd_trial_list_record=RECORD)
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert _error_ids(flags) == {"unmatched-trials"}
+    records = set(_by_id(flags)["unmatched-trials"].records)
+    m1_terms = {"E13-m1-none-none", "E13-m1-babble-none", "E13-m1-none-opus", RECORD}
+    assert (
+        m1_terms | {"E13-m2-babble-opus"} == records
+    )  # the m1 contrast, and both encoders of that condition
+
+
+def test_operator_fallbacks_are_reported_as_a_warning(tmp_path: Path) -> None:
+    bundle = build_bundle(tmp_path, fallback_record=RECORD)
+    flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert not has_errors(flags)
+    warning = _by_id(flags)["operator-failures"]
+    assert warning.severity is Severity.WARNING and warning.records == (RECORD,)
+    table = _sections(sections)["bundle-operators"]["table"]
+    assert {row["chain"]: row["fallback"] for row in table} == {"codec-opus": 0, "noise-babble": 3}
+
+
+def test_wrong_statement_type_stops_the_bundle_checks(bundle: SyntheticBundle) -> None:
+    _resign(bundle, lambda statement: statement.update({"_type": "https://in-toto.io/Statement/v0.1"}))
+    flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert _by_id(flags)["bad-signature"].details["reason"] == "statement-type"
+    assert _sections(sections)["bundle-rows"]["status"] == "not-run"
+
+
+def test_row_naming_other_digests_is_a_digest_mismatch(bundle: SyntheticBundle) -> None:
+    results = bundle.read_results()
+    results.loc[results["record_id"] == RECORD, "checkpoint_blake3"] = "0" * 64
+    flags, sections = verify_bundle(results, bundle.root, bundle.public_key)
+    assert _error_ids(flags) == {"digest-mismatch"}
+    assert _by_id(flags)["digest-mismatch"].records == (RECORD,)
+    coverage = {row["binding"]: row["rows"] for row in _sections(sections)["bundle-coverage"]["table"]}
+    assert coverage["a verified checkpoint digest"] == 7 and coverage["verified per-trial scores"] == 8
