@@ -7,11 +7,11 @@ with all GPUs, no network, a read-only root filesystem, the inputs (configuratio
 signing key) mounted read-only and the output folder read-write; its logs are streamed as they come and its
 exit code is returned.
 
-Paths inside the container (also in ``containers/README.md``): the configuration ``/data/config/<name>``,
-the corpora ``/data/corpora`` (``$INTERBIAS_CORPORA``), the checkpoints ``/data/checkpoints``
-(``$INTERBIAS_CHECKPOINTS``), the bundle ``/data/out``, the embedding cache ``/data/cache``
-(``$INTERBIAS_CACHE``).
-A configuration meant for the image names its inputs through those variables.
+Paths inside the container (also in ``containers/README.md``): the configuration ``/data/config/<name>``
+(its folder is mounted), the corpora ``/data/corpora`` (``$INTERBIAS_CORPORA``), the checkpoints
+``/data/checkpoints`` (``$INTERBIAS_CHECKPOINTS``), the bundle ``/data/out``, the embedding cache
+``/data/cache`` (``$INTERBIAS_CACHE``). A configuration meant for the image names its inputs through those
+variables; the default configuration needs none of them.
 
 Run it as ``python -m runner.container --config CONFIG --out DIR [...]`` (the ``container`` nox session).
 """
@@ -255,7 +255,9 @@ def container_mounts(
 ) -> list[Mount]:
     """Bind mounts: inputs read-only, the bundle and the cache read-write."""
     mounts = [
-        Mount(f"{CONFIG_DIR}/{config.name}", str(config.resolve()), type="bind", read_only=True),
+        # The configuration's whole folder: a configuration names sibling files (the encoder roster) by
+        # relative path.
+        Mount(CONFIG_DIR, str(config.resolve().parent), type="bind", read_only=True),
         Mount(OUT_DIR, str(out.resolve()), type="bind", read_only=False),
     ]
     if corpora is not None:

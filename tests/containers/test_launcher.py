@@ -136,7 +136,7 @@ def test_launch_builds_runs_with_gpus_and_mounts_and_streams_logs(
     ]
     mounts = {m["Target"]: (m["Source"], m["Type"], m["ReadOnly"]) for m in host["Mounts"]}
     assert mounts == {
-        "/data/config/run.toml": (str(inputs["config"].resolve()), "bind", True),
+        "/data/config": (str(inputs["config"].resolve().parent), "bind", True),
         "/data/corpora": (str(inputs["corpora"].resolve()), "bind", True),
         "/data/checkpoints": (str(inputs["checkpoints"].resolve()), "bind", True),
         "/data/key/signing.pem": (str(inputs["key"].resolve()), "bind", True),
@@ -196,7 +196,7 @@ def test_existing_image_from_a_registry_records_its_repository_digest(
     ]  # fmt: skip
     assert not create["HostConfig"].get("DeviceRequests")  # --cpu: no GPU requested
     mounts = {m["Target"]: m["ReadOnly"] for m in create["HostConfig"]["Mounts"]}
-    assert mounts == {"/data/config/run.toml": True, "/data/out": False, "/data/cache": False}
+    assert mounts == {"/data/config": True, "/data/out": False, "/data/cache": False}
     assert "INTERBIAS_CACHE=/data/cache" in create["Env"]
 
 
