@@ -130,16 +130,16 @@ class CorpusBuilder:
     """Collects utterance rows and problems while an adapter walks a corpus folder."""
 
     def __init__(self, root: Path) -> None:
-        self.root = Path(root)
+        self.root = Path(root).absolute()
         self.records: list[dict[str, Any]] = []
         self.problems: list[Problem] = []
 
     def relative(self, file: Path) -> str:
-        return Path(file).relative_to(self.root).as_posix()
+        return Path(file).absolute().relative_to(self.root).as_posix()
 
     def problem(self, file: Path | str, reason: str) -> None:
-        """Record a problem; ``file`` is a path under the root or an already relative name."""
-        name = self.relative(file) if isinstance(file, Path) and file.is_absolute() else str(file)
+        """Record a problem; ``file`` is a path under the root or a name (a metadata file, a source path)."""
+        name = self.relative(file) if isinstance(file, Path) else file
         self.problems.append(Problem(name, reason))
 
     def add(self, file: Path, utt_id: str, speaker: str, **fields: Any) -> bool:

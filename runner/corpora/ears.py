@@ -83,7 +83,7 @@ def load_ears(root: Path) -> CorpusTable:
     statistics = _read_json(builder, STATISTICS_FILE)
     transcripts = _read_json(builder, TRANSCRIPTS_FILE)
     speakers: dict[str, dict[str, str | None]] = {}
-    for file in sorted_files(root, "*.wav"):
+    for file in sorted_files(builder.root, "*.wav"):
         speaker = file.parent.name
         if file.parent.parent != builder.root or not SPEAKER.match(speaker):
             builder.problem(file, "skipped: not at p<NNN>/<task>.wav")

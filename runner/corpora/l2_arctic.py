@@ -55,7 +55,7 @@ def _transcript(wav: Path) -> str | None:
 @corpus_adapter("l2_arctic")
 def load_l2_arctic(root: Path) -> CorpusTable:
     builder = CorpusBuilder(root)
-    for file in sorted_files(root, "*.wav"):
+    for file in sorted_files(builder.root, "*.wav"):
         parts = Path(builder.relative(file)).parts
         if len(parts) != 3 or parts[1] != "wav":
             builder.problem(file, "skipped: not at <SPEAKER>/wav/<file>.wav")

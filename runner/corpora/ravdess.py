@@ -66,7 +66,7 @@ def parse_name(stem: str) -> dict[str, str]:
 def load_ravdess(root: Path) -> CorpusTable:
     """The audio files of a RAVDESS folder (any wrapper folder above ``Actor_NN`` is fine)."""
     builder = CorpusBuilder(root)
-    for file in sorted_files(root, "*.wav"):
+    for file in sorted_files(builder.root, "*.wav"):
         try:
             fields = parse_name(file.stem)
         except ValueError as exc:

@@ -22,7 +22,7 @@ MICROPHONES = {"wav_arrayMic": "arrayMic", "wav_headMic": "headMic"}
 @corpus_adapter("torgo")
 def load_torgo(root: Path) -> CorpusTable:
     builder = CorpusBuilder(root)
-    for file in sorted_files(root, "*.wav"):
+    for file in sorted_files(builder.root, "*.wav"):
         parts = Path(builder.relative(file)).parts
         if len(parts) != 4:
             builder.problem(file, "skipped: not at <speaker>/Session<N>/wav_<mic>/<file>.wav")

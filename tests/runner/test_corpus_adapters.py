@@ -282,6 +282,15 @@ def test_voxceleb1_and_its_official_trials(tmp_path: Path) -> None:
     assert set(trials["enrol_utt"][:2]) <= set(table.frame["utt_id"])  # trial names are utt_ids as-is
 
 
+def test_relative_corpus_root_gives_the_same_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_torgo(tmp_path / "TORGO")
+    absolute = load_corpus("torgo", tmp_path / "TORGO")
+    monkeypatch.chdir(tmp_path)
+    relative = load_corpus("torgo", Path("TORGO"))
+    assert relative.utterances_csv() == absolute.utterances_csv()
+    assert relative.problems_csv() == absolute.problems_csv()
+
+
 def test_voxceleb1_without_metadata(tmp_path: Path) -> None:
     table = load_corpus("voxceleb1", make_voxceleb1(tmp_path / "vox", with_metadata=False))
     assert len(table.frame) == 4
