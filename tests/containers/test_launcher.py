@@ -10,7 +10,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import CONTAINER_ID, IMAGE_ID, LOG_FRAMES, EngineStandIn
+from engine_standin import CONTAINER_ID, IMAGE_ID, LOG_FRAMES, EngineStandIn
 
 from audit.errors import InputError
 from runner import container
