@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy.fft import irfft, next_fast_len
 
 from runner.operators.audio import loop_to_length
 from runner.operators.base import BOUND, Operator, Outcome, Result, register
@@ -102,13 +103,18 @@ class PinkNoise(AdditiveNoise):
 
 
 def pink_noise(length: int, rng: np.random.Generator) -> np.ndarray:
-    """Gaussian noise with a 1/f power spectrum, made by spectral shaping (see ``PinkNoise``)."""
-    bins = length // 2 + 1
+    """Gaussian noise with a 1/f power spectrum, made by spectral shaping (see ``PinkNoise``).
+
+    The spectrum is drawn for the next FFT-friendly length and the result cut to ``length``: an FFT of a
+    length with a large prime factor is many times slower, and a stretch of a stationary 1/f process is 1/f.
+    """
+    fft_length = next_fast_len(length, real=True)
+    bins = fft_length // 2 + 1
     spectrum = rng.standard_normal(bins) + 1j * rng.standard_normal(bins)
     frequency = np.arange(bins, dtype=np.float64)
     spectrum[1:] /= np.sqrt(frequency[1:])
     spectrum[0] = 0.0
-    return np.fft.irfft(spectrum, n=length)
+    return irfft(spectrum, n=fft_length)[:length]
 
 
 @register
