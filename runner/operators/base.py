@@ -82,8 +82,7 @@ class Operator(ABC):
     """
 
     name: ClassVar[str]
-    # True for operators whose valid realisations may leave the audio as it was (packet loss with no lost
-    # frame).
+    # True where a valid realisation may leave the audio as it was (packet loss with no frame lost).
     unchanged_output_allowed: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
