@@ -1,0 +1,136 @@
+"""What an encoder was loaded from: resolved files with their digests, class, config and runtime settings.
+
+A checkpoint is either a folder (speechbrain, transformers, ONNX exports), one file (resemblyzer's weights) or
+nothing at all (MFCC statistics, whose record digests its configuration instead). Every file that the loader
+reads is listed with ``{sha256, blake3, size}``; ``checkpoint_blake3`` is the folder digest, the file digest,
+or the configuration digest, so a results row binds to exactly one checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from audit.errors import InputError
+from provenance.digests import Digest, bytes_digest, file_digest, tree_digest, tree_listing
+
+
+class CheckpointError(InputError):
+    """A checkpoint that is missing, partial or not what the roster pins: never replaced by a fallback."""
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        super().__init__(str(path), problem)
+        self.path = Path(path)
+
+
+class EncoderConfigError(InputError):
+    """An unknown encoder kind, option, device or dtype for the encoder ``label``."""
+
+    def __init__(self, label: str, problem: str) -> None:
+        super().__init__(f"encoder {label!r}", problem)
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace: the form that configuration digests are taken of."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True)
+class CheckpointRecord:
+    """The provenance of one loaded encoder, written to ``checkpoints.json`` under its label."""
+
+    label: str
+    kind: str
+    class_name: str
+    config: dict[str, Any]
+    files: dict[str, Digest]
+    checkpoint_blake3: str
+    path: str | None
+    runtime: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cache_key(self) -> str:
+        """BLAKE3 of everything that changes the embeddings: weights, kind, config and numeric dtype.
+
+        The weights digest alone is not enough for an embedding cache: the same weights in bf16, or with
+        another front-end option, give other vectors. Batching is left out (``runtime``): it changes
+        embeddings only within the tolerance each adapter states.
+        """
+        identity = {
+            "checkpoint_blake3": self.checkpoint_blake3,
+            "kind": self.kind,
+            "config": self.config,
+            "dtype": self.runtime.get("dtype"),
+        }
+        return bytes_digest(canonical_json(identity).encode()).blake3
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "kind": self.kind,
+            "class": self.class_name,
+            "config": self.config,
+            "path": self.path,
+            "files": {name: digest.as_dict() for name, digest in self.files.items()},
+            "checkpoint_blake3": self.checkpoint_blake3,
+            "cache_key": self.cache_key,
+            "runtime": self.runtime,
+        }
+
+
+def require_folder(path: Path | None, label: str, required: Iterable[str]) -> Path:
+    """The checkpoint folder, after checking that it and every ``required`` file in it exist."""
+    if path is None:
+        raise CheckpointError(f"encoder {label!r}", "needs a checkpoint folder and none was given")
+    folder = Path(path)
+    if not folder.is_dir():
+        raise CheckpointError(folder, f"checkpoint folder of encoder {label!r} does not exist")
+    for name in required:
+        if not (folder / name).is_file():
+            raise CheckpointError(folder / name, f"required checkpoint file of encoder {label!r} is missing")
+    return folder
+
+
+def require_file(path: Path, label: str) -> Path:
+    """``path`` itself, after checking that it is an existing file."""
+    if not Path(path).is_file():
+        raise CheckpointError(path, f"checkpoint file of encoder {label!r} is missing")
+    return Path(path)
+
+
+@dataclass(frozen=True)
+class ResolvedFiles:
+    """The digests of what a loader read: each file, and the one digest that stands for all of them."""
+
+    files: dict[str, Digest]
+    checkpoint_blake3: str
+    path: str | None
+
+
+def resolve_folder(folder: Path) -> ResolvedFiles:
+    """Digest every regular file in a checkpoint folder (the folder digest covers them all)."""
+    files = dict(tree_listing(folder))
+    return ResolvedFiles(files, tree_digest(folder).blake3, str(Path(folder).resolve()))
+
+
+def resolve_file(path: Path) -> ResolvedFiles:
+    """Digest a single-file checkpoint."""
+    digest = file_digest(path)
+    return ResolvedFiles({Path(path).name: digest}, digest.blake3, str(Path(path).resolve()))
+
+
+def resolve_config(config: Mapping[str, Any]) -> ResolvedFiles:
+    """A weight-free encoder: its checkpoint digest is the digest of its canonical configuration."""
+    return ResolvedFiles({}, bytes_digest(canonical_json(dict(config)).encode()).blake3, None)
+
+
+def verify_pin(record: CheckpointRecord, expected_blake3: str | None) -> None:
+    """Fail when the roster pins a checkpoint digest and the loaded checkpoint has another one."""
+    if expected_blake3 is not None and expected_blake3 != record.checkpoint_blake3:
+        raise CheckpointError(
+            record.path or f"encoder {record.label!r}",
+            f"checkpoint BLAKE3 {record.checkpoint_blake3} differs from the pinned {expected_blake3}",
+        )

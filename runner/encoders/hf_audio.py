@@ -1,0 +1,149 @@
+"""What the two transformers adapters share: offline loading from a local folder, preprocessing and masks.
+
+A checkpoint folder needs ``config.json``, ``preprocessor_config.json`` (it fixes the sample rate and whether
+each utterance is normalised to zero mean and unit variance, so it is required rather than guessed) and the
+weights (``model.safetensors``, ``pytorch_model.bin`` or a sharded index with all its shards). Loading uses
+``local_files_only=True`` with the hub switched off.
+
+Padding: models whose convolutional feature encoder uses layer norm (``feat_extract_norm == "layer"``: the
+large wav2vec 2.0 / HuBERT / WavLM, data2vec-audio) take an attention mask, and padded batches give the
+unbatched embeddings within float rounding. Models with group norm in the first convolution (the base
+models) normalise over time including any padding, and transformers advises not to pad them: they get
+equal-length batches only, recorded as such.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from runner.encoders.batching import BatchPolicy
+from runner.encoders.checkpoint import CheckpointError, CheckpointRecord, require_folder, resolve_folder
+from runner.encoders.torch_runtime import deterministic_settings, force_offline, freeze, torch_device
+
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+SHARD_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+
+
+def require_transformers_folder(checkpoint: Path | None, label: str) -> Path:
+    """The checkpoint folder after checking its config, preprocessor config and every weights file."""
+    folder = require_folder(checkpoint, label, ["config.json", "preprocessor_config.json"])
+    if any((folder / name).is_file() for name in WEIGHT_FILES):
+        return folder
+    for index_name in SHARD_INDEXES:
+        index = folder / index_name
+        if index.is_file():
+            shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+            for shard in shards:
+                if not (folder / shard).is_file():
+                    raise CheckpointError(folder / shard, f"weights shard of encoder {label!r} is missing")
+            return folder
+    raise CheckpointError(
+        folder / WEIGHT_FILES[0], f"no weights file ({', '.join(WEIGHT_FILES)}) for {label!r}"
+    )
+
+
+def conv_output_frames(lengths: np.ndarray, config: Any) -> np.ndarray:
+    """Frames the convolutional feature encoder makes of ``lengths`` samples: L <- floor((L - k) / s) + 1."""
+    frames = np.asarray(lengths, dtype=np.int64)
+    for kernel, stride in zip(config.conv_kernel, config.conv_stride, strict=True):
+        frames = (frames - kernel) // stride + 1
+    return frames
+
+
+def receptive_field(config: Any, frames: int = 1) -> int:
+    """Samples the feature encoder needs for ``frames`` output frames (400 for one, usual stack)."""
+    needed = frames
+    for kernel, stride in reversed(list(zip(config.conv_kernel, config.conv_stride, strict=True))):
+        needed = (needed - 1) * stride + kernel
+    return needed
+
+
+class HFAudioModel:
+    """A frozen transformers audio model with its feature extractor, device and precision."""
+
+    def __init__(self, model: Any, feature_extractor: Any, device: torch.device, dtype: str) -> None:
+        self.model = model
+        self.feature_extractor = feature_extractor
+        self.device = device
+        self.dtype = dtype
+        self.config = model.config
+        self.takes_mask = getattr(model.config, "feat_extract_norm", "layer") == "layer"
+        self.sample_rate = int(feature_extractor.sampling_rate)
+
+    def inputs(self, waves: list[np.ndarray]) -> dict[str, torch.Tensor]:
+        """Padded input values, normalised per the preprocessor config, and the mask if the model takes it."""
+        features = self.feature_extractor(
+            waves,
+            sampling_rate=self.sample_rate,
+            padding=True,
+            return_attention_mask=True,
+            return_tensors="pt",
+        )
+        inputs = {"input_values": features["input_values"].to(self.device)}
+        if self.takes_mask:
+            inputs["attention_mask"] = features["attention_mask"].to(self.device)
+        return inputs
+
+
+def load_hf_audio(
+    auto_class_name: str, label: str, checkpoint: Path | None, device: str, dtype: str
+) -> tuple[HFAudioModel, Path, dict[str, Any]]:
+    """Load ``transformers.<auto_class_name>`` and its feature extractor from the folder, offline, frozen."""
+    folder = require_transformers_folder(checkpoint, label)
+    resolved_device = torch_device(device, label)
+    runtime = deterministic_settings(resolved_device, dtype)
+    force_offline()
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()
+    auto_class = getattr(transformers, auto_class_name)
+    try:
+        feature_extractor = transformers.AutoFeatureExtractor.from_pretrained(folder, local_files_only=True)
+        model = auto_class.from_pretrained(folder, local_files_only=True)
+    except (OSError, ValueError) as error:
+        raise CheckpointError(folder, f"transformers could not load encoder {label!r}: {error}") from error
+    freeze(model).to(resolved_device)
+    runtime["transformers"] = transformers.__version__
+    return HFAudioModel(model, feature_extractor, resolved_device, dtype), folder, runtime
+
+
+def hf_record(
+    kind: str,
+    label: str,
+    folder: Path,
+    loaded: HFAudioModel,
+    runtime: dict[str, Any],
+    policy: BatchPolicy,
+    head_honours_mask: bool = True,
+) -> tuple[CheckpointRecord, BatchPolicy]:
+    """The checkpoint record of a loaded transformers encoder, and its batch policy (see module docstring).
+
+    ``head_honours_mask=False`` is for a head whose pooling would take in padded frames: equal-length batches.
+    """
+    policy = replace(policy, equal_length_only=not (loaded.takes_mask and head_honours_mask))
+    resolved = resolve_folder(folder)
+    model = loaded.model
+    record = CheckpointRecord(
+        label=label,
+        kind=kind,
+        class_name=f"{type(model).__module__}.{type(model).__qualname__}",
+        config={
+            "model_type": loaded.config.model_type,
+            "model_config": {
+                k: v for k, v in loaded.config.to_diff_dict().items() if k != "transformers_version"
+            },
+            "feature_extractor": loaded.feature_extractor.to_dict(),
+            "attention_mask": loaded.takes_mask,
+        },
+        files=resolved.files,
+        checkpoint_blake3=resolved.checkpoint_blake3,
+        path=resolved.path,
+        runtime={**runtime, "batching": policy.as_dict()},
+    )
+    return record, policy

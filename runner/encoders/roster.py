@@ -1,0 +1,133 @@
+"""The encoder roster (``configs/encoders.toml``): labels, loader kinds, families and local checkpoint paths.
+
+Each ``[[encoders]]`` entry names a ``label``, a loader ``kind`` (see ``base.ENCODER_KINDS``), a ``family``
+(``speaker`` | ``ssl`` | ``baseline``), whether it is one of the paper's 12 labels (``paper``), the checkpoint
+path relative to ``checkpoints_root``, where the weights come from (``source``: documented, never downloaded),
+optional adapter ``options`` and an optional ``blake3`` pin of the checkpoint digest. ``checkpoints_root`` is
+relative to the roster file unless the caller passes another root.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from audit.errors import InputError
+from runner.encoders.base import ENCODER_KINDS, Dtype, Encoder, load_encoder
+
+FAMILIES = ("speaker", "ssl", "baseline")
+WEIGHT_FREE_KINDS = ("mfcc",)
+SHIPPED_WEIGHT_KINDS = ("resemblyzer",)
+ENTRY_KEYS = {"label", "kind", "family", "paper", "checkpoint", "source", "options", "blake3"}
+TOP_KEYS = {"checkpoints_root", "encoders"}
+BLAKE3_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+class RosterError(InputError):
+    """A roster file that cannot be used: one line naming the file, the entry and the field."""
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """One roster entry with its checkpoint path resolved against the checkpoints root."""
+
+    label: str
+    kind: str
+    family: str
+    paper: bool
+    checkpoint: Path | None
+    source: str
+    options: dict[str, Any] = field(default_factory=dict)
+    blake3: str | None = None
+
+    def load(self, device: str = "cpu", dtype: Dtype = "fp32", **batching: Any) -> Encoder:
+        """The encoder of this entry (its pinned digest, if any, is verified)."""
+        return load_encoder(
+            self.kind,
+            self.label,
+            self.checkpoint,
+            device,
+            dtype,
+            expected_blake3=self.blake3,
+            **batching,
+            **self.options,
+        )
+
+
+def load_roster(path: Path, checkpoints_root: Path | None = None) -> list[EncoderSpec]:
+    """Read and validate a roster file; ``checkpoints_root`` overrides the one the file names."""
+    path = Path(path)
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise RosterError(str(path), "roster file not found") from error
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise RosterError(str(path), f"not valid TOML: {error}") from error
+    unknown = sorted(set(document) - TOP_KEYS)
+    if unknown:
+        raise RosterError(str(path), f"unknown top-level keys {unknown}; expected {sorted(TOP_KEYS)}")
+    entries = document.get("encoders")
+    if not isinstance(entries, list) or not entries:
+        raise RosterError(str(path), "expected at least one [[encoders]] entry", column="encoders")
+    if checkpoints_root is None:
+        declared = document.get("checkpoints_root")
+        if not isinstance(declared, str):
+            raise RosterError(str(path), "expected a string path", column="checkpoints_root")
+        checkpoints_root = path.parent / declared
+    specs: list[EncoderSpec] = []
+    for row, entry in enumerate(entries, start=1):
+        spec = _spec(path, row, entry, Path(checkpoints_root))
+        if any(s.label == spec.label for s in specs):
+            raise RosterError(str(path), f"duplicate label {spec.label!r}", row=row, column="label")
+        specs.append(spec)
+    return specs
+
+
+def _spec(path: Path, row: int, entry: Mapping[str, Any], root: Path) -> EncoderSpec:
+    """Validate one ``[[encoders]]`` entry (``row`` counts entries from 1)."""
+
+    def fail(column: str, problem: str) -> RosterError:
+        return RosterError(str(path), problem, row=row, column=column)
+
+    unknown = sorted(set(entry) - ENTRY_KEYS)
+    if unknown:
+        raise fail(unknown[0], f"unknown field; expected one of {sorted(ENTRY_KEYS)}")
+    for name in ("label", "kind", "family", "source"):
+        if not isinstance(entry.get(name), str) or not entry[name].strip():
+            raise fail(name, "expected a non-empty string")
+    kind, family = entry["kind"], entry["family"]
+    if kind not in ENCODER_KINDS:
+        raise fail("kind", f"unknown loader kind {kind!r}; expected one of {sorted(ENCODER_KINDS)}")
+    if family not in FAMILIES:
+        raise fail("family", f"unknown family {family!r}; expected one of {list(FAMILIES)}")
+    paper = entry.get("paper", False)
+    if not isinstance(paper, bool):
+        raise fail("paper", "expected true or false")
+    checkpoint = entry.get("checkpoint")
+    if checkpoint is None:
+        if kind not in WEIGHT_FREE_KINDS + SHIPPED_WEIGHT_KINDS:
+            raise fail("checkpoint", f"kind {kind!r} needs a checkpoint path")
+    elif not isinstance(checkpoint, str) or not checkpoint:
+        raise fail("checkpoint", "expected a path relative to checkpoints_root")
+    elif kind in WEIGHT_FREE_KINDS:
+        raise fail("checkpoint", f"kind {kind!r} has no weights; remove the checkpoint path")
+    options = entry.get("options", {})
+    if not isinstance(options, dict):
+        raise fail("options", "expected a table of adapter options")
+    pin = entry.get("blake3")
+    if pin is not None and (not isinstance(pin, str) or not BLAKE3_HEX.fullmatch(pin)):
+        raise fail("blake3", "expected 64 lowercase hex digits")
+    return EncoderSpec(
+        label=entry["label"],
+        kind=kind,
+        family=family,
+        paper=paper,
+        checkpoint=None if checkpoint is None else root / checkpoint,
+        source=entry["source"],
+        options=dict(options),
+        blake3=pin,
+    )

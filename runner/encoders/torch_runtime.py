@@ -1,0 +1,83 @@
+"""Device, numeric precision and determinism for the torch-based adapters (the only torch import point here).
+
+fp32 is the default. ``bf16`` runs the forward pass under ``torch.autocast`` (weights stay fp32, matmuls and
+convolutions run in bfloat16); it is opt-in and written to the checkpoint record. Loading an encoder switches
+torch to deterministic kernels where they exist (cuDNN deterministic, no benchmark autotuning, no TF32) and
+records those settings with the thread count and versions, so a run's numbers can be traced to its settings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from runner.encoders.checkpoint import EncoderConfigError
+
+HUB_OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
+
+
+def force_offline() -> None:
+    """Forbid model-hub access before speechbrain or transformers (and so huggingface_hub) are imported."""
+    for name in HUB_OFFLINE_VARIABLES:
+        os.environ[name] = "1"
+
+
+def torch_device(device: str, label: str) -> torch.device:
+    """The requested device; a CUDA device that is not there is an error, never a silent CPU fallback."""
+    try:
+        resolved = torch.device(device)
+    except RuntimeError as error:
+        raise EncoderConfigError(label, f"unknown device {device!r}: {error}") from error
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise EncoderConfigError(label, f"device {device!r} was requested but CUDA is not available")
+    if resolved.type not in ("cpu", "cuda"):
+        raise EncoderConfigError(label, f"device {device!r} is not supported (cpu or cuda)")
+    return resolved
+
+
+def deterministic_settings(device: torch.device, dtype: str) -> dict[str, Any]:
+    """Switch torch to deterministic kernels and return what is in force, for the checkpoint record."""
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    settings: dict[str, Any] = {
+        "device": str(device),
+        "dtype": dtype,
+        "precision": "fp32" if dtype == "fp32" else "torch.autocast(bfloat16)",
+        "torch": torch.__version__,
+        "num_threads": torch.get_num_threads(),
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+        "cudnn_deterministic": torch.backends.cudnn.deterministic,
+        "cudnn_benchmark": torch.backends.cudnn.benchmark,
+        "tf32": False,
+        "grad_enabled_in_forward": False,
+    }
+    if device.type == "cuda":
+        settings["cuda"] = torch.version.cuda
+        settings["cudnn"] = torch.backends.cudnn.version()
+        settings["gpu"] = torch.cuda.get_device_name(device)
+    return settings
+
+
+@contextlib.contextmanager
+def inference(device: torch.device, dtype: str) -> Iterator[None]:
+    """No gradients, and bf16 autocast when asked for."""
+    with torch.inference_mode():
+        if dtype == "bf16":
+            with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
+                yield
+        else:
+            yield
+
+
+def freeze(module: torch.nn.Module) -> torch.nn.Module:
+    """Eval mode and ``requires_grad=False`` on every parameter: encoders are never trained here."""
+    module.eval()
+    for parameter in module.parameters():
+        parameter.requires_grad_(False)
+    return module
