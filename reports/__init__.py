@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from provenance.atomic import atomic_write_bytes, atomic_write_text
+from reports.badges import artefact_evaluation_summary
 from reports.document import ReportShapeError, build_document
 from reports.figures import render_figures
 from reports.format import to_jsonable
 from reports.html import render_html
 from reports.markdown import render_markdown
 
-__all__ = ["ReportShapeError", "report_json", "write_report"]
+__all__ = ["ReportShapeError", "artefact_evaluation_summary", "report_json", "write_report"]
 
 FIGURES_DIR = "figures"
 

@@ -57,12 +57,17 @@ def _mapping(value: Any, where: str) -> Mapping[str, Any]:
     return value
 
 
-def _is_rows(value: Any) -> bool:
-    return (
-        isinstance(value, Sequence)
-        and not isinstance(value, str)
-        and all(isinstance(row, Mapping) for row in value)
-    )
+def as_rows(value: Any) -> list[Mapping[str, Any]] | None:
+    """``value`` as table rows when it is one: a non-empty list of objects, or a non-empty object of objects
+    (``{"run_id": {"present": 3, "total": 4}}`` becomes a row ``{"name": "run_id", "present": 3, ...}``)."""
+    if isinstance(value, Mapping):
+        if value and all(isinstance(item, Mapping) for item in value.values()):
+            return [{"name": str(key), **item} for key, item in value.items()]
+        return None
+    is_list = isinstance(value, Sequence) and not isinstance(value, str)
+    if is_list and value and all(isinstance(row, Mapping) for row in value):
+        return list(value)
+    return None
 
 
 def _title(key: str) -> str:
@@ -103,14 +108,15 @@ def value_blocks(value: Any) -> list[Block]:
     """Any JSON value as blocks: rows as a table, a mapping as a key/value table, a list as bullets."""
     if value is None or value == [] or value == {}:
         return [Paragraph("(none)")]
-    if _is_rows(value):
-        return rows_blocks(value)
+    rows = as_rows(value)
+    if rows is not None:
+        return rows_blocks(rows)
     if isinstance(value, Mapping):
-        nested = {str(key): item for key, item in value.items() if item and _is_rows(item)}
+        nested = {str(key): found for key, item in value.items() if (found := as_rows(item)) is not None}
         scalars = [(str(key), item) for key, item in value.items() if str(key) not in nested]
         blocks = table_blocks(("key", "value"), scalars) if scalars else []
-        for key, rows in nested.items():
-            blocks += [Paragraph(f"{key} ({len(rows)} rows):"), *rows_blocks(rows)]
+        for key, found in nested.items():
+            blocks += [Paragraph(f"{key} ({len(found)} rows):"), *rows_blocks(found)]
         return blocks
     if isinstance(value, Sequence) and not isinstance(value, str):
         return [BulletList(tuple(format_value(item) for item in value))]
@@ -163,9 +169,10 @@ def _flag_blocks(flag: Mapping[str, Any]) -> list[Block]:
         )
     details = flag.get("details") or {}
     for key, value in details.items() if isinstance(details, Mapping) else [("details", details)]:
-        if _is_rows(value) and value:
-            blocks.append(Paragraph(f"{key} ({len(value)}):"))
-            blocks += rows_blocks(value, MAX_DETAIL_ROWS)
+        rows = as_rows(value)
+        if rows is not None:
+            blocks.append(Paragraph(f"{key} ({len(rows)}):"))
+            blocks += rows_blocks(rows, MAX_DETAIL_ROWS)
         else:
             blocks.append(Paragraph(f"{key}: {format_value(value)}"))
     return blocks

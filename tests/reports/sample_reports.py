@@ -27,7 +27,7 @@ def full_report() -> dict[str, Any]:
                 "severity": "warning",
                 "records": ["rec-001"],
                 "message": "rows without checkpoint digest",
-                "details": {"checkpoint_coverage": 0.4617},
+                "details": {"coverage": {"checkpoint_blake3": {"present": 3, "total": 7, "fraction": 3 / 7}}},
             },
             {
                 "id": "coupled-correlation",

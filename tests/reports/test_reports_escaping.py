@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
+import pytest
 from markdown_it import MarkdownIt
 from sample_reports import HOSTILE, full_report
 
-from reports.blocks import Table
+from reports.blocks import Block, Table
 from reports.document import build_document
 from reports.figures import render_figures
 from reports.html import render_html
@@ -29,13 +30,14 @@ class TagCollector(HTMLParser):
         self.text.append(data)
 
 
-def _html() -> str:
+@pytest.fixture(scope="module")
+def blocks() -> list[Block]:
     report = full_report()
-    return render_html(build_document(report, render_figures(report)), title=HOSTILE)
+    return build_document(report, render_figures(report))
 
 
-def test_html_escapes_every_hostile_label() -> None:
-    page = _html()
+def test_html_escapes_every_hostile_label(blocks: list[Block]) -> None:
+    page = render_html(blocks, title=HOSTILE)
     assert "<script" not in page.lower()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     parser = TagCollector()
@@ -44,9 +46,9 @@ def test_html_escapes_every_hostile_label() -> None:
     assert HOSTILE in "".join(parser.text)  # the label is shown to the reader, as text
 
 
-def test_html_is_self_contained() -> None:
+def test_html_is_self_contained(blocks: list[Block]) -> None:
     parser = TagCollector()
-    parser.feed(_html())
+    parser.feed(render_html(blocks, title=HOSTILE))
     tags = {tag for tag, _ in parser.tags}
     assert not tags & {"link", "script", "iframe", "object", "embed"}
     sources = [attrs.get("src") or "" for _, attrs in parser.tags if "src" in attrs]
@@ -62,9 +64,8 @@ def test_markdown_escapes_table_breaking_characters() -> None:
     assert "<td>a | b<br>c</td>" in rendered
 
 
-def test_markdown_renders_hostile_labels_as_text() -> None:
-    report = full_report()
-    text = render_markdown(build_document(report, render_figures(report)))
+def test_markdown_renders_hostile_labels_as_text(blocks: list[Block]) -> None:
+    text = render_markdown(blocks)
     rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
     assert "<script" not in rendered
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered
