@@ -13,7 +13,7 @@ from pathlib import Path
 import nox
 
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["tests"]
+nox.options.sessions = ["tests", "lint"]
 
 ROOT = Path(__file__).parent
 PYTHON = "3.11"
@@ -62,3 +62,18 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy", "audit", "schemas", "provenance", "reports", "runner")
+
+
+@nox.session(python=PYTHON)
+def reproduce(session: nox.Session) -> None:
+    """The whole loop on the embedded default (or ``-- --config FILE --out DIR``): run, sign, audit, report."""
+    install_runner(session)
+    session.run("interbias", "reproduce", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Performance measurements of benchmarks/ (ratios against a peer or a physical limit)."""
+    install_runner(session)
+    for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+        session.run("python", str(script), *session.posargs)

@@ -1,0 +1,180 @@
+"""Trial lists: sampled from the utterance table with the run seed and the experiment design only.
+
+Nothing about the encoder or the condition enters the sampler, so the four terms of every contrast and every encoder
+score the same pairs. Budgets are exact: a design that asks for more pairs than the corpus has is an error, never a
+silently smaller list. Pairs are unordered and distinct; which side is enrolment is a seeded coin flip.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import blake3
+import numpy as np
+import pandas as pd
+
+from schemas.trials import TrialsSchema
+
+# Below this many candidate pairs every pair is enumerated; above it pairs are drawn by rejection.
+ENUMERATION_LIMIT = 2_000_000
+
+
+class TrialBudgetError(ValueError):
+    """The design asks for more distinct pairs than the (sub)corpus holds."""
+
+
+@dataclass(frozen=True)
+class TrialList:
+    """A sampled trial list, its CSV bytes and its content-derived id."""
+
+    frame: pd.DataFrame
+    csv_bytes: bytes
+    trial_list_id: str
+
+
+def derived_rng(seed: int, *parts: str) -> np.random.Generator:
+    """A generator that depends only on the run seed and the named parts."""
+    digest = blake3.blake3("\x1f".join([str(seed), *parts]).encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:16], "little"))
+
+
+def select_pool(utterances: pd.DataFrame, per_speaker: int | None, seed: int) -> pd.DataFrame:
+    """At most ``per_speaker`` utterances of each speaker, chosen with the seed; order is by utt_id."""
+    ordered = utterances.sort_values("utt_id", kind="stable")
+    if per_speaker is None:
+        return ordered.reset_index(drop=True)
+    kept = []
+    for speaker, group in ordered.groupby("speaker", sort=True):
+        rng = derived_rng(seed, "pool", str(speaker))
+        take = min(per_speaker, len(group))
+        kept.append(group.iloc[np.sort(rng.choice(len(group), size=take, replace=False))])
+    return pd.concat(kept).sort_values("utt_id", kind="stable").reset_index(drop=True)
+
+
+def _pair_codes(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
+    low, high = np.minimum(i, j), np.maximum(i, j)
+    return low.astype(np.int64) * n + high
+
+
+def _sample_pairs(
+    speaker_codes: np.ndarray, n_pairs: int, same_speaker: bool, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """``n_pairs`` distinct unordered pairs (i < j) of utterance positions, same or different speaker."""
+    n = len(speaker_codes)
+    counts = np.bincount(speaker_codes)
+    same_pairs = int((counts * (counts - 1) // 2).sum())
+    available = same_pairs if same_speaker else n * (n - 1) // 2 - same_pairs
+    kind = "target" if same_speaker else "non-target"
+    if n_pairs > available:
+        raise TrialBudgetError(f"asked for {n_pairs} {kind} trials, the utterances allow {available}")
+    if available <= ENUMERATION_LIMIT:
+        i, j = np.triu_indices(n, k=1)
+        keep = (speaker_codes[i] == speaker_codes[j]) == same_speaker
+        i, j = i[keep], j[keep]
+        chosen = np.sort(rng.choice(len(i), size=n_pairs, replace=False))
+        return i[chosen], j[chosen]
+    codes: np.ndarray = np.empty(0, dtype=np.int64)
+    while len(codes) < n_pairs:
+        i = rng.integers(0, n, size=2 * n_pairs)
+        j = rng.integers(0, n, size=2 * n_pairs)
+        keep = (i != j) & ((speaker_codes[i] == speaker_codes[j]) == same_speaker)
+        fresh = _pair_codes(i[keep], j[keep], n)
+        _, first = np.unique(np.concatenate([codes, fresh]), return_index=True)
+        codes = np.concatenate([codes, fresh])[np.sort(first)]
+    codes = np.sort(codes[:n_pairs])
+    return codes // n, codes % n
+
+
+def _sample_enrol_side_nontargets(
+    speaker_codes: np.ndarray, inside: np.ndarray, n_pairs: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """``n_pairs`` distinct ordered non-target pairs whose enrolment side lies inside the subgroup."""
+    enrol_candidates = np.flatnonzero(inside)
+    counts = np.bincount(speaker_codes)
+    available = int((len(speaker_codes) - counts[speaker_codes[enrol_candidates]]).sum())
+    if n_pairs > available:
+        raise TrialBudgetError(f"asked for {n_pairs} non-target trials, the utterances allow {available}")
+    n = len(speaker_codes)
+    if available <= ENUMERATION_LIMIT:
+        i = np.repeat(enrol_candidates, n)
+        j = np.tile(np.arange(n), len(enrol_candidates))
+        keep = speaker_codes[i] != speaker_codes[j]
+        chosen = np.sort(rng.choice(int(keep.sum()), size=n_pairs, replace=False))
+        return i[keep][chosen], j[keep][chosen]
+    codes: np.ndarray = np.empty(0, dtype=np.int64)
+    while len(codes) < n_pairs:
+        i = rng.choice(enrol_candidates, size=2 * n_pairs)
+        j = rng.integers(0, n, size=2 * n_pairs)
+        fresh = (i * n + j)[speaker_codes[i] != speaker_codes[j]]
+        _, first = np.unique(np.concatenate([codes, fresh]), return_index=True)
+        codes = np.concatenate([codes, fresh])[np.sort(first)]
+    codes = np.sort(codes[:n_pairs])
+    return codes // n, codes % n
+
+
+def sample_trials(
+    utterances: pd.DataFrame,
+    *,
+    experiment_id: str,
+    n_target: int,
+    n_nontarget: int,
+    seed: int,
+    subgroup: tuple[str, str] | None = None,
+    subgroup_side: Literal["both", "enrol"] = "both",
+) -> TrialList:
+    """Sample a balanced trial list.
+
+    With ``subgroup=(column, value)`` and ``subgroup_side="both"`` both sides of every trial lie in the subgroup;
+    with ``"enrol"`` targets lie in it and non-targets pair a subgroup enrolment with any other speaker's test
+    utterance (for subgroups with a single speaker, where within-subgroup non-targets do not exist).
+    """
+    pool = utterances.sort_values("utt_id", kind="stable").reset_index(drop=True)
+    inside = np.ones(len(pool), dtype=bool)
+    subgroup_label = None
+    if subgroup is not None:
+        column, value = subgroup
+        inside = (pool[column].astype("string") == value).fillna(False).to_numpy(bool)
+        subgroup_label = f"{column}={value}"
+        if subgroup_side == "both":
+            pool, inside = pool[inside].reset_index(drop=True), np.ones(int(inside.sum()), dtype=bool)
+    rng = derived_rng(
+        seed, "trials", experiment_id, subgroup_label or "all", subgroup_side, f"{n_target}/{n_nontarget}"
+    )
+    speaker_codes = pd.factorize(pool["speaker"], sort=True)[0]
+    where = f"{experiment_id} ({subgroup_label or 'all speakers'})"
+    try:
+        inside_codes = np.flatnonzero(inside)
+        target_i, target_j = _sample_pairs(speaker_codes[inside_codes], n_target, True, rng)
+        target = inside_codes[target_i], inside_codes[target_j]
+        if subgroup_side == "enrol" and subgroup is not None:
+            nontarget = _sample_enrol_side_nontargets(speaker_codes, inside, n_nontarget, rng)
+        else:
+            nontarget = _sample_pairs(speaker_codes, n_nontarget, False, rng)
+    except TrialBudgetError as error:
+        raise TrialBudgetError(f"{where}: {error}") from None
+    first = np.concatenate([target[0], nontarget[0]])
+    second = np.concatenate([target[1], nontarget[1]])
+    labels = np.concatenate([np.ones(n_target, np.int64), np.zeros(n_nontarget, np.int64)])
+    # Which side enrols is a coin flip, except for enrolment-side subgroups, whose non-targets keep their order.
+    swap = rng.random(len(first)) < 0.5
+    if subgroup_side == "enrol" and subgroup is not None:
+        swap[n_target:] = False
+    enrol, test = np.where(swap, second, first), np.where(swap, first, second)
+    order = rng.permutation(len(first))
+    enrol, test, labels = enrol[order], test[order], labels[order]
+    frame = pd.DataFrame(
+        {
+            "trial_index": np.arange(len(labels), dtype=np.int64),
+            "enrol_utt": pool["utt_id"].to_numpy()[enrol],
+            "test_utt": pool["utt_id"].to_numpy()[test],
+            "label": labels,
+            "enrol_speaker": pool["speaker"].to_numpy()[enrol],
+            "test_speaker": pool["speaker"].to_numpy()[test],
+        }
+    )
+    if subgroup_label is not None:
+        frame["subgroup"] = subgroup_label
+    TrialsSchema.validate(frame)
+    csv_bytes = frame.to_csv(index=False, lineterminator="\n").encode()
+    return TrialList(frame, csv_bytes, blake3.blake3(csv_bytes).hexdigest()[:16])
