@@ -27,6 +27,7 @@ DPI = 100
 CHANCE_EER = 0.5
 LEGEND_INSIDE_MAX = 6
 LEGEND_COLUMN_ROWS = 16
+EXPECTED_R_PREFIX = "r_expected_"
 FAMILY_MARKERS = {"speaker": "o", "ssl": "^", "": "o"}
 GAP_KEYS = ("gap_abs_mean", "gap_mean")
 GAP_SD_KEYS = ("gap_abs_sd", "gap_sd")
@@ -98,6 +99,22 @@ def _rows(report: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
     return [row for row in aggregates.get(key) or [] if isinstance(row, Mapping)]
 
 
+def coupling_lines(coupling: Mapping[str, Any]) -> list[str]:
+    """The observed r, then every correlation expected under additivity the report gives (``r_expected_*``:
+    the audit's binomial-noise value, and a bootstrap one when per-trial scores exist)."""
+    observed = _number(coupling.get("r_observed"))
+    lines = [
+        f"observed r = {format_number(observed)}" if observed is not None else "observed r: not reported"
+    ]
+    for key in sorted(key for key in coupling if key.startswith(EXPECTED_R_PREFIX)):
+        expected = _number(coupling[key])
+        how = key.removeprefix(EXPECTED_R_PREFIX).replace("_", " ")
+        lines.append(f"expected r ({how}) = {format_number(expected) if expected is not None else 'n/a'}")
+    if len(lines) == 1:
+        lines.append("expected r under additivity: not reported")
+    return lines
+
+
 def ie_vs_prediction(report: Mapping[str, Any]) -> FigureOutcome:
     """Scatter of IE against the additive prediction (colour per experiment, marker per model family), with
     the observed correlation beside the one expected under additivity (IE contains -prediction, so the two are
@@ -111,16 +128,7 @@ def ie_vs_prediction(report: Mapping[str, Any]) -> FigureOutcome:
             points.setdefault(key, []).append((prediction, ie))
     if not points:
         return FigureOutcome(filename, caption, None, "no contrast has both a prediction and an IE")
-    coupling = (report.get("aggregates") or {}).get("ie_vs_prediction") or {}
-    observed, expected = _number(coupling.get("r_observed")), _number(coupling.get("r_expected_additive"))
-    note = "\n".join(
-        (
-            f"observed r = {format_number(observed)}" if observed is not None else "observed r: not reported",
-            f"expected r under additivity = {format_number(expected)}"
-            if expected is not None
-            else "expected r under additivity: not reported",
-        )
-    )
+    note = "\n".join(coupling_lines((report.get("aggregates") or {}).get("ie_vs_prediction") or {}))
     experiments = sorted({experiment for experiment, _ in points})
 
     families = sorted({family for _, family in points})

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from reports.figures import gap_vs_snr, ie_vs_prediction
+from reports.figures import coupling_lines, gap_vs_snr, ie_vs_prediction
 
 
 def _ink(png: bytes) -> float:
@@ -79,3 +79,13 @@ def test_ie_figure_changes_with_its_data_and_skips_without_it() -> None:
     assert first.png != second.png
     nan_only = {"aggregates": {"contrasts": [{"experiment": "E14", "prediction": float("nan"), "ie": 0.1}]}}
     assert ie_vs_prediction(nan_only).png is None
+
+
+def test_coupling_note_lists_every_expected_correlation() -> None:
+    coupling = {"r_observed": -0.706, "r_expected_additive": -0.52, "r_expected_bootstrap": None, "n": 9}
+    assert coupling_lines(coupling) == [
+        "observed r = -0.7060",
+        "expected r (additive) = -0.5200",
+        "expected r (bootstrap) = n/a",
+    ]
+    assert coupling_lines({}) == ["observed r: not reported", "expected r under additivity: not reported"]
