@@ -22,6 +22,9 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from audit.contrasts import derive_contrasts
 from audit.findings import Flag, Severity
@@ -37,6 +40,7 @@ from provenance.manifest import (
     REQUIRED_FILES,
     STATEMENT_FILE,
     TRIAL_LIST_ID_LENGTH,
+    read_json_object,
 )
 from provenance.statement import (
     BUILD_TYPE,
@@ -470,7 +474,7 @@ def verify_rows(
         ) from error
     bundle_checkpoints: dict[str, Any] = {}
     if "checkpoints.json" in verified:
-        bundle_checkpoints = json.loads((bundle_dir / "checkpoints.json").read_text(encoding="utf-8"))
+        bundle_checkpoints = read_json_object(bundle_dir / "checkpoints.json")
     columns = ("record_id", "model", "trial_list_id", "scores_blake3", "checkpoint_blake3", "run_id")
     rows = [
         dict(zip(columns, values, strict=True))
@@ -511,22 +515,32 @@ class RecordScores:
     trial_list_labels: np.ndarray | None
 
 
+def _trial_list_labels(bundle_dir: Path, trial_list_id: str) -> np.ndarray | None:
+    """The label column of ``trials/<id>.csv``, or None when the file is absent or leaves the bundle."""
+    name = f"trials/{trial_list_id}.csv"
+    if _escape_reason(bundle_dir.resolve(), name) is not None or not (bundle_dir / name).is_file():
+        return None
+    return pd.read_csv(bundle_dir / name, usecols=["label"])["label"].to_numpy()
+
+
 def _load_record_scores(
     bundle_dir: Path, record_id: str, trial_list_id: str | None, trial_cache: dict[str, np.ndarray | None]
 ) -> RecordScores:
-    frame = pd.read_parquet(
+    """One scores file, read with pyarrow (thousands of files per bundle), and its trial list's labels."""
+    table = pq.read_table(
         bundle_dir / "scores" / f"{record_id}.parquet", columns=["trial_index", "label", "score", "status"]
     )
     if trial_list_id is not None and trial_list_id not in trial_cache:
-        path = bundle_dir / "trials" / f"{trial_list_id}.csv"
-        trial_cache[trial_list_id] = pd.read_csv(path)["label"].to_numpy() if path.is_file() else None
-    trial_labels = frame["label"].to_numpy()
-    if not np.array_equal(frame["trial_index"].to_numpy(), np.arange(len(frame))):
-        trial_labels = np.full(len(frame), -1)  # not in trial-list order: cannot match any trial list
-    scored = (frame["status"] == "scored").to_numpy() & np.isfinite(frame["score"].to_numpy(dtype=float))
+        trial_cache[trial_list_id] = _trial_list_labels(bundle_dir, trial_list_id)
+    labels = table.column("label").to_numpy()
+    scores = table.column("score").to_numpy().astype(np.float64)
+    trial_labels = labels
+    if not np.array_equal(table.column("trial_index").to_numpy(), np.arange(table.num_rows)):
+        trial_labels = np.full(table.num_rows, -1)  # not in trial-list order: cannot match any trial list
+    scored = pc.equal(table.column("status"), "scored").to_numpy(zero_copy_only=False) & np.isfinite(scores)
     return RecordScores(
-        scores=frame["score"].to_numpy(dtype=float)[scored],
-        labels=frame["label"].to_numpy()[scored].astype(np.int8),
+        scores=scores[scored],
+        labels=labels[scored].astype(np.int8),
         trial_labels=trial_labels,
         trial_list_labels=trial_cache.get(trial_list_id) if trial_list_id else None,
     )
@@ -548,7 +562,7 @@ def load_scores(results: pd.DataFrame, bundle_dir: Path) -> tuple[dict[str, Reco
             continue
         try:
             loaded[record_id] = _load_record_scores(bundle_dir, record_id, trial_list_id, trial_cache)
-        except (OSError, ValueError, KeyError) as error:
+        except (OSError, ValueError, KeyError, pa.ArrowException) as error:
             failures.append({"record_id": record_id, "problem": f"scores file unreadable: {error}"})
     if failures:
         raise ScoreMismatchError(
@@ -742,7 +756,7 @@ def verify_operator_outcomes(bundle_dir: Path, verified: dict[str, Digest]) -> t
         raise DigestMismatchError(
             "operators", "operators.json is missing or does not verify; counts not reported."
         )
-    operators = json.loads((bundle_dir / "operators.json").read_text(encoding="utf-8"))
+    operators = read_json_object(bundle_dir / "operators.json")
     policy = operators.get("policy", "not declared")
     table = [
         {
@@ -802,50 +816,28 @@ def coverage_section(statuses: dict[str, RowStatus], n_rows: int) -> dict[str, A
     }
 
 
-def artefact_evaluation_section(flags: list[Flag], sections: list[dict[str, Any]]) -> dict[str, Any]:
-    """ACM badge criteria in plain words: what this bundle shows and what is missing."""
-    failed = {flag.id for flag in flags if flag.severity is Severity.ERROR}
-    intact = not failed & {"bad-signature", "digest-mismatch"}
-    rescored = any(s["id"] == "bundle-rescore" and s["status"] == "pass" for s in sections)
-    matched = "unmatched-trials" not in failed
-    lines = [
-        "Available: the bundle cannot show this by itself; it needs a permanent archive (for example a DOI) "
-        "that "
-        "holds these exact files. The statement's digests let anyone check that an archived copy is this "
-        "one.",
-        "Functional: "
-        + (
-            "the signed statement verifies and every file matches its digest, so the artefact is complete "
-            "and "
-            "unchanged."
-            if intact
-            else "NOT shown: the signature or file digests do not verify (see the sections above)."
-        ),
-        "Reusable: the bundle holds trial lists, per-trial scores, operator counts, checkpoint digests and "
-        "the "
-        "environment (packages, commit, container image when given), which is what a rerun needs; "
-        + (
-            "trial lists are shared as the design requires."
-            if matched
-            else "but some contrasts or encoders used different trial lists."
-        ),
-        "Results reproduced: "
-        + (
-            "every row's EER, counts, minDCF and AUC were recomputed from the per-trial scores and agree. "
-            "This "
-            "reproduces the metrics from the scores; reproducing the scores from audio needs a rerun of the "
-            "runner."
-            if rescored
-            else "NOT shown: some rows could not be re-scored or differ from the table."
-        ),
+def merge_flags(flags: list[Flag]) -> list[Flag]:
+    """One flag per id, as the rest of the audit reports them: records, reasons and failure cases pooled."""
+    merged: dict[str, list[Flag]] = defaultdict(list)
+    for flag in flags:
+        merged[flag.id].append(flag)
+    return [
+        Flag(
+            flag_id,
+            same[0].severity,
+            " ".join(flag.message for flag in same),
+            tuple(dict.fromkeys(record for flag in same for record in flag.records)),
+            {
+                "reasons": [flag.details["reason"] for flag in same],
+                "failures": [
+                    {"reason": flag.details["reason"], **failure}
+                    for flag in same
+                    for failure in flag.details["failures"]
+                ],
+            },
+        )
+        for flag_id, same in merged.items()
     ]
-    return {
-        "id": "bundle-artefact-evaluation",
-        "title": "Artefact evaluation summary (ACM badges)",
-        "status": "pass" if intact and rescored and matched else "fail",
-        "lines": lines,
-        "table": [],
-    }
 
 
 def verify_bundle(
@@ -868,7 +860,7 @@ def verify_bundle(
             ("rescore", "Re-scored metrics"),
         ):
             check.skip(section_id, title, "Not run: there is no readable in-toto statement to check against.")
-        return check.flags, check.sections
+        return merge_flags(check.flags), check.sections
     if check.authenticated:
         check.run(
             "statement-copy",
@@ -904,5 +896,4 @@ def verify_bundle(
     )
     check.run("operators", "Operator outcomes", verify_operator_outcomes, bundle_dir, verified)
     check.sections.append(coverage_section(statuses, len(results)))
-    check.sections.append(artefact_evaluation_section(check.flags, check.sections))
-    return check.flags, check.sections
+    return merge_flags(check.flags), check.sections

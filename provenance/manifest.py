@@ -72,7 +72,8 @@ def bundle_files(bundle_dir: Path) -> list[str]:
     return names
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A JSON file whose top level is an object; anything else is an InputError naming the file."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -186,8 +187,8 @@ def build_run_statement(bundle_dir: Path, run_config: dict[str, Any]) -> dict[st
         raise InputError(
             str(results_path), f"expected one run_id in a bundle, found {run_ids}", column="run_id"
         )
-    checkpoints = _read_json(bundle_dir / "checkpoints.json")
-    operators = _read_json(bundle_dir / "operators.json")
+    checkpoints = read_json_object(bundle_dir / "checkpoints.json")
+    operators = read_json_object(bundle_dir / "operators.json")
     trial_lists = _trial_lists(bundle_dir, digests)
     records = [
         _bind_record(

@@ -37,8 +37,11 @@ def _by_id(flags: list[Flag]) -> dict[str, Flag]:
 
 
 def _failures(flags: list[Flag], flag_id: str) -> list[dict[str, Any]]:
-    """The failure cases of every flag with this id (several steps may raise the same id)."""
-    return [failure for flag in flags if flag.id == flag_id for failure in flag.details["failures"]]
+    """The failure cases of the flag with this id, without the reason code of the step that found each."""
+    return [
+        {key: value for key, value in failure.items() if key != "reason"}
+        for failure in _by_id(flags)[flag_id].details["failures"]
+    ]
 
 
 def _sections(sections: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -113,7 +116,7 @@ def test_changed_eer_in_a_table_outside_the_bundle_is_a_score_mismatch_only(bund
     results.loc[results["record_id"] == RECORD, "eer"] += 0.002
     flags, _ = verify_bundle(results, bundle.root, bundle.public_key)
     assert _error_ids(flags) == {"score-mismatch"}
-    assert _by_id(flags)["score-mismatch"].details["reason"] == "rescore"
+    assert _by_id(flags)["score-mismatch"].details["reasons"] == ["rescore"]
 
 
 def test_reordered_trial_list_is_caught(bundle: SyntheticBundle) -> None:
@@ -154,7 +157,7 @@ def test_altered_signature_is_caught(bundle: SyntheticBundle) -> None:
     envelope["signatures"][0]["sig"] = ("B" if signature[0] == "A" else "A") + signature[1:]
     envelope_path.write_text(json.dumps(envelope) + "\n")
     flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
-    assert _by_id(flags)["bad-signature"].details["reason"] == "signature"
+    assert _by_id(flags)["bad-signature"].details["reasons"] == ["signature"]
     assert _sections(sections)["bundle-signature"]["status"] == "fail"
 
 
@@ -171,7 +174,7 @@ def test_unsigned_bundle_says_so_and_still_checks_digests(tmp_path: Path) -> Non
     assert "UNSIGNED" in (bundle.root / "provenance" / "UNSIGNED.txt").read_text()
     flags, sections = verify_bundle(bundle.read_results(), bundle.root, None)
     assert _error_ids(flags) == {"bad-signature"}
-    assert _by_id(flags)["bad-signature"].details["reason"] == "unsigned"
+    assert _by_id(flags)["bad-signature"].details["reasons"] == ["unsigned"]
     by_id = _sections(sections)
     assert by_id["bundle-subject-digests"]["status"] == "pass"
     assert any("not authenticated" in line for line in by_id["bundle-subject-digests"]["lines"])
@@ -192,12 +195,13 @@ def test_path_traversal_subjects_are_refused(bundle: SyntheticBundle, tmp_path: 
     flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
     assert _error_ids(flags) == {"digest-mismatch"}
     failures = _failures(flags, "digest-mismatch")
+    assert len(flags) == 1
     assert {failure["subject"] for failure in failures} == {
         "../outside.txt",
         str(outside),
         "scores/../../outside.txt",
     }
-    assert _by_id(flags)["digest-mismatch"].details["reason"] == "path-escape"
+    assert _by_id(flags)["digest-mismatch"].details["reasons"] == ["path-escape"]
 
 
 def test_symlink_out_of_the_bundle_is_refused(bundle: SyntheticBundle, tmp_path: Path) -> None:
@@ -206,9 +210,12 @@ def test_symlink_out_of_the_bundle_is_refused(bundle: SyntheticBundle, tmp_path:
     shutil.move(inside, outside)
     inside.symlink_to(outside)  # same bytes, so its digest still matches: only the location gives it away
     flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
-    mismatch = [flag for flag in flags if flag.id == "digest-mismatch"]
-    assert mismatch and mismatch[0].details["reason"] == "path-escape"
-    assert mismatch[0].details["failures"][0]["subject"] == f"scores/{RECORD}.parquet"
+    mismatch = _by_id(flags)["digest-mismatch"]
+    assert mismatch.details["reasons"][0] == "path-escape"
+    assert mismatch.details["failures"][0]["subject"] == f"scores/{RECORD}.parquet"
+    assert {"file": f"scores/{RECORD}.parquet", "problem": "link pointing outside the bundle"} in (
+        _failures(flags, "digest-mismatch")
+    )
     assert "score-mismatch" in _error_ids(flags)  # its scores are not read from outside the bundle
 
 
@@ -236,7 +243,7 @@ def test_operator_fallbacks_are_reported_as_a_warning(tmp_path: Path) -> None:
 def test_wrong_statement_type_stops_the_bundle_checks(bundle: SyntheticBundle) -> None:
     _resign(bundle, lambda statement: statement.update({"_type": "https://in-toto.io/Statement/v0.1"}))
     flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
-    assert _by_id(flags)["bad-signature"].details["reason"] == "statement-type"
+    assert _by_id(flags)["bad-signature"].details["reasons"] == ["statement-type"]
     assert _sections(sections)["bundle-rows"]["status"] == "not-run"
 
 
