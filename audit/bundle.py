@@ -182,7 +182,7 @@ class _Verification:
 
     def skip(self, section_id: str, title: str, why: str) -> None:
         self.sections.append(
-            {"id": f"bundle-{section_id}", "title": title, "status": "not-run", "lines": [why], "table": []}
+            {"id": f"bundle-{section_id}", "title": title, "status": "skipped", "lines": [why], "table": []}
         )
 
 

@@ -244,7 +244,7 @@ def test_wrong_statement_type_stops_the_bundle_checks(bundle: SyntheticBundle) -
     _resign(bundle, lambda statement: statement.update({"_type": "https://in-toto.io/Statement/v0.1"}))
     flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
     assert _by_id(flags)["bad-signature"].details["reasons"] == ["statement-type"]
-    assert _sections(sections)["bundle-rows"]["status"] == "not-run"
+    assert _sections(sections)["bundle-rows"]["status"] == "skipped"
 
 
 def test_row_naming_other_digests_is_a_digest_mismatch(bundle: SyntheticBundle) -> None:
@@ -255,3 +255,23 @@ def test_row_naming_other_digests_is_a_digest_mismatch(bundle: SyntheticBundle) 
     assert _by_id(flags)["digest-mismatch"].records == (RECORD,)
     coverage = {row["binding"]: row["rows"] for row in _sections(sections)["bundle-coverage"]["table"]}
     assert coverage["a verified checkpoint digest"] == 7 and coverage["verified per-trial scores"] == 8
+
+
+def test_an_all_text_table_as_read_by_audit_io_verifies(bundle: SyntheticBundle) -> None:
+    text_table = pd.read_csv(bundle.root / "results.csv", dtype=str, keep_default_na=False, na_values=[""])
+    flags, _ = verify_bundle(text_table, bundle.root, bundle.public_key)
+    assert flags == []
+
+
+def test_a_record_id_that_leaves_the_bundle_is_never_read(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    results = bundle.read_results()
+    escape = "../../outside"
+    (tmp_path / "outside.parquet").write_bytes((bundle.root / "scores" / f"{RECORD}.parquet").read_bytes())
+    results.loc[results["record_id"] == RECORD, "record_id"] = escape
+    flags, _ = verify_bundle(results, bundle.root, bundle.public_key)
+    assert {"row": 4, "record_id": escape, "problem": "record not in the statement"} in (
+        _failures(flags, "digest-mismatch")
+    )
+    assert _failures(flags, "score-mismatch") == [
+        {"record_id": escape, "problem": "scores path leaves the bundle"}
+    ]
