@@ -82,14 +82,15 @@ class Assessment:
         return PARTLY if self.missing else SHOWN
 
 
-def count_rows(count: int) -> str:
-    return f"{count} row" if count == 1 else f"{count} rows"
+def counted(count: int, noun: str) -> str:
+    """``1 row``, ``2 rows``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def percent(present: int, total: int) -> str:
     """``1878 of 4068 rows (46.2 %)``."""
     share = f" ({100 * present / total:.1f} %)" if total else ""
-    return f"{present} of {count_rows(total)}{share}"
+    return f"{present} of {counted(total, 'row')}{share}"
 
 
 def assess_available(evidence: Evidence) -> Assessment:
@@ -123,9 +124,12 @@ def assess_functional(evidence: Evidence) -> Assessment:
     per_experiment = evidence.aggregates.get("per_experiment") or []
     contrasts = evidence.aggregates.get("contrasts") or []
     if per_experiment:
+        experiments, interactions = (
+            counted(len(per_experiment), "experiment"),
+            counted(len(contrasts), "contrast"),
+        )
         found.shows.append(
-            f"the table could be exercised: aggregates were recomputed for {len(per_experiment)} experiments "
-            f"and {len(contrasts)} interaction contrasts"
+            f"the table could be exercised: aggregates were recomputed for {experiments} and {interactions}"
         )
     if "schema" not in evidence.flags and per_experiment:
         found.shows.append("every row passes the results schema")
@@ -138,7 +142,7 @@ def assess_functional(evidence: Evidence) -> Assessment:
     for flag_id in ("schema", "percent-scale"):
         if flag_id in evidence.flags:
             found.missing.append(
-                f"{count_rows(evidence.records(flag_id))} cannot be used as given (flag {flag_id})"
+                f"{counted(evidence.records(flag_id), 'row')} cannot be used as given (flag {flag_id})"
             )
     if "coverage" in evidence.flags:
         found.missing.append(f"incomplete: {evidence.flags['coverage'].get('message')}")

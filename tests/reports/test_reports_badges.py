@@ -110,7 +110,7 @@ def test_legacy_table_states_what_cannot_be_rederived() -> None:
     assert "DOI" in rows["Artifacts Available"]["what is missing"]
     assert rows["Artifacts Evaluated - Functional"]["status"] == "shown"
     assert (
-        "17 experiments and 40 interaction contrasts"
+        "17 experiments and 40 contrasts"
         in rows["Artifacts Evaluated - Functional"]["what this artefact shows"]
     )
     reusable = rows["Artifacts Evaluated - Reusable"]
@@ -130,6 +130,10 @@ def test_legacy_table_states_what_cannot_be_rederived() -> None:
 def test_clean_bundle_shows_functional_and_reusable() -> None:
     rows = _by_criterion(bundle_report())
     assert rows["Artifacts Evaluated - Functional"]["status"] == "shown"
+    assert (
+        "recomputed for 1 experiment and 1 contrast"
+        in rows["Artifacts Evaluated - Functional"]["what this artefact shows"]
+    )
     assert rows["Artifacts Evaluated - Reusable"]["status"] == "shown"
     assert (
         "a verified checkpoint digest for 10 of 10 rows (100.0 %)"
