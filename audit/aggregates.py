@@ -10,14 +10,14 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from audit.contrasts import Contrast, ContrastSet, cell
+from audit.contrasts import Contrast, ContrastSet, Term, measured_terms
 
 _SNR_PATTERNS = (
     re.compile(r"snr\s*[=:_]?\s*([-+]?\d+(?:\.\d+)?)\s*(?:db)?", re.IGNORECASE),
@@ -116,14 +116,16 @@ class GapPair:
     model: str
     corpus: str
     condition: str
-    eer_f: float
-    eer_m: float
-    rows: tuple[Hashable, Hashable]
-    records: tuple[str, str]
+    female: Term
+    male: Term
+
+    @property
+    def records(self) -> tuple[str, str]:
+        return self.female.record_id, self.male.record_id
 
     @property
     def gap(self) -> float:
-        return self.eer_f - self.eer_m
+        return self.female.eer - self.male.eer
 
 
 @dataclass(frozen=True)
@@ -139,23 +141,21 @@ class UnpairedGender:
 
 def gender_gap_pairs(frame: pd.DataFrame) -> tuple[list[GapPair], list[UnpairedGender]]:
     """F/M row pairs per experiment, model, corpus and condition, and the gender rows that do not pair."""
-    keyed: dict[tuple[str, str, str, str], dict[str, list[Hashable]]] = defaultdict(lambda: defaultdict(list))
-    columns = ("experiment", "model", "corpus", "condition", "subgroup")
-    for label, experiment, model, corpus, condition, subgroup in zip(
-        frame.index, *(frame[c] for c in columns), strict=True
+    genders = frame["subgroup"].map(lambda s: None if pd.isna(s) else _gender(str(s)))
+    grouped = frame[genders.notna()]
+    measured = measured_terms(grouped)
+    keyed: dict[tuple[str, str, str, str], dict[str, list[Term]]] = defaultdict(lambda: defaultdict(list))
+    columns = ("experiment", "model", "corpus", "condition")
+    for label, experiment, model, corpus, condition, gender in zip(
+        grouped.index, *(grouped[c] for c in columns), genders[grouped.index], strict=True
     ):
-        gender = None if pd.isna(subgroup) else _gender(str(subgroup))
-        if gender is not None:
-            keyed[(experiment, model, corpus, condition)][gender].append(label)
+        keyed[(experiment, model, corpus, condition)][gender].append(measured[label])
     pairs, unpaired = [], []
     for (experiment, model, corpus, condition), by_gender in sorted(keyed.items()):
         if len(by_gender["F"]) == 1 and len(by_gender["M"]) == 1:
-            f, m = by_gender["F"][0], by_gender["M"][0]
-            eer_f, eer_m = float(cell(frame, f, "eer")), float(cell(frame, m, "eer"))
-            records = (str(cell(frame, f, "record_id")), str(cell(frame, m, "record_id")))
-            pairs.append(GapPair(experiment, model, corpus, condition, eer_f, eer_m, (f, m), records))
+            pairs.append(GapPair(experiment, model, corpus, condition, by_gender["F"][0], by_gender["M"][0]))
         else:
-            found = {g: [str(cell(frame, row, "record_id")) for row in by_gender[g]] for g in ("F", "M")}
+            found = {g: [t.record_id for t in by_gender[g]] for g in ("F", "M")}
             unpaired.append(UnpairedGender(experiment, model, corpus, condition, found))
     return pairs, unpaired
 
@@ -275,30 +275,25 @@ def binomial_eer_variance(eer: float, n_target: int, n_nontarget: int) -> float:
     """Sampling variance of an EER as the mean of a miss and a false-alarm rate, both at rate ``eer``.
 
     ``Var = eer (1 - eer) / 4 * (1/n_target + 1/n_nontarget)``: independent binomial errors, ignoring the
-    noise in the threshold itself and speaker dependence, so it is a lower bound."""
+    noise in the threshold itself and speaker dependence, so it is a lower bound.
+    """
     return eer * (1.0 - eer) / 4.0 * (1.0 / n_target + 1.0 / n_nontarget)
 
 
-def expected_coupled_correlation(contrasts: Sequence[Contrast], frame: pd.DataFrame) -> float | None:
+def expected_coupled_correlation(contrasts: Sequence[Contrast]) -> float | None:
     """Correlation of IE with the prediction expected under exact additivity with independent term noise.
 
     With true IE = 0 and each measured term ``t`` off by independent noise of variance ``v_t`` (binomial,
     above), ``IE = e_ab - e_a - e_b + e_clean`` and the prediction carries ``e_a + e_b - e_clean``, so
     ``Cov(IE, P) = -mean(v_a + v_b + v_clean)``, ``Var(IE) = mean(v_ab + v_a + v_b + v_clean)`` and ``r = Cov
     / sqrt(Var(IE) * Var(P))``, with ``Var(P)`` the observed variance of the predictions (at least its noise
-    part). A negative r is therefore expected from the shared terms alone."""
+    part). A negative r is therefore expected from the shared terms alone.
+    """
     if len(contrasts) < 3:
         return None
     shared, total = [], []
     for contrast in contrasts:
-        v = [
-            binomial_eer_variance(
-                float(cell(frame, row, "eer")),
-                int(cell(frame, row, "n_target")),
-                int(cell(frame, row, "n_nontarget")),
-            )
-            for row in contrast.rows
-        ]
+        v = [binomial_eer_variance(t.eer, t.n_target, t.n_nontarget) for t in contrast.terms]
         shared.append(v[0] + v[1] + v[2])
         total.append(sum(v))
     noise_p = float(np.mean(shared))
@@ -309,7 +304,7 @@ def expected_coupled_correlation(contrasts: Sequence[Contrast], frame: pd.DataFr
     return -noise_p / math.sqrt(var_ie * var_p)
 
 
-def ie_vs_prediction(contrasts: Sequence[Contrast], frame: pd.DataFrame) -> dict[str, Any]:
+def ie_vs_prediction(contrasts: Sequence[Contrast]) -> dict[str, Any]:
     """Figure 3: IE against the prediction, overall and per (experiment, model family), with the coupled r."""
     groups: dict[tuple[str, str | None], list[Contrast]] = defaultdict(list)
     for contrast in contrasts:
@@ -317,14 +312,14 @@ def ie_vs_prediction(contrasts: Sequence[Contrast], frame: pd.DataFrame) -> dict
     return {
         "n": len(contrasts),
         "r_observed": correlation([c.prediction for c in contrasts], [c.ie for c in contrasts]),
-        "r_expected_additive": expected_coupled_correlation(contrasts, frame),
+        "r_expected_additive": expected_coupled_correlation(contrasts),
         "by_family": [
             {
                 "experiment": experiment,
                 "model_family": family,
                 "n": len(members),
                 "r_observed": correlation([c.prediction for c in members], [c.ie for c in members]),
-                "r_expected_additive": expected_coupled_correlation(members, frame),
+                "r_expected_additive": expected_coupled_correlation(members),
             }
             for (experiment, family), members in sorted(groups.items(), key=lambda item: str(item[0]))
         ],
@@ -378,6 +373,6 @@ def recompute_aggregates(
                 "model_family": c.model_family,
             },
         ),
-        "ie_vs_prediction": ie_vs_prediction(contrasts, frame),
+        "ie_vs_prediction": ie_vs_prediction(contrasts),
         "gap_vs_snr": gap_vs_snr(gaps),
     }

@@ -23,24 +23,81 @@ Reason = Literal["missing-term", "cross-corpus-reference", "ambiguous-term"]
 
 
 @dataclass(frozen=True)
+class Term:
+    """The values of one measured row that contrasts, gaps and their flags use."""
+
+    record_id: str
+    eer: float
+    n_target: int
+    n_nontarget: int
+    model_family: str | None
+    trial_list_id: str | None
+    scores_blake3: str | None
+
+    @property
+    def counts(self) -> tuple[int, int]:
+        return self.n_target, self.n_nontarget
+
+
+def measured_terms(frame: pd.DataFrame) -> dict[Any, Term]:
+    """A :class:`Term` per row label of a validated frame with every optional column present."""
+    columns = (
+        "record_id",
+        "eer",
+        "n_target",
+        "n_nontarget",
+        "model_family",
+        "trial_list_id",
+        "scores_blake3",
+    )
+    return {
+        label: Term(str(record), float(eer), int(n_target), int(n_nontarget), _text(family), _text(trials),
+                    _text(scores))
+        for label, record, eer, n_target, n_nontarget, family, trials, scores in zip(
+            frame.index, *(frame[c].tolist() for c in columns), strict=True
+        )
+    }  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Contrast:
-    """One complete contrast; ``rows`` are the frame index labels of the (clean, a, b, ab) terms."""
+    """One complete contrast; ``terms`` are the (clean, a, b, ab) measurements."""
 
     experiment: str
     model: str
-    model_family: str | None
     corpus: str
     subgroup: str | None
     factor_a: str
     level_a: str
     factor_b: str
     level_b: str
-    eer_clean: float
-    eer_a: float
-    eer_b: float
-    eer_ab: float
-    rows: tuple[Any, Any, Any, Any]
-    records: tuple[str, str, str, str]
+    terms: tuple[Term, Term, Term, Term]
+
+    @property
+    def eer_clean(self) -> float:
+        return self.terms[0].eer
+
+    @property
+    def eer_a(self) -> float:
+        return self.terms[1].eer
+
+    @property
+    def eer_b(self) -> float:
+        return self.terms[2].eer
+
+    @property
+    def eer_ab(self) -> float:
+        return self.terms[3].eer
+
+    @property
+    def records(self) -> tuple[str, ...]:
+        return tuple(term.record_id for term in self.terms)
+
+    @property
+    def model_family(self) -> str | None:
+        """The family the terms agree on (``None`` when absent or inconsistent)."""
+        families = {term.model_family for term in self.terms}
+        return families.pop() if len(families) == 1 else None
 
     @property
     def prediction(self) -> float:
@@ -109,12 +166,6 @@ class ContrastSet:
     incomplete: list[IncompleteContrast]
 
 
-def cell(frame: pd.DataFrame, row: Any, column: str) -> Any:
-    """One cell as a plain value; typed ``Any`` because its type is the column's, which the caller knows."""
-    value: Any = frame.at[row, column]
-    return value
-
-
 def _text(value: Any) -> str | None:
     return None if pd.isna(value) else str(value)
 
@@ -144,8 +195,9 @@ def derive_contrasts(
     reference = reference_level.lower()
     excluded = set(excluded_experiments)
     factorial = frame[frame["factor_a"].notna() & frame["factor_b"].notna()]
-    # (design, model) -> term -> level pair -> corpus -> row labels
-    found: dict[tuple[Any, ...], dict[str, dict[tuple[str, str], dict[str, list[Any]]]]] = defaultdict(
+    measured = measured_terms(factorial)
+    # (design, model) -> term -> level pair -> corpus -> measured terms
+    found: dict[tuple[Any, ...], dict[str, dict[tuple[str, str], dict[str, list[Term]]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     )
     settings: dict[tuple[Any, ...], set[tuple[str, str, str]]] = defaultdict(set)
@@ -158,7 +210,7 @@ def derive_contrasts(
         level_b = _level(level_b, reference)
         design = (experiment, _text(subgroup), factor_a, factor_b)
         term = _term(level_a, level_b, reference)
-        found[(design, model)][term][(level_a, level_b)][corpus].append(label)
+        found[(design, model)][term][(level_a, level_b)][corpus].append(measured[label])
         models[design].add(model)
         if term == "ab":
             settings[design].add((level_a, level_b, corpus))
@@ -177,7 +229,7 @@ def derive_contrasts(
                     "ab": (level_a, level_b),
                 }
                 by_level = {term: by_term[term].get(levels, {}) for term, levels in wanted.items()}
-                same_corpus = {term: rows.get(corpus, []) for term, rows in by_level.items()}
+                same_corpus = {term: per_corpus.get(corpus, []) for term, per_corpus in by_level.items()}
                 missing = tuple(term for term in TERMS if not same_corpus[term])
                 elsewhere = tuple(term for term in missing if by_level[term])
                 ambiguous = tuple(term for term in TERMS if len(same_corpus[term]) > 1)
@@ -192,9 +244,7 @@ def derive_contrasts(
                 if reason is not None:
                     terms = {
                         term: [
-                            (c, str(cell(frame, row, "record_id")))
-                            for c, rows in by_level[term].items()
-                            for row in rows
+                            (c, t.record_id) for c, found_terms in by_level[term].items() for t in found_terms
                         ]
                         for term in TERMS
                     }
@@ -214,37 +264,18 @@ def derive_contrasts(
                         )
                     )
                     continue
-                rows = tuple(same_corpus[term][0] for term in TERMS)
-                contrasts.append(_contrast(frame, rows, design, model, corpus, level_a, level_b))
+                clean, a, b, ab = (same_corpus[term][0] for term in TERMS)
+                contrasts.append(
+                    Contrast(
+                        experiment,
+                        model,
+                        corpus,
+                        subgroup,
+                        factor_a,
+                        level_a,
+                        factor_b,
+                        level_b,
+                        (clean, a, b, ab),
+                    )
+                )
     return ContrastSet(contrasts, incomplete)
-
-
-def _contrast(
-    frame: pd.DataFrame,
-    rows: tuple[Any, ...],
-    design: tuple[Any, ...],
-    model: str,
-    corpus: str,
-    level_a: str,
-    level_b: str,
-) -> Contrast:
-    experiment, subgroup, factor_a, factor_b = design
-    eers = [float(cell(frame, row, "eer")) for row in rows]
-    families = {_text(cell(frame, row, "model_family")) for row in rows} - {None}
-    return Contrast(
-        experiment=experiment,
-        model=model,
-        model_family=families.pop() if len(families) == 1 else None,
-        corpus=corpus,
-        subgroup=subgroup,
-        factor_a=factor_a,
-        level_a=level_a,
-        factor_b=factor_b,
-        level_b=level_b,
-        eer_clean=eers[0],
-        eer_a=eers[1],
-        eer_b=eers[2],
-        eer_ab=eers[3],
-        rows=(rows[0], rows[1], rows[2], rows[3]),
-        records=tuple(str(cell(frame, row, "record_id")) for row in rows),  # type: ignore[arg-type]
-    )

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from audit.aggregates import GapPair, UnpairedGender, is_clean
-from audit.contrasts import Contrast, ContrastSet, IncompleteContrast, cell
+from audit.contrasts import Contrast, ContrastSet, IncompleteContrast
 from audit.findings import Flag, Severity
 from schemas.results import ValidatedResults
 
@@ -293,32 +293,22 @@ def flag_incomplete_contrasts(contrast_set: ContrastSet) -> list[Flag]:
     return [flag for flag in candidates if flag is not None]
 
 
-def flag_substituted_reference(contrasts: Sequence[Contrast], frame: pd.DataFrame) -> Flag | None:
+def flag_substituted_reference(contrasts: Sequence[Contrast]) -> Flag | None:
     """A marginal that is the reference: same score file (error), or same EER and trial counts (warning)."""
     cases: list[dict[str, Any]] = []
     certain = False
     for contrast in contrasts:
-        clean = frame.loc[contrast.rows[0]]
-        for term, row in zip(("a", "b"), contrast.rows[1:3], strict=True):
-            marginal = frame.loc[row]
-            same_scores = (
-                pd.notna(clean["scores_blake3"]) and clean["scores_blake3"] == marginal["scores_blake3"]
-            )
-            same_numbers = (clean["eer"], clean["n_target"], clean["n_nontarget"]) == (
-                marginal["eer"],
-                marginal["n_target"],
-                marginal["n_nontarget"],
-            )
+        clean = contrast.terms[0]
+        for term_name, marginal in zip(("a", "b"), contrast.terms[1:3], strict=True):
+            same_scores = clean.scores_blake3 is not None and clean.scores_blake3 == marginal.scores_blake3
+            same_numbers = (clean.eer, clean.counts) == (marginal.eer, marginal.counts)
             if same_scores or same_numbers:
-                certain |= bool(same_scores)
-                cases.append(
-                    {
-                        "setting": _setting(contrast),
-                        "term": term,
-                        "evidence": "same scores_blake3" if same_scores else "same EER and trial counts",
-                        "records": [str(clean["record_id"]), str(marginal["record_id"])],
-                    }
-                )
+                certain |= same_scores
+                cases.append({
+                    "setting": _setting(contrast), "term": term_name,
+                    "evidence": "same scores_blake3" if same_scores else "same EER and trial counts",
+                    "records": [clean.record_id, marginal.record_id],
+                })  # fmt: skip
     if not cases:
         return None
     return Flag(
@@ -332,12 +322,12 @@ def flag_substituted_reference(contrasts: Sequence[Contrast], frame: pd.DataFram
     )
 
 
-def flag_trial_matching(contrasts: Sequence[Contrast], frame: pd.DataFrame) -> list[Flag]:
+def flag_trial_matching(contrasts: Sequence[Contrast]) -> list[Flag]:
     """unmatched-trials (the terms name different trial lists) and trials-unverifiable (some name none)."""
     unmatched, unverifiable = [], []
     for contrast in contrasts:
-        ids = [cell(frame, row, "trial_list_id") for row in contrast.rows]
-        if any(pd.isna(i) for i in ids):
+        ids = [term.trial_list_id for term in contrast.terms]
+        if None in ids:
             unverifiable.append(contrast)
         elif len(set(ids)) > 1:
             unmatched.append(contrast)
@@ -385,19 +375,15 @@ def flag_unpaired_gender(unpaired: Sequence[UnpairedGender]) -> Flag | None:
     )
 
 
-def _counts(frame: pd.DataFrame, row: Any) -> tuple[int, int]:
-    return int(cell(frame, row, "n_target")), int(cell(frame, row, "n_nontarget"))
-
-
 def flag_budget_mismatch(
-    contrasts: Sequence[Contrast], pairs: Sequence[GapPair], frame: pd.DataFrame, config: AuditConfig
+    contrasts: Sequence[Contrast], pairs: Sequence[GapPair], config: AuditConfig
 ) -> Flag | None:
-    """Trial counts that differ across the terms of a contrast, the F/M rows of a gap, or a gap and its clean
-    gap."""
+    """Trial counts that differ across the terms of a contrast, between F and M, or between a gap and the
+    clean gap it is divided by."""
     cases: dict[str, list[dict[str, Any]]] = {"contrast_terms": [], "subgroup_pairs": [], "ratio_terms": []}
     records: list[str] = []
     for contrast in contrasts:
-        counts = [_counts(frame, row) for row in contrast.rows]
+        counts = [term.counts for term in contrast.terms]
         if len(set(counts)) > 1:
             cases["contrast_terms"].append(
                 {"setting": _setting(contrast), "counts": [list(c) for c in counts]}
@@ -407,14 +393,14 @@ def flag_budget_mismatch(
         (p.experiment, p.model, p.corpus): p for p in pairs if is_clean(p.condition, config.clean_labels)
     }
     for pair in pairs:
-        f_counts, m_counts = (_counts(frame, row) for row in pair.rows)
+        f_counts, m_counts = pair.female.counts, pair.male.counts
         where = f"{pair.experiment} {pair.model} {pair.condition}"
         if f_counts != m_counts:
             cases["subgroup_pairs"].append({"where": where, "F": list(f_counts), "M": list(m_counts)})
             records.extend(pair.records)
         clean = clean_pairs.get((pair.experiment, pair.model, pair.corpus))
         if clean is not None and clean is not pair:
-            clean_counts = [list(_counts(frame, row)) for row in clean.rows]
+            clean_counts = [list(clean.female.counts), list(clean.male.counts)]
             if clean_counts != [list(f_counts), list(m_counts)]:
                 cases["ratio_terms"].append(
                     {"where": where, "condition": [list(f_counts), list(m_counts)], "clean": clean_counts}
@@ -524,10 +510,10 @@ def raise_flags(
         flag_coupled_correlation(contrasts, aggregates["ie_vs_prediction"]),
         flag_unstable_ratio(aggregates["gap_ratios"], aggregates["emotion_matrix"], config),
         *flag_incomplete_contrasts(contrast_set),
-        flag_substituted_reference(contrasts, usable),
-        *flag_trial_matching(contrasts, usable),
+        flag_substituted_reference(contrasts),
+        *flag_trial_matching(contrasts),
         flag_unpaired_gender(unpaired),
-        flag_budget_mismatch(contrasts, pairs, usable, config),
+        flag_budget_mismatch(contrasts, pairs, config),
         flag_missing_provenance(table, config),
         flag_coverage(usable, config),
     ]

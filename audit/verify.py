@@ -98,17 +98,26 @@ def sections(rows: Rows) -> list[dict[str, Any]]:
     ]
 
 
+_PLAIN = (str, int, bool, type(None))
+
+
 def json_safe(value: Any) -> Any:
-    """``value`` with NaN/inf and missing values as None, numpy scalars as Python numbers, tuples as lists."""
-    if isinstance(value, dict):
+    """``value`` with NaN/inf and missing values as None, numpy scalars as Python numbers, tuples as lists.
+
+    Exact type tests first: the report holds tens of thousands of plain values and this runs on each.
+    """
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict:
         return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if kind is list or kind is tuple:
         return [json_safe(v) for v in value]
     if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if value is pd.NA or value is None:
+        return json_safe(value.item())
+    if value is pd.NA:
         return None
     return value
 

@@ -1,4 +1,4 @@
-"""Recomputed summary tables, each checked against numbers worked out by hand (or by simulation) in the test."""
+"""Recomputed summary tables, checked against numbers worked out by hand (or by simulation) in the test."""
 
 from __future__ import annotations
 
@@ -229,7 +229,7 @@ def test_expected_coupled_correlation_by_hand() -> None:
     contrasts = derive_contrasts(table).contrasts
     # r = -3v / sqrt(4v * 0.36) with v = 0.00064
     expected = -3 * 0.00064 / math.sqrt(4 * 0.00064 * 0.36)
-    assert expected_coupled_correlation(contrasts, table) == pytest.approx(expected)
+    assert expected_coupled_correlation(contrasts) == pytest.approx(expected)
 
 
 def test_expected_coupled_correlation_when_predictions_vary_by_noise_only() -> None:
@@ -238,7 +238,7 @@ def test_expected_coupled_correlation_when_predictions_vary_by_noise_only() -> N
     rows = [r for m in ("m1", "m2", "m3") for r in contrast_rows(m, "speaker", (0.2, 0.2, 0.2, 0.2))]
     table = frame(rows)
     contrasts = derive_contrasts(table).contrasts
-    assert expected_coupled_correlation(contrasts, table) == pytest.approx(-math.sqrt(3) / 2)
+    assert expected_coupled_correlation(contrasts) == pytest.approx(-math.sqrt(3) / 2)
 
 
 def test_expected_coupled_correlation_matches_a_simulation_of_additive_data() -> None:
@@ -258,6 +258,6 @@ def test_expected_coupled_correlation_matches_a_simulation_of_additive_data() ->
     table = frame([{**r, "n_target": n_target, "n_nontarget": n_nontarget} for r in rows])
     contrasts = derive_contrasts(table).contrasts
     observed = np.corrcoef([c.prediction for c in contrasts], [c.ie for c in contrasts])[0, 1]
-    expected = expected_coupled_correlation(contrasts, table)
+    expected = expected_coupled_correlation(contrasts)
     assert expected is not None and expected < -0.2  # the coupling is material at these budgets
     assert expected == pytest.approx(observed, abs=0.06)  # about 2.5 standard errors of r at n = 1500
