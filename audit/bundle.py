@@ -234,7 +234,14 @@ def verify_signature(bundle_dir: Path, trusted_key: Path | None) -> tuple[Signat
         key_path, source = trusted_key, "the reviewer's key (--key)"
     else:
         key_path, source = bundle_dir / PUBLIC_KEY_FILE, "the bundle's own public key"
-    public_key = load_public_key(key_path)
+    if trusted_key is None and not key_path.is_file():
+        raise BadSignatureError(
+            "no-key",
+            f"The bundle is signed but has no {PUBLIC_KEY_FILE} and no --key was given: "
+            "nothing to verify the signature with.",
+            partial=SignatureCheck(envelope.payload, authenticated=False),
+        )
+    public_key = load_public_key(key_path)  # an unreadable reviewer key is an InputError (exit 2)
     try:
         trusted_id = verify_envelope(envelope, public_key, IN_TOTO_PAYLOAD_TYPE)
     except EnvelopeError as error:

@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 
 from audit.bundle import verify_bundle
+from audit.errors import InputError
 from audit.findings import Flag, Severity, has_errors
 from provenance.canonical import canonical_json
 from provenance.digests import file_digest
@@ -275,3 +276,15 @@ def test_a_record_id_that_leaves_the_bundle_is_never_read(bundle: SyntheticBundl
     assert _failures(flags, "score-mismatch") == [
         {"record_id": escape, "problem": "scores path leaves the bundle"}
     ]
+
+
+def test_signed_bundle_without_its_public_key_needs_a_reviewer_key(bundle: SyntheticBundle) -> None:
+    (bundle.root / "provenance" / "signing-key.pub.pem").unlink()
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, None)
+    assert _by_id(flags)["bad-signature"].details["reasons"] == ["no-key"]
+    assert verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)[0] == []
+
+
+def test_an_unreadable_reviewer_key_is_an_input_error(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"absent\.pub"):
+        verify_bundle(bundle.read_results(), bundle.root, tmp_path / "absent.pub")
