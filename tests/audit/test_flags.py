@@ -1,0 +1,230 @@
+"""Every table-only flag on small tables whose expected findings are worked out by hand in each test."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from audit.flags import AuditConfig
+from audit.verify import verify
+
+ONE_EXPERIMENT = AuditConfig(expected_experiments=("E14",))
+LEVELS = {"clean": ("none", "none"), "a": ("x", "none"), "b": ("none", "y"), "ab": ("x", "y")}
+
+
+def row(record_id: str, eer: float | str, **extra: Any) -> dict[str, Any]:
+    """A row with complete provenance, so that only what a test changes raises flags."""
+    base = {
+        "record_id": record_id,
+        "experiment": "E14",
+        "model": "m1",
+        "model_family": "speaker",
+        "corpus": "c1",
+        "condition": record_id,
+        "eer": eer,
+        "n_target": 100,
+        "n_nontarget": 1000,
+        "checkpoint_blake3": "ab" * 32,
+        "run_id": "run-1",
+        "trial_list_id": "tl-1",
+    }
+    return base | extra
+
+
+def contrast(model: str, eers: tuple[float, float, float, float], **extra: Any) -> list[dict[str, Any]]:
+    """The four terms (clean, a, b, ab) of one setting for ``model``; ``extra`` may hold per-term dicts."""
+    rows = []
+    for term, eer in zip(LEVELS, eers, strict=True):
+        level_a, level_b = LEVELS[term]
+        fields = {"model": model, "factor_a": "fa", "level_a": level_a, "factor_b": "fb", "level_b": level_b}
+        rows.append(row(f"{model}-{term}", eer, **fields, **extra.get(term, {})))
+    return rows
+
+
+def audit(tmp_path: Path, rows: list[dict[str, Any]], config: AuditConfig = ONE_EXPERIMENT) -> dict[str, Any]:
+    columns = list(dict.fromkeys(key for r in rows for key in r))
+    path = tmp_path / "results.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    return verify(path, config=config)
+
+
+def flags_of(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {flag["id"]: flag for flag in report["flags"]}
+
+
+def test_a_clean_table_raises_nothing_and_passes(tmp_path: Path) -> None:
+    report = audit(tmp_path, contrast("m1", (0.1, 0.2, 0.2, 0.3)))
+    assert report["flags"] == []
+    assert report["verdict"] == "pass"
+    assert report["config"] == ONE_EXPERIMENT.as_dict()
+    assert report["config"]["near_chance_eer"] == 0.4
+
+
+def test_schema_failures_are_listed_by_row_and_column_and_those_rows_left_out(tmp_path: Path) -> None:
+    rows = [row("r1", 0.1), row("r2", "abc"), row("r3", 0.2, n_target=0), row("r4", 0.3)]
+    report = audit(tmp_path, rows)
+    flag = flags_of(report)["schema"]
+    assert flag["severity"] == "error"
+    assert report["verdict"] == "fail"
+    failures = [(f["row"], f["column"], f["check"]) for f in flag["details"]["failures"]]
+    assert failures == [(2, "eer", "must be a number"), (3, "n_target", "must be > 0")]
+    assert flag["records"] == ["r2", "r3"]
+    (per_experiment,) = report["aggregates"]["per_experiment"]
+    assert per_experiment["n_records"] == 2
+    assert per_experiment["eer_mean"] == pytest.approx(0.2)
+    assert "2 left out for schema failures" in report["sections"][0]["lines"][0]
+
+
+def test_percent_scale_above_one_and_chance_above_half(tmp_path: Path) -> None:
+    rows = [row("pct", 12.5), row("one", 1.0), row("high", 0.51), row("half", 0.5)]
+    flags = flags_of(audit(tmp_path, rows))
+    assert flags["percent-scale"]["records"] == ["pct"]
+    assert flags["percent-scale"]["severity"] == "error"
+    assert flags["eer-above-chance"]["records"] == ["one", "high"]
+    assert flags["eer-above-chance"]["severity"] == "warning"
+
+
+def test_near_chance_prediction_at_the_declared_threshold(tmp_path: Path) -> None:
+    rows = contrast("m1", (0.1, 0.25, 0.25, 0.3))  # prediction 0.40: at the threshold
+    rows += contrast("m2", (0.1, 0.245, 0.245, 0.3))  # prediction 0.39, every term below 0.4
+    flag = flags_of(audit(tmp_path, rows))["near-chance-prediction"]
+    assert flag["records"] == ["m1-clean", "m1-a", "m1-b", "m1-ab"]
+    assert flag["details"]["contrasts"][0]["prediction"] == pytest.approx(0.4)
+    stricter = AuditConfig(expected_experiments=("E14",), near_chance_eer=0.45)
+    assert "near-chance-prediction" not in flags_of(audit(tmp_path, rows, stricter))
+
+
+def test_coupled_correlation_reports_observed_and_expected_r(tmp_path: Path) -> None:
+    # predictions 0.2, 0.3, 0.4 with IE +0.02, 0, -0.02: r = -1 exactly
+    rows = contrast("m1", (0.1, 0.15, 0.15, 0.22)) + contrast("m2", (0.1, 0.2, 0.2, 0.3))
+    rows += contrast("m3", (0.1, 0.25, 0.25, 0.38))
+    report = audit(tmp_path, rows)
+    flag = flags_of(report)["coupled-correlation"]
+    assert flag["details"]["r_observed"] == pytest.approx(-1.0)
+    assert (
+        flag["details"]["r_expected_additive"]
+        == report["aggregates"]["ie_vs_prediction"]["r_expected_additive"]
+    )
+    assert flag["details"]["r_expected_additive"] < 0
+    assert "r = -1.000" in flag["message"]
+    assert len(flag["records"]) == 12
+
+
+def test_two_contrasts_have_no_correlation_to_flag(tmp_path: Path) -> None:
+    rows = contrast("m1", (0.1, 0.15, 0.15, 0.22)) + contrast("m2", (0.1, 0.2, 0.2, 0.3))
+    assert "coupled-correlation" not in flags_of(audit(tmp_path, rows))
+
+
+def gender(model: str, condition: str, eer_f: float, eer_m: float, n_m: int = 100) -> list[dict[str, Any]]:
+    return [
+        row(f"{model}-{condition}-F", eer_f, model=model, condition=condition, subgroup="gender=F"),
+        row(
+            f"{model}-{condition}-M",
+            eer_m,
+            model=model,
+            condition=condition,
+            subgroup="gender=M",
+            n_target=n_m,
+        ),
+    ]
+
+
+def test_unstable_ratio_small_denominator_or_sign_change(tmp_path: Path) -> None:
+    rows = gender("m1", "clean", 0.104, 0.100) + gender("m1", "babble snr=5", 0.12, 0.10)  # |clean gap| 0.004
+    rows += gender("m2", "clean", 0.106, 0.100) + gender("m2", "babble snr=5", 0.12, 0.10)  # 0.006: stable
+    rows += gender("m3", "clean", 0.120, 0.100) + gender("m3", "babble snr=5", 0.10, 0.12)  # sign flips
+    report = audit(tmp_path, rows)
+    ratios = flags_of(report)["unstable-ratio"]["details"]["ratios"]
+    assert [(r["model"], r["why"]) for r in ratios] == [
+        ("m1", "|clean gap| 0.004 < 0.005"),
+        ("m3", "the gap changes sign"),
+    ]
+    values = {r["model"]: r["ratio"] for r in report["aggregates"]["gap_ratios"]}
+    assert values == pytest.approx({"m1": 5.0, "m2": 0.02 / 0.006, "m3": -1.0})
+
+
+def test_missing_term_cross_corpus_and_ambiguous_term(tmp_path: Path) -> None:
+    missing = [r for r in contrast("m1", (0.1, 0.2, 0.2, 0.3)) if r["record_id"] != "m1-a"]
+    cross = contrast("m2", (0.1, 0.2, 0.2, 0.3), clean={"corpus": "other"})
+    again = row("m3-a-again", 0.21, model="m3", factor_a="fa", level_a="x", factor_b="fb", level_b="none")
+    ambiguous = [*contrast("m3", (0.1, 0.2, 0.2, 0.3)), again]
+    report = audit(tmp_path, missing + cross + ambiguous)
+    flags = flags_of(report)
+    assert flags["missing-term"]["details"]["settings"][0]["terms"] == ["a"]
+    assert flags["missing-term"]["records"] == ["m1-clean", "m1-b", "m1-ab"]
+    assert flags["cross-corpus-reference"]["details"]["settings"][0]["found"]["clean"] == [
+        ["other", "m2-clean"]
+    ]
+    assert flags["ambiguous-term"]["details"]["settings"][0]["terms"] == ["a"]
+    assert report["aggregates"]["contrasts"] == []
+
+
+def test_declared_cross_corpus_experiments_are_excluded(tmp_path: Path) -> None:
+    rows = [r | {"experiment": "E15"} for r in contrast("m1", (0.1, 0.2, 0.2, 0.3))]
+    report = audit(tmp_path, rows, AuditConfig(expected_experiments=("E15",)))
+    assert flags_of(report)["cross-corpus-reference"]["severity"] == "warning"
+    assert report["aggregates"]["contrasts"] == []
+
+
+def test_substituted_reference_warning_on_numbers_and_error_on_the_same_score_file(tmp_path: Path) -> None:
+    same_numbers = contrast("m1", (0.1, 0.2, 0.1, 0.3))  # b equals the reference, counts too
+    flag = flags_of(audit(tmp_path, same_numbers))["substituted-reference"]
+    assert flag["severity"] == "warning"
+    assert flag["details"]["terms"][0]["term"] == "b"
+    assert flag["records"] == ["m1-clean", "m1-b"]
+    same_file = contrast(
+        "m1", (0.1, 0.2, 0.15, 0.3), clean={"scores_blake3": "f" * 64}, a={"scores_blake3": "f" * 64}
+    )
+    flag = flags_of(audit(tmp_path, same_file))["substituted-reference"]
+    assert flag["severity"] == "error"
+    assert flag["details"]["terms"][0]["evidence"] == "same scores_blake3"
+
+
+def test_unmatched_trials_error_and_unverifiable_warning(tmp_path: Path) -> None:
+    rows = contrast("m1", (0.1, 0.2, 0.2, 0.3), ab={"trial_list_id": "tl-2"})
+    rows += contrast("m2", (0.1, 0.2, 0.2, 0.3), b={"trial_list_id": ""})
+    flags = flags_of(audit(tmp_path, rows))
+    assert flags["unmatched-trials"]["severity"] == "error"
+    assert flags["unmatched-trials"]["details"]["settings"] == ["E14 m1 fa=x x fb=y"]
+    assert flags["trials-unverifiable"]["details"]["settings"] == ["E14 m2 fa=x x fb=y"]
+
+
+def test_budget_mismatch_across_terms_genders_and_clean_gap(tmp_path: Path) -> None:
+    rows = contrast("m1", (0.1, 0.2, 0.2, 0.3), ab={"n_target": 90})
+    rows += gender("m1", "clean", 0.12, 0.10) + gender("m1", "babble snr=0", 0.14, 0.10, n_m=80)
+    details = flags_of(audit(tmp_path, rows))["budget-mismatch"]["details"]
+    assert details["contrast_terms"][0]["counts"] == [[100, 1000], [100, 1000], [100, 1000], [90, 1000]]
+    assert details["subgroup_pairs"] == [{"where": "E14 m1 babble snr=0", "F": [100, 1000], "M": [80, 1000]}]
+    assert details["ratio_terms"][0]["clean"] == [[100, 1000], [100, 1000]]
+
+
+def test_unpaired_gender_rows(tmp_path: Path) -> None:
+    rows = [*gender("m1", "clean", 0.12, 0.10), row("lonely", 0.2, condition="babble", subgroup="gender=F")]
+    flag = flags_of(audit(tmp_path, rows))["unpaired-subgroup"]
+    assert flag["records"] == ["lonely"]
+
+
+def test_missing_provenance_coverage_as_fractions(tmp_path: Path) -> None:
+    rows = [row("r1", 0.1), row("r2", 0.1, checkpoint_blake3=""), row("r3", 0.1, checkpoint_blake3="")]
+    rows.append(row("r4", 0.1, checkpoint_blake3="", run_id="", trial_list_id=""))
+    flag = flags_of(audit(tmp_path, rows))["missing-provenance"]
+    coverage = flag["details"]["coverage"]
+    assert coverage["checkpoint_blake3"] == {"present": 1, "total": 4, "fraction": 0.25}
+    assert coverage["run_id"]["fraction"] == 0.75
+    assert flag["records"] == ["r2", "r3", "r4"]
+    assert "checkpoint_blake3 1/4" in flag["message"]
+
+
+def test_coverage_lists_missing_cells_and_unexpected_experiments(tmp_path: Path) -> None:
+    rows = [row("a", 0.1, experiment="E01"), row("b", 0.1, experiment="E01", model="m2")]
+    rows += [row("c", 0.1, experiment="E02"), row("d", 0.1, experiment="E03")]
+    config = AuditConfig(expected_experiments=("E01", "E02"), expected_models=("m1", "m2"))
+    details = flags_of(audit(tmp_path, rows, config))["coverage"]["details"]
+    assert details["missing_cells"] == [["E02", "m2"]]
+    assert details["unexpected_experiments"] == ["E03"]
