@@ -212,7 +212,10 @@ def describe_check(check: str) -> str:
 
 
 def validate_results(frame: pd.DataFrame) -> ValidatedResults:
-    """Validate an all-text results frame lazily; failures carry 1-based data-row numbers and record ids."""
+    """Validate an all-text results frame lazily; failures carry 1-based data-row numbers and record ids.
+
+    A cell is reported once, with the first check it breaks (a type failure first of all).
+    """
     missing = [column for column in REQUIRED_COLUMNS if column not in frame.columns]
     parsed, type_failures = parse_numbers(frame)
     record_ids: list[Any] = frame["record_id"].tolist() if "record_id" in frame.columns else []
@@ -233,7 +236,7 @@ def validate_results(frame: pd.DataFrame) -> ValidatedResults:
             column = str(case.failure_case) if case.check == "column_in_dataframe" else str(case.column)
             key = (index, column)
             if key in cells and index is not None:
-                continue  # already reported as unparsable
+                continue  # this cell is already reported
             value = None if case.check == "column_in_dataframe" else _json_value(case.failure_case)
             if case.check == "not_nullable":
                 text: Any = None if index is None else frame.at[index, column]
