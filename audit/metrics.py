@@ -25,7 +25,7 @@ EER variants:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -44,41 +44,9 @@ class MetricInputError(ValueError):
     """Scores or labels on which a metric is not defined (NaN, one class, constant scores, bad labels)."""
 
 
-@dataclass(frozen=True)
-class _RocGroups:
-    """ROC points at the distinct thresholds of every record, records in segments, thresholds descending.
-
-    ``tps``/``fps`` count targets/non-targets scoring at or above each group's score within its record,
-    as sklearn's ``confusion_matrix_at_thresholds`` does. Segments run in descending record code.
-    """
-
-    tps: IntArray
-    fps: IntArray
-    n_target: IntArray  # per group: its record's target count
-    n_nontarget: IntArray
-    first: NDArray[np.bool_]  # the group is its record's highest threshold
-    last: NDArray[np.bool_]
-    seg_starts: IntArray  # index of each segment's first group
-    seg_record: IntArray  # record code of each segment
-
-    @property
-    def fpr(self) -> FloatArray:
-        return self.fps / self.n_nontarget
-
-    @property
-    def tpr(self) -> FloatArray:
-        return self.tps / self.n_target
-
-    def per_record(self, per_segment: NDArray[np.generic], n_records: int) -> NDArray[np.generic]:
-        """Reorder a per-segment result into record-code order."""
-        out = np.empty(n_records, dtype=per_segment.dtype)
-        out[self.seg_record] = per_segment
-        return out
-
-
 def _as_inputs(
     scores: ArrayLike, labels: ArrayLike, record_index: ArrayLike | None, n_records: int | None
-) -> tuple[FloatArray, NDArray[np.uint64], NDArray[np.uint64], int]:
+) -> tuple[FloatArray, NDArray[np.uint8], NDArray[np.uint64], int]:
     """Validate and convert: finite float64 scores, 0/1 labels, record codes in 0..R-1."""
     score_array = np.asarray(scores)
     label_array = np.asarray(labels)
@@ -113,7 +81,7 @@ def _as_inputs(
             f"labels must be 0 (non-target) or 1 (target): {int(bad_labels.sum())} other value(s), "
             f"first at position {first_bad} ({label_array[first_bad]!r})"
         )
-    label_codes = label_array.astype(np.uint64)
+    label_codes = label_array.astype(np.uint8)
     if record_index is None:
         return score_values, label_codes, np.zeros(score_values.size, dtype=np.uint64), 1
     index_array = np.asarray(record_index)
@@ -130,25 +98,52 @@ def _as_inputs(
     return score_values, label_codes, index_array.astype(np.uint64), count
 
 
-def _order_codes(scores: FloatArray, shift: int) -> NDArray[np.uint64]:
-    """Unsigned codes that order and tie exactly like ``scores``, each below ``2**(64 - shift)``.
+_MANTISSA_BITS = 52
+_SIGN_BIT = np.uint64(1 << 63)
 
-    The IEEE bit pattern, sign-folded, orders like the float; dropping its low ``shift`` bits keeps the order
-    and is used when it merges no two distinct scores (checked on the sorted codes). Otherwise the dense rank
-    from an argsort is used: slower, equally exact.
+
+def _fold_sign(bits: NDArray[np.uint64]) -> None:
+    """In place: IEEE float64 bit patterns to unsigned integers in the floats' order."""
+    signed = bits.view(np.int64)
+    fill = signed >> 63  # all ones for negative floats
+    fill &= np.iinfo(np.int64).max
+    signed ^= fill
+    bits ^= _SIGN_BIT
+
+
+def _order_codes(scores: FloatArray, code_bits: int) -> NDArray[np.uint64]:
+    """Unsigned codes below ``2**code_bits`` that order and tie exactly like ``scores``.
+
+    The IEEE bit pattern, sign-folded, orders like the float. When the low ``64 - code_bits`` bits of every
+    score are zero (float32 cosines, as the runner writes them), they are dropped. Otherwise the 12-bit
+    sign/exponent field is renumbered over the values present (scores rarely span more than a few dozen
+    binades), and low bits are dropped only when the sorted codes show that no two distinct scores merge.
+    Failing that, the dense rank from an argsort is used: slower, equally exact.
     """
     bits = (scores + 0.0).view(np.uint64)  # + 0.0 turns -0.0 into 0.0: they compare equal as floats
-    negative = (bits >> np.uint64(63)).astype(bool)
-    ordered = np.where(negative, ~bits, bits | np.uint64(1 << 63))
-    sorted_codes = np.sort(ordered)
-    truncated = sorted_codes >> np.uint64(shift)
-    if np.array_equal(sorted_codes[1:] != sorted_codes[:-1], truncated[1:] != truncated[:-1]):
-        return ordered >> np.uint64(shift)
-    order = np.argsort(scores, kind="stable")
-    ranks = np.empty(scores.size, dtype=np.uint64)
+    dropped = 64 - code_bits
+    if not np.any(bits & np.uint64((1 << dropped) - 1)):
+        _fold_sign(bits)
+        bits >>= np.uint64(dropped)
+        return bits
+    _fold_sign(bits)
+    binade = (bits >> np.uint64(_MANTISSA_BITS)).astype(np.intp)
+    present = np.bincount(binade, minlength=1 << 12) > 0
+    binade_rank = (np.cumsum(present) - 1).astype(np.uint64)
+    bits &= np.uint64((1 << _MANTISSA_BITS) - 1)
+    bits |= binade_rank[binade] << np.uint64(_MANTISSA_BITS)
+    dropped = max(1, int(present.sum() - 1).bit_length()) + _MANTISSA_BITS - code_bits
+    if dropped <= 0:
+        return bits
+    neighbours = np.sort(bits)
+    differing = neighbours[1:] ^ neighbours[:-1]  # 0 for ties; below 2**dropped where truncation merges
+    if not np.any((differing - np.uint64(1)) < np.uint64((1 << dropped) - 1)):
+        bits >>= np.uint64(dropped)
+        return bits
+    order = np.argsort(scores)
     sorted_scores = scores[order]
-    ranks[order] = np.concatenate(([0], np.cumsum(sorted_scores[1:] != sorted_scores[:-1]))).astype(np.uint64)
-    return ranks
+    bits[order] = np.concatenate(([0], np.cumsum(sorted_scores[1:] != sorted_scores[:-1])))
+    return bits
 
 
 def _describe(records: IntArray, n_records: int) -> str:
@@ -159,161 +154,197 @@ def _describe(records: IntArray, n_records: int) -> str:
     return f"record(s) {shown}{more}"
 
 
-def _roc_groups(
-    scores: FloatArray, labels: NDArray[np.uint64], records: NDArray[np.uint64], n_records: int
-) -> _RocGroups:
-    """Sort once by (record, score) and count targets/non-targets at each record's distinct thresholds."""
-    record_bits = max(1, (n_records - 1).bit_length())
-    if record_bits > 40:
-        raise MetricInputError(f"too many records for one call: {n_records}")
-    trials_per_record = np.bincount(records.astype(np.int64), minlength=n_records)
-    empty = np.flatnonzero(trials_per_record == 0)
-    if empty.size:
-        raise MetricInputError(f"{_describe(empty, n_records)} have no trials (both classes are needed)")
-    codes = _order_codes(scores, record_bits + 1)
-    # One 64-bit key per trial: record code | score code | label. Sorting the keys (not an argsort) is the
-    # one ordering pass; reversed, it runs records and thresholds from high to low.
-    keys = np.sort((records << np.uint64(64 - record_bits)) | (codes << np.uint64(1)) | labels)[::-1]
-    sorted_labels = (keys & np.uint64(1)).astype(np.int64)
-    thresholds = keys >> np.uint64(1)
-    group_ends = np.flatnonzero(np.concatenate((thresholds[1:] != thresholds[:-1], [True])))
-    group_record = (keys[group_ends] >> np.uint64(64 - record_bits)).astype(np.int64)
-    first = np.concatenate(([True], group_record[1:] != group_record[:-1]))
-    last = np.concatenate((first[1:], [True]))
-    seg_starts = np.flatnonzero(first)
-    seg_lengths = np.diff(np.append(seg_starts, group_record.size))
-    targets_through = np.cumsum(sorted_labels)[group_ends]
-    trials_through = group_ends + 1
-    seg_base_targets = np.concatenate(([0], targets_through))[seg_starts]
-    seg_base_trials = np.concatenate(([0], trials_through))[seg_starts]
-    tps = targets_through - np.repeat(seg_base_targets, seg_lengths)
-    fps = trials_through - np.repeat(seg_base_trials, seg_lengths) - tps
-    seg_targets, seg_nontargets = tps[last], fps[last]
-    one_class = np.flatnonzero((seg_targets == 0) | (seg_nontargets == 0))
-    if one_class.size:
-        codes_bad = np.sort(group_record[seg_starts][one_class])
-        raise MetricInputError(
-            f"{_describe(codes_bad, n_records)} hold only one class: targets and non-targets are both needed"
-        )
-    constant = np.flatnonzero(seg_lengths == 1)
-    if constant.size:
-        codes_bad = np.sort(group_record[seg_starts][constant])
-        raise MetricInputError(
-            f"all scores are equal in {_describe(codes_bad, n_records)}: no ROC to measure"
-        )
-    return _RocGroups(
-        tps=tps,
-        fps=fps,
-        n_target=np.repeat(seg_targets, seg_lengths),
-        n_nontarget=np.repeat(seg_nontargets, seg_lengths),
-        first=first,
-        last=last,
-        seg_starts=seg_starts,
-        seg_record=group_record[seg_starts],
-    )
+@dataclass(frozen=True)
+class _RocCorners:
+    """Per record, the ROC points that ``sklearn.metrics.roc_curve`` keeps, thresholds descending.
 
-
-def _first_per_segment(positions: IntArray, segment_of: IntArray) -> IntArray:
-    """The first of sorted ``positions`` in each segment (every segment must hold one)."""
-    segments = segment_of[positions]
-    return positions[np.concatenate(([True], segments[1:] != segments[:-1]))]
-
-
-def _legacy_eer(groups: _RocGroups) -> FloatArray:
-    """sklearn ``roc_curve`` points (intermediates dropped), first smallest |FNR - FPR|, mean of the two."""
-    keep = groups.first | groups.last
-    keep[1:-1] |= (np.diff(groups.fps, 2) != 0) | (np.diff(groups.tps, 2) != 0)
-    fpr = groups.fpr[keep]
-    fnr = 1 - groups.tpr[keep]
-    gap = np.abs(fnr - fpr)
-    # The curve's prepended (0, 0) point has gap 1 and value 0.5; the last point, (1, 1), has the same gap and
-    # value, so leaving it out never changes the answer.
-    kept_first = groups.first[keep]
-    segment_of = np.cumsum(kept_first) - 1
-    segment_min = np.minimum.reduceat(gap, np.flatnonzero(kept_first))
-    best = _first_per_segment(np.flatnonzero(gap == segment_min[segment_of]), segment_of)
-    return (fpr[best] + fnr[best]) / 2
-
-
-def _interp_eer(groups: _RocGroups) -> FloatArray:
-    """Linear crossing of the ROC polyline (from (0, 0)) with ``fpr == fnr``; VoxSRC's brentq root."""
-    fpr = groups.fpr
-    side = fpr - (1 - groups.tpr)  # fpr - fnr: rises from -1 at (0, 0) to +1 at (1, 1)
-    segment_of = np.cumsum(groups.first) - 1
-    crossing = _first_per_segment(np.flatnonzero(side >= 0), segment_of)
-    from_origin = groups.first[crossing]
-    previous = np.where(from_origin, crossing, crossing - 1)
-    fpr_before = np.where(from_origin, 0.0, fpr[previous])
-    side_before = np.where(from_origin, -1.0, side[previous])
-    fraction = -side_before / (side[crossing] - side_before)
-    return fpr_before + (fpr[crossing] - fpr_before) * fraction
-
-
-def _rocch_eer(groups: _RocGroups) -> FloatArray:
-    """BOSARIS ``rocch`` + ``rocch2eer``: PAV on the tie groups, then the largest hull-segment EER crossing.
-
-    The groups of all records go through one PAV call; adding ``2 * record`` to each group's target rate
-    keeps records apart (their ranges cannot violate the order across a boundary), so no block spans two
-    records. The offset costs about ``2 * R * 2**-52`` in rate resolution, far below any pooling decision that
-    changes the hull (blocks' rates differ by at least ``1 / size**2`` unless collinear).
+    ``tps``/``fps`` count targets/non-targets scoring at or above a threshold within its record. The points
+    roc_curve drops (``drop_intermediate=True``) are interior points of runs of equal steps, collinear with
+    their neighbours, so every metric here (hull, crossing, trapezoid area, a cost linear along the curve) is
+    the same with or without them. Records run in segments, in ascending record code.
     """
-    group_targets = np.diff(groups.tps, prepend=0)
-    group_trials = np.diff(groups.tps + groups.fps, prepend=0)
-    group_targets[groups.first] = groups.tps[groups.first]
-    group_trials[groups.first] = (groups.tps + groups.fps)[groups.first]
-    segment_of = np.cumsum(groups.first) - 1
-    record_offset = 2.0 * groups.seg_record[segment_of]
+
+    tps: IntArray
+    fps: IntArray
+    n_target: IntArray  # per point: its record's target count
+    n_nontarget: IntArray
+    first: NDArray[np.bool_]  # the point is its record's highest threshold
+    seg_starts: IntArray  # index of each record's first point
+    seg_record: IntArray  # record code of each segment
+    crossing: IntArray  # per segment: the first point with fpr >= fnr (exact integer test)
+
+    @property
+    def fpr(self) -> FloatArray:
+        return self.fps / self.n_nontarget
+
+    @property
+    def fnr(self) -> FloatArray:
+        return 1 - self.tps / self.n_target  # sklearn's expression, for bit-equal legacy EERs
+
+    def previous(self, index: IntArray, at_origin: float, values: NDArray[Any]) -> NDArray[Any]:
+        """``values`` at the point before ``index``; ``at_origin`` where ``index`` opens its record."""
+        return np.where(self.first[index], at_origin, values[index - 1])
+
+    def per_record(self, per_segment: NDArray[Any], n_records: int) -> NDArray[Any]:
+        """Reorder a per-segment result into record-code order."""
+        out = np.empty(n_records, dtype=per_segment.dtype)
+        out[self.seg_record] = per_segment
+        return out
+
+
+def _roc_corners(
+    scores: FloatArray, labels: NDArray[np.uint8], records: NDArray[np.uint64], n_records: int
+) -> _RocCorners:
+    """Sort once by (record, score), count both classes at each distinct threshold, keep the corners.
+
+    Consumes ``records`` (shifted in place).
+    """
+    record_bits = max(1, (n_records - 1).bit_length())
+    if record_bits > 40 or scores.size >= 1 << 31:
+        raise MetricInputError(f"too many for one call: {n_records} records, {scores.size} trials")
+    code_bits = 63 - record_bits
+    codes = _order_codes(scores, code_bits)
+    # One 64-bit key per trial, record code | complemented score code | label: sorting the keys (not an
+    # argsort) is the one ordering pass, and leaves records ascending with thresholds descending in each.
+    keys = np.subtract(np.uint64((1 << code_bits) - 1), codes, out=codes)  # thresholds descending
+    keys <<= np.uint64(1)
+    keys |= labels
+    records <<= np.uint64(code_bits + 1)
+    keys |= records
+    keys.sort()
+    group_ends = np.append(np.flatnonzero((keys[1:] ^ keys[:-1]) > 1), keys.size - 1)
+    targets_through = np.cumsum(keys & np.uint64(1), dtype=np.int64)[group_ends]
+    group_record = keys[group_ends] >> np.uint64(code_bits + 1)
+    record_change = group_record[1:] != group_record[:-1]
+    # roc_curve's rule: keep the ends and every point where either count's second difference is non-zero
+    # (targets' or trials'; non-targets are their difference), i.e. where the step (targets, trials) changes.
+    # Running totals across records have the same second differences inside a record.
+    step_changes = np.diff(targets_through + (group_ends << 32), 2) != 0
+    keep = np.ones(group_ends.size, dtype=bool)
+    keep[1:-1] = record_change[:-1] | record_change[1:] | step_changes
+    kept = np.flatnonzero(keep)
+    kept_record = group_record[kept].astype(np.int64)
+    first = np.concatenate(([True], kept_record[1:] != kept_record[:-1]))
+    seg_starts = np.flatnonzero(first)
+    seg_lengths = np.diff(np.append(seg_starts, kept.size))
+    seg_record = kept_record[seg_starts]
+    kept_targets = targets_through[kept]
+    kept_nontargets = group_ends[kept] + 1 - kept_targets
+    tps = kept_targets - np.repeat(np.concatenate(([0], kept_targets))[seg_starts], seg_lengths)
+    fps = kept_nontargets - np.repeat(np.concatenate(([0], kept_nontargets))[seg_starts], seg_lengths)
+    seg_ends = seg_starts + seg_lengths - 1
+    _check_records(n_records, seg_record, tps[seg_ends], fps[seg_ends], seg_lengths)
+    n_target = np.repeat(tps[seg_ends], seg_lengths)
+    n_nontarget = np.repeat(fps[seg_ends], seg_lengths)
+    # fpr >= fnr  <=>  fps / N >= (P - tps) / P  <=>  fps * P + tps * N >= P * N; it holds from one point on.
+    below = fps * n_target + tps * n_nontarget < n_target * n_nontarget
+    crossing = seg_starts + np.add.reduceat(below, seg_starts)
+    return _RocCorners(tps, fps, n_target, n_nontarget, first, seg_starts, seg_record, crossing)
+
+
+def _check_records(
+    n_records: int, seg_record: IntArray, targets: IntArray, nontargets: IntArray, seg_lengths: IntArray
+) -> None:
+    """Every record needs trials of both classes and two distinct scores."""
+    if seg_record.size < n_records:
+        missing = np.setdiff1d(np.arange(n_records), seg_record)
+        raise MetricInputError(f"{_describe(missing, n_records)} have no trials (both classes are needed)")
+    one_class = np.sort(seg_record[(targets == 0) | (nontargets == 0)])
+    if one_class.size:
+        raise MetricInputError(
+            f"{_describe(one_class, n_records)} hold only one class: targets and non-targets are both needed"
+        )
+    constant = np.sort(seg_record[seg_lengths == 1])
+    if constant.size:
+        raise MetricInputError(f"all scores are equal in {_describe(constant, n_records)}: no ROC curve")
+
+
+def _legacy_eer(roc: _RocCorners) -> FloatArray:
+    """roc_curve points, the first smallest |FNR - FPR|, mean of the two rates.
+
+    |FNR - FPR| falls strictly up to the crossing and rises after it, so the first minimum is the point just
+    before the crossing or the crossing itself; before the first point is roc_curve's prepended (0, 0).
+    """
+    fpr, fnr = roc.fpr, roc.fnr
+    after = roc.crossing
+    fpr_before = roc.previous(after, 0.0, fpr)
+    fnr_before = roc.previous(after, 1.0, fnr)
+    take_before = np.abs(fnr_before - fpr_before) <= np.abs(fnr[after] - fpr[after])
+    return np.where(take_before, (fpr_before + fnr_before) / 2, (fpr[after] + fnr[after]) / 2)
+
+
+def _interp_eer(roc: _RocCorners) -> FloatArray:
+    """Linear crossing of the ROC polyline (from (0, 0)) with ``fpr == fnr``: VoxSRC's brentq root."""
+    fpr = roc.fpr
+    side = fpr - roc.fnr  # rises from -1 at (0, 0) to +1 at (1, 1)
+    after = roc.crossing
+    fpr_before = roc.previous(after, 0.0, fpr)
+    side_before = roc.previous(after, -1.0, side)
+    fraction = -side_before / (side[after] - side_before)
+    return fpr_before + (fpr[after] - fpr_before) * fraction
+
+
+def _rocch_eer(roc: _RocCorners) -> FloatArray:
+    """BOSARIS ``rocch`` + ``rocch2eer``: PAV over the curve's segments, then the largest edge crossing.
+
+    All records go through one PAV call; adding twice the number of records still to come to each segment's
+    target rate keeps records apart (their ranges cannot violate the order across a boundary), so no block
+    spans two records. The offset costs about ``2 * R * 2**-52`` in rate resolution, far below any pooling
+    decision that changes the hull (blocks' rates differ by at least ``1 / size**2`` unless collinear).
+    """
+    step_targets = roc.tps - roc.previous(np.arange(roc.tps.size), 0, roc.tps)
+    step_trials = roc.tps + roc.fps - roc.previous(np.arange(roc.tps.size), 0, roc.tps + roc.fps)
+    record_offset = 2.0 * np.repeat(
+        roc.seg_record[-1] - roc.seg_record, np.diff(np.append(roc.seg_starts, roc.tps.size))
+    )
     pooled = isotonic_regression(
-        group_targets / group_trials + record_offset,
-        weights=group_trials.astype(np.float64),
-        increasing=False,
+        step_targets / step_trials + record_offset, weights=step_trials.astype(float), increasing=False
     )
     block_starts = np.asarray(pooled.blocks[:-1])
     block_ends = np.asarray(pooled.blocks[1:]) - 1
-    p_fa = groups.fpr[block_ends]
-    p_miss = (groups.n_target - groups.tps)[block_ends] / groups.n_target[block_ends]
-    opens_record = groups.first[block_starts]
+    p_fa = roc.fpr[block_ends]
+    p_miss = (roc.n_target - roc.tps)[block_ends] / roc.n_target[block_ends]
+    opens_record = roc.first[block_starts]
     fa_before = np.where(opens_record, 0.0, np.roll(p_fa, 1))
     miss_before = np.where(opens_record, 1.0, np.roll(p_miss, 1))
     d_fa = p_fa - fa_before
     d_miss = p_miss - miss_before
-    degenerate = (d_fa == 0) | (d_miss == 0)
+    degenerate = (d_fa == 0) | (d_miss == 0)  # hull edges at Pfa = 0 or Pmiss = 0: BOSARIS counts 0
     with np.errstate(divide="ignore", invalid="ignore"):
         crossing = np.where(degenerate, 0.0, (d_fa * miss_before - d_miss * fa_before) / (d_fa - d_miss))
     return np.maximum.reduceat(crossing, np.flatnonzero(opens_record))
 
 
-def _min_dcf(groups: _RocGroups, p_target: float, c_miss: float, c_fa: float) -> FloatArray:
-    """Normalised minimum detection cost over all thresholds, reject-all included."""
+def _min_dcf(roc: _RocCorners, p_target: float, c_miss: float, c_fa: float) -> FloatArray:
+    """Normalised minimum detection cost over all thresholds, reject-all included (cost is linear between
+    corners, so its minimum is at one)."""
     if not 0.0 < p_target < 1.0:
         raise MetricInputError(f"p_target must lie strictly between 0 and 1, got {p_target}")
     if not (c_miss > 0 and c_fa > 0):
         raise MetricInputError(f"c_miss and c_fa must be positive, got {c_miss} and {c_fa}")
     weight_miss = c_miss * p_target
     weight_fa = c_fa * (1.0 - p_target)
-    p_miss = (groups.n_target - groups.tps) / groups.n_target
-    cost = (weight_miss * p_miss + weight_fa * groups.fpr) / min(weight_miss, weight_fa)
+    p_miss = (roc.n_target - roc.tps) / roc.n_target
+    cost = (weight_miss * p_miss + weight_fa * roc.fpr) / min(weight_miss, weight_fa)
     reject_all = weight_miss / min(weight_miss, weight_fa)
-    return np.minimum(np.minimum.reduceat(cost, groups.seg_starts), reject_all)
+    return np.minimum(np.minimum.reduceat(cost, roc.seg_starts), reject_all)
 
 
-def _auc(groups: _RocGroups) -> FloatArray:
-    """Mann-Whitney AUC: P(target > non-target) + P(tie) / 2, from exact integer pair counts."""
-    group_targets = np.diff(groups.tps, prepend=0)
-    group_nontargets = np.diff(groups.fps, prepend=0)
-    group_targets[groups.first] = groups.tps[groups.first]
-    group_nontargets[groups.first] = groups.fps[groups.first]
-    below = groups.n_nontarget - groups.fps
-    wins = group_targets * below + 0.5 * (group_targets * group_nontargets)
-    pairs = (groups.n_target * groups.n_nontarget)[groups.seg_starts]
-    return np.add.reduceat(wins.astype(np.float64), groups.seg_starts) / pairs
+def _auc(roc: _RocCorners) -> FloatArray:
+    """Mann-Whitney AUC, P(target > non-target) + P(tie) / 2: twice the trapezoid area in exact integers."""
+    index = np.arange(roc.tps.size)
+    fps_before = roc.previous(index, 0, roc.fps)
+    tps_before = roc.previous(index, 0, roc.tps)
+    twice_area = np.add.reduceat((roc.fps - fps_before) * (roc.tps + tps_before), roc.seg_starts)
+    pairs = (roc.n_target * roc.n_nontarget)[roc.seg_starts]
+    return twice_area / (2 * pairs)
 
 
 _EER_VARIANTS = {"legacy": _legacy_eer, "rocch": _rocch_eer, "interp": _interp_eer}
 
 
-def _single_record(scores: ArrayLike, labels: ArrayLike) -> _RocGroups:
-    return _roc_groups(*_as_inputs(scores, labels, None, None))
+def _single_record(scores: ArrayLike, labels: ArrayLike) -> _RocCorners:
+    return _roc_corners(*_as_inputs(scores, labels, None, None))
 
 
 def eer(scores: ArrayLike, labels: ArrayLike, method: EerMethod = "rocch") -> float:
@@ -353,14 +384,14 @@ def grouped_metrics(
     otherwise ``MetricInputError`` names the offending record codes.
     """
     values, label_codes, records, count = _as_inputs(scores, labels, record_index, n_records)
-    groups = _roc_groups(values, label_codes, records, count)
+    roc = _roc_corners(values, label_codes, records, count)
     per_segment = {
-        "eer_legacy": _legacy_eer(groups),
-        "eer_rocch": _rocch_eer(groups),
-        "eer_interp": _interp_eer(groups),
-        "min_dcf": _min_dcf(groups, p_target, c_miss, c_fa),
-        "auc": _auc(groups),
-        "n_target": groups.tps[groups.last],
-        "n_nontarget": groups.fps[groups.last],
+        "eer_legacy": _legacy_eer(roc),
+        "eer_rocch": _rocch_eer(roc),
+        "eer_interp": _interp_eer(roc),
+        "min_dcf": _min_dcf(roc, p_target, c_miss, c_fa),
+        "auc": _auc(roc),
+        "n_target": roc.n_target[roc.seg_starts],
+        "n_nontarget": roc.n_nontarget[roc.seg_starts],
     }
-    return {name: groups.per_record(values_, count) for name, values_ in per_segment.items()}
+    return {name: roc.per_record(result, count) for name, result in per_segment.items()}
