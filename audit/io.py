@@ -77,15 +77,47 @@ def read_column_map(path: Path) -> dict[str, str]:
     return dict(mapping)
 
 
-def _header(path: Path, text: str) -> list[str]:
+def _csv_rows(path: Path, text: str) -> list[list[str]]:
+    """The CSV's non-blank rows as lists of fields (the header first)."""
     try:
-        first = next(csv.reader(io.StringIO(text)), [])
+        return [fields for fields in csv.reader(io.StringIO(text)) if fields]
     except csv.Error as error:
-        raise InputError(str(path), f"not a CSV file: {error}", row=0) from error
-    duplicates = sorted({name for name in first if first.count(name) > 1})
+        raise InputError(str(path), f"not a CSV file: {error}") from error
+
+
+def _check_header(path: Path, header: list[str], renames: dict[str, str], column_map: Path | None) -> None:
+    duplicates = sorted({name for name in header if header.count(name) > 1})
     if duplicates:
         raise InputError(str(path), f"duplicate column names in the header: {', '.join(duplicates)}", row=0)
-    return first
+    absent = [legacy for legacy in renames if legacy not in header]
+    if absent:
+        raise InputError(
+            str(column_map),
+            f"names columns absent from {path}: {', '.join(absent)} (header: {', '.join(header)})",
+        )
+    clashes = [target for target in renames.values() if target in header and target not in renames]
+    if clashes:
+        raise InputError(
+            str(column_map), f"renames onto columns that {path} already has: {', '.join(clashes)}"
+        )
+    if not any(renames.get(name, name) in REQUIRED_COLUMNS for name in header):
+        raise InputError(
+            str(path),
+            f"not a results table: none of the columns {', '.join(REQUIRED_COLUMNS)} "
+            f"(found {', '.join(header[:8])}); use --columns MAP.toml for other names",
+        )
+
+
+def _check_rows(path: Path, rows: list[list[str]]) -> None:
+    """Every data row has as many fields as the header (rows numbered from 1 below the header)."""
+    width = len(rows[0])
+    for number, fields in enumerate(rows[1:], start=1):
+        if len(fields) != width:
+            raise InputError(
+                str(path), f"not a CSV table: {len(fields)} fields, the header has {width}", row=number
+            )
+    if len(rows) == 1:
+        raise InputError(str(path), "no data rows below the header")
 
 
 def read_results(path: Path, column_map: Path | None = None) -> ResultsSource:
@@ -95,29 +127,13 @@ def read_results(path: Path, column_map: Path | None = None) -> ResultsSource:
     data = _read_bytes(path, what)
     text = _decode_text(path, data, what)
     renames = read_column_map(column_map) if column_map is not None else {}
-    header = _header(path, text)
-    absent = [legacy for legacy in renames if legacy not in header]
-    if absent:
-        raise InputError(
-            str(column_map),
-            f"names columns absent from {path}: {', '.join(absent)} (header: {', '.join(header)})",
-        )
-    clashes = [target for legacy, target in renames.items() if target in header and target not in renames]
-    if clashes:
-        raise InputError(
-            str(column_map), f"renames onto columns that {path} already has: {', '.join(clashes)}"
-        )
+    rows = _csv_rows(path, text)
+    _check_header(path, rows[0], renames, column_map)
+    _check_rows(path, rows)
     try:
-        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""])
+        frame = pd.read_csv(
+            io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""], index_col=False
+        )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error) as error:
         raise InputError(str(path), f"not a CSV file: {str(error).strip()}") from error
-    frame = frame.rename(columns=renames)
-    if not any(column in frame.columns for column in REQUIRED_COLUMNS):
-        raise InputError(
-            str(path),
-            f"not a results table: none of the columns {', '.join(REQUIRED_COLUMNS)} "
-            f"(found {', '.join(map(str, frame.columns[:8]))}); use --columns MAP.toml for other names",
-        )
-    if frame.empty:
-        raise InputError(str(path), "no data rows below the header")
-    return ResultsSource(path, bytes_digest(data), frame, renames)
+    return ResultsSource(path, bytes_digest(data), frame.rename(columns=renames), renames)
