@@ -88,7 +88,7 @@ def _csv_rows(path: Path, text: str) -> list[list[str]]:
 def _check_header(path: Path, header: list[str], renames: dict[str, str], column_map: Path | None) -> None:
     duplicates = sorted({name for name in header if header.count(name) > 1})
     if duplicates:
-        raise InputError(str(path), f"duplicate column names in the header: {', '.join(duplicates)}", row=0)
+        raise InputError(str(path), f"duplicate column names in the header: {', '.join(duplicates)}")
     absent = [legacy for legacy in renames if legacy not in header]
     if absent:
         raise InputError(

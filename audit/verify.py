@@ -22,8 +22,7 @@ from audit.contrasts import ContrastSet, derive_contrasts
 from audit.findings import Flag, has_errors
 from audit.flags import AuditConfig, provenance_coverage, raise_flags
 from audit.io import ResultsSource, read_results
-from schemas.results import FLOAT_COLUMNS, INT_COLUMNS, REQUIRED_COLUMNS, ValidatedResults, validate_results
-from schemas.results import with_optional_columns as complete_columns
+from schemas.results import ValidatedResults, validate_results, with_all_columns
 
 TOOL_NAME = "interbias-sv audit"
 
@@ -41,14 +40,7 @@ class Rows:
 def select_rows(source: ResultsSource, config: AuditConfig) -> Rows:
     """Validate, then keep rows on the fraction scale; without the required columns nothing is usable."""
     validated = validate_results(source.frame)
-    if validated.missing_required:
-        dtypes = {
-            c: "Int64" if c in INT_COLUMNS else "float64" if c in FLOAT_COLUMNS else "object"
-            for c in REQUIRED_COLUMNS
-        }
-        valid = complete_columns(pd.DataFrame({c: pd.Series(dtype=d) for c, d in dtypes.items()}))
-    else:
-        valid = complete_columns(validated.valid)
+    valid = with_all_columns(validated.valid)
     usable = valid[valid["eer"] <= config.percent_scale_above]
     return Rows(source.frame, validated, valid, usable)
 

@@ -143,9 +143,9 @@ class ValidatedResults:
         return len({f.row for f in self.failures if f.row is not None})
 
 
-def with_optional_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with every absent optional column added as missing values, so consumers need no presence
-    tests."""
+def with_all_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every absent results column added as missing values (typed), so consumers need no
+    presence tests; a frame without its required columns becomes an empty, complete one."""
     dtypes = {column: "Int64" for column in INT_COLUMNS} | {column: "float64" for column in FLOAT_COLUMNS}
     missing = {
         column: pd.Series(None, index=frame.index, dtype=dtypes.get(column, "object"))

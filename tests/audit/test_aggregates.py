@@ -22,7 +22,7 @@ from audit.aggregates import (
     summarise_contrasts,
 )
 from audit.contrasts import derive_contrasts
-from schemas.results import validate_results, with_optional_columns
+from schemas.results import validate_results, with_all_columns
 
 
 def frame(rows: list[dict[str, object]]) -> pd.DataFrame:
@@ -30,7 +30,7 @@ def frame(rows: list[dict[str, object]]) -> pd.DataFrame:
     text = pd.DataFrame([{k: str(v) if v != "" else None for k, v in row.items()} for row in rows], dtype=str)
     validated = validate_results(text)
     assert validated.failures == []
-    return with_optional_columns(validated.valid)
+    return with_all_columns(validated.valid)
 
 
 def record(

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from audit.contrasts import derive_contrasts
-from schemas.results import validate_results, with_optional_columns
+from schemas.results import validate_results, with_all_columns
 
 LEVELS = {"clean": ("none", "none"), "a": ("noisy", "none"), "b": ("none", "opus"), "ab": ("noisy", "opus")}
 
@@ -16,7 +16,7 @@ def frame(rows: list[dict[str, object]]) -> pd.DataFrame:
     text = pd.DataFrame([{k: str(v) if v != "" else None for k, v in row.items()} for row in rows], dtype=str)
     validated = validate_results(text)
     assert validated.failures == []
-    return with_optional_columns(validated.valid)
+    return with_all_columns(validated.valid)
 
 
 def term(

@@ -24,7 +24,7 @@ GOOD = {
 }
 
 
-def text_frame(*rows: dict[str, str | None]) -> pd.DataFrame:
+def text_frame(*rows: dict[str, str]) -> pd.DataFrame:
     """An all-text frame as the reader makes it (an empty cell is missing)."""
     return pd.DataFrame([{k: v or None for k, v in row.items()} for row in rows], dtype=str)
 
@@ -114,7 +114,12 @@ def write(path: Path, text: str) -> Path:
 def test_labels_that_look_like_missing_values_stay_labels(tmp_path: Path) -> None:
     path = write(tmp_path / "r.csv", f"{HEADER},level_a\nr1,E14,NA,None,nan,0.1,100,1000,none\n")
     frame = read_results(path).frame
-    assert frame.loc[0, ["model", "corpus", "condition", "level_a"]].tolist() == ["NA", "None", "nan", "none"]
+    assert [frame.at[0, c] for c in ("model", "corpus", "condition", "level_a")] == [
+        "NA",
+        "None",
+        "nan",
+        "none",
+    ]
 
 
 def test_html_in_labels_is_kept_verbatim(tmp_path: Path) -> None:
