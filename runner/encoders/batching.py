@@ -17,6 +17,10 @@ from typing import Any
 import numpy as np
 from scipy.signal import resample_poly
 
+# Operators may push a signal a little past full scale (noise at low SNR); integer PCM left unscaled is
+# thousands of times larger. Anything above this peak is refused rather than embedded.
+MAX_PEAK = 4.0
+
 
 class WaveformError(ValueError):
     """A waveform handed to ``Encoder.embed`` that is not a finite 1-D float signal of usable length."""
@@ -79,6 +83,9 @@ def checked_waves(waves: Sequence[np.ndarray], min_samples: int) -> list[np.ndar
             raise WaveformError(index, f"{array.size} samples, the encoder needs at least {min_samples}")
         if not np.all(np.isfinite(array)):
             raise WaveformError(index, "contains NaN or infinite samples")
+        peak = float(np.max(np.abs(array)))
+        if peak > MAX_PEAK:
+            raise WaveformError(index, f"peak {peak:g} looks like integer PCM; expected floats in [-1, 1]")
         checked.append(np.ascontiguousarray(array, dtype=np.float32))
     return checked
 

@@ -1,0 +1,340 @@
+"""speechbrain, ONNX and resemblyzer adapters: tiny random-weight checkpoints written to a temporary folder
+and loaded back through the same code path, and resemblyzer's shipped weights on real recorded speech."""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+import torch
+
+from runner.encoders import CheckpointError, EncoderConfigError, load_encoder
+
+pytestmark = pytest.mark.runner
+
+SOUNDS = Path("/usr/share/asterisk/sounds")
+
+TINY_ECAPA = """\
+sample_rate: 16000
+n_mels: 24
+compute_features: !new:speechbrain.lobes.features.Fbank
+    n_mels: !ref <n_mels>
+mean_var_norm: !new:speechbrain.processing.features.InputNormalization
+    norm_type: sentence
+    std_norm: False
+embedding_model: !new:speechbrain.lobes.models.ECAPA_TDNN.ECAPA_TDNN
+    input_size: !ref <n_mels>
+    channels: [32, 32, 32, 32, 96]
+    kernel_sizes: [5, 3, 3, 3, 1]
+    dilations: [1, 2, 3, 4, 1]
+    attention_channels: 16
+    se_channels: 16
+    lin_neurons: 16
+classifier: !new:speechbrain.lobes.models.ECAPA_TDNN.Classifier
+    input_size: 16
+    out_neurons: 4
+modules:
+    compute_features: !ref <compute_features>
+    mean_var_norm: !ref <mean_var_norm>
+    embedding_model: !ref <embedding_model>
+    classifier: !ref <classifier>
+pretrainer: !new:speechbrain.utils.parameter_transfer.Pretrainer
+    loadables:
+        embedding_model: !ref <embedding_model>
+"""
+
+
+def noise(seed: int, n: int) -> np.ndarray:
+    return (np.random.default_rng(seed).standard_normal(n) * 0.1).astype(np.float32)
+
+
+WAVES = [noise(i, n) for i, n in enumerate([16000, 12000, 16000, 8000, 12000])]
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def assert_files_digested(record: dict, folder: Path) -> None:
+    """Every file in the folder is listed with the SHA-256 that hashlib gives."""
+    on_disk = {p.relative_to(folder).as_posix(): p for p in folder.rglob("*") if p.is_file()}
+    assert set(record["files"]) == set(on_disk)
+    for name, path in on_disk.items():
+        assert record["files"][name]["sha256"] == sha256_of(path)
+        assert record["files"][name]["size"] == path.stat().st_size
+
+
+# ---- speechbrain -------------------------------------------------------------------------------------------
+
+
+def write_tiny_ecapa(folder: Path, hparams: str = TINY_ECAPA) -> torch.nn.Module:
+    from hyperpyyaml import load_hyperpyyaml
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "hyperparams.yaml").write_text(hparams)
+    torch.manual_seed(0)
+    model = load_hyperpyyaml(TINY_ECAPA)["embedding_model"]
+    torch.save(model.state_dict(), folder / "embedding_model.ckpt")
+    return model.eval()
+
+
+@pytest.fixture(scope="module")
+def ecapa_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("ecapa")
+    write_tiny_ecapa(folder)
+    return folder
+
+
+def test_speechbrain_embeds_with_the_saved_weights(ecapa_folder: Path) -> None:
+    from speechbrain.lobes.features import Fbank
+    from speechbrain.processing.features import InputNormalization
+
+    encoder = load_encoder("speechbrain", "tiny-ecapa", ecapa_folder)
+    embeddings = encoder.embed(WAVES, 16000)
+    assert embeddings.shape == (5, 16) and embeddings.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(embeddings, axis=1), 1.0, atol=1e-6)
+    # Oracle: the front end and the model built by hand from the saved state dict.
+    torch.manual_seed(123)  # a different init, overwritten by the saved weights
+    from hyperpyyaml import load_hyperpyyaml
+
+    model = load_hyperpyyaml(TINY_ECAPA)["embedding_model"].eval()
+    model.load_state_dict(torch.load(ecapa_folder / "embedding_model.ckpt"))
+    with torch.no_grad():
+        feats = Fbank(n_mels=24)(torch.from_numpy(WAVES[0])[None])
+        feats = InputNormalization(norm_type="sentence", std_norm=False)(feats, torch.ones(1))
+        reference = model(feats, torch.ones(1)).squeeze().numpy()
+    assert float(embeddings[0] @ (reference / np.linalg.norm(reference))) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_speechbrain_batched_equals_unbatched_and_is_deterministic(ecapa_folder: Path) -> None:
+    encoder = load_encoder("speechbrain", "tiny-ecapa", ecapa_folder, max_batch_size=4)
+    batched = encoder.embed(WAVES, 16000)
+    one_by_one = np.stack([encoder.embed([w], 16000)[0] for w in WAVES])
+    np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
+    np.testing.assert_array_equal(batched, encoder.embed(WAVES, 16000))
+    assert encoder.checkpoint.runtime["batching"]["equal_length_only"] is True
+    padded = load_encoder("speechbrain", "tiny-ecapa", ecapa_folder, padded_batches=True)
+    assert padded.checkpoint.runtime["batching"]["equal_length_only"] is False
+    np.testing.assert_allclose(np.linalg.norm(padded.embed(WAVES, 16000), axis=1), 1.0, atol=1e-6)
+
+
+def test_speechbrain_record(ecapa_folder: Path) -> None:
+    record = load_encoder("speechbrain", "tiny-ecapa", ecapa_folder).checkpoint.as_dict()
+    assert record["class"] == "speechbrain.lobes.models.ECAPA_TDNN.ECAPA_TDNN"
+    assert record["config"]["sample_rate"] == 16000 and record["config"]["loadables"] == ["embedding_model"]
+    assert record["runtime"]["dtype"] == "fp32" and record["runtime"]["cudnn_deterministic"] is True
+    assert_files_digested(record, ecapa_folder)
+    assert len(record["checkpoint_blake3"]) == 64
+
+
+def test_speechbrain_hub_pretrained_path_is_redirected_to_the_folder(tmp_path: Path) -> None:
+    hparams = TINY_ECAPA.replace(
+        "sample_rate: 16000\n", "sample_rate: 16000\npretrained_path: org/hub-model\n"
+    )
+    hparams += "    paths:\n        embedding_model: !ref <pretrained_path>/embedding_model.ckpt\n"
+    write_tiny_ecapa(tmp_path, hparams)
+    encoder = load_encoder("speechbrain", "hub-named", tmp_path)
+    assert encoder.checkpoint.config["overrides"] == {"pretrained_path": str(tmp_path.resolve())}
+    assert encoder.embed(WAVES[:1], 16000).shape == (1, 16)
+
+
+def test_speechbrain_partial_or_missing_checkpoints_are_named(tmp_path: Path) -> None:
+    write_tiny_ecapa(tmp_path)
+    (tmp_path / "embedding_model.ckpt").unlink()
+    with pytest.raises(CheckpointError) as error:
+        load_encoder("speechbrain", "partial", tmp_path)
+    assert error.value.line().startswith(str(tmp_path.resolve() / "embedding_model.ckpt"))
+    (tmp_path / "hyperparams.yaml").unlink()
+    with pytest.raises(CheckpointError, match=r"hyperparams\.yaml"):
+        load_encoder("speechbrain", "partial", tmp_path)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_encoder("speechbrain", "absent", tmp_path / "nowhere")
+    with pytest.raises(CheckpointError, match="needs a checkpoint folder"):
+        load_encoder("speechbrain", "none", None)
+
+
+def test_cuda_or_bf16_requests_are_honoured_or_refused(ecapa_folder: Path) -> None:
+    if not torch.cuda.is_available():
+        with pytest.raises(EncoderConfigError, match="CUDA is not available"):
+            load_encoder("speechbrain", "tiny-ecapa", ecapa_folder, device="cuda")
+    bf16 = load_encoder("speechbrain", "tiny-ecapa", ecapa_folder, dtype="bf16")
+    assert bf16.checkpoint.runtime["precision"] == "torch.autocast(bfloat16)"
+    assert bf16.checkpoint.cache_key != load_encoder("speechbrain", "e", ecapa_folder).checkpoint.cache_key
+    cosines = np.sum(
+        bf16.embed(WAVES, 16000) * load_encoder("speechbrain", "e", ecapa_folder).embed(WAVES, 16000), 1
+    )
+    assert np.all(cosines > 0.95)
+
+
+# ---- ONNX --------------------------------------------------------------------------------------------------
+
+
+class TinyFbankEncoder(torch.nn.Module):
+    """(batch, frames, 80) filterbanks -> 8-d embedding: conv, ReLU, temporal mean, linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv1d(80, 16, kernel_size=3)
+        self.out = torch.nn.Linear(16, 8)
+
+    def forward(self, feats: torch.Tensor) -> torch.Tensor:
+        return self.out(torch.relu(self.conv(feats.transpose(1, 2))).mean(dim=-1))
+
+
+class TinyWaveEncoder(torch.nn.Module):
+    """(batch, samples) waveforms -> 8-d: a 400-sample, stride-160 convolution, tanh, temporal mean."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.frame = torch.nn.Conv1d(1, 8, kernel_size=400, stride=160)
+
+    def forward(self, wave: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.frame(wave[:, None, :])).mean(dim=-1)
+
+
+def export(module: torch.nn.Module, example: torch.Tensor, folder: Path, axes: dict[int, str]) -> Path:
+    pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    folder.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings():  # the TorchScript exporter is deprecated but needs no onnxscript
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(
+            module.eval(),
+            (example,),
+            str(folder / "model.onnx"),
+            input_names=["feats"],
+            output_names=["embs"],
+            dynamic_axes={"feats": axes, "embs": {0: "batch"}},
+            dynamo=False,
+        )
+    return folder
+
+
+@pytest.fixture(scope="module")
+def fbank_onnx(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, torch.nn.Module]:
+    torch.manual_seed(0)
+    module = TinyFbankEncoder()
+    folder = export(
+        module, torch.randn(2, 50, 80), tmp_path_factory.mktemp("onnx"), {0: "batch", 1: "frames"}
+    )
+    return folder, module
+
+
+def test_onnx_fbank_encoder_matches_the_torch_module(fbank_onnx: tuple[Path, torch.nn.Module]) -> None:
+    from torchaudio.compliance import kaldi
+
+    folder, module = fbank_onnx
+    encoder = load_encoder("onnx", "tiny-onnx", folder, waveform_scale=32768.0)
+    embeddings = encoder.embed(WAVES, 16000)
+    assert embeddings.shape == (5, 8)
+    with torch.no_grad():
+        feats = kaldi.fbank(
+            torch.from_numpy(WAVES[1] * 32768.0)[None], num_mel_bins=80, dither=0.0, window_type="hamming"
+        )
+        reference = module((feats - feats.mean(0))[None])[0].numpy()
+    np.testing.assert_allclose(embeddings[1], reference / np.linalg.norm(reference), atol=1e-5)
+    one_by_one = np.stack([encoder.embed([w], 16000)[0] for w in WAVES])
+    np.testing.assert_allclose(embeddings, one_by_one, atol=1e-6)
+    record = encoder.checkpoint.as_dict()
+    assert record["config"]["input"] == "fbank" and record["runtime"]["provider"] == "CPUExecutionProvider"
+    assert record["runtime"]["batching"]["equal_length_only"] is True
+    assert_files_digested(record, folder)
+
+
+def test_onnx_waveform_encoder(tmp_path: Path) -> None:
+    torch.manual_seed(1)
+    module = TinyWaveEncoder()
+    folder = export(module, torch.randn(2, 16000), tmp_path, {0: "batch", 1: "samples"})
+    encoder = load_encoder("onnx", "tiny-wave", folder, input="waveform")
+    embeddings = encoder.embed(WAVES, 16000)
+    with torch.no_grad():
+        reference = module(torch.from_numpy(WAVES[3])[None])[0].numpy()
+    np.testing.assert_allclose(embeddings[3], reference / np.linalg.norm(reference), atol=1e-5)
+
+
+def test_onnx_errors(fbank_onnx: tuple[Path, torch.nn.Module], tmp_path: Path) -> None:
+    folder, _ = fbank_onnx
+    with pytest.raises(CheckpointError, match=r"model\.onnx"):
+        load_encoder("onnx", "empty", tmp_path)
+    with pytest.raises(EncoderConfigError, match="dtype 'bf16'"):
+        load_encoder("onnx", "x", folder, dtype="bf16")
+    with pytest.raises(CheckpointError, match="no output 'logits'"):
+        load_encoder("onnx", "x", folder, output_name="logits")
+    (tmp_path / "model.onnx").write_bytes(b"not a graph")
+    with pytest.raises(CheckpointError, match="cannot load the graph"):
+        load_encoder("onnx", "broken", tmp_path)
+
+
+# ---- resemblyzer -------------------------------------------------------------------------------------------
+
+
+def decode(path: Path) -> np.ndarray:
+    """A G.722 prompt decoded with PyAV and converted to float32 mono samples in [-1, 1] at 16 kHz."""
+    import av
+
+    to_float = av.AudioResampler(format="flt", layout="mono", rate=16000)
+    with av.open(str(path), format="g722") as container:
+        frames = [f.to_ndarray() for frame in container.decode(audio=0) for f in to_float.resample(frame)]
+        frames += [f.to_ndarray() for f in to_float.resample(None)]
+    return np.concatenate(frames, axis=1)[0].astype(np.float32)
+
+
+PROMPTS = ["all-circuits-busy-now", "agent-pass"]
+SPEAKERS = ["en_US_f_Allison", "fr_CA_f_June", "it_IT_m_Carlo"]
+
+
+@pytest.fixture(scope="module")
+def resemblyzer() -> object:
+    pytest.importorskip("resemblyzer")
+    return load_encoder("resemblyzer", "resemblyzer", None)
+
+
+@pytest.mark.skipif(not (SOUNDS / SPEAKERS[0]).is_dir(), reason="asterisk prompt packages not installed")
+def test_resemblyzer_tells_speakers_apart_on_real_speech(resemblyzer: object) -> None:
+    waves = [decode(SOUNDS / speaker / f"{prompt}.g722") for speaker in SPEAKERS for prompt in PROMPTS]
+    speaker_of = np.repeat(np.arange(len(SPEAKERS)), len(PROMPTS))
+    embeddings = resemblyzer.embed(waves, 16000)  # type: ignore[attr-defined]
+    cosine = embeddings @ embeddings.T
+    upper = np.triu(np.ones_like(cosine, dtype=bool), k=1)
+    same = cosine[upper & (speaker_of[:, None] == speaker_of[None, :])]
+    different = cosine[upper & (speaker_of[:, None] != speaker_of[None, :])]
+    assert same.mean() > different.mean() + 0.1
+
+
+def test_resemblyzer_record_digests_the_shipped_weights(resemblyzer: object) -> None:
+    import resemblyzer as package
+
+    weights = Path(package.__file__).parent / "pretrained.pt"
+    record = resemblyzer.checkpoint.as_dict()  # type: ignore[attr-defined]
+    assert record["files"] == {
+        "pretrained.pt": {
+            "sha256": sha256_of(weights),
+            "blake3": record["checkpoint_blake3"],
+            "size": weights.stat().st_size,
+        }
+    }
+    assert record["config"]["trim_silence"] is False and record["config"]["shipped_with_package"] is True
+    assert record["config"]["unused_checkpoint_keys"] == ["similarity_bias", "similarity_weight"]
+    waves = [noise(0, 4000), noise(1, 30000), noise(2, 9000)]
+    batched = resemblyzer.embed(waves, 8000)  # type: ignore[attr-defined]
+    assert batched.shape == (3, 256)
+    one_by_one = np.stack([resemblyzer.embed([w], 8000)[0] for w in waves])  # type: ignore[attr-defined]
+    np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
+
+
+def test_resemblyzer_partial_weights_fail(tmp_path: Path) -> None:
+    pytest.importorskip("resemblyzer")
+    from resemblyzer import VoiceEncoder
+
+    state = VoiceEncoder(device="cpu", verbose=False).state_dict()
+    partial = tmp_path / "partial.pt"
+    torch.save({"model_state": {k: v for k, v in state.items() if not k.startswith("linear")}}, partial)
+    with pytest.raises(CheckpointError, match="lack VoiceEncoder parameters"):
+        load_encoder("resemblyzer", "partial", partial)
+    with pytest.raises(CheckpointError, match="missing"):
+        load_encoder("resemblyzer", "absent", tmp_path / "absent.pt")
