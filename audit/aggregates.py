@@ -3,7 +3,8 @@
 Conventions, stated once: means are unweighted; an SD is the sample SD (ddof = 1) and ``None`` below two
 values; a gender gap is ``EER(gender=F) - EER(gender=M)`` for rows that agree on experiment, model, corpus and
 condition; the clean condition of a gap is the one whose label is in ``clean_labels``. Every function returns
-plain lists of dicts (JSON-ready apart from NaN, which the report step replaces by null)."""
+plain lists of dicts (JSON-ready apart from NaN, which the report step replaces by null).
+"""
 
 from __future__ import annotations
 
@@ -64,8 +65,7 @@ def per_experiment(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def per_encoder(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Table 7: macro EER per model: records averaged per condition, conditions per experiment, experiments
-    equally."""
+    """Table 7: macro EER per model (records -> conditions -> experiments, each level an unweighted mean)."""
     by_condition = frame.groupby(["model", "experiment", "condition"], sort=True)["eer"].mean()
     by_experiment = by_condition.groupby(level=["model", "experiment"]).mean()
     rows = []
@@ -80,7 +80,8 @@ def emotion_matrix(frame: pd.DataFrame, experiment: str, reference: str) -> list
     """Table 8: mean EER per (enrolment, test) condition across models, and its ratio to reference/reference.
 
     Uses the experiment's rows without a subgroup; a model's records in one cell are averaged first, so the
-    mean and SD are across encoders."""
+    mean and SD are across encoders.
+    """
     rows = frame[
         (frame["experiment"] == experiment)
         & frame["subgroup"].isna()
@@ -170,8 +171,7 @@ def is_clean(condition: str, clean_labels: Iterable[str]) -> bool:
 
 
 def gender_gaps(pairs: Sequence[GapPair], clean_labels: Iterable[str]) -> list[dict[str, Any]]:
-    """Table 9: per (experiment, corpus, condition): mean absolute gap over models, maximum, mean signed
-    gap."""
+    """Table 9: per experiment, corpus and condition: mean and maximum absolute gap, mean signed gap."""
     clean = tuple(clean_labels)
     groups: dict[tuple[str, str, str], list[GapPair]] = defaultdict(list)
     for pair in pairs:
@@ -221,8 +221,7 @@ def gap_ratios(pairs: Sequence[GapPair], clean_labels: Iterable[str]) -> list[di
 
 
 def gap_vs_snr(gaps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Figure 4: mean absolute gap by labelled SNR and noise, with the same experiment's clean mean beside
-    it."""
+    """Figure 4: mean absolute gap by noise and labelled SNR, beside the same experiment's clean mean."""
     clean_mean = {(g["experiment"], g["corpus"]): g["gap_abs_mean"] for g in gaps if g["clean"]}
     rows = []
     for gap in gaps:

@@ -187,8 +187,7 @@ def check_claims(claims: list[Claim], facts: dict[str, Any]) -> list[dict[str, A
 
 
 def flag_claims(results: list[dict[str, Any]]) -> list[Flag]:
-    """claims-not-reproduced (error: the artefact does not support a published number) and
-    claims-not-computable."""
+    """claims-not-reproduced (error: a published number is unsupported) and claims-not-computable."""
     flags = []
     failed = [r for r in results if r["status"] == "not reproduced"]
     if failed:

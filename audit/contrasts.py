@@ -7,7 +7,8 @@ levels (none, none), (a, none), (none, b) and (a, b)::
     prediction = EER(A) + EER(B) - EER(clean)        IE = EER(A+B) - prediction
 
 A contrast is computed only when all four terms are measured once each on the same corpus. A missing marginal
-is never replaced by the reference: the setting is returned as incomplete, with the reason, instead."""
+is never replaced by the reference: the setting is returned as incomplete, with the reason, instead.
+"""
 
 from __future__ import annotations
 
@@ -130,8 +131,7 @@ class Contrast:
 
 @dataclass(frozen=True)
 class IncompleteContrast:
-    """A setting that yields no contrast for one model; ``terms`` maps each term to the (corpus, record)
-    found."""
+    """A setting without a contrast for one model; ``terms`` maps each term to the (corpus, record) found."""
 
     experiment: str
     model: str
@@ -171,8 +171,7 @@ def _text(value: Any) -> str | None:
 
 
 def _level(value: Any, reference: str) -> str:
-    """A level as text; empty and any spelling of the reference level (``None``, ``NONE``) become
-    ``reference``."""
+    """A level as text; empty and any spelling of the reference level (``None``) become ``reference``."""
     text = _text(value)
     return reference if text is None or text.lower() == reference else text
 

@@ -3,7 +3,8 @@
 Everything unreadable becomes an :class:`~audit.errors.InputError` (exit 2, one line) before any audit step
 runs. Cells are read as text (only empty cells are missing), so that ``None``, ``NA`` or ``nan`` in a label
 stay labels and numbers are parsed, and reported, by the schema. The user's files are only read, never
-written."""
+written.
+"""
 
 from __future__ import annotations
 
@@ -22,8 +23,7 @@ from schemas.results import KNOWN_COLUMNS, REQUIRED_COLUMNS
 
 @dataclass(frozen=True)
 class ResultsSource:
-    """A results table as read: all-text frame with canonical column names, its digest and the renames
-    applied."""
+    """A results table as read: an all-text frame with canonical column names, its digest, the renames."""
 
     path: Path
     digest: Digest

@@ -3,7 +3,8 @@
 read -> validate -> keep the usable rows -> derive contrasts -> recompute aggregates -> raise flags -> check
 claims -> assemble the report. Unreadable input raises :class:`~audit.errors.InputError` before any step runs;
 everything else (schema failures included) becomes a flag in the report, whose ``verdict`` is ``fail`` when
-any flag is an error. The report's shape is the contract of the renderer in ``reports/``."""
+any flag is an error. The report's shape is the contract of the renderer in ``reports/``.
+"""
 
 from __future__ import annotations
 
@@ -61,8 +62,7 @@ def table_facts(rows: Rows, config: AuditConfig) -> dict[str, Any]:
 
 
 def sections(rows: Rows) -> list[dict[str, Any]]:
-    """Report sections a results table alone gives: which rows were used, and why per-trial statistics are
-    absent."""
+    """Sections a results table alone gives: the rows used, and why per-trial statistics are absent."""
     n_invalid = len(rows.table) - len(rows.valid)
     n_percent = len(rows.valid) - len(rows.usable)
     return [

@@ -66,8 +66,7 @@ def _finite(series: pd.Series) -> pd.Series:
 
 
 class ResultsSchema(pa.DataFrameModel):
-    """Columns of `results.csv` (issue 2). Optional columns may be absent; when present their cells may be
-    empty."""
+    """Columns of `results.csv` (issue 2); optional columns may be absent, and empty where present."""
 
     record_id: Series[str] = pa.Field(unique=True)
     experiment: Series[str] = pa.Field(str_matches=EXPERIMENT_PATTERN)
@@ -100,8 +99,7 @@ class ResultsSchema(pa.DataFrameModel):
 
     @pa.check("eer", "min_dcf", "auc", "p_target", "c_miss", "c_fa", name="finite")
     def finite(cls, series: pd.Series) -> pd.Series:
-        """Infinity is not a measurement; NaN is caught as a missing value (allowed only in optional
-        columns)."""
+        """Infinity is not a measurement (NaN is a missing value: allowed in optional columns only)."""
         return _finite(series)
 
     class Config:
@@ -131,8 +129,7 @@ class SchemaFailure:
 
 @dataclass(frozen=True)
 class ValidatedResults:
-    """The rows that passed, every failure, and the required columns that are absent (then ``valid`` is
-    empty)."""
+    """The rows that passed, every failure, and the absent required columns (then ``valid`` is empty)."""
 
     valid: pd.DataFrame
     failures: list[SchemaFailure]
@@ -144,8 +141,10 @@ class ValidatedResults:
 
 
 def with_all_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with every absent results column added as missing values (typed), so consumers need no
-    presence tests; a frame without its required columns becomes an empty, complete one."""
+    """``frame`` with every absent results column added, typed and missing, so readers need no presence tests.
+
+    A frame without its required columns (empty after validation) becomes an empty, complete one.
+    """
     dtypes = {column: "Int64" for column in INT_COLUMNS} | {column: "float64" for column in FLOAT_COLUMNS}
     missing = {
         column: pd.Series(None, index=frame.index, dtype=dtypes.get(column, "object"))
@@ -167,7 +166,8 @@ def parse_numbers(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[int, st
     """Parse numeric columns of an all-text frame; return it and (index, column, check, value) type failures.
 
     ``nan``/``inf`` literals parse (the ``finite`` check reports them); anything else that is not a number,
-    and any non-integer in a count column, is a type failure and becomes empty."""
+    and any non-integer in a count column, is a type failure and becomes empty.
+    """
     parsed = frame.copy()
     failures: list[tuple[int, str, str, Any]] = []
     for column in FLOAT_COLUMNS + INT_COLUMNS:
