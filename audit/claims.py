@@ -20,13 +20,13 @@ computable".
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from audit.errors import InputError
 from audit.findings import Flag, Severity
+from audit.io import read_toml
 
 TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # table: (selector fields, numeric fields)
@@ -117,13 +117,7 @@ def _claim(source: str, index: int, raw: Any, default_tolerance: float | None) -
 
 def read_claims(path: Path) -> list[Claim]:
     """Parse and check a claims file (unreadable or malformed: InputError)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(str(path), "no such file (expected a TOML claims file)")
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise InputError(str(path), f"not valid TOML: {error}") from error
+    document = read_toml(path, "a TOML claims file")
     raw_claims = document.get("claim")
     if not isinstance(raw_claims, list) or not raw_claims:
         raise InputError(str(path), "expected one or more [[claim]] tables")

@@ -13,6 +13,7 @@ import io
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -53,13 +54,19 @@ def _decode_text(path: Path, data: bytes, what: str) -> str:
         raise InputError(str(path), f"not UTF-8 text at byte {error.start} (expected {what})") from error
 
 
-def read_column_map(path: Path) -> dict[str, str]:
-    """Read a ``[columns]`` table of ``"legacy name" = "canonical name"`` pairs and check its targets."""
-    text = _decode_text(path, _read_bytes(path, "a TOML column map"), "a TOML column map")
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    """A TOML document; an unreadable file or bad TOML is an InputError saying ``what`` was expected."""
+    path = Path(path)
+    text = _decode_text(path, _read_bytes(path, what), what)
     try:
-        document = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InputError(str(path), f"not valid TOML: {error}") from error
+
+
+def read_column_map(path: Path) -> dict[str, str]:
+    """Read a ``[columns]`` table of ``"legacy name" = "canonical name"`` pairs and check its targets."""
+    document = read_toml(path, "a TOML column map")
     mapping = document.get("columns")
     if not isinstance(mapping, dict):
         raise InputError(str(path), 'expected a [columns] table of "legacy name" = "canonical name" pairs')

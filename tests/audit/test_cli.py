@@ -191,11 +191,26 @@ def test_bad_column_maps_exit_2(tmp_path: Path, mapping: str, problem: str) -> N
     one_line_error(stderr, column_map, problem)
 
 
-def test_bad_claims_file_exits_2(tmp_path: Path) -> None:
-    claims = write(tmp_path / "claims.toml", '[[claim]]\nid = "x"\n')
+@pytest.mark.parametrize(
+    ("name", "content", "problem"),
+    [
+        ("claims.toml", '[[claim]]\nid = "x"\n', "[[claim]] number 1: missing 'table'"),
+        ("binary.toml", b"\x00\x01", "binary file (expected a TOML claims file)"),
+        ("folder", None, "is a directory (expected a TOML claims file)"),
+        ("absent.toml", None, "no such file (expected a TOML claims file)"),
+    ],
+)
+def test_bad_claims_files_exit_2(
+    tmp_path: Path, name: str, content: str | bytes | None, problem: str
+) -> None:
+    claims = tmp_path / name
+    if content is not None:
+        write(claims, content)
+    elif name == "folder":
+        claims.mkdir()
     code, _, stderr = invoke("verify", str(clean_table(tmp_path)), "--claims", str(claims))
     assert code == 2
-    one_line_error(stderr, claims, "[[claim]] number 1: missing 'table'")
+    one_line_error(stderr, claims, problem)
 
 
 @pytest.mark.parametrize(
