@@ -1,0 +1,155 @@
+"""transformers adapters with tiny random-weight WavLM / wav2vec 2.0 checkpoints saved with save_pretrained
+and loaded back offline through the same code path: pooling, masks, batching, bf16, records, partials."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from runner.encoders import CheckpointError, load_encoder
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+from runner.encoders.hf_audio import conv_output_frames, receptive_field  # noqa: E402  (imports torch)
+
+pytestmark = pytest.mark.runner
+
+TINY = {
+    "hidden_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "intermediate_size": 64,
+    "conv_dim": (32, 32, 32),
+    "conv_stride": (5, 4, 2),
+    "conv_kernel": (10, 8, 4),
+    "num_conv_pos_embeddings": 16,
+    "num_conv_pos_embedding_groups": 2,
+    "xvector_output_dim": 16,
+    "tdnn_dim": (16, 16, 32),
+    "tdnn_kernel": (5, 3, 1),
+}
+
+
+def noise(seed: int, n: int) -> np.ndarray:
+    return (np.random.default_rng(seed).standard_normal(n) * 0.1).astype(np.float32)
+
+
+WAVES = [noise(i, n) for i, n in enumerate([8000, 6000, 8000, 3000, 6000])]
+
+
+def save(folder: Path, model: Any) -> Path:
+    """``save_pretrained`` of the model and a normalising feature extractor (what a hub folder holds)."""
+    model.save_pretrained(folder)
+    transformers.Wav2Vec2FeatureExtractor(
+        feature_size=1, sampling_rate=16000, padding_value=0.0, do_normalize=True, return_attention_mask=True
+    ).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def wavlm_layer(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    torch.manual_seed(0)
+    config = transformers.WavLMConfig(**TINY, feat_extract_norm="layer", do_stable_layer_norm=True)
+    model = transformers.WavLMModel(config).eval()
+    return save(tmp_path_factory.mktemp("wavlm"), model), model
+
+
+def test_ssl_is_the_masked_mean_of_the_last_hidden_layer(wavlm_layer: tuple[Path, Any]) -> None:
+    folder, model = wavlm_layer
+    encoder = load_encoder("transformers_ssl", "tiny-wavlm", folder)
+    embeddings = encoder.embed(WAVES, 16000)
+    assert embeddings.shape == (5, 32) and embeddings.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(embeddings, axis=1), 1.0, atol=1e-6)
+    # Oracle: the model run by hand on one normalised utterance, mean over all of its frames.
+    wave = WAVES[3]
+    with torch.no_grad():
+        normalised = torch.from_numpy((wave - wave.mean()) / np.sqrt(wave.var() + 1e-7))[None]
+        reference = model(normalised).last_hidden_state[0].mean(dim=0).numpy()
+    np.testing.assert_allclose(embeddings[3], reference / np.linalg.norm(reference), atol=1e-5)
+
+
+def test_ssl_padded_batches_equal_unbatched(wavlm_layer: tuple[Path, Any]) -> None:
+    encoder = load_encoder("transformers_ssl", "tiny-wavlm", wavlm_layer[0])
+    assert encoder.checkpoint.runtime["batching"]["equal_length_only"] is False
+    assert encoder.checkpoint.config["attention_mask"] is True
+    batched = encoder.embed(WAVES, 16000)
+    one_by_one = np.stack([encoder.embed([w], 16000)[0] for w in WAVES])
+    np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
+    np.testing.assert_array_equal(batched, encoder.embed(WAVES, 16000))
+
+
+def test_ssl_record_and_bf16(wavlm_layer: tuple[Path, Any]) -> None:
+    folder = wavlm_layer[0]
+    record = load_encoder("transformers_ssl", "tiny-wavlm", folder).checkpoint.as_dict()
+    assert record["class"] == "transformers.models.wavlm.modeling_wavlm.WavLMModel"
+    assert record["config"]["model_type"] == "wavlm"
+    for path in folder.iterdir():
+        assert record["files"][path.name]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    bf16 = load_encoder("transformers_ssl", "tiny-wavlm", folder, dtype="bf16")
+    assert bf16.checkpoint.runtime["dtype"] == "bf16"
+    fp32 = load_encoder("transformers_ssl", "tiny-wavlm", folder).embed(WAVES, 16000)
+    assert np.all(np.sum(bf16.embed(WAVES, 16000) * fp32, axis=1) > 0.99)
+
+
+def test_group_norm_models_get_equal_length_batches(tmp_path: Path) -> None:
+    torch.manual_seed(1)
+    config = transformers.Wav2Vec2Config(**TINY, feat_extract_norm="group")
+    encoder = load_encoder(
+        "transformers_ssl", "tiny-w2v2", save(tmp_path, transformers.Wav2Vec2Model(config))
+    )
+    assert encoder.checkpoint.runtime["batching"]["equal_length_only"] is True
+    assert encoder.checkpoint.config["attention_mask"] is False
+    batched = encoder.embed(WAVES, 16000)
+    np.testing.assert_allclose(batched, np.stack([encoder.embed([w], 16000)[0] for w in WAVES]), atol=1e-5)
+
+
+@pytest.mark.parametrize(("dilation", "padded"), [((1, 2, 1), False), ((1, 1, 1), True)])
+def test_xvector_embeddings_and_batching(tmp_path: Path, dilation: tuple[int, ...], padded: bool) -> None:
+    torch.manual_seed(2)
+    config = transformers.WavLMConfig(
+        **TINY, tdnn_dilation=dilation, feat_extract_norm="layer", do_stable_layer_norm=True
+    )
+    model = transformers.WavLMForXVector(config).eval()
+    encoder = load_encoder("transformers_xvector", "tiny-sv", save(tmp_path, model))
+    # dilated heads: transformers' TDNN length formula ignores dilation, so no padded batches
+    assert encoder.checkpoint.runtime["batching"]["equal_length_only"] is not padded
+    batched = encoder.embed(WAVES, 16000)
+    assert batched.shape == (5, 16)
+    np.testing.assert_allclose(batched, np.stack([encoder.embed([w], 16000)[0] for w in WAVES]), atol=1e-5)
+    wave = WAVES[0]
+    with torch.no_grad():
+        normalised = torch.from_numpy((wave - wave.mean()) / np.sqrt(wave.var() + 1e-7))[None]
+        reference = model(normalised).embeddings[0].numpy()
+    np.testing.assert_allclose(batched[0], reference / np.linalg.norm(reference), atol=1e-5)
+
+
+def test_frame_formula_matches_the_model(wavlm_layer: tuple[Path, Any]) -> None:
+    _, model = wavlm_layer
+    for length in (3000, 3001, 8000):
+        with torch.no_grad():
+            frames = model(torch.zeros(1, length)).last_hidden_state.shape[1]
+        assert conv_output_frames(np.array([length]), model.config)[0] == frames
+    assert receptive_field(transformers.WavLMConfig()) == 400  # 25 ms at 16 kHz, the published figure
+    # kernels (10, 8, 4), strides (5, 4, 2): 1 frame <- 4 <- (4 - 1) * 4 + 8 = 20 <- (20 - 1) * 5 + 10 = 105
+    assert receptive_field(model.config) == 105
+
+
+def test_partial_transformers_folders_are_named(wavlm_layer: tuple[Path, Any], tmp_path: Path) -> None:
+    source = wavlm_layer[0]
+    for name in ("config.json", "preprocessor_config.json"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    with pytest.raises(CheckpointError, match=r"no weights file"):
+        load_encoder("transformers_ssl", "partial", tmp_path)
+    index = {"metadata": {}, "weight_map": {"a.weight": "model-00001-of-00002.safetensors"}}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
+    with pytest.raises(CheckpointError) as error:
+        load_encoder("transformers_ssl", "partial", tmp_path)
+    assert error.value.line().startswith(str(tmp_path / "model-00001-of-00002.safetensors"))
+    (tmp_path / "preprocessor_config.json").unlink()
+    with pytest.raises(CheckpointError, match=r"preprocessor_config\.json"):
+        load_encoder("transformers_xvector", "partial", tmp_path)
