@@ -63,8 +63,11 @@ def draw_cluster_weights(n_clusters: int, n_resamples: int, seed: int) -> FloatA
         raise StatisticsInputError(f"the bootstrap needs at least 2 speaker clusters, got {n_clusters}")
     if n_resamples < 1:
         raise StatisticsInputError(f"n_resamples must be positive, got {n_resamples}")
-    rng = np.random.default_rng(seed)
-    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_resamples).astype(float)
+    drawn = np.random.default_rng(seed).integers(0, n_clusters, size=(n_resamples, n_clusters))
+    drawn += np.arange(n_resamples)[:, None] * n_clusters  # one bincount for all rows
+    return (
+        np.bincount(drawn.ravel(), minlength=n_resamples * n_clusters).reshape(n_resamples, -1).astype(float)
+    )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,250 @@
+"""audit.statistics against independent oracles: duplicated-trial EERs, simulated coverage with a closed-form
+true EER, hand-worked thresholds and error rates, and the analytic coupling correlation -3/sqrt(12)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from audit.metrics import eer
+from audit.statistics import (
+    ContrastInput,
+    FixedThresholdInput,
+    StatisticsInputError,
+    bootstrap_contrast,
+    bundle_statistics,
+    cluster_codes,
+    coupling_under_additivity,
+    draw_cluster_weights,
+    fixed_threshold_analysis,
+    held_out_validation,
+    percentile_interval,
+    tost_verdict,
+    weighted_interp_eer,
+)
+
+TERMS = ("clean", "a", "b", "ab")
+
+
+def test_weighted_eer_equals_the_eer_of_the_resampled_trials() -> None:
+    rng = np.random.default_rng(1)
+    clusters = rng.integers(0, 12, 400)
+    labels = rng.integers(0, 2, 400)
+    scores = np.round(rng.normal(labels, 1.0), 1)  # ties
+    codes, n_clusters = cluster_codes(clusters)
+    weights = draw_cluster_weights(n_clusters, 30, seed=3)
+    weights[0] = 1.0  # the full sample
+    draws = weighted_interp_eer(scores, labels, codes, weights)
+    for row, draw in zip(weights, draws, strict=True):
+        copies = row[codes].astype(int)  # every trial as often as its speaker was drawn
+        expected = eer(np.repeat(scores, copies), np.repeat(labels, copies), "interp")
+        assert draw == pytest.approx(expected, abs=1e-12)
+
+
+def test_undefined_draws_are_counted_not_filled() -> None:
+    # Speaker 0 has only targets, speaker 1 only non-targets: a draw of two 0s has no non-target.
+    labels = np.array([1, 1, 0, 0])
+    codes = np.array([0, 0, 1, 1])
+    weights = np.array([[2.0, 0.0], [1.0, 1.0]])
+    draws = weighted_interp_eer(np.array([0.9, 0.8, 0.1, 0.2]), labels, codes, weights)
+    assert np.isnan(draws[0]) and draws[1] == 0.0
+    assert percentile_interval(draws, 0.95)["n_undefined"] == 1
+
+
+def _simulated_eer_dataset(
+    rng: np.random.Generator, n_speakers: int, speaker_sd: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Targets ~ mu_t + u_speaker + e, non-targets ~ mu_n + e (e ~ N(0, 1)); pooled over speakers the classes
+    are N(mu_t, 1 + sd^2) and N(mu_n, 1), whose EER is Phi(-(mu_t - mu_n) / (s_t + s_n)) exactly."""
+    mu_t, mu_n = 2.0, 0.0
+    per_speaker_targets, per_speaker_nontargets = 20, 40
+    effect = rng.normal(0.0, speaker_sd, n_speakers)
+    clusters = np.repeat(np.arange(n_speakers), per_speaker_targets + per_speaker_nontargets)
+    labels = np.tile(np.r_[np.ones(per_speaker_targets), np.zeros(per_speaker_nontargets)], n_speakers)
+    scores = np.where(labels == 1, mu_t + effect[clusters], mu_n) + rng.normal(0.0, 1.0, labels.size)
+    true_eer = float(norm.cdf(-(mu_t - mu_n) / (np.sqrt(1 + speaker_sd**2) + 1.0)))
+    return scores, labels.astype(int), clusters, true_eer
+
+
+def _coverage(clustered: bool, n_datasets: int = 150, n_resamples: int = 200) -> float:
+    rng = np.random.default_rng(11)
+    covered = 0
+    for index in range(n_datasets):
+        scores, labels, clusters, true_eer = _simulated_eer_dataset(rng, n_speakers=40, speaker_sd=1.0)
+        codes, n_clusters = cluster_codes(clusters if clustered else np.arange(labels.size))
+        weights = draw_cluster_weights(n_clusters, n_resamples, seed=index)
+        interval = percentile_interval(weighted_interp_eer(scores, labels, codes, weights), 0.95)
+        covered += interval["low"] <= true_eer <= interval["high"]
+    return covered / n_datasets
+
+
+def test_speaker_cluster_intervals_cover_and_trial_level_ones_do_not() -> None:
+    cluster_coverage = _coverage(clustered=True)
+    trial_coverage = _coverage(clustered=False)
+    # 150 datasets: a binomial 95 % coverage lies in [0.90, 0.99] with probability ~0.99.
+    assert 0.88 <= cluster_coverage <= 0.99
+    assert trial_coverage < 0.80
+    assert cluster_coverage - trial_coverage > 0.15
+
+
+def _contrast(rng: np.random.Generator, shift: dict[str, float], **fields: object) -> ContrastInput:
+    n_speakers, per_speaker = 25, 40
+    clusters = np.repeat([f"spk{i:02d}" for i in range(n_speakers)], per_speaker)
+    labels = rng.integers(0, 2, clusters.size)
+    effect = rng.normal(0.0, 0.5, n_speakers)[cluster_codes(clusters)[0]]
+    scores = {
+        term: rng.normal(labels * (2.0 - shift.get(term, 0.0)) + effect * labels, 1.0) for term in TERMS
+    }
+    defaults: dict[str, object] = {"key": {"model": "m"}, "family": "E13", "model": "m"}
+    return ContrastInput(scores=scores, labels=labels, clusters=clusters, **{**defaults, **fields})  # type: ignore[arg-type]
+
+
+def test_one_resample_is_shared_by_the_four_terms() -> None:
+    rng = np.random.default_rng(2)
+    base = _contrast(rng, {})
+    same = {term: base.scores["clean"] for term in TERMS}
+    contrast = ContrastInput(base.key, base.family, same, base.labels, base.clusters)
+    ie = bootstrap_contrast(contrast, n_resamples=100, seed=4)["estimates"]["ie"]
+    # With four identical terms IE is exactly 0 in every draw only if every term saw the same resample.
+    assert ie["estimate"] == 0.0 and ie["low"] == 0.0 and ie["high"] == 0.0
+
+
+def test_unscored_trials_are_dropped_from_all_terms_and_counted() -> None:
+    rng = np.random.default_rng(3)
+    contrast = _contrast(rng, {})
+    scores = {term: np.array(values, dtype=float) for term, values in contrast.scores.items()}
+    scores["b"][[3, 7]] = np.nan
+    scores["ab"][7] = np.nan
+    summary = bootstrap_contrast(
+        ContrastInput(contrast.key, contrast.family, scores, contrast.labels, contrast.clusters),
+        n_resamples=50,
+    )
+    assert summary["n_unscored_dropped"] == 2
+    assert summary["n_trials"] == np.asarray(contrast.labels).size - 2
+    keep = np.ones(np.asarray(contrast.labels).size, dtype=bool)
+    keep[[3, 7]] = False
+    expected = eer(scores["a"][keep], np.asarray(contrast.labels)[keep], "interp")
+    assert summary["estimates"]["a"]["estimate"] == expected
+
+
+@pytest.mark.parametrize(
+    ("center", "spread", "verdict"),
+    [
+        (0.0, 0.002, "additive within margin"),  # 90 % interval about +-0.0033, inside +-0.01
+        (0.001, 0.02, "undetermined"),  # small mean, wide interval: never equivalence
+        (0.05, 0.005, "non-additive"),  # interval about [0.042, 0.058], beyond 0.01
+        (-0.05, 0.005, "non-additive"),
+        (0.01, 0.002, "undetermined"),  # straddles the margin bound
+    ],
+)
+def test_tost_rules(center: float, spread: float, verdict: str) -> None:
+    draws = np.random.default_rng(5).normal(center, spread, 4000)
+    result = tost_verdict(draws, margin=0.01)
+    assert result["verdict"] == verdict
+    if verdict == "additive within margin":
+        assert result["p_tost"] < 0.05
+
+
+def test_tost_needs_a_positive_margin() -> None:
+    with pytest.raises(StatisticsInputError, match="margin"):
+        tost_verdict(np.zeros(10), margin=0.0)
+
+
+def test_fixed_threshold_hand_worked() -> None:
+    # Development speakers d1, d2: targets 0.8, 0.7, non-targets 0.6, 0.3. Thresholds 0.8, 0.7, 0.6, 0.3 give
+    # (FAR, FRR) = (0, .5), (0, 0), (.5, 0), (1, 0): the EER threshold is 0.7.
+    # Evaluation (e1 F, e2 F, e3 M): F targets 0.9, 0.65, non-targets 0.75, 0.2 -> FRR 1/2, FAR 1/2;
+    # M targets 0.71, non-targets 0.69, 0.1 -> FRR 0, FAR 0. One trial d1 x e1 mixes splits: excluded.
+    rows = [
+        ("d1", "d1", 1, 0.8, "F"),
+        ("d2", "d2", 1, 0.7, "M"),
+        ("d1", "d2", 0, 0.6, "F"),
+        ("d2", "d1", 0, 0.3, "M"),
+        ("e1", "e1", 1, 0.9, "F"),
+        ("e2", "e2", 1, 0.65, "F"),
+        ("e1", "e3", 0, 0.75, "F"),
+        ("e2", "e3", 0, 0.2, "F"),
+        ("e3", "e3", 1, 0.71, "M"),
+        ("e3", "e1", 0, 0.69, "M"),
+        ("e3", "e2", 0, 0.1, "M"),
+        ("d1", "e1", 0, 0.99, "F"),
+    ]
+    enrol, test, labels, scores, groups = zip(*rows, strict=True)
+    record = FixedThresholdInput({"record_id": "r1"}, scores, labels, enrol, test, groups, ["d1", "d2"])
+    result = fixed_threshold_analysis(record, n_resamples=200, seed=1)
+    assert result["threshold"] == 0.7
+    assert (result["n_dev_trials"], result["n_eval_trials"], result["n_mixed_excluded"]) == (4, 7, 1)
+    female, male = result["subgroups"]["F"], result["subgroups"]["M"]
+    assert female["far"]["estimate"] == 0.5 and female["frr"]["estimate"] == 0.5
+    assert male["far"]["estimate"] == 0.0 and male["frr"]["estimate"] == 0.0
+    assert 0.0 <= female["far"]["low"] <= 0.5 <= female["far"]["high"] <= 1.0
+    # Target FAR 0: the lowest development threshold with FAR <= 0 is 0.7 again; target FAR .5 allows 0.6.
+    assert fixed_threshold_analysis(record, operating_point=0.5, n_resamples=20)["threshold"] == 0.6
+    json.dumps(result)
+
+
+def test_held_out_validation_hand_worked() -> None:
+    errors = [0.01, -0.02, 0.03, 0.0, 0.10]
+    contrasts = [
+        {"model": "m1", "held_out": True, "prediction": 0.2, "observed": 0.2 + e, "key": {"setting": str(i)}}
+        for i, e in enumerate(errors)
+    ]
+    contrasts.append({"model": "m1", "held_out": False, "prediction": 0.2, "observed": 0.9, "key": {}})
+    result = held_out_validation(contrasts, acceptable_error=0.025, worst=2)
+    model = result["models"]["m1"]
+    assert result["n_held_out"] == 5 and result["n_not_held_out"] == 1
+    assert model["quantiles"]["q50"] == pytest.approx(0.01, abs=1e-12)  # sorted -.02 0 .01 .03 .10
+    assert model["share_within_acceptable"] == pytest.approx(3 / 5)  # .01, -.02, 0
+    assert model["mean_absolute_error"] == pytest.approx(0.16 / 5)
+    assert [w["key"]["setting"] for w in model["worst"]] == ["4", "2"]
+
+
+def test_coupling_matches_the_analytic_correlation() -> None:
+    # Identical true terms, independent unit noise per term: prediction = a + b - clean has variance 3,
+    # IE = ab - prediction variance 4, covariance -3: correlation -3 / sqrt(12) = -0.866.
+    rng = np.random.default_rng(6)
+    n_contrasts, n_draws = 300, 400
+    estimates = [dict.fromkeys(TERMS, 0.2) for _ in range(n_contrasts)]
+    draws = [{term: rng.normal(0.2, 0.01, n_draws) for term in TERMS} for _ in range(n_contrasts)]
+    result = coupling_under_additivity(estimates, draws)
+    expected = result["expected_under_additivity"]
+    assert expected["median"] == pytest.approx(-3 / np.sqrt(12), abs=0.03)
+    assert expected["low"] < expected["median"] < expected["high"]
+    assert np.isnan(result["observed"])  # every contrast has the same prediction: no correlation defined
+
+
+def test_bundle_statistics_is_json_and_complete() -> None:
+    rng = np.random.default_rng(7)
+    contrasts = [
+        _contrast(rng, {"ab": 0.3}, key={"model": "m1", "setting": "s1"}, model="m1"),
+        _contrast(rng, {}, key={"model": "m1", "setting": "s2"}, model="m1", held_out=True),
+        _contrast(rng, {"a": 0.2}, key={"model": "m2", "setting": "s1"}, model="m2", family="E14"),
+    ]
+    result = bundle_statistics(contrasts, margin=0.01, acceptable_error=0.02, n_resamples=100, seed=3)
+    text = json.dumps(result)
+    assert "NaN" not in text.replace('"observed": NaN', "")
+    assert [c["tost"]["verdict"] in {"additive within margin", "non-additive", "undetermined"}
+            for c in result["contrasts"]] == [True, True, True]  # fmt: skip
+    assert set(result["families"]) == {"E13", "E14"}
+    assert result["families"]["E13"]["n_contrasts"] == 2
+    assert result["held_out"]["n_held_out"] == 1
+    assert (result["n_resamples"], result["seed"]) == (100, 3)
+    first = result["contrasts"][0]["estimates"]
+    assert first["ie"]["estimate"] == pytest.approx(
+        first["ab"]["estimate"] - first["a"]["estimate"] - first["b"]["estimate"] + first["clean"]["estimate"]
+    )
+
+
+def test_bad_contrast_inputs() -> None:
+    rng = np.random.default_rng(8)
+    contrast = _contrast(rng, {})
+    with pytest.raises(StatisticsInputError, match="missing term"):
+        bootstrap_contrast(ContrastInput(contrast.key, "E13", {"clean": [0.1]}, [1], ["s"]))
+    scores = {term: np.asarray(values)[:-1] for term, values in contrast.scores.items()}
+    with pytest.raises(StatisticsInputError, match="same trials"):
+        bootstrap_contrast(ContrastInput(contrast.key, "E13", scores, contrast.labels, contrast.clusters))
+    with pytest.raises(StatisticsInputError, match="at least 2 speaker clusters"):
+        draw_cluster_weights(1, 10, 0)
