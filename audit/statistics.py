@@ -244,7 +244,10 @@ def _bootstrap_contrast(contrast: ContrastInput, n_resamples: int, seed: int, le
     scores, labels, clusters, subgroups, n_unscored = _scored_trials(contrast)
     codes, n_clusters = cluster_codes(clusters)
     weights = draw_cluster_weights(n_clusters, n_resamples, seed)
-    estimate = _contrast_values({term: eer(scores[term], labels, "interp") for term in TERMS})
+    try:
+        estimate = _contrast_values({term: eer(scores[term], labels, "interp") for term in TERMS})
+    except MetricInputError as error:
+        raise StatisticsInputError(f"contrast {dict(contrast.key)}: {error}") from error
     draws = _contrast_values(
         {term: weighted_interp_eer(scores[term], labels, codes, weights) for term in TERMS}
     )
@@ -281,22 +284,37 @@ def _subgroup_gaps(
     level: float,
 ) -> dict[str, Any]:
     """Per term, each subgroup's EER and its signed gap to the first subgroup (sorted), plus the range
-    (largest minus smallest subgroup EER), all with intervals from the same resamples."""
-    names = sorted({str(name) for name in subgroups})
+    (largest minus smallest subgroup EER), all with intervals from the same resamples. A subgroup whose EER
+    is undefined in some term (one class, constant scores) is left out of every term and listed with why."""
     as_text = np.asarray([str(name) for name in subgroups])
-    result: dict[str, Any] = {"reference": names[0], "terms": {}}
-    for term in TERMS:
-        estimates, draws = {}, {}
-        for name in names:
-            member = as_text == name
-            estimates[name] = eer(scores[term][member], labels[member], "interp")
-            draws[name] = weighted_interp_eer(scores[term][member], labels[member], codes[member], weights)
+    estimates: dict[str, dict[str, float]] = {term: {} for term in TERMS}
+    undefined: dict[str, str] = {}
+    for name in sorted(set(as_text.tolist())):
+        member = as_text == name
+        try:
+            values = {term: eer(scores[term][member], labels[member], "interp") for term in TERMS}
+        except MetricInputError as error:
+            undefined[name] = str(error)
+            continue
+        for term, value in values.items():
+            estimates[term][name] = value
+    names = sorted(estimates["clean"])
+    result: dict[str, Any] = {"reference": names[0] if names else None, "undefined": undefined, "terms": {}}
+    for term in TERMS if names else ():
+        draws = {
+            name: weighted_interp_eer(scores[term][member], labels[member], codes[member], weights)
+            for name in names
+            for member in [as_text == name]
+        }
         stacked = np.vstack([draws[name] for name in names])
-        point = np.array([estimates[name] for name in names])
+        point = np.array([estimates[term][name] for name in names])
+        reference = names[0]
         result["terms"][term] = {
-            "eer": {name: _interval(estimates[name], draws[name], level) for name in names},
+            "eer": {name: _interval(estimates[term][name], draws[name], level) for name in names},
             "gap_to_reference": {
-                name: _interval(estimates[name] - estimates[names[0]], draws[name] - draws[names[0]], level)
+                name: _interval(
+                    estimates[term][name] - estimates[term][reference], draws[name] - draws[reference], level
+                )
                 for name in names[1:]
             },
             "range": _interval(point.max() - point.min(), stacked.max(axis=0) - stacked.min(axis=0), level),
@@ -397,6 +415,8 @@ def fixed_threshold_analysis(
         raise StatisticsInputError(f"record {dict(record.key)}: the development split lacks a class")
     threshold = _threshold(scores[dev], labels[dev], operating_point)
     codes, n_clusters = cluster_codes(enrol[evaluation])
+    if n_clusters < 2:
+        raise StatisticsInputError(f"record {dict(record.key)}: fewer than 2 evaluation enrolment speakers")
     weights = draw_cluster_weights(n_clusters, n_resamples, seed)
     eval_scores, eval_labels, eval_groups = scores[evaluation], labels[evaluation], subgroups[evaluation]
     per_subgroup: dict[str, Any] = {}
@@ -433,7 +453,9 @@ def _threshold(scores: FloatArray, labels: NDArray[np.bool_], operating_point: s
     if not 0.0 < target_far < 1.0:
         raise StatisticsInputError(f"a target FAR must lie strictly between 0 and 1, got {operating_point}")
     allowed = np.flatnonzero(far <= target_far)
-    return float(candidates[allowed[0]]) if allowed.size else float(np.inf)
+    if allowed.size:
+        return float(candidates[allowed[0]])
+    return float(np.nextafter(candidates[-1], np.inf))  # above every development score: accept none
 
 
 def _error_rates(
@@ -534,15 +556,17 @@ def coupling_under_additivity(
         deviation = stacked - np.nanmean(stacked, axis=1, keepdims=True)
         simulated[term] = additive[term][:, None] + deviation
     prediction, ie = _prediction_and_ie(simulated)
-    defined = np.all(np.isfinite(prediction) & np.isfinite(ie), axis=0)
-    correlations = np.array([_correlation(prediction[:, s], ie[:, s]) for s in np.flatnonzero(defined)])
+    correlations = np.array(
+        [_correlation(prediction[:, s], ie[:, s]) for s in range(prediction.shape[1])], dtype=float
+    )  # NaN where a draw is undefined or has no spread: counted as n_undefined
+    defined = correlations[np.isfinite(correlations)]
     return {
         "n_contrasts": len(estimates),
         "observed": observed,
         "expected_under_additivity": {
-            "median": float(np.median(correlations)) if correlations.size else None,
+            "median": float(np.median(defined)) if defined.size else None,
             **percentile_interval(correlations, level),
-            "n_simulations": int(correlations.size),
+            "n_simulations": int(defined.size),
         },
     }
 
@@ -552,9 +576,10 @@ def _prediction_and_ie(terms: Mapping[str, FloatArray]) -> tuple[FloatArray, Flo
     return values["prediction"], values["ie"]
 
 
-def _correlation(x: FloatArray, y: FloatArray) -> float:
-    if np.std(x) == 0 or np.std(y) == 0:
-        return float("nan")
+def _correlation(x: FloatArray, y: FloatArray) -> float | None:
+    """Pearson correlation; None when either side is undefined or has no spread (strict JSON has no NaN)."""
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))) or np.std(x) == 0 or np.std(y) == 0:
+        return None
     return float(np.corrcoef(x, y)[0, 1])
 
 

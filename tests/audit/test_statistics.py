@@ -183,7 +183,7 @@ def test_fixed_threshold_hand_worked() -> None:
     assert 0.0 <= female["far"]["low"] <= 0.5 <= female["far"]["high"] <= 1.0
     # Target FAR 0: the lowest development threshold with FAR <= 0 is 0.7 again; target FAR .5 allows 0.6.
     assert fixed_threshold_analysis(record, operating_point=0.5, n_resamples=20)["threshold"] == 0.6
-    json.dumps(result)
+    json.dumps(result, allow_nan=False)
 
 
 def test_held_out_validation_hand_worked() -> None:
@@ -213,7 +213,7 @@ def test_coupling_matches_the_analytic_correlation() -> None:
     expected = result["expected_under_additivity"]
     assert expected["median"] == pytest.approx(-3 / np.sqrt(12), abs=0.03)
     assert expected["low"] < expected["median"] < expected["high"]
-    assert np.isnan(result["observed"])  # every contrast has the same prediction: no correlation defined
+    assert result["observed"] is None  # every contrast has the same prediction: no correlation defined
 
 
 def test_bundle_statistics_is_json_and_complete() -> None:
@@ -224,8 +224,7 @@ def test_bundle_statistics_is_json_and_complete() -> None:
         _contrast(rng, {"a": 0.2}, key={"model": "m2", "setting": "s1"}, model="m2", family="E14"),
     ]
     result = bundle_statistics(contrasts, margin=0.01, acceptable_error=0.02, n_resamples=100, seed=3)
-    text = json.dumps(result)
-    assert "NaN" not in text.replace('"observed": NaN', "")
+    json.dumps(result, allow_nan=False)  # strict JSON: undefined values are None, never NaN
     assert [c["tost"]["verdict"] in {"additive within margin", "non-additive", "undetermined"}
             for c in result["contrasts"]] == [True, True, True]  # fmt: skip
     assert set(result["families"]) == {"E13", "E14"}
@@ -248,3 +247,50 @@ def test_bad_contrast_inputs() -> None:
         bootstrap_contrast(ContrastInput(contrast.key, "E13", scores, contrast.labels, contrast.clusters))
     with pytest.raises(StatisticsInputError, match="at least 2 speaker clusters"):
         draw_cluster_weights(1, 10, 0)
+
+
+def test_subgroup_gaps_and_undefined_subgroups() -> None:
+    rng = np.random.default_rng(9)
+    contrast = _contrast(rng, {"ab": 0.4})
+    labels = np.asarray(contrast.labels)
+    clusters = np.asarray(contrast.clusters)
+    groups = np.where(cluster_codes(clusters)[0] % 2 == 0, "F", "M")
+    groups[labels == 0] = np.where(groups[labels == 0] == "F", "F", "M")
+    groups[:3] = "X"
+    labels = labels.copy()
+    labels[:3] = 0  # subgroup X holds non-targets only: no EER, listed with the reason
+    with_groups = ContrastInput(contrast.key, "E13", contrast.scores, labels, clusters, subgroups=groups)
+    result = bootstrap_contrast(with_groups, n_resamples=60, seed=2)["subgroups"]
+    assert result["reference"] == "F" and "only one class" in result["undefined"]["X"]
+    for term in TERMS:
+        scores = np.asarray(contrast.scores[term])
+        female = eer(scores[groups == "F"], labels[groups == "F"], "interp")
+        male = eer(scores[groups == "M"], labels[groups == "M"], "interp")
+        gaps = result["terms"][term]
+        assert gaps["gap_to_reference"]["M"]["estimate"] == pytest.approx(male - female, abs=1e-15)
+        assert gaps["range"]["estimate"] == pytest.approx(abs(male - female), abs=1e-15)
+        assert gaps["range"]["low"] >= 0.0
+
+
+def test_constant_term_names_the_contrast() -> None:
+    rng = np.random.default_rng(10)
+    contrast = _contrast(rng, {})
+    scores = {**contrast.scores, "b": np.zeros(np.asarray(contrast.labels).size)}
+    with pytest.raises(StatisticsInputError, match=r"contrast \{'model': 'm'\}: all scores are equal"):
+        bootstrap_contrast(ContrastInput(contrast.key, "E13", scores, contrast.labels, contrast.clusters))
+
+
+def test_unreachable_target_far_rejects_every_development_trial() -> None:
+    # The highest development score is a non-target: no development threshold has FAR 0.
+    record = FixedThresholdInput(
+        {"record_id": "r2"},
+        [0.9, 0.5, 0.4, 0.3, 0.8, 0.2, 0.6, 0.1],
+        [0, 1, 1, 0, 1, 0, 1, 0],
+        ["d1", "d1", "d2", "d2", "e1", "e1", "e2", "e2"],
+        ["d2", "d1", "d2", "d1", "e1", "e2", "e2", "e1"],
+        ["F"] * 8,
+        ["d1", "d2"],
+    )
+    result = fixed_threshold_analysis(record, operating_point=0.1, n_resamples=10)
+    assert result["threshold"] > 0.9
+    assert result["subgroups"]["F"]["frr"]["estimate"] == 1.0
