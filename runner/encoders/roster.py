@@ -9,6 +9,7 @@ relative to the roster file unless the caller passes another root.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -77,7 +78,7 @@ def load_roster(path: Path, checkpoints_root: Path | None = None) -> list[Encode
         declared = document.get("checkpoints_root")
         if not isinstance(declared, str):
             raise RosterError(str(path), "expected a string path", column="checkpoints_root")
-        checkpoints_root = path.parent / declared
+        checkpoints_root = Path(os.path.normpath(path.parent / declared))
     specs: list[EncoderSpec] = []
     for row, entry in enumerate(entries, start=1):
         spec = _spec(path, row, entry, Path(checkpoints_root))

@@ -185,7 +185,7 @@ def test_shipped_roster_has_the_papers_twelve_labels() -> None:
     assert set(defaults) == {"resemblyzer", "mfcc-stats"}
     assert defaults["resemblyzer"].checkpoint is None and defaults["mfcc-stats"].checkpoint is None
     ecapa = next(s for s in specs if s.label == "ecapa-tdnn")
-    assert ecapa.checkpoint == ROOT / "configs" / ".." / "checkpoints" / "speechbrain/spkrec-ecapa-voxceleb"
+    assert ecapa.checkpoint == ROOT / "checkpoints" / "speechbrain/spkrec-ecapa-voxceleb"
     moved = load_roster(ROSTER, checkpoints_root=Path("/data/ckpt"))
     assert next(s for s in moved if s.label == "ecapa-tdnn").checkpoint == Path(
         "/data/ckpt/speechbrain/spkrec-ecapa-voxceleb"
