@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,14 @@ from audit.io import ResultsSource, read_results
 from schemas.results import ValidatedResults, validate_results, with_all_columns
 
 TOOL_NAME = "interbias-sv audit"
+
+
+def tool_version() -> str:
+    """The installed distribution's version, or says plainly that the code runs uninstalled."""
+    try:
+        return version("interbias-sv")
+    except PackageNotFoundError:
+        return "unknown (interbias-sv is not installed)"
 
 
 @dataclass(frozen=True)
@@ -125,7 +133,7 @@ def assemble_report(
     """The report as a JSON-able dict (shape documented in the renderer's contract)."""
     return json_safe(
         {
-            "tool": {"name": TOOL_NAME, "version": version("interbias-sv")},
+            "tool": {"name": TOOL_NAME, "version": tool_version()},
             "source": {
                 "path": str(source.path),
                 "sha256": source.digest.sha256,
