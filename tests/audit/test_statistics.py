@@ -95,9 +95,7 @@ def _contrast(rng: np.random.Generator, shift: dict[str, float], **fields: objec
     clusters = np.repeat([f"spk{i:02d}" for i in range(n_speakers)], per_speaker)
     labels = rng.integers(0, 2, clusters.size)
     effect = rng.normal(0.0, 0.5, n_speakers)[cluster_codes(clusters)[0]]
-    scores = {
-        term: rng.normal(labels * (2.0 - shift.get(term, 0.0)) + effect * labels, 1.0) for term in TERMS
-    }
+    scores = {term: rng.normal(labels * (2.0 - shift.get(term, 0.0)) + effect * labels, 1.0) for term in TERMS}
     defaults: dict[str, object] = {"key": {"model": "m"}, "family": "E13", "model": "m"}
     return ContrastInput(scores=scores, labels=labels, clusters=clusters, **{**defaults, **fields})  # type: ignore[arg-type]
 
@@ -294,3 +292,27 @@ def test_unreachable_target_far_rejects_every_development_trial() -> None:
     result = fixed_threshold_analysis(record, operating_point=0.1, n_resamples=10)
     assert result["threshold"] > 0.9
     assert result["subgroups"]["F"]["frr"]["estimate"] == 1.0
+
+
+def test_interaction_intervals_cover_the_true_interaction() -> None:
+    # Four terms on one trial list: targets ~ mu_term + u_speaker + e, non-targets ~ e, fresh noise per term
+    # and a speaker effect shared by all four. Each term's true EER is Phi(-mu / (sqrt(1 + sd^2) + 1)), so the
+    # true IE is known in closed form; one shared resample per draw must cover it about 95 % of the time.
+    means = {"clean": 2.4, "a": 2.0, "b": 1.9, "ab": 1.2}
+    speaker_sd = 0.8
+    true_eer = {term: norm.cdf(-mu / (np.sqrt(1 + speaker_sd**2) + 1.0)) for term, mu in means.items()}
+    true_ie = true_eer["ab"] - (true_eer["a"] + true_eer["b"] - true_eer["clean"])
+    rng = np.random.default_rng(12)
+    n_datasets, covered = 120, 0
+    for index in range(n_datasets):
+        clusters = np.repeat(np.arange(40), 60)
+        labels = np.tile(np.r_[np.ones(20, dtype=int), np.zeros(40, dtype=int)], 40)
+        effect = rng.normal(0.0, speaker_sd, 40)[clusters]
+        scores = {
+            term: np.where(labels == 1, mu + effect, 0.0) + rng.normal(0.0, 1.0, labels.size)
+            for term, mu in means.items()
+        }
+        contrast = ContrastInput({"dataset": str(index)}, "sim", scores, labels, clusters)
+        ie = bootstrap_contrast(contrast, n_resamples=150, seed=index)["estimates"]["ie"]
+        covered += ie["low"] <= true_ie <= ie["high"]
+    assert 0.87 <= covered / n_datasets <= 0.99
