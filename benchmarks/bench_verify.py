@@ -139,10 +139,11 @@ def main() -> None:
             wall, cpu = timed(command, args.repeats, expect)
             medians[name] = statistics.median(wall)
             print(f"{name:<36} {medians[name]:>13.3f} {min(wall):>11.3f} {statistics.median(cpu):>12.3f}")
-    verdict = "meets" if medians["audit verify TABLE"] < TARGET_S else "MISSES"
-    print(
-        f"audit verify: {medians['audit verify TABLE']:.3f} s wall median, {verdict} the {TARGET_S} s target"
-    )
+    verify_s = medians["audit verify TABLE"]
+    floor_s = medians["python -c 'import pandas, pandera'"]
+    verdict = "meets" if verify_s < TARGET_S else "MISSES"
+    print(f"audit verify: {verify_s:.3f} s wall median, {verdict} the {TARGET_S} s target")
+    print(f"audit verify minus importing pandas and pandera alone: {verify_s - floor_s:+.3f} s")
 
 
 if __name__ == "__main__":
