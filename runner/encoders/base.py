@@ -1,6 +1,7 @@
 """The encoder interface and ``load_encoder``, which turns (kind, label, checkpoint) into a frozen encoder.
 
-Every adapter implements ``_embed_batch`` on waveforms already checked and resampled to its own rate;
+Every adapter implements ``_embed_batch`` on waveforms already checked, resampled to its own rate and passed
+through its optional per-utterance ``_preprocess``;
 ``Encoder.embed`` does the rest the same way for all of them: validation, resampling (see
 ``batching.resample``), length-bucketed batching, putting the rows back in input order, and L2 normalisation.
 Adapters are imported only when their kind is loaded, so reading a roster needs none of torch, speechbrain,
@@ -68,13 +69,19 @@ class Encoder(ABC):
         if len(waves) == 0:
             raise ValueError("embed() needs at least one waveform")
         model_waves = [resample(w, sr, self.sample_rate) for w in checked_waves(waves, 1)]
-        model_waves = checked_waves(model_waves, self.min_samples)
+        model_waves = [
+            self._preprocess(i, w) for i, w in enumerate(checked_waves(model_waves, self.min_samples))
+        ]
         rows: list[np.ndarray | None] = [None] * len(model_waves)
         for batch in plan_batches([len(w) for w in model_waves], self.policy, self.sample_rate):
             vectors = self._embed_batch([model_waves[i] for i in batch])
             for index, vector in zip(batch, vectors, strict=True):
                 rows[index] = vector
         return l2_normalise(np.stack([r for r in rows if r is not None]))
+
+    def _preprocess(self, index: int, wave: np.ndarray) -> np.ndarray:
+        """Per-utterance front end before batching (``index`` is the input position, for errors)."""
+        return wave
 
     @abstractmethod
     def _embed_batch(self, waves: list[np.ndarray]) -> np.ndarray:

@@ -102,18 +102,24 @@ class ResemblyzerEncoder(Encoder):
         )
         return cls(record, model, options, policy)
 
-    def _partials(self, wave: np.ndarray) -> np.ndarray:
-        """The mel spectrograms of one utterance's partials, shape (n_partials, 160, 40)."""
+    def _preprocess(self, index: int, wave: np.ndarray) -> np.ndarray:
+        """Volume normalisation and, if asked for, webrtcvad trimming (before batches are planned)."""
         from resemblyzer import audio
 
         if self.options["normalize_volume"]:
             if not np.any(wave):
-                raise WaveformError(0, "digital silence cannot be volume-normalised")
+                raise WaveformError(index, "digital silence cannot be volume-normalised")
             wave = audio.normalize_volume(wave, TARGET_DBFS, increase_only=True)
         if self.options["trim_silence"]:
             wave = audio.trim_long_silences(wave)
             if wave.size < self.min_samples:
-                raise WaveformError(0, "no voiced audio left after webrtcvad silence trimming")
+                raise WaveformError(index, "no voiced audio left after webrtcvad silence trimming")
+        return np.asarray(wave, dtype=np.float32)
+
+    def _partials(self, wave: np.ndarray) -> np.ndarray:
+        """The mel spectrograms of one utterance's partials, shape (n_partials, 160, 40)."""
+        from resemblyzer import audio
+
         wave_slices, mel_slices = self.model.compute_partial_slices(
             len(wave), self.options["partials_rate"], self.options["min_coverage"]
         )

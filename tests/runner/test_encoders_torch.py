@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("torch")
 import torch
 
-from runner.encoders import CheckpointError, EncoderConfigError, load_encoder
+from runner.encoders import CheckpointError, EncoderConfigError, WaveformError, load_encoder
 
 pytestmark = pytest.mark.runner
 
@@ -338,3 +338,12 @@ def test_resemblyzer_partial_weights_fail(tmp_path: Path) -> None:
         load_encoder("resemblyzer", "partial", partial)
     with pytest.raises(CheckpointError, match="missing"):
         load_encoder("resemblyzer", "absent", tmp_path / "absent.pt")
+
+
+def test_resemblyzer_refuses_silence_and_can_trim(resemblyzer: object) -> None:
+    with pytest.raises(WaveformError, match="waveform 1: digital silence"):
+        resemblyzer.embed([noise(0, 8000), np.zeros(8000, np.float32)], 16000)  # type: ignore[attr-defined]
+    trimming = load_encoder("resemblyzer", "trim", None, trim_silence=True)
+    assert trimming.checkpoint.config["trim_silence"] is True
+    padded = np.concatenate([np.zeros(32000, np.float32), noise(3, 16000), np.zeros(32000, np.float32)])
+    assert trimming.embed([padded], 16000).shape == (1, 256)
