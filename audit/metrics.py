@@ -86,9 +86,7 @@ def _as_inputs(
         return score_values, label_codes, np.zeros(score_values.size, dtype=np.uint64), 1
     index_array = np.asarray(record_index)
     if index_array.shape != score_array.shape:
-        raise MetricInputError(
-            f"record_index has shape {index_array.shape}, scores have shape {score_array.shape}"
-        )
+        raise MetricInputError(f"record_index has shape {index_array.shape}, scores have shape {score_array.shape}")
     if not np.issubdtype(index_array.dtype, np.integer):
         raise MetricInputError(f"record_index must hold integer codes, got dtype {index_array.dtype}")
     lowest, highest = int(index_array.min()), int(index_array.max())
@@ -213,13 +211,15 @@ def _roc_corners(
     keys |= records
     keys.sort()
     group_ends = np.append(np.flatnonzero((keys[1:] ^ keys[:-1]) > 1), keys.size - 1)
-    targets_through = np.cumsum(keys & np.uint64(1), dtype=np.int64)[group_ends]
+    # Labels are the keys' lowest bit; fewer than 2**31 trials, so int32 running counts suffice.
+    targets_through = np.cumsum(keys.astype(np.uint8) & 1, dtype=np.int32)[group_ends].astype(np.int64)
     group_record = keys[group_ends] >> np.uint64(code_bits + 1)
     record_change = group_record[1:] != group_record[:-1]
     # roc_curve's rule: keep the ends and every point where either count's second difference is non-zero
     # (targets' or trials'; non-targets are their difference), i.e. where the step (targets, trials) changes.
     # Running totals across records have the same second differences inside a record.
-    step_changes = np.diff(targets_through + (group_ends << 32), 2) != 0
+    steps = np.diff(targets_through + (group_ends << 32))
+    step_changes = steps[1:] != steps[:-1]
     keep = np.ones(group_ends.size, dtype=bool)
     keep[1:-1] = record_change[:-1] | record_change[1:] | step_changes
     kept = np.flatnonzero(keep)
