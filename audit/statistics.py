@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -65,9 +65,7 @@ def draw_cluster_weights(n_clusters: int, n_resamples: int, seed: int) -> FloatA
         raise StatisticsInputError(f"n_resamples must be positive, got {n_resamples}")
     drawn = np.random.default_rng(seed).integers(0, n_clusters, size=(n_resamples, n_clusters))
     drawn += np.arange(n_resamples)[:, None] * n_clusters  # one bincount for all rows
-    return (
-        np.bincount(drawn.ravel(), minlength=n_resamples * n_clusters).reshape(n_resamples, -1).astype(float)
-    )
+    return np.bincount(drawn.ravel(), minlength=n_resamples * n_clusters).reshape(n_resamples, -1).astype(float)
 
 
 @dataclass(frozen=True)
@@ -92,14 +90,11 @@ class _SortedTrials:
             target_cluster=clusters[labels][target_order],
             nontarget_cluster=clusters[~labels][nontarget_order],
             targets_at_or_above=target_scores.size - np.searchsorted(ascending_targets, thresholds, "left"),
-            nontargets_at_or_above=nontarget_scores.size
-            - np.searchsorted(ascending_nontargets, thresholds, "left"),
+            nontargets_at_or_above=nontarget_scores.size - np.searchsorted(ascending_nontargets, thresholds, "left"),
         )
 
 
-def weighted_interp_eer(
-    scores: ArrayLike, labels: ArrayLike, clusters: IntArray, weights: FloatArray
-) -> FloatArray:
+def weighted_interp_eer(scores: ArrayLike, labels: ArrayLike, clusters: IntArray, weights: FloatArray) -> FloatArray:
     """The ``interp`` EER of each row of cluster ``weights`` (rows x clusters); NaN where a class weighs 0.
 
     Weighted ROC points come from cumulative weights over each class sorted once; the crossing with
@@ -201,7 +196,7 @@ class _ContrastDraws:
 
     estimate: dict[str, float]
     draws: dict[str, FloatArray]
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Any]
 
 
 def _contrast_values(terms: Mapping[str, Any]) -> dict[str, Any]:
@@ -248,9 +243,7 @@ def _bootstrap_contrast(contrast: ContrastInput, n_resamples: int, seed: int, le
         estimate = _contrast_values({term: eer(scores[term], labels, "interp") for term in TERMS})
     except MetricInputError as error:
         raise StatisticsInputError(f"contrast {dict(contrast.key)}: {error}") from error
-    draws = _contrast_values(
-        {term: weighted_interp_eer(scores[term], labels, codes, weights) for term in TERMS}
-    )
+    draws = _contrast_values({term: weighted_interp_eer(scores[term], labels, codes, weights) for term in TERMS})
     summary: dict[str, Any] = {
         "key": dict(contrast.key),
         "family": contrast.family,
@@ -301,11 +294,10 @@ def _subgroup_gaps(
     names = sorted(estimates["clean"])
     result: dict[str, Any] = {"reference": names[0] if names else None, "undefined": undefined, "terms": {}}
     for term in TERMS if names else ():
-        draws = {
-            name: weighted_interp_eer(scores[term][member], labels[member], codes[member], weights)
-            for name in names
-            for member in [as_text == name]
-        }
+        draws = {}
+        for name in names:
+            member = as_text == name
+            draws[name] = weighted_interp_eer(scores[term][member], labels[member], codes[member], weights)
         stacked = np.vstack([draws[name] for name in names])
         point = np.array([estimates[term][name] for name in names])
         reference = names[0]
@@ -615,12 +607,11 @@ def bundle_statistics(
     family_results = {}
     for family, members in sorted(families.items()):
         mean_ie = np.mean(np.vstack([contrast_draws[i].draws["ie"] for i in members]), axis=0)
+        mean_estimate = float(np.mean([contrast_draws[i].estimate["ie"] for i in members]))
         verdicts = [summaries[i]["tost"]["verdict"] for i in members]
         family_results[family] = {
             "n_contrasts": len(members),
-            "mean_ie": _interval(
-                float(np.mean([contrast_draws[i].estimate["ie"] for i in members])), mean_ie, level
-            ),
+            "mean_ie": _interval(mean_estimate, mean_ie, level),
             "tost": tost_verdict(mean_ie, margin, alpha),
             "contrast_verdicts": {
                 v: verdicts.count(v) for v in ("additive within margin", "non-additive", "undetermined")

@@ -50,10 +50,7 @@ def main() -> None:
         wall = min(wall, time.perf_counter() - start_wall)
         cpu = min(cpu, time.process_time() - start_cpu)
     ie = summary["estimates"]["ie"]
-    print(
-        f"{args.resamples:,} resamples of one contrast, 4 x {args.trials:,} trials, "
-        f"{args.speakers:,} speakers"
-    )
+    print(f"{args.resamples:,} resamples of one contrast, 4 x {args.trials:,} trials, {args.speakers:,} speakers")
     print(f"  wall {wall:6.2f} s   cpu {cpu:6.2f} s   (target < 5 s)")
     print(f"  IE {ie['estimate']:+.4f}  95 % interval [{ie['low']:+.4f}, {ie['high']:+.4f}]")
     if args.json:

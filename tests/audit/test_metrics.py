@@ -170,9 +170,7 @@ def test_auc_interp_rocch_min_dcf_against_their_oracles() -> None:
         scores, labels = _random_tied(rng, int(rng.integers(2, 40)), int(rng.integers(2, 7)))
         assert auc(scores, labels) == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
         assert eer(scores, labels, "interp") == pytest.approx(_voxsrc_eer(scores, labels), abs=1e-9)
-        assert eer(scores, labels, "rocch") == pytest.approx(
-            _brute_force_rocch_eer(scores, labels), abs=1e-12
-        )
+        assert eer(scores, labels, "rocch") == pytest.approx(_brute_force_rocch_eer(scores, labels), abs=1e-12)
         for p_target in (0.01, 0.05, 0.5):
             expected = _brute_force_min_dcf(scores, labels, p_target)
             assert min_dcf(scores, labels, p_target=p_target) == pytest.approx(expected, rel=1e-12)
@@ -290,7 +288,4 @@ def test_importing_metrics_does_not_import_torch() -> None:
     import sys
 
     probe = "import sys, audit.metrics; print('torch' in sys.modules)"
-    assert (
-        subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip()
-        == "False"
-    )
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "False"
