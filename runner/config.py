@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
 from audit.errors import InputError
 from audit.metrics import EerMethod
 from provenance.digests import Digest, file_digest
+from runner.encoders import EncoderSpec
 
 REFERENCE_LEVEL = "none"
 CLEAN = "clean"
@@ -90,17 +91,6 @@ class ExperimentDesign:
 
 
 @dataclass(frozen=True)
-class EncoderChoice:
-    """An encoder label of the run, resolved from the roster."""
-
-    label: str
-    kind: str
-    family: str
-    checkpoint: Path | None
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class CorpusChoice:
     name: str
     root: Path
@@ -124,7 +114,7 @@ class RunConfig:
     c_fa: float
     batch_size: int
     corpus: CorpusChoice
-    encoders: tuple[EncoderChoice, ...]
+    encoders: tuple[EncoderSpec, ...]
     conditions: dict[str, Chain]
     experiments: tuple[ExperimentDesign, ...]
 
@@ -136,7 +126,7 @@ class _Reader:
         self.source, self.table, self.prefix = source, table, prefix
 
     def fail(self, key: str, problem: str) -> InputError:
-        return InputError(str(self.source), problem, column=f"{self.prefix}{key}")
+        return InputError(str(self.source), f"{self.prefix}{key}: {problem}")
 
     def get(self, key: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
         if key not in self.table:
@@ -235,29 +225,21 @@ def _read_corpus(table: _Reader) -> CorpusChoice:
     )
 
 
-def _read_encoders(table: _Reader) -> tuple[EncoderChoice, ...]:
-    from runner.encoders.roster import load_roster  # the roster format belongs to the encoders package
+def _read_encoders(table: _Reader) -> tuple[EncoderSpec, ...]:
+    """The run's labels from the roster (checkpoint paths resolved by the roster, or ``checkpoints_root``)."""
+    from runner.encoders import load_roster  # the roster format belongs to the encoders package
 
     roster_path = cast(Path, table.path("roster"))
-    checkpoints_root = table.path("checkpoints_root", None)
-    roster = {spec.label: spec for spec in load_roster(roster_path)}
+    roster = {spec.label: spec for spec in load_roster(roster_path, table.path("checkpoints_root", None))}
     labels = table.strings("labels")
     if not labels:
         raise table.fail("labels", "expected at least one encoder label")
-    chosen = []
     for label in labels:
         if label not in roster:
-            raise table.fail("labels", f"unknown encoder label {label!r} (roster {roster_path}: {sorted(roster)})")
-        spec = roster[label]
-        checkpoint = None
-        if spec.checkpoint is not None:
-            checkpoint = Path(spec.checkpoint)
-            if not checkpoint.is_absolute():
-                if checkpoints_root is None:
-                    raise table.fail("checkpoints_root", f"needed to resolve {label!r}'s checkpoint {checkpoint}")
-                checkpoint = checkpoints_root / checkpoint
-        chosen.append(EncoderChoice(label, spec.kind, spec.family, checkpoint, dict(spec.options)))
-    return tuple(chosen)
+            raise table.fail(
+                "labels", f"unknown encoder label {label!r} (roster {roster_path}: {sorted(roster)})"
+            )
+    return tuple(roster[label] for label in labels)
 
 
 def _read_conditions(table: _Reader) -> dict[str, Chain]:
@@ -281,7 +263,9 @@ def _read_experiment(table: _Reader, conditions: dict[str, Chain]) -> Experiment
     def known(key: str, names: tuple[str, ...]) -> tuple[str, ...]:
         for name in names:
             if name not in conditions:
-                raise table.fail(key, f"unknown condition {name!r} (defined: {', '.join(sorted(conditions))})")
+                raise table.fail(
+                    key, f"unknown condition {name!r} (defined: {', '.join(sorted(conditions))})"
+                )
         return names
 
     def factor(key: str) -> Factor | None:
@@ -295,12 +279,16 @@ def _read_experiment(table: _Reader, conditions: dict[str, Chain]) -> Experiment
 
     experiment_id = table.get("id", str)
     if not (len(experiment_id) == 3 and experiment_id[0] in "ED" and experiment_id[1:].isdigit()):
-        raise table.fail("id", f"expected E01..E21 (paper) or D01..D99 (demonstration), got {experiment_id!r}")
+        raise table.fail(
+            "id", f"expected E01..E21 (paper) or D01..D99 (demonstration), got {experiment_id!r}"
+        )
     factor_a, factor_b = factor("factor_a"), factor("factor_b")
     enrol = known("enrol_conditions", table.strings("enrol_conditions", ()))
     test = known("test_conditions", table.strings("test_conditions", ()))
     if (factor_a is None) == (not enrol or not test):
-        raise table.fail("factor_a", "expected either factor_a (factorial) or enrol_conditions + test_conditions")
+        raise table.fail(
+            "factor_a", "expected either factor_a (factorial) or enrol_conditions + test_conditions"
+        )
     if factor_b is not None and factor_a is None:
         raise table.fail("factor_b", "factor_b needs factor_a")
     return ExperimentDesign(
@@ -315,5 +303,7 @@ def _read_experiment(table: _Reader, conditions: dict[str, Chain]) -> Experiment
         enrol_conditions=enrol,
         test_conditions=test,
         subgroup=table.get("subgroup", str, None),
-        subgroup_side=cast(Literal["both", "enrol"], table.choice("subgroup_side", ("both", "enrol"), "both")),
+        subgroup_side=cast(
+            Literal["both", "enrol"], table.choice("subgroup_side", ("both", "enrol"), "both")
+        ),
     )

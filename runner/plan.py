@@ -13,7 +13,8 @@ import blake3
 import pandas as pd
 
 from audit.errors import InputError
-from runner.config import Cell, EncoderChoice, ExperimentDesign, RunConfig
+from runner.config import Cell, ExperimentDesign, RunConfig
+from runner.encoders import EncoderSpec
 from runner.trials import TrialBudgetError, TrialList, sample_trials
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
@@ -26,7 +27,7 @@ class RecordPlan:
     record_id: str
     experiment: ExperimentDesign
     cell: Cell
-    encoder: EncoderChoice
+    encoder: EncoderSpec
     trials: TrialList
     subgroup: str | None
 
@@ -67,7 +68,7 @@ def plan_run(config: RunConfig, pool: pd.DataFrame) -> list[RecordPlan]:
                     subgroup_side=experiment.subgroup_side,
                 )
             except TrialBudgetError as error:
-                raise InputError(str(config.source), str(error), column=f"experiments.{experiment.id}") from None
+                raise InputError(str(config.source), f"experiments {experiment.id}: {error}") from None
             subgroup = f"{group[0]}={group[1]}" if group else None
             for cell in experiment.cells(config.conditions):
                 for encoder in config.encoders:

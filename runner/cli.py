@@ -1,0 +1,135 @@
+"""``interbias``: run a configuration, build the default corpus, reproduce the whole loop.
+
+Thin commands over ``runner.pipeline`` and ``runner.reproduce``. Exit codes as documented in ``audit.errors``:
+0 done (or audit passed), 1 an audit finding or a run that could not finish, 2 a usage or input error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import asdict
+from functools import wraps
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from audit.errors import EXIT_FINDING, EXIT_INPUT, InputError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+corpus_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Corpus tables.")
+app.add_typer(corpus_app, name="corpus")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_line_errors(command: F) -> F:
+    """Turn input errors into one stderr line with exit 2, and run errors into one line with exit 1."""
+
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from runner.pipeline import RunError
+
+        try:
+            return command(*args, **kwargs)
+        except InputError as error:
+            typer.echo(f"error: {error.line()}", err=True)
+            raise typer.Exit(EXIT_INPUT) from None
+        except RunError as error:
+            typer.echo(f"run failed: {error}", err=True)
+            raise typer.Exit(EXIT_FINDING) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+ConfigArg = Annotated[Path, typer.Argument(help="Run configuration (TOML).")]
+OutOpt = Annotated[Path, typer.Option("--out", help="Bundle folder to write (or resume).")]
+CacheOpt = Annotated[Path | None, typer.Option("--cache", help="Embedding cache folder.")]
+KeyOpt = Annotated[Path | None, typer.Option("--key", help="ed25519 private key (PEM) to sign the bundle.")]
+DigestOpt = Annotated[str | None, typer.Option("--image-digest", help="Container image digest to record.")]
+
+
+@app.command()
+@one_line_errors
+def run(
+    config: ConfigArg,
+    out: OutOpt,
+    cache: CacheOpt = None,
+    key: KeyOpt = None,
+    image_digest: DigestOpt = None,
+    device: Annotated[str, typer.Option(help="torch device for the encoders.")] = "cpu",
+    workers: Annotated[
+        int, typer.Option(min=0, help="Processes that apply the operators (0: in-process).")
+    ] = 2,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Run CONFIG and write its artefact bundle into --out."""
+    from runner.config import load_config
+    from runner.pipeline import run as run_pipeline
+
+    summary = run_pipeline(
+        load_config(config),
+        out,
+        cache_root=cache,
+        signing_key=key,
+        image_digest=image_digest,
+        command_line=sys.argv,
+        progress=progress,
+        device=device,
+        workers=workers,
+    )
+    if json_output:
+        typer.echo(json.dumps({**asdict(summary), "out": str(summary.out)}, indent=2))
+    else:
+        typer.echo(
+            f"{summary.n_records} records, {summary.n_trials} trials in {summary.n_trial_lists} lists, "
+            f"{summary.forward_passes} embeddings computed, {summary.embeddings_cached} from cache -> {summary.out}"
+        )
+
+
+@corpus_app.command("build")
+@one_line_errors
+def corpus_build(
+    out: Annotated[Path | None, typer.Option("--out", help="Corpus folder (default: the cache).")] = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Build the embedded default corpus from Debian's asterisk prompt packages."""
+    from runner.config import default_cache_root
+    from runner.corpora.asterisk import build_default_corpus
+
+    folder = out or default_cache_root() / "corpora" / "asterisk"
+    table = build_default_corpus(folder, progress=progress)
+    frame = table.frame
+    hours = frame["duration_s"].sum() / 3600
+    typer.echo(
+        f"{len(frame)} utterances, {frame['speaker'].nunique()} speakers, {hours:.2f} h, "
+        f"{len(table.problems)} problems -> {folder}"
+    )
+
+
+@app.command()
+@one_line_errors
+def reproduce(
+    config: Annotated[Path, typer.Option("--config", help="Run configuration.")] = Path(
+        "configs/default.toml"
+    ),
+    out: Annotated[Path, typer.Option("--out", help="Bundle folder.")] = Path("out/default"),
+    cache: CacheOpt = None,
+    key: KeyOpt = None,
+    image_digest: DigestOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the steps and check inputs only.")
+    ] = False,
+) -> None:
+    """The whole loop: build the corpus, run, sign, audit the bundle, write the report."""
+    from runner.reproduce import reproduce as reproduce_loop
+
+    code = reproduce_loop(config, out, cache_root=cache, key=key, image_digest=image_digest, dry_run=dry_run)
+    raise typer.Exit(code)
+
+
+if __name__ == "__main__":
+    app()

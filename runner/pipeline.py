@@ -1,0 +1,477 @@
+"""The run: plan, embed (cached), score, and write the artefact bundle of DESIGN.md section 3.
+
+A straight line: load the corpus and the encoders, plan the records, compute every needed (utterance, chain)
+embedding once per encoder (cached by content digest), score each record's trials by cosine, compute the metrics
+with ``audit.metrics`` and write the bundle files atomically, then the manifest. A killed run resumes: cached
+embeddings are not recomputed, finished score files are kept, and the final bytes are the same.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import soundfile
+
+from audit.errors import InputError
+from audit.metrics import grouped_metrics
+from provenance.atomic import atomic_path, atomic_write_bytes, atomic_write_text
+from provenance.digests import bytes_digest, file_digest
+from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
+from runner.config import Chain, RunConfig, default_cache_root
+from runner.corpora.base import PROBLEMS_FILE, UTTERANCES_FILE, load_corpus
+from runner.encoders import Encoder, EncoderSpec
+from runner.operators import Chain as OperatorChain
+from runner.operators import NoiseSources, chain_id
+from runner.plan import RecordPlan, plan_run, run_id_for
+from runner.trials import select_pool
+
+TOOL_VERSION = version("interbias-sv")
+RUN_FILE = "run.json"
+
+
+class RunError(Exception):
+    """A run that cannot finish as configured (for example an operator failure under the fail-run policy)."""
+
+
+@dataclass
+class RunSummary:
+    """What a run did, for the CLI, the README figures and the tests."""
+
+    out: Path
+    run_id: str
+    n_records: int
+    n_trial_lists: int
+    n_trials: int
+    n_utterances: int
+    forward_passes: int = 0
+    embeddings_cached: int = 0
+    operator_counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One embedding job: an utterance under a chain."""
+
+    chain_id: str
+    utt_id: str
+
+
+def _progress(total: int, description: str, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=description, unit="utt", disable=not enabled, file=sys.stderr, leave=False)
+
+
+@dataclass(frozen=True)
+class DegradeJob:
+    """What a worker needs to degrade one side: the chain's specs and the clean audio's path."""
+
+    side: Side
+    specs: Chain
+    path: Path
+
+
+Degraded = tuple[np.ndarray | None, int, list[dict[str, Any]]]
+_worker_context: dict[str, Any] = {}
+
+
+def _init_worker(seed: int, sources: NoiseSources) -> None:
+    _worker_context.update(seed=seed, sources=sources)
+
+
+def read_clean_wave(path: Path) -> tuple[np.ndarray, int]:
+    """A corpus utterance as mono float32; unreadable audio is an InputError naming the file."""
+    try:
+        wave, sr = soundfile.read(str(path), dtype="float32", always_2d=True)
+    except (soundfile.LibsndfileError, RuntimeError, OSError) as error:
+        raise InputError(str(path), f"unreadable audio ({error})") from None
+    if wave.shape[0] == 0:
+        raise InputError(str(path), "audio holds no samples")
+    return np.ascontiguousarray(wave.mean(axis=1), dtype=np.float32), int(sr)
+
+
+def degrade(job: DegradeJob) -> Degraded:
+    """Apply a side's chain to its clean audio (in a worker process); a failed chain gives no wave."""
+    wave, sr = read_clean_wave(job.path)
+    if not job.specs:
+        return wave, sr, []
+    chain = OperatorChain.from_specs(list(job.specs), sources=_worker_context["sources"])
+    result = chain(wave, sr, seed=_worker_context["seed"], utt_id=job.side.utt_id)
+    outcomes = [outcome.as_dict() for outcome in result.outcomes]
+    return (None if result.status == "failed" else result.wave), result.sr, outcomes
+
+
+class Embedder:
+    """Computes or fetches the embeddings of (utterance, chain) sides for every encoder of the run.
+
+    Degradation (operators, codecs) runs in ``workers`` processes ahead of the encoders, which run in this
+    process in batches; ``workers=0`` degrades in this process.
+    """
+
+    def __init__(
+        self,
+        config: RunConfig,
+        utterances: pd.DataFrame,
+        encoders: dict[str, Encoder],
+        cache: EmbeddingCache,
+        sources: NoiseSources,
+        workers: int,
+    ) -> None:
+        self.config = config
+        self.encoders = encoders
+        self.cache = cache
+        self.sources = sources
+        self.workers = workers
+        self.rows = utterances.set_index("utt_id")
+        self.forward_passes = 0
+        self.cached = 0
+
+    def _key(self, side: Side, label: str) -> str:
+        return embedding_key(
+            audio_blake3=str(self.rows.at[side.utt_id, "blake3"]),
+            chain_id=side.chain_id,
+            seed=self.config.seed,
+            utt_id=side.utt_id,
+            checkpoint_blake3=self.encoders[label].checkpoint.checkpoint_blake3,
+        )
+
+    def embed_all(
+        self, chains: dict[str, Chain], sides: Iterable[Side], progress: bool
+    ) -> dict[tuple[Side, str], CachedEmbedding]:
+        """Every side's embedding for every encoder; misses are degraded, embedded in batches and cached."""
+        results: dict[tuple[Side, str], CachedEmbedding] = {}
+        pending: list[tuple[Side, list[str]]] = []
+        for side in sorted(set(sides), key=lambda side: (side.chain_id, side.utt_id)):
+            missing = []
+            for label in self.encoders:
+                entry = self.cache.get(self._key(side, label))
+                if entry is None:
+                    missing.append(label)
+                else:
+                    results[(side, label)] = entry
+                    self.cached += 1
+            if missing:
+                pending.append((side, missing))
+        jobs = [
+            DegradeJob(
+                side, chains[side.chain_id], self.config.corpus.root / str(self.rows.at[side.utt_id, "path"])
+            )
+            for side, _ in pending
+        ]
+        with _progress(len(pending), "embeddings", progress) as bar, self._degraded(jobs) as degraded:
+            batch: list[tuple[Side, list[str], Degraded]] = []
+            for (side, missing), realised in zip(pending, degraded, strict=True):
+                batch.append((side, missing, realised))
+                if len(batch) == self.config.batch_size:
+                    self._embed_batch(batch, results)
+                    bar.update(len(batch))
+                    batch = []
+            self._embed_batch(batch, results)
+            bar.update(len(batch))
+        return results
+
+    @contextmanager
+    def _degraded(self, jobs: list[DegradeJob]) -> Iterator[Iterable[Degraded]]:
+        """The degraded audio of each job, in order, computed ahead by the worker processes."""
+        if self.workers == 0 or len(jobs) < 2:
+            _init_worker(self.config.seed, self.sources)
+            yield map(degrade, jobs)
+            return
+        context = multiprocessing.get_context("spawn")  # no fork of a process that holds torch threads
+        with ProcessPoolExecutor(
+            self.workers, context, initializer=_init_worker, initargs=(self.config.seed, self.sources)
+        ) as pool:
+            try:
+                yield pool.map(degrade, jobs, chunksize=4)
+            except BaseException:
+                pool.shutdown(cancel_futures=True)
+                raise
+
+    def _embed_batch(
+        self, batch: list[tuple[Side, list[str], Degraded]], results: dict[tuple[Side, str], CachedEmbedding]
+    ) -> None:
+        for label in self.encoders:
+            sides = [(side, realised) for side, missing, realised in batch if label in missing]
+            usable = [(side, realised) for side, realised in sides if realised[0] is not None]
+            vectors: dict[Side, np.ndarray] = {}
+            for sr in sorted({realised[1] for _, realised in usable}):
+                same_rate = [(side, realised[0]) for side, realised in usable if realised[1] == sr]
+                embedded = self.encoders[label].embed([wave for _, wave in same_rate], sr)
+                self.forward_passes += len(same_rate)
+                vectors.update(zip([side for side, _ in same_rate], embedded, strict=True))
+            for side, realised in sides:
+                entry = CachedEmbedding(vectors.get(side), realised[2])
+                self.cache.put(self._key(side, label), entry)
+                results[(side, label)] = entry
+
+
+def _side_status(entry: CachedEmbedding) -> str:
+    """``applied`` / ``fallback`` / ``failed`` for a whole chain realisation."""
+    statuses = {outcome["status"] for outcome in entry.outcomes}
+    if entry.vector is None or "failed" in statuses:
+        return "failed"
+    return "fallback" if "fallback" in statuses else "applied"
+
+
+def _score_record(plan: RecordPlan, embeddings: dict[tuple[Side, str], CachedEmbedding]) -> pd.DataFrame:
+    """Cosine score of every trial of the record, in trial-list order, with its status."""
+    trials = plan.trials.frame
+    label = plan.encoder.label
+    enrol_id, test_id = chain_id(list(plan.cell.enrol_chain)), chain_id(list(plan.cell.test_chain))
+    scores = np.full(len(trials), np.nan)
+    status = np.full(len(trials), "scored", dtype=object)
+    for index, (enrol_utt, test_utt) in enumerate(zip(trials["enrol_utt"], trials["test_utt"], strict=True)):
+        enrol = embeddings[(Side(enrol_id, enrol_utt), label)].vector
+        test = embeddings[(Side(test_id, test_utt), label)].vector
+        if enrol is None:
+            status[index] = "enrol-failed"
+        elif test is None:
+            status[index] = "test-failed"
+        else:
+            scores[index] = float(np.dot(enrol, test) / (np.linalg.norm(enrol) * np.linalg.norm(test)))
+    return pd.DataFrame(
+        {
+            "trial_index": trials["trial_index"].to_numpy(np.int64),
+            "label": trials["label"].to_numpy(np.int8),
+            "score": scores,
+            "status": status.astype(str),
+        }
+    )
+
+
+def _write_scores(path: Path, frame: pd.DataFrame, run_id: str) -> None:
+    """Write a score file unless this run already finished it (its metadata names the run id)."""
+    if path.is_file() and pq.read_schema(path).metadata.get(b"run_id") == run_id.encode():
+        return
+    table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata({"run_id": run_id})
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+
+
+def _check_out_folder(out: Path, run_id: str) -> None:
+    """Refuse to mix two runs in one folder; an empty or same-run folder is fine (resume)."""
+    if not out.exists() or not any(out.iterdir()):
+        return
+    marker = out / RUN_FILE
+    previous = json.loads(marker.read_text())["run_id"] if marker.is_file() else None
+    if previous != run_id:
+        raise InputError(
+            str(out), f"output folder holds another run (run_id {previous}); choose an empty --out"
+        )
+
+
+def _operator_report(
+    config: RunConfig,
+    plans: list[RecordPlan],
+    embeddings: dict[tuple[Side, str], CachedEmbedding],
+    sources: NoiseSources,
+) -> dict[str, Any]:
+    """operators.json: each chain's description (synthetic or real material, its digests, codec versions) and
+    outcome counts per chain (over utterances) and per record (over its sides)."""
+    chains: dict[str, dict[str, Any]] = {}
+    side_status: dict[Side, str] = {}
+    for (side, _label), entry in embeddings.items():
+        if side in side_status:
+            continue
+        status = _side_status(entry)
+        side_status[side] = status
+        chain = chains.setdefault(
+            side.chain_id, {"applied": 0, "failed": 0, "fallback": 0, "reasons": Counter(), "spec": None}
+        )
+        chain[status] += 1
+        for outcome in entry.outcomes:
+            if outcome["status"] != "applied":
+                chain["reasons"][outcome["reason"]] += 1
+    records = {}
+    for plan in plans:
+        enrol_id, test_id = chain_id(list(plan.cell.enrol_chain)), chain_id(list(plan.cell.test_chain))
+        chains[enrol_id]["spec"], chains[test_id]["spec"] = (
+            list(plan.cell.enrol_chain),
+            list(plan.cell.test_chain),
+        )
+        sides = {Side(enrol_id, u) for u in plan.trials.frame["enrol_utt"]}
+        sides |= {Side(test_id, u) for u in plan.trials.frame["test_utt"]}
+        counts = Counter(side_status[side] for side in sides if side.chain_id in (enrol_id, test_id))
+        records[plan.record_id] = {
+            "chains": sorted({enrol_id, test_id}),
+            **{status: counts.get(status, 0) for status in ("applied", "failed", "fallback")},
+        }
+    for chain in chains.values():
+        chain["reasons"] = dict(sorted(chain["reasons"].items()))
+        chain["description"] = OperatorChain.from_specs(chain["spec"], sources=sources).describe()
+    return {
+        "policy": config.failure_policy,
+        "sources": sources.describe(),
+        "chains": dict(sorted(chains.items())),
+        "records": records,
+    }
+
+
+def _results_row(plan: RecordPlan, metrics: dict[str, float], extra: dict[str, Any]) -> dict[str, Any]:
+    design, cell = plan.experiment, plan.cell
+    factorial = design.factor_a is not None
+    return {
+        "record_id": plan.record_id,
+        "experiment": design.id,
+        "model": plan.encoder.label,
+        "model_family": plan.encoder.family,
+        "corpus": extra["corpus"],
+        "condition": cell.condition,
+        "factor_a": design.factor_a.name if design.factor_a else None,
+        "level_a": cell.level_a if factorial else None,
+        "factor_b": design.factor_b.name if design.factor_b else None,
+        "level_b": cell.level_b if design.factor_b else None,
+        "enrol_condition": cell.enrol_condition,
+        "test_condition": cell.test_condition,
+        "subgroup": plan.subgroup,
+        "eer": metrics[f"eer_{extra['eer_method']}"],
+        **metrics,
+        **{key: value for key, value in extra.items() if key not in ("corpus",)},
+    }
+
+
+def run(
+    config: RunConfig,
+    out: Path,
+    *,
+    cache_root: Path | None = None,
+    signing_key: Path | None = None,
+    image_digest: str | None = None,
+    command_line: list[str] | None = None,
+    progress: bool = True,
+    device: str = "cpu",
+    workers: int = 2,
+    encoder_factory: Callable[[EncoderSpec, str], Encoder] | None = None,
+) -> RunSummary:
+    """Run the configuration and write its bundle into ``out``."""
+    from provenance.environment import capture_environment
+    from provenance.manifest import write_manifest
+
+    out = Path(out)
+    corpus = load_corpus(config.corpus.name, config.corpus.root)  # the corpus folder is only read
+    pool = select_pool(corpus.frame, config.corpus.utterances_per_speaker, config.seed)
+    corpus_digest = bytes_digest(corpus.utterances_csv()).blake3
+    load = encoder_factory or (lambda spec, on: spec.load(device=on))
+    encoders = {spec.label: load(spec, device) for spec in config.encoders}
+    checkpoint_digests = [encoders[c.label].checkpoint.checkpoint_blake3 for c in config.encoders]
+    run_id = run_id_for(config, corpus_digest, checkpoint_digests, TOOL_VERSION)
+    _check_out_folder(out, run_id)
+    plans = plan_run(config, pool)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / RUN_FILE, json.dumps({"run_id": run_id, "config": str(config.source)}, indent=2))
+    atomic_write_bytes(out / "config.toml", config.source.read_bytes())
+    atomic_write_bytes(out / "corpus" / UTTERANCES_FILE, corpus.utterances_csv())
+    atomic_write_bytes(out / "corpus" / PROBLEMS_FILE, corpus.problems_csv())
+    trial_lists = {plan.trials.trial_list_id: plan.trials for plan in plans}
+    for trial_list_id, trials in sorted(trial_lists.items()):
+        atomic_write_bytes(out / "trials" / f"{trial_list_id}.csv", trials.csv_bytes)
+
+    chains: dict[str, Chain] = {}
+    sides: set[Side] = set()
+    for plan in plans:
+        for specs, column in ((plan.cell.enrol_chain, "enrol_utt"), (plan.cell.test_chain, "test_utt")):
+            identifier = chain_id(list(specs))
+            chains[identifier] = specs
+            sides.update(Side(identifier, utt) for utt in plan.trials.frame[column])
+    sources = NoiseSources(
+        utterances=out / "corpus" / UTTERANCES_FILE,
+        audio_root=config.corpus.root,
+        music_dir=config.corpus.music,
+    )
+    cache = EmbeddingCache((cache_root or default_cache_root()) / "embeddings")
+    embedder = Embedder(config, pool, encoders, cache, sources, workers)
+    embeddings = embedder.embed_all(chains, sides, progress)
+
+    operators = _operator_report(config, plans, embeddings, sources)
+    failures = sum(chain["failed"] for chain in operators["chains"].values())
+    if failures and config.failure_policy == "fail-run":
+        atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
+        raise RunError(
+            f"{failures} operator failure(s) under the fail-run policy; see {out / 'operators.json'}"
+        )
+
+    score_frames = [_score_record(plan, embeddings) for plan in plans]
+    for plan, frame in zip(plans, score_frames, strict=True):
+        _write_scores(out / "scores" / f"{plan.record_id}.parquet", frame, run_id)
+    metrics = _grouped(score_frames, config)
+    rows = []
+    for index, (plan, frame) in enumerate(zip(plans, score_frames, strict=True)):
+        empty = [
+            name
+            for name, count in (("n_target", metrics["n_target"]), ("n_nontarget", metrics["n_nontarget"]))
+            if count[index] == 0
+        ]
+        if empty:
+            raise RunError(f"record {plan.record_id}: no scored trials left for {', '.join(empty)}")
+        record_metrics = {key: values[index].item() for key, values in metrics.items()}
+        extra = {
+            "corpus": config.corpus.name,
+            "eer_method": config.eer_method,
+            "n_unscored": int((frame["status"] != "scored").sum()),
+            "p_target": config.p_target,
+            "c_miss": config.c_miss,
+            "c_fa": config.c_fa,
+            "checkpoint_blake3": encoders[plan.encoder.label].checkpoint.checkpoint_blake3,
+            "trial_list_id": plan.trials.trial_list_id,
+            "scores_blake3": file_digest(out / "scores" / f"{plan.record_id}.parquet").blake3,
+            "run_id": run_id,
+            "seed": config.seed,
+        }
+        rows.append(_results_row(plan, record_metrics, extra))
+    atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
+    checkpoints = {label: encoder.checkpoint.as_dict() for label, encoder in encoders.items()}
+    atomic_write_text(out / "checkpoints.json", json.dumps(checkpoints, indent=2, sort_keys=True))
+    environment = capture_environment(
+        seeds={"run": config.seed}, command_line=command_line or sys.argv, image_digest=image_digest
+    )
+    atomic_write_text(out / "environment.json", json.dumps(environment, indent=2, sort_keys=True))
+    results = pd.DataFrame(rows)
+    for column in ("n_target", "n_nontarget", "n_unscored", "seed"):
+        results[column] = results[column].astype("int64")
+    atomic_write_bytes(out / "results.csv", results.to_csv(index=False, lineterminator="\n").encode())
+    write_manifest(out, run_config=config.raw, signing_key=signing_key)
+    return RunSummary(
+        out=out,
+        run_id=run_id,
+        n_records=len(plans),
+        n_trial_lists=len(trial_lists),
+        n_trials=sum(len(t.frame) for t in trial_lists.values()),
+        n_utterances=len(pool),
+        forward_passes=embedder.forward_passes,
+        embeddings_cached=embedder.cached,
+        operator_counts={
+            status: sum(chain[status] for chain in operators["chains"].values())
+            for status in ("applied", "failed", "fallback")
+        },
+    )
+
+
+def _grouped(frames: list[pd.DataFrame], config: RunConfig) -> dict[str, np.ndarray]:
+    """All metrics of all records in one vectorised pass over the scored trials."""
+    scores = np.concatenate([frame["score"].to_numpy() for frame in frames])
+    labels = np.concatenate([frame["label"].to_numpy() for frame in frames])
+    scored = np.concatenate([(frame["status"] == "scored").to_numpy() for frame in frames])
+    index = np.repeat(np.arange(len(frames)), [len(frame) for frame in frames])
+    return grouped_metrics(
+        scores[scored],
+        labels[scored],
+        index[scored],
+        len(frames),
+        p_target=config.p_target,
+        c_miss=config.c_miss,
+        c_fa=config.c_fa,
+    )

@@ -1,0 +1,105 @@
+"""The whole loop in one call: build the corpus, run, sign, audit the bundle, write the report.
+
+A run is always signed: with the reviewer's or author's key when one is given, else with a throwaway key pair
+made for this run and kept outside the bundle (beside it, in ``<out>.keys/``), and the loop says so.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import typer
+
+from runner.config import RunConfig, load_config
+
+REPORT_FOLDER = "report"
+
+
+def _say(message: str) -> None:
+    typer.echo(f"[reproduce] {message}", err=True)
+
+
+def _ensure_corpus(config: RunConfig, dry_run: bool) -> None:
+    """Build the embedded default corpus when the configuration names it and it is not built yet."""
+    if config.corpus.name != "asterisk":
+        return
+    if dry_run:
+        _say(f"would build (or reuse) the default corpus in {config.corpus.root}")
+        return
+    from runner.corpora.asterisk import build_default_corpus
+
+    started = time.perf_counter()
+    table = build_default_corpus(config.corpus.root)
+    _say(
+        f"corpus: {len(table.frame)} utterances in {config.corpus.root} ({time.perf_counter() - started:.1f} s)"
+    )
+
+
+def _signing_key(out: Path, key: Path | None) -> Path:
+    """The key to sign with: the given one, or a throwaway pair made beside the bundle (never inside it)."""
+    if key is not None:
+        return key
+    from provenance.keys import generate_keypair
+
+    folder = out.parent / f"{out.name}.keys"
+    private, public = folder / "run.key", folder / "run.pub"
+    if not private.is_file():
+        key_id = generate_keypair(private, public)
+        _say(f"no --key given: signed with a throwaway key made for this run, key id {key_id} ({private})")
+    else:
+        _say(f"no --key given: signed with this run's throwaway key {private}")
+    return private
+
+
+def reproduce(
+    config_path: Path,
+    out: Path,
+    *,
+    cache_root: Path | None = None,
+    key: Path | None = None,
+    image_digest: str | None = None,
+    dry_run: bool = False,
+) -> int:
+    """Run the loop and return the audit's exit code (0 pass, 1 findings, 2 input error)."""
+    from audit.verify import audit_results
+
+    config = load_config(config_path)
+    _ensure_corpus(config, dry_run)
+    if dry_run:
+        labels = ", ".join(choice.label for choice in config.encoders)
+        _say(
+            f"would run {config.source} ({len(config.experiments)} experiments; encoders {labels}) into {out}"
+        )
+        _say(f"would sign with {key or 'a throwaway key'}, audit {out / 'results.csv'} with --bundle {out}")
+        return 0
+    from runner.pipeline import run
+
+    started = time.perf_counter()
+    signing_key = _signing_key(out, key)
+    summary = run(
+        config,
+        out,
+        cache_root=cache_root,
+        signing_key=signing_key,
+        image_digest=image_digest,
+        command_line=sys.argv,
+    )
+    _say(
+        f"run {summary.run_id}: {summary.n_records} records, {summary.n_trials} trials, "
+        f"{summary.forward_passes} embeddings computed, {summary.embeddings_cached} cached "
+        f"({time.perf_counter() - started:.1f} s)"
+    )
+    report_dir = out / REPORT_FOLDER
+    report, code = audit_results(
+        out / "results.csv",
+        bundle=out,
+        key=signing_key.with_suffix(".pub") if key is None else None,
+        out=report_dir,
+    )
+    _say(f"report: {report_dir / 'report.html'} (also report.md, report.json)")
+    _say(
+        f"verdict: {report['verdict']} ({sum(f['severity'] == 'error' for f in report['flags'])} error flags)"
+    )
+    return code

@@ -1,0 +1,70 @@
+"""Run configurations: the default one loads, and each kind of bad configuration is one InputError naming the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from audit.errors import InputError
+from runner.config import REFERENCE_LEVEL, load_config
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT = ROOT / "configs" / "default.toml"
+
+
+def test_default_config_loads_with_its_designs() -> None:
+    config = load_config(DEFAULT)
+    assert [e.id for e in config.experiments] == ["D01", "D02", "D03", "D04"]
+    assert [e.label for e in config.encoders] == ["resemblyzer", "mfcc-stats"]
+    noise_x_codec = config.experiments[0]
+    cells = noise_x_codec.cells(config.conditions)
+    # (1 reference + 3 noise levels) x (1 reference + 2 codecs) = 12 cells, the reference first.
+    assert len(cells) == 12
+    assert (cells[0].condition, cells[0].level_a, cells[0].level_b) == (
+        "clean",
+        REFERENCE_LEVEL,
+        REFERENCE_LEVEL,
+    )
+    compound = next(c for c in cells if c.level_a == "pink-0dB" and c.level_b == "opus-8k")
+    assert compound.condition == "pink-0dB+opus-8k"
+    assert [spec["name"] for spec in compound.test_chain] == ["pink", "codec"]
+    assert compound.enrol_chain == () and compound.enrol_condition == "clean"
+    mismatch = config.experiments[2].cells(config.conditions)
+    assert [c.condition for c in mismatch][:2] == ["clean->clean", "clean->telephony-mulaw"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda s: s.replace("seed = 20261130", 'seed = "x"'), "run.seed: expected an integer"),
+        (
+            lambda s: s.replace('eer_method = "rocch"', 'eer_method = "best"'),
+            "run.eer_method: expected one of",
+        ),
+        (lambda s: s.replace('"opus-8k", "amrnb-12k2"]', '"opus-9k"]'), "unknown condition 'opus-9k'"),
+        (lambda s: s.replace('name = "pink", kwargs = { snr_db = 0 }', 'name = "brown"'), "pink-0dB[0]"),
+        (lambda s: s.replace("bitrate = 12200", "bitrate = 12000"), "amrnb-12k2[0]"),
+        (
+            lambda s: s.replace('labels = ["resemblyzer", "mfcc-stats"]', 'labels = ["ecapa"]'),
+            "unknown encoder",
+        ),
+        (lambda s: s.replace('id = "D02"', 'id = "D01"'), "unique ids"),
+        (lambda s: s.replace('id = "D02"', 'id = "Z02"'), "E01..E21"),
+        (lambda s: s.replace("target_trials = 200", "target_trials = -1"), "expected an integer > 0"),
+        (lambda s: s + "\n[broken\n", "not valid TOML"),
+    ],
+)
+def test_bad_configs_name_the_problem(tmp_path: Path, edit: object, expected: str) -> None:
+    path = tmp_path / "default.toml"
+    path.write_text(edit(DEFAULT.read_text()))  # type: ignore[operator]
+    (tmp_path / "encoders.toml").write_bytes((ROOT / "configs" / "encoders.toml").read_bytes())
+    with pytest.raises(InputError) as caught:
+        load_config(path)
+    assert expected in caught.value.line()
+    assert str(path) in caught.value.line()
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not found"):
+        load_config(tmp_path / "absent.toml")

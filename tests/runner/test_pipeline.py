@@ -1,0 +1,240 @@
+"""The run end to end on a small slice of the real default corpus (resemblyzer's shipped weights, MFCC stats).
+
+Oracles: the direction of the noise effect on a real pretrained encoder, EERs re-derived from the written per-trial
+scores by sklearn's ROC (an independent implementation of the legacy rule), byte equality across reruns and
+resumes, and encoder call counts for the cache.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_curve
+
+from audit.errors import InputError
+from runner.config import load_config
+from runner.corpora.asterisk import build_default_corpus
+from runner.encoders import Encoder, EncoderSpec
+from runner.pipeline import run
+
+ROOT = Path(__file__).resolve().parents[2]
+PROVENANCE_COLUMNS = ["checkpoint_blake3", "trial_list_id", "scores_blake3", "run_id"]
+
+pytestmark = pytest.mark.skipif(
+    not Path("/usr/share/asterisk/sounds/en_US_f_Allison").is_dir(),
+    reason="Debian's asterisk prompt packages are not installed (noxfile.py installs them as root)",
+)
+
+CONFIG = """
+[run]
+name = "slice"
+seed = 11
+eer_method = "rocch"
+batch_size = 16
+
+[corpus]
+name = "asterisk"
+root = "{corpus}"
+music = "/usr/share/asterisk/moh"
+
+[encoders]
+roster = "{roster}"
+labels = {labels}
+
+[conditions]
+"white-0dB" = [{{ name = "white", kwargs = {{ snr_db = 0 }} }}]
+"opus-8k" = [{{ name = "codec", kwargs = {{ codec = "opus", bitrate = 8000, sample_rate = 16000 }} }}]
+
+[[experiments]]
+id = "D01"
+title = "noise x codec"
+use = "interaction"
+target_trials = 60
+nontarget_trials = 60
+factor_a = {{ name = "noise", levels = ["white-0dB"] }}
+factor_b = {{ name = "codec", levels = ["opus-8k"] }}
+"""
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("corpus")
+    build_default_corpus(folder, max_per_speaker=6, progress=False)
+    return folder
+
+
+def write_config(folder: Path, corpus: Path, labels: list[str]) -> Path:
+    path = folder / "run.toml"
+    text = CONFIG.format(corpus=corpus, roster=ROOT / "configs" / "encoders.toml", labels=labels)
+    path.write_text(text)
+    return path
+
+
+class CountingEncoder:
+    """Wraps a real encoder and counts the utterances it embeds; can stop the run after ``fail_after`` calls."""
+
+    def __init__(self, inner: Encoder, fail_after: int | None = None) -> None:
+        self.inner = inner
+        self.checkpoint = inner.checkpoint
+        self.embedded = 0
+        self.calls = 0
+        self.fail_after = fail_after
+
+    def embed(self, waves: list[np.ndarray], sr: int) -> np.ndarray:
+        self.calls += 1
+        if self.fail_after is not None and self.calls > self.fail_after:
+            raise KeyboardInterrupt("simulated kill")
+        self.embedded += len(waves)
+        return self.inner.embed(waves, sr)
+
+
+def counting_factory(made: list[CountingEncoder], fail_after: int | None = None):  # type: ignore[no-untyped-def]
+    def factory(spec: EncoderSpec, device: str) -> CountingEncoder:
+        encoder = CountingEncoder(spec.load(device=device), fail_after)
+        made.append(encoder)
+        return encoder
+
+    return factory
+
+
+@pytest.fixture(scope="module")
+def finished(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[CountingEncoder]]:
+    folder = tmp_path_factory.mktemp("run")
+    config = load_config(write_config(folder, corpus, ["resemblyzer", "mfcc-stats"]))
+    made: list[CountingEncoder] = []
+    run(
+        config,
+        folder / "out",
+        cache_root=folder / "cache",
+        progress=False,
+        encoder_factory=counting_factory(made),
+    )
+    return folder, folder / "out", made
+
+
+def legacy_eer(labels: np.ndarray, scores: np.ndarray) -> float:
+    fpr, tpr, _ = roc_curve(labels, scores)
+    fnr = 1 - tpr
+    i = np.nanargmin(np.abs(fnr - fpr))
+    return float((fpr[i] + fnr[i]) / 2)
+
+
+def test_bundle_rows_carry_provenance_and_rescore_exactly(finished: tuple[Path, Path, list]) -> None:
+    _, out, _ = finished
+    results = pd.read_csv(out / "results.csv")
+    assert len(results) == 2 * 4  # two encoders x (clean, noise, codec, noise+codec)
+    assert results[PROVENANCE_COLUMNS].notna().all().all()
+    assert results["trial_list_id"].nunique() == 1  # every term and encoder scores the same pairs
+    for row in results.itertuples():
+        scores = pd.read_parquet(out / "scores" / f"{row.record_id}.parquet")
+        scored = scores[scores["status"] == "scored"]
+        assert len(scored) == row.n_target + row.n_nontarget
+        assert legacy_eer(scored["label"].to_numpy(), scored["score"].to_numpy()) == row.eer_legacy
+        trials = pd.read_csv(out / "trials" / f"{row.trial_list_id}.csv")
+        assert (trials["label"].to_numpy() == scores["label"].to_numpy()).all()
+    for name in ("operators.json", "checkpoints.json", "environment.json", "provenance/statement.json"):
+        assert (out / name).is_file()
+
+
+def test_pretrained_encoder_is_well_below_chance_and_noise_raises_its_eer(
+    finished: tuple[Path, Path, list],
+) -> None:
+    _, out, _ = finished
+    results = pd.read_csv(out / "results.csv").set_index(["model", "condition"])
+    clean = results.loc[("resemblyzer", "clean"), "eer"]
+    noisy = results.loc[("resemblyzer", "white-0dB"), "eer"]
+    assert clean < 0.2
+    assert noisy > clean
+
+
+def test_rerun_does_no_forward_pass_and_writes_the_same_bytes(finished: tuple[Path, Path, list]) -> None:
+    folder, out, first = finished
+    assert all(encoder.embedded > 0 for encoder in first)
+    before = (out / "results.csv").read_bytes()
+    made: list[CountingEncoder] = []
+    config = load_config(folder / "run.toml")
+    run(config, out, cache_root=folder / "cache", progress=False, encoder_factory=counting_factory(made))
+    assert [encoder.embedded for encoder in made] == [0, 0]
+    assert (out / "results.csv").read_bytes() == before
+
+
+def test_killed_run_resumes_to_the_same_bytes(finished: tuple[Path, Path, list], tmp_path: Path) -> None:
+    folder, out, _ = finished
+    config = load_config(folder / "run.toml")
+    with pytest.raises(KeyboardInterrupt):
+        run(
+            config,
+            tmp_path / "out",
+            cache_root=tmp_path / "cache",
+            progress=False,
+            encoder_factory=counting_factory([], fail_after=3),
+        )
+    assert not (tmp_path / "out" / "results.csv").exists()
+    made: list[CountingEncoder] = []
+    run(
+        config,
+        tmp_path / "out",
+        cache_root=tmp_path / "cache",
+        progress=False,
+        encoder_factory=counting_factory(made),
+    )
+    assert 0 < made[0].embedded < finished[2][0].embedded  # only what the killed run had not cached
+    assert (tmp_path / "out" / "results.csv").read_bytes() == (out / "results.csv").read_bytes()
+
+
+def test_another_run_in_the_same_folder_is_refused(finished: tuple[Path, Path, list], corpus: Path) -> None:
+    folder, out, _ = finished
+    (folder / "other").mkdir()
+    other = write_config(folder / "other", corpus, ["mfcc-stats"])
+    with pytest.raises(InputError, match="holds another run"):
+        run(load_config(other), out, cache_root=folder / "cache", progress=False)
+
+
+def test_audit_of_the_bundle_passes_the_schema(finished: tuple[Path, Path, list]) -> None:
+    _, out, _ = finished
+    from audit.verify import verify
+
+    report = verify(out / "results.csv")
+    assert "schema" not in {flag["id"] for flag in report["flags"]}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "runner.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+
+
+def test_missing_and_corrupt_audio_are_one_line_and_exit_2(corpus: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "corpus"
+    shutil.copytree(corpus, broken)
+    table = pd.read_csv(broken / "utterances.csv")
+    victim = broken / table["path"].iloc[0]
+    victim.write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunk")
+    config = write_config(tmp_path, broken, ["mfcc-stats"])
+    result = cli("run", str(config), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache"))
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and str(victim) in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out" / "results.csv").exists()
+    victim.unlink()
+    result = cli("run", str(config), "--out", str(tmp_path / "out2"), "--cache", str(tmp_path / "cache"))
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "out2" / "results.csv").exists()
+
+
+def test_missing_checkpoint_and_unknown_operator_are_one_line_and_exit_2(corpus: Path, tmp_path: Path) -> None:
+    config = write_config(tmp_path, corpus, ["ecapa-tdnn"])
+    result = cli("run", str(config), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2 and "spkrec-ecapa-voxceleb" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    text = write_config(tmp_path, corpus, ["mfcc-stats"]).read_text().replace('name = "white"', 'name = "brown"')
+    (tmp_path / "run.toml").write_text(text)
+    result = cli("run", str(tmp_path / "run.toml"), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2 and "brown" in result.stderr and "white-0dB" in result.stderr, result.stderr
+    assert not (tmp_path / "out").exists()
