@@ -3,7 +3,9 @@
 A checkpoint folder needs ``config.json``, ``preprocessor_config.json`` (it fixes the sample rate and whether
 each utterance is normalised to zero mean and unit variance, so it is required rather than guessed) and the
 weights (``model.safetensors``, ``pytorch_model.bin`` or a sharded index with all its shards). Loading uses
-``local_files_only=True`` with the hub switched off.
+``local_files_only=True`` with the hub switched off. Weights that lack a parameter of the model are an error:
+transformers would otherwise initialise it at random with only a log line. Unused checkpoint keys (such as
+a pre-training quantiser) are recorded.
 
 Padding: models whose convolutional feature encoder uses layer norm (``feat_extract_norm == "layer"``: the
 large wav2vec 2.0 / HuBERT / WavLM, data2vec-audio) take an attention mask, and padded batches give the
@@ -75,6 +77,7 @@ class HFAudioModel:
         self.config = model.config
         self.takes_mask = getattr(model.config, "feat_extract_norm", "layer") == "layer"
         self.sample_rate = int(feature_extractor.sampling_rate)
+        self.unused_keys: list[str] = []
 
     def inputs(self, waves: list[np.ndarray]) -> dict[str, torch.Tensor]:
         """Padded input values, normalised per the preprocessor config, and the mask if the model takes it."""
@@ -105,12 +108,18 @@ def load_hf_audio(
     auto_class = getattr(transformers, auto_class_name)
     try:
         feature_extractor = transformers.AutoFeatureExtractor.from_pretrained(folder, local_files_only=True)
-        model = auto_class.from_pretrained(folder, local_files_only=True)
-    except (OSError, ValueError) as error:
+        model, loading = auto_class.from_pretrained(folder, local_files_only=True, output_loading_info=True)
+    except (OSError, ValueError, RuntimeError) as error:
         raise CheckpointError(folder, f"transformers could not load encoder {label!r}: {error}") from error
+    # transformers initialises absent weights at random and only logs it: here that is a partial checkpoint.
+    missing = sorted(loading.get("missing_keys", ())) + sorted(loading.get("mismatched_keys", ()))
+    if missing:
+        raise CheckpointError(folder, f"weights lack or mismatch parameters of {label!r}: {missing[:5]}")
     freeze(model).to(resolved_device)
     runtime["transformers"] = transformers.__version__
-    return HFAudioModel(model, feature_extractor, resolved_device, dtype), folder, runtime
+    loaded = HFAudioModel(model, feature_extractor, resolved_device, dtype)
+    loaded.unused_keys = sorted(loading.get("unexpected_keys", ()))
+    return loaded, folder, runtime
 
 
 def hf_record(
@@ -140,6 +149,7 @@ def hf_record(
             },
             "feature_extractor": loaded.feature_extractor.to_dict(),
             "attention_mask": loaded.takes_mask,
+            "unused_checkpoint_keys": loaded.unused_keys,
         },
         files=resolved.files,
         checkpoint_blake3=resolved.checkpoint_blake3,

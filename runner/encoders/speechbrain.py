@@ -4,8 +4,10 @@ The folder holds ``hyperparams.yaml`` and the files its ``pretrainer`` loads (``
 so on). It is loaded through ``EncoderClassifier.from_hparams(source=folder, savedir=<fresh temp dir>)`` with
 network fetching disabled and ``LocalStrategy.NO_LINK``, so every file is read from the folder itself: a
 hyperparams file that names a hub id as ``pretrained_path`` is overridden to the folder, and any pretrainer
-path that still resolves outside the folder is a ``CheckpointError``. A fresh savedir matters: speechbrain
-reuses whatever file it finds in a savedir, which would let stale weights stand in for the folder's.
+path that still resolves outside the folder is a ``CheckpointError``, and so is a checkpoint file that lacks
+any parameter of its module (speechbrain itself only logs that and keeps the random initialisation). A fresh
+savedir matters: speechbrain reuses whatever file it finds in a savedir, which would let stale weights stand
+in for the folder's.
 
 Batching: by default only utterances of equal length share a forward pass, so batched embeddings equal the
 one-at-a-time ones (within float rounding) and an embedding never depends on which other utterances were in
@@ -97,6 +99,7 @@ class SpeechBrainEncoder(Encoder):
                 raise CheckpointError(
                     path, f"pretrainer file {name!r} resolves outside the checkpoint folder"
                 )
+        unused = _verify_complete(pretrainer)
         freeze(classifier)
         sample_rate = _sample_rate(classifier)
         resolved = resolve_folder(folder)
@@ -110,6 +113,7 @@ class SpeechBrainEncoder(Encoder):
                 "hparams_file": hparams_file,
                 "overrides": overrides,
                 "loadables": sorted(pretrainer.loadables),
+                "unused_checkpoint_keys": unused,
                 "sample_rate": sample_rate,
             },
             files=resolved.files,
@@ -125,6 +129,28 @@ class SpeechBrainEncoder(Encoder):
         with inference(self.device, self.dtype):
             embeddings = self.classifier.encode_batch(torch.from_numpy(padded), relative)
         return embeddings.float().squeeze(1).cpu().numpy()
+
+
+def _verify_complete(pretrainer: Any) -> dict[str, list[str]]:
+    """Fail if a module's checkpoint file lacks any of its parameters; return the keys nothing used.
+
+    speechbrain transfers parameters with ``strict=False`` and only logs what is missing, which would leave
+    those parameters at their random initialisation.
+    """
+    from speechbrain.utils.checkpoints import torch_patched_state_dict_load
+
+    unused: dict[str, list[str]] = {}
+    for name, module in pretrainer.loadables.items():
+        if not isinstance(module, torch.nn.Module):
+            continue
+        path = pretrainer.paths[name]
+        saved = set(torch_patched_state_dict_load(path, "cpu"))
+        expected = set(module.state_dict())
+        if expected - saved:
+            raise CheckpointError(path, f"lacks parameters of {name!r}: {sorted(expected - saved)[:5]}")
+        if saved - expected:
+            unused[name] = sorted(saved - expected)
+    return unused
 
 
 def _sample_rate(classifier: Any) -> int:

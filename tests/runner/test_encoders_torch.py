@@ -154,6 +154,14 @@ def test_speechbrain_partial_or_missing_checkpoints_are_named(tmp_path: Path) ->
         load_encoder("speechbrain", "partial", tmp_path)
     with pytest.raises(CheckpointError, match="does not exist"):
         load_encoder("speechbrain", "absent", tmp_path / "nowhere")
+
+
+def test_speechbrain_weights_lacking_a_parameter_are_refused(tmp_path: Path) -> None:
+    write_tiny_ecapa(tmp_path)
+    state = torch.load(tmp_path / "embedding_model.ckpt")
+    torch.save({k: v for k, v in state.items() if not k.startswith("fc.")}, tmp_path / "embedding_model.ckpt")
+    with pytest.raises(CheckpointError, match="lacks parameters of 'embedding_model'"):
+        load_encoder("speechbrain", "partial", tmp_path)
     with pytest.raises(CheckpointError, match="needs a checkpoint folder"):
         load_encoder("speechbrain", "none", None)
 

@@ -139,6 +139,20 @@ def test_frame_formula_matches_the_model(wavlm_layer: tuple[Path, Any]) -> None:
     assert receptive_field(model.config) == 105
 
 
+def test_weights_lacking_a_parameter_are_refused(wavlm_layer: tuple[Path, Any], tmp_path: Path) -> None:
+    from safetensors.torch import load_file, save_file
+
+    for path in wavlm_layer[0].iterdir():
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    weights = load_file(tmp_path / "model.safetensors")
+    dropped = sorted(weights)[-1]
+    save_file({k: v for k, v in weights.items() if k != dropped}, tmp_path / "model.safetensors")
+    with pytest.raises(CheckpointError, match="lack or mismatch parameters"):
+        load_encoder("transformers_ssl", "partial", tmp_path)
+    record = load_encoder("transformers_ssl", "whole", wavlm_layer[0]).checkpoint
+    assert record.config["unused_checkpoint_keys"] == []
+
+
 def test_partial_transformers_folders_are_named(wavlm_layer: tuple[Path, Any], tmp_path: Path) -> None:
     source = wavlm_layer[0]
     for name in ("config.json", "preprocessor_config.json"):
