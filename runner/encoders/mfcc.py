@@ -107,10 +107,8 @@ class MfccStatsEncoder(Encoder):
             raise EncoderConfigError(
                 label, f"the mfcc encoder has no weights, but checkpoint {checkpoint} was given"
             )
-        if device != "cpu" or dtype != "fp32":
-            raise EncoderConfigError(
-                label, f"the mfcc encoder runs on cpu in fp32 only, not {device}/{dtype}"
-            )
+        if dtype != "fp32":
+            raise EncoderConfigError(label, f"the mfcc encoder computes in float64 numpy only, not {dtype}")
         try:
             config = MfccConfig(**config_options)
         except (TypeError, ValueError) as error:
@@ -124,7 +122,13 @@ class MfccStatsEncoder(Encoder):
             files=resolved.files,
             checkpoint_blake3=resolved.checkpoint_blake3,
             path=None,
-            runtime={"device": "cpu", "dtype": "fp32", "numpy": np.__version__, "batching": policy.as_dict()},
+            runtime={
+                "device": "cpu",
+                "requested_device": device,  # numpy has no accelerator path: the run's device does not apply
+                "dtype": "fp32",
+                "numpy": np.__version__,
+                "batching": policy.as_dict(),
+            },
         )
         return cls(record, config, policy)
 

@@ -146,6 +146,8 @@ def test_mfcc_record_is_the_config_digest() -> None:
     assert record["files"] == {} and record["config"]["n_mfcc"] == 13 and record["kind"] == "mfcc"
     assert record["checkpoint_blake3"] != load_encoder("mfcc", "m", None).checkpoint.checkpoint_blake3
     assert encoder.embed([noise(0, 4000)], 16000).shape == (1, 24)
+    on_gpu_run = load_encoder("mfcc", "m", None, device="cuda").checkpoint.runtime
+    assert on_gpu_run["device"] == "cpu" and on_gpu_run["requested_device"] == "cuda"
 
 
 # ---- load_encoder errors -----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -130,6 +131,20 @@ def test_speechbrain_record(ecapa_folder: Path) -> None:
     assert record["runtime"]["dtype"] == "fp32" and record["runtime"]["cudnn_deterministic"] is True
     assert_files_digested(record, ecapa_folder)
     assert len(record["checkpoint_blake3"]) == 64
+
+
+def test_roster_label_loads_from_the_checkpoints_root_and_honours_its_pin(tmp_path: Path) -> None:
+    from runner.encoders import load_roster
+
+    roster = Path(__file__).resolve().parents[2] / "configs" / "encoders.toml"
+    spec = next(s for s in load_roster(roster, checkpoints_root=tmp_path) if s.label == "ecapa-tdnn")
+    write_tiny_ecapa(tmp_path / "speechbrain" / "spkrec-ecapa-voxceleb")
+    digest = spec.load().checkpoint.checkpoint_blake3
+    pinned = replace(spec, blake3=digest)
+    assert pinned.load().checkpoint.checkpoint_blake3 == digest
+    (tmp_path / "speechbrain" / "spkrec-ecapa-voxceleb" / "notes.txt").write_text("one more file")
+    with pytest.raises(CheckpointError, match="differs from the pinned"):
+        pinned.load()
 
 
 def test_speechbrain_hub_pretrained_path_is_redirected_to_the_folder(tmp_path: Path) -> None:
