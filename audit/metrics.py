@@ -96,8 +96,10 @@ def _as_inputs(
     return score_values, label_codes, index_array.astype(np.uint64), count
 
 
-_MANTISSA_BITS = 52
 _SIGN_BIT = np.uint64(1 << 63)
+_BUCKET_BITS = 16  # codes are packed per bucket of equal top bits (sign, exponent, 4 mantissa bits)
+_OFFSET_BITS = 64 - _BUCKET_BITS
+_NO_GAP = np.uint64(np.iinfo(np.uint64).max)
 
 
 def _fold_sign(bits: NDArray[np.uint64]) -> None:
@@ -113,10 +115,9 @@ def _order_codes(scores: FloatArray, code_bits: int) -> NDArray[np.uint64]:
     """Unsigned codes below ``2**code_bits`` that order and tie exactly like ``scores``.
 
     The IEEE bit pattern, sign-folded, orders like the float. When the low ``64 - code_bits`` bits of every
-    score are zero (float32 cosines, as the runner writes them), they are dropped. Otherwise the 12-bit
-    sign/exponent field is renumbered over the values present (scores rarely span more than a few dozen
-    binades), and low bits are dropped only when the sorted codes show that no two distinct scores merge.
-    Failing that, the dense rank from an argsort is used: slower, equally exact.
+    score are zero (float32 cosines, as the runner writes them), they are dropped. Otherwise the codes are
+    packed bucket by bucket (``_pack_by_bucket``), and failing that (the values present need more room than
+    ``code_bits``), the dense rank from an argsort is used: slower, equally exact.
     """
     bits = (scores + 0.0).view(np.uint64)  # + 0.0 turns -0.0 into 0.0: they compare equal as floats
     dropped = 64 - code_bits
@@ -125,23 +126,49 @@ def _order_codes(scores: FloatArray, code_bits: int) -> NDArray[np.uint64]:
         bits >>= np.uint64(dropped)
         return bits
     _fold_sign(bits)
-    binade = (bits >> np.uint64(_MANTISSA_BITS)).astype(np.intp)
-    present = np.bincount(binade, minlength=1 << 12) > 0
-    binade_rank = (np.cumsum(present) - 1).astype(np.uint64)
-    bits &= np.uint64((1 << _MANTISSA_BITS) - 1)
-    bits |= binade_rank[binade] << np.uint64(_MANTISSA_BITS)
-    dropped = max(1, int(present.sum() - 1).bit_length()) + _MANTISSA_BITS - code_bits
-    if dropped <= 0:
-        return bits
-    neighbours = np.sort(bits)
-    differing = neighbours[1:] ^ neighbours[:-1]  # 0 for ties; below 2**dropped where truncation merges
-    if not np.any((differing - np.uint64(1)) < np.uint64((1 << dropped) - 1)):
-        bits >>= np.uint64(dropped)
+    if _pack_by_bucket(bits, code_bits):
         return bits
     order = np.argsort(scores)
     sorted_scores = scores[order]
     bits[order] = np.concatenate(([0], np.cumsum(sorted_scores[1:] != sorted_scores[:-1])))
     return bits
+
+
+def _pack_by_bucket(codes: NDArray[np.uint64], code_bits: int) -> bool:
+    """In place, an order-preserving injective map of ``codes`` below ``2**code_bits``, if the values fit.
+
+    Codes sharing their top ``_BUCKET_BITS`` bits form a bucket. In each, the low bits are dropped as far as
+    the smallest gap between two distinct codes of the bucket allows (a gap of at least ``2**d`` keeps values
+    apart after dropping ``d`` bits), and the buckets are then laid end to end in order. Returns False,
+    leaving ``codes`` untouched, when the buckets need more than ``2**code_bits`` codes in all.
+    """
+    ascending = np.sort(codes)
+    bucket_of = ascending >> np.uint64(_OFFSET_BITS)
+    starts = np.flatnonzero(np.concatenate(([True], bucket_of[1:] != bucket_of[:-1])))
+    gaps = np.empty_like(ascending)
+    np.subtract(ascending[1:], ascending[:-1], out=gaps[:-1])
+    gaps[-1] = 0
+    gaps -= np.uint64(1)  # ties (gap 0) wrap round to the largest value, out of the minimum's way
+    gaps[starts[1:] - 1] = _NO_GAP  # a bucket's last code has no successor inside it
+    smallest_gap = np.minimum.reduceat(gaps, starts) + np.uint64(1)
+    no_gap = smallest_gap == 0  # one distinct value (wrapped round): the whole offset goes
+    dropped = np.floor(np.log2(np.where(no_gap, 1, smallest_gap).astype(float))).astype(np.uint64)
+    dropped -= (np.uint64(1) << dropped) > smallest_gap  # float rounding can overshoot by one
+    dropped[no_gap] = _OFFSET_BITS
+    last_offset = ascending[np.append(starts[1:], ascending.size) - 1] & np.uint64((1 << _OFFSET_BITS) - 1)
+    sizes = (last_offset >> dropped) + np.uint64(1)
+    if sum(int(size) for size in sizes) > 1 << code_bits:
+        return False
+    base_table = np.zeros(1 << _BUCKET_BITS, dtype=np.uint64)
+    drop_table = np.zeros(1 << _BUCKET_BITS, dtype=np.uint64)
+    buckets = bucket_of[starts].astype(np.intp)
+    base_table[buckets] = np.cumsum(sizes) - sizes
+    drop_table[buckets] = dropped
+    element_bucket = (codes >> np.uint64(_OFFSET_BITS)).view(np.int64)
+    codes &= np.uint64((1 << _OFFSET_BITS) - 1)
+    codes >>= drop_table[element_bucket]
+    codes += base_table[element_bucket]
+    return True
 
 
 def _describe(records: IntArray, n_records: int) -> str:
@@ -198,9 +225,9 @@ def _roc_corners(
     Consumes ``records`` (shifted in place).
     """
     record_bits = max(1, (n_records - 1).bit_length())
-    if record_bits > 40 or scores.size >= 1 << 31:
+    code_bits = 63 - record_bits  # a dense score rank (< number of trials) must fit too
+    if record_bits > 40 or scores.size >= min(1 << 31, 1 << code_bits):
         raise MetricInputError(f"too many for one call: {n_records} records, {scores.size} trials")
-    code_bits = 63 - record_bits
     codes = _order_codes(scores, code_bits)
     # One 64-bit key per trial, record code | complemented score code | label: sorting the keys (not an
     # argsort) is the one ordering pass, and leaves records ascending with thresholds descending in each.

@@ -227,8 +227,9 @@ def test_grouped_equals_scalar_on_random_records_with_ties() -> None:
     ("values", "code_bits"),
     [
         (np.float32(np.random.default_rng(7).normal(size=5000)).astype(float), 40),  # float32: low bits zero
-        (np.random.default_rng(8).normal(size=5000), 50),  # few binades: renumbered, bits dropped
-        (1.0 + np.arange(5000) * 2.0**-52, 40),  # neighbours one ulp apart: the argsort path
+        (np.random.default_rng(8).normal(size=5000), 50),  # packed bucket by bucket
+        (1.0 + np.arange(5000) * 2.0**-52, 40),  # neighbours one ulp apart: nothing dropped, still packed
+        (1.0 + np.r_[np.arange(1000), 2**40 + np.arange(1000)] * 2.0**-52, 20),  # too wide: the argsort path
         (np.array([-0.0, 0.0, -1.0, 1.0, 1e-300, -1e300, 5e-324]), 30),
     ],
 )
