@@ -6,10 +6,10 @@ Side by side with its floor (one ``np.argsort`` of all the scores) and with its 
 machine the CPU time is the stable figure (all three contenders are single-threaded).
 
 Usage: ``python benchmarks/bench_rescore.py [--trials 12000000] [--records 4068] [--scores float32|float64]
-[--repeats 1] [--json]``. ``float32`` scores are cosines as the runner writes them (float32 arithmetic, stored
-as float64); ``float64`` are full-precision doubles, which can take the exact slower ordering path of
-``audit.metrics`` (an argsort) when its 63-bit packed codes would merge two distinct scores. The sklearn loop
-gets its records already split (in its favour). The best of ``--repeats`` runs is shown.
+[--repeats 1] [--json]``. ``float32`` scores are cosines as the runner writes them (float32 arithmetic,
+stored as float64): their order codes come straight from the bits. ``float64`` are full-precision doubles:
+``audit.metrics`` packs them exactly, bucket by bucket, at the cost of one more sort of the scores. The
+sklearn loop gets its records already split (in its favour). The best of ``--repeats`` runs is shown.
 """
 
 from __future__ import annotations
