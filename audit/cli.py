@@ -66,35 +66,71 @@ def import_quietly() -> Callable[..., dict[str, Any]]:
     return run_verify
 
 
+def audit_results(
+    results: Path,
+    *,
+    columns: Path | None = None,
+    claims: Path | None = None,
+    bundle: Path | None = None,
+    key: Path | None = None,
+    out: Path | None = None,
+) -> tuple[dict[str, Any], list[Path]]:
+    """The audit of a table (and bundle), with the artefact-evaluation summary, written to ``out`` if given."""
+    run_verify = import_quietly()
+    report = run_verify(results, columns=columns, claims=claims, bundle=bundle, key=key)
+    from reports import artefact_evaluation_summary, write_report
+
+    report["sections"].append(artefact_evaluation_summary(report))
+    return report, (write_report(report, out) if out is not None else [])
+
+
+def exit_code(report: dict[str, Any]) -> int:
+    return EXIT_FINDING if report["verdict"] == "fail" else EXIT_PASS
+
+
 @app.command()
 def verify(
     results: Path = typer.Argument(..., help="results.csv to audit"),
     columns: Path | None = typer.Option(None, "--columns", help="TOML map renaming legacy column names"),
     claims: Path | None = typer.Option(None, "--claims", help="TOML file of published numbers to check"),
-    out: Path | None = typer.Option(
-        None, "--out", help="folder for report.md, report.html, report.json, figures"
+    bundle: Path | None = typer.Option(
+        None, "--bundle", help="artefact bundle the table came from: signature, digests, re-scoring"
     ),
+    key: Path | None = typer.Option(
+        None, "--key", help="public key (PEM) you trust for the bundle's signature (default: the bundle's own)"
+    ),
+    out: Path | None = typer.Option(None, "--out", help="folder for report.md, report.html, report.json, figures"),
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON instead of a summary"),
 ) -> None:
     """Validate a results table, recompute its aggregates, raise flags and check published claims."""
-    run_verify = import_quietly()
     try:
-        report = run_verify(results, columns=columns, claims=claims)
+        report, written = audit_results(results, columns=columns, claims=claims, bundle=bundle, key=key, out=out)
     except InputError as error:
         typer.echo(error.line(), err=True)
         raise typer.Exit(EXIT_INPUT) from None
-    written: list[Path] = []
-    if out is not None:
-        from reports import write_report
-
-        written = write_report(report, out)
     if as_json:
         typer.echo(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
     else:
         typer.echo("\n".join(summary_lines(report)))
         for path in written:
             typer.echo(f"wrote {path}")
-    raise typer.Exit(EXIT_FINDING if report["verdict"] == "fail" else EXIT_PASS)
+    raise typer.Exit(exit_code(report))
+
+
+@app.command()
+def keygen(
+    private: Path = typer.Argument(..., help="private key file to write (mode 0600; never inside a bundle)"),
+    public: Path = typer.Argument(..., help="public key file to write (PEM), for reviewers"),
+) -> None:
+    """Write an ed25519 key pair for signing run bundles, and print its key id."""
+    from provenance.keys import generate_keypair
+
+    try:
+        key_id = generate_keypair(private, public)
+    except InputError as error:
+        typer.echo(error.line(), err=True)
+        raise typer.Exit(EXIT_INPUT) from None
+    typer.echo(f"key id {key_id}: private {private}, public {public}")
 
 
 if __name__ == "__main__":

@@ -69,33 +69,35 @@ def table_facts(rows: Rows, config: AuditConfig) -> dict[str, Any]:
     }
 
 
-def sections(rows: Rows) -> list[dict[str, Any]]:
-    """Sections a results table alone gives: the rows used, and why per-trial statistics are absent."""
+NO_SCORES_SECTION = {
+    "id": "per-trial-statistics",
+    "title": "Per-trial statistics",
+    "status": "skipped",
+    "lines": [
+        "A results table carries no per-trial scores, so confidence intervals (speaker-cluster "
+        "bootstrap), equivalence tests of additivity and re-scored EERs cannot be computed; they "
+        "need an artefact bundle with scores/<record_id>.parquet (audit verify --bundle DIR)."
+    ],
+    "table": None,
+}
+
+
+def sections(rows: Rows, with_bundle: bool) -> list[dict[str, Any]]:
+    """Sections a results table alone gives: the rows used and, without a bundle, why per-trial statistics are
+    absent."""
     n_invalid = len(rows.table) - len(rows.valid)
     n_percent = len(rows.valid) - len(rows.usable)
-    return [
-        {
-            "id": "rows-used",
-            "title": "Rows used",
-            "status": "info",
-            "lines": [
-                f"{len(rows.table)} rows read; {n_invalid} left out for schema failures; {n_percent} left "
-                f"out as percent-scale EERs; {len(rows.usable)} used for the aggregates and contrasts."
-            ],
-            "table": None,
-        },
-        {
-            "id": "per-trial-statistics",
-            "title": "Per-trial statistics",
-            "status": "skipped",
-            "lines": [
-                "A results table carries no per-trial scores, so confidence intervals (speaker-cluster "
-                "bootstrap), equivalence tests of additivity and re-scored EERs cannot be computed; they "
-                "need an artefact bundle with scores/<record_id>.parquet."
-            ],
-            "table": None,
-        },
-    ]
+    rows_used = {
+        "id": "rows-used",
+        "title": "Rows used",
+        "status": "info",
+        "lines": [
+            f"{len(rows.table)} rows read; {n_invalid} left out for schema failures; {n_percent} left "
+            f"out as percent-scale EERs; {len(rows.usable)} used for the aggregates and contrasts."
+        ],
+        "table": None,
+    }
+    return [rows_used] if with_bundle else [rows_used, NO_SCORES_SECTION]
 
 
 _PLAIN = (str, int, bool, type(None))
@@ -157,8 +159,14 @@ def verify(
     columns: Path | None = None,
     claims: Path | None = None,
     config: AuditConfig | None = None,
+    bundle: Path | None = None,
+    key: Path | None = None,
 ) -> dict[str, Any]:
-    """Audit one results table and return the report; raises InputError for unreadable input."""
+    """Audit one results table (and, with ``bundle``, the artefact bundle it came from) and return the report.
+
+    ``key`` is the public key the reviewer trusts; without it the bundle's own key is used and the report says so.
+    Raises InputError for unreadable input.
+    """
     config = config or AuditConfig()
     source = read_results(Path(results), columns)
     claim_list: list[Claim] = read_claims(claims) if claims is not None else []
@@ -177,4 +185,11 @@ def verify(
     )
     claim_results = check_claims(claim_list, {**aggregates, "table": table_facts(rows, config)})
     flags.extend(flag_claims(claim_results))
-    return assemble_report(source, config, flags, aggregates, claim_results, sections(rows))
+    report_sections = sections(rows, bundle is not None)
+    if bundle is not None:
+        from audit.bundle import verify_bundle
+
+        bundle_flags, bundle_sections = verify_bundle(source.frame, Path(bundle), key)
+        flags.extend(bundle_flags)
+        report_sections.extend(bundle_sections)
+    return assemble_report(source, config, flags, aggregates, claim_results, report_sections)

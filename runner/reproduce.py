@@ -63,7 +63,7 @@ def reproduce(
     dry_run: bool = False,
 ) -> int:
     """Run the loop and return the audit's exit code (0 pass, 1 findings, 2 input error)."""
-    from audit.verify import audit_results
+    from audit.cli import audit_results, exit_code
 
     config = load_config(config_path)
     _ensure_corpus(config, dry_run)
@@ -102,4 +102,4 @@ def reproduce(
     _say(
         f"verdict: {report['verdict']} ({sum(f['severity'] == 'error' for f in report['flags'])} error flags)"
     )
-    return code
+    return exit_code(report)

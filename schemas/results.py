@@ -20,8 +20,9 @@ import pandera.pandas as pa
 from pandera.errors import SchemaErrors
 from pandera.typing import Series
 
-EXPERIMENT_PATTERN = r"^E(0[1-9]|1[0-9]|2[01])$"  # E01..E21
-MODEL_FAMILIES = ("speaker", "ssl")
+# E01..E21: the paper's experiments; D01..D99: the embedded default's demonstration experiments.
+EXPERIMENT_PATTERN = r"^(E(0[1-9]|1[0-9]|2[01])|D[0-9][0-9])$"
+MODEL_FAMILIES = ("speaker", "ssl", "baseline")
 EER_METHODS = ("legacy", "rocch", "interp")
 
 REQUIRED_COLUMNS = (
@@ -34,8 +35,8 @@ REQUIRED_COLUMNS = (
     "n_target",
     "n_nontarget",
 )
-FLOAT_COLUMNS = ("eer", "min_dcf", "auc", "p_target", "c_miss", "c_fa")
-INT_COLUMNS = ("n_target", "n_nontarget", "seed")
+FLOAT_COLUMNS = ("eer", "eer_legacy", "eer_rocch", "eer_interp", "min_dcf", "auc", "p_target", "c_miss", "c_fa")
+INT_COLUMNS = ("n_target", "n_nontarget", "n_unscored", "seed")
 STRING_COLUMNS = (
     "record_id",
     "experiment",
@@ -85,6 +86,9 @@ class ResultsSchema(pa.DataFrameModel):
     enrol_condition: Series[str] | None = pa.Field(nullable=True)
     test_condition: Series[str] | None = pa.Field(nullable=True)
     subgroup: Series[str] | None = pa.Field(nullable=True)
+    eer_legacy: Series[float] | None = pa.Field(ge=0, nullable=True)
+    eer_rocch: Series[float] | None = pa.Field(ge=0, nullable=True)
+    eer_interp: Series[float] | None = pa.Field(ge=0, nullable=True)
     min_dcf: Series[float] | None = pa.Field(ge=0, nullable=True)
     auc: Series[float] | None = pa.Field(ge=0, le=1, nullable=True)
     eer_method: Series[str] | None = pa.Field(isin=list(EER_METHODS), nullable=True)
@@ -95,9 +99,10 @@ class ResultsSchema(pa.DataFrameModel):
     trial_list_id: Series[str] | None = pa.Field(nullable=True)
     scores_blake3: Series[str] | None = pa.Field(nullable=True)
     run_id: Series[str] | None = pa.Field(nullable=True)
+    n_unscored: Series[pd.Int64Dtype] | None = pa.Field(ge=0, nullable=True)
     seed: Series[pd.Int64Dtype] | None = pa.Field(nullable=True)
 
-    @pa.check("eer", "min_dcf", "auc", "p_target", "c_miss", "c_fa", name="finite")
+    @pa.check(*FLOAT_COLUMNS, name="finite")
     def finite(cls, series: pd.Series) -> pd.Series:
         """Infinity is not a measurement (NaN is a missing value: allowed in optional columns only)."""
         return _finite(series)
@@ -192,7 +197,7 @@ _CHECK_WORDS = (
     (r"^field_uniqueness$", "must be unique"),
     (r"^not_nullable$", "must not be empty or NaN"),
     (r"^column_in_dataframe$", "required column is missing"),
-    (r"^str_matches\(.*\)$", "must be an experiment id E01..E21"),
+    (r"^str_matches\(.*\)$", "must be an experiment id E01..E21 (paper) or D01..D99 (demonstration)"),
     (r"^isin\(\[(.*)\]\)$", r"must be one of \1"),
     (r"^greater_than_or_equal_to\((.*)\)$", r"must be >= \1"),
     (r"^less_than_or_equal_to\((.*)\)$", r"must be <= \1"),

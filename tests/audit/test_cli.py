@@ -111,7 +111,7 @@ def test_json_output_is_strict_json_in_the_report_shape() -> None:
         ]
     )
     assert contrast_keys <= set(report["aggregates"]["contrasts"][0])
-    assert {s["id"] for s in report["sections"]} == {"rows-used", "per-trial-statistics"}
+    assert {s["id"] for s in report["sections"]} == {"rows-used", "per-trial-statistics", "artefact-evaluation"}
     assert {c["status"] for c in report["claims"]} == {"reproduced", "not reproduced", "not computable"}
 
 

@@ -94,9 +94,7 @@ def xcorr_lag(reference: np.ndarray, degraded: np.ndarray, max_lag: int = 400) -
 @pytest.fixture(scope="module")
 def speech() -> np.ndarray:
     if not SPEECH_FILE.is_file():
-        pytest.skip(
-            f"{SPEECH_FILE} missing: install asterisk-core-sounds-en-g722 (configs/system-packages.txt)"
-        )
+        pytest.skip(f"{SPEECH_FILE} missing: install asterisk-core-sounds-en-g722 (configs/system-packages.txt)")
     wave, rate = read_audio(SPEECH_FILE)
     assert rate == SR
     return wave
@@ -190,9 +188,7 @@ def test_rng_for_is_the_blake3_of_seed_utterance_and_canonical_spec() -> None:
     hand_written = '{"seed":7,"spec":{"kwargs":{"snr_db":5.0},"name":"white"},"utt_id":"u1"}'
     entropy = int.from_bytes(blake3.blake3(hand_written.encode()).digest(), "big")
     expected = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy))).random(4)
-    np.testing.assert_array_equal(
-        rng_for(7, "u1", {"name": "white", "kwargs": {"snr_db": 5}}).random(4), expected
-    )
+    np.testing.assert_array_equal(rng_for(7, "u1", {"name": "white", "kwargs": {"snr_db": 5}}).random(4), expected)
 
 
 def test_rng_for_separates_utterances_seeds_specs_and_repeats() -> None:
@@ -237,9 +233,7 @@ def test_operator_realises_the_same_noise_alone_and_in_a_chain(speech: np.ndarra
 
 def test_chain_stops_at_the_first_failure(speech: np.ndarray, tmp_path: Path) -> None:
     sources = NoiseSources(music_dir=tmp_path / "no-music-here")
-    chain = Chain.from_specs(
-        [{"name": "music", "kwargs": {}}, {"name": "white", "kwargs": {}}], sources=sources
-    )
+    chain = Chain.from_specs([{"name": "music", "kwargs": {}}, {"name": "white", "kwargs": {}}], sources=sources)
     result = chain(speech, SR, seed=0, utt_id="u1")
     assert result.status == "failed"
     assert len(result.outcomes) == 1
@@ -293,9 +287,7 @@ def test_noise_reaches_the_target_snr(name: str, target: float, corpus: Path, mu
 @pytest.mark.parametrize(("name", "slope"), [("white", 0.0), ("pink", -1.0)])
 def test_noise_spectrum_slope(name: str, slope: float) -> None:
     clean = tone(1000.0, 4.0, level=1e-4)
-    noisy, _, _ = operator_from_spec({"name": name, "kwargs": {"snr_db": -30}})(
-        clean, SR, np.random.default_rng(5)
-    )
+    noisy, _, _ = operator_from_spec({"name": name, "kwargs": {"snr_db": -30}})(clean, SR, np.random.default_rng(5))
     frequencies, psd = signal.welch(noisy - clean, fs=SR, nperseg=4096)
     band = (frequencies >= 30) & (frequencies <= 6000) & (np.abs(frequencies - 1000) > 20)
     fitted = np.polyfit(np.log10(frequencies[band]), np.log10(psd[band]), 1)[0]
@@ -304,9 +296,7 @@ def test_noise_spectrum_slope(name: str, slope: float) -> None:
 
 def test_babble_never_uses_the_target_speaker(corpus: Path) -> None:
     clean = tone(SPEAKER_TONES_HZ["spk2"], 1.0)
-    chain = Chain.from_specs(
-        [{"name": "babble", "kwargs": {"talkers": 4, "snr_db": 0}}], sources=NoiseSources(corpus)
-    )
+    chain = Chain.from_specs([{"name": "babble", "kwargs": {"talkers": 4, "snr_db": 0}}], sources=NoiseSources(corpus))
     for seed in range(3):
         result = chain(clean, SR, seed=seed, utt_id="spk2_1")
         babble = result.wave - clean
@@ -359,13 +349,11 @@ CODECS = [
 
 @pytest.mark.parametrize("kwargs", CODECS, ids=lambda kw: f"{kw['codec']}-{kw['bitrate']}")
 def test_codec_is_aligned_same_length_and_changes_the_signal(kwargs: dict, speech: np.ndarray) -> None:
-    out, sr, outcome = operator_from_spec({"name": "codec", "kwargs": kwargs})(
-        speech, SR, np.random.default_rng(0)
-    )
+    out, sr, outcome = operator_from_spec({"name": "codec", "kwargs": kwargs})(speech, SR, np.random.default_rng(0))
     assert outcome.status == "applied", outcome.reason
     assert sr == SR and out.dtype == np.float32 and len(out) == len(speech)
     details = outcome.details
-    assert abs(int(details["end_samples_trimmed"])) <= int(details["frame_size"])
+    assert -int(details["frame_size"]) < int(details["end_samples_trimmed"]) <= 2 * int(details["frame_size"])
     assert abs(xcorr_lag(speech, out)) <= 4  # 0.25 ms at 16 kHz
     assert snr_db(speech, out) < 45.0  # lossy: the signal really changed
     assert np.corrcoef(speech, out)[0, 1] > 0.5  # and it is still the same utterance
@@ -389,9 +377,7 @@ def test_codec_error_becomes_a_failed_outcome(speech: np.ndarray, monkeypatch: p
     monkeypatch.setattr(codecs, "round_trip", broken)
     operator = operator_from_spec({"name": "codec", "kwargs": {"codec": "mp3", "bitrate": 24000}})
     outcome = operator(speech, SR, np.random.default_rng(0))[2]
-    assert (
-        outcome.status == "failed" and "InvalidDataError: [Errno -1094995529] Invalid data" in outcome.reason
-    )
+    assert outcome.status == "failed" and "InvalidDataError: [Errno -1094995529] Invalid data" in outcome.reason
 
 
 @pytest.mark.parametrize("law", ["mulaw", "alaw"])
@@ -403,9 +389,7 @@ def test_telephony_band_limits(law: str) -> None:
         out, _, outcome = telephone(clean, SR, np.random.default_rng(0))
         assert outcome.status == "applied" and len(out) == len(clean)
         middle = slice(SR // 10, -SR // 10)
-        gains[frequency] = 10 * np.log10(
-            np.sum(out[middle].astype(np.float64) ** 2) / np.sum(clean[middle] ** 2.0)
-        )
+        gains[frequency] = 10 * np.log10(np.sum(out[middle].astype(np.float64) ** 2) / np.sum(clean[middle] ** 2.0))
     assert abs(gains[1000.0]) < 0.5
     assert gains[100.0] < -30 and gains[3800.0] < -20 and gains[6000.0] < -30
 
@@ -434,9 +418,7 @@ def test_gilbert_elliott_loss_rate_and_burst_length_match_theory() -> None:
     assert abs(bursts.mean() - 1 / r) < 5 * np.sqrt(1 - r) / r / np.sqrt(len(bursts))
     # Loss fraction: sum of ~n_bursts geometric lengths over frames; its sd follows from the two sojourn laws.
     n_cycles = frames * p * r / (p + r)
-    rate_sd = np.sqrt(
-        n_cycles * ((1 - r) / r**2 * (1 - stationary_bad) ** 2 + (1 - p) / p**2 * stationary_bad**2)
-    )
+    rate_sd = np.sqrt(n_cycles * ((1 - r) / r**2 * (1 - stationary_bad) ** 2 + (1 - p) / p**2 * stationary_bad**2))
     assert abs(lost.mean() - stationary_bad) < 5 * rate_sd / frames
     assert abs(len(bursts) - n_cycles) < 5 * np.sqrt(n_cycles)
 
@@ -449,9 +431,7 @@ def test_gilbert_elliott_with_losses_in_both_states() -> None:
     # Variance of the mean of a hidden-Markov loss indicator: the per-frame variance plus the lag covariances
     # (loss_bad - loss_good)^2 pi_g pi_b lambda^k, lambda = 1 - p - r, summed over both sides.
     lam = 1 - p - r
-    per_frame = expected * (1 - expected) + 2 * (loss_bad - loss_good) ** 2 * bad * (1 - bad) * lam / (
-        1 - lam
-    )
+    per_frame = expected * (1 - expected) + 2 * (loss_bad - loss_good) ** 2 * bad * (1 - bad) * lam / (1 - lam)
     assert abs(lost.mean() - expected) < 5 * np.sqrt(per_frame / frames)
 
 
@@ -482,9 +462,7 @@ def test_concealment_repeats_the_last_received_frame(concealment: str) -> None:
             last, run = source[index], 0
             continue
         run += 1
-        expected = (
-            np.zeros(320) if last is None else last * (0.5 ** (run - 1) if concealment == "fade" else 1.0)
-        )
+        expected = np.zeros(320) if last is None else last * (0.5 ** (run - 1) if concealment == "fade" else 1.0)
         np.testing.assert_allclose(frames[index], expected, rtol=1e-6)
 
 
@@ -532,3 +510,12 @@ def test_codec_counts_clipping_in_its_reason() -> None:
     assert "8000 samples clipped" in outcome.reason
     description = operator.describe()
     assert description["encoder"] == "g722" and description["libavcodec"].count(".") == 2
+
+
+@pytest.mark.parametrize("length", [54622, 83124])  # 16 kHz lengths at which AMR-NB drains one extra frame
+def test_amr_nb_extra_drain_frame_is_trimmed_not_failed(length: int, speech: np.ndarray) -> None:
+    wave = np.resize(speech, length).astype(np.float32)
+    spec = {"name": "codec", "kwargs": {"codec": "amr_nb", "bitrate": 12200}}
+    out, _, outcome = operator_from_spec(spec)(wave, SR, np.random.default_rng(0))
+    assert outcome.status == "applied", outcome.reason
+    assert len(out) == length
