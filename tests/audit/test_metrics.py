@@ -6,11 +6,14 @@ Oracles used here and where they come from:
 - VoxSRC's ``brentq(lambda x: 1 - x - interp1d(fpr, tpr)(x), 0, 1)`` for ``interp``;
 - a brute-force ROC-convex-hull EER (the lowest crossing of the diagonal by any segment joining two ROC
   points) for ``rocch``, and a brute-force minDCF over every threshold;
+- ESPnet's published score files (tests/data/README.md);
 - hyperion's published test vector (tests/hyperion/metrics/test_eer.py in hyperion-ml/hyperion, Apache-2.0):
   targets ``linspace(-2, 10, 1000)``, non-targets ``linspace(-10, 2, 1000)``, EER in (0.166, 0.167).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -290,3 +293,16 @@ def test_importing_metrics_does_not_import_torch() -> None:
 
     probe = "import sys, audit.metrics; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "False"
+
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.mark.parametrize(("name", "published_eer", "published_min_dcf"), [("eer0", 0.0, 0.0), ("eer100", 1.0, 1.0)])
+def test_espnet_published_score_files(name: str, published_eer: float, published_min_dcf: float) -> None:
+    # tests/data/README.md: ESPnet's calculate_eer_mindcf tests publish EER (percent) and minDCF (p_target .05).
+    rows = [line.split() for line in (DATA / f"espnet_scores_{name}.txt").read_text().splitlines()]
+    scores = np.array([float(score) for _, score, _ in rows])
+    labels = np.array([int(label) for _, _, label in rows])
+    assert eer(scores, labels, "legacy") == published_eer
+    assert min_dcf(scores, labels, p_target=0.05) == published_min_dcf
