@@ -17,6 +17,7 @@ equal-length batches only, recorded as such.
 from __future__ import annotations
 
 import json
+import pickle
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -103,13 +104,14 @@ def load_hf_audio(
     runtime = deterministic_settings(resolved_device, dtype)
     force_offline()
     import transformers
+    from safetensors import SafetensorError
 
     transformers.utils.logging.disable_progress_bar()
     auto_class = getattr(transformers, auto_class_name)
     try:
         feature_extractor = transformers.AutoFeatureExtractor.from_pretrained(folder, local_files_only=True)
         model, loading = auto_class.from_pretrained(folder, local_files_only=True, output_loading_info=True)
-    except (OSError, ValueError, RuntimeError) as error:
+    except (OSError, ValueError, RuntimeError, SafetensorError, pickle.UnpicklingError) as error:
         raise CheckpointError(folder, f"transformers could not load encoder {label!r}: {error}") from error
     # transformers initialises absent weights at random and only logs it: here that is a partial checkpoint.
     missing = sorted(loading.get("missing_keys", ())) + sorted(loading.get("mismatched_keys", ()))

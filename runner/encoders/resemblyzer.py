@@ -68,10 +68,13 @@ class ResemblyzerEncoder(Encoder):
         weights = require_file(shipped_weights() if checkpoint is None else checkpoint, label)
         resolved_device = torch_device(device, label)
         runtime = deterministic_settings(resolved_device, dtype)
-        model = VoiceEncoder(device=resolved_device, verbose=False, weights_fpath=weights)
-        # VoiceEncoder loads with strict=False; a partial weights file must fail here instead. The shipped
-        # file also holds the GE2E loss scale and bias, which inference does not use: they are recorded.
-        state = torch.load(weights, map_location="cpu")["model_state"]
+        try:
+            model = VoiceEncoder(device=resolved_device, verbose=False, weights_fpath=weights)
+            # VoiceEncoder loads with strict=False; a partial weights file must fail here instead. The shipped
+            # file also holds the GE2E loss scale and bias, which inference does not use: they are recorded.
+            state = torch.load(weights, map_location="cpu")["model_state"]
+        except Exception as error:  # torch.load raises many types for unreadable files
+            raise CheckpointError(weights, f"not a readable VoiceEncoder weights file: {error!r}") from error
         incompatible = model.load_state_dict(state, strict=False)
         if incompatible.missing_keys:
             raise CheckpointError(

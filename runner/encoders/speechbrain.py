@@ -93,6 +93,9 @@ class SpeechBrainEncoder(Encoder):
             except FileNotFoundError as error:
                 missing = error.filename or folder
                 raise CheckpointError(missing, f"checkpoint file of encoder {label!r} is missing") from error
+            except Exception as error:  # torch.load and hyperpyyaml raise many types for unreadable files
+                problem = f"speechbrain could not load encoder {label!r}: {error!r}"
+                raise CheckpointError(folder, problem) from error
         pretrainer = classifier.hparams.pretrainer
         for name, path in pretrainer.paths.items():
             if not Path(path).resolve().is_relative_to(folder):

@@ -177,6 +177,9 @@ def test_speechbrain_weights_lacking_a_parameter_are_refused(tmp_path: Path) -> 
     torch.save({k: v for k, v in state.items() if not k.startswith("fc.")}, tmp_path / "embedding_model.ckpt")
     with pytest.raises(CheckpointError, match="lacks parameters of 'embedding_model'"):
         load_encoder("speechbrain", "partial", tmp_path)
+    (tmp_path / "embedding_model.ckpt").write_bytes(b"truncated")
+    with pytest.raises(CheckpointError, match="speechbrain could not load"):
+        load_encoder("speechbrain", "truncated", tmp_path)
     with pytest.raises(CheckpointError, match="needs a checkpoint folder"):
         load_encoder("speechbrain", "none", None)
 
@@ -361,6 +364,9 @@ def test_resemblyzer_partial_weights_fail(tmp_path: Path) -> None:
         load_encoder("resemblyzer", "partial", partial)
     with pytest.raises(CheckpointError, match="missing"):
         load_encoder("resemblyzer", "absent", tmp_path / "absent.pt")
+    (tmp_path / "truncated.pt").write_bytes(partial.read_bytes()[:100])
+    with pytest.raises(CheckpointError, match="not a readable VoiceEncoder weights file"):
+        load_encoder("resemblyzer", "truncated", tmp_path / "truncated.pt")
 
 
 def test_resemblyzer_refuses_silence_and_can_trim(resemblyzer: object) -> None:

@@ -139,7 +139,9 @@ def test_frame_formula_matches_the_model(wavlm_layer: tuple[Path, Any]) -> None:
     assert receptive_field(model.config) == 105
 
 
-def test_weights_lacking_a_parameter_are_refused(wavlm_layer: tuple[Path, Any], tmp_path: Path) -> None:
+def test_weights_lacking_a_parameter_or_truncated_are_refused(
+    wavlm_layer: tuple[Path, Any], tmp_path: Path
+) -> None:
     from safetensors.torch import load_file, save_file
 
     for path in wavlm_layer[0].iterdir():
@@ -149,6 +151,10 @@ def test_weights_lacking_a_parameter_are_refused(wavlm_layer: tuple[Path, Any], 
     save_file({k: v for k, v in weights.items() if k != dropped}, tmp_path / "model.safetensors")
     with pytest.raises(CheckpointError, match="lack or mismatch parameters"):
         load_encoder("transformers_ssl", "partial", tmp_path)
+    whole = (wavlm_layer[0] / "model.safetensors").read_bytes()
+    (tmp_path / "model.safetensors").write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(CheckpointError, match="could not load"):
+        load_encoder("transformers_ssl", "truncated", tmp_path)
     record = load_encoder("transformers_ssl", "whole", wavlm_layer[0]).checkpoint
     assert record.config["unused_checkpoint_keys"] == []
 
