@@ -45,6 +45,19 @@ class EncoderSpec:
     options: dict[str, Any] = field(default_factory=dict)
     blake3: str | None = None
 
+    def as_dict(self) -> dict[str, Any]:
+        """The entry as written to a bundle (checkpoint as a POSIX path string, or None)."""
+        return {
+            "label": self.label,
+            "kind": self.kind,
+            "family": self.family,
+            "paper": self.paper,
+            "checkpoint": None if self.checkpoint is None else self.checkpoint.as_posix(),
+            "source": self.source,
+            "options": self.options,
+            "blake3": self.blake3,
+        }
+
     def load(self, device: str = "cpu", dtype: Dtype = "fp32", **batching: Any) -> Encoder:
         """The encoder of this entry (its pinned digest, if any, is verified)."""
         return load_encoder(

@@ -188,6 +188,10 @@ def test_shipped_roster_has_the_papers_twelve_labels() -> None:
     assert defaults["resemblyzer"].checkpoint is None and defaults["mfcc-stats"].checkpoint is None
     ecapa = next(s for s in specs if s.label == "ecapa-tdnn")
     assert ecapa.checkpoint == ROOT / "checkpoints" / "speechbrain/spkrec-ecapa-voxceleb"
+    assert (
+        ecapa.as_dict()["checkpoint"] == (ROOT / "checkpoints/speechbrain/spkrec-ecapa-voxceleb").as_posix()
+    )
+    assert json.loads(json.dumps(defaults["resemblyzer"].as_dict()))["options"]["trim_silence"] is False
     moved = load_roster(ROSTER, checkpoints_root=Path("/data/ckpt"))
     assert next(s for s in moved if s.label == "ecapa-tdnn").checkpoint == Path(
         "/data/ckpt/speechbrain/spkrec-ecapa-voxceleb"
