@@ -14,9 +14,11 @@ cluster multiplicities (a row of the weights matrix) weights the same trials in 
 own scores. Contrasts on the same trial list with the same seed get the same draws, so family means are
 resampled jointly.
 
-**EER variant.** Bootstrap draws and their point estimates use the ``interp`` EER of ``audit.metrics``
-(the linear crossing of the ROC with ``fpr = fnr``): it is defined for weighted trials without dropping
-points, and with all weights 1 it equals ``audit.metrics.eer(..., "interp")``.
+**EER variant.** Bootstrap draws and their point estimates use one EER variant of ``audit.metrics``, named
+``eer_method`` in every result: ``interp`` (default, the linear crossing of the ROC with ``fpr = fnr``) or
+``legacy`` (the paper's routine, for intervals on the published estimand). For a resample, both equal
+``audit.metrics.eer`` of the trials repeated as often as their speaker was drawn. ``rocch`` is not offered:
+its hull needs a PAV pass per resample.
 
 **Intervals** are percentile intervals of the bootstrap draws (``numpy.quantile``, linear interpolation), at
 the declared ``level``; ``n_resamples`` and ``seed`` are recorded beside them. A draw in which a subset has no
@@ -26,7 +28,7 @@ target or no non-target trial has no EER: it is counted (``n_undefined``), never
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -39,6 +41,7 @@ from audit.metrics import MetricInputError, eer
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 Verdict = Literal["additive within margin", "non-additive", "undetermined"]
+BootstrapEerMethod = Literal["interp", "legacy"]
 
 _RESAMPLE_CHUNK_TRIALS = 2_000_000  # weights held at once (rows x trials), about 16 MB of float64
 
@@ -94,14 +97,24 @@ class _SortedTrials:
         )
 
 
-def weighted_interp_eer(scores: ArrayLike, labels: ArrayLike, clusters: IntArray, weights: FloatArray) -> FloatArray:
-    """The ``interp`` EER of each row of cluster ``weights`` (rows x clusters); NaN where a class weighs 0.
+def weighted_eer(
+    scores: ArrayLike,
+    labels: ArrayLike,
+    clusters: IntArray,
+    weights: FloatArray,
+    method: BootstrapEerMethod = "interp",
+) -> FloatArray:
+    """The EER of each row of cluster ``weights`` (rows x clusters); NaN where a class weighs 0.
 
-    Weighted ROC points come from cumulative weights over each class sorted once; the crossing with
-    ``fpr = fnr`` is found per row by a vectorised binary search over thresholds (the exact integer test
-    ``fps * P + tps * N >= P * N``), then interpolated linearly from the point before it, as in
-    ``audit.metrics``.
+    A row of integer weights is a resample: each trial counts as often as its cluster was drawn, and the
+    result equals ``audit.metrics.eer`` of the trials repeated that often (tested). Weighted ROC points come
+    from cumulative weights over each class sorted once; the crossing with ``fpr = fnr`` is found per row by a
+    vectorised binary search over thresholds (the exact integer test ``fps * P + tps * N >= P * N``).
+    ``interp`` then interpolates from the point before it; ``legacy`` walks to the nearest points that
+    ``roc_curve`` keeps on either side (see ``_WeightedRoc.legacy``).
     """
+    if method not in ("interp", "legacy"):
+        raise StatisticsInputError(f"unknown bootstrap EER method {method!r}: expected interp or legacy")
     score_array = np.asarray(scores, dtype=float)
     label_array = np.asarray(labels).astype(bool)
     trials = _SortedTrials.of(score_array, label_array, clusters)
@@ -110,9 +123,10 @@ def weighted_interp_eer(scores: ArrayLike, labels: ArrayLike, clusters: IntArray
     result = np.empty(rows)
     for start in range(0, rows, chunk):  # a loop over blocks of resamples, bounded memory
         block = weights[start : start + chunk]
-        result[start : start + chunk] = _crossing(
+        roc = _WeightedRoc(
             _cumulative(block, trials.target_cluster), _cumulative(block, trials.nontarget_cluster), trials
         )
+        result[start : start + chunk] = roc.legacy() if method == "legacy" else roc.interp()
     return result
 
 
@@ -123,35 +137,120 @@ def _cumulative(weights: FloatArray, sorted_clusters: IntArray) -> FloatArray:
     return out
 
 
-def _crossing(target_cum: FloatArray, nontarget_cum: FloatArray, trials: _SortedTrials) -> FloatArray:
-    rows = np.arange(target_cum.shape[0])
-    total_targets = target_cum[:, -1]
-    total_nontargets = nontarget_cum[:, -1]
+class _WeightedRoc:
+    """Weighted ROC points of a block of resamples at every distinct threshold (descending), one row each.
 
-    def point(threshold: IntArray) -> tuple[FloatArray, FloatArray]:
+    A threshold whose trials all weigh 0 in a row repeats the previous point there; the points ``roc_curve``
+    would see for the resampled trials are the distinct ones ("present"). Cumulative weight is monotone in
+    the threshold, so every search below is a vectorised binary search.
+    """
+
+    def __init__(self, target_cum: FloatArray, nontarget_cum: FloatArray, trials: _SortedTrials) -> None:
+        self.target_cum = target_cum
+        self.nontarget_cum = nontarget_cum
+        self.trials = trials
+        self.rows = np.arange(target_cum.shape[0])
+        self.last = trials.targets_at_or_above.size - 1
+        self.n_target = target_cum[:, -1]
+        self.n_nontarget = nontarget_cum[:, -1]
+
+    def point(self, threshold: IntArray) -> tuple[FloatArray, FloatArray]:
+        """(tps, fps) per row at the given threshold index per row."""
         return (
-            target_cum[rows, trials.targets_at_or_above[threshold]],
-            nontarget_cum[rows, trials.nontargets_at_or_above[threshold]],
+            self.target_cum[self.rows, self.trials.targets_at_or_above[threshold]],
+            self.nontarget_cum[self.rows, self.trials.nontargets_at_or_above[threshold]],
         )
 
-    low = np.zeros(rows.size, dtype=np.int64)
-    high = np.full(rows.size, trials.targets_at_or_above.size - 1)
-    while np.any(low < high):  # first threshold with fpr >= fnr; it holds at the lowest threshold
-        middle = (low + high) // 2
-        tps, fps = point(middle)
-        reached = fps * total_targets + tps * total_nontargets >= total_targets * total_nontargets
-        high = np.where(reached, middle, high)
-        low = np.where(reached, low, middle + 1)
-    tps, fps = point(low)
-    has_before = low > 0
-    tps_before, fps_before = point(np.maximum(low - 1, 0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fpr, fnr = fps / total_nontargets, 1 - tps / total_targets
-        fpr_before = np.where(has_before, fps_before / total_nontargets, 0.0)
-        side_before = np.where(has_before, fpr_before - (1 - tps_before / total_targets), -1.0)
-        side = fpr - fnr
-        value = fpr_before + (fpr - fpr_before) * (-side_before / (side - side_before))
-    return np.where((total_targets > 0) & (total_nontargets > 0), value, np.nan)
+    def total(self, threshold: IntArray) -> FloatArray:
+        tps, fps = self.point(threshold)
+        return tps + fps
+
+    def first_where(self, low: IntArray, test: Callable[[IntArray], NDArray[np.bool_]]) -> IntArray:
+        """Per row, the first threshold at or after ``low`` where ``test`` (monotone) holds, else the last."""
+        high = np.full(self.rows.size, self.last)
+        low = np.minimum(low, high)
+        while np.any(low < high):
+            middle = (low + high) // 2
+            holds = test(middle)
+            high = np.where(holds, middle, high)
+            low = np.where(holds, low, middle + 1)
+        return np.minimum(low, self.last)  # past the last where the test never holds
+
+    def crossing(self) -> IntArray:
+        """First threshold with fpr >= fnr (it holds at the last one)."""
+        goal = self.n_target * self.n_nontarget
+
+        def reached(threshold: IntArray) -> NDArray[np.bool_]:
+            tps, fps = self.point(threshold)
+            return fps * self.n_target + tps * self.n_nontarget >= goal
+
+        return self.first_where(np.zeros(self.rows.size, dtype=np.int64), reached)
+
+    def rates(self, threshold: IntArray) -> tuple[FloatArray, FloatArray]:
+        """(fpr, fnr) with roc_curve's arithmetic."""
+        tps, fps = self.point(threshold)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return fps / self.n_nontarget, 1 - tps / self.n_target
+
+    def defined(self, values: FloatArray) -> FloatArray:
+        return np.where((self.n_target > 0) & (self.n_nontarget > 0), values, np.nan)
+
+    def interp(self) -> FloatArray:
+        """Linear crossing from the point before the crossing ((0, 0) if none weighs anything)."""
+        after = self.crossing()
+        fpr, fnr = self.rates(after)
+        fpr_before, fnr_before = self.rates(np.maximum(after - 1, 0))
+        has_before = after > 0
+        fpr_before = np.where(has_before, fpr_before, 0.0)
+        side_before = np.where(has_before, fpr_before - fnr_before, -1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            side = fpr - fnr
+            return self.defined(fpr_before + (fpr - fpr_before) * (-side_before / (side - side_before)))
+
+    def legacy(self) -> FloatArray:
+        """roc_curve's kept points nearest the crossing on either side, the first smaller |fnr - fpr| of the
+        two, mean of the rates (the prepended (0, 0) counts before every point, with gap 1 and value 0.5).
+
+        |fnr - fpr| falls strictly along the present points up to the crossing and rises after it, so the
+        answer is the last kept point before the crossing or the first kept one at or after it.
+        """
+        after = self.crossing()  # present: a repeated point would have crossed already
+        while not np.all(kept := self.kept(after)):
+            after = np.where(kept, after, self.next_present(after)[0])
+        before, at_origin = self.previous_present(after)
+        while not np.all(done := at_origin | self.kept(before)):
+            earlier, origin = self.previous_present(before)
+            before = np.where(done, before, earlier)
+            at_origin |= ~done & origin
+        fpr, fnr = self.rates(after)
+        fpr_before, fnr_before = self.rates(before)
+        fpr_before = np.where(at_origin, 0.0, fpr_before)
+        fnr_before = np.where(at_origin, 1.0, fnr_before)
+        take_before = np.abs(fnr_before - fpr_before) <= np.abs(fnr - fpr)
+        return self.defined(np.where(take_before, (fpr_before + fnr_before) / 2, (fpr + fnr) / 2))
+
+    def next_present(self, threshold: IntArray) -> tuple[IntArray, NDArray[np.bool_]]:
+        """The next threshold adding weight after ``threshold``, and whether there is one."""
+        total = self.total(threshold)
+        following = self.first_where(threshold + 1, lambda t: self.total(t) > total)
+        return following, self.total(following) > total
+
+    def previous_present(self, threshold: IntArray) -> tuple[IntArray, NDArray[np.bool_]]:
+        """A threshold at the present point before ``threshold``'s, and whether there is none (origin)."""
+        total = self.total(threshold)
+        first = self.first_where(np.zeros(self.rows.size, dtype=np.int64), lambda t: self.total(t) >= total)
+        earlier = np.maximum(first - 1, 0)
+        return earlier, (first == 0) | (self.total(earlier) == 0)
+
+    def kept(self, threshold: IntArray) -> NDArray[np.bool_]:
+        """roc_curve keeps a point unless it lies midway between its present neighbours (equal steps)."""
+        tps, fps = self.point(threshold)
+        earlier, no_earlier = self.previous_present(threshold)
+        following, has_following = self.next_present(threshold)
+        tps_before, fps_before = self.point(earlier)
+        tps_after, fps_after = self.point(following)
+        midway = (2 * tps == tps_before + tps_after) & (2 * fps == fps_before + fps_after)
+        return no_earlier | ~has_following | ~midway
 
 
 def percentile_interval(draws: FloatArray, level: float) -> dict[str, Any]:
@@ -228,28 +327,35 @@ def _scored_trials(contrast: ContrastInput) -> tuple[dict[str, FloatArray], Floa
 
 
 def bootstrap_contrast(
-    contrast: ContrastInput, *, n_resamples: int = 1000, seed: int = 0, level: float = 0.95
+    contrast: ContrastInput,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    eer_method: BootstrapEerMethod = "interp",
 ) -> dict[str, Any]:
     """Point estimates and speaker-cluster bootstrap intervals for one contrast: each term's EER, the
     prediction, IE and (with subgroups) per-subgroup EERs and gaps. JSON-able; see the module docstring."""
-    return _bootstrap_contrast(contrast, n_resamples, seed, level).summary
+    return _bootstrap_contrast(contrast, n_resamples, seed, level, eer_method).summary
 
 
-def _bootstrap_contrast(contrast: ContrastInput, n_resamples: int, seed: int, level: float) -> _ContrastDraws:
+def _bootstrap_contrast(
+    contrast: ContrastInput, n_resamples: int, seed: int, level: float, eer_method: BootstrapEerMethod
+) -> _ContrastDraws:
     scores, labels, clusters, subgroups, n_unscored = _scored_trials(contrast)
     codes, n_clusters = cluster_codes(clusters)
     weights = draw_cluster_weights(n_clusters, n_resamples, seed)
     try:
-        estimate = _contrast_values({term: eer(scores[term], labels, "interp") for term in TERMS})
+        estimate = _contrast_values({term: eer(scores[term], labels, eer_method) for term in TERMS})
     except MetricInputError as error:
         raise StatisticsInputError(f"contrast {dict(contrast.key)}: {error}") from error
-    draws = _contrast_values({term: weighted_interp_eer(scores[term], labels, codes, weights) for term in TERMS})
+    draws = _contrast_values({term: weighted_eer(scores[term], labels, codes, weights, eer_method) for term in TERMS})
     summary: dict[str, Any] = {
         "key": dict(contrast.key),
         "family": contrast.family,
         "model": contrast.model,
         "held_out": contrast.held_out,
-        "eer_method": "interp",
+        "eer_method": eer_method,
         "cluster": "enrolment speaker",
         "n_trials": int(labels.size),
         "n_unscored_dropped": n_unscored,
@@ -260,7 +366,7 @@ def _bootstrap_contrast(contrast: ContrastInput, n_resamples: int, seed: int, le
         "estimates": {name: _interval(estimate[name], draws[name], level) for name in estimate},
     }
     if subgroups is not None:
-        summary["subgroups"] = _subgroup_gaps(scores, labels, codes, subgroups, weights, level)
+        summary["subgroups"] = _subgroup_gaps(scores, labels, codes, subgroups, weights, level, eer_method)
     return _ContrastDraws(estimate=estimate, draws=draws, summary=summary)
 
 
@@ -275,6 +381,7 @@ def _subgroup_gaps(
     subgroups: Any,
     weights: FloatArray,
     level: float,
+    eer_method: BootstrapEerMethod,
 ) -> dict[str, Any]:
     """Per term, each subgroup's EER and its signed gap to the first subgroup (sorted), plus the range
     (largest minus smallest subgroup EER), all with intervals from the same resamples. A subgroup whose EER
@@ -285,7 +392,7 @@ def _subgroup_gaps(
     for name in sorted(set(as_text.tolist())):
         member = as_text == name
         try:
-            values = {term: eer(scores[term][member], labels[member], "interp") for term in TERMS}
+            values = {term: eer(scores[term][member], labels[member], eer_method) for term in TERMS}
         except MetricInputError as error:
             undefined[name] = str(error)
             continue
@@ -297,7 +404,7 @@ def _subgroup_gaps(
         draws = {}
         for name in names:
             member = as_text == name
-            draws[name] = weighted_interp_eer(scores[term][member], labels[member], codes[member], weights)
+            draws[name] = weighted_eer(scores[term][member], labels[member], codes[member], weights, eer_method)
         stacked = np.vstack([draws[name] for name in names])
         point = np.array([estimates[term][name] for name in names])
         reference = names[0]
@@ -381,6 +488,7 @@ def fixed_threshold_analysis(
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    eer_method: BootstrapEerMethod = "interp",
 ) -> dict[str, Any]:
     """FAR and FRR per subgroup at one threshold chosen on development speakers.
 
@@ -389,7 +497,7 @@ def fixed_threshold_analysis(
     ``score >= threshold``) is the development threshold where |FAR - FRR| is smallest (``"eer"``) or the
     lowest one whose development FAR does not exceed ``operating_point`` (a target FAR). Intervals come from
     the speaker-cluster bootstrap of the evaluation trials (clusters: enrolment speakers). Per-subgroup
-    ``interp`` EERs on the evaluation trials are reported beside them, as the paper's gaps.
+    EERs (``eer_method``) on the evaluation trials are reported beside them, as the paper's gaps.
     """
     scores = np.asarray(record.scores, dtype=float)
     labels = np.asarray(record.labels).astype(bool)
@@ -415,7 +523,7 @@ def fixed_threshold_analysis(
     for name in sorted(set(eval_groups.tolist())):
         member = eval_groups == name
         per_subgroup[name] = _error_rates(
-            eval_scores[member], eval_labels[member], codes[member], n_clusters, threshold, weights, level
+            eval_scores[member], eval_labels[member], codes[member], n_clusters, threshold, weights, level, eer_method
         )
     return {
         "key": dict(record.key),
@@ -458,6 +566,7 @@ def _error_rates(
     threshold: float,
     weights: FloatArray,
     level: float,
+    eer_method: BootstrapEerMethod,
 ) -> dict[str, Any]:
     """FAR, FRR at the threshold and the EER, with bootstrap intervals (per-cluster counts x weights)."""
     accepted = scores >= threshold
@@ -476,7 +585,7 @@ def _error_rates(
     }
     if point[1] and point[3] and np.unique(scores).size > 1:
         result["eer"] = _interval(
-            eer(scores, labels, "interp"), weighted_interp_eer(scores, labels, codes, weights), level
+            eer(scores, labels, eer_method), weighted_eer(scores, labels, codes, weights, eer_method), level
         )
     return result
 
@@ -590,6 +699,7 @@ def bundle_statistics(
     seed: int = 0,
     level: float = 0.95,
     alpha: float = 0.05,
+    eer_method: BootstrapEerMethod = "interp",
 ) -> dict[str, Any]:
     """Every issue-7 statistic of a bundle, JSON-able, for ``report.json`` (section ``statistics``).
 
@@ -599,7 +709,7 @@ def bundle_statistics(
     error for held-out predictions (held-out validation is skipped when None). ``fixed_threshold``: records
     for the common-threshold subgroup analysis.
     """
-    contrast_draws = [_bootstrap_contrast(c, n_resamples, seed, level) for c in contrasts]
+    contrast_draws = [_bootstrap_contrast(c, n_resamples, seed, level, eer_method) for c in contrasts]
     summaries = [{**r.summary, "tost": tost_verdict(r.draws["ie"], margin, alpha)} for r in contrast_draws]
     families: dict[str, list[int]] = defaultdict(list)
     for index, contrast in enumerate(contrasts):
@@ -618,7 +728,7 @@ def bundle_statistics(
             },
         }
     result: dict[str, Any] = {
-        "eer_method": "interp",
+        "eer_method": eer_method,
         "cluster": "enrolment speaker",
         "n_resamples": n_resamples,
         "seed": seed,
@@ -647,7 +757,12 @@ def bundle_statistics(
         )
     result["fixed_threshold"] = [
         fixed_threshold_analysis(
-            record, operating_point=operating_point, n_resamples=n_resamples, seed=seed, level=level
+            record,
+            operating_point=operating_point,
+            n_resamples=n_resamples,
+            seed=seed,
+            level=level,
+            eer_method=eer_method,
         )
         for record in fixed_threshold
     ]

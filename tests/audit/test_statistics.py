@@ -23,25 +23,28 @@ from audit.statistics import (
     held_out_validation,
     percentile_interval,
     tost_verdict,
-    weighted_interp_eer,
+    weighted_eer,
 )
 
 TERMS = ("clean", "a", "b", "ab")
 
 
-def test_weighted_eer_equals_the_eer_of_the_resampled_trials() -> None:
-    rng = np.random.default_rng(1)
+@pytest.mark.parametrize("decimals", [0, 1, 3])  # heavy ties, some, almost none
+def test_weighted_eer_equals_the_eer_of_the_resampled_trials(decimals: int) -> None:
+    rng = np.random.default_rng(1 + decimals)
     clusters = rng.integers(0, 12, 400)
     labels = rng.integers(0, 2, 400)
-    scores = np.round(rng.normal(labels, 1.0), 1)  # ties
+    scores = np.round(rng.normal(labels, 1.0), decimals)
     codes, n_clusters = cluster_codes(clusters)
-    weights = draw_cluster_weights(n_clusters, 30, seed=3)
+    weights = draw_cluster_weights(n_clusters, 40, seed=3)
     weights[0] = 1.0  # the full sample
-    draws = weighted_interp_eer(scores, labels, codes, weights)
-    for row, draw in zip(weights, draws, strict=True):
+    interp = weighted_eer(scores, labels, codes, weights, "interp")
+    legacy = weighted_eer(scores, labels, codes, weights, "legacy")
+    for row, interp_draw, legacy_draw in zip(weights, interp, legacy, strict=True):
         copies = row[codes].astype(int)  # every trial as often as its speaker was drawn
-        expected = eer(np.repeat(scores, copies), np.repeat(labels, copies), "interp")
-        assert draw == pytest.approx(expected, abs=1e-12)
+        resampled = np.repeat(scores, copies), np.repeat(labels, copies)
+        assert interp_draw == pytest.approx(eer(*resampled, "interp"), abs=1e-12)
+        assert legacy_draw == eer(*resampled, "legacy")  # bit for bit, roc_curve's dropped points included
 
 
 def test_undefined_draws_are_counted_not_filled() -> None:
@@ -49,7 +52,7 @@ def test_undefined_draws_are_counted_not_filled() -> None:
     labels = np.array([1, 1, 0, 0])
     codes = np.array([0, 0, 1, 1])
     weights = np.array([[2.0, 0.0], [1.0, 1.0]])
-    draws = weighted_interp_eer(np.array([0.9, 0.8, 0.1, 0.2]), labels, codes, weights)
+    draws = weighted_eer(np.array([0.9, 0.8, 0.1, 0.2]), labels, codes, weights)
     assert np.isnan(draws[0]) and draws[1] == 0.0
     assert percentile_interval(draws, 0.95)["n_undefined"] == 1
 
@@ -76,7 +79,7 @@ def _coverage(clustered: bool, n_datasets: int = 150, n_resamples: int = 200) ->
         scores, labels, clusters, true_eer = _simulated_eer_dataset(rng, n_speakers=40, speaker_sd=1.0)
         codes, n_clusters = cluster_codes(clusters if clustered else np.arange(labels.size))
         weights = draw_cluster_weights(n_clusters, n_resamples, seed=index)
-        interval = percentile_interval(weighted_interp_eer(scores, labels, codes, weights), 0.95)
+        interval = percentile_interval(weighted_eer(scores, labels, codes, weights), 0.95)
         covered += interval["low"] <= true_eer <= interval["high"]
     return covered / n_datasets
 
@@ -316,3 +319,41 @@ def test_interaction_intervals_cover_the_true_interaction() -> None:
         ie = bootstrap_contrast(contrast, n_resamples=150, seed=index)["estimates"]["ie"]
         covered += ie["low"] <= true_ie <= ie["high"]
     assert 0.87 <= covered / n_datasets <= 0.99
+
+
+def test_weighted_legacy_on_many_small_resamples_with_empty_speakers() -> None:
+    # Small tied datasets, few speakers: many thresholds weigh 0 in a resample, the hard case for roc_curve's
+    # dropped points. Oracle: audit.metrics (itself tested against sklearn) on the repeated trials.
+    rng = np.random.default_rng(13)
+    checked = 0
+    for _ in range(150):
+        size = int(rng.integers(4, 40))
+        clusters = rng.integers(0, int(rng.integers(2, 7)), size)
+        labels = rng.integers(0, 2, size)
+        scores = rng.integers(0, int(rng.integers(2, 8)), size) + labels * float(rng.integers(0, 3))
+        codes, n_clusters = cluster_codes(clusters)
+        if n_clusters < 2 or labels.min() == labels.max():
+            continue
+        weights = draw_cluster_weights(n_clusters, 15, seed=int(rng.integers(1000)))
+        draws = weighted_eer(scores, labels, codes, weights, "legacy")
+        for row, draw in zip(weights, draws, strict=True):
+            copies = row[codes].astype(int)
+            kept_scores, kept_labels = np.repeat(scores, copies), np.repeat(labels, copies)
+            if kept_labels.min() == kept_labels.max():
+                assert np.isnan(draw)
+            elif np.unique(kept_scores).size > 1:
+                assert draw == eer(kept_scores, kept_labels, "legacy")
+                checked += 1
+    assert checked > 1000
+
+
+def test_legacy_estimates_are_the_papers_routine() -> None:
+    rng = np.random.default_rng(14)
+    contrast = _contrast(rng, {"ab": 0.3})
+    result = bundle_statistics([contrast], margin=0.01, n_resamples=40, eer_method="legacy")
+    estimates = result["contrasts"][0]["estimates"]
+    assert result["eer_method"] == "legacy" == result["contrasts"][0]["eer_method"]
+    for term in TERMS:
+        assert estimates[term]["estimate"] == eer(contrast.scores[term], contrast.labels, "legacy")
+    with pytest.raises(StatisticsInputError, match="unknown bootstrap EER method"):
+        weighted_eer([0.1, 0.2], [0, 1], np.array([0, 1]), np.ones((1, 2)), "rocch")  # type: ignore[arg-type]
