@@ -98,6 +98,8 @@ def test_speechbrain_embeds_with_the_saved_weights(ecapa_folder: Path) -> None:
     encoder = load_encoder("speechbrain", "tiny-ecapa", ecapa_folder)
     embeddings = encoder.embed(WAVES, 16000)
     assert embeddings.shape == (5, 16) and embeddings.dtype == np.float32
+    model = encoder.classifier  # type: ignore[attr-defined]
+    assert not model.training and not any(p.requires_grad for p in model.parameters())
     np.testing.assert_allclose(np.linalg.norm(embeddings, axis=1), 1.0, atol=1e-6)
     # Oracle: the front end and the model built by hand from the saved state dict.
     torch.manual_seed(123)  # a different init, overwritten by the saved weights

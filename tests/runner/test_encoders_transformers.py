@@ -63,6 +63,8 @@ def test_ssl_is_the_masked_mean_of_the_last_hidden_layer(wavlm_layer: tuple[Path
     folder, model = wavlm_layer
     encoder = load_encoder("transformers_ssl", "tiny-wavlm", folder)
     embeddings = encoder.embed(WAVES, 16000)
+    loaded = encoder.loaded.model  # type: ignore[attr-defined]
+    assert not loaded.training and not any(p.requires_grad for p in loaded.parameters())
     assert embeddings.shape == (5, 32) and embeddings.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(embeddings, axis=1), 1.0, atol=1e-6)
     # Oracle: the model run by hand on one normalised utterance, mean over all of its frames.
