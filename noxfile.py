@@ -23,9 +23,7 @@ SYSTEM_PACKAGES = ROOT / "configs" / "system-packages.txt"
 def _missing_system_packages() -> list[str]:
     """Debian packages from SYSTEM_PACKAGES that dpkg does not report as installed."""
     wanted = [
-        line.split("#")[0].strip()
-        for line in SYSTEM_PACKAGES.read_text().splitlines()
-        if line.split("#")[0].strip()
+        line.split("#")[0].strip() for line in SYSTEM_PACKAGES.read_text().splitlines() if line.split("#")[0].strip()
     ]
     status = Path("/var/lib/dpkg/status").read_text(errors="replace") if shutil.which("dpkg") else ""
     return [name for name in wanted if f"Package: {name}\nStatus: install ok installed" not in status]
@@ -77,3 +75,11 @@ def bench(session: nox.Session) -> None:
     install_runner(session)
     for script in sorted((ROOT / "benchmarks").glob("bench_*.py")):
         session.run("python", str(script), *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def container(session: nox.Session) -> None:
+    """Build the pinned image and run the reproduce loop in it with GPUs (Docker + NVIDIA Container Toolkit)."""
+    session.install("-e", ".", "docker>=7.1")
+    default = ["--config", "configs/default.toml", "--out", "out/container"]
+    session.run("python", "-m", "runner.container", *(session.posargs or default))

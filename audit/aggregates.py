@@ -70,9 +70,7 @@ def per_encoder(frame: pd.DataFrame) -> list[dict[str, Any]]:
     by_experiment = by_condition.groupby(level=["model", "experiment"]).mean()
     rows = []
     for model, experiments in by_experiment.groupby(level="model", sort=True):
-        rows.append(
-            {"model": model, "macro_eer": float(experiments.mean()), "n_experiments": len(experiments)}
-        )
+        rows.append({"model": model, "macro_eer": float(experiments.mean()), "n_experiments": len(experiments)})
     return rows
 
 

@@ -213,9 +213,7 @@ def verify_signature(bundle_dir: Path, trusted_key: Path | None) -> tuple[Signat
     statement_path = bundle_dir / STATEMENT_FILE
     if not envelope_path.is_file():
         if not statement_path.is_file():
-            raise BadSignatureError(
-                "no-statement", f"{bundle_dir} has neither {ENVELOPE_FILE} nor {STATEMENT_FILE}"
-            )
+            raise BadSignatureError("no-statement", f"{bundle_dir} has neither {ENVELOPE_FILE} nor {STATEMENT_FILE}")
         raise BadSignatureError(
             "unsigned",
             f"The bundle is UNSIGNED: no {ENVELOPE_FILE}; nothing vouches that its files were not "
@@ -224,9 +222,7 @@ def verify_signature(bundle_dir: Path, trusted_key: Path | None) -> tuple[Signat
         )
     lines = [line for line in envelope_path.read_bytes().splitlines() if line.strip()]
     if len(lines) != 1:
-        raise BadSignatureError(
-            "envelope", f"{ENVELOPE_FILE} holds {len(lines)} envelopes, expected exactly one"
-        )
+        raise BadSignatureError("envelope", f"{ENVELOPE_FILE} holds {len(lines)} envelopes, expected exactly one")
     try:
         envelope = parse_envelope(lines[0])
     except EnvelopeError as error:
@@ -260,9 +256,7 @@ def verify_signature(bundle_dir: Path, trusted_key: Path | None) -> tuple[Signat
         )
     recorded_id_path = bundle_dir / KEY_ID_FILE
     if recorded_id_path.is_file() and recorded_id_path.read_text().strip() != trusted_id:
-        report.append(
-            f"Note: {KEY_ID_FILE} names key id {recorded_id_path.read_text().strip()}, not the trusted one."
-        )
+        report.append(f"Note: {KEY_ID_FILE} names key id {recorded_id_path.read_text().strip()}, not the trusted one.")
     return SignatureCheck(envelope.payload, authenticated=True), _Step(report)
 
 
@@ -283,18 +277,14 @@ def verify_statement(payload: bytes) -> tuple[dict[str, Any], _Step]:
             BUILD_TYPE,
         ),
     }
-    wrong = [
-        {"field": name, "found": got, "expected": want} for name, (got, want) in found.items() if got != want
-    ]
+    wrong = [{"field": name, "found": got, "expected": want} for name, (got, want) in found.items() if got != want]
     if wrong or not isinstance(statement.get("subject"), list):
         raise StatementError(
             "statement-type",
             "The statement is not an in-toto v1 statement of an interbias-sv run",
             failures=wrong,
         )
-    return statement, _Step(
-        [f"in-toto {STATEMENT_TYPE}, predicate {PREDICATE_TYPE}, build type {BUILD_TYPE}."]
-    )
+    return statement, _Step([f"in-toto {STATEMENT_TYPE}, predicate {PREDICATE_TYPE}, build type {BUILD_TYPE}."])
 
 
 def verify_statement_copy(bundle_dir: Path, payload: bytes) -> tuple[None, _Step]:
@@ -340,17 +330,14 @@ def verify_subject_names(bundle_dir: Path, statement: dict[str, Any]) -> tuple[l
     if failures:
         raise SubjectEscapeError(
             "path-escape",
-            f"{len(failures)} subject name(s) are unsafe and were refused "
-            "(path traversal or links out of the bundle).",
+            f"{len(failures)} subject name(s) are unsafe and were refused (path traversal or links out of the bundle).",
             failures=failures,
             partial=safe,
         )
     return safe, _Step([f"All {len(safe)} subject names stay inside the bundle."])
 
 
-def verify_subject_digests(
-    bundle_dir: Path, subjects: list[tuple[str, dict]]
-) -> tuple[dict[str, Digest], _Step]:
+def verify_subject_digests(bundle_dir: Path, subjects: list[tuple[str, dict]]) -> tuple[dict[str, Digest], _Step]:
     """Recompute SHA-256 and BLAKE3 of every subject (streamed) and compare with the statement."""
     verified: dict[str, Digest] = {}
     failures = []
@@ -400,14 +387,10 @@ def verify_every_file_is_subject(bundle_dir: Path, subjects: list[tuple[str, dic
         elif name not in names:
             failures.append({"file": name, "problem": "not a subject of the statement"})
     failures += [
-        {"file": name, "problem": "required file is not a subject"}
-        for name in REQUIRED_FILES
-        if name not in names
+        {"file": name, "problem": "required file is not a subject"} for name in REQUIRED_FILES if name not in names
     ]
     if failures:
-        error = (
-            SubjectEscapeError if any("outside" in f["problem"] for f in failures) else DigestMismatchError
-        )
+        error = SubjectEscapeError if any("outside" in f["problem"] for f in failures) else DigestMismatchError
         raise error(
             "unlisted-file",
             f"{len(failures)} bundle file(s) are not covered by the statement.",
@@ -477,16 +460,13 @@ def verify_rows(
         checkpoints = read_checkpoints(statement["predicate"])
         run_id = statement["predicate"]["runDetails"]["metadata"]["invocationId"]
     except (PredicateShapeError, KeyError, TypeError) as error:
-        raise StatementError(
-            "predicate-shape", f"The predicate cannot be read: {error}", partial={}
-        ) from error
+        raise StatementError("predicate-shape", f"The predicate cannot be read: {error}", partial={}) from error
     bundle_checkpoints: dict[str, Any] = {}
     if "checkpoints.json" in verified:
         bundle_checkpoints = read_json_object(bundle_dir / "checkpoints.json")
     columns = ("record_id", "model", "trial_list_id", "scores_blake3", "checkpoint_blake3", "run_id")
     rows = [
-        dict(zip(columns, values, strict=True))
-        for values in zip(*(_column(results, c) for c in columns), strict=True)
+        dict(zip(columns, values, strict=True)) for values in zip(*(_column(results, c) for c in columns), strict=True)
     ]
     statuses: dict[str, RowStatus] = {}
     failures = []
@@ -508,9 +488,7 @@ def verify_rows(
             lines=lines,
             partial=statuses,
         )
-    return statuses, _Step(
-        [f"All {len(rows)} rows are bound to verified trial lists, scores and checkpoints.", *lines]
-    )
+    return statuses, _Step([f"All {len(rows)} rows are bound to verified trial lists, scores and checkpoints.", *lines])
 
 
 @dataclass(frozen=True)
@@ -560,9 +538,7 @@ def load_scores(results: pd.DataFrame, bundle_dir: Path) -> tuple[dict[str, Reco
     failures = []
     trial_cache: dict[str, np.ndarray | None] = {}
     root = bundle_dir.resolve()
-    for record_id, trial_list_id in zip(
-        _column(results, "record_id"), _column(results, "trial_list_id"), strict=True
-    ):
+    for record_id, trial_list_id in zip(_column(results, "record_id"), _column(results, "trial_list_id"), strict=True):
         if record_id is None:
             continue
         if _escape_reason(root, f"scores/{record_id}.parquet") is not None:
@@ -588,8 +564,7 @@ def verify_scores_follow_trial_lists(loaded: dict[str, RecordScores]) -> tuple[N
     failures = [
         {"record_id": record_id, "problem": "scores do not follow the trial list (order, length or labels)"}
         for record_id, record in loaded.items()
-        if record.trial_list_labels is None
-        or not np.array_equal(record.trial_labels, record.trial_list_labels)
+        if record.trial_list_labels is None or not np.array_equal(record.trial_labels, record.trial_list_labels)
     ]
     if failures:
         raise UnmatchedTrialsError(
@@ -613,8 +588,7 @@ def _number(value: Any) -> float | None:
 def _row_costs(row: dict[str, Any]) -> tuple[float, float, float]:
     values = [_number(row.get(name)) for name in DEFAULT_COSTS]
     p_target, c_miss, c_fa = (
-        default if value is None else value
-        for value, default in zip(values, DEFAULT_COSTS.values(), strict=True)
+        default if value is None else value for value, default in zip(values, DEFAULT_COSTS.values(), strict=True)
     )
     return p_target, c_miss, c_fa
 
@@ -686,8 +660,7 @@ def verify_rescored_metrics(results: pd.DataFrame, loaded: dict[str, RecordScore
         records = tuple(dict.fromkeys(f["record_id"] for f in failures))
         raise ScoreMismatchError(
             "rescore",
-            f"{len(records)} of {len(rows)} re-scored record(s) differ from the table "
-            f"(tolerance {METRIC_TOLERANCE}).",
+            f"{len(records)} of {len(rows)} re-scored record(s) differ from the table (tolerance {METRIC_TOLERANCE}).",
             records=records,
             failures=failures,
         )
@@ -761,9 +734,7 @@ def verify_shared_trial_lists(results: pd.DataFrame) -> tuple[None, _Step]:
 def verify_operator_outcomes(bundle_dir: Path, verified: dict[str, Digest]) -> tuple[None, _Step]:
     """Report operator applied/failed/fallback counts per chain; failures or fallbacks raise a warning."""
     if "operators.json" not in verified:
-        raise DigestMismatchError(
-            "operators", "operators.json is missing or does not verify; counts not reported."
-        )
+        raise DigestMismatchError("operators", "operators.json is missing or does not verify; counts not reported.")
     operators = read_json_object(bundle_dir / "operators.json")
     policy = operators.get("policy", "not declared")
     table = [
@@ -795,9 +766,7 @@ def verify_operator_outcomes(bundle_dir: Path, verified: dict[str, Digest]) -> t
             failures=table,
             lines=lines,
         )
-    return None, _Step(
-        [*lines, f"All {len(table)} operator chains applied without failure or fallback."], table
-    )
+    return None, _Step([*lines, f"All {len(table)} operator chains applied without failure or fallback."], table)
 
 
 def coverage_section(statuses: dict[str, RowStatus], n_rows: int) -> dict[str, Any]:
@@ -858,9 +827,7 @@ def verify_bundle(
     check.authenticated = signature is not None and signature.authenticated
     statement = None
     if signature is not None:
-        statement = check.run(
-            "statement", "Statement and predicate type", verify_statement, signature.payload
-        )
+        statement = check.run("statement", "Statement and predicate type", verify_statement, signature.payload)
     if statement is None:
         for section_id, title in (
             ("subjects", "Subjects"),

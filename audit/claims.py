@@ -110,9 +110,7 @@ def _claim(source: str, index: int, raw: Any, default_tolerance: float | None) -
     tolerance: Any = raw.get("tolerance", default_tolerance)
     if not _number(tolerance) or tolerance < 0:
         raise bad("needs a non-negative 'tolerance' (or a top-level default_tolerance)")
-    return Claim(
-        str(raw["id"]), str(raw.get("description", "")), table, field, where, published, float(tolerance)
-    )
+    return Claim(str(raw["id"]), str(raw.get("description", "")), table, field, where, published, float(tolerance))
 
 
 def read_claims(path: Path) -> list[Claim]:

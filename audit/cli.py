@@ -33,9 +33,7 @@ def main() -> None:
 def summary_lines(report: dict[str, Any]) -> list[str]:
     """A short human summary: verdict, one line per flag, claim counts."""
     flags = report["flags"]
-    counts = {
-        severity: sum(f["severity"] == severity for f in flags) for severity in ("error", "warning", "info")
-    }
+    counts = {severity: sum(f["severity"] == severity for f in flags) for severity in ("error", "warning", "info")}
     source = report["source"]
     lines = [
         f"{report['verdict'].upper()}: {source['path']} ({source['n_rows']} rows): "
@@ -44,9 +42,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     lines += [f"  {f['severity']:<7} {f['id']}: {f['message']}" for f in flags]
     if report["claims"]:
         statuses = [c["status"] for c in report["claims"]]
-        tally = ", ".join(
-            f"{statuses.count(s)} {s}" for s in ("reproduced", "not reproduced", "not computable")
-        )
+        tally = ", ".join(f"{statuses.count(s)} {s}" for s in ("reproduced", "not reproduced", "not computable"))
         lines.append(f"claims: {tally}")
     return lines
 

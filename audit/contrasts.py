@@ -178,9 +178,7 @@ def _level(value: Any, reference: str) -> str:
 
 def _term(level_a: str, level_b: str, reference: str) -> str:
     a_ref, b_ref = level_a == reference, level_b == reference
-    return {(True, True): "clean", (False, True): "a", (True, False): "b", (False, False): "ab"}[
-        (a_ref, b_ref)
-    ]
+    return {(True, True): "clean", (False, True): "a", (True, False): "b", (False, False): "ab"}[(a_ref, b_ref)]
 
 
 def derive_contrasts(
@@ -242,9 +240,7 @@ def derive_contrasts(
                     reason, problem_terms = "missing-term", missing
                 if reason is not None:
                     terms = {
-                        term: [
-                            (c, t.record_id) for c, found_terms in by_level[term].items() for t in found_terms
-                        ]
+                        term: [(c, t.record_id) for c, found_terms in by_level[term].items() for t in found_terms]
                         for term in TERMS
                     }
                     incomplete.append(

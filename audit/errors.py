@@ -16,9 +16,7 @@ EXIT_INPUT = 2
 class InputError(Exception):
     """Input that cannot be read or used at all: exit 2 with one clear line."""
 
-    def __init__(
-        self, source: str, problem: str, *, row: int | None = None, column: str | None = None
-    ) -> None:
+    def __init__(self, source: str, problem: str, *, row: int | None = None, column: str | None = None) -> None:
         self.source = source
         self.problem = problem
         self.row = row

@@ -19,9 +19,7 @@ from audit.findings import Flag, Severity
 from schemas.results import ValidatedResults
 
 # The 17 experiments of the benchmark (E09, E12, E19 are absent and E21 was removed).
-BENCHMARK_EXPERIMENTS = tuple(
-    f"E{n:02d}" for n in (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 14, 15, 16, 17, 18, 20)
-)
+BENCHMARK_EXPERIMENTS = tuple(f"E{n:02d}" for n in (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 14, 15, 16, 17, 18, 20))
 
 
 @dataclass(frozen=True)
@@ -42,9 +40,7 @@ class AuditConfig:
     provenance_columns: tuple[str, ...] = ("checkpoint_blake3", "run_id", "trial_list_id")
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()
-        }
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
@@ -126,9 +122,7 @@ def flag_eer_above_chance(frame: pd.DataFrame, config: AuditConfig) -> Flag | No
 def flag_near_chance_prediction(contrasts: Sequence[Contrast], config: AuditConfig) -> Flag | None:
     """Contrasts whose additive prediction, or one of whose terms, is at or above ``near_chance_eer``."""
     cases = [
-        c
-        for c in contrasts
-        if max(c.prediction, c.eer_clean, c.eer_a, c.eer_b, c.eer_ab) >= config.near_chance_eer
+        c for c in contrasts if max(c.prediction, c.eer_clean, c.eer_a, c.eer_b, c.eer_ab) >= config.near_chance_eer
     ]
     if not cases:
         return None
@@ -258,8 +252,7 @@ def flag_incomplete_contrasts(contrast_set: ContrastSet) -> list[Flag]:
             incomplete,
             "missing-term",
             Severity.WARNING,
-            "{n} without a measured term: no contrast computed; a missing marginal is "
-            "never replaced by the reference.",
+            "{n} without a measured term: no contrast computed; a missing marginal is never replaced by the reference.",
         ),
         _incomplete_flag(
             incomplete,
@@ -360,22 +353,16 @@ def flag_unpaired_gender(unpaired: Sequence[UnpairedGender]) -> Flag | None:
     )
 
 
-def flag_budget_mismatch(
-    contrasts: Sequence[Contrast], pairs: Sequence[GapPair], config: AuditConfig
-) -> Flag | None:
+def flag_budget_mismatch(contrasts: Sequence[Contrast], pairs: Sequence[GapPair], config: AuditConfig) -> Flag | None:
     """Trial counts that differ across contrast terms, between F and M, or between a gap and its clean gap."""
     cases: dict[str, list[dict[str, Any]]] = {"contrast_terms": [], "subgroup_pairs": [], "ratio_terms": []}
     records: list[str] = []
     for contrast in contrasts:
         counts = [term.counts for term in contrast.terms]
         if len(set(counts)) > 1:
-            cases["contrast_terms"].append(
-                {"setting": _setting(contrast), "counts": [list(c) for c in counts]}
-            )
+            cases["contrast_terms"].append({"setting": _setting(contrast), "counts": [list(c) for c in counts]})
             records.extend(contrast.records)
-    clean_pairs = {
-        (p.experiment, p.model, p.corpus): p for p in pairs if is_clean(p.condition, config.clean_labels)
-    }
+    clean_pairs = {(p.experiment, p.model, p.corpus): p for p in pairs if is_clean(p.condition, config.clean_labels)}
     for pair in pairs:
         f_counts, m_counts = pair.female.counts, pair.male.counts
         where = f"{pair.experiment} {pair.model} {pair.condition}"
@@ -433,9 +420,7 @@ def flag_missing_provenance(table: pd.DataFrame, config: AuditConfig) -> Flag | 
         Severity.WARNING,
         f"{int(lacking.sum())} of {len(table)} rows lack provenance (present: {', '.join(parts)}); their "
         "results cannot be bound to a checkpoint, run or trial list.",
-        _unique(table.loc[lacking, "record_id"].dropna().astype(str).tolist())
-        if "record_id" in table
-        else (),
+        _unique(table.loc[lacking, "record_id"].dropna().astype(str).tolist()) if "record_id" in table else (),
         {"coverage": coverage},
     )
 
@@ -460,11 +445,7 @@ def flag_coverage(frame: pd.DataFrame, config: AuditConfig) -> Flag | None:
         "coverage",
         Severity.WARNING,
         f"{len(missing)} of {expected_cells} expected experiment x model cells have no usable row"
-        + (
-            f", and experiments outside the expected set appear ({', '.join(unexpected)})"
-            if unexpected
-            else ""
-        )
+        + (f", and experiments outside the expected set appear ({', '.join(unexpected)})" if unexpected else "")
         + "; summaries over models or experiments are then not over the same set.",
         (),
         {

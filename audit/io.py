@@ -75,9 +75,7 @@ def read_column_map(path: Path) -> dict[str, str]:
         if not isinstance(canonical, str):
             raise InputError(str(path), f"the target of {legacy!r} must be a column name (a string)")
         if canonical not in KNOWN_COLUMNS:
-            raise InputError(
-                str(path), f"{legacy!r} maps to {canonical!r}, which is not a results.csv column"
-            )
+            raise InputError(str(path), f"{legacy!r} maps to {canonical!r}, which is not a results.csv column")
         if canonical in seen:
             raise InputError(str(path), f"{seen[canonical]!r} and {legacy!r} both map to {canonical!r}")
         seen[canonical] = legacy
@@ -104,9 +102,7 @@ def _check_header(path: Path, header: list[str], renames: dict[str, str], column
         )
     clashes = [target for target in renames.values() if target in header and target not in renames]
     if clashes:
-        raise InputError(
-            str(column_map), f"renames onto columns that {path} already has: {', '.join(clashes)}"
-        )
+        raise InputError(str(column_map), f"renames onto columns that {path} already has: {', '.join(clashes)}")
     if not any(renames.get(name, name) in REQUIRED_COLUMNS for name in header):
         raise InputError(
             str(path),
@@ -120,9 +116,7 @@ def _check_rows(path: Path, rows: list[list[str]]) -> None:
     width = len(rows[0])
     for number, fields in enumerate(rows[1:], start=1):
         if len(fields) != width:
-            raise InputError(
-                str(path), f"not a CSV table: {len(fields)} fields, the header has {width}", row=number
-            )
+            raise InputError(str(path), f"not a CSV table: {len(fields)} fields, the header has {width}", row=number)
     if len(rows) == 1:
         raise InputError(str(path), "no data rows below the header")
 
@@ -138,9 +132,7 @@ def read_results(path: Path, column_map: Path | None = None) -> ResultsSource:
     _check_header(path, rows[0], renames, column_map)
     _check_rows(path, rows)
     try:
-        frame = pd.read_csv(
-            io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""], index_col=False
-        )
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""], index_col=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error) as error:
         raise InputError(str(path), f"not a CSV file: {str(error).strip()}") from error
     return ResultsSource(path, bytes_digest(data), frame.rename(columns=renames), renames)

@@ -64,9 +64,7 @@ def table_facts(rows: Rows, config: AuditConfig) -> dict[str, Any]:
     """Whole-table counts a claim can name: records, trial evaluations, rows with each provenance field."""
     coverage = provenance_coverage(rows.table, (*config.provenance_columns, "scores_blake3"))
     n_trials = int((rows.valid["n_target"] + rows.valid["n_nontarget"]).sum()) if len(rows.valid) else 0
-    return {"n_records": len(rows.table), "n_trials": n_trials} | {
-        c: v["present"] for c, v in coverage.items()
-    }
+    return {"n_records": len(rows.table), "n_trials": n_trials} | {c: v["present"] for c, v in coverage.items()}
 
 
 NO_SCORES_SECTION = {
@@ -188,8 +186,14 @@ def verify(
     report_sections = sections(rows, bundle is not None)
     if bundle is not None:
         from audit.bundle import verify_bundle
+        from audit.bundle_statistics import statistics_of_bundle
 
         bundle_flags, bundle_sections = verify_bundle(source.frame, Path(bundle), key)
         flags.extend(bundle_flags)
         report_sections.extend(bundle_sections)
-    return assemble_report(source, config, flags, aggregates, claim_results, report_sections)
+        statistics, statistics_section = statistics_of_bundle(rows.usable, contrast_set.contrasts, Path(bundle))
+        report_sections.append(statistics_section)
+    report = assemble_report(source, config, flags, aggregates, claim_results, report_sections)
+    if bundle is not None and statistics is not None:
+        report["statistics"] = json_safe(statistics)
+    return report

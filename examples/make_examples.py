@@ -53,9 +53,7 @@ def rows() -> list[dict[str, object]]:
     """The synthetic records (see README.md for the flag each block raises)."""
     out: list[dict[str, object]] = []
 
-    def add(
-        experiment: str, model: str, corpus: str, condition: str, eer: float | str, **extra: object
-    ) -> None:
+    def add(experiment: str, model: str, corpus: str, condition: str, eer: float | str, **extra: object) -> None:
         row: dict[str, object] = dict.fromkeys(COLUMNS, "")
         row.update(
             record_id=f"syn-{experiment}-{model}-{len(out) + 1:03d}",
@@ -187,12 +185,8 @@ def rows() -> list[dict[str, object]]:
         "ssl-b": ((0.21, 0.20), (0.26, 0.25), (0.33, 0.30)),
     }
     for model, by_condition in e16.items():
-        for condition, (eer_f, eer_m) in zip(
-            ("clean", "babble snr=10", "babble snr=0"), by_condition, strict=True
-        ):
-            add(
-                "E16", model, "VoxCeleb1", condition, eer_f, subgroup="gender=F", trial_list_id="syn-tl-e16-f"
-            )
+        for condition, (eer_f, eer_m) in zip(("clean", "babble snr=10", "babble snr=0"), by_condition, strict=True):
+            add("E16", model, "VoxCeleb1", condition, eer_f, subgroup="gender=F", trial_list_id="syn-tl-e16-f")
             short = model == "ssl-b" and condition == "babble snr=0"
             add(
                 "E16",

@@ -39,17 +39,13 @@ def pae(payload_type: str, payload: bytes) -> bytes:
     return b"DSSEv1 %d %b %d %b" % (len(type_bytes), type_bytes, len(payload), payload)
 
 
-def sign_envelope(
-    payload: bytes, private_key: Ed25519PrivateKey, payload_type: str = IN_TOTO_PAYLOAD_TYPE
-) -> bytes:
+def sign_envelope(payload: bytes, private_key: Ed25519PrivateKey, payload_type: str = IN_TOTO_PAYLOAD_TYPE) -> bytes:
     """One JSON line (with trailing newline) holding ``payload`` signed by ``private_key``."""
     signature = private_key.sign(pae(payload_type, payload))
     envelope = {
         "payload": base64.b64encode(payload).decode("ascii"),
         "payloadType": payload_type,
-        "signatures": [
-            {"keyid": key_id(private_key.public_key()), "sig": base64.b64encode(signature).decode("ascii")}
-        ],
+        "signatures": [{"keyid": key_id(private_key.public_key()), "sig": base64.b64encode(signature).decode("ascii")}],
     }
     return json.dumps(envelope, sort_keys=True, separators=(",", ":")).encode("ascii") + b"\n"
 

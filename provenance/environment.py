@@ -140,16 +140,12 @@ def _git_state(repo: Path) -> dict[str, Any]:
         commit = _git(repo, "rev-parse", "HEAD").decode().strip()
         diff = _git(repo, "diff", "HEAD", "--binary")
         untracked = [
-            name
-            for name in _git(repo, "ls-files", "--others", "--exclude-standard", "-z").decode().split("\0")
-            if name
+            name for name in _git(repo, "ls-files", "--others", "--exclude-standard", "-z").decode().split("\0") if name
         ]
     except (OSError, subprocess.SubprocessError) as error:
         return _unavailable(f"git state of {repo} could not be read: {error}")
     untracked_listing = "".join(
-        f"{name}\t{file_digest(repo / name).blake3}\n"
-        for name in sorted(untracked)
-        if (repo / name).is_file()
+        f"{name}\t{file_digest(repo / name).blake3}\n" for name in sorted(untracked) if (repo / name).is_file()
     )
     dirty = bool(diff) or bool(untracked)
     return {
@@ -171,9 +167,7 @@ def capture_environment(
 ) -> dict[str, Any]:
     """The environment record written as ``environment.json`` (see module docstring for what it holds)."""
     if image_digest is not None and not IMAGE_DIGEST_PATTERN.match(image_digest):
-        raise InputError(
-            "image digest", f"expected 'sha256:' and 64 lowercase hex digits, got {image_digest!r}"
-        )
+        raise InputError("image digest", f"expected 'sha256:' and 64 lowercase hex digits, got {image_digest!r}")
     return {
         "python": {
             "version": platform.python_version(),
@@ -187,9 +181,7 @@ def capture_environment(
         "seeds": seeds,
         "command_line": list(command_line),
         "git": _git_state(Path(repo)),
-        "container_image": image_digest
-        if image_digest is not None
-        else _unavailable("no image digest passed in"),
+        "container_image": image_digest if image_digest is not None else _unavailable("no image digest passed in"),
     }
 
 

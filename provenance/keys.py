@@ -30,9 +30,7 @@ def key_id(public_key: Ed25519PublicKey) -> str:
 
 def public_key_pem(public_key: Ed25519PublicKey) -> bytes:
     """The public key as SubjectPublicKeyInfo PEM."""
-    return public_key.public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
+    return public_key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
 
 
 def enclosing_bundle(path: Path) -> Path | None:
@@ -51,9 +49,7 @@ def generate_keypair(private_path: Path, public_path: Path) -> str:
     private_path, public_path = Path(private_path), Path(public_path)
     bundle = enclosing_bundle(private_path)
     if bundle is not None:
-        raise InputError(
-            str(private_path), f"refusing to write a private key inside the bundle folder {bundle}"
-        )
+        raise InputError(str(private_path), f"refusing to write a private key inside the bundle folder {bundle}")
     if private_path.exists():
         raise InputError(str(private_path), "a file already exists here; refusing to overwrite a private key")
     private_key = Ed25519PrivateKey.generate()

@@ -184,16 +184,12 @@ def build_run_statement(bundle_dir: Path, run_config: dict[str, Any]) -> dict[st
     results = _read_results(results_path)
     run_ids = sorted(set(results["run_id"]))
     if len(run_ids) != 1:
-        raise InputError(
-            str(results_path), f"expected one run_id in a bundle, found {run_ids}", column="run_id"
-        )
+        raise InputError(str(results_path), f"expected one run_id in a bundle, found {run_ids}", column="run_id")
     checkpoints = read_json_object(bundle_dir / "checkpoints.json")
     operators = read_json_object(bundle_dir / "operators.json")
     trial_lists = _trial_lists(bundle_dir, digests)
     records = [
-        _bind_record(
-            row, index + 1, results_path, digests, trial_lists, checkpoints, operators.get("records", {})
-        )
+        _bind_record(row, index + 1, results_path, digests, trial_lists, checkpoints, operators.get("records", {}))
         for index, row in enumerate(cast(list[dict[str, Any]], results.to_dict("records")))
     ]
     predicate = build_predicate(
@@ -216,9 +212,7 @@ def write_manifest(bundle_dir: Path, run_config: dict[str, Any], signing_key: Pa
     """Write the statement of ``bundle_dir`` and, given a private key, its signed DSSE envelope."""
     bundle_dir = Path(bundle_dir)
     if signing_key is not None and Path(signing_key).resolve().is_relative_to(bundle_dir.resolve()):
-        raise InputError(
-            str(signing_key), "the private key lies inside the bundle it would sign; move it out"
-        )
+        raise InputError(str(signing_key), "the private key lies inside the bundle it would sign; move it out")
     statement = build_run_statement(bundle_dir, run_config)
     payload = canonical_json(statement)
     atomic_write_bytes(bundle_dir / STATEMENT_FILE, payload)

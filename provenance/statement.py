@@ -133,6 +133,4 @@ def read_checkpoints(predicate: dict[str, Any]) -> dict[str, str]:
             if entry["name"].startswith(CHECKPOINT_PREFIX)
         }
     except (KeyError, TypeError, AttributeError) as error:
-        raise PredicateShapeError(
-            f"resolved dependencies are not in the expected shape: {error!r}"
-        ) from error
+        raise PredicateShapeError(f"resolved dependencies are not in the expected shape: {error!r}") from error

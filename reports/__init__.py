@@ -27,9 +27,7 @@ FIGURES_DIR = "figures"
 
 def report_json(report: Mapping[str, Any]) -> str:
     """The report as strict JSON (sorted keys, indent 2); NaN and infinities are written as null."""
-    return (
-        json.dumps(to_jsonable(report), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    )
+    return json.dumps(to_jsonable(report), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def write_report(report: Mapping[str, Any], out_dir: Path) -> list[Path]:

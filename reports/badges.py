@@ -148,9 +148,7 @@ def assess_functional(evidence: Evidence) -> Assessment:
         found.missing.append(f"incomplete: {evidence.flags['coverage'].get('message')}")
     unusable = [flag_id for flag_id in UNUSABLE_CONTRAST_FLAGS if flag_id in evidence.flags]
     if unusable:
-        found.missing.append(
-            f"some designed contrasts cannot be computed as designed (flags {', '.join(unusable)})"
-        )
+        found.missing.append(f"some designed contrasts cannot be computed as designed (flags {', '.join(unusable)})")
     return found
 
 

@@ -76,25 +76,17 @@ def _title(key: str) -> str:
 
 def _is_numeric(values: Sequence[Any]) -> bool:
     present = [value for value in values if value is not None]
-    return bool(present) and all(
-        isinstance(value, numbers.Number) and not isinstance(value, bool) for value in present
-    )
+    return bool(present) and all(isinstance(value, numbers.Number) and not isinstance(value, bool) for value in present)
 
 
-def table_blocks(
-    columns: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = MAX_TABLE_ROWS
-) -> list[Block]:
+def table_blocks(columns: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = MAX_TABLE_ROWS) -> list[Block]:
     """A table of raw values (formatted here), cut after ``limit`` rows with a line counting the rest."""
     shown = rows[:limit]
     numeric = tuple(_is_numeric([row[i] for row in shown if i < len(row)]) for i in range(len(columns)))
-    cells = tuple(
-        tuple(format_value(row[i]) if i < len(row) else "" for i in range(len(columns))) for row in shown
-    )
+    cells = tuple(tuple(format_value(row[i]) if i < len(row) else "" for i in range(len(columns))) for row in shown)
     blocks: list[Block] = [Table(tuple(str(column) for column in columns), cells, numeric)]
     if len(rows) > limit:
-        blocks.append(
-            Paragraph(f"... and {len(rows) - limit} more rows (all {len(rows)} are in report.json).")
-        )
+        blocks.append(Paragraph(f"... and {len(rows) - limit} more rows (all {len(rows)} are in report.json)."))
     return blocks
 
 
@@ -140,9 +132,7 @@ def _verdict_blocks(report: Mapping[str, Any]) -> list[Block]:
     source = _mapping(report.get("source"), "source")
     if source:
         items = [
-            f"{key}: {format_value(source[key])}"
-            for key in ("path", "n_rows", "sha256", "blake3")
-            if key in source
+            f"{key}: {format_value(source[key])}" for key in ("path", "n_rows", "sha256", "blake3") if key in source
         ]
         items += [
             f"{key}: {format_value(value)}"
@@ -164,9 +154,7 @@ def _flag_blocks(flag: Mapping[str, Any]) -> list[Block]:
         Paragraph(format_value(flag.get("message", ""))),
     ]
     if records:
-        blocks.append(
-            Paragraph(f"{len(records)} record{'s' if len(records) != 1 else ''}: {format_list(records)}")
-        )
+        blocks.append(Paragraph(f"{len(records)} record{'s' if len(records) != 1 else ''}: {format_list(records)}"))
     details = flag.get("details") or {}
     for key, value in details.items() if isinstance(details, Mapping) else [("details", details)]:
         rows = as_rows(value)
@@ -183,9 +171,7 @@ def _flags_section(report: Mapping[str, Any]) -> list[Block]:
     blocks: list[Block] = [Heading(2, "Flags")]
     if not flags:
         return [*blocks, Paragraph("No flags were raised.")]
-    known = [
-        severity for severity in SEVERITY_ORDER if any(flag.get("severity") == severity for flag in flags)
-    ]
+    known = [severity for severity in SEVERITY_ORDER if any(flag.get("severity") == severity for flag in flags)]
     others = sorted({str(flag.get("severity")) for flag in flags} - set(SEVERITY_ORDER))
     for severity in known + others:
         group = [flag for flag in flags if str(flag.get("severity")) == severity]
@@ -223,9 +209,7 @@ def _aggregates_section(report: Mapping[str, Any]) -> list[Block]:
 
 
 def _contrasts_section(report: Mapping[str, Any]) -> list[Block]:
-    contrasts = _entries(
-        _mapping(report.get("aggregates"), "aggregates").get(CONTRASTS_KEY), "aggregates.contrasts"
-    )
+    contrasts = _entries(_mapping(report.get("aggregates"), "aggregates").get(CONTRASTS_KEY), "aggregates.contrasts")
     blocks: list[Block] = [Heading(2, "Interaction contrasts")]
     if not contrasts:
         return [*blocks, Paragraph("No contrast has all four terms measured on one corpus.")]
@@ -284,9 +268,7 @@ def _section_table_blocks(table: Any, where: str) -> list[Block]:
         return []
     if not columns:
         return rows_blocks(_entries(rows, f"{where} rows"))
-    values = [
-        [row.get(column) for column in columns] if isinstance(row, Mapping) else list(row) for row in rows
-    ]
+    values = [[row.get(column) for column in columns] if isinstance(row, Mapping) else list(row) for row in rows]
     return table_blocks(columns, values)
 
 

@@ -103,9 +103,7 @@ def coupling_lines(coupling: Mapping[str, Any]) -> list[str]:
     """The observed r, then every correlation expected under additivity the report gives (``r_expected_*``:
     the audit's binomial-noise value, and a bootstrap one when per-trial scores exist)."""
     observed = _number(coupling.get("r_observed"))
-    lines = [
-        f"observed r = {format_number(observed)}" if observed is not None else "observed r: not reported"
-    ]
+    lines = [f"observed r = {format_number(observed)}" if observed is not None else "observed r: not reported"]
     for key in sorted(key for key in coupling if key.startswith(EXPECTED_R_PREFIX)):
         expected = _number(coupling[key])
         how = key.removeprefix(EXPECTED_R_PREFIX).replace("_", " ")

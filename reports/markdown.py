@@ -14,9 +14,7 @@ from reports.blocks import Block, BulletList, Callout, Figure, Heading, Paragrap
 
 _SPECIAL = re.compile(r"([\\`*\[\]<>|#&])")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-_BLOCK_START = re.compile(
-    r"^(\s*)([-+=]|\d+[.)])"
-)  # would start a list or an underline at the start of a block
+_BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+[.)])")  # would start a list or an underline at the start of a block
 
 
 def escape_markdown(text: str) -> str:

@@ -1,9 +1,10 @@
 """Embedding cache: each (utterance audio, operator chain realisation, checkpoint) is embedded once.
 
 The key is a digest of the audio's BLAKE3, the chain id, the run seed and utterance id (they fix the random
-realisation of the chain) and the checkpoint digest. An entry holds the embedding, or none when an operator
-failed, and the operator outcomes, so that a rerun or a resumed run needs no encoder forward pass and can still
-count every operator outcome. Entries are written atomically, so a killed run leaves only complete entries.
+realisation of the chain) and the encoder's cache key (checkpoint digest, dtype and options). An entry holds
+the embedding, or none when an operator failed, and the operator outcomes, so that a rerun or a resumed run
+needs no encoder forward pass and can still count every operator outcome. Entries are written atomically, so a
+killed run leaves only complete entries.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ class CachedEmbedding:
     outcomes: list[dict[str, Any]]
 
 
-def embedding_key(*, audio_blake3: str, chain_id: str, seed: int, utt_id: str, checkpoint_blake3: str) -> str:
-    parts = [audio_blake3, chain_id, str(seed), utt_id, checkpoint_blake3]
+def embedding_key(*, audio_blake3: str, chain_id: str, seed: int, utt_id: str, encoder_key: str) -> str:
+    parts = [audio_blake3, chain_id, str(seed), utt_id, encoder_key]
     return blake3.blake3("\x1f".join(parts).encode()).hexdigest()[:40]
 
 

@@ -60,9 +60,7 @@ def run(
     key: KeyOpt = None,
     image_digest: DigestOpt = None,
     device: Annotated[str, typer.Option(help="torch device for the encoders.")] = "cpu",
-    workers: Annotated[
-        int, typer.Option(min=0, help="Processes that apply the operators (0: in-process).")
-    ] = 2,
+    workers: Annotated[int, typer.Option(min=0, help="Processes that apply the operators (0: in-process).")] = 2,
     json_output: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
@@ -113,16 +111,12 @@ def corpus_build(
 @app.command()
 @one_line_errors
 def reproduce(
-    config: Annotated[Path, typer.Option("--config", help="Run configuration.")] = Path(
-        "configs/default.toml"
-    ),
+    config: Annotated[Path, typer.Option("--config", help="Run configuration.")] = Path("configs/default.toml"),
     out: Annotated[Path, typer.Option("--out", help="Bundle folder.")] = Path("out/default"),
     cache: CacheOpt = None,
     key: KeyOpt = None,
     image_digest: DigestOpt = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the steps and check inputs only.")
-    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the steps and check inputs only.")] = False,
 ) -> None:
     """The whole loop: build the corpus, run, sign, audit the bundle, write the report."""
     from runner.reproduce import reproduce as reproduce_loop

@@ -117,6 +117,7 @@ class RunConfig:
     encoders: tuple[EncoderSpec, ...]
     conditions: dict[str, Chain]
     experiments: tuple[ExperimentDesign, ...]
+    analysis: dict[str, Any]
 
 
 class _Reader:
@@ -213,7 +214,24 @@ def load_config(path: Path) -> RunConfig:
         encoders=_read_encoders(top.sub("encoders")),
         conditions=conditions,
         experiments=experiments,
+        analysis=_read_analysis(top.sub("analysis", {})),
     )
+
+
+def _read_analysis(table: _Reader) -> dict[str, Any]:
+    """The ``[analysis]`` declarations the audit uses (see ``audit.bundle_statistics``), type-checked here."""
+    margin = table.get("equivalence_margin", (int, float), None)
+    if margin is not None and margin <= 0:
+        raise table.fail("equivalence_margin", f"expected a margin > 0, got {margin}")
+    table.get("acceptable_error", (int, float), None)
+    table.strings("held_out_levels", ())
+    table.strings("dev_speakers", ())
+    point = table.get("operating_point", (str, float), "eer")
+    if isinstance(point, str) and point != "eer":
+        raise table.fail("operating_point", f'expected "eer" or a target FAR, got {point!r}')
+    table.positive_int("n_resamples", 1000)
+    table.get("seed", int, 0)
+    return dict(table.table)
 
 
 def _read_corpus(table: _Reader) -> CorpusChoice:
@@ -236,9 +254,7 @@ def _read_encoders(table: _Reader) -> tuple[EncoderSpec, ...]:
         raise table.fail("labels", "expected at least one encoder label")
     for label in labels:
         if label not in roster:
-            raise table.fail(
-                "labels", f"unknown encoder label {label!r} (roster {roster_path}: {sorted(roster)})"
-            )
+            raise table.fail("labels", f"unknown encoder label {label!r} (roster {roster_path}: {sorted(roster)})")
     return tuple(roster[label] for label in labels)
 
 
@@ -263,9 +279,7 @@ def _read_experiment(table: _Reader, conditions: dict[str, Chain]) -> Experiment
     def known(key: str, names: tuple[str, ...]) -> tuple[str, ...]:
         for name in names:
             if name not in conditions:
-                raise table.fail(
-                    key, f"unknown condition {name!r} (defined: {', '.join(sorted(conditions))})"
-                )
+                raise table.fail(key, f"unknown condition {name!r} (defined: {', '.join(sorted(conditions))})")
         return names
 
     def factor(key: str) -> Factor | None:
@@ -279,16 +293,12 @@ def _read_experiment(table: _Reader, conditions: dict[str, Chain]) -> Experiment
 
     experiment_id = table.get("id", str)
     if not (len(experiment_id) == 3 and experiment_id[0] in "ED" and experiment_id[1:].isdigit()):
-        raise table.fail(
-            "id", f"expected E01..E21 (paper) or D01..D99 (demonstration), got {experiment_id!r}"
-        )
+        raise table.fail("id", f"expected E01..E21 (paper) or D01..D99 (demonstration), got {experiment_id!r}")
     factor_a, factor_b = factor("factor_a"), factor("factor_b")
     enrol = known("enrol_conditions", table.strings("enrol_conditions", ()))
     test = known("test_conditions", table.strings("test_conditions", ()))
     if (factor_a is None) == (not enrol or not test):
-        raise table.fail(
-            "factor_a", "expected either factor_a (factorial) or enrol_conditions + test_conditions"
-        )
+        raise table.fail("factor_a", "expected either factor_a (factorial) or enrol_conditions + test_conditions")
     if factor_b is not None and factor_a is None:
         raise table.fail("factor_b", "factor_b needs factor_a")
     return ExperimentDesign(
@@ -303,7 +313,5 @@ def _read_experiment(table: _Reader, conditions: dict[str, Chain]) -> Experiment
         enrol_conditions=enrol,
         test_conditions=test,
         subgroup=table.get("subgroup", str, None),
-        subgroup_side=cast(
-            Literal["both", "enrol"], table.choice("subgroup_side", ("both", "enrol"), "both")
-        ),
+        subgroup_side=cast(Literal["both", "enrol"], table.choice("subgroup_side", ("both", "enrol"), "both")),
     )

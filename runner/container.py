@@ -115,9 +115,7 @@ def source_state(root: Path) -> SourceState:
 
     def git(*arguments: str) -> str:
         try:
-            done = subprocess.run(
-                ["git", "-C", str(root), *arguments], capture_output=True, text=True, check=True
-            )
+            done = subprocess.run(["git", "-C", str(root), *arguments], capture_output=True, text=True, check=True)
         except (OSError, subprocess.CalledProcessError) as error:
             raise InputError(
                 str(root), f"cannot read the git commit ({error}); pass --revision and --source-date-epoch"
@@ -141,9 +139,7 @@ def _context_files(root: Path) -> Iterator[Path]:
             continue
         for dirpath, dirnames, filenames in os.walk(path):
             dirnames[:] = sorted(
-                d
-                for d in dirnames
-                if d not in CONTEXT_EXCLUDED_NAMES and not d.endswith(CONTEXT_EXCLUDED_SUFFIXES)
+                d for d in dirnames if d not in CONTEXT_EXCLUDED_NAMES and not d.endswith(CONTEXT_EXCLUDED_SUFFIXES)
             )
             for filename in sorted(filenames):
                 if not filename.endswith(CONTEXT_EXCLUDED_SUFFIXES):
@@ -298,16 +294,12 @@ def run_container(
             security_opt=["no-new-privileges"],
         )
     except docker.errors.APIError as error:
-        raise ContainerFailed(
-            image_id, f"the engine refused the container: {error.explanation or error}"
-        ) from None
+        raise ContainerFailed(image_id, f"the engine refused the container: {error.explanation or error}") from None
     try:
         try:
             container.start()
         except docker.errors.APIError as error:
-            hint = (
-                "; for GPUs the engine needs the NVIDIA Container Toolkit (or run with --cpu)" if gpus else ""
-            )
+            hint = "; for GPUs the engine needs the NVIDIA Container Toolkit (or run with --cpu)" if gpus else ""
             raise ContainerFailed(image_id, f"cannot start: {error.explanation or error}{hint}") from None
         for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=True):
             write(chunk)
@@ -350,11 +342,7 @@ def launch(
 
     client = connect(base_url)
     name = image or DEFAULT_TAG
-    found = (
-        build_image(client, root, name, state or source_state(root), write)
-        if build
-        else find_image(client, name)
-    )
+    found = build_image(client, root, name, state or source_state(root), write) if build else find_image(client, name)
     reference = image_reference(found)
     write(f"image: {reference}\n".encode())
 
@@ -381,22 +369,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--corpora", type=Path, help="corpora folder, mounted read-only at /data/corpora")
     parser.add_argument("--checkpoints", type=Path, help="checkpoints folder, mounted read-only")
     parser.add_argument("--key", type=Path, help="ed25519 private key (PEM), mounted read-only")
-    parser.add_argument(
-        "--cache", type=Path, help="embedding cache folder (default: scratch inside the container)"
-    )
-    parser.add_argument(
-        "--image", help=f"tag to build, or image to run with --no-build (default {DEFAULT_TAG})"
-    )
+    parser.add_argument("--cache", type=Path, help="embedding cache folder (default: scratch inside the container)")
+    parser.add_argument("--image", help=f"tag to build, or image to run with --no-build (default {DEFAULT_TAG})")
     parser.add_argument("--no-build", dest="build", action="store_false", help="run an existing image")
     parser.add_argument("--cpu", dest="gpus", action="store_false", help="request no GPUs")
-    parser.add_argument(
-        "--dry-run", action="store_true", help="check inputs inside the container, run nothing"
-    )
+    parser.add_argument("--dry-run", action="store_true", help="check inputs inside the container, run nothing")
     parser.add_argument("--docker-host", help="engine URL (default: $DOCKER_HOST or the local socket)")
     parser.add_argument("--revision", help="commit id for the image label (default: from git)")
-    parser.add_argument(
-        "--source-date-epoch", type=int, help="build time in seconds (default: the commit time)"
-    )
+    parser.add_argument("--source-date-epoch", type=int, help="build time in seconds (default: the commit time)")
     return parser
 
 

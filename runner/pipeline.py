@@ -146,7 +146,7 @@ class Embedder:
             chain_id=side.chain_id,
             seed=self.config.seed,
             utt_id=side.utt_id,
-            checkpoint_blake3=self.encoders[label].checkpoint.checkpoint_blake3,
+            encoder_key=self.encoders[label].checkpoint.cache_key,
         )
 
     def embed_all(
@@ -167,9 +167,7 @@ class Embedder:
             if missing:
                 pending.append((side, missing))
         jobs = [
-            DegradeJob(
-                side, chains[side.chain_id], self.config.corpus.root / str(self.rows.at[side.utt_id, "path"])
-            )
+            DegradeJob(side, chains[side.chain_id], self.config.corpus.root / str(self.rows.at[side.utt_id, "path"]))
             for side, _ in pending
         ]
         with _progress(len(pending), "embeddings", progress) as bar, self._degraded(jobs) as degraded:
@@ -206,11 +204,11 @@ class Embedder:
     ) -> None:
         for label in self.encoders:
             sides = [(side, realised) for side, missing, realised in batch if label in missing]
-            usable = [(side, realised) for side, realised in sides if realised[0] is not None]
+            usable = [(side, wave, sr) for side, (wave, sr, _) in sides if wave is not None]
             vectors: dict[Side, np.ndarray] = {}
-            for sr in sorted({realised[1] for _, realised in usable}):
-                same_rate = [(side, realised[0]) for side, realised in usable if realised[1] == sr]
-                embedded = self.encoders[label].embed([wave for _, wave in same_rate], sr)
+            for rate in sorted({sr for _, _, sr in usable}):
+                same_rate = [(side, wave) for side, wave, sr in usable if sr == rate]
+                embedded = self.encoders[label].embed([wave for _, wave in same_rate], rate)
                 self.forward_passes += len(same_rate)
                 vectors.update(zip([side for side, _ in same_rate], embedded, strict=True))
             for side, realised in sides:
@@ -269,9 +267,7 @@ def _check_out_folder(out: Path, run_id: str) -> None:
     marker = out / RUN_FILE
     previous = json.loads(marker.read_text())["run_id"] if marker.is_file() else None
     if previous != run_id:
-        raise InputError(
-            str(out), f"output folder holds another run (run_id {previous}); choose an empty --out"
-        )
+        raise InputError(str(out), f"output folder holds another run (run_id {previous}); choose an empty --out")
 
 
 def _operator_report(
@@ -400,9 +396,7 @@ def run(
     failures = sum(chain["failed"] for chain in operators["chains"].values())
     if failures and config.failure_policy == "fail-run":
         atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
-        raise RunError(
-            f"{failures} operator failure(s) under the fail-run policy; see {out / 'operators.json'}"
-        )
+        raise RunError(f"{failures} operator failure(s) under the fail-run policy; see {out / 'operators.json'}")
 
     score_frames = [_score_record(plan, embeddings) for plan in plans]
     for plan, frame in zip(plans, score_frames, strict=True):

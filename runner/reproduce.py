@@ -32,9 +32,7 @@ def _ensure_corpus(config: RunConfig, dry_run: bool) -> None:
 
     started = time.perf_counter()
     table = build_default_corpus(config.corpus.root)
-    _say(
-        f"corpus: {len(table.frame)} utterances in {config.corpus.root} ({time.perf_counter() - started:.1f} s)"
-    )
+    _say(f"corpus: {len(table.frame)} utterances in {config.corpus.root} ({time.perf_counter() - started:.1f} s)")
 
 
 def _signing_key(out: Path, key: Path | None) -> Path:
@@ -69,9 +67,7 @@ def reproduce(
     _ensure_corpus(config, dry_run)
     if dry_run:
         labels = ", ".join(choice.label for choice in config.encoders)
-        _say(
-            f"would run {config.source} ({len(config.experiments)} experiments; encoders {labels}) into {out}"
-        )
+        _say(f"would run {config.source} ({len(config.experiments)} experiments; encoders {labels}) into {out}")
         _say(f"would sign with {key or 'a throwaway key'}, audit {out / 'results.csv'} with --bundle {out}")
         return 0
     from runner.pipeline import run
@@ -92,14 +88,9 @@ def reproduce(
         f"({time.perf_counter() - started:.1f} s)"
     )
     report_dir = out / REPORT_FOLDER
-    report, code = audit_results(
-        out / "results.csv",
-        bundle=out,
-        key=signing_key.with_suffix(".pub") if key is None else None,
-        out=report_dir,
-    )
+    # The throwaway key's public half is trusted directly; a given key's public half is the one in the bundle.
+    trusted = signing_key.with_suffix(".pub") if key is None else None
+    report, _ = audit_results(out / "results.csv", bundle=out, key=trusted, out=report_dir)
     _say(f"report: {report_dir / 'report.html'} (also report.md, report.json)")
-    _say(
-        f"verdict: {report['verdict']} ({sum(f['severity'] == 'error' for f in report['flags'])} error flags)"
-    )
+    _say(f"verdict: {report['verdict']} ({sum(f['severity'] == 'error' for f in report['flags'])} error flags)")
     return exit_code(report)

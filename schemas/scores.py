@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
@@ -21,6 +22,6 @@ class ScoresSchema(pa.DataFrameModel):
         strict = True
 
     @pa.dataframe_check
-    def scored_means_finite(cls, frame) -> Series[bool]:  # type: ignore[no-untyped-def]
+    def scored_means_finite(cls, frame: pd.DataFrame) -> pd.Series:  # type: ignore[misc]
         """A scored trial has a finite score; an unscored one has none."""
         return np.isfinite(frame["score"]) == (frame["status"] == "scored")

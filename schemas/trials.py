@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
@@ -22,16 +23,16 @@ class TrialsSchema(pa.DataFrameModel):
         ordered = False
 
     @pa.dataframe_check
-    def indices_are_positions(cls, frame) -> bool:  # type: ignore[no-untyped-def]
+    def indices_are_positions(cls, frame: pd.DataFrame) -> bool:  # type: ignore[misc]
         """trial_index is 0..n-1 in row order, so a score file can be matched row by row."""
         return bool((frame["trial_index"].to_numpy() == range(len(frame))).all())
 
     @pa.dataframe_check
-    def labels_match_speakers(cls, frame) -> Series[bool]:  # type: ignore[no-untyped-def]
+    def labels_match_speakers(cls, frame: pd.DataFrame) -> pd.Series:  # type: ignore[misc]
         """A target trial has one speaker on both sides; a non-target trial has two."""
         same = frame["enrol_speaker"] == frame["test_speaker"]
         return same == (frame["label"] == 1)
 
     @pa.dataframe_check
-    def no_self_trials(cls, frame) -> Series[bool]:  # type: ignore[no-untyped-def]
+    def no_self_trials(cls, frame: pd.DataFrame) -> pd.Series:  # type: ignore[misc]
         return frame["enrol_utt"] != frame["test_utt"]

@@ -309,9 +309,7 @@ def build_default_corpus(
     return table
 
 
-def _add_prompt(
-    builder: CorpusBuilder, source: Source, package: InstalledPackage, min_duration_s: float
-) -> str | None:
+def _add_prompt(builder: CorpusBuilder, source: Source, package: InstalledPackage, min_duration_s: float) -> str | None:
     """Decode one prompt and add it; returns None when kept, else the counter of why it was skipped."""
     where = source.path.as_posix()
     if NOT_SPEECH_FOLDER in source.relative.parts:
@@ -324,9 +322,7 @@ def _add_prompt(
         return "failed"
     duration = len(samples) / SAMPLE_RATE
     if duration < min_duration_s:
-        builder.problem(
-            where, f"skipped: {duration:.3f} s is shorter than the declared minimum {min_duration_s} s"
-        )
+        builder.problem(where, f"skipped: {duration:.3f} s is shorter than the declared minimum {min_duration_s} s")
         return "too_short"
     output = builder.root / source.output
     atomic_write_bytes(output, wav_bytes(samples))

@@ -87,9 +87,7 @@ class CorpusTable:
     problems: tuple[Problem, ...] = ()
 
     @classmethod
-    def from_records(
-        cls, records: Iterable[dict[str, Any]], problems: Iterable[Problem], source: str
-    ) -> CorpusTable:
+    def from_records(cls, records: Iterable[dict[str, Any]], problems: Iterable[Problem], source: str) -> CorpusTable:
         frame = pd.DataFrame.from_records(list(records), columns=list(UTTERANCE_COLUMNS))
         frame = frame.sort_values("utt_id", kind="stable").reset_index(drop=True)
         return cls(validate_utterances(frame, source), tuple(sorted(set(problems))))
@@ -121,9 +119,7 @@ def read_utterances(path: Path) -> pd.DataFrame:
 
 def read_problems(path: Path) -> tuple[Problem, ...]:
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    return tuple(
-        Problem(str(path), str(reason)) for path, reason in zip(frame["path"], frame["reason"], strict=True)
-    )
+    return tuple(Problem(str(path), str(reason)) for path, reason in zip(frame["path"], frame["reason"], strict=True))
 
 
 class CorpusBuilder:

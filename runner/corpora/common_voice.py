@@ -38,9 +38,7 @@ def _read_metadata(path: Path) -> pd.DataFrame:
     if not path.is_file():
         raise CorpusError(str(path), "missing: a Common Voice folder needs validated.tsv beside clips/")
     try:
-        frame = pd.read_csv(
-            path, sep="\t", dtype=str, quoting=csv.QUOTE_NONE, keep_default_na=False, na_values=[""]
-        )
+        frame = pd.read_csv(path, sep="\t", dtype=str, quoting=csv.QUOTE_NONE, keep_default_na=False, na_values=[""])
     except pd.errors.ParserError as exc:
         raise CorpusError(str(path), f"malformed TSV ({exc})") from exc
     for column in REQUIRED_COLUMNS:

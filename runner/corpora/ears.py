@@ -37,9 +37,7 @@ def parse_name(stem: str) -> dict[str, str]:
         match = pattern.match(stem)
         if match:
             return {"condition": condition, **{k: v for k, v in match.groupdict().items() if v}}
-    raise ValueError(
-        "file name matches no EARS task (emo_*, rainbow_*, sentences_*, freeform_speech_*, nonverbal_*)"
-    )
+    raise ValueError("file name matches no EARS task (emo_*, rainbow_*, sentences_*, freeform_speech_*, nonverbal_*)")
 
 
 def _read_json(builder: CorpusBuilder, name: str) -> dict[str, Any]:
@@ -57,9 +55,7 @@ def _read_json(builder: CorpusBuilder, name: str) -> dict[str, Any]:
     return data
 
 
-def _speaker_fields(
-    builder: CorpusBuilder, speaker: str, statistics: dict[str, Any]
-) -> dict[str, str | None]:
+def _speaker_fields(builder: CorpusBuilder, speaker: str, statistics: dict[str, Any]) -> dict[str, str | None]:
     """Gender, age range and native language of one speaker from ``speaker_statistics.json``."""
     entry = statistics.get(speaker)
     if not isinstance(entry, dict):

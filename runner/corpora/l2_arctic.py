@@ -80,9 +80,7 @@ def load_l2_arctic(root: Path) -> CorpusTable:
             transcript=transcript,
         )
         if added and l1 is None:
-            builder.problem(
-                file, f"kept without gender and L1: {speaker} is not in the published speaker table"
-            )
+            builder.problem(file, f"kept without gender and L1: {speaker} is not in the published speaker table")
         if added and transcript is None:
             builder.problem(file, "kept without transcript: no transcript/<file>.txt")
     return builder.table()

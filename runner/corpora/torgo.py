@@ -36,9 +36,7 @@ def load_torgo(root: Path) -> CorpusTable:
             builder.problem(file, f"skipped: session folder {session!r} is not Session<N>")
             continue
         if mic_folder not in MICROPHONES:
-            builder.problem(
-                file, f"skipped: microphone folder {mic_folder!r} is not wav_arrayMic or wav_headMic"
-            )
+            builder.problem(file, f"skipped: microphone folder {mic_folder!r} is not wav_arrayMic or wav_headMic")
             continue
         prompt = file.parent.parent / "prompts" / f"{file.stem}.txt"
         transcript = None

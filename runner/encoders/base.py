@@ -41,9 +41,7 @@ class Encoder(ABC):
 
     kind: ClassVar[str]
 
-    def __init__(
-        self, record: CheckpointRecord, sample_rate: int, policy: BatchPolicy, min_samples: int = 1
-    ) -> None:
+    def __init__(self, record: CheckpointRecord, sample_rate: int, policy: BatchPolicy, min_samples: int = 1) -> None:
         self._record = record
         self.sample_rate = sample_rate
         self.policy = policy
@@ -69,9 +67,7 @@ class Encoder(ABC):
         if len(waves) == 0:
             raise ValueError("embed() needs at least one waveform")
         model_waves = [resample(w, sr, self.sample_rate) for w in checked_waves(waves, 1)]
-        model_waves = [
-            self._preprocess(i, w) for i, w in enumerate(checked_waves(model_waves, self.min_samples))
-        ]
+        model_waves = [self._preprocess(i, w) for i, w in enumerate(checked_waves(model_waves, self.min_samples))]
         rows: list[np.ndarray | None] = [None] * len(model_waves)
         for batch in plan_batches([len(w) for w in model_waves], self.policy, self.sample_rate):
             vectors = self._embed_batch([model_waves[i] for i in batch])
@@ -101,9 +97,7 @@ def l2_normalise(vectors: np.ndarray) -> np.ndarray:
 def encoder_class(kind: str, label: str) -> type[Encoder]:
     """The adapter class of ``kind`` (imported on demand)."""
     if kind not in ENCODER_KINDS:
-        raise EncoderConfigError(
-            label, f"unknown loader kind {kind!r}; expected one of {sorted(ENCODER_KINDS)}"
-        )
+        raise EncoderConfigError(label, f"unknown loader kind {kind!r}; expected one of {sorted(ENCODER_KINDS)}")
     module_name, class_name = ENCODER_KINDS[kind].split(":")
     cls: type[Encoder] = getattr(importlib.import_module(module_name), class_name)
     return cls
@@ -136,12 +130,8 @@ def load_encoder(
         accepted = {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
         unknown = sorted(set(options) - accepted)
         if unknown:
-            raise EncoderConfigError(
-                label, f"options {unknown} are not options of kind {kind!r} {sorted(accepted)}"
-            )
+            raise EncoderConfigError(label, f"options {unknown} are not options of kind {kind!r} {sorted(accepted)}")
     policy = BatchPolicy(max_batch_size=max_batch_size, max_batch_seconds=max_batch_seconds)
-    encoder = cls.load(
-        label, None if checkpoint is None else Path(checkpoint), device, dtype, policy, **options
-    )
+    encoder = cls.load(label, None if checkpoint is None else Path(checkpoint), device, dtype, policy, **options)
     verify_pin(encoder.checkpoint, expected_blake3)
     return encoder

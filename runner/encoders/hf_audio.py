@@ -46,9 +46,7 @@ def require_transformers_folder(checkpoint: Path | None, label: str) -> Path:
                 if not (folder / shard).is_file():
                     raise CheckpointError(folder / shard, f"weights shard of encoder {label!r} is missing")
             return folder
-    raise CheckpointError(
-        folder / WEIGHT_FILES[0], f"no weights file ({', '.join(WEIGHT_FILES)}) for {label!r}"
-    )
+    raise CheckpointError(folder / WEIGHT_FILES[0], f"no weights file ({', '.join(WEIGHT_FILES)}) for {label!r}")
 
 
 def conv_output_frames(lengths: np.ndarray, config: Any) -> np.ndarray:
@@ -146,9 +144,7 @@ def hf_record(
         class_name=f"{type(model).__module__}.{type(model).__qualname__}",
         config={
             "model_type": loaded.config.model_type,
-            "model_config": {
-                k: v for k, v in loaded.config.to_diff_dict().items() if k != "transformers_version"
-            },
+            "model_config": {k: v for k, v in loaded.config.to_diff_dict().items() if k != "transformers_version"},
             "feature_extractor": loaded.feature_extractor.to_dict(),
             "attention_mask": loaded.takes_mask,
             "unused_checkpoint_keys": loaded.unused_keys,

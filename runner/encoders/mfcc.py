@@ -104,9 +104,7 @@ class MfccStatsEncoder(Encoder):
     ) -> MfccStatsEncoder:
         """``config_options`` are fields of ``MfccConfig``; there is no checkpoint to give."""
         if checkpoint is not None:
-            raise EncoderConfigError(
-                label, f"the mfcc encoder has no weights, but checkpoint {checkpoint} was given"
-            )
+            raise EncoderConfigError(label, f"the mfcc encoder has no weights, but checkpoint {checkpoint} was given")
         if dtype != "fp32":
             raise EncoderConfigError(label, f"the mfcc encoder computes in float64 numpy only, not {dtype}")
         try:

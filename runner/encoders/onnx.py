@@ -39,9 +39,7 @@ class OnnxEncoder(Encoder):
 
     kind: ClassVar[str] = "onnx"
 
-    def __init__(
-        self, record: CheckpointRecord, session: Any, frontend: dict[str, Any], policy: BatchPolicy
-    ) -> None:
+    def __init__(self, record: CheckpointRecord, session: Any, frontend: dict[str, Any], policy: BatchPolicy) -> None:
         frame_samples = int(frontend["sample_rate"] * frontend["frame_length_ms"] / 1000)
         super().__init__(record, frontend["sample_rate"], policy, min_samples=frame_samples)
         self.session = session
@@ -72,9 +70,7 @@ class OnnxEncoder(Encoder):
 
         folder = require_folder(checkpoint, label, [model_file])
         if dtype != "fp32":
-            raise EncoderConfigError(
-                label, f"onnx encoders run in the graph's own precision; dtype {dtype!r}"
-            )
+            raise EncoderConfigError(label, f"onnx encoders run in the graph's own precision; dtype {dtype!r}")
         if input not in ("waveform", "fbank"):
             raise EncoderConfigError(label, f"input must be 'waveform' or 'fbank', got {input!r}")
         device_type = device.split(":")[0]
@@ -92,9 +88,7 @@ class OnnxEncoder(Encoder):
                 str(folder / model_file), options, providers=[provider], provider_options=provider_options
             )
         except Exception as error:  # onnxruntime raises its own untyped errors for unreadable graphs
-            raise CheckpointError(
-                folder / model_file, f"onnxruntime cannot load the graph: {error}"
-            ) from error
+            raise CheckpointError(folder / model_file, f"onnxruntime cannot load the graph: {error}") from error
         if session.get_providers()[0] != provider:
             raise EncoderConfigError(label, f"the session runs on {session.get_providers()}, not {provider}")
         if len(session.get_inputs()) != 1:
@@ -102,9 +96,7 @@ class OnnxEncoder(Encoder):
             raise CheckpointError(folder / model_file, f"expected a graph with one input, found {names}")
         outputs = [o.name for o in session.get_outputs()]
         if output_name is not None and output_name not in outputs:
-            raise CheckpointError(
-                folder / model_file, f"graph has no output {output_name!r}; it has {outputs}"
-            )
+            raise CheckpointError(folder / model_file, f"graph has no output {output_name!r}; it has {outputs}")
         frontend = {
             "input": input,
             "input_name": session.get_inputs()[0].name,

@@ -38,9 +38,7 @@ class ResemblyzerEncoder(Encoder):
 
     kind: ClassVar[str] = "resemblyzer"
 
-    def __init__(
-        self, record: CheckpointRecord, model: Any, options: dict[str, Any], policy: BatchPolicy
-    ) -> None:
+    def __init__(self, record: CheckpointRecord, model: Any, options: dict[str, Any], policy: BatchPolicy) -> None:
         from resemblyzer import hparams
 
         super().__init__(record, hparams.sampling_rate, policy, min_samples=hparams.sampling_rate // 40)
@@ -77,9 +75,7 @@ class ResemblyzerEncoder(Encoder):
             raise CheckpointError(weights, f"not a readable VoiceEncoder weights file: {error!r}") from error
         incompatible = model.load_state_dict(state, strict=False)
         if incompatible.missing_keys:
-            raise CheckpointError(
-                weights, f"weights lack VoiceEncoder parameters {incompatible.missing_keys}"
-            )
+            raise CheckpointError(weights, f"weights lack VoiceEncoder parameters {incompatible.missing_keys}")
         freeze(model)
         resolved = resolve_file(weights)
         options = {

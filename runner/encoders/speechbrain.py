@@ -46,9 +46,7 @@ class SpeechBrainEncoder(Encoder):
 
     kind: ClassVar[str] = "speechbrain"
 
-    def __init__(
-        self, record: CheckpointRecord, classifier: Any, sample_rate: int, policy: BatchPolicy
-    ) -> None:
+    def __init__(self, record: CheckpointRecord, classifier: Any, sample_rate: int, policy: BatchPolicy) -> None:
         super().__init__(record, sample_rate, policy, min_samples=sample_rate // 10)
         self.classifier = classifier
         self.device = torch.device(record.runtime["device"])
@@ -75,9 +73,7 @@ class SpeechBrainEncoder(Encoder):
         from speechbrain.utils.fetching import FetchConfig, LocalStrategy
 
         hparams_text = (folder / hparams_file).read_text(encoding="utf-8")
-        overrides = (
-            {"pretrained_path": str(folder)} if re.search(r"^pretrained_path\s*:", hparams_text, re.M) else {}
-        )
+        overrides = {"pretrained_path": str(folder)} if re.search(r"^pretrained_path\s*:", hparams_text, re.M) else {}
         with tempfile.TemporaryDirectory(prefix="speechbrain-savedir-") as savedir:
             try:
                 classifier = EncoderClassifier.from_hparams(
@@ -99,9 +95,7 @@ class SpeechBrainEncoder(Encoder):
         pretrainer = classifier.hparams.pretrainer
         for name, path in pretrainer.paths.items():
             if not Path(path).resolve().is_relative_to(folder):
-                raise CheckpointError(
-                    path, f"pretrainer file {name!r} resolves outside the checkpoint folder"
-                )
+                raise CheckpointError(path, f"pretrainer file {name!r} resolves outside the checkpoint folder")
         unused = _verify_complete(pretrainer)
         freeze(classifier)
         sample_rate = _sample_rate(classifier)

@@ -29,9 +29,7 @@ class TransformersXVectorEncoder(Encoder):
 
     def __init__(self, record: CheckpointRecord, loaded: HFAudioModel, policy: BatchPolicy) -> None:
         config = loaded.config
-        tdnn_frames = 1 + sum(
-            (k - 1) * d for k, d in zip(config.tdnn_kernel, config.tdnn_dilation, strict=True)
-        )
+        tdnn_frames = 1 + sum((k - 1) * d for k, d in zip(config.tdnn_kernel, config.tdnn_dilation, strict=True))
         super().__init__(record, loaded.sample_rate, policy, min_samples=receptive_field(config, tdnn_frames))
         self.loaded = loaded
 
@@ -41,9 +39,7 @@ class TransformersXVectorEncoder(Encoder):
     ) -> TransformersXVectorEncoder:
         loaded, folder, runtime = load_hf_audio("AutoModelForAudioXVector", label, checkpoint, device, dtype)
         undilated = all(d == 1 for d in loaded.config.tdnn_dilation)
-        record, policy = hf_record(
-            cls.kind, label, folder, loaded, runtime, policy, head_honours_mask=undilated
-        )
+        record, policy = hf_record(cls.kind, label, folder, loaded, runtime, policy, head_honours_mask=undilated)
         return cls(record, loaded, policy)
 
     def _embed_batch(self, waves: list[np.ndarray]) -> np.ndarray:

@@ -96,9 +96,7 @@ class Operator(ABC):
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
         """Degrade a non-empty, finite float32 mono wave; on failure return the input, failed."""
 
-    def __call__(
-        self, wave: np.ndarray, sr: int, rng: np.random.Generator, *, utt_id: str | None = None
-    ) -> Result:
+    def __call__(self, wave: np.ndarray, sr: int, rng: np.random.Generator, *, utt_id: str | None = None) -> Result:
         """Apply the operator; guard the input and make sure an unchanged output is never reported as applied.
 
         On a failed outcome the returned wave is the input and must not be scored.
@@ -127,9 +125,7 @@ class Operator(ABC):
 
     def spec(self) -> dict[str, Any]:
         """The canonical serialised form ``{"name", "kwargs"}``, every kwarg included (defaults too)."""
-        kwargs = {
-            f.name: getattr(self, f.name) for f in fields(self) if f.init and not f.metadata.get("bound")
-        }
+        kwargs = {f.name: getattr(self, f.name) for f in fields(self) if f.init and not f.metadata.get("bound")}
         return {"name": self.name, "kwargs": kwargs}
 
     def describe(self) -> dict[str, Any]:
@@ -183,9 +179,7 @@ def register(cls: OperatorType) -> OperatorType:
     return cls
 
 
-def operator_from_spec(
-    spec: Mapping[str, Any] | Operator, *, sources: NoiseSources | None = None
-) -> Operator:
+def operator_from_spec(spec: Mapping[str, Any] | Operator, *, sources: NoiseSources | None = None) -> Operator:
     """Build an operator from ``{"name", "kwargs"}``; ``sources`` binds noise material to operators that take
     it.
 
@@ -206,14 +200,10 @@ def operator_from_spec(
     cls = REGISTRY[name]
     bound_names = {f.name for f in fields(cls) if f.metadata.get("bound")}
     if bound_names & set(kwargs):
-        raise OperatorSpecError(
-            spec, f"{sorted(bound_names & set(kwargs))} are bound at chain build, not kwargs"
-        )
+        raise OperatorSpecError(spec, f"{sorted(bound_names & set(kwargs))} are bound at chain build, not kwargs")
     allowed = {f.name for f in fields(cls) if f.init and not f.metadata.get("bound")}
     if set(kwargs) - allowed:
-        raise OperatorSpecError(
-            spec, f"unknown kwargs {sorted(set(kwargs) - allowed)}; allowed: {sorted(allowed)}"
-        )
+        raise OperatorSpecError(spec, f"unknown kwargs {sorted(set(kwargs) - allowed)}; allowed: {sorted(allowed)}")
     bound = {"sources": sources} if "sources" in bound_names else {}
     try:
         return cls(**kwargs, **bound)
@@ -231,9 +221,7 @@ def normalised_spec(spec: Mapping[str, Any] | Operator) -> dict[str, Any]:
     return operator_from_spec(spec).spec()
 
 
-def rng_for(
-    seed: int, utt_id: str, spec: Mapping[str, Any] | Operator, occurrence: int = 0
-) -> np.random.Generator:
+def rng_for(seed: int, utt_id: str, spec: Mapping[str, Any] | Operator, occurrence: int = 0) -> np.random.Generator:
     """The random stream of one operator on one utterance, from a BLAKE3 digest of (seed, utt_id, spec).
 
     ``occurrence`` separates repeats of the same spec within one chain (0 for the first, left out of the

@@ -12,8 +12,9 @@ output lags by 38 samples at 8 kHz (measured by cross-correlation over prompts; 
 40-sample look-ahead); raw G.722 lags by the 22 samples of its QMF analysis and synthesis filters; G.711 in
 WAV has no delay. What remains after removing the delay is the padding of the last codec frame and, for
 encoders that drain their look-ahead with one more frame (libopencore_amrnb at some input lengths), that frame:
-less than two frames longer, less than one frame shorter, else the round trip fails. The outcome records how many samples were trimmed or padded at the end, the realised bit rate
-over the container bytes, and the decoder used.
+less than two frames longer, less than one frame shorter, else the round trip fails. The outcome records how
+many samples were trimmed or padded at the end, the realised bit rate over the container bytes, and the decoder
+used.
 """
 
 from __future__ import annotations
@@ -187,9 +188,7 @@ class Codec(Operator):
         allowed = profile.allowed_bitrates(rate)
         low, high = profile.bitrate_range
         if allowed is not None and self.bitrate not in allowed:
-            raise ValueError(
-                f"{self.codec} at {rate} Hz offers bit rates {list(allowed)}, not {self.bitrate}"
-            )
+            raise ValueError(f"{self.codec} at {rate} Hz offers bit rates {list(allowed)}, not {self.bitrate}")
         if not low <= self.bitrate <= high:
             raise ValueError(f"{self.codec} bit rate must be within [{low}, {high}], got {self.bitrate}")
 
@@ -238,9 +237,7 @@ class Telephony(Operator):
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
         narrowband = resample(wave, sr, TELEPHONE_RATE)
-        sos = butter(
-            TELEPHONE_FILTER_ORDER, TELEPHONE_BAND_HZ, btype="bandpass", fs=TELEPHONE_RATE, output="sos"
-        )
+        sos = butter(TELEPHONE_FILTER_ORDER, TELEPHONE_BAND_HZ, btype="bandpass", fs=TELEPHONE_RATE, output="sos")
         minimum = 3 * (2 * len(sos) + 1)  # sosfiltfilt's edge padding
         if len(narrowband) <= minimum:
             return wave, sr, Outcome.failed(f"telephony needs more than {minimum} samples at 8 kHz")

@@ -144,15 +144,11 @@ class BabbleNoise(AdditiveNoise):
         table = self.sources.corpus_table()
         target = table.loc[table["utt_id"] == utt_id, "speaker"]
         if target.empty:
-            raise MissingMaterial(
-                f"utterance {utt_id!r} is not in the babble table: cannot exclude its speaker"
-            )
+            raise MissingMaterial(f"utterance {utt_id!r} is not in the babble table: cannot exclude its speaker")
         others = table[table["speaker"] != target.iloc[0]]
         speakers = sorted(others["speaker"].unique())
         if len(speakers) < self.talkers:
-            raise MissingMaterial(
-                f"babble needs {self.talkers} other speakers, the table has {len(speakers)}"
-            )
+            raise MissingMaterial(f"babble needs {self.talkers} other speakers, the table has {len(speakers)}")
         chosen = rng.choice(len(speakers), size=self.talkers, replace=False)
         babble = np.zeros(length, dtype=np.float64)
         used = []
@@ -169,9 +165,7 @@ class BabbleNoise(AdditiveNoise):
         return NoiseMaterial(babble, label, {"babble_utterances": " ".join(used)})
 
     def describe(self) -> dict[str, Any]:
-        material = (
-            self.sources.describe()["corpus"] if self.sources else {"problem": "no noise sources bound"}
-        )
+        material = self.sources.describe()["corpus"] if self.sources else {"problem": "no noise sources bound"}
         return {**super().describe(), "material": material}
 
 

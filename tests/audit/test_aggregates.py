@@ -84,13 +84,9 @@ def test_emotion_matrix_means_across_encoders_and_ratios_to_neutral() -> None:
     rows = []
     for (enrol, test), eers in cells.items():
         for model, eer in zip(("m1", "m2"), eers, strict=True):
-            rows.append(
-                record("E01", model, f"{enrol}->{test}", eer, enrol_condition=enrol, test_condition=test)
-            )
+            rows.append(record("E01", model, f"{enrol}->{test}", eer, enrol_condition=enrol, test_condition=test))
     # a second m1 record in one cell is averaged within the model first: m1 = (0.24 + 0.30) / 2 = 0.27
-    rows.append(
-        record("E01", "m1", "neutral->fearful", 0.30, enrol_condition="neutral", test_condition="fearful")
-    )
+    rows.append(record("E01", "m1", "neutral->fearful", 0.30, enrol_condition="neutral", test_condition="fearful"))
     # subgroup rows are not part of the matrix
     rows.append(record("E01", "m1", "neutral->neutral", 0.9, subgroup="gender=F", enrol_condition="neutral",
                        test_condition="neutral"))  # fmt: skip
@@ -145,9 +141,7 @@ def test_unpaired_gender_rows_are_returned_not_dropped() -> None:
     rows = [*gender_rows(), record("E16", "m1", "babble snr=10", 0.07, subgroup="gender=F")]
     pairs, unpaired = gender_gap_pairs(frame(rows))
     assert len(pairs) == 6
-    assert [(u.condition, len(u.records["F"]), len(u.records["M"])) for u in unpaired] == [
-        ("babble snr=10", 1, 0)
-    ]
+    assert [(u.condition, len(u.records["F"]), len(u.records["M"])) for u in unpaired] == [("babble snr=10", 1, 0)]
 
 
 def test_gap_vs_snr_groups_by_noise_and_labelled_snr() -> None:
@@ -173,9 +167,7 @@ def test_parse_snr(label: str, expected: tuple[float, str] | None) -> None:
     assert parse_snr(label) == expected
 
 
-def contrast_rows(
-    model: str, family: str, eers: tuple[float, float, float, float]
-) -> list[dict[str, object]]:
+def contrast_rows(model: str, family: str, eers: tuple[float, float, float, float]) -> list[dict[str, object]]:
     levels = (("none", "none"), ("x", "none"), ("none", "y"), ("x", "y"))
     return [
         record(
@@ -200,9 +192,7 @@ def test_contrast_summary_per_family() -> None:
     contrasts = derive_contrasts(frame(rows)).contrasts
     summary = {
         s["model_family"]: s
-        for s in summarise_contrasts(
-            contrasts, lambda c: {"experiment": c.experiment, "model_family": c.model_family}
-        )
+        for s in summarise_contrasts(contrasts, lambda c: {"experiment": c.experiment, "model_family": c.model_family})
     }
     assert summary["speaker"]["n"] == 2
     assert summary["speaker"]["ie_mean"] == pytest.approx(-0.01)

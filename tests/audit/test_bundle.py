@@ -107,9 +107,7 @@ def test_changed_eer_in_the_results_file_is_caught(bundle: SyntheticBundle) -> N
     flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
     by_id = _by_id(flags)
     assert by_id["score-mismatch"].records == (RECORD,)
-    assert {"subject": "results.csv", "problem": "sha256 and blake3 differ"} in _failures(
-        flags, "digest-mismatch"
-    )
+    assert {"subject": "results.csv", "problem": "sha256 and blake3 differ"} in _failures(flags, "digest-mismatch")
 
 
 def test_changed_eer_in_a_table_outside_the_bundle_is_a_score_mismatch_only(bundle: SyntheticBundle) -> None:
@@ -188,9 +186,7 @@ def test_path_traversal_subjects_are_refused(bundle: SyntheticBundle, tmp_path: 
 
     def add_escapes(statement: dict[str, Any]) -> None:
         for name in ("../outside.txt", str(outside), "scores/../../outside.txt"):
-            statement["subject"].append(
-                {"name": name, "digest": {"sha256": digest.sha256, "blake3": digest.blake3}}
-            )
+            statement["subject"].append({"name": name, "digest": {"sha256": digest.sha256, "blake3": digest.blake3}})
 
     _resign(bundle, add_escapes)
     flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
@@ -226,9 +222,7 @@ def test_contrast_terms_on_different_trial_lists_are_unmatched(tmp_path: Path) -
     assert _error_ids(flags) == {"unmatched-trials"}
     records = set(_by_id(flags)["unmatched-trials"].records)
     m1_terms = {"E13-m1-none-none", "E13-m1-babble-none", "E13-m1-none-opus", RECORD}
-    assert (
-        m1_terms | {"E13-m2-babble-opus"} == records
-    )  # the m1 contrast, and both encoders of that condition
+    assert m1_terms | {"E13-m2-babble-opus"} == records  # the m1 contrast, and both encoders of that condition
 
 
 def test_operator_fallbacks_are_reported_as_a_warning(tmp_path: Path) -> None:
@@ -273,9 +267,7 @@ def test_a_record_id_that_leaves_the_bundle_is_never_read(bundle: SyntheticBundl
     assert {"row": 4, "record_id": escape, "problem": "record not in the statement"} in (
         _failures(flags, "digest-mismatch")
     )
-    assert _failures(flags, "score-mismatch") == [
-        {"record_id": escape, "problem": "scores path leaves the bundle"}
-    ]
+    assert _failures(flags, "score-mismatch") == [{"record_id": escape, "problem": "scores path leaves the bundle"}]
 
 
 def test_signed_bundle_without_its_public_key_needs_a_reviewer_key(bundle: SyntheticBundle) -> None:

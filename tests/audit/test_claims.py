@@ -41,9 +41,7 @@ def test_reproduced_within_tolerance_and_not_beyond() -> None:
 
 def test_exact_counts_with_zero_tolerance() -> None:
     assert (
-        check_claim(claim(table="table", field="checkpoint_blake3", published=4, tolerance=0), FACTS)[
-            "status"
-        ]
+        check_claim(claim(table="table", field="checkpoint_blake3", published=4, tolerance=0), FACTS)["status"]
         == "reproduced"
     )
     assert (
@@ -86,10 +84,7 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-GOOD = (
-    '[[claim]]\nid = "x"\ntable = "per_encoder"\nfield = "macro_eer"\nwhere = { model = "A" }\n'
-    "published = 0.1\n"
-)
+GOOD = '[[claim]]\nid = "x"\ntable = "per_encoder"\nfield = "macro_eer"\nwhere = { model = "A" }\npublished = 0.1\n'
 
 
 def test_read_claims_with_default_tolerance(tmp_path: Path) -> None:

@@ -80,9 +80,7 @@ def test_the_example_table_exits_1_with_every_table_only_flag() -> None:
 
 
 def test_json_output_is_strict_json_in_the_report_shape() -> None:
-    code, stdout, _ = invoke(
-        "verify", str(EXAMPLE), "--json", "--claims", str(ROOT / "examples" / "claims.toml")
-    )
+    code, stdout, _ = invoke("verify", str(EXAMPLE), "--json", "--claims", str(ROOT / "examples" / "claims.toml"))
     assert code == 1
 
     def no_constants(name: str) -> None:
@@ -155,9 +153,7 @@ def test_out_writes_the_report_and_escapes_html_from_labels(tmp_path: Path) -> N
         ("twice.csv", HEADER + ",eer\nr1,E14,m,c,clean,0.1,100,1000,0.2\n", "duplicate column names"),
     ],
 )
-def test_unreadable_tables_exit_2_with_one_line(
-    tmp_path: Path, name: str, content: str | bytes, problem: str
-) -> None:
+def test_unreadable_tables_exit_2_with_one_line(tmp_path: Path, name: str, content: str | bytes, problem: str) -> None:
     path = write(tmp_path / name, content)
     code, stdout, stderr = invoke("verify", str(path))
     assert code == 2
@@ -200,9 +196,7 @@ def test_bad_column_maps_exit_2(tmp_path: Path, mapping: str, problem: str) -> N
         ("absent.toml", None, "no such file (expected a TOML claims file)"),
     ],
 )
-def test_bad_claims_files_exit_2(
-    tmp_path: Path, name: str, content: str | bytes | None, problem: str
-) -> None:
+def test_bad_claims_files_exit_2(tmp_path: Path, name: str, content: str | bytes | None, problem: str) -> None:
     claims = tmp_path / name
     if content is not None:
         write(claims, content)
@@ -238,9 +232,7 @@ def test_missing_columns_exit_1_naming_them(tmp_path: Path) -> None:
 
 
 def test_schema_failure_row_and_column_in_json(tmp_path: Path) -> None:
-    table = write(
-        tmp_path / "results.csv", f"{HEADER}\nr1,E14,m,c,clean,0.1,100,1000\nr2,E14,m,c,x,0.1,100,-5\n"
-    )
+    table = write(tmp_path / "results.csv", f"{HEADER}\nr1,E14,m,c,clean,0.1,100,1000\nr2,E14,m,c,x,0.1,100,-5\n")
     code, stdout, _ = invoke("verify", str(table), "--json")
     assert code == 1
     (flag,) = [f for f in json.loads(stdout)["flags"] if f["id"] == "schema"]
@@ -268,9 +260,7 @@ def test_the_installed_entry_point_prints_one_line_and_no_traceback(tmp_path: Pa
 
 
 def test_importing_the_audit_does_not_import_torch() -> None:
-    code = (
-        "import sys, audit.verify, audit.cli; print(sorted(m for m in sys.modules if m.startswith('torch')))"
-    )
+    code = "import sys, audit.verify, audit.cli; print(sorted(m for m in sys.modules if m.startswith('torch')))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert done.stdout.strip() == "[]"
 

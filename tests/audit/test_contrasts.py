@@ -19,9 +19,7 @@ def frame(rows: list[dict[str, object]]) -> pd.DataFrame:
     return with_all_columns(validated.valid)
 
 
-def term(
-    term_name: str, eer: float, model: str = "m1", corpus: str = "c1", **extra: object
-) -> dict[str, object]:
+def term(term_name: str, eer: float, model: str = "m1", corpus: str = "c1", **extra: object) -> dict[str, object]:
     level_a, level_b = LEVELS[term_name]
     row: dict[str, object] = {
         "record_id": f"{model}-{corpus}-{term_name}-{extra.pop('tag', '')}",
@@ -78,9 +76,7 @@ def test_a_model_without_the_joint_term_is_missing_a_term() -> None:
     rows += [term(t, e, model="m2") for t, e in (("clean", 0.1), ("a", 0.2), ("b", 0.2))]
     result = derive_contrasts(frame(rows))
     assert [c.model for c in result.contrasts] == ["m1"]
-    assert [(i.model, i.reason, i.problem_terms) for i in result.incomplete] == [
-        ("m2", "missing-term", ("ab",))
-    ]
+    assert [(i.model, i.reason, i.problem_terms) for i in result.incomplete] == [("m2", "missing-term", ("ab",))]
 
 
 def test_reference_on_another_corpus_is_cross_corpus() -> None:

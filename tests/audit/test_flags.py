@@ -107,10 +107,7 @@ def test_coupled_correlation_reports_observed_and_expected_r(tmp_path: Path) -> 
     report = audit(tmp_path, rows)
     flag = flags_of(report)["coupled-correlation"]
     assert flag["details"]["r_observed"] == pytest.approx(-1.0)
-    assert (
-        flag["details"]["r_expected_additive"]
-        == report["aggregates"]["ie_vs_prediction"]["r_expected_additive"]
-    )
+    assert flag["details"]["r_expected_additive"] == report["aggregates"]["ie_vs_prediction"]["r_expected_additive"]
     assert flag["details"]["r_expected_additive"] < 0
     assert "r = -1.000" in flag["message"]
     assert len(flag["records"]) == 12
@@ -158,9 +155,7 @@ def test_missing_term_cross_corpus_and_ambiguous_term(tmp_path: Path) -> None:
     flags = flags_of(report)
     assert flags["missing-term"]["details"]["settings"][0]["terms"] == ["a"]
     assert flags["missing-term"]["records"] == ["m1-clean", "m1-b", "m1-ab"]
-    assert flags["cross-corpus-reference"]["details"]["settings"][0]["found"]["clean"] == [
-        ["other", "m2-clean"]
-    ]
+    assert flags["cross-corpus-reference"]["details"]["settings"][0]["found"]["clean"] == [["other", "m2-clean"]]
     assert flags["ambiguous-term"]["details"]["settings"][0]["terms"] == ["a"]
     assert report["aggregates"]["contrasts"] == []
 
@@ -178,9 +173,7 @@ def test_substituted_reference_warning_on_numbers_and_error_on_the_same_score_fi
     assert flag["severity"] == "warning"
     assert flag["details"]["terms"][0]["term"] == "b"
     assert flag["records"] == ["m1-clean", "m1-b"]
-    same_file = contrast(
-        "m1", (0.1, 0.2, 0.15, 0.3), clean={"scores_blake3": "f" * 64}, a={"scores_blake3": "f" * 64}
-    )
+    same_file = contrast("m1", (0.1, 0.2, 0.15, 0.3), clean={"scores_blake3": "f" * 64}, a={"scores_blake3": "f" * 64})
     flag = flags_of(audit(tmp_path, same_file))["substituted-reference"]
     assert flag["severity"] == "error"
     assert flag["details"]["terms"][0]["evidence"] == "same scores_blake3"

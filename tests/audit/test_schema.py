@@ -136,9 +136,7 @@ def test_column_map_renames_and_the_file_is_untouched(tmp_path: Path) -> None:
     path = write(tmp_path / "legacy.csv", legacy)
     columns = ["record_id", "experiment", "model", "corpus", "condition", "eer", "n_target", "n_nontarget"]
     legacy_names = legacy.splitlines()[0].split(",")
-    mapping = "[columns]\n" + "".join(
-        f'"{old}" = "{new}"\n' for old, new in zip(legacy_names, columns, strict=True)
-    )
+    mapping = "[columns]\n" + "".join(f'"{old}" = "{new}"\n' for old, new in zip(legacy_names, columns, strict=True))
     column_map = write(tmp_path / "map.toml", mapping)
     before = path.read_bytes()
     source = read_results(path, column_map)

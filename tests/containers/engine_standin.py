@@ -76,11 +76,7 @@ def handler_for(engine: EngineStandIn) -> type[BaseHTTPRequestHandler]:
             return "stand-in"
 
         def _reply(self, status: int, payload: Any = None, content_type: str = "application/json") -> None:
-            body = (
-                b""
-                if payload is None
-                else (payload if isinstance(payload, bytes) else json.dumps(payload).encode())
-            )
+            body = b"" if payload is None else (payload if isinstance(payload, bytes) else json.dumps(payload).encode())
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
@@ -143,9 +139,7 @@ def handler_for(engine: EngineStandIn) -> type[BaseHTTPRequestHandler]:
             self._chunk(json.dumps({"stream": "Step 1/2 : FROM stand-in\n"}).encode() + b"\r\n")
             if engine.build_error:
                 self._chunk(
-                    json.dumps(
-                        {"errorDetail": {"message": engine.build_error}, "error": engine.build_error}
-                    ).encode()
+                    json.dumps({"errorDetail": {"message": engine.build_error}, "error": engine.build_error}).encode()
                 )
             else:
                 self._chunk(json.dumps({"aux": {"ID": IMAGE_ID}}).encode() + b"\r\n")

@@ -26,9 +26,7 @@ def fake_interbias(folder: Path) -> Path:
 
 
 def run_entrypoint(arguments: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["bash", str(ENTRYPOINT), *arguments], capture_output=True, text=True, env=env, timeout=60
-    )
+    return subprocess.run(["bash", str(ENTRYPOINT), *arguments], capture_output=True, text=True, env=env, timeout=60)
 
 
 @pytest.fixture

@@ -21,9 +21,7 @@ SHA256 = re.compile(r"[0-9a-f]{64}")
 
 def instructions(text: str) -> list[str]:
     """Dockerfile instructions with continuation lines joined and comments dropped."""
-    joined = re.sub(
-        r"\\\n", " ", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
-    )
+    joined = re.sub(r"\\\n", " ", "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#")))
     return [line.strip() for line in joined.splitlines() if line.strip()]
 
 
@@ -120,9 +118,7 @@ def test_every_lock_entry_is_hashed() -> None:
 def test_lock_agrees_with_pyproject() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     pins = lock_pins(LOCK.read_text())
-    required = [
-        Requirement(text) for text in project["dependencies"] + project["optional-dependencies"]["runner"]
-    ]
+    required = [Requirement(text) for text in project["dependencies"] + project["optional-dependencies"]["runner"]]
     for requirement in required:
         name = canonicalize_name(requirement.name)
         assert name in pins, f"{requirement} is not in the lock: regenerate it with containers/lock.sh"
@@ -143,16 +139,12 @@ def test_lock_honours_the_constraints() -> None:
     assert constraints
     for constraint in constraints:
         version = pins[canonicalize_name(constraint.name)][0]
-        assert constraint.specifier.contains(version), (
-            f"lock has {constraint.name}=={version}, wants {constraint}"
-        )
+        assert constraint.specifier.contains(version), f"lock has {constraint.name}=={version}, wants {constraint}"
 
 
 def test_lock_header_records_the_command_of_lock_sh() -> None:
     header_command = LOCK.read_text().splitlines()[1].lstrip("# ").strip()
-    script_commands = [
-        line.strip() for line in LOCK_SCRIPT.read_text().splitlines() if line.startswith("uv pip")
-    ]
+    script_commands = [line.strip() for line in LOCK_SCRIPT.read_text().splitlines() if line.startswith("uv pip")]
     assert script_commands == [header_command]
     assert "--generate-hashes" in header_command and "-o containers/requirements.lock" in header_command
     assert header_command in (ROOT / "containers" / "README.md").read_text()

@@ -252,9 +252,7 @@ def test_start_failure_names_the_gpu_runtime_and_removes_the_container(
     assert engine.calls()[-1] == ("DELETE", f"/containers/{CONTAINER_ID}")
 
 
-def test_inputs_are_checked_before_the_engine_is_called(
-    engine: EngineStandIn, inputs: dict[str, Path]
-) -> None:
+def test_inputs_are_checked_before_the_engine_is_called(engine: EngineStandIn, inputs: dict[str, Path]) -> None:
     missing = inputs["corpora"].parent / "no-corpora"
     with pytest.raises(InputError, match=re.escape(f"{missing}: corpora folder not found")):
         launch(

@@ -165,19 +165,13 @@ def build_bundle(
     for model_index, model in enumerate(MODELS):
         for level_index, (level_a, level_b) in enumerate(LEVELS):
             record_id = f"E13-{model}-{level_a}-{level_b}"
-            list_id, labels = (
-                (odd_list, odd_labels) if record_id == odd_trial_list_record else (main_list, main_labels)
-            )
+            list_id, labels = (odd_list, odd_labels) if record_id == odd_trial_list_record else (main_list, main_labels)
             assert list_id is not None and labels is not None
-            frame = scores_frame(
-                labels, seed=100 + 10 * model_index + level_index, separation=2.5 - 0.4 * level_index
-            )
+            frame = scores_frame(labels, seed=100 + 10 * model_index + level_index, separation=2.5 - 0.4 * level_index)
             frame.to_parquet(root / "scores" / f"{record_id}.parquet", index=False)
             scored = frame[frame["status"] == "scored"]
             scores, scored_labels = scored["score"].to_numpy(), scored["label"].to_numpy()
-            record_chains = [
-                c for c, lvl in (("noise-babble", level_a), ("codec-opus", level_b)) if lvl != "none"
-            ]
+            record_chains = [c for c, lvl in (("noise-babble", level_a), ("codec-opus", level_b)) if lvl != "none"]
             fallback = 3 if record_id == fallback_record else 0
             for chain in record_chains:
                 chains[chain]["applied"] += len(labels) - fallback * (chain == "noise-babble")
@@ -212,9 +206,7 @@ def build_bundle(
                     "n_nontarget": int((scored_labels == 0).sum()),
                     "checkpoint_blake3": checkpoints[model]["checkpoint_blake3"],
                     "trial_list_id": list_id,
-                    "scores_blake3": blake3.blake3(
-                        (root / "scores" / f"{record_id}.parquet").read_bytes()
-                    ).hexdigest(),
+                    "scores_blake3": blake3.blake3((root / "scores" / f"{record_id}.parquet").read_bytes()).hexdigest(),
                     "run_id": RUN_ID,
                 }
             )

@@ -33,9 +33,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_clean_repo_and_run_facts(repo: Path) -> None:
-    env = capture_environment(
-        seeds={"global": 7}, command_line=["interbias", "run"], image_digest=IMAGE, repo=repo
-    )
+    env = capture_environment(seeds={"global": 7}, command_line=["interbias", "run"], image_digest=IMAGE, repo=repo)
     assert env["git"]["commit"] == _git(repo, "rev-parse", "HEAD").decode().strip()
     assert env["git"]["dirty"] is False and env["git"]["uncommitted_diff"] is None
     assert env["seeds"] == {"global": 7} and env["command_line"] == ["interbias", "run"]

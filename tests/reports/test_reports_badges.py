@@ -109,10 +109,7 @@ def test_legacy_table_states_what_cannot_be_rederived() -> None:
     assert "SHA-256 0123456789abcdef..." in rows["Artifacts Available"]["what this artefact shows"]
     assert "DOI" in rows["Artifacts Available"]["what is missing"]
     assert rows["Artifacts Evaluated - Functional"]["status"] == "shown"
-    assert (
-        "17 experiments and 40 contrasts"
-        in rows["Artifacts Evaluated - Functional"]["what this artefact shows"]
-    )
+    assert "17 experiments and 40 contrasts" in rows["Artifacts Evaluated - Functional"]["what this artefact shows"]
     reusable = rows["Artifacts Evaluated - Reusable"]
     assert reusable["status"] == "partly shown"
     assert "checkpoint digest coverage is only 1878 of 4068 rows (46.2 %)" in reusable["what is missing"]
@@ -141,9 +138,7 @@ def test_clean_bundle_shows_functional_and_reusable() -> None:
     )
     assert "signed in-toto statement" in rows["Artifacts Available"]["what this artefact shows"]
     reproduced = rows["Results Reproduced"]
-    assert (
-        reproduced["status"] == "partly shown"
-    )  # an independent rerun from audio is still outside the audit
+    assert reproduced["status"] == "partly shown"  # an independent rerun from audio is still outside the audit
     assert "recomputed from its per-trial scores and agree" in reproduced["what this artefact shows"]
     assert "per-trial scores are absent" not in reproduced["what is missing"]
     section = artefact_evaluation_summary(bundle_report())

@@ -18,9 +18,7 @@ def test_long_tables_are_cut_with_a_count() -> None:
 
 def test_rows_with_different_keys_share_one_table() -> None:
     (table,) = value_blocks([{"a": 1, "b": "x"}, {"c": None, "a": 2.5}])
-    assert table == Table(
-        ("a", "b", "c"), (("1", "x", "n/a"), ("2.5000", "n/a", "n/a")), (True, False, False)
-    )
+    assert table == Table(("a", "b", "c"), (("1", "x", "n/a"), ("2.5000", "n/a", "n/a")), (True, False, False))
 
 
 def test_unknown_severities_and_aggregates_still_render_in_order() -> None:

@@ -69,12 +69,8 @@ def test_ie_figure_handles_many_experiments_and_mathtext_labels() -> None:
 
 
 def test_ie_figure_changes_with_its_data_and_skips_without_it() -> None:
-    first = ie_vs_prediction(
-        {"aggregates": {"contrasts": [{"experiment": "E14", "prediction": 0.4, "ie": 0.1}]}}
-    )
-    second = ie_vs_prediction(
-        {"aggregates": {"contrasts": [{"experiment": "E14", "prediction": 0.4, "ie": -0.1}]}}
-    )
+    first = ie_vs_prediction({"aggregates": {"contrasts": [{"experiment": "E14", "prediction": 0.4, "ie": 0.1}]}})
+    second = ie_vs_prediction({"aggregates": {"contrasts": [{"experiment": "E14", "prediction": 0.4, "ie": -0.1}]}})
     assert first.png is not None and second.png is not None
     assert first.png != second.png
     nan_only = {"aggregates": {"contrasts": [{"experiment": "E14", "prediction": float("nan"), "ie": 0.1}]}}

@@ -63,9 +63,7 @@ def test_every_flag_and_section_appears_in_reading_order(written: tuple[Path, li
     assert "rec-010" not in text  # only the first ten ids are listed
     assert "1 reproduced, 1 not reproduced" in text
     assert "0.1235" in text  # EERs with 4 decimals
-    assert (
-        text.count("0.4286") == 2
-    )  # coverage of the flag's details (an object of objects) and of the section
+    assert text.count("0.4286") == 2  # coverage of the flag's details (an object of objects) and of the section
     assert "0.123456" not in text
 
 
@@ -113,10 +111,7 @@ def test_absent_data_skips_figures_with_a_note(tmp_path: Path) -> None:
     assert [path.name for path in paths] == ["report.json", "report.md", "report.html"]
     assert not stale.exists()
     markdown = (tmp_path / "report.md").read_text()
-    assert (
-        "Interaction effect vs additive prediction: skipped, no contrast has both a prediction and an IE"
-        in markdown
-    )
+    assert "Interaction effect vs additive prediction: skipped, no contrast has both a prediction and an IE" in markdown
     assert "Gender EER gap vs SNR: skipped" in markdown
     assert "Verdict: PASS" in markdown
     assert "No flags were raised." in markdown

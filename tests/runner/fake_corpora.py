@@ -17,9 +17,7 @@ TONE_SECONDS = 0.25
 TONE_RATE = 16_000
 
 
-def write_tone(
-    path: Path, *, seconds: float = TONE_SECONDS, rate: int = TONE_RATE, hz: float = 220.0
-) -> Path:
+def write_tone(path: Path, *, seconds: float = TONE_SECONDS, rate: int = TONE_RATE, hz: float = 220.0) -> Path:
     """A sine tone; the format follows the suffix (.wav PCM 16, .mp3 MPEG layer III)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     time = np.arange(round(seconds * rate)) / rate
@@ -138,9 +136,7 @@ def make_common_voice(root: Path) -> Path:
 
 def make_l2_arctic(root: Path) -> Path:
     write_tone(root / "ABA" / "wav" / "arctic_a0001.wav")
-    write_text(
-        root / "ABA" / "transcript" / "arctic_a0001.txt", "Author of the danger trail, Philip Steels, etc."
-    )
+    write_text(root / "ABA" / "transcript" / "arctic_a0001.txt", "Author of the danger trail, Philip Steels, etc.")
     write_garbage(root / "ABA" / "wav" / "arctic_a0002.wav")
     write_tone(root / "ABA" / "wav" / "readme.wav")  # not an arctic prompt name
     write_tone(root / "SKA" / "wav" / "arctic_b0002.wav")  # no transcript

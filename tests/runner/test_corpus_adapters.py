@@ -30,9 +30,7 @@ def records(table: CorpusTable, *columns: str) -> dict[str, tuple[object, ...]]:
     """utt_id -> the chosen columns, nulls as None."""
     frame = table.frame.set_index("utt_id")[list(columns)].astype(object)
     frame = frame.where(frame.notna(), None)
-    return {
-        utt: tuple(values) for utt, values in zip(frame.index, frame.itertuples(index=False), strict=True)
-    }
+    return {utt: tuple(values) for utt, values in zip(frame.index, frame.itertuples(index=False), strict=True)}
 
 
 def problems(table: CorpusTable) -> dict[str, list[str]]:
@@ -52,9 +50,7 @@ def assert_audio_columns(table: CorpusTable, root: Path) -> None:
 def test_ravdess(tmp_path: Path) -> None:
     root = make_ravdess(tmp_path / "RAVDESS")
     table = load_corpus("ravdess", root)
-    assert records(
-        table, "speaker", "gender", "emotion", "intensity", "style", "transcript", "duration_s"
-    ) == {
+    assert records(table, "speaker", "gender", "emotion", "intensity", "style", "transcript", "duration_s") == {
         "03-01-01-01-01-01-01": (
             "Actor_01",
             "M",
@@ -92,9 +88,7 @@ def test_ravdess(tmp_path: Path) -> None:
         "Actor_02/03-01-02-01-01-01-03.wav",
         "Actor_02/03-01-04-01-01-01-02.wav",
     }
-    assert found["Actor_01/03-01-01-02-01-01-01.wav"] == [
-        "skipped: neutral has no strong intensity in RAVDESS"
-    ]
+    assert found["Actor_01/03-01-01-02-01-01-01.wav"] == ["skipped: neutral has no strong intensity in RAVDESS"]
     assert found["Actor_01/03-01-09-01-01-01-01.wav"] == ["skipped: unknown emotion code 09"]
     assert found["Actor_02/03-01-04-01-01-01-02.wav"][0].startswith(UNREADABLE)
     assert str(tmp_path) not in found["Actor_02/03-01-04-01-01-01-02.wav"][0]  # portable problems.csv
@@ -168,9 +162,7 @@ def test_ears_broken_metadata_json_is_a_named_error(tmp_path: Path) -> None:
 def test_common_voice(tmp_path: Path) -> None:
     root = make_common_voice(tmp_path / "cv-corpus-17.0" / "en")
     table = load_corpus("common_voice", root)
-    assert records(
-        table, "speaker", "gender", "age_bin", "accent", "language", "transcript", "duration_s"
-    ) == {
+    assert records(table, "speaker", "gender", "age_bin", "accent", "language", "transcript", "duration_s") == {
         "common_voice_en_1": (
             "aaa1",
             "M",
@@ -186,12 +178,8 @@ def test_common_voice(tmp_path: Path) -> None:
     }
     assert_audio_columns(table, root)
     found = problems(table)
-    assert found["clips/common_voice_en_3.mp3"] == [
-        "kept with gender empty: published gender 'non-binary' is not M/F"
-    ]
-    assert found["clips/common_voice_en_4.mp3"] == [
-        "skipped: listed in validated.tsv row 4 but the clip is missing"
-    ]
+    assert found["clips/common_voice_en_3.mp3"] == ["kept with gender empty: published gender 'non-binary' is not M/F"]
+    assert found["clips/common_voice_en_4.mp3"] == ["skipped: listed in validated.tsv row 4 but the clip is missing"]
     assert found["clips/common_voice_en_5.mp3"][0].startswith(UNREADABLE)
     assert found["clips/common_voice_en_6.mp3"] == [
         "kept with age_bin empty: unknown age 'young' in validated.tsv row 6"
@@ -226,9 +214,7 @@ def test_l2_arctic(tmp_path: Path) -> None:
     assert len(found["ABA/wav/arctic_a0002.wav"]) == 1  # unreadable only, not also "without transcript"
     assert found["ABA/wav/arctic_a0002.wav"][0].startswith(UNREADABLE)
     assert found["ABA/annotation/arctic_a0001.wav"] == ["skipped: not at <SPEAKER>/wav/<file>.wav"]
-    assert found["ABA/wav/readme.wav"] == [
-        "skipped: scripted file name is not arctic_a0001/arctic_b0001-style"
-    ]
+    assert found["ABA/wav/readme.wav"] == ["skipped: scripted file name is not arctic_a0001/arctic_b0001-style"]
     assert sorted(found["XYZ/wav/arctic_a0003.wav"]) == [
         "kept without gender and L1: XYZ is not in the published speaker table",
         "kept without transcript: no transcript/<file>.txt",
@@ -270,12 +256,8 @@ def test_voxceleb1_and_its_official_trials(tmp_path: Path) -> None:
     }
     assert_audio_columns(table, root)
     found = problems(table)
-    assert found["veri_test2.txt"] == [
-        "trial list names id10009/zzzzzzzzzzz/00001.wav but the corpus folder lacks it"
-    ]
-    assert found["wav/id10003/Q1w2E3r4T5y/00001.wav"] == [
-        "kept without gender and split: id10003 not in vox1_meta.csv"
-    ]
+    assert found["veri_test2.txt"] == ["trial list names id10009/zzzzzzzzzzz/00001.wav but the corpus folder lacks it"]
+    assert found["wav/id10003/Q1w2E3r4T5y/00001.wav"] == ["kept without gender and split: id10003 not in vox1_meta.csv"]
     assert found["wav/id10001/1zcIwhmdeo4/clip.wav"] == ["skipped: not at id<NNNNN>/<video>/<NNNNN>.wav"]
     trials = official_trials(root)
     assert list(trials["label"]) == [1, 0, 0]
@@ -309,9 +291,7 @@ def test_voxceleb1_without_metadata(tmp_path: Path) -> None:
         ("voxceleb1", make_voxceleb1),
     ],
 )
-def test_every_file_is_a_row_or_a_problem_and_output_is_stable(
-    tmp_path: Path, name: str, make: object
-) -> None:
+def test_every_file_is_a_row_or_a_problem_and_output_is_stable(tmp_path: Path, name: str, make: object) -> None:
     root = make(tmp_path / name)  # type: ignore[operator]
     first, second = load_corpus(name, root), load_corpus(name, root)
     assert first.utterances_csv() == second.utterances_csv()

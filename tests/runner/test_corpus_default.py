@@ -90,9 +90,7 @@ def test_audio_is_16k_mono_16bit_and_matches_table_and_source(built: Path) -> No
         assert item.duration_s >= asterisk.DEFAULT_MIN_DURATION_S
         assert np.sqrt(np.mean(samples**2)) > 100  # speech, not silence or a zeroed buffer
         source = asterisk.SOUNDS_ROOT / item.utt_id.split("/", 1)[1]
-        matches = [
-            p for p in Path(source.parent).glob(source.name + ".*") if p.suffix in asterisk.AUDIO_SUFFIXES
-        ]
+        matches = [p for p in Path(source.parent).glob(source.name + ".*") if p.suffix in asterisk.AUDIO_SUFFIXES]
         assert len(matches) == 1
         assert item.duration_s == pytest.approx(source_seconds(matches[0]), abs=0.01)
 
@@ -111,10 +109,7 @@ def test_short_prompts_are_counted_not_dropped_silently(built: Path) -> None:
         "seconds": manifest["totals"]["seconds"],
         "problems": len(table.problems),
     }
-    assert (
-        manifest["packages"]["asterisk-core-sounds-en-g722"]["version"]
-        == installed_package(PACKAGES[0]).version
-    )
+    assert manifest["packages"]["asterisk-core-sounds-en-g722"]["version"] == installed_package(PACKAGES[0]).version
 
 
 def test_rebuild_is_byte_identical(built: Path, tmp_path: Path) -> None:

@@ -90,10 +90,7 @@ def test_load_corpus_names_missing_folder_and_unknown_corpus(tmp_path: Path) -> 
     missing = tmp_path / "RAVDESS"
     with pytest.raises(CorpusError) as caught:
         load_corpus("ravdess", missing)
-    assert (
-        caught.value.line()
-        == f"{missing}: corpus folder not found: provide the ravdess corpus in this folder"
-    )
+    assert caught.value.line() == f"{missing}: corpus folder not found: provide the ravdess corpus in this folder"
     with pytest.raises(CorpusError, match="unknown corpus 'timit'"):
         load_corpus("timit", tmp_path)
 

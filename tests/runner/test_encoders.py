@@ -133,9 +133,7 @@ def test_mfcc_stats_shapes_norms_batching_and_gain_invariance() -> None:
 def test_other_sample_rates_are_resampled_first() -> None:
     encoder = load_encoder("mfcc", "mfcc-stats", None)
     wave8 = noise(7, 8000)
-    np.testing.assert_array_equal(
-        encoder.embed([wave8], 8000), encoder.embed([resample(wave8, 8000, 16000)], 16000)
-    )
+    np.testing.assert_array_equal(encoder.embed([wave8], 8000), encoder.embed([resample(wave8, 8000, 16000)], 16000))
 
 
 def test_mfcc_record_is_the_config_digest() -> None:
@@ -188,9 +186,7 @@ def test_shipped_roster_has_the_papers_twelve_labels() -> None:
     assert defaults["resemblyzer"].checkpoint is None and defaults["mfcc-stats"].checkpoint is None
     ecapa = next(s for s in specs if s.label == "ecapa-tdnn")
     assert ecapa.checkpoint == ROOT / "checkpoints" / "speechbrain/spkrec-ecapa-voxceleb"
-    assert (
-        ecapa.as_dict()["checkpoint"] == (ROOT / "checkpoints/speechbrain/spkrec-ecapa-voxceleb").as_posix()
-    )
+    assert ecapa.as_dict()["checkpoint"] == (ROOT / "checkpoints/speechbrain/spkrec-ecapa-voxceleb").as_posix()
     assert json.loads(json.dumps(defaults["resemblyzer"].as_dict()))["options"]["trim_silence"] is False
     moved = load_roster(ROSTER, checkpoints_root=Path("/data/ckpt"))
     assert next(s for s in moved if s.label == "ecapa-tdnn").checkpoint == Path(

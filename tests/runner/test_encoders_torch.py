@@ -150,9 +150,7 @@ def test_roster_label_loads_from_the_checkpoints_root_and_honours_its_pin(tmp_pa
 
 
 def test_speechbrain_hub_pretrained_path_is_redirected_to_the_folder(tmp_path: Path) -> None:
-    hparams = TINY_ECAPA.replace(
-        "sample_rate: 16000\n", "sample_rate: 16000\npretrained_path: org/hub-model\n"
-    )
+    hparams = TINY_ECAPA.replace("sample_rate: 16000\n", "sample_rate: 16000\npretrained_path: org/hub-model\n")
     hparams += "    paths:\n        embedding_model: !ref <pretrained_path>/embedding_model.ckpt\n"
     write_tiny_ecapa(tmp_path, hparams)
     encoder = load_encoder("speechbrain", "hub-named", tmp_path)
@@ -193,9 +191,7 @@ def test_cuda_or_bf16_requests_are_honoured_or_refused(ecapa_folder: Path) -> No
     bf16 = load_encoder("speechbrain", "tiny-ecapa", ecapa_folder, dtype="bf16")
     assert bf16.checkpoint.runtime["precision"] == "torch.autocast(bfloat16)"
     assert bf16.checkpoint.cache_key != load_encoder("speechbrain", "e", ecapa_folder).checkpoint.cache_key
-    cosines = np.sum(
-        bf16.embed(WAVES, 16000) * load_encoder("speechbrain", "e", ecapa_folder).embed(WAVES, 16000), 1
-    )
+    cosines = np.sum(bf16.embed(WAVES, 16000) * load_encoder("speechbrain", "e", ecapa_folder).embed(WAVES, 16000), 1)
     assert np.all(cosines > 0.95)
 
 
@@ -247,9 +243,7 @@ def export(module: torch.nn.Module, example: torch.Tensor, folder: Path, axes: d
 def fbank_onnx(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, torch.nn.Module]:
     torch.manual_seed(0)
     module = TinyFbankEncoder()
-    folder = export(
-        module, torch.randn(2, 50, 80), tmp_path_factory.mktemp("onnx"), {0: "batch", 1: "frames"}
-    )
+    folder = export(module, torch.randn(2, 50, 80), tmp_path_factory.mktemp("onnx"), {0: "batch", 1: "frames"})
     return folder, module
 
 

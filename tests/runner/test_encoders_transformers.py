@@ -101,9 +101,7 @@ def test_ssl_record_and_bf16(wavlm_layer: tuple[Path, Any]) -> None:
 def test_group_norm_models_get_equal_length_batches(tmp_path: Path) -> None:
     torch.manual_seed(1)
     config = transformers.Wav2Vec2Config(**TINY, feat_extract_norm="group")
-    encoder = load_encoder(
-        "transformers_ssl", "tiny-w2v2", save(tmp_path, transformers.Wav2Vec2Model(config))
-    )
+    encoder = load_encoder("transformers_ssl", "tiny-w2v2", save(tmp_path, transformers.Wav2Vec2Model(config)))
     assert encoder.checkpoint.runtime["batching"]["equal_length_only"] is True
     assert encoder.checkpoint.config["attention_mask"] is False
     batched = encoder.embed(WAVES, 16000)
@@ -141,9 +139,7 @@ def test_frame_formula_matches_the_model(wavlm_layer: tuple[Path, Any]) -> None:
     assert receptive_field(model.config) == 105
 
 
-def test_weights_lacking_a_parameter_or_truncated_are_refused(
-    wavlm_layer: tuple[Path, Any], tmp_path: Path
-) -> None:
+def test_weights_lacking_a_parameter_or_truncated_are_refused(wavlm_layer: tuple[Path, Any], tmp_path: Path) -> None:
     from safetensors.torch import load_file, save_file
 
     for path in wavlm_layer[0].iterdir():

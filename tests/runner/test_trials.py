@@ -91,7 +91,13 @@ def test_enrolment_side_subgroup_for_a_single_speaker_group() -> None:
     with pytest.raises(TrialBudgetError, match="allow 0"):
         sample_trials(table, experiment_id="D04", n_target=2, n_nontarget=2, seed=0, subgroup=("gender", "M"))
     frame = sample_trials(
-        table, experiment_id="D04", n_target=6, n_nontarget=32, seed=0, subgroup=("gender", "M"), subgroup_side="enrol"
+        table,
+        experiment_id="D04",
+        n_target=6,
+        n_nontarget=32,
+        seed=0,
+        subgroup=("gender", "M"),
+        subgroup_side="enrol",
     ).frame
     assert (frame["enrol_speaker"] == "m1").all()
     assert set(frame.loc[frame["label"] == 1, "test_speaker"]) == {"m1"}

@@ -1,0 +1,185 @@
+"""Per-trial statistics of a bundle (issue 7): read the scores of each contrast and of each subgroup record, then
+call ``audit.statistics.bundle_statistics``.
+
+What is declared before the run comes from the bundle's own ``config.toml`` (signed with the rest), table
+``[analysis]``: ``equivalence_margin`` (EER units; TOST verdicts need it), ``acceptable_error`` (held-out
+validation of additive predictions), ``held_out_levels`` (factor levels whose settings were held out),
+``dev_speakers`` (the development speakers of the fixed-threshold subgroup analysis), ``operating_point``
+(``"eer"`` or a target FAR), ``n_resamples`` and ``seed``. What is not declared is not computed, and the section
+says so: a margin is never chosen after seeing the data.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from audit.contrasts import Contrast
+from audit.metrics import MetricInputError
+from audit.statistics import ContrastInput, FixedThresholdInput, bundle_statistics
+
+TERMS = ("clean", "a", "b", "ab")
+
+
+class _Scores:
+    """Score files and trial lists of a bundle, read once each."""
+
+    def __init__(self, bundle: Path, results: pd.DataFrame) -> None:
+        self.bundle = bundle
+        self.trial_list = dict(zip(results["record_id"].astype(str), results["trial_list_id"].astype(str), strict=True))
+        self._trials: dict[str, pd.DataFrame] = {}
+
+    def scores(self, record_id: str) -> np.ndarray:
+        frame = pd.read_parquet(self.bundle / "scores" / f"{record_id}.parquet", columns=["score"])
+        return frame["score"].to_numpy(float)
+
+    def trials(self, record_id: str) -> pd.DataFrame:
+        list_id = self.trial_list[record_id]
+        if list_id not in self._trials:
+            self._trials[list_id] = pd.read_csv(self.bundle / "trials" / f"{list_id}.csv", dtype=str)
+        return self._trials[list_id]
+
+
+def declared_analysis(bundle: Path) -> dict[str, Any]:
+    """The ``[analysis]`` table of the bundle's run configuration (empty when none was declared)."""
+    path = bundle / "config.toml"
+    if not path.is_file():
+        return {}
+    analysis = tomllib.loads(path.read_text(encoding="utf-8")).get("analysis", {})
+    return analysis if isinstance(analysis, dict) else {}
+
+
+def _contrast_input(contrast: Contrast, scores: _Scores, held_out_levels: set[str]) -> ContrastInput:
+    records = contrast.records
+    if len({scores.trial_list[r] for r in records}) != 1:
+        raise ValueError("its four terms used different trial lists")
+    trials = scores.trials(records[0])
+    return ContrastInput(
+        key={
+            "experiment": contrast.experiment,
+            "model": contrast.model,
+            "corpus": contrast.corpus,
+            "subgroup": contrast.subgroup or "",
+            "level_a": contrast.level_a,
+            "level_b": contrast.level_b,
+        },
+        family=f"{contrast.experiment}/{contrast.model_family or 'unknown family'}",
+        scores={term: scores.scores(record) for term, record in zip(TERMS, records, strict=True)},
+        labels=trials["label"].astype(int).to_numpy(),
+        clusters=trials["enrol_speaker"].to_numpy(),
+        held_out=bool({contrast.level_a, contrast.level_b} & held_out_levels),
+        model=contrast.model,
+    )
+
+
+def _fixed_threshold_inputs(
+    results: pd.DataFrame, scores: _Scores, dev_speakers: list[str]
+) -> list[FixedThresholdInput]:
+    """One input per (experiment, model, condition) with subgroup records: their trials pooled, each labelled
+    with its record's subgroup, scored at one threshold."""
+    groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    with_subgroup = results[results["subgroup"].notna()] if "subgroup" in results else results.iloc[0:0]
+    for row in with_subgroup.itertuples():
+        groups[(str(row.experiment), str(row.model), str(row.condition))].append(str(row.record_id))
+    inputs = []
+    for (experiment, model, condition), records in sorted(groups.items()):
+        if len(records) < 2:
+            continue
+        frames = []
+        for record in sorted(records):
+            trials = scores.trials(record)
+            subgroup = results.loc[results["record_id"] == record, "subgroup"].iloc[0]
+            frames.append(trials.assign(score=scores.scores(record), subgroup=str(subgroup)))
+        pooled = pd.concat(frames, ignore_index=True)
+        inputs.append(
+            FixedThresholdInput(
+                key={"experiment": experiment, "model": model, "condition": condition},
+                scores=pooled["score"].to_numpy(float),
+                labels=pooled["label"].astype(int).to_numpy(),
+                enrol_speaker=pooled["enrol_speaker"].to_numpy(),
+                test_speaker=pooled["test_speaker"].to_numpy(),
+                subgroups=pooled["subgroup"].to_numpy(),
+                dev_speakers=dev_speakers,
+            )
+        )
+    return inputs
+
+
+def statistics_of_bundle(
+    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: Path
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The statistics (or None) and the report section that summarises them, or says why they are absent."""
+    analysis = declared_analysis(bundle)
+    section: dict[str, Any] = {"id": "per-trial-statistics", "title": "Per-trial statistics", "table": None}
+    margin = analysis.get("equivalence_margin")
+    if not isinstance(margin, int | float):
+        return None, section | {
+            "status": "skipped",
+            "lines": [
+                "The run configuration declares no [analysis] equivalence_margin, so no equivalence verdict "
+                "is given (a margin chosen after seeing the data would not be a test)."
+            ],
+        }
+    scores = _Scores(bundle, results)
+    inputs, skipped = [], []
+    for contrast in contrasts:
+        try:
+            inputs.append(_contrast_input(contrast, scores, set(analysis.get("held_out_levels", []))))
+        except (OSError, ValueError, KeyError) as error:
+            skipped.append(f"{'/'.join(contrast.records)}: {error}")
+    dev_speakers = [str(s) for s in analysis.get("dev_speakers", [])]
+    fixed = _fixed_threshold_inputs(results, scores, dev_speakers) if dev_speakers else []
+    try:
+        statistics = bundle_statistics(
+            inputs,
+            margin=float(margin),
+            acceptable_error=analysis.get("acceptable_error"),
+            fixed_threshold=fixed,
+            operating_point=analysis.get("operating_point", "eer"),
+            n_resamples=int(analysis.get("n_resamples", 1000)),
+            seed=int(analysis.get("seed", 0)),
+        )
+    except MetricInputError as error:
+        return None, section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}
+    families = statistics["families"]
+    rows = [
+        {
+            "family": family,
+            "contrasts": result["n_contrasts"],
+            "mean IE": result["mean_ie"].get("estimate"),
+            "interval": [result["mean_ie"].get("low"), result["mean_ie"].get("high")],
+            "verdict": result["tost"]["verdict"],
+        }
+        for family, result in families.items()
+    ]
+    coupling = statistics.get("coupling", {})
+    lines = [
+        f"Speaker-cluster bootstrap ({statistics['n_resamples']} resamples of enrolment speakers, seed "
+        f"{statistics['seed']}, {statistics['level']:.0%} percentile intervals), the same resample for the four "
+        f"terms of each contrast; {len(inputs)} contrasts with per-trial scores"
+        + (f", {len(skipped)} left out: {'; '.join(skipped[:3])}" if skipped else "")
+        + ".",
+        f"Equivalence to additivity (TOST) against the declared margin {margin}: per family below, per contrast "
+        "in report.json (statistics.contrasts).",
+    ]
+    if coupling:
+        lines.append(
+            "IE vs prediction: observed r = {obs}, expected under pure additivity with the same trial noise "
+            "r = {exp}.".format(obs=_fmt(coupling.get("r_observed")), exp=_fmt(coupling.get("r_expected_additive")))
+        )
+    if fixed:
+        lines.append(
+            f"Fixed-threshold subgroup error rates: {len(fixed)} subgroup settings at one threshold chosen on "
+            f"development speakers {', '.join(dev_speakers)} (statistics.fixed_threshold)."
+        )
+    return statistics, section | {"status": "info", "lines": lines, "table": rows}
+
+
+def _fmt(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
