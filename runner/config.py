@@ -1,14 +1,20 @@
-"""Run configuration: the corpus, the encoders, the named conditions and the experiment designs of one run.
+"""Run configuration: the corpora, the encoders, the named conditions and the experiment designs of one run.
 
-A configuration is a TOML file (``configs/default.toml`` is the embedded default). It is validated on load and
-every problem is one ``InputError`` naming the file and the key. Relative paths resolve against the file's folder;
-``~`` and ``$VARS`` are expanded, with ``$INTERBIAS_CACHE`` defaulting to ``~/.cache/interbias-sv``.
+A configuration is a TOML file (``configs/default.toml`` is the embedded default, ``configs/full.toml`` the
+paper's registry). It is validated on load and every problem is one ``InputError`` naming the file and the key.
+Relative paths resolve against the file's folder; ``~`` and ``$VARS`` are expanded, with ``$INTERBIAS_CACHE``
+defaulting to ``~/.cache/interbias-sv``.
+
+A run reads one ``[corpus]`` or several ``[corpora.NAME]`` tables; each experiment names its ``corpus``. A named
+condition is a list of operator specs, or a metadata condition ``{ select = { COLUMN = VALUE | [VALUES] },
+operators = [...] }`` whose selection restricts the utterances of the side(s) it applies to.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -17,12 +23,17 @@ from audit.errors import InputError
 from audit.metrics import EerMethod
 from provenance.digests import Digest, file_digest
 from runner.encoders import EncoderSpec
+from runner.trials import Selection
+from schemas.utterances import UTTERANCE_COLUMNS
 
 REFERENCE_LEVEL = "none"
 CLEAN = "clean"
 EXPERIMENT_USES = ("interaction", "mismatch", "subgroup-gap", "descriptive")
 FAILURE_POLICIES = ("drop-trial", "fail-run")
 EER_METHODS = ("legacy", "rocch", "interp")
+# The paper's published experiment ids that a registry may hold, and those it may declare absent or removed.
+PAPER_IDS = tuple(f"E{number:02d}" for number in range(1, 22))
+REGISTRY_KEYS = ("experiments", "absent", "removed")
 
 OperatorSpec = dict[str, Any]
 Chain = tuple[OperatorSpec, ...]
@@ -34,10 +45,15 @@ def default_cache_root() -> Path:
 
 @dataclass(frozen=True)
 class Factor:
-    """One factor of a factorial design; ``none`` (the reference level) is implied."""
+    """One factor of a factorial design; ``none`` (the reference level) is implied.
+
+    ``reference`` names a metadata condition (a selection without operators) that the reference level selects,
+    for factors whose levels are populations (emotions: the neutral utterances), instead of every utterance.
+    """
 
     name: str
     levels: tuple[str, ...]
+    reference: str | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +67,8 @@ class Cell:
     test_chain: Chain
     level_a: str | None = None
     level_b: str | None = None
+    enrol_select: Selection = ()
+    test_select: Selection = ()
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,7 @@ class ExperimentDesign:
 
     id: str
     title: str
+    corpus: str
     use: str
     target_trials: int
     nontarget_trials: int
@@ -70,11 +89,16 @@ class ExperimentDesign:
     subgroup: str | None = None
     subgroup_side: Literal["both", "enrol"] = "both"
 
-    def cells(self, conditions: dict[str, Chain]) -> list[Cell]:
-        """Every condition of the design, the reference first."""
+    def cells(self, conditions: dict[str, Chain], selections: Mapping[str, Selection] | None = None) -> list[Cell]:
+        """Every condition of the design, the reference first.
+
+        A metadata condition's selection goes with its chain: to the test side, or to both sides when the design
+        degrades both; a mismatch design's enrolment and test conditions select their own side.
+        """
+        chosen = selections or {}
         if self.factor_a is None:
             return [
-                Cell(f"{e}->{t}", e, t, conditions[e], conditions[t])
+                Cell(f"{e}->{t}", e, t, conditions[e], conditions[t], None, None, chosen.get(e, ()), chosen.get(t, ()))
                 for e in self.enrol_conditions
                 for t in self.test_conditions
             ]
@@ -85,14 +109,34 @@ class ExperimentDesign:
                 applied = [level for level in (level_a, level_b) if level != REFERENCE_LEVEL]
                 chain: Chain = tuple(spec for level in applied for spec in conditions[level])
                 label = "+".join(applied) or CLEAN
-                enrol = (label, chain) if self.degrade == "both" else (CLEAN, ())
-                cells.append(Cell(label, enrol[0], label, enrol[1], chain, level_a, level_b))
+                references = [
+                    factor.reference
+                    for factor, level in ((self.factor_a, level_a), (self.factor_b, level_b))
+                    if factor is not None and factor.reference is not None and level == REFERENCE_LEVEL
+                ]
+                select = merge_selections([chosen.get(name, ()) for name in (*applied, *references)])
+                enrol = (label, chain, select) if self.degrade == "both" else (CLEAN, (), ())
+                cells.append(Cell(label, enrol[0], label, enrol[1], chain, level_a, level_b, enrol[2], select))
         return cells
+
+
+def merge_selections(selections: list[Selection]) -> Selection:
+    """The selection of several applied levels; two levels that select the same column are a ValueError."""
+    merged: dict[str, tuple[str, ...]] = {}
+    for selection in selections:
+        for column, values in selection:
+            if column in merged:
+                raise ValueError(f"two levels of one cell both select column {column!r}")
+            merged[column] = values
+    return tuple(sorted(merged.items()))
 
 
 @dataclass(frozen=True)
 class CorpusChoice:
+    """One corpus of the run: its name in the run (the results' ``corpus``), the adapter that reads it, its folder."""
+
     name: str
+    adapter: str
     root: Path
     music: Path | None
     utterances_per_speaker: int | None
@@ -113,11 +157,23 @@ class RunConfig:
     c_miss: float
     c_fa: float
     batch_size: int
-    corpus: CorpusChoice
+    corpora: dict[str, CorpusChoice]
     encoders: tuple[EncoderSpec, ...]
     conditions: dict[str, Chain]
+    selections: dict[str, Selection]
     experiments: tuple[ExperimentDesign, ...]
     analysis: dict[str, Any]
+    registry: dict[str, tuple[str, ...]]
+
+    @property
+    def corpus(self) -> CorpusChoice:
+        """The run's corpus, for commands that handle single-corpus runs only (the embedded default)."""
+        if len(self.corpora) != 1:
+            raise InputError(str(self.source), f"corpora: expected a single corpus, got {sorted(self.corpora)}")
+        return next(iter(self.corpora.values()))
+
+    def experiment_cells(self, experiment: ExperimentDesign) -> list[Cell]:
+        return experiment.cells(self.conditions, self.selections)
 
 
 class _Reader:
@@ -190,14 +246,16 @@ def load_config(path: Path) -> RunConfig:
         raise InputError(str(path), f"not valid TOML: {error}") from None
     top = _Reader(path, raw, "")
     run = top.sub("run")
-    conditions = _read_conditions(top.sub("conditions"))
+    corpora = _read_corpora(top)
+    conditions, selections = _read_conditions(top.sub("conditions"))
     experiments = tuple(
-        _read_experiment(_Reader(path, table, f"experiments[{i}]."), conditions)
+        _read_experiment(_Reader(path, table, f"experiments[{i}]."), conditions, selections, corpora)
         for i, table in enumerate(top.get("experiments", list))
     )
     ids = [e.id for e in experiments]
     if len(set(ids)) != len(ids) or not ids:
         raise top.fail("experiments", f"expected at least one experiment with unique ids, got {ids}")
+    registry = _read_registry(top.sub("registry", {}), ids)
     return RunConfig(
         source=path,
         digest=file_digest(path),
@@ -210,12 +268,39 @@ def load_config(path: Path) -> RunConfig:
         c_miss=float(run.get("c_miss", (int, float), 1.0)),
         c_fa=float(run.get("c_fa", (int, float), 1.0)),
         batch_size=run.positive_int("batch_size", 16),
-        corpus=_read_corpus(top.sub("corpus")),
+        corpora=corpora,
         encoders=_read_encoders(top.sub("encoders")),
         conditions=conditions,
+        selections=selections,
         experiments=experiments,
         analysis=_read_analysis(top.sub("analysis", {})),
+        registry=registry,
     )
+
+
+def _read_registry(table: _Reader, ids: list[str]) -> dict[str, tuple[str, ...]]:
+    """``[registry]``: the published ids the file holds, and those declared absent or removed (never run).
+
+    Every listed id is a paper id and named once; the experiments are exactly the ``experiments`` list.
+    """
+    if not table.table:
+        return {}
+    unknown = sorted(set(table.table) - set(REGISTRY_KEYS))
+    if unknown:
+        raise table.fail(unknown[0], f"unknown key (expected {', '.join(REGISTRY_KEYS)})")
+    registry = {key: table.strings(key, ()) for key in REGISTRY_KEYS}
+    listed = [experiment_id for values in registry.values() for experiment_id in values]
+    for key, values in registry.items():
+        for experiment_id in values:
+            if experiment_id not in PAPER_IDS:
+                raise table.fail(key, f"expected paper ids E01..E21, got {experiment_id!r}")
+            if listed.count(experiment_id) > 1:
+                raise table.fail(key, f"{experiment_id} is listed more than once")
+    if sorted(registry["experiments"]) != sorted(ids):
+        missing = sorted(set(registry["experiments"]) - set(ids))
+        extra = sorted(set(ids) - set(registry["experiments"]))
+        raise table.fail("experiments", f"registry and [[experiments]] differ: not run {missing}, unlisted {extra}")
+    return registry
 
 
 def _read_analysis(table: _Reader) -> dict[str, Any]:
@@ -234,9 +319,28 @@ def _read_analysis(table: _Reader) -> dict[str, Any]:
     return dict(table.table)
 
 
-def _read_corpus(table: _Reader) -> CorpusChoice:
+def _read_corpora(top: _Reader) -> dict[str, CorpusChoice]:
+    """One ``[corpus]`` table (its ``name`` is also its adapter's) or several ``[corpora.NAME]`` tables."""
+    if ("corpus" in top.table) == ("corpora" in top.table):
+        raise top.fail("corpus", "expected either one [corpus] table or [corpora.NAME] tables")
+    if "corpus" in top.table:
+        single = top.sub("corpus")
+        name = single.get("name", str)
+        return {name: _read_corpus(single, name, single.get("adapter", str, name))}
+    tables = top.sub("corpora")
+    if not tables.table:
+        raise top.fail("corpora", "expected at least one [corpora.NAME] table")
+    return {name: _read_corpus(tables.sub(name), name, tables.sub(name).get("adapter", str)) for name in tables.table}
+
+
+def _read_corpus(table: _Reader, name: str, adapter: str) -> CorpusChoice:
+    from runner.corpora import ADAPTERS  # the adapters register themselves on import
+
+    if adapter not in ADAPTERS:
+        raise table.fail("adapter", f"unknown corpus adapter {adapter!r} (known: {', '.join(sorted(ADAPTERS))})")
     return CorpusChoice(
-        name=table.get("name", str),
+        name=name,
+        adapter=adapter,
         root=cast(Path, table.path("root")),
         music=table.path("music", None),
         utterances_per_speaker=table.positive_int("utterances_per_speaker", None),
@@ -258,24 +362,54 @@ def _read_encoders(table: _Reader) -> tuple[EncoderSpec, ...]:
     return tuple(roster[label] for label in labels)
 
 
-def _read_conditions(table: _Reader) -> dict[str, Chain]:
+def _read_conditions(table: _Reader) -> tuple[dict[str, Chain], dict[str, Selection]]:
+    """Each condition's operator chain, and the utterance selection of the metadata conditions."""
+    conditions: dict[str, Chain] = {CLEAN: ()}
+    selections: dict[str, Selection] = {}
+    for name in table.table:
+        if isinstance(table.table[name], dict):
+            metadata = table.sub(name)
+            unknown = sorted(set(metadata.table) - {"select", "operators"})
+            if unknown:
+                raise metadata.fail(unknown[0], "unknown key (expected select, operators)")
+            selections[name] = _read_selection(metadata.sub("select"))
+            conditions[name] = _read_chain(metadata, "operators", metadata.get("operators", list, []))
+        else:
+            conditions[name] = _read_chain(table, name, table.get(name, list))
+    if conditions[CLEAN] or CLEAN in selections:
+        raise table.fail(CLEAN, "the clean condition applies no operator and selects no utterance")
+    return conditions, selections
+
+
+def _read_chain(table: _Reader, key: str, specs: list[Any]) -> Chain:
     from runner.operators import OperatorSpecError, operator_from_spec
 
-    conditions: dict[str, Chain] = {CLEAN: ()}
-    for name in table.table:
-        specs = table.get(name, list)
-        for position, spec in enumerate(specs):
-            try:
-                operator_from_spec(spec)
-            except (OperatorSpecError, TypeError, ValueError) as error:
-                raise table.fail(f"{name}[{position}]", str(error)) from None
-        conditions[name] = tuple(specs)
-    if conditions[CLEAN]:
-        raise table.fail(CLEAN, "the clean condition applies no operator")
-    return conditions
+    for position, spec in enumerate(specs):
+        try:
+            operator_from_spec(spec)
+        except (OperatorSpecError, TypeError, ValueError) as error:
+            raise table.fail(f"{key}[{position}]", str(error)) from None
+    return tuple(specs)
 
 
-def _read_experiment(table: _Reader, conditions: dict[str, Chain]) -> ExperimentDesign:
+def _read_selection(table: _Reader) -> Selection:
+    """``{ COLUMN = VALUE | [VALUES] }`` over utterance-table columns; values compare as strings."""
+    if not table.table:
+        raise table.fail("", "expected at least one COLUMN = VALUE")
+    selection = []
+    for column, value in sorted(table.table.items()):
+        if column not in UTTERANCE_COLUMNS or column in ("utt_id", "path", "blake3"):
+            raise table.fail(column, f"not a selectable utterance-table column ({', '.join(UTTERANCE_COLUMNS)})")
+        values = value if isinstance(value, list) else [value]
+        if not values or not all(isinstance(v, str | int) and not isinstance(v, bool) for v in values):
+            raise table.fail(column, f"expected a string or integer, or a non-empty list of them, got {value!r}")
+        selection.append((column, tuple(sorted({str(v) for v in values}))))
+    return tuple(selection)
+
+
+def _read_experiment(
+    table: _Reader, conditions: dict[str, Chain], selections: dict[str, Selection], corpora: dict[str, CorpusChoice]
+) -> ExperimentDesign:
     def known(key: str, names: tuple[str, ...]) -> tuple[str, ...]:
         for name in names:
             if name not in conditions:
@@ -289,7 +423,10 @@ def _read_experiment(table: _Reader, conditions: dict[str, Chain]) -> Experiment
         levels = known(f"{key}.levels", sub.strings("levels"))
         if not levels or REFERENCE_LEVEL in levels:
             raise sub.fail("levels", f"expected non-reference levels ({REFERENCE_LEVEL!r} is implied)")
-        return Factor(sub.get("name", str), levels)
+        reference = sub.get("reference", str, None)
+        if reference is not None and (reference not in selections or conditions[reference] or reference in levels):
+            raise sub.fail("reference", f"expected a metadata condition without operators, not a level: {reference!r}")
+        return Factor(sub.get("name", str), levels, reference)
 
     experiment_id = table.get("id", str)
     if not (len(experiment_id) == 3 and experiment_id[0] in "ED" and experiment_id[1:].isdigit()):
@@ -301,9 +438,14 @@ def _read_experiment(table: _Reader, conditions: dict[str, Chain]) -> Experiment
         raise table.fail("factor_a", "expected either factor_a (factorial) or enrol_conditions + test_conditions")
     if factor_b is not None and factor_a is None:
         raise table.fail("factor_b", "factor_b needs factor_a")
-    return ExperimentDesign(
+    only = next(iter(corpora)) if len(corpora) == 1 else ...
+    corpus = table.get("corpus", str, only)
+    if corpus not in corpora:
+        raise table.fail("corpus", f"unknown corpus {corpus!r} (defined: {', '.join(sorted(corpora))})")
+    design = ExperimentDesign(
         id=experiment_id,
         title=table.get("title", str),
+        corpus=corpus,
         use=table.choice("use", EXPERIMENT_USES),
         target_trials=table.positive_int("target_trials"),
         nontarget_trials=table.positive_int("nontarget_trials"),
@@ -315,3 +457,8 @@ def _read_experiment(table: _Reader, conditions: dict[str, Chain]) -> Experiment
         subgroup=table.get("subgroup", str, None),
         subgroup_side=cast(Literal["both", "enrol"], table.choice("subgroup_side", ("both", "enrol"), "both")),
     )
+    try:
+        design.cells(conditions, selections)
+    except ValueError as error:
+        raise table.fail("factor_b", str(error)) from None
+    return design

@@ -1,6 +1,6 @@
 """The run: plan, embed (cached), score, and write the artefact bundle of DESIGN.md section 3.
 
-A straight line: load the corpus and the encoders, plan the records, compute every needed (utterance, chain)
+A straight line: load the corpora and the encoders, plan the records, compute every needed (utterance, chain)
 embedding once per encoder (cached by content digest), score each record's trials by cosine, compute the metrics
 with ``audit.metrics`` and write the bundle files atomically, then the manifest. A killed run resumes: cached
 embeddings are not recomputed, finished score files are kept, and the final bytes are the same.
@@ -31,8 +31,8 @@ from audit.metrics import grouped_metrics
 from provenance.atomic import atomic_path, atomic_write_bytes, atomic_write_text
 from provenance.digests import bytes_digest, file_digest
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
-from runner.config import Chain, RunConfig, default_cache_root
-from runner.corpora.base import PROBLEMS_FILE, UTTERANCES_FILE, load_corpus
+from runner.config import Chain, CorpusChoice, RunConfig, default_cache_root
+from runner.corpora.base import PROBLEMS_FILE, UTTERANCES_FILE, CorpusTable, load_corpus
 from runner.encoders import Encoder, EncoderSpec
 from runner.operators import Chain as OperatorChain
 from runner.operators import NoiseSources, chain_id
@@ -64,16 +64,19 @@ class RunSummary:
 
 @dataclass(frozen=True)
 class Side:
-    """One embedding job: an utterance under a chain."""
+    """One embedding job: an utterance of a corpus under a chain (utterance ids may repeat across corpora)."""
 
+    corpus: str
     chain_id: str
     utt_id: str
 
 
 def _progress(total: int, description: str, enabled: bool) -> Any:
+    """A progress bar on a terminal only: an error must stay the one line on a redirected stderr."""
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=description, unit="utt", disable=not enabled, file=sys.stderr, leave=False)
+    shown = enabled and sys.stderr.isatty()
+    return tqdm(total=total, desc=description, unit="utt", disable=not shown, file=sys.stderr, leave=False)
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ Degraded = tuple[np.ndarray | None, int, list[dict[str, Any]]]
 _worker_context: dict[str, Any] = {}
 
 
-def _init_worker(seed: int, sources: NoiseSources) -> None:
+def _init_worker(seed: int, sources: dict[str, NoiseSources]) -> None:
     _worker_context.update(seed=seed, sources=sources)
 
 
@@ -109,7 +112,7 @@ def degrade(job: DegradeJob) -> Degraded:
     wave, sr = read_clean_wave(job.path)
     if not job.specs:
         return wave, sr, []
-    chain = OperatorChain.from_specs(list(job.specs), sources=_worker_context["sources"])
+    chain = OperatorChain.from_specs(list(job.specs), sources=_worker_context["sources"][job.side.corpus])
     result = chain(wave, sr, seed=_worker_context["seed"], utt_id=job.side.utt_id)
     outcomes = [outcome.as_dict() for outcome in result.outcomes]
     return (None if result.status == "failed" else result.wave), result.sr, outcomes
@@ -125,10 +128,10 @@ class Embedder:
     def __init__(
         self,
         config: RunConfig,
-        utterances: pd.DataFrame,
+        pools: dict[str, pd.DataFrame],
         encoders: dict[str, Encoder],
         cache: EmbeddingCache,
-        sources: NoiseSources,
+        sources: dict[str, NoiseSources],
         workers: int,
     ) -> None:
         self.config = config
@@ -136,18 +139,22 @@ class Embedder:
         self.cache = cache
         self.sources = sources
         self.workers = workers
-        self.rows = utterances.set_index("utt_id")
+        self.rows = {name: pool.set_index("utt_id") for name, pool in pools.items()}
         self.forward_passes = 0
         self.cached = 0
 
     def _key(self, side: Side, label: str) -> str:
+        """The cache key; the corpus qualifies the utterance id (babble noise draws from the side's corpus)."""
         return embedding_key(
-            audio_blake3=str(self.rows.at[side.utt_id, "blake3"]),
+            audio_blake3=str(self.rows[side.corpus].at[side.utt_id, "blake3"]),
             chain_id=side.chain_id,
             seed=self.config.seed,
-            utt_id=side.utt_id,
+            utt_id=f"{side.corpus}/{side.utt_id}",
             encoder_key=self.encoders[label].checkpoint.cache_key,
         )
+
+    def _audio_path(self, side: Side) -> Path:
+        return self.config.corpora[side.corpus].root / str(self.rows[side.corpus].at[side.utt_id, "path"])
 
     def embed_all(
         self, chains: dict[str, Chain], sides: Iterable[Side], progress: bool
@@ -155,7 +162,7 @@ class Embedder:
         """Every side's embedding for every encoder; misses are degraded, embedded in batches and cached."""
         results: dict[tuple[Side, str], CachedEmbedding] = {}
         pending: list[tuple[Side, list[str]]] = []
-        for side in sorted(set(sides), key=lambda side: (side.chain_id, side.utt_id)):
+        for side in sorted(set(sides), key=lambda side: (side.corpus, side.chain_id, side.utt_id)):
             missing = []
             for label in self.encoders:
                 entry = self.cache.get(self._key(side, label))
@@ -166,10 +173,7 @@ class Embedder:
                     self.cached += 1
             if missing:
                 pending.append((side, missing))
-        jobs = [
-            DegradeJob(side, chains[side.chain_id], self.config.corpus.root / str(self.rows.at[side.utt_id, "path"]))
-            for side, _ in pending
-        ]
+        jobs = [DegradeJob(side, chains[side.chain_id], self._audio_path(side)) for side, _ in pending]
         with _progress(len(pending), "embeddings", progress) as bar, self._degraded(jobs) as degraded:
             batch: list[tuple[Side, list[str], Degraded]] = []
             for (side, missing), realised in zip(pending, degraded, strict=True):
@@ -228,13 +232,13 @@ def _side_status(entry: CachedEmbedding) -> str:
 def _score_record(plan: RecordPlan, embeddings: dict[tuple[Side, str], CachedEmbedding]) -> pd.DataFrame:
     """Cosine score of every trial of the record, in trial-list order, with its status."""
     trials = plan.trials.frame
-    label = plan.encoder.label
+    label, corpus = plan.encoder.label, plan.experiment.corpus
     enrol_id, test_id = chain_id(list(plan.cell.enrol_chain)), chain_id(list(plan.cell.test_chain))
     scores = np.full(len(trials), np.nan)
     status = np.full(len(trials), "scored", dtype=object)
     for index, (enrol_utt, test_utt) in enumerate(zip(trials["enrol_utt"], trials["test_utt"], strict=True)):
-        enrol = embeddings[(Side(enrol_id, enrol_utt), label)].vector
-        test = embeddings[(Side(test_id, test_utt), label)].vector
+        enrol = embeddings[(Side(corpus, enrol_id, enrol_utt), label)].vector
+        test = embeddings[(Side(corpus, test_id, test_utt), label)].vector
         if enrol is None:
             status[index] = "enrol-failed"
         elif test is None:
@@ -274,10 +278,18 @@ def _operator_report(
     config: RunConfig,
     plans: list[RecordPlan],
     embeddings: dict[tuple[Side, str], CachedEmbedding],
-    sources: NoiseSources,
+    sources: dict[str, NoiseSources],
 ) -> dict[str, Any]:
     """operators.json: each chain's description (synthetic or real material, its digests, codec versions) and
-    outcome counts per chain (over utterances) and per record (over its sides)."""
+    outcome counts per chain (over utterances) and per record (over its sides).
+
+    In a run of several corpora a chain is reported per corpus (``CORPUS:CHAIN_ID``), since its material (babble)
+    and its outcomes belong to that corpus, and ``sources`` is keyed by corpus."""
+    single = len(sources) == 1
+
+    def key(corpus: str, identifier: str) -> str:
+        return identifier if single else f"{corpus}:{identifier}"
+
     chains: dict[str, dict[str, Any]] = {}
     side_status: dict[Side, str] = {}
     for (side, _label), entry in embeddings.items():
@@ -286,7 +298,8 @@ def _operator_report(
         status = _side_status(entry)
         side_status[side] = status
         chain = chains.setdefault(
-            side.chain_id, {"applied": 0, "failed": 0, "fallback": 0, "reasons": Counter(), "spec": None}
+            key(side.corpus, side.chain_id),
+            {"applied": 0, "failed": 0, "fallback": 0, "reasons": Counter(), "spec": None, "corpus": side.corpus},
         )
         chain[status] += 1
         for outcome in entry.outcomes:
@@ -294,24 +307,28 @@ def _operator_report(
                 chain["reasons"][outcome["reason"]] += 1
     records = {}
     for plan in plans:
+        corpus = plan.experiment.corpus
         enrol_id, test_id = chain_id(list(plan.cell.enrol_chain)), chain_id(list(plan.cell.test_chain))
-        chains[enrol_id]["spec"], chains[test_id]["spec"] = (
+        chains[key(corpus, enrol_id)]["spec"], chains[key(corpus, test_id)]["spec"] = (
             list(plan.cell.enrol_chain),
             list(plan.cell.test_chain),
         )
-        sides = {Side(enrol_id, u) for u in plan.trials.frame["enrol_utt"]}
-        sides |= {Side(test_id, u) for u in plan.trials.frame["test_utt"]}
-        counts = Counter(side_status[side] for side in sides if side.chain_id in (enrol_id, test_id))
+        sides = {Side(corpus, enrol_id, u) for u in plan.trials.frame["enrol_utt"]}
+        sides |= {Side(corpus, test_id, u) for u in plan.trials.frame["test_utt"]}
+        counts = Counter(side_status[side] for side in sides)
         records[plan.record_id] = {
-            "chains": sorted({enrol_id, test_id}),
+            "chains": sorted({key(corpus, enrol_id), key(corpus, test_id)}),
             **{status: counts.get(status, 0) for status in ("applied", "failed", "fallback")},
         }
     for chain in chains.values():
         chain["reasons"] = dict(sorted(chain["reasons"].items()))
-        chain["description"] = OperatorChain.from_specs(chain["spec"], sources=sources).describe()
+        bound = sources[chain.pop("corpus")]
+        chain["description"] = OperatorChain.from_specs(chain["spec"], sources=bound).describe()
     return {
         "policy": config.failure_policy,
-        "sources": sources.describe(),
+        "sources": next(iter(sources.values())).describe()
+        if single
+        else {name: bound.describe() for name, bound in sorted(sources.items())},
         "chains": dict(sorted(chains.items())),
         "records": records,
     }
@@ -358,20 +375,25 @@ def run(
     from provenance.manifest import write_manifest
 
     out = Path(out)
-    corpus = load_corpus(config.corpus.name, config.corpus.root)  # the corpus folder is only read
-    pool = select_pool(corpus.frame, config.corpus.utterances_per_speaker, config.seed)
-    corpus_digest = bytes_digest(corpus.utterances_csv()).blake3
+    corpora = _load_corpora(config)  # the corpus folders are only read
+    pools = {
+        name: select_pool(table.frame, config.corpora[name].utterances_per_speaker, config.seed)
+        for name, table in corpora.items()
+    }
+    corpus_digest = _corpus_digest(corpora)
     load = encoder_factory or (lambda spec, on: spec.load(device=on))
     encoders = {spec.label: load(spec, device) for spec in config.encoders}
     checkpoint_digests = [encoders[c.label].checkpoint.checkpoint_blake3 for c in config.encoders]
     run_id = run_id_for(config, corpus_digest, checkpoint_digests, TOOL_VERSION)
     _check_out_folder(out, run_id)
-    plans = plan_run(config, pool)
+    plans = plan_run(config, pools)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / RUN_FILE, json.dumps({"run_id": run_id, "config": str(config.source)}, indent=2))
     atomic_write_bytes(out / "config.toml", config.source.read_bytes())
-    atomic_write_bytes(out / "corpus" / UTTERANCES_FILE, corpus.utterances_csv())
-    atomic_write_bytes(out / "corpus" / PROBLEMS_FILE, corpus.problems_csv())
+    tables = {name: _corpus_folder(out, corpora, name) for name in corpora}
+    for name, folder in tables.items():
+        atomic_write_bytes(folder / UTTERANCES_FILE, corpora[name].utterances_csv())
+        atomic_write_bytes(folder / PROBLEMS_FILE, corpora[name].problems_csv())
     trial_lists = {plan.trials.trial_list_id: plan.trials for plan in plans}
     for trial_list_id, trials in sorted(trial_lists.items()):
         atomic_write_bytes(out / "trials" / f"{trial_list_id}.csv", trials.csv_bytes)
@@ -382,14 +404,17 @@ def run(
         for specs, column in ((plan.cell.enrol_chain, "enrol_utt"), (plan.cell.test_chain, "test_utt")):
             identifier = chain_id(list(specs))
             chains[identifier] = specs
-            sides.update(Side(identifier, utt) for utt in plan.trials.frame[column])
-    sources = NoiseSources(
-        utterances=out / "corpus" / UTTERANCES_FILE,
-        audio_root=config.corpus.root,
-        music_dir=config.corpus.music,
-    )
+            sides.update(Side(plan.experiment.corpus, identifier, utt) for utt in plan.trials.frame[column])
+    sources = {
+        name: NoiseSources(
+            utterances=tables[name] / UTTERANCES_FILE,
+            audio_root=config.corpora[name].root,
+            music_dir=config.corpora[name].music,
+        )
+        for name in corpora
+    }
     cache = EmbeddingCache((cache_root or default_cache_root()) / "embeddings")
-    embedder = Embedder(config, pool, encoders, cache, sources, workers)
+    embedder = Embedder(config, pools, encoders, cache, sources, workers)
     embeddings = embedder.embed_all(chains, sides, progress)
 
     operators = _operator_report(config, plans, embeddings, sources)
@@ -413,7 +438,7 @@ def run(
             raise RunError(f"record {plan.record_id}: no scored trials left for {', '.join(empty)}")
         record_metrics = {key: values[index].item() for key, values in metrics.items()}
         extra = {
-            "corpus": config.corpus.name,
+            "corpus": plan.experiment.corpus,
             "eer_method": config.eer_method,
             "n_unscored": int((frame["status"] != "scored").sum()),
             "p_target": config.p_target,
@@ -444,7 +469,7 @@ def run(
         n_records=len(plans),
         n_trial_lists=len(trial_lists),
         n_trials=sum(len(t.frame) for t in trial_lists.values()),
-        n_utterances=len(pool),
+        n_utterances=sum(len(pool) for pool in pools.values()),
         forward_passes=embedder.forward_passes,
         embeddings_cached=embedder.cached,
         operator_counts={
@@ -452,6 +477,38 @@ def run(
             for status in ("applied", "failed", "fallback")
         },
     )
+
+
+def _used_corpora(config: RunConfig) -> dict[str, CorpusChoice]:
+    """The corpora some experiment draws from, each with the experiments that need it."""
+    return {
+        name: choice for name, choice in config.corpora.items() if any(e.corpus == name for e in config.experiments)
+    }
+
+
+def _load_corpora(config: RunConfig) -> dict[str, CorpusTable]:
+    """Every corpus the experiments use; missing folders are one InputError naming each folder to provide."""
+    missing = []
+    for name, choice in _used_corpora(config).items():
+        if not choice.root.is_dir():
+            needed = ", ".join(e.id for e in config.experiments if e.corpus == name)
+            missing.append(f"{choice.root} (the {choice.adapter} corpus, [corpora.{name}], for {needed})")
+    if missing:
+        raise InputError(str(config.source), f"corpus folder not found; provide {'; '.join(missing)}")
+    return {name: load_corpus(choice.adapter, choice.root) for name, choice in _used_corpora(config).items()}
+
+
+def _corpus_digest(corpora: dict[str, CorpusTable]) -> str:
+    """The BLAKE3 of the utterance table (one corpus), or of the named tables' digests (several)."""
+    digests = {name: bytes_digest(table.utterances_csv()).blake3 for name, table in sorted(corpora.items())}
+    if len(digests) == 1:
+        return next(iter(digests.values()))
+    return bytes_digest("\n".join(f"{name}={digest}" for name, digest in digests.items()).encode()).blake3
+
+
+def _corpus_folder(out: Path, corpora: dict[str, CorpusTable], name: str) -> Path:
+    """Where the bundle keeps a corpus's tables: ``corpus/`` for a single corpus, ``corpus/<name>/`` otherwise."""
+    return out / "corpus" if len(corpora) == 1 else out / "corpus" / name
 
 
 def _grouped(frames: list[pd.DataFrame], config: RunConfig) -> dict[str, np.ndarray]:

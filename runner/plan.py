@@ -2,11 +2,14 @@
 
 Planning does no audio work: it fixes the pairs, the records and their ids, so that the run id, the trial lists
 and the record ids are known before the first embedding is computed (a resumed run plans the same way).
+Each experiment draws from its own corpus's pool. Cells without metadata selections share one trial list per
+subgroup; cells with selections share one list per distinct (enrolment selection, test selection).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import blake3
@@ -15,7 +18,13 @@ import pandas as pd
 from audit.errors import InputError
 from runner.config import Cell, ExperimentDesign, RunConfig
 from runner.encoders import EncoderSpec
-from runner.trials import TrialBudgetError, TrialList, sample_trials
+from runner.trials import (
+    Selection,
+    SelectionError,
+    TrialBudgetError,
+    TrialList,
+    sample_selected_trials,
+)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
 
@@ -48,29 +57,51 @@ def subgroup_values(pool: pd.DataFrame, column: str, source: str) -> list[str]:
     return values
 
 
-def plan_run(config: RunConfig, pool: pd.DataFrame) -> list[RecordPlan]:
-    """Every record of the run, in a stable order (experiment, subgroup, condition, encoder)."""
+def _trials_for(
+    config: RunConfig,
+    experiment: ExperimentDesign,
+    pool: pd.DataFrame,
+    group: tuple[str, str] | None,
+    selections: tuple[Selection, Selection],
+) -> TrialList:
+    """The trial list of one (subgroup, enrolment selection, test selection) of a design."""
+    try:
+        return sample_selected_trials(
+            pool,
+            experiment_id=experiment.id,
+            n_target=experiment.target_trials,
+            n_nontarget=experiment.nontarget_trials,
+            seed=config.seed,
+            enrol_select=selections[0],
+            test_select=selections[1],
+            subgroup=group,
+            subgroup_side=experiment.subgroup_side,
+        )
+    except (TrialBudgetError, SelectionError) as error:
+        raise InputError(str(config.source), f"experiments {experiment.id}: {error}") from None
+
+
+def plan_run(config: RunConfig, pools: Mapping[str, pd.DataFrame]) -> list[RecordPlan]:
+    """Every record of the run, in a stable order (experiment, subgroup, condition, encoder).
+
+    ``pools`` holds each corpus's utterance pool by its name in the run.
+    """
     plans = []
     for experiment in config.experiments:
+        pool = pools[experiment.corpus]
         groups: list[tuple[str, str] | None] = [None]
         if experiment.subgroup is not None:
             column = experiment.subgroup
             groups = [(column, value) for value in subgroup_values(pool, column, str(config.source))]
+        cells = config.experiment_cells(experiment)
         for group in groups:
-            try:
-                trials = sample_trials(
-                    pool,
-                    experiment_id=experiment.id,
-                    n_target=experiment.target_trials,
-                    n_nontarget=experiment.nontarget_trials,
-                    seed=config.seed,
-                    subgroup=group,
-                    subgroup_side=experiment.subgroup_side,
-                )
-            except TrialBudgetError as error:
-                raise InputError(str(config.source), f"experiments {experiment.id}: {error}") from None
+            lists: dict[tuple[Selection, Selection], TrialList] = {}
             subgroup = f"{group[0]}={group[1]}" if group else None
-            for cell in experiment.cells(config.conditions):
+            for cell in cells:
+                selections = (cell.enrol_select, cell.test_select)
+                if selections not in lists:
+                    lists[selections] = _trials_for(config, experiment, pool, group, selections)
+                trials = lists[selections]
                 for encoder in config.encoders:
                     record_id = record_id_for(experiment.id, encoder.label, cell.condition, subgroup)
                     plans.append(RecordPlan(record_id, experiment, cell, encoder, trials, subgroup))

@@ -3,6 +3,11 @@
 Nothing about the encoder or the condition enters the sampler, so the four terms of every contrast and every encoder
 score the same pairs. Budgets are exact: a design that asks for more pairs than the corpus has is an error, never a
 silently smaller list. Pairs are unordered and distinct; which side is enrolment is a seeded coin flip.
+
+Metadata conditions restrict the enrolment and the test side to a selection of utterances
+(``sample_selected_trials``): pairs are then ordered (enrolment from one selection, test from the other), targets
+pair the same speaker's different utterances and non-targets different speakers. When both sides select the same
+utterances the sampler is the unordered one above, on the selected utterances.
 """
 
 from __future__ import annotations
@@ -19,9 +24,31 @@ from schemas.trials import TrialsSchema
 # Below this many candidate pairs every pair is enumerated; above it pairs are drawn by rejection.
 ENUMERATION_LIMIT = 2_000_000
 
+# A metadata selection: ((column, (value, ...)), ...), sorted by column; empty selects every utterance.
+Selection = tuple[tuple[str, tuple[str, ...]], ...]
+
 
 class TrialBudgetError(ValueError):
     """The design asks for more distinct pairs than the (sub)corpus holds."""
+
+
+class SelectionError(ValueError):
+    """A metadata selection names a column the utterance table does not have."""
+
+
+def selection_label(selection: Selection) -> str:
+    """``emotion=angry|sad;gender=F``, or ``all`` for the empty selection."""
+    return ";".join(f"{column}={'|'.join(values)}" for column, values in selection) or "all"
+
+
+def selected(pool: pd.DataFrame, selection: Selection) -> np.ndarray:
+    """Which utterances of the pool the selection keeps (values compare as strings; missing values never match)."""
+    keep = np.ones(len(pool), dtype=bool)
+    for column, values in selection:
+        if column not in pool.columns:
+            raise SelectionError(f"selection column {column!r} is not in the utterance table")
+        keep &= pool[column].astype("string").isin(list(values)).fillna(False).to_numpy(bool)
+    return keep
 
 
 @dataclass(frozen=True)
@@ -113,6 +140,100 @@ def _sample_enrol_side_nontargets(
     return codes // n, codes % n
 
 
+def _sample_ordered_pairs(
+    speaker_codes: np.ndarray,
+    enrol_positions: np.ndarray,
+    test_positions: np.ndarray,
+    n_pairs: int,
+    same_speaker: bool,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``n_pairs`` distinct ordered pairs (enrolment, test) of different utterances, same or different speaker."""
+    n_speakers = int(speaker_codes.max()) + 1 if len(speaker_codes) else 0
+    enrol_counts = np.bincount(speaker_codes[enrol_positions], minlength=n_speakers)
+    test_counts = np.bincount(speaker_codes[test_positions], minlength=n_speakers)
+    same_pairs = int((enrol_counts * test_counts).sum()) - len(np.intersect1d(enrol_positions, test_positions))
+    all_pairs = len(enrol_positions) * len(test_positions) - len(np.intersect1d(enrol_positions, test_positions))
+    available = same_pairs if same_speaker else all_pairs - same_pairs
+    if n_pairs > available:
+        kind = "target" if same_speaker else "non-target"
+        raise TrialBudgetError(f"asked for {n_pairs} {kind} trials, the selected utterances allow {available}")
+    if len(enrol_positions) * len(test_positions) <= ENUMERATION_LIMIT:
+        i = np.repeat(enrol_positions, len(test_positions))
+        j = np.tile(test_positions, len(enrol_positions))
+        keep = (i != j) & ((speaker_codes[i] == speaker_codes[j]) == same_speaker)
+        chosen = np.sort(rng.choice(int(keep.sum()), size=n_pairs, replace=False))
+        return i[keep][chosen], j[keep][chosen]
+    n = len(speaker_codes)
+    codes: np.ndarray = np.empty(0, dtype=np.int64)
+    while len(codes) < n_pairs:
+        i = rng.choice(enrol_positions, size=2 * n_pairs)
+        j = rng.choice(test_positions, size=2 * n_pairs)
+        fresh = (i.astype(np.int64) * n + j)[(i != j) & ((speaker_codes[i] == speaker_codes[j]) == same_speaker)]
+        _, first = np.unique(np.concatenate([codes, fresh]), return_index=True)
+        codes = np.concatenate([codes, fresh])[np.sort(first)]
+    codes = np.sort(codes[:n_pairs])
+    return codes // n, codes % n
+
+
+def sample_selected_trials(
+    utterances: pd.DataFrame,
+    *,
+    experiment_id: str,
+    n_target: int,
+    n_nontarget: int,
+    seed: int,
+    enrol_select: Selection,
+    test_select: Selection,
+    subgroup: tuple[str, str] | None = None,
+    subgroup_side: Literal["both", "enrol"] = "both",
+) -> TrialList:
+    """A balanced trial list whose enrolment and test sides come from metadata selections.
+
+    The generator is derived from the design (experiment, subgroup, budgets and both selections), so cells of one
+    design with the same selections share their list. Without selections this is ``sample_trials``, bit for bit.
+    A subgroup restricts the enrolment side, and the test side too unless ``subgroup_side="enrol"``.
+    """
+    if enrol_select == test_select and (subgroup_side == "both" or not enrol_select):
+        kept = selected(utterances, enrol_select)
+        return sample_trials(
+            utterances[kept],
+            experiment_id=experiment_id,
+            n_target=n_target,
+            n_nontarget=n_nontarget,
+            seed=seed,
+            subgroup=subgroup,
+            subgroup_side=subgroup_side,
+            selection=selection_label(enrol_select) if enrol_select else None,
+        )
+    pool = utterances.sort_values("utt_id", kind="stable").reset_index(drop=True)
+    enrol_mask, test_mask = selected(pool, enrol_select), selected(pool, test_select)
+    subgroup_label = None
+    if subgroup is not None:
+        column, value = subgroup
+        inside = (pool[column].astype("string") == value).fillna(False).to_numpy(bool)
+        subgroup_label = f"{column}={value}"
+        enrol_mask &= inside
+        if subgroup_side == "both":
+            test_mask &= inside
+    selections = f"enrol:{selection_label(enrol_select)}", f"test:{selection_label(test_select)}"
+    budgets = f"{n_target}/{n_nontarget}"
+    rng = derived_rng(seed, "trials", experiment_id, subgroup_label or "all", subgroup_side, budgets, *selections)
+    speaker_codes = pd.factorize(pool["speaker"], sort=True)[0]
+    enrol_positions, test_positions = np.flatnonzero(enrol_mask), np.flatnonzero(test_mask)
+    try:
+        target = _sample_ordered_pairs(speaker_codes, enrol_positions, test_positions, n_target, True, rng)
+        nontarget = _sample_ordered_pairs(speaker_codes, enrol_positions, test_positions, n_nontarget, False, rng)
+    except TrialBudgetError as error:
+        where = f"{experiment_id} ({subgroup_label or 'all speakers'}; {', '.join(selections)})"
+        raise TrialBudgetError(f"{where}: {error}") from None
+    enrol = np.concatenate([target[0], nontarget[0]])
+    test = np.concatenate([target[1], nontarget[1]])
+    labels = np.concatenate([np.ones(n_target, np.int64), np.zeros(n_nontarget, np.int64)])
+    order = rng.permutation(len(enrol))
+    return _trial_list(pool, enrol[order], test[order], labels[order], subgroup_label)
+
+
 def sample_trials(
     utterances: pd.DataFrame,
     *,
@@ -122,12 +243,14 @@ def sample_trials(
     seed: int,
     subgroup: tuple[str, str] | None = None,
     subgroup_side: Literal["both", "enrol"] = "both",
+    selection: str | None = None,
 ) -> TrialList:
     """Sample a balanced trial list.
 
     With ``subgroup=(column, value)`` and ``subgroup_side="both"`` both sides of every trial lie in the subgroup;
     with ``"enrol"`` targets lie in it and non-targets pair a subgroup enrolment with any other speaker's test
     utterance (for subgroups with a single speaker, where within-subgroup non-targets do not exist).
+    ``selection`` names the metadata selection the utterances were restricted to (it enters the generator).
     """
     pool = utterances.sort_values("utt_id", kind="stable").reset_index(drop=True)
     inside = np.ones(len(pool), dtype=bool)
@@ -138,11 +261,11 @@ def sample_trials(
         subgroup_label = f"{column}={value}"
         if subgroup_side == "both":
             pool, inside = pool[inside].reset_index(drop=True), np.ones(int(inside.sum()), dtype=bool)
-    rng = derived_rng(
-        seed, "trials", experiment_id, subgroup_label or "all", subgroup_side, f"{n_target}/{n_nontarget}"
-    )
+    budgets = f"{n_target}/{n_nontarget}"
+    selected_by = () if selection is None else (f"select:{selection}",)
+    rng = derived_rng(seed, "trials", experiment_id, subgroup_label or "all", subgroup_side, budgets, *selected_by)
     speaker_codes = pd.factorize(pool["speaker"], sort=True)[0]
-    where = f"{experiment_id} ({subgroup_label or 'all speakers'})"
+    where = f"{experiment_id} ({subgroup_label or 'all speakers'}{'' if selection is None else '; ' + selection})"
     try:
         inside_codes = np.flatnonzero(inside)
         target_i, target_j = _sample_pairs(speaker_codes[inside_codes], n_target, True, rng)
@@ -162,7 +285,13 @@ def sample_trials(
         swap[n_target:] = False
     enrol, test = np.where(swap, second, first), np.where(swap, first, second)
     order = rng.permutation(len(first))
-    enrol, test, labels = enrol[order], test[order], labels[order]
+    return _trial_list(pool, enrol[order], test[order], labels[order], subgroup_label)
+
+
+def _trial_list(
+    pool: pd.DataFrame, enrol: np.ndarray, test: np.ndarray, labels: np.ndarray, subgroup_label: str | None
+) -> TrialList:
+    """The validated trial table of the chosen (enrolment, test) positions, its CSV bytes and its id."""
     frame = pd.DataFrame(
         {
             "trial_index": np.arange(len(labels), dtype=np.int64),
