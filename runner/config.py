@@ -13,6 +13,7 @@ operators = [...] }`` whose selection restricts the utterances of the side(s) it
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -214,13 +215,22 @@ class _Reader:
 
     def path(self, key: str, default: Any = ...) -> Path | None:
         value = self.get(key, str, default)
-        return None if value is None else _resolve(self.source, value)
+        if value is None:
+            return None
+        path = _resolve(self.source, value)
+        unset = _UNSET_VARIABLE.search(str(path))
+        if unset:
+            raise self.fail(key, f"environment variable {unset.group(1)} in {value!r} is not set")
+        return path
 
     def strings(self, key: str, default: Any = ...) -> tuple[str, ...]:
         values = self.get(key, list, default)
         if not all(isinstance(v, str) for v in values):
             raise self.fail(key, "expected a list of strings")
         return tuple(values)
+
+
+_UNSET_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:

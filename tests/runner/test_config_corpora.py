@@ -302,3 +302,13 @@ def test_a_missing_corpus_folder_names_the_folder_and_the_adapter(config_path: P
         run(config, tmp_path / "out", cache_root=tmp_path / "cache", progress=False, workers=0)
     line = caught.value.line()
     assert str(tmp_path / "absent") in line and "the ravdess corpus" in line and "[corpora.second], for E14" in line
+
+
+def test_an_unset_environment_variable_in_a_path_is_named(config_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("INTERBIAS_NOWHERE", raising=False)
+    text = config_path.read_text().replace(f'root = "{config_path.parent / "first"}"', 'root = "$INTERBIAS_NOWHERE/x"')
+    with pytest.raises(InputError) as caught:
+        load_config(write(config_path.parent, text))
+    assert "corpora.first.root: environment variable INTERBIAS_NOWHERE in '$INTERBIAS_NOWHERE/x' is not set" in (
+        caught.value.line()
+    )
