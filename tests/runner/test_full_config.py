@@ -151,6 +151,11 @@ def test_the_full_registry_loads_with_every_published_experiment(env: Path) -> N
     e01 = config.experiment_cells(config.experiments[0])
     assert len(e01) == 64 and e01[5].condition == "emo-neutral->emo-fearful"
     assert e01[5].enrol_select == (("emotion", ("neutral",)),) and e01[5].test_select == (("emotion", ("fearful",)),)
+    # E17 degrades the test side only: its reference population (first session) selects the test side only.
+    e17 = {c.condition: c for c in config.experiment_cells(config.experiments[PAPER_IDS.index("E17")])}
+    assert e17["loss-random-10"].enrol_select == () and e17["loss-random-10"].enrol_chain == ()
+    assert e17["loss-random-10"].test_select == (("session", ("Session1",)),)
+    assert e17["session-later+loss-random-10"].test_select == (("session", ("Session2", "Session2_3", "Session3")),)
 
 
 def test_a_registry_that_disagrees_with_the_experiments_is_refused(env: Path, tmp_path: Path) -> None:
