@@ -84,6 +84,24 @@ def _pair_codes(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     return low.astype(np.int64) * n + high
 
 
+def _same_speaker_pair_codes(
+    speaker_codes: np.ndarray, enrol_positions: np.ndarray, test_positions: np.ndarray, *, ordered: bool
+) -> np.ndarray:
+    """Codes ``i * n + j`` of every same-speaker pair of different utterances, ascending, built speaker by
+    speaker (memory in the number of pairs, not in n squared). Unordered pairs have i < j. Ascending codes are
+    the row-major order in which a full enumeration of (i, j) would list them."""
+    n = len(speaker_codes)
+    test_by_speaker = dict(iter(pd.Series(test_positions, dtype=np.int64).groupby(speaker_codes[test_positions])))
+    parts = [np.empty(0, dtype=np.int64)]
+    for speaker, enrol in pd.Series(enrol_positions, dtype=np.int64).groupby(speaker_codes[enrol_positions]):
+        if speaker not in test_by_speaker:
+            continue
+        i, j = np.meshgrid(enrol.to_numpy(), test_by_speaker[speaker].to_numpy(), indexing="ij")
+        keep = (i < j) if not ordered else (i != j)
+        parts.append(i[keep] * n + j[keep])
+    return np.sort(np.concatenate(parts))
+
+
 def _sample_pairs(
     speaker_codes: np.ndarray, n_pairs: int, same_speaker: bool, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -95,9 +113,14 @@ def _sample_pairs(
     kind = "target" if same_speaker else "non-target"
     if n_pairs > available:
         raise TrialBudgetError(f"asked for {n_pairs} {kind} trials, the utterances allow {available}")
+    if same_speaker and available <= ENUMERATION_LIMIT:
+        positions = np.arange(n)
+        candidates = _same_speaker_pair_codes(speaker_codes, positions, positions, ordered=False)
+        chosen = candidates[np.sort(rng.choice(len(candidates), size=n_pairs, replace=False))]
+        return chosen // n, chosen % n
     if available <= ENUMERATION_LIMIT:
         i, j = np.triu_indices(n, k=1)
-        keep = (speaker_codes[i] == speaker_codes[j]) == same_speaker
+        keep = speaker_codes[i] != speaker_codes[j]
         i, j = i[keep], j[keep]
         chosen = np.sort(rng.choice(len(i), size=n_pairs, replace=False))
         return i[chosen], j[chosen]
@@ -158,13 +181,17 @@ def _sample_ordered_pairs(
     if n_pairs > available:
         kind = "target" if same_speaker else "non-target"
         raise TrialBudgetError(f"asked for {n_pairs} {kind} trials, the selected utterances allow {available}")
+    n = len(speaker_codes)
+    if same_speaker and available <= ENUMERATION_LIMIT:
+        candidates = _same_speaker_pair_codes(speaker_codes, enrol_positions, test_positions, ordered=True)
+        chosen = candidates[np.sort(rng.choice(len(candidates), size=n_pairs, replace=False))]
+        return chosen // n, chosen % n
     if len(enrol_positions) * len(test_positions) <= ENUMERATION_LIMIT:
         i = np.repeat(enrol_positions, len(test_positions))
         j = np.tile(test_positions, len(enrol_positions))
         keep = (i != j) & ((speaker_codes[i] == speaker_codes[j]) == same_speaker)
         chosen = np.sort(rng.choice(int(keep.sum()), size=n_pairs, replace=False))
         return i[keep][chosen], j[keep][chosen]
-    n = len(speaker_codes)
     codes: np.ndarray = np.empty(0, dtype=np.int64)
     while len(codes) < n_pairs:
         i = rng.choice(enrol_positions, size=2 * n_pairs)

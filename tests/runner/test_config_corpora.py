@@ -312,3 +312,26 @@ def test_an_unset_environment_variable_in_a_path_is_named(config_path: Path, mon
     assert "corpora.first.root: environment variable INTERBIAS_NOWHERE in '$INTERBIAS_NOWHERE/x' is not set" in (
         caught.value.line()
     )
+
+
+def test_same_speaker_pairs_are_listed_in_full_enumeration_order_without_n_squared_memory() -> None:
+    speakers = np.random.default_rng(0).integers(0, 7, size=40)
+    positions = np.arange(40)
+    # Oracle: the full (i, j) enumeration, filtered, in row-major order.
+    i, j = np.triu_indices(40, k=1)
+    same = speakers[i] == speakers[j]
+    unordered = trials_module._same_speaker_pair_codes(speakers, positions, positions, ordered=False)
+    np.testing.assert_array_equal(unordered, i[same] * 40 + j[same])
+    enrol, test = positions[::2], positions[5:]
+    i, j = np.repeat(enrol, len(test)), np.tile(test, len(enrol))
+    same = (speakers[i] == speakers[j]) & (i != j)
+    ordered = trials_module._same_speaker_pair_codes(speakers, enrol, test, ordered=True)
+    np.testing.assert_array_equal(ordered, i[same] * 40 + j[same])
+    # 60,000 utterances of 3,000 speakers: a full enumeration would hold 1.8e9 pairs; the targets need 570,000.
+    large = pd.DataFrame(
+        {"utt_id": [f"u{k:05d}" for k in range(60_000)], "speaker": [f"s{k // 20}" for k in range(60_000)]}
+    )
+    frame = sample_trials(large, experiment_id="E13", n_target=50, n_nontarget=50, seed=1).frame
+    targets = frame[frame["label"] == 1]
+    assert (targets["enrol_speaker"] == targets["test_speaker"]).all()
+    assert (targets["enrol_utt"] != targets["test_utt"]).all()
