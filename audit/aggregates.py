@@ -22,7 +22,8 @@ from audit.contrasts import Contrast, ContrastSet, Term, measured_terms
 
 _SNR_PATTERNS = (
     re.compile(r"snr\s*[=:_]?\s*([-+]?\d+(?:\.\d+)?)\s*(?:db)?", re.IGNORECASE),
-    re.compile(r"([-+]?\d+(?:\.\d+)?)\s*db\b", re.IGNORECASE),
+    # A sign right after a letter or digit is a separator (``babble-20dB`` is 20 dB), elsewhere it is a sign.
+    re.compile(r"((?:(?<![A-Za-z0-9])[-+])?\d+(?:\.\d+)?)\s*db\b", re.IGNORECASE),
 )
 _GENDER = re.compile(r"^\s*gender\s*=\s*([FM])\s*$", re.IGNORECASE)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 
 from runner.config import RunConfig, load_config
+from runner.corpora.base import UTTERANCES_FILE
 
 REPORT_FOLDER = "report"
 
@@ -23,7 +24,7 @@ def _say(message: str) -> None:
 
 def _ensure_corpus(config: RunConfig, dry_run: bool) -> None:
     """Build the embedded default corpus when the configuration names it and it is not built yet."""
-    if config.corpus.name != "asterisk":
+    if config.corpus.name != "asterisk" or (config.corpus.root / UTTERANCES_FILE).is_file():
         return
     if dry_run:
         _say(f"would build (or reuse) the default corpus in {config.corpus.root}")

@@ -14,6 +14,7 @@ and batched embeddings equal one-at-a-time ones within float rounding (tested to
 from __future__ import annotations
 
 import importlib.resources
+import warnings
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -61,7 +62,9 @@ class ResemblyzerEncoder(Encoder):
         partials_rate: float = 1.3,
         min_coverage: float = 0.75,
     ) -> ResemblyzerEncoder:
-        from resemblyzer import VoiceEncoder
+        with warnings.catch_warnings():  # webrtcvad's own pkg_resources import warns once per process
+            warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+            from resemblyzer import VoiceEncoder
 
         weights = require_file(shipped_weights() if checkpoint is None else checkpoint, label)
         resolved_device = torch_device(device, label)

@@ -157,6 +157,8 @@ def test_gap_vs_snr_groups_by_noise_and_labelled_snr() -> None:
     [
         ("babble snr=5", (5.0, "babble")),
         ("music_-5dB", (-5.0, "music")),
+        ("babble-20dB", (20.0, "babble")),
+        ("babble -20dB", (-20.0, "babble")),
         ("SNR 10 dB white", (10.0, "white")),
         ("noise=cafe,snr:2.5", (2.5, "noise=cafe")),
         ("clean", None),

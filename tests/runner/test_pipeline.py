@@ -7,6 +7,7 @@ resumes, and encoder call counts for the cache.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -46,6 +47,10 @@ music = "/usr/share/asterisk/moh"
 [encoders]
 roster = "{roster}"
 labels = {labels}
+
+[analysis]
+equivalence_margin = 0.05
+n_resamples = 200
 
 [conditions]
 "white-0dB" = [{{ name = "white", kwargs = {{ snr_db = 0 }} }}]
@@ -238,3 +243,45 @@ def test_missing_checkpoint_and_unknown_operator_are_one_line_and_exit_2(corpus:
     result = cli("run", str(tmp_path / "run.toml"), "--out", str(tmp_path / "out"))
     assert result.returncode == 2 and "brown" in result.stderr and "white-0dB" in result.stderr, result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture(scope="module")
+def reproduced(finished: tuple[Path, Path, list], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from runner.reproduce import reproduce
+
+    folder = finished[0]
+    bundle = tmp_path_factory.mktemp("reproduce") / "bundle"
+    assert reproduce(folder / "run.toml", bundle, cache_root=folder / "cache") == 0
+    return bundle
+
+
+def test_reproduce_signs_audits_and_writes_the_same_results(
+    reproduced: Path, finished: tuple[Path, Path, list]
+) -> None:
+    assert (reproduced / "provenance" / "run.intoto.jsonl").is_file()
+    private = reproduced.parent / "bundle.keys" / "run.key"
+    assert private.stat().st_mode & 0o777 == 0o600 and not (reproduced / "run.key").exists()
+    report = json.loads((reproduced / "report" / "report.json").read_text())
+    assert report["verdict"] == "pass"
+    sections = {section["id"]: section for section in report["sections"]}
+    assert {"bundle-signature", "bundle-rescore", "per-trial-statistics", "artefact-evaluation"} <= set(sections)
+    assert report["statistics"]["n_resamples"] == 200 and report["statistics"]["margin"] == 0.05
+    assert len(report["statistics"]["contrasts"]) == 2  # one noise x codec contrast per encoder
+    # Same configuration, same cache: the same bytes, whoever runs it.
+    assert (reproduced / "results.csv").read_bytes() == (finished[1] / "results.csv").read_bytes()
+
+
+def test_a_changed_score_in_a_real_bundle_is_caught(reproduced: Path, tmp_path: Path) -> None:
+    from audit.cli import audit_results
+
+    tampered = tmp_path / "bundle"
+    shutil.copytree(reproduced, tampered, ignore=shutil.ignore_patterns("report"))
+    victim = sorted((tampered / "scores").glob("*.parquet"))[0]
+    scores = pd.read_parquet(victim)
+    scores.loc[0, "score"] = -scores.loc[0, "score"]
+    scores.to_parquet(victim, index=False)
+    report, _ = audit_results(
+        tampered / "results.csv", bundle=tampered, key=reproduced.parent / "bundle.keys" / "run.pub"
+    )
+    ids = {flag["id"] for flag in report["flags"] if flag["severity"] == "error"}
+    assert report["verdict"] == "fail" and "digest-mismatch" in ids
