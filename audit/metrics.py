@@ -25,6 +25,7 @@ EER variants:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -198,11 +199,11 @@ class _RocCorners:
     seg_record: IntArray  # record code of each segment
     crossing: IntArray  # per segment: the first point with fpr >= fnr (exact integer test)
 
-    @property
+    @cached_property
     def fpr(self) -> FloatArray:
         return self.fps / self.n_nontarget
 
-    @property
+    @cached_property
     def fnr(self) -> FloatArray:
         return 1 - self.tps / self.n_target  # sklearn's expression, for bit-equal legacy EERs
 
