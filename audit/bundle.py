@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from audit.contrasts import derive_contrasts
+from audit.contrasts import derive_contrasts, trial_matching
 from audit.findings import Flag, Severity
 from audit.metrics import grouped_metrics
 from provenance.digests import Digest, file_digest
@@ -689,9 +689,12 @@ def verify_shared_trial_lists(results: pd.DataFrame) -> tuple[None, _Step]:
     failures = []
     by_record = dict(zip(_column(frame, "record_id"), _column(frame, "trial_list_id"), strict=True))
     contrasts = derive_contrasts(frame).contrasts
+    population = 0
     for contrast in contrasts:
         lists = {by_record.get(record) for record in contrast.records}
-        if len(lists) != 1 or None in lists:
+        matching = trial_matching(tuple(by_record.get(record) for record in contrast.records))
+        population += matching.startswith("population")
+        if matching in ("unmatched", "unverifiable"):
             failures.append(
                 {
                     "group": f"{contrast.experiment} {contrast.model} {contrast.factor_a}={contrast.level_a} "
@@ -725,8 +728,14 @@ def verify_shared_trial_lists(results: pd.DataFrame) -> tuple[None, _Step]:
         )
     return None, _Step(
         [
-            f"{len(contrasts)} contrasts and {len(groups)} experiment conditions each use one "
-            "trial list for all terms and encoders."
+            f"{len(contrasts) - population} contrasts and {len(groups)} experiment conditions each use one "
+            "trial list for all terms and encoders"
+            + (
+                f"; {population} contrasts have a population factor, each level's pair of terms on one list"
+                if population
+                else ""
+            )
+            + "."
         ]
     )
 

@@ -60,6 +60,29 @@ def measured_terms(frame: pd.DataFrame) -> dict[Any, Term]:
     }  # fmt: skip
 
 
+TrialMatching = Literal["matched", "population-a", "population-b", "unmatched", "unverifiable"]
+
+
+def trial_matching(lists: tuple[str | None, ...]) -> TrialMatching:
+    """How the trial lists of the (clean, a, b, ab) terms relate.
+
+    ``matched``: one list for all four (a controlled contrast). ``population-a``: factor A selects other utterances
+    (a metadata factor such as emotion or age), so (clean, b) share one list and (a, ab) another: the contrast
+    compares populations by design. ``population-b`` likewise for factor B. ``unmatched``: any other mix, which
+    confounds the interaction with the populations. ``unverifiable``: a term names no list.
+    """
+    clean, a, b, ab = lists
+    if None in lists:
+        return "unverifiable"
+    if clean == a == b == ab:
+        return "matched"
+    if clean == b and a == ab:
+        return "population-a"
+    if clean == a and b == ab:
+        return "population-b"
+    return "unmatched"
+
+
 @dataclass(frozen=True)
 class Contrast:
     """One complete contrast; ``terms`` are the (clean, a, b, ab) measurements."""
@@ -93,6 +116,11 @@ class Contrast:
     @property
     def records(self) -> tuple[str, ...]:
         return tuple(term.record_id for term in self.terms)
+
+    @property
+    def trial_matching(self) -> TrialMatching:
+        """How the four terms' trial lists relate (see ``trial_matching``)."""
+        return trial_matching(tuple(term.trial_list_id for term in self.terms))
 
     @property
     def model_family(self) -> str | None:

@@ -301,15 +301,24 @@ def flag_substituted_reference(contrasts: Sequence[Contrast]) -> Flag | None:
 
 
 def flag_trial_matching(contrasts: Sequence[Contrast]) -> list[Flag]:
-    """unmatched-trials (the terms name different trial lists) and trials-unverifiable (some name none)."""
-    unmatched, unverifiable = [], []
-    for contrast in contrasts:
-        ids = [term.trial_list_id for term in contrast.terms]
-        if None in ids:
-            unverifiable.append(contrast)
-        elif len(set(ids)) > 1:
-            unmatched.append(contrast)
+    """unmatched-trials (the terms mix trial lists), population-contrast (a factor selects other utterances, each
+    pair of terms sharing a list) and trials-unverifiable (some term names no list)."""
+    unmatched = [c for c in contrasts if c.trial_matching == "unmatched"]
+    unverifiable = [c for c in contrasts if c.trial_matching == "unverifiable"]
+    population = [c for c in contrasts if c.trial_matching.startswith("population")]
     flags = []
+    if population:
+        flags.append(
+            Flag(
+                "population-contrast",
+                Severity.WARNING,
+                f"{count(len(population), 'contrast has', 'contrasts have')} a factor whose levels are different "
+                "utterances (a metadata factor such as emotion or age): each level pairs its terms on one trial list, "
+                "but IE then compares populations by design, not a controlled interaction on the same pairs.",
+                _unique([r for c in population for r in c.records]),
+                {"settings": [{"setting": _setting(c), "factor": c.trial_matching} for c in population]},
+            )
+        )
     if unmatched:
         flags.append(
             Flag(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from audit.contrasts import derive_contrasts
+from audit.contrasts import derive_contrasts, trial_matching
 from schemas.results import validate_results, with_all_columns
 
 LEVELS = {"clean": ("none", "none"), "a": ("noisy", "none"), "b": ("none", "opus"), "ab": ("noisy", "opus")}
@@ -137,3 +137,18 @@ def test_rows_without_both_factors_are_not_contrasts() -> None:
     result = derive_contrasts(frame(rows))
     assert result.contrasts == []
     assert result.incomplete == []  # no joint term left, so no setting to report
+
+
+@pytest.mark.parametrize(
+    ("lists", "expected"),
+    [
+        (("t1", "t1", "t1", "t1"), "matched"),
+        (("t1", "t2", "t1", "t2"), "population-a"),  # factor A (e.g. emotion) selects other utterances
+        (("t1", "t1", "t2", "t2"), "population-b"),
+        (("t1", "t2", "t3", "t2"), "unmatched"),
+        (("t1", "t1", "t1", "t2"), "unmatched"),
+        (("t1", None, "t1", "t1"), "unverifiable"),
+    ],
+)
+def test_trial_matching_of_the_four_terms(lists: tuple[str | None, ...], expected: str) -> None:
+    assert trial_matching(lists) == expected

@@ -188,6 +188,17 @@ def test_unmatched_trials_error_and_unverifiable_warning(tmp_path: Path) -> None
     assert flags["trials-unverifiable"]["details"]["settings"] == ["E14 m2 fa=x x fb=y"]
 
 
+def test_population_factor_is_a_warning_not_unmatched(tmp_path: Path) -> None:
+    # Factor A's level selects other utterances: (clean, b) on one list, (a, ab) on another.
+    rows = contrast("m1", (0.1, 0.2, 0.2, 0.3), a={"trial_list_id": "tl-2"}, ab={"trial_list_id": "tl-2"})
+    flags = flags_of(audit(tmp_path, rows))
+    assert "unmatched-trials" not in flags
+    assert flags["population-contrast"]["severity"] == "warning"
+    assert flags["population-contrast"]["details"]["settings"] == [
+        {"setting": "E14 m1 fa=x x fb=y", "factor": "population-a"}
+    ]
+
+
 def test_budget_mismatch_across_terms_genders_and_clean_gap(tmp_path: Path) -> None:
     rows = contrast("m1", (0.1, 0.2, 0.2, 0.3), ab={"n_target": 90})
     rows += gender("m1", "clean", 0.12, 0.10) + gender("m1", "babble snr=0", 0.14, 0.10, n_m=80)
