@@ -12,6 +12,7 @@ utterances the sampler is the unordered one above, on the selected utterances.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -79,6 +80,19 @@ def select_pool(utterances: pd.DataFrame, per_speaker: int | None, seed: int) ->
     return pd.concat(kept).sort_values("utt_id", kind="stable").reset_index(drop=True)
 
 
+def _distinct_codes(draw: Callable[[], np.ndarray], n_pairs: int) -> np.ndarray:
+    """``n_pairs`` distinct pair codes (sorted): the first ones that repeated calls of ``draw`` produce.
+
+    Rejection sampling for corpora too large to enumerate their pairs, where the budget is a small share of them.
+    """
+    codes: np.ndarray = np.empty(0, dtype=np.int64)
+    while len(codes) < n_pairs:
+        merged = np.concatenate([codes, draw()])
+        _, first = np.unique(merged, return_index=True)
+        codes = merged[np.sort(first)]
+    return np.sort(codes[:n_pairs])
+
+
 def _pair_codes(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     low, high = np.minimum(i, j), np.maximum(i, j)
     return low.astype(np.int64) * n + high
@@ -124,15 +138,14 @@ def _sample_pairs(
         i, j = i[keep], j[keep]
         chosen = np.sort(rng.choice(len(i), size=n_pairs, replace=False))
         return i[chosen], j[chosen]
-    codes: np.ndarray = np.empty(0, dtype=np.int64)
-    while len(codes) < n_pairs:
+
+    def draw() -> np.ndarray:
         i = rng.integers(0, n, size=2 * n_pairs)
         j = rng.integers(0, n, size=2 * n_pairs)
         keep = (i != j) & ((speaker_codes[i] == speaker_codes[j]) == same_speaker)
-        fresh = _pair_codes(i[keep], j[keep], n)
-        _, first = np.unique(np.concatenate([codes, fresh]), return_index=True)
-        codes = np.concatenate([codes, fresh])[np.sort(first)]
-    codes = np.sort(codes[:n_pairs])
+        return _pair_codes(i[keep], j[keep], n)
+
+    codes = _distinct_codes(draw, n_pairs)
     return codes // n, codes % n
 
 
@@ -152,14 +165,13 @@ def _sample_enrol_side_nontargets(
         keep = speaker_codes[i] != speaker_codes[j]
         chosen = np.sort(rng.choice(int(keep.sum()), size=n_pairs, replace=False))
         return i[keep][chosen], j[keep][chosen]
-    codes: np.ndarray = np.empty(0, dtype=np.int64)
-    while len(codes) < n_pairs:
+
+    def draw() -> np.ndarray:
         i = rng.choice(enrol_candidates, size=2 * n_pairs)
         j = rng.integers(0, n, size=2 * n_pairs)
-        fresh = (i * n + j)[speaker_codes[i] != speaker_codes[j]]
-        _, first = np.unique(np.concatenate([codes, fresh]), return_index=True)
-        codes = np.concatenate([codes, fresh])[np.sort(first)]
-    codes = np.sort(codes[:n_pairs])
+        return (i * n + j)[speaker_codes[i] != speaker_codes[j]]
+
+    codes = _distinct_codes(draw, n_pairs)
     return codes // n, codes % n
 
 
@@ -192,14 +204,13 @@ def _sample_ordered_pairs(
         keep = (i != j) & ((speaker_codes[i] == speaker_codes[j]) == same_speaker)
         chosen = np.sort(rng.choice(int(keep.sum()), size=n_pairs, replace=False))
         return i[keep][chosen], j[keep][chosen]
-    codes: np.ndarray = np.empty(0, dtype=np.int64)
-    while len(codes) < n_pairs:
+
+    def draw() -> np.ndarray:
         i = rng.choice(enrol_positions, size=2 * n_pairs)
         j = rng.choice(test_positions, size=2 * n_pairs)
-        fresh = (i.astype(np.int64) * n + j)[(i != j) & ((speaker_codes[i] == speaker_codes[j]) == same_speaker)]
-        _, first = np.unique(np.concatenate([codes, fresh]), return_index=True)
-        codes = np.concatenate([codes, fresh])[np.sort(first)]
-    codes = np.sort(codes[:n_pairs])
+        return (i.astype(np.int64) * n + j)[(i != j) & ((speaker_codes[i] == speaker_codes[j]) == same_speaker)]
+
+    codes = _distinct_codes(draw, n_pairs)
     return codes // n, codes % n
 
 
