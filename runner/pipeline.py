@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import sys
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -94,6 +97,15 @@ _worker_context: dict[str, Any] = {}
 
 def _init_worker(seed: int, sources: dict[str, NoiseSources]) -> None:
     _worker_context.update(seed=seed, sources=sources)
+    if multiprocessing.parent_process() is not None:  # a worker: end with the run, even when it is killed
+        threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Poll the parent process; once it is gone (killed run), leave at once instead of lingering."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
 
 
 def read_clean_wave(path: Path) -> tuple[np.ndarray, int]:
