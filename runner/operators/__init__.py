@@ -1,10 +1,10 @@
 """Degradation operators (registered frozen dataclasses) and their chains; see DESIGN.md section 10.
 
 Importing this package registers every operator: white, pink, babble, music, codec, telephony,
-packet_loss_random, packet_loss_bursty, speed, tempo.
+packet_loss_random, packet_loss_bursty, speed, tempo, world_conversion (a voice-conversion proxy).
 """
 
-from runner.operators import codecs, noise, packet_loss, timescale
+from runner.operators import codecs, conversion, noise, packet_loss, timescale
 from runner.operators.base import (
     REGISTRY,
     Operator,
@@ -32,6 +32,7 @@ __all__ = [
     "canonical_json",
     "chain_id",
     "codecs",
+    "conversion",
     "noise",
     "operator_from_spec",
     "packet_loss",

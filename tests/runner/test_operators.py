@@ -59,6 +59,10 @@ EXAMPLE_SPECS = [
     },
     {"name": "speed", "kwargs": {"factor": 1.1}},
     {"name": "tempo", "kwargs": {"factor": 0.9}},
+    {
+        "name": "world_conversion",
+        "kwargs": {"pitch_ratio": 1.2, "formant_ratio": 1.1, "f0_floor": 71.0, "f0_ceil": 800.0},
+    },
 ]
 
 
