@@ -504,7 +504,8 @@ def _load_corpora(config: RunConfig) -> dict[str, CorpusTable]:
     for name, choice in _used_corpora(config).items():
         if not choice.root.is_dir():
             needed = ", ".join(e.id for e in config.experiments if e.corpus == name)
-            missing.append(f"{choice.root} (the {choice.adapter} corpus, [corpora.{name}], for {needed})")
+            build = ", built by `interbias corpus build --out FOLDER`" if choice.adapter == "asterisk" else ""
+            missing.append(f"{choice.root} (the {choice.adapter} corpus{build}, [corpora.{name}], for {needed})")
     if missing:
         raise InputError(str(config.source), f"corpus folder not found; provide {'; '.join(missing)}")
     return {name: load_corpus(choice.adapter, choice.root) for name, choice in _used_corpora(config).items()}
