@@ -20,6 +20,7 @@ import pandas as pd
 from audit.aggregates import GapPair, UnpairedGender, gender_gap_pairs, recompute_aggregates
 from audit.claims import Claim, check_claims, flag_claims, read_claims
 from audit.contrasts import ContrastSet, derive_contrasts
+from audit.errors import InputError
 from audit.findings import Flag, has_errors
 from audit.flags import AuditConfig, provenance_coverage, raise_flags
 from audit.io import ResultsSource, read_results
@@ -166,6 +167,8 @@ def verify(
     Raises InputError for unreadable input.
     """
     config = config or AuditConfig()
+    if bundle is not None and not Path(bundle).is_dir():
+        raise InputError(str(bundle), "bundle folder not found (expected the folder of results.csv, trials/, scores/)")
     source = read_results(Path(results), columns)
     claim_list: list[Claim] = read_claims(claims) if claims is not None else []
     rows = select_rows(source, config)

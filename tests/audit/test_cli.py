@@ -168,6 +168,9 @@ def test_missing_file_and_directory_exit_2(tmp_path: Path) -> None:
     code, _, stderr = invoke("verify", str(tmp_path))
     assert code == 2
     one_line_error(stderr, tmp_path, "is a directory")
+    code, _, stderr = invoke("verify", str(EXAMPLE), "--bundle", str(tmp_path / "no-bundle"))
+    assert code == 2
+    one_line_error(stderr, tmp_path / "no-bundle", "bundle folder not found")
 
 
 @pytest.mark.parametrize(
