@@ -38,7 +38,7 @@ from runner.config import Chain, CorpusChoice, RunConfig, default_cache_root
 from runner.corpora.base import PROBLEMS_FILE, UTTERANCES_FILE, CorpusTable, load_corpus
 from runner.encoders import Encoder, EncoderSpec
 from runner.operators import Chain as OperatorChain
-from runner.operators import NoiseSources, chain_id
+from runner.operators import NoiseSources, chain_id, chain_status
 from runner.plan import RecordPlan, plan_run, run_id_for
 from runner.trials import select_pool
 
@@ -234,11 +234,8 @@ class Embedder:
 
 
 def _side_status(entry: CachedEmbedding) -> str:
-    """``applied`` / ``fallback`` / ``failed`` for a whole chain realisation."""
-    statuses = {outcome["status"] for outcome in entry.outcomes}
-    if entry.vector is None or "failed" in statuses:
-        return "failed"
-    return "fallback" if "fallback" in statuses else "applied"
+    """``applied`` / ``fallback`` / ``failed`` for a whole chain realisation (no embedding: failed)."""
+    return "failed" if entry.vector is None else chain_status(outcome["status"] for outcome in entry.outcomes)
 
 
 def _score_record(plan: RecordPlan, embeddings: dict[tuple[Side, str], CachedEmbedding]) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from runner.operators.base import (
     register,
     rng_for,
 )
-from runner.operators.chain import Chain, ChainResult, chain_id
+from runner.operators.chain import Chain, ChainResult, chain_id, chain_status
 from runner.operators.sources import MissingMaterial, NoiseSources
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "Status",
     "canonical_json",
     "chain_id",
+    "chain_status",
     "codecs",
     "conversion",
     "noise",

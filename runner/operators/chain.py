@@ -8,7 +8,7 @@ interaction contrast comparable. The empty chain is the clean condition.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,11 +31,16 @@ class ChainResult:
 
     @property
     def status(self) -> Status:
-        """failed if any operator failed, else fallback if any fell back, else applied (also for clean)."""
-        statuses = {outcome.status for outcome in self.outcomes}
-        if "failed" in statuses:
-            return "failed"
-        return "fallback" if "fallback" in statuses else "applied"
+        return chain_status(outcome.status for outcome in self.outcomes)
+
+
+def chain_status(statuses: Iterable[str]) -> Status:
+    """A chain's status from its operators': failed if any failed, else fallback if any fell back, else applied
+    (also for the empty, clean chain)."""
+    seen = set(statuses)
+    if "failed" in seen:
+        return "failed"
+    return "fallback" if "fallback" in seen else "applied"
 
 
 @dataclass(frozen=True)
