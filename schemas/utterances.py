@@ -3,6 +3,9 @@
 Every corpus adapter and the embedded default corpus produce this table; trial sampling and subgroup analyses
 read it. Paths are POSIX and relative to the corpus root so that a corpus folder can move without its table
 changing. Optional fields are nullable: a corpus that does not publish a field leaves it empty, never guessed.
+
+A spoof folder (converted or synthesised speech, ``runner/corpora/spoof.py``) uses the same table: ``speaker`` is
+the speaker the file imitates (its target), and the ``spoof_*`` columns name the system that made it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
     "source_package",
     "source_version",
     "transcript",
+    "spoof_system",
+    "spoof_system_version",
+    "spoof_source_speaker",
 )
 UTTERANCE_COLUMNS: tuple[str, ...] = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 
@@ -62,6 +68,9 @@ class UtteranceSchema(pa.DataFrameModel):
     source_package: Series[str] | None = pa.Field(nullable=True)
     source_version: Series[str] | None = pa.Field(nullable=True)
     transcript: Series[str] | None = pa.Field(nullable=True)
+    spoof_system: Series[str] | None = pa.Field(nullable=True)
+    spoof_system_version: Series[str] | None = pa.Field(nullable=True)
+    spoof_source_speaker: Series[str] | None = pa.Field(nullable=True)
 
     class Config:
         strict = True

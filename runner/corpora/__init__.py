@@ -1,9 +1,10 @@
-"""Corpora: the embedded default corpus and the adapters that turn corpus folders into utterance tables.
+"""Corpora: the embedded default corpus, the adapters that turn corpus folders into utterance tables, and spoof
+folders (converted or synthesised speech with a manifest).
 
 Importing this package registers every adapter, so ``load_corpus(name, root)`` knows them all.
 """
 
-from runner.corpora import asterisk, common_voice, ears, l2_arctic, ravdess, torgo, voxceleb1
+from runner.corpora import asterisk, common_voice, ears, l2_arctic, ravdess, spoof, torgo, voxceleb1
 from runner.corpora.asterisk import build_default_corpus
 from runner.corpora.base import (
     ADAPTERS,
@@ -31,6 +32,7 @@ __all__ = [
     "read_kaldi_trials",
     "read_utterances",
     "read_voxceleb_trials",
+    "spoof",
     "torgo",
     "voxceleb1",
 ]

@@ -170,3 +170,26 @@ def make_voxceleb1(root: Path, *, with_metadata: bool = True) -> Path:
     write_tone(root / "wav" / "id10003" / "Q1w2E3r4T5y" / "00001.wav")  # not in vox1_meta.csv
     write_tone(root / "wav" / "id10001" / "1zcIwhmdeo4" / "clip.wav")  # not a segment number
     return root
+
+
+SPOOF_MANIFEST = (
+    "path,system,system_version,target_speaker,source_speaker\n"
+    "vits/id10001_001.wav,VITS,1.0.0 (vctk),id10001,\n"
+    "knnvc/id10002_from_id10001.flac,kNN-VC,2023-06,id10002,id10001\n"
+    "vits/id10002_001.wav,VITS,,id10002,\n"  # no system version
+    "vits/missing.wav,VITS,1.0.0 (vctk),id10001,\n"  # the file is not there
+    "vits/broken.wav,VITS,1.0.0 (vctk),id10001,\n"  # not audio
+    "../outside.wav,VITS,1.0.0 (vctk),id10001,\n"  # leaves the folder
+    "vits/id10001_001.wav,VITS,1.0.0 (vctk),id10001,\n"  # listed twice
+)
+
+
+def make_spoofs(root: Path) -> Path:
+    """A spoof folder of two systems: manifest rows that cannot be used and a file the manifest omits."""
+    write_text(root / "manifest.csv", SPOOF_MANIFEST)
+    write_tone(root / "vits" / "id10001_001.wav")
+    write_tone(root / "knnvc" / "id10002_from_id10001.flac", seconds=0.5)
+    write_tone(root / "vits" / "id10002_001.wav")
+    write_garbage(root / "vits" / "broken.wav")
+    write_tone(root / "vits" / "unlisted.wav")
+    return root

@@ -16,6 +16,7 @@ from fake_corpora import (
     make_ears,
     make_l2_arctic,
     make_ravdess,
+    make_spoofs,
     make_torgo,
     make_voxceleb1,
 )
@@ -280,6 +281,44 @@ def test_voxceleb1_without_metadata(tmp_path: Path) -> None:
     assert problems(table)["vox1_meta.csv"] == ["missing: gender and split are left empty"]
 
 
+def test_spoof_folder_rows_name_system_version_and_target(tmp_path: Path) -> None:
+    root = make_spoofs(tmp_path / "spoofs")
+    table = load_corpus("spoof", root)
+    columns = ("speaker", "spoof_system", "spoof_system_version", "spoof_source_speaker", "path", "duration_s")
+    assert records(table, *columns) == {
+        "knnvc/id10002_from_id10001": (
+            "id10002",
+            "kNN-VC",
+            "2023-06",
+            "id10001",
+            "knnvc/id10002_from_id10001.flac",
+            0.5,
+        ),
+        "vits/id10001_001": ("id10001", "VITS", "1.0.0 (vctk)", None, "vits/id10001_001.wav", 0.25),
+    }
+    assert_audio_columns(table, root)
+    found = problems(table)
+    assert found.pop("vits/broken.wav")[0].startswith(UNREADABLE)
+    assert found == {
+        "manifest.csv:3": ["skipped: empty system_version"],
+        "manifest.csv:4": ["skipped: vits/missing.wav does not exist"],
+        "manifest.csv:6": ["skipped: path '../outside.wav' is not relative to the spoof folder"],
+        "manifest.csv:7": ["skipped: vits/id10001_001.wav is listed twice"],
+        "vits/id10002_001.wav": ["not used: not listed in manifest.csv"],
+        "vits/unlisted.wav": ["not used: not listed in manifest.csv"],
+    }
+
+
+def test_a_spoof_folder_without_its_manifest_or_a_column_is_one_error(tmp_path: Path) -> None:
+    root = make_spoofs(tmp_path / "spoofs")
+    (root / "manifest.csv").write_text("path,system,target_speaker\nvits/id10001_001.wav,VITS,id10001\n")
+    with pytest.raises(CorpusError, match=r"manifest\.csv, column 'system_version': spoof manifest lacks column"):
+        load_corpus("spoof", root)
+    (root / "manifest.csv").unlink()
+    with pytest.raises(CorpusError, match=r"spoof manifest not found: expected manifest\.csv with columns path"):
+        load_corpus("spoof", root)
+
+
 @pytest.mark.parametrize(
     ("name", "make"),
     [
@@ -289,6 +328,7 @@ def test_voxceleb1_without_metadata(tmp_path: Path) -> None:
         ("common_voice", make_common_voice),
         ("l2_arctic", make_l2_arctic),
         ("voxceleb1", make_voxceleb1),
+        ("spoof", make_spoofs),
     ],
 )
 def test_every_file_is_a_row_or_a_problem_and_output_is_stable(tmp_path: Path, name: str, make: object) -> None:
