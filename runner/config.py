@@ -7,7 +7,10 @@ defaulting to ``~/.cache/interbias-sv``.
 
 A run reads one ``[corpus]`` or several ``[corpora.NAME]`` tables; each experiment names its ``corpus``. A named
 condition is a list of operator specs, or a metadata condition ``{ select = { COLUMN = VALUE | [VALUES] },
-operators = [...] }`` whose selection restricts the utterances of the side(s) it applies to.
+operators = [...] }`` whose selection restricts the utterances of the side(s) it applies to, or a spoof condition
+``{ spoofs = "CORPUS", select = {...}, operators = [...] }``: its non-target trials test the enrolment speaker
+against files of a spoof folder (``runner/corpora/spoof.py``) that imitate that speaker; ``select`` then chooses
+among the spoof files (for example one ``spoof_system``) and the operators apply to every test side of the cell.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from runner.trials import Selection
 from schemas.utterances import UTTERANCE_COLUMNS
 
 REFERENCE_LEVEL = "none"
+SPOOF_ADAPTER = "spoof"
 CLEAN = "clean"
 EXPERIMENT_USES = ("interaction", "mismatch", "subgroup-gap", "descriptive")
 FAILURE_POLICIES = ("drop-trial", "fail-run")
@@ -58,6 +62,14 @@ class Factor:
 
 
 @dataclass(frozen=True)
+class SpoofSource:
+    """Where a spoof condition's test files come from: a spoof corpus of the run and a selection of its files."""
+
+    corpus: str
+    select: Selection = ()
+
+
+@dataclass(frozen=True)
 class Cell:
     """One condition of an experiment: what is applied to the enrolment and to the test side."""
 
@@ -70,6 +82,7 @@ class Cell:
     level_b: str | None = None
     enrol_select: Selection = ()
     test_select: Selection = ()
+    spoof: SpoofSource | None = None
 
 
 @dataclass(frozen=True)
@@ -90,16 +103,33 @@ class ExperimentDesign:
     subgroup: str | None = None
     subgroup_side: Literal["both", "enrol"] = "both"
 
-    def cells(self, conditions: dict[str, Chain], selections: Mapping[str, Selection] | None = None) -> list[Cell]:
+    def cells(
+        self,
+        conditions: dict[str, Chain],
+        selections: Mapping[str, Selection] | None = None,
+        spoofs: Mapping[str, SpoofSource] | None = None,
+    ) -> list[Cell]:
         """Every condition of the design, the reference first.
 
         A metadata condition's selection goes with its chain: to the test side, or to both sides when the design
-        degrades both; a mismatch design's enrolment and test conditions select their own side.
+        degrades both; a mismatch design's enrolment and test conditions select their own side. A spoof condition
+        applies to the test side only (a ValueError on an enrolment side, and for two in one cell).
         """
-        chosen = selections or {}
+        chosen, spoofing = selections or {}, spoofs or {}
         if self.factor_a is None:
+            if any(name in spoofing for name in self.enrol_conditions):
+                raise ValueError("a spoof condition is a test condition, not an enrolment condition")
             return [
-                Cell(f"{e}->{t}", e, t, conditions[e], conditions[t], None, None, chosen.get(e, ()), chosen.get(t, ()))
+                Cell(
+                    f"{e}->{t}",
+                    e,
+                    t,
+                    conditions[e],
+                    conditions[t],
+                    enrol_select=chosen.get(e, ()),
+                    test_select=chosen.get(t, ()),
+                    spoof=spoofing.get(t),
+                )
                 for e in self.enrol_conditions
                 for t in self.test_conditions
             ]
@@ -116,8 +146,13 @@ class ExperimentDesign:
                     if factor is not None and factor.reference is not None and level == REFERENCE_LEVEL
                 ]
                 select = merge_selections([chosen.get(name, ()) for name in (*applied, *references)])
+                spoof = [spoofing[level] for level in applied if level in spoofing]
+                if spoof and (self.degrade == "both" or len(spoof) > 1):
+                    raise ValueError("a spoof level applies to the test side only, one per cell (degrade = 'test')")
                 enrol = (label, chain, select) if self.degrade == "both" else (CLEAN, (), ())
-                cells.append(Cell(label, enrol[0], label, enrol[1], chain, level_a, level_b, enrol[2], select))
+                cells.append(
+                    Cell(label, enrol[0], label, enrol[1], chain, level_a, level_b, enrol[2], select, *spoof[:1])
+                )
         return cells
 
 
@@ -162,6 +197,7 @@ class RunConfig:
     encoders: tuple[EncoderSpec, ...]
     conditions: dict[str, Chain]
     selections: dict[str, Selection]
+    spoofs: dict[str, SpoofSource]
     experiments: tuple[ExperimentDesign, ...]
     analysis: dict[str, Any]
     registry: dict[str, tuple[str, ...]]
@@ -174,7 +210,16 @@ class RunConfig:
         return next(iter(self.corpora.values()))
 
     def experiment_cells(self, experiment: ExperimentDesign) -> list[Cell]:
-        return experiment.cells(self.conditions, self.selections)
+        return experiment.cells(self.conditions, self.selections, self.spoofs)
+
+    def experiments_using(self, corpus: str) -> list[str]:
+        """The ids of the experiments that read ``corpus``: as their own corpus or through a spoof condition."""
+        return [
+            experiment.id
+            for experiment in self.experiments
+            if experiment.corpus == corpus
+            or any(cell.spoof is not None and cell.spoof.corpus == corpus for cell in self.experiment_cells(experiment))
+        ]
 
 
 class _Reader:
@@ -257,9 +302,9 @@ def load_config(path: Path) -> RunConfig:
     top = _Reader(path, raw, "")
     run = top.sub("run")
     corpora = _read_corpora(top)
-    conditions, selections = _read_conditions(top.sub("conditions"))
+    conditions, selections, spoofs = _read_conditions(top.sub("conditions"), corpora)
     experiments = tuple(
-        _read_experiment(_Reader(path, table, f"experiments[{i}]."), conditions, selections, corpora)
+        _read_experiment(_Reader(path, table, f"experiments[{i}]."), conditions, selections, spoofs, corpora)
         for i, table in enumerate(top.get("experiments", list))
     )
     ids = [e.id for e in experiments]
@@ -282,6 +327,7 @@ def load_config(path: Path) -> RunConfig:
         encoders=_read_encoders(top.sub("encoders")),
         conditions=conditions,
         selections=selections,
+        spoofs=spoofs,
         experiments=experiments,
         analysis=_read_analysis(top.sub("analysis", {})),
         registry=registry,
@@ -372,23 +418,37 @@ def _read_encoders(table: _Reader) -> tuple[EncoderSpec, ...]:
     return tuple(roster[label] for label in labels)
 
 
-def _read_conditions(table: _Reader) -> tuple[dict[str, Chain], dict[str, Selection]]:
-    """Each condition's operator chain, and the utterance selection of the metadata conditions."""
+def _read_conditions(
+    table: _Reader, corpora: dict[str, CorpusChoice]
+) -> tuple[dict[str, Chain], dict[str, Selection], dict[str, SpoofSource]]:
+    """Each condition's operator chain, the utterance selection of the metadata conditions and the spoof source
+    of the spoof conditions."""
     conditions: dict[str, Chain] = {CLEAN: ()}
     selections: dict[str, Selection] = {}
+    spoofs: dict[str, SpoofSource] = {}
     for name in table.table:
         if isinstance(table.table[name], dict):
             metadata = table.sub(name)
-            unknown = sorted(set(metadata.table) - {"select", "operators"})
+            unknown = sorted(set(metadata.table) - {"select", "operators", "spoofs"})
             if unknown:
-                raise metadata.fail(unknown[0], "unknown key (expected select, operators)")
-            selections[name] = _read_selection(metadata.sub("select"))
+                raise metadata.fail(unknown[0], "unknown key (expected select, operators, spoofs)")
             conditions[name] = _read_chain(metadata, "operators", metadata.get("operators", list, []))
+            if "spoofs" in metadata.table:
+                corpus = metadata.get("spoofs", str)
+                if corpus not in corpora or corpora[corpus].adapter != SPOOF_ADAPTER:
+                    spoof_corpora = sorted(c.name for c in corpora.values() if c.adapter == SPOOF_ADAPTER)
+                    raise metadata.fail(
+                        "spoofs", f"expected a corpus with adapter 'spoof' {spoof_corpora}, got {corpus!r}"
+                    )
+                select = _read_selection(metadata.sub("select")) if "select" in metadata.table else ()
+                spoofs[name] = SpoofSource(corpus, select)
+            else:
+                selections[name] = _read_selection(metadata.sub("select"))
         else:
             conditions[name] = _read_chain(table, name, table.get(name, list))
-    if conditions[CLEAN] or CLEAN in selections:
+    if conditions[CLEAN] or CLEAN in selections or CLEAN in spoofs:
         raise table.fail(CLEAN, "the clean condition applies no operator and selects no utterance")
-    return conditions, selections
+    return conditions, selections, spoofs
 
 
 def _read_chain(table: _Reader, key: str, specs: list[Any]) -> Chain:
@@ -418,7 +478,11 @@ def _read_selection(table: _Reader) -> Selection:
 
 
 def _read_experiment(
-    table: _Reader, conditions: dict[str, Chain], selections: dict[str, Selection], corpora: dict[str, CorpusChoice]
+    table: _Reader,
+    conditions: dict[str, Chain],
+    selections: dict[str, Selection],
+    spoofs: dict[str, SpoofSource],
+    corpora: dict[str, CorpusChoice],
 ) -> ExperimentDesign:
     def known(key: str, names: tuple[str, ...]) -> tuple[str, ...]:
         for name in names:
@@ -452,6 +516,10 @@ def _read_experiment(
     corpus = table.get("corpus", str, only)
     if corpus not in corpora:
         raise table.fail("corpus", f"unknown corpus {corpus!r} (defined: {', '.join(sorted(corpora))})")
+    if corpora[corpus].adapter == SPOOF_ADAPTER:
+        raise table.fail(
+            "corpus", f"{corpus!r} is a spoof folder: name the genuine corpus, and use it by a spoof condition"
+        )
     design = ExperimentDesign(
         id=experiment_id,
         title=table.get("title", str),
@@ -468,7 +536,7 @@ def _read_experiment(
         subgroup_side=cast(Literal["both", "enrol"], table.choice("subgroup_side", ("both", "enrol"), "both")),
     )
     try:
-        design.cells(conditions, selections)
+        design.cells(conditions, selections, spoofs)
     except ValueError as error:
-        raise table.fail("factor_b", str(error)) from None
+        raise table.fail("factor_a" if factor_a else "enrol_conditions", str(error)) from None
     return design

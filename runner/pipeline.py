@@ -39,7 +39,7 @@ from runner.corpora.base import PROBLEMS_FILE, UTTERANCES_FILE, CorpusTable, loa
 from runner.encoders import Encoder, EncoderSpec
 from runner.operators import Chain as OperatorChain
 from runner.operators import NoiseSources, chain_id, chain_status
-from runner.plan import RecordPlan, plan_run, run_id_for
+from runner.plan import RecordPlan, Side, plan_run, run_id_for
 from runner.trials import select_pool
 
 TOOL_VERSION = version("interbias-sv")
@@ -63,15 +63,6 @@ class RunSummary:
     forward_passes: int = 0
     embeddings_cached: int = 0
     operator_counts: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Side:
-    """One embedding job: an utterance of a corpus under a chain (utterance ids may repeat across corpora)."""
-
-    corpus: str
-    chain_id: str
-    utt_id: str
 
 
 def _progress(total: int, description: str, enabled: bool) -> Any:
@@ -240,14 +231,12 @@ def _side_status(entry: CachedEmbedding) -> str:
 
 def _score_record(plan: RecordPlan, embeddings: dict[tuple[Side, str], CachedEmbedding]) -> pd.DataFrame:
     """Cosine score of every trial of the record, in trial-list order, with its status."""
-    trials = plan.trials.frame
-    label, corpus = plan.encoder.label, plan.experiment.corpus
-    enrol_id, test_id = chain_id(list(plan.cell.enrol_chain)), chain_id(list(plan.cell.test_chain))
+    trials, label = plan.trials.frame, plan.encoder.label
     scores = np.full(len(trials), np.nan)
     status = np.full(len(trials), "scored", dtype=object)
-    for index, (enrol_utt, test_utt) in enumerate(zip(trials["enrol_utt"], trials["test_utt"], strict=True)):
-        enrol = embeddings[(Side(corpus, enrol_id, enrol_utt), label)].vector
-        test = embeddings[(Side(corpus, test_id, test_utt), label)].vector
+    for index, (enrol_side, test_side) in enumerate(zip(plan.enrol_sides(), plan.test_sides(), strict=True)):
+        enrol = embeddings[(enrol_side, label)].vector
+        test = embeddings[(test_side, label)].vector
         if enrol is None:
             status[index] = "enrol-failed"
         elif test is None:
@@ -286,6 +275,7 @@ def _check_out_folder(out: Path, run_id: str) -> None:
 def _operator_report(
     config: RunConfig,
     plans: list[RecordPlan],
+    specs: dict[str, Chain],
     embeddings: dict[tuple[Side, str], CachedEmbedding],
     sources: dict[str, NoiseSources],
 ) -> dict[str, Any]:
@@ -308,25 +298,19 @@ def _operator_report(
         side_status[side] = status
         chain = chains.setdefault(
             key(side.corpus, side.chain_id),
-            {"applied": 0, "failed": 0, "fallback": 0, "reasons": Counter(), "spec": None, "corpus": side.corpus},
+            {"applied": 0, "failed": 0, "fallback": 0, "reasons": Counter(), "corpus": side.corpus},
         )
+        chain.setdefault("spec", list(specs[side.chain_id]))
         chain[status] += 1
         for outcome in entry.outcomes:
             if outcome["status"] != "applied":
                 chain["reasons"][outcome["reason"]] += 1
     records = {}
     for plan in plans:
-        corpus = plan.experiment.corpus
-        enrol_id, test_id = chain_id(list(plan.cell.enrol_chain)), chain_id(list(plan.cell.test_chain))
-        chains[key(corpus, enrol_id)]["spec"], chains[key(corpus, test_id)]["spec"] = (
-            list(plan.cell.enrol_chain),
-            list(plan.cell.test_chain),
-        )
-        sides = {Side(corpus, enrol_id, u) for u in plan.trials.frame["enrol_utt"]}
-        sides |= {Side(corpus, test_id, u) for u in plan.trials.frame["test_utt"]}
+        sides = set(plan.enrol_sides()) | set(plan.test_sides())
         counts = Counter(side_status[side] for side in sides)
         records[plan.record_id] = {
-            "chains": sorted({key(corpus, enrol_id), key(corpus, test_id)}),
+            "chains": sorted({key(side.corpus, side.chain_id) for side in sides}),
             **{status: counts.get(status, 0) for status in ("applied", "failed", "fallback")},
         }
     for chain in chains.values():
@@ -410,10 +394,10 @@ def run(
     chains: dict[str, Chain] = {}
     sides: set[Side] = set()
     for plan in plans:
-        for specs, column in ((plan.cell.enrol_chain, "enrol_utt"), (plan.cell.test_chain, "test_utt")):
-            identifier = chain_id(list(specs))
-            chains[identifier] = specs
-            sides.update(Side(plan.experiment.corpus, identifier, utt) for utt in plan.trials.frame[column])
+        for specs in (plan.cell.enrol_chain, plan.cell.test_chain):
+            chains[chain_id(list(specs))] = specs
+        sides.update(plan.enrol_sides())
+        sides.update(plan.test_sides())
     sources = {
         name: NoiseSources(
             utterances=tables[name] / UTTERANCES_FILE,
@@ -426,7 +410,7 @@ def run(
     embedder = Embedder(config, pools, encoders, cache, sources, workers)
     embeddings = embedder.embed_all(chains, sides, progress)
 
-    operators = _operator_report(config, plans, embeddings, sources)
+    operators = _operator_report(config, plans, chains, embeddings, sources)
     failures = sum(chain["failed"] for chain in operators["chains"].values())
     if failures and config.failure_policy == "fail-run":
         atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
@@ -489,10 +473,8 @@ def run(
 
 
 def _used_corpora(config: RunConfig) -> dict[str, CorpusChoice]:
-    """The corpora some experiment draws from, each with the experiments that need it."""
-    return {
-        name: choice for name, choice in config.corpora.items() if any(e.corpus == name for e in config.experiments)
-    }
+    """The corpora some experiment reads (spoof folders included)."""
+    return {name: choice for name, choice in config.corpora.items() if config.experiments_using(name)}
 
 
 def _load_corpora(config: RunConfig) -> dict[str, CorpusTable]:
@@ -500,7 +482,7 @@ def _load_corpora(config: RunConfig) -> dict[str, CorpusTable]:
     missing = []
     for name, choice in _used_corpora(config).items():
         if not choice.root.is_dir():
-            needed = ", ".join(e.id for e in config.experiments if e.corpus == name)
+            needed = ", ".join(config.experiments_using(name))
             build = ", built by `interbias corpus build --out FOLDER`" if choice.adapter == "asterisk" else ""
             missing.append(f"{choice.root} (the {choice.adapter} corpus{build}, [corpora.{name}], for {needed})")
     if missing:

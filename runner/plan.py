@@ -3,7 +3,8 @@
 Planning does no audio work: it fixes the pairs, the records and their ids, so that the run id, the trial lists
 and the record ids are known before the first embedding is computed (a resumed run plans the same way).
 Each experiment draws from its own corpus's pool. Cells without metadata selections share one trial list per
-subgroup; cells with selections share one list per distinct (enrolment selection, test selection).
+subgroup; cells with selections share one list per distinct (enrolment selection, test selection). A spoof cell
+keeps the targets of the genuine list of its selections and draws its spoof trials from the spoof corpus's pool.
 """
 
 from __future__ import annotations
@@ -16,17 +17,29 @@ import blake3
 import pandas as pd
 
 from audit.errors import InputError
-from runner.config import Cell, ExperimentDesign, RunConfig
+from runner.config import Cell, ExperimentDesign, RunConfig, SpoofSource
 from runner.encoders import EncoderSpec
+from runner.operators import chain_id
 from runner.trials import (
     Selection,
     SelectionError,
+    SpoofTargetError,
     TrialBudgetError,
     TrialList,
+    add_spoof_trials,
     sample_selected_trials,
 )
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
+
+
+@dataclass(frozen=True)
+class Side:
+    """One embedding job: an utterance of a corpus under a chain (utterance ids may repeat across corpora)."""
+
+    corpus: str
+    chain_id: str
+    utt_id: str
 
 
 @dataclass(frozen=True)
@@ -39,6 +52,17 @@ class RecordPlan:
     encoder: EncoderSpec
     trials: TrialList
     subgroup: str | None
+
+    def enrol_sides(self) -> list[Side]:
+        """The enrolment side of every trial, in trial order (always the experiment's corpus)."""
+        identifier = chain_id(list(self.cell.enrol_chain))
+        return [Side(self.experiment.corpus, identifier, utt) for utt in self.trials.frame["enrol_utt"]]
+
+    def test_sides(self) -> list[Side]:
+        """The test side of every trial, in trial order, in the corpus that holds it (a spoof folder or not)."""
+        frame, identifier = self.trials.frame, chain_id(list(self.cell.test_chain))
+        corpora = frame["test_corpus"] if "test_corpus" in frame.columns else [self.experiment.corpus] * len(frame)
+        return [Side(corpus, identifier, utt) for corpus, utt in zip(corpora, frame["test_utt"], strict=True)]
 
 
 def record_id_for(experiment_id: str, label: str, condition: str, subgroup: str | None) -> str:
@@ -57,34 +81,60 @@ def subgroup_values(pool: pd.DataFrame, column: str, source: str) -> list[str]:
     return values
 
 
+ListKey = tuple[Selection, Selection, SpoofSource | None]
+
+
 def _trials_for(
     config: RunConfig,
     experiment: ExperimentDesign,
-    pool: pd.DataFrame,
+    pools: Mapping[str, pd.DataFrame],
     group: tuple[str, str] | None,
-    selections: tuple[Selection, Selection],
+    key: ListKey,
+    lists: dict[ListKey, TrialList],
 ) -> TrialList:
-    """The trial list of one (subgroup, enrolment selection, test selection) of a design."""
+    """The trial list of one (subgroup, enrolment selection, test selection, spoof source) of a design, kept in
+    ``lists``; a spoof list is built on the genuine list of the same selections."""
+    if key in lists:
+        return lists[key]
+    enrol_select, test_select, spoof = key
+    pool = pools[experiment.corpus]
     try:
-        return sample_selected_trials(
-            pool,
-            experiment_id=experiment.id,
-            n_target=experiment.target_trials,
-            n_nontarget=experiment.nontarget_trials,
-            seed=config.seed,
-            enrol_select=selections[0],
-            test_select=selections[1],
-            subgroup=group,
-            subgroup_side=experiment.subgroup_side,
-        )
-    except (TrialBudgetError, SelectionError) as error:
+        if spoof is None:
+            trials = sample_selected_trials(
+                pool,
+                experiment_id=experiment.id,
+                n_target=experiment.target_trials,
+                n_nontarget=experiment.nontarget_trials,
+                seed=config.seed,
+                enrol_select=enrol_select,
+                test_select=test_select,
+                subgroup=group,
+                subgroup_side=experiment.subgroup_side,
+            )
+        else:
+            trials = add_spoof_trials(
+                _trials_for(config, experiment, pools, group, (enrol_select, test_select, None), lists),
+                pool,
+                pools[spoof.corpus],
+                experiment_id=experiment.id,
+                corpus=experiment.corpus,
+                spoof_corpus=spoof.corpus,
+                n_spoof=experiment.nontarget_trials,
+                seed=config.seed,
+                enrol_select=enrol_select,
+                spoof_select=spoof.select,
+                subgroup=group,
+            )
+    except (TrialBudgetError, SelectionError, SpoofTargetError) as error:
         raise InputError(str(config.source), f"experiments {experiment.id}: {error}") from None
+    lists[key] = trials
+    return trials
 
 
 def plan_run(config: RunConfig, pools: Mapping[str, pd.DataFrame]) -> list[RecordPlan]:
     """Every record of the run, in a stable order (experiment, subgroup, condition, encoder).
 
-    ``pools`` holds each corpus's utterance pool by its name in the run.
+    ``pools`` holds each corpus's utterance pool by its name in the run (spoof folders included).
     """
     plans = []
     for experiment in config.experiments:
@@ -95,13 +145,12 @@ def plan_run(config: RunConfig, pools: Mapping[str, pd.DataFrame]) -> list[Recor
             groups = [(column, value) for value in subgroup_values(pool, column, str(config.source))]
         cells = config.experiment_cells(experiment)
         for group in groups:
-            lists: dict[tuple[Selection, Selection], TrialList] = {}
+            lists: dict[ListKey, TrialList] = {}
             subgroup = f"{group[0]}={group[1]}" if group else None
             for cell in cells:
-                selections = (cell.enrol_select, cell.test_select)
-                if selections not in lists:
-                    lists[selections] = _trials_for(config, experiment, pool, group, selections)
-                trials = lists[selections]
+                trials = _trials_for(
+                    config, experiment, pools, group, (cell.enrol_select, cell.test_select, cell.spoof), lists
+                )
                 for encoder in config.encoders:
                     record_id = record_id_for(experiment.id, encoder.label, cell.condition, subgroup)
                     plans.append(RecordPlan(record_id, experiment, cell, encoder, trials, subgroup))

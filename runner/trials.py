@@ -8,6 +8,9 @@ Metadata conditions restrict the enrolment and the test side to a selection of u
 (``sample_selected_trials``): pairs are then ordered (enrolment from one selection, test from the other), targets
 pair the same speaker's different utterances and non-targets different speakers. When both sides select the same
 utterances the sampler is the unordered one above, on the selected utterances.
+
+Spoof cells (``add_spoof_trials``) keep the target trials of their genuine list and replace its non-targets by
+spoof trials: a genuine enrolment against a file of a spoof folder that imitates the enrolment speaker.
 """
 
 from __future__ import annotations
@@ -35,6 +38,10 @@ class TrialBudgetError(ValueError):
 
 class SelectionError(ValueError):
     """A metadata selection names a column the utterance table does not have."""
+
+
+class SpoofTargetError(ValueError):
+    """Spoof files imitate speakers that the genuine corpus does not have (a manifest that names them otherwise)."""
 
 
 def selection_label(selection: Selection) -> str:
@@ -182,8 +189,11 @@ def _sample_ordered_pairs(
     n_pairs: int,
     same_speaker: bool,
     rng: np.random.Generator,
+    kind: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``n_pairs`` distinct ordered pairs (enrolment, test) of different utterances, same or different speaker."""
+    """``n_pairs`` distinct ordered pairs (enrolment, test) of different utterances, same or different speaker.
+
+    ``kind`` names the trials in a budget error (target or non-target by default)."""
     n_speakers = int(speaker_codes.max()) + 1 if len(speaker_codes) else 0
     enrol_counts = np.bincount(speaker_codes[enrol_positions], minlength=n_speakers)
     test_counts = np.bincount(speaker_codes[test_positions], minlength=n_speakers)
@@ -191,7 +201,7 @@ def _sample_ordered_pairs(
     all_pairs = len(enrol_positions) * len(test_positions) - len(np.intersect1d(enrol_positions, test_positions))
     available = same_pairs if same_speaker else all_pairs - same_pairs
     if n_pairs > available:
-        kind = "target" if same_speaker else "non-target"
+        kind = kind or ("target" if same_speaker else "non-target")
         raise TrialBudgetError(f"asked for {n_pairs} {kind} trials, the selected utterances allow {available}")
     n = len(speaker_codes)
     if same_speaker and available <= ENUMERATION_LIMIT:
@@ -326,13 +336,69 @@ def sample_trials(
     return _trial_list(pool, enrol[order], test[order], labels[order], subgroup_label)
 
 
-def _trial_list(
-    pool: pd.DataFrame, enrol: np.ndarray, test: np.ndarray, labels: np.ndarray, subgroup_label: str | None
+def add_spoof_trials(
+    genuine: TrialList,
+    pool: pd.DataFrame,
+    spoofs: pd.DataFrame,
+    *,
+    experiment_id: str,
+    corpus: str,
+    spoof_corpus: str,
+    n_spoof: int,
+    seed: int,
+    enrol_select: Selection,
+    spoof_select: Selection,
+    subgroup: tuple[str, str] | None = None,
 ) -> TrialList:
-    """The validated trial table of the chosen (enrolment, test) positions, its CSV bytes and its id."""
+    """The target trials of ``genuine`` and ``n_spoof`` distinct spoof trials, in a seeded order.
+
+    A spoof trial pairs a genuine enrolment of ``pool`` (within the enrolment selection and the subgroup) with a
+    file of ``spoofs`` (within the spoof selection) whose ``speaker``, the speaker it imitates, is the enrolment
+    speaker. The targets are the genuine list's own, so a spoof cell and its genuine cell score the same target
+    pairs; ``test_corpus`` names the corpus of each test utterance.
+    """
+    pool = pool.sort_values("utt_id", kind="stable").reset_index(drop=True)
+    spoof_pool = spoofs.sort_values("utt_id", kind="stable").reset_index(drop=True)
+    chosen_spoofs = selected(spoof_pool, spoof_select)
+    unknown = sorted(set(spoof_pool["speaker"][chosen_spoofs]) - set(pool["speaker"]))
+    if unknown:
+        shown = ", ".join(unknown[:3]) + (", ..." if len(unknown) > 3 else "")
+        raise SpoofTargetError(
+            f"spoof folder {spoof_corpus!r} has files imitating {len(unknown)} speaker(s) that {corpus!r} lacks"
+            f" ({shown}): target_speaker must name that corpus's speaker ids"
+        )
+    enrol_mask = selected(pool, enrol_select)
+    subgroup_label = None
+    if subgroup is not None:
+        column, value = subgroup
+        enrol_mask &= (pool[column].astype("string") == value).fillna(False).to_numpy(bool)
+        subgroup_label = f"{column}={value}"
+    both = pd.concat([pool[["utt_id", "speaker"]], spoof_pool[["utt_id", "speaker"]]], ignore_index=True)
+    speaker_codes = pd.factorize(both["speaker"], sort=True)[0]
+    selections = f"enrol:{selection_label(enrol_select)}", f"spoofs:{spoof_corpus}:{selection_label(spoof_select)}"
+    rng = derived_rng(seed, "spoof-trials", experiment_id, subgroup_label or "all", str(n_spoof), *selections)
+    enrol_positions, spoof_positions = np.flatnonzero(enrol_mask), len(pool) + np.flatnonzero(chosen_spoofs)
+    try:
+        enrol, test = _sample_ordered_pairs(
+            speaker_codes, enrol_positions, spoof_positions, n_spoof, True, rng, "spoof"
+        )
+    except TrialBudgetError as error:
+        where = f"{experiment_id} ({subgroup_label or 'all speakers'}; {selections[1]})"
+        raise TrialBudgetError(f"{where}: {error}") from None
+    targets = genuine.frame[genuine.frame["label"] == 1].drop(columns="trial_index")
+    spoof_trials = _pairs_frame(both, enrol, test, np.zeros(len(enrol), np.int64), subgroup_label)
+    parts = [targets.assign(trial_kind="target", test_corpus=corpus)]
+    parts.append(spoof_trials.assign(trial_kind="spoof", test_corpus=spoof_corpus))
+    frame = pd.concat(parts, ignore_index=True)
+    return _finished(frame.iloc[rng.permutation(len(frame))].reset_index(drop=True))
+
+
+def _pairs_frame(
+    pool: pd.DataFrame, enrol: np.ndarray, test: np.ndarray, labels: np.ndarray, subgroup_label: str | None
+) -> pd.DataFrame:
+    """The trial rows (without ``trial_index``) of the chosen (enrolment, test) positions of ``pool``."""
     frame = pd.DataFrame(
         {
-            "trial_index": np.arange(len(labels), dtype=np.int64),
             "enrol_utt": pool["utt_id"].to_numpy()[enrol],
             "test_utt": pool["utt_id"].to_numpy()[test],
             "label": labels,
@@ -342,6 +408,20 @@ def _trial_list(
     )
     if subgroup_label is not None:
         frame["subgroup"] = subgroup_label
+    return frame
+
+
+def _trial_list(
+    pool: pd.DataFrame, enrol: np.ndarray, test: np.ndarray, labels: np.ndarray, subgroup_label: str | None
+) -> TrialList:
+    """The validated trial table of the chosen (enrolment, test) positions, its CSV bytes and its id."""
+    return _finished(_pairs_frame(pool, enrol, test, labels, subgroup_label))
+
+
+def _finished(trials: pd.DataFrame) -> TrialList:
+    """Number the trials in row order, validate them and derive the list's CSV bytes and id."""
+    frame = trials.copy()
+    frame.insert(0, "trial_index", np.arange(len(frame), dtype=np.int64))
     TrialsSchema.validate(frame)
     csv_bytes = frame.to_csv(index=False, lineterminator="\n").encode()
     return TrialList(frame, csv_bytes, blake3.blake3(csv_bytes).hexdigest()[:16])

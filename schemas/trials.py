@@ -1,10 +1,17 @@
-"""The trial list: which pairs an experiment scores, shared by every encoder and every condition of it."""
+"""The trial list: which pairs an experiment scores, shared by every encoder and every condition of it.
+
+A list with spoof trials (``runner.trials.add_spoof_trials``) has two more columns: ``trial_kind`` (``target``,
+``nontarget`` or ``spoof``) and ``test_corpus``, the corpus of the run that holds the test utterance. A spoof trial
+scores a genuine enrolment against a file that imitates that same speaker: label 0, one speaker on both sides.
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
+
+TRIAL_KINDS = ("target", "nontarget", "spoof")
 
 
 class TrialsSchema(pa.DataFrameModel):
@@ -17,6 +24,8 @@ class TrialsSchema(pa.DataFrameModel):
     enrol_speaker: Series[str]
     test_speaker: Series[str]
     subgroup: Series[str] | None = pa.Field(nullable=True)
+    trial_kind: Series[str] | None = pa.Field(isin=list(TRIAL_KINDS))
+    test_corpus: Series[str] | None = pa.Field(str_length={"min_value": 1})
 
     class Config:
         strict = True
@@ -29,10 +38,22 @@ class TrialsSchema(pa.DataFrameModel):
 
     @pa.dataframe_check
     def labels_match_speakers(cls, frame: pd.DataFrame) -> pd.Series:  # type: ignore[misc]
-        """A target trial has one speaker on both sides; a non-target trial has two."""
+        """A target trial has one speaker on both sides; a non-target trial has two; a spoof trial imitates the
+        enrolment speaker (one speaker, label 0)."""
         same = frame["enrol_speaker"] == frame["test_speaker"]
-        return same == (frame["label"] == 1)
+        if "trial_kind" not in frame.columns:
+            return same == (frame["label"] == 1)
+        kind = frame["trial_kind"]
+        expected_label = (kind == "target").astype(int)
+        return (same == kind.isin(["target", "spoof"])) & (frame["label"] == expected_label)
+
+    @pa.dataframe_check
+    def spoof_columns_together(cls, frame: pd.DataFrame) -> bool:  # type: ignore[misc]
+        """``trial_kind`` and ``test_corpus`` come together: one without the other cannot be read."""
+        return ("trial_kind" in frame.columns) == ("test_corpus" in frame.columns)
 
     @pa.dataframe_check
     def no_self_trials(cls, frame: pd.DataFrame) -> pd.Series:  # type: ignore[misc]
-        return frame["enrol_utt"] != frame["test_utt"]
+        """An utterance is never scored against itself (a spoof file lies in another corpus)."""
+        other_corpus = frame["trial_kind"] == "spoof" if "trial_kind" in frame.columns else False
+        return (frame["enrol_utt"] != frame["test_utt"]) | other_corpus

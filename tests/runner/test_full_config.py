@@ -106,6 +106,22 @@ def make_voxceleb1(root: Path) -> None:
     write_text(root / "vox1_meta.csv", "\n".join(meta) + "\n")
 
 
+def make_spoof_folders(root: Path) -> None:
+    """spoofs/tts (two systems) and spoofs/vc (one system): one file per system imitating each VoxCeleb1 speaker."""
+    tts = ["path,system,system_version,target_speaker"]
+    vc = ["path,system,system_version,target_speaker,source_speaker"]
+    for speaker in range(6):
+        target, source = f"id1000{speaker}", f"id1000{(speaker + 1) % 6}"
+        for system in ("VITS", "YourTTS"):
+            tone(root / "spoofs" / "tts" / system / f"{target}.wav", speaker, 20)
+            tts.append(f"{system}/{target}.wav,{system},1.0 (fake),{target}")
+        tone(root / "spoofs" / "vc" / f"{target}_from_{source}.wav", speaker, 21)
+        vc.append(f"{target}_from_{source}.wav,kNN-VC,2023-06 (fake),{target},{source}")
+    write_text(root / "spoofs" / "tts" / "manifest.csv", "\n".join(tts) + "\n")
+    write_text(root / "spoofs" / "vc" / "manifest.csv", "\n".join(vc) + "\n")
+
+
+SPOOF_CORPORA = {"tts_spoofs": Path("spoofs") / "tts", "vc_spoofs": Path("spoofs") / "vc"}
 CORPORA = {
     "ravdess": make_ravdess,
     "torgo": make_torgo,
@@ -122,6 +138,7 @@ def environment(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("full")
     for name, make in CORPORA.items():
         make(root / "corpora" / name)
+    make_spoof_folders(root / "corpora")
     write_tiny_ecapa(root / "checkpoints" / "speechbrain" / "spkrec-ecapa-voxceleb")
     import torch
 
@@ -142,8 +159,10 @@ def test_the_full_registry_loads_with_every_published_experiment(env: Path) -> N
     config = load_config(FULL)
     assert [e.id for e in config.experiments] == PAPER_IDS
     assert config.registry["absent"] == ("E09", "E12", "E19") and config.registry["removed"] == ("E21",)
-    assert {e.corpus for e in config.experiments} == set(CORPORA) == set(config.corpora)
-    assert {c.root for c in config.corpora.values()} == {env / "corpora" / name for name in CORPORA}
+    assert {e.corpus for e in config.experiments} == set(CORPORA) == set(config.corpora) - set(SPOOF_CORPORA)
+    roots = {env / "corpora" / name for name in CORPORA} | {env / "corpora" / path for path in SPOOF_CORPORA.values()}
+    assert {c.root for c in config.corpora.values()} == roots
+    assert config.experiments_using("tts_spoofs") == ["E10"] and config.experiments_using("vc_spoofs") == ["E11"]
     assert len(config.encoders) == 12 and all(spec.paper for spec in config.encoders)
     uses = {e.id: e.use for e in config.experiments}
     assert uses["E15"] == uses["E18"] == uses["E20"] == "descriptive"
@@ -217,6 +236,7 @@ def test_the_reduced_registry_runs_end_to_end_and_its_bundle_verifies(env: Path,
     assert ((results["n_target"] == 2) & (results["n_nontarget"] == 2)).all()
     for name in CORPORA:
         assert (bundle / "corpus" / name / "utterances.csv").is_file()
+    assert_spoof_trials_imitate_their_enrolment_speaker(bundle, results, env / "corpora")
 
     report, _ = audit_results(bundle / "results.csv", bundle=bundle, key=tmp_path / "keys" / "run.pub")
     errors = [flag for flag in report["flags"] if flag["severity"] == "error"]
@@ -226,3 +246,26 @@ def test_the_reduced_registry_runs_end_to_end_and_its_bundle_verifies(env: Path,
     assert {record.split(".")[0] for record in population["records"]} == METADATA_CONTRASTS - {"E15", "E18"}
     sections = {section["id"]: section for section in report["sections"]}
     assert sections["bundle-signature"]["status"] == "pass" and sections["bundle-rescore"]["status"] == "pass"
+
+
+def assert_spoof_trials_imitate_their_enrolment_speaker(bundle: Path, results: pd.DataFrame, corpora: Path) -> None:
+    """E10's spoof cell: the clean cell's target pairs, and spoof files whose manifest target is the enrolment
+    speaker, read from the fake manifest (not from the runner's tables)."""
+    lists = dict(zip(results["condition"] + "/" + results["experiment"], results["trial_list_id"], strict=False))
+    clean = pd.read_csv(bundle / "trials" / f"{lists['clean->clean/E10']}.csv")
+    spoofed = pd.read_csv(bundle / "trials" / f"{lists['clean->spoof-tts/E10']}.csv")
+    assert "trial_kind" not in clean.columns
+    assert list(spoofed["trial_kind"].value_counts().sort_index().items()) == [("spoof", 2), ("target", 2)]
+    targets = spoofed[spoofed["trial_kind"] == "target"]
+    assert set(zip(targets["enrol_utt"], targets["test_utt"], strict=True)) == set(
+        zip(clean["enrol_utt"][clean["label"] == 1], clean["test_utt"][clean["label"] == 1], strict=True)
+    )
+    assert (targets["test_corpus"] == "voxceleb1").all()
+    manifest = pd.read_csv(corpora / "spoofs" / "tts" / "manifest.csv")
+    imitated = dict(zip(manifest["path"].str.removesuffix(".wav"), manifest["target_speaker"], strict=True))
+    spoofs = spoofed[spoofed["trial_kind"] == "spoof"]
+    assert (spoofs["label"] == 0).all() and (spoofs["test_corpus"] == "tts_spoofs").all()
+    assert [imitated[utt] for utt in spoofs["test_utt"]] == [utt.split("/")[0] for utt in spoofs["enrol_utt"]]
+    operators = json.loads((bundle / "operators.json").read_text())
+    record = results.loc[results["condition"] == "clean->spoof-tts", "record_id"].iloc[0]
+    assert any(chain.startswith("tts_spoofs:") for chain in operators["records"][record]["chains"])
