@@ -127,6 +127,12 @@ class UnmatchedTrialsError(BundleError):
     flag_id = "unmatched-trials"
 
 
+class TrialUtterancesError(BundleError):
+    """A trial names an utterance its corpus table lacks, or a speaker the table does not give that utterance."""
+
+    flag_id = "trial-utterances"
+
+
 class OperatorFailuresError(BundleError):
     """Operators failed or fell back; the counts are disclosed, so this is a warning."""
 
@@ -740,6 +746,113 @@ def verify_shared_trial_lists(results: pd.DataFrame) -> tuple[None, _Step]:
     )
 
 
+def _corpus_tables(bundle_dir: Path, names: set[str]) -> dict[str, pd.DataFrame | None]:
+    """Each named corpus's utterance table in the bundle (``corpus/`` alone, or ``corpus/<name>/``), by utt_id."""
+    single = bundle_dir / "corpus" / "utterances.csv"
+    tables: dict[str, pd.DataFrame | None] = {}
+    for name in sorted(names):
+        path = single if single.is_file() else bundle_dir / "corpus" / name / "utterances.csv"
+        if not path.is_file():
+            tables[name] = None
+            continue
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+        if "spoof_system" not in frame.columns:
+            frame["spoof_system"] = None
+        tables[name] = frame.set_index("utt_id")[["speaker", "spoof_system"]]
+    return tables
+
+
+def _trial_problems(trials: pd.DataFrame, corpus: str, tables: dict[str, pd.DataFrame | None]) -> list[str]:
+    """What is wrong with one trial list's utterances and speakers against the corpus tables (empty: nothing)."""
+    test_corpora = trials["test_corpus"] if "test_corpus" in trials.columns else pd.Series(corpus, trials.index)
+    sides = [("enrol", trials["enrol_utt"], trials["enrol_speaker"], pd.Series(corpus, trials.index))]
+    sides.append(("test", trials["test_utt"], trials["test_speaker"], test_corpora))
+    problems = []
+    for side, utterances, speakers, corpora in sides:
+        for name, rows in utterances.groupby(corpora.to_numpy()):
+            table = tables.get(str(name))
+            if table is None:
+                problems.append(f"{side} utterances of corpus {name!r}: no corpus table in the bundle")
+                continue
+            known = rows.isin(table.index)
+            if not known.all():
+                problems.append(
+                    f"{int((~known).sum())} {side} utterance(s) not in corpus {name!r}, e.g. {rows[~known].iloc[0]!r}"
+                )
+                continue
+            wrong = table.loc[rows.to_numpy(), "speaker"].to_numpy() != speakers[rows.index].to_numpy()
+            if wrong.any():
+                problems.append(f"{int(wrong.sum())} {side} speaker(s) differ from corpus {name!r}")
+    if "trial_kind" in trials.columns:
+        spoofs = trials[trials["trial_kind"] == "spoof"]
+        for name, rows in spoofs["test_utt"].groupby(spoofs["test_corpus"].to_numpy()):
+            table = tables.get(str(name))
+            if (
+                table is not None
+                and rows.isin(table.index).all()
+                and table.loc[rows.to_numpy(), "spoof_system"].isna().any()
+            ):
+                problems.append(f"spoof trials test files of corpus {name!r} that name no spoof system")
+    return problems
+
+
+def verify_trial_utterances(results: pd.DataFrame, bundle_dir: Path, verified: dict[str, Digest]) -> tuple[None, _Step]:
+    """Every trial names utterances of the bundle's corpus tables, with their speakers; spoof trials name files of a
+    spoof folder. Reports which lists hold spoof trials, since their records' non-targets are spoofs."""
+    corpus_of = {
+        str(list_id): str(corpus)
+        for list_id, corpus in zip(_column(results, "trial_list_id"), _column(results, "corpus"), strict=True)
+        if list_id is not None and corpus is not None and f"trials/{list_id}.csv" in verified
+    }
+    lists, failures = {}, []
+    for list_id in sorted(corpus_of):
+        try:
+            trials = pd.read_csv(bundle_dir / "trials" / f"{list_id}.csv", dtype=str, keep_default_na=False)
+        except (ValueError, UnicodeDecodeError) as error:  # pandas' ParserError is a ValueError
+            failures.append({"trial_list": list_id, "problem": f"unreadable trial list ({error})"})
+            continue
+        missing = {"enrol_utt", "test_utt", "enrol_speaker", "test_speaker"} - set(trials.columns)
+        if missing:
+            failures.append({"trial_list": list_id, "problem": f"trial list lacks {', '.join(sorted(missing))}"})
+        else:
+            lists[list_id] = trials
+    names = set(corpus_of.values())
+    names |= {str(c) for trials in lists.values() if "test_corpus" in trials.columns for c in trials["test_corpus"]}
+    tables = _corpus_tables(bundle_dir, names)
+    failures += [
+        {"trial_list": list_id, "problem": problem}
+        for list_id, trials in lists.items()
+        for problem in _trial_problems(trials, corpus_of[list_id], tables)
+    ]
+    if failures:
+        raise TrialUtterancesError(
+            "trial-utterances",
+            f"{len({f['trial_list'] for f in failures})} trial list(s) name utterances or speakers that the bundle's "
+            "corpus tables do not hold.",
+            failures=failures,
+        )
+    spoofed = [
+        {
+            "trial_list": list_id,
+            "spoof_trials": int((trials["trial_kind"] == "spoof").sum()),
+            "spoof_folders": ", ".join(sorted(set(trials.loc[trials["trial_kind"] == "spoof", "test_corpus"]))),
+        }
+        for list_id, trials in sorted(lists.items())
+        if "trial_kind" in trials.columns
+    ]
+    n_trials = sum(map(len, lists.values()))
+    lines = [f"All {n_trials} trials of {len(lists)} trial lists name the bundle's utterances with their speakers."]
+    if spoofed:
+        spoof_ids = {row["trial_list"] for row in spoofed}
+        records = sum(1 for list_id in _column(results, "trial_list_id") if list_id in spoof_ids)
+        lines.append(
+            f"{len(spoofed)} trial list(s), used by {records} record(s), hold spoof trials: their non-target trials "
+            "test the enrolment speaker against files imitating that speaker, so n_nontarget counts spoof trials "
+            "and the EER is genuine targets against spoofs."
+        )
+    return None, _Step(lines, spoofed)
+
+
 def verify_operator_outcomes(bundle_dir: Path, verified: dict[str, Digest]) -> tuple[None, _Step]:
     """Report operator applied/failed/fallback counts per chain; failures or fallbacks raise a warning."""
     if "operators.json" not in verified:
@@ -878,6 +991,14 @@ def verify_bundle(
         "Same trial list across contrast terms and encoders",
         verify_shared_trial_lists,
         results,
+    )
+    check.run(
+        "trial-utterances",
+        "Trials name the bundle's utterances (spoof trials disclosed)",
+        verify_trial_utterances,
+        results,
+        bundle_dir,
+        verified,
     )
     check.run("operators", "Operator outcomes", verify_operator_outcomes, bundle_dir, verified)
     check.sections.append(coverage_section(statuses, len(results)))

@@ -225,6 +225,24 @@ def test_contrast_terms_on_different_trial_lists_are_unmatched(tmp_path: Path) -
     assert m1_terms | {"E13-m2-babble-opus"} == records  # the m1 contrast, and both encoders of that condition
 
 
+def test_trials_naming_utterances_or_speakers_the_corpus_table_lacks_are_caught(tmp_path: Path) -> None:
+    def break_table(table: pd.DataFrame) -> pd.DataFrame:
+        table = table[table["utt_id"] != "s1-u1b"]  # trial 1 tests s1-u1b: now unlisted
+        return table.assign(speaker=table["speaker"].where(table["utt_id"] != "s2-u0a", "s4"))  # trial 0 enrols s2
+
+    bundle = build_bundle(tmp_path, corpus_table_edit=break_table)
+    trials = pd.read_csv(bundle.root / "trials" / f"{bundle.trial_list_ids[0]}.csv")
+    assert list(trials.loc[0, ["enrol_utt", "enrol_speaker"]]) == ["s2-u0a", "s2"]
+    assert trials.loc[1, "test_utt"] == "s1-u1b"
+    flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert _error_ids(flags) == {"trial-utterances"}
+    assert [failure["problem"] for failure in _failures(flags, "trial-utterances")] == [
+        "1 enrol speaker(s) differ from corpus 'synthetic'",
+        "1 test utterance(s) not in corpus 'synthetic', e.g. 's1-u1b'",
+    ]
+    assert _sections(sections)["bundle-trial-utterances"]["status"] == "fail"
+
+
 def test_operator_fallbacks_are_reported_as_a_warning(tmp_path: Path) -> None:
     bundle = build_bundle(tmp_path, fallback_record=RECORD)
     flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)

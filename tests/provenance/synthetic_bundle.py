@@ -10,6 +10,7 @@ roc_auc_score), never by the code under test.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,17 +112,32 @@ def _write_trial_list(root: Path, seed: int) -> tuple[str, np.ndarray]:
     return list_id, pd.read_csv(root / "trials" / f"{list_id}.csv")["label"].to_numpy()
 
 
+def _write_corpus_table(root: Path, edit: Callable[[pd.DataFrame], pd.DataFrame] | None) -> None:
+    """corpus/utterances.csv: every utterance the trial lists name, with its speaker (``edit`` may break it)."""
+    sides = [
+        pd.read_csv(path, dtype=str)[[f"{side}_utt", f"{side}_speaker"]].set_axis(["utt_id", "speaker"], axis=1)
+        for path in sorted((root / "trials").glob("*.csv"))
+        for side in ("enrol", "test")
+    ]
+    table = pd.concat(sides).drop_duplicates("utt_id").sort_values("utt_id").reset_index(drop=True)
+    table = table.assign(path=table["utt_id"] + ".wav", duration_s=1.0, sample_rate=16000, blake3="0" * 64)
+    (root / "corpus").mkdir()
+    (edit(table) if edit else table).to_csv(root / "corpus" / "utterances.csv", index=False)
+
+
 def build_bundle(
     tmp_path: Path,
     *,
     signed: bool = True,
     odd_trial_list_record: str | None = None,
     fallback_record: str | None = None,
+    corpus_table_edit: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
 ) -> SyntheticBundle:
     """Write a complete bundle under ``tmp_path/bundle`` and its keys under ``tmp_path/keys``.
 
     ``odd_trial_list_record`` scores that record on a second trial list (an unmatched contrast term);
-    ``fallback_record`` gives that record's noise chain three fallbacks.
+    ``fallback_record`` gives that record's noise chain three fallbacks; ``corpus_table_edit`` changes the
+    corpus table before the bundle is signed.
     """
     root = tmp_path / "bundle"
     (root / "scores").mkdir(parents=True)
@@ -217,5 +233,6 @@ def build_bundle(
         json.dumps({"policy": "drop-trial", "chains": chains, "records": records}, indent=2)
     )
     write_environment(root / "environment.json", {"python": {"version": "3.11"}, "seeds": {"global": 7}})
+    _write_corpus_table(root, corpus_table_edit)
     manifest = write_manifest(root, RUN_CONFIG, private_key if signed else None)
     return SyntheticBundle(root, private_key, public_key, manifest, results, trial_list_ids)

@@ -30,7 +30,7 @@ def test_statement_lists_every_file_with_both_digests(tmp_path: Path) -> None:
         for path in bundle.root.rglob("*")
         if path.is_file() and path.relative_to(bundle.root).parts[0] != "provenance"
     }
-    assert len(expected) == 13 == bundle.manifest.n_subjects
+    assert len(expected) == 14 == bundle.manifest.n_subjects  # 8 scores, trials, corpus, 4 top-level files
     assert {s["name"]: s["digest"] for s in statement["subject"]} == {
         name: {"sha256": hashlib.sha256(data).hexdigest(), "blake3": blake3.blake3(data).hexdigest()}
         for name, data in expected.items()
