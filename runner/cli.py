@@ -108,6 +108,40 @@ def corpus_build(
     )
 
 
+@corpus_app.command("check")
+@one_line_errors
+def corpus_check(
+    adapter: Annotated[str, typer.Argument(help="Corpus adapter: ravdess, torgo, ears, common_voice, l2_arctic, ...")],
+    root: Annotated[Path, typer.Argument(help="The corpus folder (only read).")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print the summary and every problem as JSON.")] = False,
+    shown: Annotated[int, typer.Option("--problems", min=0, help="How many problems to print.")] = 20,
+) -> None:
+    """Read a corpus (or spoof) folder with its adapter, as a run would, and say what it holds and could not use."""
+    from runner.corpora import load_corpus
+
+    table = load_corpus(adapter, root)
+    frame = table.frame
+    summary = {
+        "adapter": adapter,
+        "root": str(root),
+        "utterances": len(frame),
+        "speakers": int(frame["speaker"].nunique()),
+        "hours": round(float(frame["duration_s"].sum()) / 3600, 4),
+        "problems": [problem._asdict() for problem in table.problems],
+    }
+    if json_output:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    typer.echo(
+        f"{adapter} {root}: {summary['utterances']} utterances, {summary['speakers']} speakers, "
+        f"{summary['hours']:.2f} h, {len(table.problems)} problems"
+    )
+    for problem in table.problems[:shown]:
+        typer.echo(f"  {problem.path}: {problem.reason}")
+    if len(table.problems) > shown:
+        typer.echo(f"  ... {len(table.problems) - shown} more (--problems N, or --json)")
+
+
 @app.command()
 @one_line_errors
 def reproduce(

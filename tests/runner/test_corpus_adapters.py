@@ -6,6 +6,9 @@ library on the file bytes and durations from the number of samples written.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import blake3
@@ -340,3 +343,27 @@ def test_every_file_is_a_row_or_a_problem_and_output_is_stable(tmp_path: Path, n
     accounted = set(first.frame["path"]) | {p.path for p in first.problems}
     assert audio <= accounted
     assert pd.Index(first.frame["utt_id"]).is_monotonic_increasing
+
+
+def test_corpus_check_says_what_a_folder_holds_and_what_it_could_not_use(tmp_path: Path) -> None:
+    def check(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "runner.cli", "corpus", "check", *args]
+        return subprocess.run(command, capture_output=True, text=True, check=False)
+
+    root = make_spoofs(tmp_path / "spoofs")
+    before = {path: path.read_bytes() for path in root.rglob("*") if path.is_file()}
+    shown = check("spoof", str(root), "--problems", "2")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == f"spoof {root}: 2 utterances, 2 speakers, 0.00 h, 7 problems"
+    assert lines[1:] == [
+        "  manifest.csv:3: skipped: empty system_version",
+        "  manifest.csv:4: skipped: vits/missing.wav does not exist",
+        "  ... 5 more (--problems N, or --json)",
+    ]
+    summary = json.loads(check("spoof", str(root), "--json").stdout)
+    assert (summary["utterances"], summary["speakers"], len(summary["problems"])) == (2, 2, 7)
+    assert summary["hours"] == round(0.75 / 3600, 4)
+    assert {path: path.read_bytes() for path in root.rglob("*") if path.is_file()} == before  # only read
+    missing = check("spoof", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "corpus folder not found" in missing.stderr
