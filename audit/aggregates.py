@@ -75,6 +75,21 @@ def per_encoder(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
+def condition_means(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Tables 20-25: mean and SD of EER per (experiment, corpus, condition, subgroup) over its encoder rows.
+
+    The SD is the spread across encoders, not a confidence interval (the paper says the same of its tables).
+    """
+    keys = ["experiment", "corpus", "condition", "subgroup"]
+    table = frame.reindex(columns=[*keys, "model", "eer"]).astype({key: object for key in keys})
+    rows = []
+    for values, group in table.fillna({key: "" for key in keys}).groupby(keys, sort=True):
+        mean, sd = mean_sd(group["eer"].tolist())
+        named = {key: (value or None) for key, value in zip(keys, values, strict=True)}
+        rows.append({**named, "n_models": int(group["model"].nunique()), "eer_mean": mean, "eer_sd": sd})
+    return rows
+
+
 def emotion_matrix(frame: pd.DataFrame, experiment: str, reference: str) -> list[dict[str, Any]]:
     """Table 8: mean EER per (enrolment, test) condition across models, and its ratio to reference/reference.
 
@@ -349,6 +364,7 @@ def recompute_aggregates(
     return {
         "per_experiment": per_experiment(frame),
         "per_encoder": per_encoder(frame),
+        "condition_means": condition_means(frame),
         "emotion_matrix": emotion_matrix(frame, emotion_experiment, reference_emotion),
         "gender_gaps": gaps,
         "gap_ratios": gap_ratios(pairs, clean_labels),

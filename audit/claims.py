@@ -33,6 +33,7 @@ TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "table": ((), ("n_records", "n_trials", "checkpoint_blake3", "run_id", "trial_list_id", "scores_blake3")),
     "per_experiment": (("experiment",), ("n_records", "eer_mean", "eer_sd")),
     "per_encoder": (("model",), ("macro_eer", "n_experiments")),
+    "condition_means": (("experiment", "corpus", "condition", "subgroup"), ("n_models", "eer_mean", "eer_sd")),
     "emotion_matrix": (
         ("enrol", "test", "matched"),
         ("n_models", "eer_mean", "eer_sd", "ratio_to_reference"),

@@ -22,6 +22,7 @@ MAX_DETAIL_ROWS = 20  # failure cases listed under one flag
 AGGREGATE_TITLES = {
     "per_experiment": "EER per experiment (mean and SD over records; paper Table 6)",
     "per_encoder": "Macro EER per encoder (paper Table 7)",
+    "condition_means": "EER per condition, mean and SD over encoders (paper Tables 20-25; the SD is not a CI)",
     "emotion_matrix": "Enrolment x test emotion (E01; paper Table 8)",
     "gender_gaps": "Gender gaps by condition (paper Table 9)",
     "gap_ratios": "Signed gap ratios (paper Table 10)",

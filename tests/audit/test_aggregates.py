@@ -10,6 +10,7 @@ import pytest
 
 from audit.aggregates import (
     binomial_eer_variance,
+    condition_means,
     emotion_matrix,
     expected_coupled_correlation,
     gap_ratios,
@@ -77,6 +78,28 @@ def test_macro_eer_weights_conditions_then_experiments_equally() -> None:
     (result,) = per_encoder(frame(rows))
     # E01: condition c1 = 0.2, c2 = 0.4 -> 0.3; E02 = 0.1; macro = 0.2 (a plain record mean would be 0.225)
     assert result == {"model": "m1", "macro_eer": pytest.approx(0.2), "n_experiments": 2}
+
+
+def test_condition_means_average_encoder_rows_per_condition_and_subgroup() -> None:
+    rows = [
+        record("E10", "m1", "clean->clean", 0.10),
+        record("E10", "m2", "clean->clean", 0.20),
+        record("E10", "m1", "clean->spoof-tts", 0.30),
+        record("E10", "m2", "clean->spoof-tts", 0.50),
+        record("E10", "m3", "clean->spoof-tts", 0.40),
+        record("E16", "m1", "clean", 0.05, subgroup="gender=F"),
+        record("E16", "m1", "clean", 0.07, subgroup="gender=M"),
+    ]
+    result = {(r["experiment"], r["condition"], r["subgroup"]): r for r in condition_means(frame(rows))}
+    # spoof-tts: mean 0.4; deviations -0.1, 0.1, 0 -> (0.01 + 0.01) / 2 = 0.01, SD 0.1
+    spoof = result[("E10", "clean->spoof-tts", None)]
+    assert (spoof["n_models"], spoof["eer_mean"], spoof["eer_sd"]) == (3, pytest.approx(0.4), pytest.approx(0.1))
+    assert result[("E10", "clean->clean", None)]["eer_sd"] == pytest.approx(math.sqrt(0.005))
+    assert (
+        result[("E16", "clean", "gender=F")]["eer_mean"] == 0.05
+        and result[("E16", "clean", "gender=F")]["eer_sd"] is None
+    )
+    assert len(result) == 4
 
 
 def test_emotion_matrix_means_across_encoders_and_ratios_to_neutral() -> None:
