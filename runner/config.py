@@ -31,7 +31,6 @@ from runner.trials import Selection
 from schemas.utterances import UTTERANCE_COLUMNS
 
 REFERENCE_LEVEL = "none"
-SPOOF_ADAPTER = "spoof"
 CLEAN = "clean"
 EXPERIMENT_USES = ("interaction", "mismatch", "subgroup-gap", "descriptive")
 FAILURE_POLICIES = ("drop-trial", "fail-run")
@@ -113,7 +112,8 @@ class ExperimentDesign:
 
         A metadata condition's selection goes with its chain: to the test side, or to both sides when the design
         degrades both; a mismatch design's enrolment and test conditions select their own side. A spoof condition
-        applies to the test side only (a ValueError on an enrolment side, and for two in one cell).
+        applies to the test side only (a ValueError on an enrolment side, and for two in one cell); in a mismatch
+        design its genuine targets test the enrolment condition's population, as the cell ``e->e`` does.
         """
         chosen, spoofing = selections or {}, spoofs or {}
         if self.factor_a is None:
@@ -127,7 +127,7 @@ class ExperimentDesign:
                     conditions[e],
                     conditions[t],
                     enrol_select=chosen.get(e, ()),
-                    test_select=chosen.get(t, ()),
+                    test_select=chosen.get(e if t in spoofing else t, ()),
                     spoof=spoofing.get(t),
                 )
                 for e in self.enrol_conditions
@@ -176,6 +176,13 @@ class CorpusChoice:
     root: Path
     music: Path | None
     utterances_per_speaker: int | None
+
+    @property
+    def spoofs(self) -> bool:
+        """Whether the adapter reads converted or synthesised speech (used only through spoof conditions)."""
+        from runner.corpora import SPOOF_ADAPTERS
+
+        return self.adapter in SPOOF_ADAPTERS
 
 
 @dataclass(frozen=True)
@@ -435,11 +442,9 @@ def _read_conditions(
             conditions[name] = _read_chain(metadata, "operators", metadata.get("operators", list, []))
             if "spoofs" in metadata.table:
                 corpus = metadata.get("spoofs", str)
-                if corpus not in corpora or corpora[corpus].adapter != SPOOF_ADAPTER:
-                    spoof_corpora = sorted(c.name for c in corpora.values() if c.adapter == SPOOF_ADAPTER)
-                    raise metadata.fail(
-                        "spoofs", f"expected a corpus with adapter 'spoof' {spoof_corpora}, got {corpus!r}"
-                    )
+                if corpus not in corpora or not corpora[corpus].spoofs:
+                    spoof_corpora = sorted(c.name for c in corpora.values() if c.spoofs)
+                    raise metadata.fail("spoofs", f"expected a spoof folder of the run {spoof_corpora}, got {corpus!r}")
                 select = _read_selection(metadata.sub("select")) if "select" in metadata.table else ()
                 spoofs[name] = SpoofSource(corpus, select)
             else:
@@ -516,7 +521,7 @@ def _read_experiment(
     corpus = table.get("corpus", str, only)
     if corpus not in corpora:
         raise table.fail("corpus", f"unknown corpus {corpus!r} (defined: {', '.join(sorted(corpora))})")
-    if corpora[corpus].adapter == SPOOF_ADAPTER:
+    if corpora[corpus].spoofs:
         raise table.fail(
             "corpus", f"{corpus!r} is a spoof folder: name the genuine corpus, and use it by a spoof condition"
         )

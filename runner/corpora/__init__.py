@@ -4,10 +4,11 @@ folders (converted or synthesised speech with a manifest).
 Importing this package registers every adapter, so ``load_corpus(name, root)`` knows them all.
 """
 
-from runner.corpora import asterisk, common_voice, ears, l2_arctic, ravdess, spoof, torgo, voxceleb1
+from runner.corpora import asterisk, asvspoof2019, common_voice, ears, l2_arctic, ravdess, spoof, torgo, voxceleb1
 from runner.corpora.asterisk import build_default_corpus
 from runner.corpora.base import (
     ADAPTERS,
+    SPOOF_ADAPTERS,
     CorpusError,
     CorpusTable,
     Problem,
@@ -18,11 +19,13 @@ from runner.corpora.trial_lists import TrialListError, read_kaldi_trials, read_v
 
 __all__ = [
     "ADAPTERS",
+    "SPOOF_ADAPTERS",
     "CorpusError",
     "CorpusTable",
     "Problem",
     "TrialListError",
     "asterisk",
+    "asvspoof2019",
     "build_default_corpus",
     "common_voice",
     "ears",

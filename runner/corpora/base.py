@@ -167,15 +167,19 @@ class CorpusBuilder:
 
 CorpusAdapter = Callable[[Path], CorpusTable]
 ADAPTERS: dict[str, CorpusAdapter] = {}
+SPOOF_ADAPTERS: set[str] = set()  # adapters whose tables are spoof folders (speaker: the imitated speaker)
 
 
-def corpus_adapter(name: str) -> Callable[[CorpusAdapter], CorpusAdapter]:
-    """Register ``function(root) -> CorpusTable`` under ``name`` for ``load_corpus``."""
+def corpus_adapter(name: str, *, spoofs: bool = False) -> Callable[[CorpusAdapter], CorpusAdapter]:
+    """Register ``function(root) -> CorpusTable`` under ``name`` for ``load_corpus``; ``spoofs`` marks an
+    adapter of converted or synthesised speech, usable only through spoof conditions."""
 
     def register(function: CorpusAdapter) -> CorpusAdapter:
         if name in ADAPTERS:
             raise ValueError(f"corpus adapter {name!r} registered twice")
         ADAPTERS[name] = function
+        if spoofs:
+            SPOOF_ADAPTERS.add(name)
         return function
 
     return register

@@ -41,7 +41,7 @@ def _read_manifest(path: Path) -> list[tuple[int, dict[str, str]]]:
         ]
 
 
-@corpus_adapter("spoof")
+@corpus_adapter("spoof", spoofs=True)
 def load_spoof(root: Path) -> CorpusTable:
     builder = CorpusBuilder(root)
     listed: set[str] = set()

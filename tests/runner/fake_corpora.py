@@ -18,7 +18,7 @@ TONE_RATE = 16_000
 
 
 def write_tone(path: Path, *, seconds: float = TONE_SECONDS, rate: int = TONE_RATE, hz: float = 220.0) -> Path:
-    """A sine tone; the format follows the suffix (.wav PCM 16, .mp3 MPEG layer III)."""
+    """A sine tone; the format follows the suffix (.wav and .flac PCM 16, .mp3 MPEG layer III)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     time = np.arange(round(seconds * rate)) / rate
     samples = (0.3 * np.sin(2 * np.pi * hz * time)).astype(np.float32)
@@ -192,4 +192,37 @@ def make_spoofs(root: Path) -> Path:
     write_tone(root / "vits" / "id10002_001.wav")
     write_garbage(root / "vits" / "broken.wav")
     write_tone(root / "vits" / "unlisted.wav")
+    return root
+
+
+LA_CM_TRAIN = (
+    "LA_0079 LA_T_1000001 - - bonafide\n"
+    "LA_0079 LA_T_1000002 - A01 spoof\n"
+    "LA_0080 LA_T_1000003 - - bonafide\n"
+    "LA_0080 LA_T_1000004 - A05 spoof\n"
+    "LA_0080 LA_T_1000005 A05 spoof\n"  # a field short
+)
+LA_CM_EVAL = (
+    "LA_0039 LA_E_2000001 - - bonafide\n"
+    "LA_0039 LA_E_2000002 - A17 spoof\n"
+    "LA_0040 LA_E_2000003 - - bonafide\n"
+    "LA_0040 LA_E_2000004 - A99 spoof\n"  # not a published attack
+    "LA_0040 LA_E_2000005 - A07 spoof\n"  # its audio is missing
+    "LA_0039 LA_E_2000006 - - spoof\n"  # a spoof without an attack
+)
+
+
+def make_asvspoof2019_la(root: Path) -> Path:
+    """The LA folder: train and eval protocols (no dev), eval enrolment lists, flac audio with the faults above,
+    an unreadable enrolment file and a file no list names."""
+    write_text(root / "ASVspoof2019_LA_cm_protocols" / "ASVspoof2019.LA.cm.train.trn.txt", LA_CM_TRAIN)
+    write_text(root / "ASVspoof2019_LA_cm_protocols" / "ASVspoof2019.LA.cm.eval.trl.txt", LA_CM_EVAL)
+    asv = root / "ASVspoof2019_LA_asv_protocols"
+    write_text(asv / "ASVspoof2019.LA.asv.eval.female.trn.txt", "LA_0039 LA_E_3000001,LA_E_3000002\n")
+    write_text(asv / "ASVspoof2019.LA.asv.eval.male.trn.txt", "LA_0040 LA_E_3000003\n")
+    for number in range(1000001, 1000005):
+        write_tone(root / "ASVspoof2019_LA_train" / "flac" / f"LA_T_{number}.flac")
+    for number in (2000001, 2000002, 2000003, 2000004, 3000001, 3000002, 2000009):
+        write_tone(root / "ASVspoof2019_LA_eval" / "flac" / f"LA_E_{number}.flac")
+    write_garbage(root / "ASVspoof2019_LA_eval" / "flac" / "LA_E_3000003.flac")
     return root

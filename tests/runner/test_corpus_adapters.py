@@ -15,6 +15,7 @@ import blake3
 import pandas as pd
 import pytest
 from fake_corpora import (
+    make_asvspoof2019_la,
     make_common_voice,
     make_ears,
     make_l2_arctic,
@@ -343,6 +344,57 @@ def test_every_file_is_a_row_or_a_problem_and_output_is_stable(tmp_path: Path, n
     accounted = set(first.frame["path"]) | {p.path for p in first.problems}
     assert audio <= accounted
     assert pd.Index(first.frame["utt_id"]).is_monotonic_increasing
+
+
+LA_CM = "ASVspoof2019_LA_cm_protocols/ASVspoof2019.LA.cm."
+
+
+def test_asvspoof2019_la_bona_fide_speech_with_enrolment_files_and_gender(tmp_path: Path) -> None:
+    root = make_asvspoof2019_la(tmp_path / "LA")
+    table = load_corpus("asvspoof2019_la", root)
+    assert records(table, "speaker", "gender", "split", "condition", "path") == {
+        "LA_E_2000001": ("LA_0039", "F", "eval", "bonafide", "ASVspoof2019_LA_eval/flac/LA_E_2000001.flac"),
+        "LA_E_2000003": ("LA_0040", "M", "eval", "bonafide", "ASVspoof2019_LA_eval/flac/LA_E_2000003.flac"),
+        "LA_E_3000001": ("LA_0039", "F", "eval", "bonafide", "ASVspoof2019_LA_eval/flac/LA_E_3000001.flac"),
+        "LA_E_3000002": ("LA_0039", "F", "eval", "bonafide", "ASVspoof2019_LA_eval/flac/LA_E_3000002.flac"),
+        "LA_T_1000001": ("LA_0079", None, "train", "bonafide", "ASVspoof2019_LA_train/flac/LA_T_1000001.flac"),
+        "LA_T_1000003": ("LA_0080", None, "train", "bonafide", "ASVspoof2019_LA_train/flac/LA_T_1000003.flac"),
+    }
+    assert_audio_columns(table, root)
+    found = problems(table)
+    assert found.pop("ASVspoof2019_LA_eval/flac/LA_E_3000003.flac")[0].startswith(UNREADABLE)
+    assert found == {
+        f"{LA_CM}dev.trl.txt": ["missing: the dev partition is not read"],
+        f"{LA_CM}train.trn.txt": ["kept with gender empty: not published for train"],
+        f"{LA_CM}train.trn.txt:5": ["skipped: expected 'SPEAKER FILE - ATTACK bonafide|spoof'"],
+        f"{LA_CM}eval.trl.txt:6": ["skipped: expected 'SPEAKER FILE - ATTACK bonafide|spoof'"],
+        "ASVspoof2019_LA_eval/flac/LA_E_2000009.flac": ["not used: in no protocol or enrolment list"],
+    }
+
+
+def test_asvspoof2019_la_attacks_are_a_spoof_table_of_their_targets(tmp_path: Path) -> None:
+    root = make_asvspoof2019_la(tmp_path / "LA")
+    table = load_corpus("asvspoof2019_la_spoofs", root)
+    assert records(table, "speaker", "spoof_system", "spoof_system_version", "split") == {
+        "LA_E_2000002": ("LA_0039", "A17", "ASVspoof 2019 LA (VC)", "eval"),
+        "LA_E_2000004": ("LA_0040", "A99", "ASVspoof 2019 LA (kind not published)", "eval"),
+        "LA_T_1000002": ("LA_0079", "A01", "ASVspoof 2019 LA (TTS)", "train"),
+        "LA_T_1000004": ("LA_0080", "A05", "ASVspoof 2019 LA (VC)", "train"),
+    }
+    found = problems(table)
+    assert found[f"{LA_CM}eval.trl.txt:4"] == ["kept: attack 'A99' is not one of the published A01-A19"]
+    assert found[f"{LA_CM}eval.trl.txt:5"] == ["skipped: ASVspoof2019_LA_eval/flac/LA_E_2000005.flac does not exist"]
+    assert "ASVspoof2019_LA_eval/flac/LA_E_2000009.flac" not in found  # bona fide files are the other adapter's
+    bona_fide = load_corpus("asvspoof2019_la", root)
+    accounted = {p.path for t in (table, bona_fide) for p in t.problems} | set(table.frame["path"])
+    accounted |= set(bona_fide.frame["path"])
+    assert {p.relative_to(root).as_posix() for p in root.rglob("*.flac")} <= accounted
+
+
+def test_an_la_folder_without_its_protocols_is_one_error(tmp_path: Path) -> None:
+    (tmp_path / "LA").mkdir()
+    with pytest.raises(CorpusError, match="countermeasure protocol folder not found"):
+        load_corpus("asvspoof2019_la_spoofs", tmp_path / "LA")
 
 
 def test_corpus_check_says_what_a_folder_holds_and_what_it_could_not_use(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ folder's own audio)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -133,6 +134,7 @@ roster = "{roster}"
 labels = ["mfcc-stats"]
 
 [conditions]
+neutral = {{ select = {{ emotion = "neutral" }} }}
 "spoof-vc" = {{ spoofs = "converted" }}
 "spoof-x" = {{ spoofs = "converted", select = {{ spoof_system = "X" }} }}
 "white-10dB" = [{{ name = "white", kwargs = {{ snr_db = 10 }} }}]
@@ -142,10 +144,10 @@ id = "E11"
 title = "voice conversion"
 corpus = "actors"
 use = "descriptive"
-target_trials = 3
+target_trials = 2
 nontarget_trials = 4
-enrol_conditions = ["clean"]
-test_conditions = ["clean", "spoof-vc"]
+enrol_conditions = ["neutral"]
+test_conditions = ["neutral", "spoof-vc"]
 
 [[experiments]]
 id = "E10"
@@ -189,9 +191,13 @@ def test_spoof_conditions_become_test_side_cells(config_path: Path) -> None:
     assert "spoof-x" not in config.selections and config.experiments_using("converted") == ["E11", "E10"]
     mismatch = config.experiment_cells(config.experiments[0])
     assert [(c.condition, c.spoof) for c in mismatch] == [
-        ("clean->clean", None),
-        ("clean->spoof-vc", config.spoofs["spoof-vc"]),
+        ("neutral->neutral", None),
+        ("neutral->spoof-vc", config.spoofs["spoof-vc"]),
     ]
+    # The spoof cell's genuine targets test the enrolment population, as neutral->neutral does.
+    assert (
+        mismatch[1].enrol_select == mismatch[1].test_select == mismatch[0].test_select == config.selections["neutral"]
+    )
     factorial = {c.condition: c for c in config.experiment_cells(config.experiments[1])}
     assert factorial["spoof-x+white-10dB"].spoof == config.spoofs["spoof-x"]
     assert factorial["spoof-x+white-10dB"].test_chain == config.conditions["white-10dB"]
@@ -203,10 +209,10 @@ def test_spoof_conditions_become_test_side_cells(config_path: Path) -> None:
     [
         (lambda s: s.replace('spoofs = "converted" }', 'spoofs = "actors" }'), "conditions.spoof-vc.spoofs: expected"),
         (
-            lambda s: s.replace('corpus = "actors"\nuse = "descriptive"\ntarget_trials = 3', 'corpus = "converted"'),
+            lambda s: s.replace('corpus = "actors"\nuse = "descriptive"\ntarget_trials = 2', 'corpus = "converted"'),
             "experiments[0].corpus: 'converted' is a spoof folder",
         ),
-        (lambda s: s.replace('enrol_conditions = ["clean"]', 'enrol_conditions = ["spoof-vc"]'), "not an enrolment"),
+        (lambda s: s.replace('enrol_conditions = ["neutral"]', 'enrol_conditions = ["spoof-vc"]'), "not an enrolment"),
         (lambda s: s.replace('levels = ["white-10dB"]', 'levels = ["spoof-vc"]'), "one per cell"),
         (lambda s: s.replace("nontarget_trials = 2\n", 'nontarget_trials = 2\ndegrade = "both"\n'), "test side only"),
     ],
@@ -225,10 +231,16 @@ def test_a_run_scores_spoof_files_from_the_spoof_folder_even_under_genuine_ids(
     config = load_config(config_path)
     run(config, tmp_path / "out", cache_root=tmp_path / "cache", progress=False, workers=0)
     results = pd.read_csv(tmp_path / "out" / "results.csv").set_index("record_id")
-    record = "E11.mfcc-stats.clean_to_spoof-vc"
+    record = "E11.mfcc-stats.neutral_to_spoof-vc"
     trials = pd.read_csv(tmp_path / "out" / "trials" / f"{results.loc[record, 'trial_list_id']}.csv")
     scores = pd.read_parquet(tmp_path / "out" / "scores" / f"{record}.parquet")
-    assert (results.loc[record, "n_target"], results.loc[record, "n_nontarget"]) == (3, 4)
+    assert (results.loc[record, "n_target"], results.loc[record, "n_nontarget"]) == (2, 4)
+    genuine = pd.read_csv(
+        tmp_path / "out" / "trials" / f"{results.loc['E11.mfcc-stats.neutral_to_neutral', 'trial_list_id']}.csv"
+    )
+    assert kind_pairs(trials, "target") == kind_pairs(
+        genuine.assign(trial_kind=genuine["label"].map({1: "target"})), "target"
+    )
     # Oracle: MFCC-statistics cosines computed here, the enrolment from the actors' file, the test from the file
     # of the folder its trial names (a spoof file has the same relative path as a genuine one).
     encoder = load_encoder("mfcc", "mfcc-stats", None)
@@ -249,3 +261,60 @@ def test_a_run_scores_spoof_files_from_the_spoof_folder_even_under_genuine_ids(
     )
     system_x = {stem for stems in ACTORS.values() for stem in stems[:2]}
     assert set(spoofed.loc[spoofed["trial_kind"] == "spoof", "test_utt"]) <= system_x
+
+
+# ---- configs/asvspoof2019.toml on a fake LA folder ---------------------------------------------------------------
+
+ATTACKS = ("A07", "A08", "A09", "A10", "A11", "A12", "A13", "A14", "A15", "A16", "A17", "A18", "A19")
+
+
+def make_la(root: Path) -> Path:
+    """Four evaluation speakers: three bona fide trial files and one enrolment file each, one file per attack."""
+    cm, female, male = [], [], []
+    for speaker in range(4):
+        code = f"LA_00{40 + speaker}"
+        files = [f"LA_E_{speaker}00000{n}" for n in range(3)]
+        cm += [f"{code} {file} - - bonafide" for file in files]
+        cm += [f"{code} LA_E_{speaker}1{index:05d} - {attack} spoof" for index, attack in enumerate(ATTACKS)]
+        (female if speaker % 2 else male).append(f"{code} LA_E_{speaker}9000000")
+        names = [*files, f"LA_E_{speaker}9000000", *(f"LA_E_{speaker}1{i:05d}" for i in range(len(ATTACKS)))]
+        for position, name in enumerate(names):
+            write_tone(root / "ASVspoof2019_LA_eval" / "flac" / f"{name}.flac", hz=150.0 + 50 * speaker + 9 * position)
+    write_text(root / "ASVspoof2019_LA_cm_protocols" / "ASVspoof2019.LA.cm.eval.trl.txt", "\n".join(cm) + "\n")
+    asv = root / "ASVspoof2019_LA_asv_protocols"
+    write_text(asv / "ASVspoof2019.LA.asv.eval.female.trn.txt", "\n".join(female) + "\n")
+    write_text(asv / "ASVspoof2019.LA.asv.eval.male.trn.txt", "\n".join(male) + "\n")
+    return root
+
+
+def test_the_asvspoof2019_config_runs_every_attack_against_genuine_enrolments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from audit.cli import audit_results
+
+    make_la(tmp_path / "corpora" / "asvspoof2019" / "LA")
+    monkeypatch.setenv("INTERBIAS_CORPORA", str(tmp_path / "corpora"))
+    text = (ROOT / "configs" / "asvspoof2019.toml").read_text()
+    text = re.sub(r"(?m)^(target_trials|nontarget_trials) = \d+", r"\1 = 2", text)
+    text = re.sub(r"(?ms)^labels = \[.*?\]", 'labels = ["mfcc-stats"]', text, count=1)
+    text = text.replace('checkpoints_root = "$INTERBIAS_CHECKPOINTS"\n', "")
+    (tmp_path / "encoders.toml").write_bytes(ROSTER.read_bytes())
+    (tmp_path / "asvspoof2019.toml").write_text(text)
+    config = load_config(tmp_path / "asvspoof2019.toml")
+    run(config, tmp_path / "out", cache_root=tmp_path / "cache", progress=False, workers=0)
+    results = pd.read_csv(tmp_path / "out" / "results.csv")
+    assert len(results) == 11 + 4 and ((results["n_target"] == 2) & (results["n_nontarget"] == 2)).all()
+    protocol = (tmp_path / "corpora" / "asvspoof2019" / "LA" / "ASVspoof2019_LA_cm_protocols").glob("*.txt")
+    attack_of = {line.split()[1]: line.split()[3] for path in protocol for line in path.read_text().splitlines()}
+    for row in results[results["condition"] != "eval-bonafide->eval-bonafide"].itertuples():
+        trials = pd.read_csv(tmp_path / "out" / "trials" / f"{row.trial_list_id}.csv")
+        spoofs = trials[trials["trial_kind"] == "spoof"]
+        # Oracle: the protocol's attack column for every spoof file, and its speaker column for the target.
+        assert {attack_of[utt] for utt in spoofs["test_utt"]} == {row.condition.split("->")[1].split("-")[0]}
+        assert (spoofs["enrol_speaker"] == spoofs["test_speaker"]).all()
+    report, _ = audit_results(tmp_path / "out" / "results.csv", bundle=tmp_path / "out")
+    # Unsigned (the run had no key): the one error; every other check passes.
+    assert [flag["id"] for flag in report["flags"] if flag["severity"] == "error"] == ["bad-signature"]
+    sections = {section["id"]: section for section in report["sections"]}
+    assert sections["bundle-rescore"]["status"] == sections["bundle-trial-utterances"]["status"] == "pass"
+    assert len(sections["bundle-trial-utterances"]["table"]) == 13  # one spoof list per attack and experiment
