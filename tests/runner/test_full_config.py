@@ -211,6 +211,20 @@ def test_a_missing_corpus_names_the_folder_and_its_adapter(env: Path, tmp_path: 
     assert "ravdess" not in line
 
 
+def test_a_missing_spoof_folder_names_the_folder_and_the_experiment(env: Path, tmp_path: Path) -> None:
+    from runner.pipeline import run
+
+    config = load_config(reduced_copy(tmp_path / "config"))
+    folder = env / "corpora" / "spoofs" / "vc"
+    folder.rename(folder.with_name("vc-elsewhere"))
+    try:
+        with pytest.raises(InputError) as caught:
+            run(config, tmp_path / "out", cache_root=tmp_path / "cache", progress=False, workers=0)
+    finally:
+        folder.with_name("vc-elsewhere").rename(folder)
+    assert f"{folder} (the spoof corpus, [corpora.vc_spoofs], for E11)" in caught.value.line()
+
+
 def test_the_reduced_registry_runs_end_to_end_and_its_bundle_verifies(env: Path, tmp_path: Path) -> None:
     from audit.cli import audit_results
     from provenance.keys import generate_keypair
