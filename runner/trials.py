@@ -59,6 +59,14 @@ def selected(pool: pd.DataFrame, selection: Selection) -> np.ndarray:
     return keep
 
 
+def _in_subgroup(pool: pd.DataFrame, subgroup: tuple[str, str] | None) -> tuple[np.ndarray, str | None]:
+    """Which utterances lie in ``subgroup=(column, value)`` (all without one), and its label ``column=value``."""
+    if subgroup is None:
+        return np.ones(len(pool), dtype=bool), None
+    column, value = subgroup
+    return (pool[column].astype("string") == value).fillna(False).to_numpy(bool), f"{column}={value}"
+
+
 @dataclass(frozen=True)
 class TrialList:
     """A sampled trial list, its CSV bytes and its content-derived id."""
@@ -256,14 +264,10 @@ def sample_selected_trials(
         )
     pool = utterances.sort_values("utt_id", kind="stable").reset_index(drop=True)
     enrol_mask, test_mask = selected(pool, enrol_select), selected(pool, test_select)
-    subgroup_label = None
-    if subgroup is not None:
-        column, value = subgroup
-        inside = (pool[column].astype("string") == value).fillna(False).to_numpy(bool)
-        subgroup_label = f"{column}={value}"
-        enrol_mask &= inside
-        if subgroup_side == "both":
-            test_mask &= inside
+    inside, subgroup_label = _in_subgroup(pool, subgroup)
+    enrol_mask &= inside
+    if subgroup_side == "both":
+        test_mask &= inside
     selections = f"enrol:{selection_label(enrol_select)}", f"test:{selection_label(test_select)}"
     budgets = f"{n_target}/{n_nontarget}"
     rng = derived_rng(seed, "trials", experiment_id, subgroup_label or "all", subgroup_side, budgets, *selections)
@@ -301,14 +305,9 @@ def sample_trials(
     ``selection`` names the metadata selection the utterances were restricted to (it enters the generator).
     """
     pool = utterances.sort_values("utt_id", kind="stable").reset_index(drop=True)
-    inside = np.ones(len(pool), dtype=bool)
-    subgroup_label = None
-    if subgroup is not None:
-        column, value = subgroup
-        inside = (pool[column].astype("string") == value).fillna(False).to_numpy(bool)
-        subgroup_label = f"{column}={value}"
-        if subgroup_side == "both":
-            pool, inside = pool[inside].reset_index(drop=True), np.ones(int(inside.sum()), dtype=bool)
+    inside, subgroup_label = _in_subgroup(pool, subgroup)
+    if subgroup is not None and subgroup_side == "both":
+        pool, inside = pool[inside].reset_index(drop=True), np.ones(int(inside.sum()), dtype=bool)
     budgets = f"{n_target}/{n_nontarget}"
     selected_by = () if selection is None else (f"select:{selection}",)
     rng = derived_rng(seed, "trials", experiment_id, subgroup_label or "all", subgroup_side, budgets, *selected_by)
@@ -367,12 +366,8 @@ def add_spoof_trials(
             f"spoof folder {spoof_corpus!r} has files imitating {len(unknown)} speaker(s) that {corpus!r} lacks"
             f" ({shown}): target_speaker must name that corpus's speaker ids"
         )
-    enrol_mask = selected(pool, enrol_select)
-    subgroup_label = None
-    if subgroup is not None:
-        column, value = subgroup
-        enrol_mask &= (pool[column].astype("string") == value).fillna(False).to_numpy(bool)
-        subgroup_label = f"{column}={value}"
+    inside, subgroup_label = _in_subgroup(pool, subgroup)
+    enrol_mask = selected(pool, enrol_select) & inside
     both = pd.concat([pool[["utt_id", "speaker"]], spoof_pool[["utt_id", "speaker"]]], ignore_index=True)
     speaker_codes = pd.factorize(both["speaker"], sort=True)[0]
     selections = f"enrol:{selection_label(enrol_select)}", f"spoofs:{spoof_corpus}:{selection_label(spoof_select)}"
