@@ -110,13 +110,6 @@ def _enrolments(builder: CorpusBuilder) -> dict[tuple[str, str], tuple[str, str,
     return enrolled
 
 
-def _add(builder: CorpusBuilder, where: str, file: Path, utt_id: str, speaker: str, **fields: str | None) -> None:
-    if not file.is_file():
-        builder.problem(where, f"skipped: {builder.relative(file)} does not exist")
-        return
-    builder.add(file, utt_id=utt_id, speaker=speaker, **fields)
-
-
 @corpus_adapter("asvspoof2019_la")
 def load_bona_fide(root: Path) -> CorpusTable:
     builder = CorpusBuilder(root)
@@ -129,7 +122,7 @@ def load_bona_fide(root: Path) -> CorpusTable:
     for (partition, file), (speaker, where) in sorted(bona_fide.items()):
         path = audio_path(builder.root, partition, file)
         fields = {"gender": gender_of.get(speaker), "split": partition, "condition": "bonafide", "language": "en"}
-        _add(builder, where, path, file, speaker, **fields)
+        builder.add_listed(where, path, file, speaker, **fields)
     if any(partition == "train" for partition, _ in bona_fide):
         builder.problem(f"{CM_FOLDER}/{CM_PROTOCOLS['train']}", "kept with gender empty: not published for train")
     listed = {audio_path(builder.root, e.partition, e.file) for e in entries} | {
@@ -153,5 +146,5 @@ def load_attacks(root: Path) -> CorpusTable:
         version = f"{DATABASE} ({kind or 'kind not published'})"
         path = audio_path(builder.root, entry.partition, entry.file)
         fields = {"spoof_system": entry.attack, "spoof_system_version": version, "split": entry.partition}
-        _add(builder, entry.where, path, entry.file, entry.speaker, **fields)
+        builder.add_listed(entry.where, path, entry.file, entry.speaker, **fields)
     return builder.table()

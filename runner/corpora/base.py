@@ -161,6 +161,14 @@ class CorpusBuilder:
         )
         return True
 
+    def add_listed(self, where: str, file: Path, utt_id: str, speaker: str, **fields: Any) -> bool:
+        """``add`` for a file a list names at ``where`` (a manifest or protocol line): an absent file is a problem
+        at that line."""
+        if not file.is_file():
+            self.problem(where, f"skipped: {self.relative(file)} does not exist")
+            return False
+        return self.add(file, utt_id, speaker, **fields)
+
     def table(self) -> CorpusTable:
         return CorpusTable.from_records(self.records, self.problems, str(self.root))
 

@@ -59,12 +59,9 @@ def load_spoof(root: Path) -> CorpusTable:
             builder.problem(where, f"skipped: {relative.as_posix()} is listed twice")
             continue
         listed.add(relative.as_posix())
-        file = builder.root.joinpath(*relative.parts)
-        if not file.is_file():
-            builder.problem(where, f"skipped: {relative.as_posix()} does not exist")
-            continue
-        builder.add(
-            file,
+        builder.add_listed(
+            where,
+            builder.root.joinpath(*relative.parts),
             utt_id=relative.with_suffix("").as_posix(),
             speaker=row["target_speaker"],
             spoof_system=row["system"],
