@@ -15,6 +15,7 @@ from typing import Any
 import typer
 
 from audit.errors import EXIT_FINDING, EXIT_INPUT, EXIT_PASS, InputError
+from provenance.atomic import check_writable_folder
 
 app = typer.Typer(
     name="audit",
@@ -77,7 +78,21 @@ def audit_results(
     from reports import artefact_evaluation_summary, write_report
 
     report["sections"].append(artefact_evaluation_summary(report))
-    return report, (write_report(report, out) if out is not None else [])
+    if out is None:
+        return report, []
+    try:
+        return report, write_report(report, out)
+    except OSError as error:
+        raise InputError(str(error.filename or out), f"cannot write the report: {error.strerror}") from error
+
+
+def check_out_folder(out: Path, bundle: Path | None) -> None:
+    """``--out`` can be written and is not inside the bundle (the report would change what it audits)."""
+    if bundle is not None:
+        folder, root = out.resolve(), bundle.resolve()
+        if folder == root or root in folder.parents:
+            raise InputError(str(out), f"is inside the bundle folder {bundle}; the report must be written elsewhere")
+    check_writable_folder(out, out)
 
 
 def exit_code(report: dict[str, Any]) -> int:
@@ -100,6 +115,8 @@ def verify(
 ) -> None:
     """Validate a results table, recompute its aggregates, raise flags and check published claims."""
     try:
+        if out is not None:
+            check_out_folder(out, bundle)
         report, written = audit_results(results, columns=columns, claims=claims, bundle=bundle, key=key, out=out)
     except InputError as error:
         typer.echo(error.line(), err=True)
