@@ -11,6 +11,8 @@ An unknown key is a problem too: a misspelt ``n_resample`` would otherwise silen
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ class _Invalid(ValueError):
     """One value's problem, reported as ``analysis.KEY: problem``."""
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _KIND_NAMES = {
     bool: "a boolean",
     int: "an integer",
@@ -45,6 +48,11 @@ _KIND_NAMES = {
     list: "a list",
     dict: "a table",
 }
+
+
+def _key(key: str) -> str:
+    """``analysis.KEY`` as TOML writes it: bare when it may be, else quoted (so a problem stays one line)."""
+    return f"analysis.{key if _BARE_KEY.fullmatch(key) else json.dumps(key)}"
 
 
 def _shown(value: Any) -> str:
@@ -102,12 +110,12 @@ def analysis_from_table(table: Any) -> tuple[Analysis, list[str]]:
     for key, value in table.items():
         reader = _READERS.get(key)
         if reader is None:
-            problems.append(f"analysis.{key}: unknown key (known: {', '.join(_READERS)})")
+            problems.append(f"{_key(key)}: unknown key (known: {', '.join(_READERS)})")
             continue
         try:
             values[key] = reader(value)
         except _Invalid as problem:
-            problems.append(f"analysis.{key}: {problem}")
+            problems.append(f"{_key(key)}: {problem}")
     return Analysis(**values), problems
 
 

@@ -3,10 +3,16 @@ the key, never an exception (the audit reads it from a bundle, where it is attac
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from audit.analysis import _READERS, N_RESAMPLES_MAX, SEED_MAX, Analysis, read_analysis
 
@@ -96,3 +102,71 @@ def test_a_config_that_is_not_a_toml_table_is_one_problem(text: str, problem: st
     analysis, problems = read_analysis(text)
     assert analysis == Analysis()
     assert len(problems) == 1 and problems[0].startswith(problem)
+
+
+def toml_value(value: Any) -> str:
+    """A TOML literal for a generated value (JSON's string escapes are TOML's too)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+
+
+TOML_VALUES = st.recursive(
+    st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats()
+    | st.text(max_size=8)
+    | st.sampled_from(["eer", "many", "0.02", ""]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=2),
+    max_leaves=6,
+)
+KEYS = st.sampled_from(sorted(_READERS)) | st.text(min_size=1, max_size=6)
+
+
+def check_typed(analysis: Analysis) -> None:
+    """Every value of the right type and within its bounds, whatever the input."""
+    for name in ("equivalence_margin", "acceptable_error"):
+        value = getattr(analysis, name)
+        assert value is None or (type(value) is float and 0 < value < 1)
+    for name in ("held_out_levels", "dev_speakers"):
+        assert all(isinstance(item, str) and item for item in getattr(analysis, name))
+    assert analysis.operating_point == "eer" or (
+        type(analysis.operating_point) is float and 0 < analysis.operating_point < 1
+    )
+    assert type(analysis.n_resamples) is int and 1 <= analysis.n_resamples <= N_RESAMPLES_MAX
+    assert type(analysis.seed) is int and 0 <= analysis.seed <= SEED_MAX
+
+
+@settings(max_examples=300, deadline=None)
+@given(table=st.dictionaries(KEYS, TOML_VALUES, max_size=5))
+def test_any_analysis_table_is_typed_or_a_problem_per_key(table: dict[str, Any]) -> None:
+    """Property: no exception; each key is either taken as given or named in exactly one problem."""
+    text = "[analysis]\n" + "".join(f"{json.dumps(key)} = {toml_value(value)}\n" for key, value in table.items())
+    analysis, problems = read_analysis(text)
+    check_typed(analysis)
+    if problems and problems[0].startswith("not valid TOML"):
+        return
+    for key, value in table.items():
+        shown = key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)  # TOML's bare or quoted key
+        named = [problem for problem in problems if problem.startswith(f"analysis.{shown}: ")]
+        assert len(named) <= 1
+        if key in _READERS and not named:
+            assert getattr(analysis, key) == (tuple(value) if isinstance(value, list) else value)
+        assert named or key in _READERS
+    assert len(problems) <= len(table)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=200) | st.text(alphabet="[]{}=\"'.,\n analysis0123456789e-+", max_size=80))
+def test_any_text_gives_an_analysis_and_problems(text: str) -> None:
+    analysis, problems = read_analysis(text)
+    check_typed(analysis)
+    assert all(isinstance(problem, str) and "\n" not in problem for problem in problems)
