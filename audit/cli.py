@@ -86,8 +86,17 @@ def audit_results(
         raise InputError(str(error.filename or out), f"cannot write the report: {error.strerror}") from error
 
 
-def check_out_folder(out: Path, bundle: Path | None) -> None:
-    """``--out`` can be written and is not inside the bundle (the report would change what it audits)."""
+def check_options(out: Path | None, bundle: Path | None, key: Path | None) -> None:
+    """What can be checked before the audit runs: ``--key`` is a usable public key (and comes with ``--bundle``);
+    ``--out`` can be written and is not inside the bundle (the report would change what it audits)."""
+    if key is not None:
+        if bundle is None:
+            raise InputError(str(key), "--key names the key trusted for a bundle's signature; give --bundle too")
+        from provenance.keys import load_public_key
+
+        load_public_key(key)
+    if out is None:
+        return
     if bundle is not None:
         folder, root = out.resolve(), bundle.resolve()
         if folder == root or root in folder.parents:
@@ -115,8 +124,7 @@ def verify(
 ) -> None:
     """Validate a results table, recompute its aggregates, raise flags and check published claims."""
     try:
-        if out is not None:
-            check_out_folder(out, bundle)
+        check_options(out, bundle, key)
         report, written = audit_results(results, columns=columns, claims=claims, bundle=bundle, key=key, out=out)
     except InputError as error:
         typer.echo(error.line(), err=True)

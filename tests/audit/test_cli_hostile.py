@@ -89,6 +89,32 @@ def test_a_non_regular_input_file_exits_2_with_one_line(
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_a_non_regular_key_exits_2_before_the_audit_runs(
+    kind: str, tmp_path: Path, fifo: Path, unix_socket: Path
+) -> None:
+    path, problem = _non_regular(kind, tmp_path, fifo, unix_socket)
+    (tmp_path / "bundle").mkdir()
+    # The results path does not exist: the error about --key shows that it was checked first.
+    code, stdout, stderr = invoke(
+        "verify", str(tmp_path / "absent.csv"), "--bundle", str(tmp_path / "bundle"), "--key", str(path)
+    )
+    assert code == 2
+    assert stdout == ""
+    one_line_error(stderr, path, problem)
+
+
+def test_a_key_that_is_not_a_public_key_or_without_a_bundle_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "bundle").mkdir()
+    garbage = write(tmp_path / "key.pub", "not a key\n")
+    code, _, stderr = invoke("verify", str(EXAMPLE), "--bundle", str(tmp_path / "bundle"), "--key", str(garbage))
+    assert code == 2
+    one_line_error(stderr, garbage, "not a PEM public key")
+    code, _, stderr = invoke("verify", str(EXAMPLE), "--key", str(garbage))
+    assert code == 2
+    one_line_error(stderr, garbage, "give --bundle too")
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_non_regular_key_file_is_an_input_error(kind: str, tmp_path: Path, fifo: Path, unix_socket: Path) -> None:
     path, problem = _non_regular(kind, tmp_path, fifo, unix_socket)
     with pytest.raises(InputError, match="expected a PEM public key") as public:
@@ -153,10 +179,13 @@ def test_out_inside_the_bundle_is_refused(tmp_path: Path) -> None:
 
 
 def test_out_beside_the_bundle_is_accepted(tmp_path: Path) -> None:
+    """A folder whose name merely starts with the bundle's is not inside it (paths, not strings, compared)."""
+    from audit.cli import check_options
+
     (tmp_path / "bundle").mkdir()
-    code, _, _ = invoke("verify", str(clean_table(tmp_path)), "--out", str(tmp_path / "bundle-report"))
-    assert code == 0
-    assert (tmp_path / "bundle-report" / "report.md").is_file()
+    check_options(tmp_path / "bundle-report", tmp_path / "bundle", None)
+    check_options(tmp_path / "bundle" / ".." / "report", tmp_path / "bundle", None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]  # nothing is made before the audit
 
 
 def test_keygen_to_an_unwritable_path_exits_2(tmp_path: Path, read_only_folder: Path) -> None:
