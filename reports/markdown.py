@@ -44,7 +44,8 @@ def _block(block: Block) -> str:
         case Paragraph(text):
             return _escape_block(text)
         case Callout(_, text):
-            return f"> **{escape_markdown(text)}**"
+            shown = escape_markdown(text.strip())  # a blank inside the ** would undo the emphasis
+            return f"> **{shown}**" if shown else ">"
         case BulletList(items):
             return "\n".join(f"- {_escape_block(item)}" for item in items)
         case Table():

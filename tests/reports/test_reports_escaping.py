@@ -13,7 +13,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from sample_reports import HOSTILE, full_report
 
-from reports.blocks import Block, BulletList, Heading, Paragraph, Table
+from reports.blocks import Block, BulletList, Callout, Heading, Paragraph, Table
 from reports.document import build_document
 from reports.figures import render_figures
 from reports.html import render_html
@@ -113,13 +113,19 @@ LABEL_TEXT = st.text(alphabet=st.sampled_from([*string.printable[:-2], "é", "ß
 @settings(max_examples=300, deadline=None)
 @given(text=LABEL_TEXT)
 def test_any_label_renders_as_exactly_its_text(text: str) -> None:
-    """Property: a paragraph, a list item, a heading and a table cell holding any string render, in CommonMark
-    with GitHub's extensions, to no markup but their own and to the string itself (blanks at the ends aside)."""
+    """Property: a paragraph, a list item, a heading, a callout and a table cell holding any string render, in
+    CommonMark with GitHub's extensions, to no markup but their own and to the string itself (blanks at the ends
+    aside)."""
     expected = _NEWLINES.sub("\n", text)
     markdown = github_markdown()
-    for block, tag in ((Paragraph(text), "p"), (BulletList((text,)), "li"), (Heading(2, text), "h2")):
+    for block, allowed in (
+        (Paragraph(text), {"p"}),
+        (BulletList((text,)), {"ul", "li", "p"}),
+        (Heading(2, text), {"h2"}),
+        (Callout("error", text), {"blockquote", "p", "strong"}),
+    ):
         tags, shown = rendered_text(markdown.render(render_markdown([block])))
-        assert tags <= {tag, "ul", "p"}, (block, tags)
+        assert tags <= allowed, (block, tags)
         assert _strip_lines(shown) == _strip_lines(expected), block
     table = Table(("label",), ((text,),), (False,))
     html = markdown.render(render_markdown([table]))
