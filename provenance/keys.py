@@ -71,10 +71,14 @@ def generate_keypair(private_path: Path, public_path: Path) -> str:
         with atomic_path(private_path) as tmp:
             os.chmod(tmp, 0o600)
             tmp.write_bytes(private_pem)
+    except OSError as error:
+        raise InputError(str(private_path), f"cannot write the key: {error.strerror}") from error
+    try:
         atomic_write_bytes(public_path, public_key_pem(private_key.public_key()))
         os.chmod(public_path, 0o644)
     except OSError as error:
-        raise InputError(str(error.filename or private_path), f"cannot write the key: {error.strerror}") from error
+        private_path.unlink()  # half a pair is of no use, and would block the next keygen
+        raise InputError(str(public_path), f"cannot write the key: {error.strerror}") from error
     return key_id(private_key.public_key())
 
 

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import signal
 import socket
 import stat
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_cli import EXAMPLE, clean_table, invoke, one_line_error, write
+from test_cli import EXAMPLE, ROOT, clean_table, invoke, one_line_error, write
 
 from audit.errors import InputError
 from provenance.keys import key_id, load_private_key, load_public_key
@@ -267,3 +270,38 @@ def test_bad_utf16_is_named(content: bytes, problem: str, tmp_path: Path) -> Non
     code, _, stderr = invoke("verify", str(table))
     assert code == 2
     one_line_error(stderr, table, problem)
+
+
+def run_with_file_size_limit(limit: int, *args: str) -> subprocess.CompletedProcess[str]:
+    """The audit CLI in a process whose files cannot grow past ``limit`` bytes: a write fails with EFBIG as
+    on a full disk (SIGXFSZ ignored, so the write returns the error instead of killing the process)."""
+
+    def limit_file_size() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run(
+        [sys.executable, "-m", "audit.cli", *args],
+        preexec_fn=limit_file_size,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+
+
+def test_a_report_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    done = run_with_file_size_limit(3000, "verify", str(clean_table(tmp_path)), "--out", str(out))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    one_line_error(done.stderr, out, "cannot write the report: File too large")
+    assert list(out.iterdir()) == []  # no partial report, no temporary file
+
+
+def test_a_key_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    private, public = tmp_path / "k.pem", tmp_path / "k.pub"
+    done = run_with_file_size_limit(100, "keygen", str(private), str(public))  # a PEM key is over 100 bytes
+    assert done.returncode == 2
+    one_line_error(done.stderr, private, "cannot write the key: File too large")
+    assert list(tmp_path.iterdir()) == []
