@@ -127,7 +127,7 @@ def _binding(annotations: Any, index: int) -> RecordBinding:
         if name in _COUNT_FIELDS:
             ok = type(value) is int and value >= 0
         elif name == "operator_chains":
-            ok = isinstance(value, list) and all(isinstance(chain, str) for chain in value)
+            ok = isinstance(value, list | tuple) and all(isinstance(chain, str) for chain in value)
         else:
             ok = isinstance(value, str)
         if not ok:

@@ -192,6 +192,7 @@ def test_the_written_predicate_reads_back() -> None:
         trial_lists={},
         records=[binding],
     )
+    assert read_bindings(predicate) == {"r1": binding}
     predicate = json.loads(json.dumps(predicate))  # as the audit reads it: JSON, lists for tuples
     assert read_bindings(predicate) == {"r1": binding}
     assert read_checkpoints(predicate) == {"m1": "d" * 64}
