@@ -54,10 +54,15 @@ def _decode_text(path: Path, data: bytes, what: str) -> str:
         raise InputError(str(path), f"not UTF-8 text at byte {error.start} (expected {what})") from error
 
 
+def read_text(path: Path, what: str) -> str:
+    """A UTF-8 text file; unreadable, empty or binary is an InputError saying ``what`` was expected."""
+    return _decode_text(path, _read_bytes(path, what), what)
+
+
 def read_toml(path: Path, what: str) -> dict[str, Any]:
     """A TOML document; an unreadable file or bad TOML is an InputError saying ``what`` was expected."""
     path = Path(path)
-    text = _decode_text(path, _read_bytes(path, what), what)
+    text = read_text(path, what)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

@@ -49,6 +49,14 @@ class RecordBinding:
     fallback: int
 
 
+# The type of each field of a RecordBinding as read back from JSON (a signed payload is parsed, never trusted).
+_BINDING_TYPES: dict[str, type] = {
+    **{name: str for name in ("record_id", "trial_list_id", "trial_list_path", "trial_list_blake3", "scores_path")},
+    **{name: str for name in ("scores_sha256", "scores_blake3", "model", "checkpoint_blake3")},
+    **{name: int for name in ("applied", "failed", "fallback")},
+}
+
+
 def subject(name: str, digest: Digest) -> dict[str, Any]:
     return {"name": name, "digest": {"sha256": digest.sha256, "blake3": digest.blake3}}
 
@@ -116,10 +124,17 @@ def read_bindings(predicate: dict[str, Any]) -> dict[str, RecordBinding]:
         bindings = {}
         for entry in byproducts:
             fields = dict(entry["annotations"])
-            fields["operator_chains"] = tuple(fields["operator_chains"])
+            chains = fields["operator_chains"]
+            if not isinstance(chains, list) or not all(isinstance(chain, str) for chain in chains):
+                raise TypeError("operator_chains is not a list of strings")
+            fields["operator_chains"] = tuple(chains)
             binding = RecordBinding(**fields)
+            for name, kind in _BINDING_TYPES.items():
+                value = getattr(binding, name)
+                if not isinstance(value, kind) or isinstance(value, bool):
+                    raise TypeError(f"{name} of record {str(binding.record_id)[:80]!r} is not {kind.__name__}")
             bindings[binding.record_id] = binding
-    except (KeyError, TypeError) as error:
+    except (KeyError, TypeError, ValueError) as error:
         raise PredicateShapeError(f"record bindings are not in the expected shape: {error!r}") from error
     return bindings
 
