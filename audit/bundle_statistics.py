@@ -11,48 +11,55 @@ says so: a margin is never chosen after seeing the data.
 
 from __future__ import annotations
 
-import tomllib
 from collections import defaultdict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from audit.contrasts import Contrast
+from audit.findings import Flag, Severity
 from audit.metrics import MetricInputError
 from audit.statistics import ContrastInput, FixedThresholdInput, bundle_statistics
+from audit.verified import VerifiedBundle
 
 TERMS = ("clean", "a", "b", "ab")
 
 
 class _Scores:
-    """Score files and trial lists of a bundle, read once each."""
+    """Score arrays and trial lists of a verified bundle (loaded once, from verified bytes)."""
 
-    def __init__(self, bundle: Path, results: pd.DataFrame) -> None:
-        self.bundle = bundle
-        self.trial_list = dict(zip(results["record_id"].astype(str), results["trial_list_id"].astype(str), strict=True))
-        self._trials: dict[str, pd.DataFrame] = {}
+    def __init__(self, bundle: VerifiedBundle) -> None:
+        self.files = bundle.files
+        self.trial_list = bundle.trial_list_of
 
     def scores(self, record_id: str) -> np.ndarray:
-        frame = pd.read_parquet(self.bundle / "scores" / f"{record_id}.parquet", columns=["score"])
-        return frame["score"].to_numpy(float)
+        return self.files.scores[record_id].scores
 
     def trials(self, record_id: str) -> pd.DataFrame:
-        list_id = self.trial_list[record_id]
-        if list_id not in self._trials:
-            self._trials[list_id] = pd.read_csv(self.bundle / "trials" / f"{list_id}.csv", dtype=str)
-        return self._trials[list_id]
+        return self.files.trial_lists[self.trial_list[record_id]]
 
 
-def declared_analysis(bundle: Path) -> dict[str, Any]:
-    """The ``[analysis]`` table of the bundle's run configuration (empty when none was declared)."""
-    path = bundle / "config.toml"
-    if not path.is_file():
-        return {}
-    analysis = tomllib.loads(path.read_text(encoding="utf-8")).get("analysis", {})
-    return analysis if isinstance(analysis, dict) else {}
+MAX_RESAMPLES = 100_000
+
+
+def declared_analysis(config: dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
+    """The ``[analysis]`` table of the signed run configuration, with what is wrong in it (empty: nothing)."""
+    analysis = (config or {}).get("analysis", {})
+    if not isinstance(analysis, dict):
+        return {}, ["[analysis] is not a table"]
+    problems = []
+    for key, kinds in (("equivalence_margin", (int, float)), ("acceptable_error", (int, float)), ("seed", (int,))):
+        if key in analysis and (isinstance(analysis[key], bool) or not isinstance(analysis[key], kinds)):
+            problems.append(f"[analysis] {key} = {analysis[key]!r} is not a number")
+    resamples = analysis.get("n_resamples", 1000)
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or not 1 <= resamples <= MAX_RESAMPLES:
+        problems.append(f"[analysis] n_resamples = {resamples!r} is not an integer from 1 to {MAX_RESAMPLES}")
+    for key in ("held_out_levels", "dev_speakers"):
+        if key in analysis and not isinstance(analysis[key], list):
+            problems.append(f"[analysis] {key} is not a list")
+    return analysis, problems
 
 
 def _contrast_input(contrast: Contrast, scores: _Scores, held_out_levels: set[str]) -> ContrastInput:
@@ -145,12 +152,42 @@ def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+SECTION = {"id": "per-trial-statistics", "title": "Per-trial statistics", "table": None}
+
+
 def statistics_of_bundle(
-    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: Path
+    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: VerifiedBundle
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[Flag]]:
+    """The statistics (or None), the report sections that summarise them or say why they are absent, and a
+    ``bundle-schema`` flag when the signed ``[analysis]`` table cannot be used.
+
+    Only a bundle whose signature and every digest and schema verified is analysed: intervals over bytes nobody
+    vouches for would lend them a precision they have not earned."""
+    if not bundle.intact:
+        lines = [
+            "Not run: the bundle did not verify (signature, digests or schemas; see the bundle sections), so no "
+            "interval or verdict is computed from its scores."
+        ]
+        return None, [SECTION | {"status": "skipped", "lines": lines}], []
+    analysis, problems = declared_analysis(bundle.files.config)
+    if problems:
+        message = f"The signed config.toml declares an analysis that cannot be used: {'; '.join(problems)}."
+        flag = Flag(
+            "bundle-schema",
+            Severity.ERROR,
+            message,
+            (),
+            {"reason": "analysis", "failures": [{"file": "config.toml", "problem": problem} for problem in problems]},
+        )
+        return None, [SECTION | {"status": "failed", "lines": [message]}], [flag]
+    statistics, sections = _statistics(results, contrasts, bundle, analysis)
+    return statistics, sections, []
+
+
+def _statistics(
+    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: VerifiedBundle, analysis: dict[str, Any]
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """The statistics (or None) and the report sections that summarise them, or say why they are absent."""
-    analysis = declared_analysis(bundle)
-    section: dict[str, Any] = {"id": "per-trial-statistics", "title": "Per-trial statistics", "table": None}
+    section: dict[str, Any] = dict(SECTION)
     margin = analysis.get("equivalence_margin")
     if not isinstance(margin, int | float):
         return None, [
@@ -163,7 +200,7 @@ def statistics_of_bundle(
                 ],
             }
         ]
-    scores = _Scores(bundle, results)
+    scores = _Scores(bundle)
     inputs, skipped = [], []
     for contrast in contrasts:
         try:
@@ -171,7 +208,10 @@ def statistics_of_bundle(
         except (OSError, ValueError, KeyError) as error:
             skipped.append(f"{'/'.join(contrast.records)}: {error}")
     dev_speakers = [str(s) for s in analysis.get("dev_speakers", [])]
-    fixed = _fixed_threshold_inputs(results, scores, dev_speakers) if dev_speakers else []
+    try:
+        fixed = _fixed_threshold_inputs(results, scores, dev_speakers) if dev_speakers else []
+    except (KeyError, ValueError) as error:
+        return None, [section | {"status": "failed", "lines": [f"The subgroup records cannot be pooled: {error}."]}]
     try:
         statistics = bundle_statistics(
             inputs,

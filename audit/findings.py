@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
-
-class Severity(StrEnum):
-    ERROR = "error"  # the audit fails: exit 1
-    WARNING = "warning"
-    INFO = "info"
+from schemas.flags import Severity, flag_kind
 
 
 @dataclass(frozen=True)
@@ -23,12 +18,16 @@ class Flag:
     records: tuple[str, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        flag_kind(self.id)  # only registered flags are raised
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "severity": str(self.severity),
             "records": list(self.records),
             "message": self.message,
+            "meaning": flag_kind(self.id).meaning,
             "details": self.details,
         }
 

@@ -83,10 +83,16 @@ def _decode_text(path: Path, data: bytes, what: str) -> str:
     return text
 
 
+def read_text(path: Path, what: str) -> str:
+    """A text file (UTF-8 or UTF-16, see above); unreadable, not a regular file, empty or binary is an
+    InputError saying ``what`` was expected."""
+    return _decode_text(path, read_regular_file(path, what), what)
+
+
 def read_toml(path: Path, what: str) -> dict[str, Any]:
     """A TOML document; an unreadable file or bad TOML is an InputError saying ``what`` was expected."""
     path = Path(path)
-    text = _decode_text(path, read_regular_file(path, what), what)
+    text = read_text(path, what)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

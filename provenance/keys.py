@@ -18,9 +18,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from audit.errors import InputError
 from provenance.atomic import atomic_path, atomic_write_bytes, check_writable_folder
 from provenance.reading import read_regular_file
+from schemas.bundle import ENVELOPE_FILE, RESULTS_FILE, STATEMENT_FILE
 
 # Files whose presence marks a folder as an artefact bundle (DESIGN.md section 3).
-BUNDLE_MARKERS = ("results.csv", "provenance/statement.json", "provenance/run.intoto.jsonl")
+BUNDLE_MARKERS = (RESULTS_FILE, STATEMENT_FILE, ENVELOPE_FILE)
 
 
 def key_id(public_key: Ed25519PublicKey) -> str:

@@ -63,6 +63,7 @@ def reproduce(
 ) -> int:
     """Run the loop and return the audit's exit code (0 pass, 1 findings, 2 input error)."""
     from audit.cli import audit_results, exit_code
+    from provenance.keys import key_id, load_private_key
 
     config = load_config(config_path)
     _ensure_corpus(config, dry_run)
@@ -89,9 +90,11 @@ def reproduce(
         f"({time.perf_counter() - started:.1f} s)"
     )
     report_dir = out / REPORT_FOLDER
-    # The throwaway key's public half is trusted directly; a given key's public half is the one in the bundle.
+    # The loop signed the bundle itself, so it trusts exactly that key: the throwaway key's public half, or the
+    # key id of the given private key (never merely the key the bundle carries).
     trusted = signing_key.with_suffix(".pub") if key is None else None
-    report, _ = audit_results(out / "results.csv", bundle=out, key=trusted, out=report_dir)
+    trusted_ids = frozenset() if key is None else frozenset({key_id(load_private_key(key).public_key())})
+    report, _ = audit_results(out / "results.csv", bundle=out, key=trusted, trusted_ids=trusted_ids, out=report_dir)
     _say(f"report: {report_dir / 'report.html'} (also report.md, report.json)")
     _say(f"verdict: {report['verdict']} ({sum(f['severity'] == 'error' for f in report['flags'])} error flags)")
     return exit_code(report)
