@@ -22,7 +22,7 @@ from audit.binding import parse_subset
 from audit.claims import Claim, check_claims, flag_claims, read_claims
 from audit.contrasts import ContrastSet, derive_contrasts
 from audit.errors import InputError
-from audit.findings import Flag, has_errors
+from audit.findings import Flag, has_errors, one_per_id
 from audit.flags import AuditConfig, provenance_coverage, raise_flags
 from audit.io import ResultsSource, read_results
 from schemas.results import ValidatedResults, validate_results, with_all_columns
@@ -232,7 +232,7 @@ def verify(
         )
         flags.extend(statistics_flags)
         report_sections.extend(statistics_sections)
-    report = assemble_report(source, config, flags, aggregates, claim_results, report_sections, verified)
+    report = assemble_report(source, config, one_per_id(flags), aggregates, claim_results, report_sections, verified)
     if statistics is not None:
         report["statistics"] = json_safe(statistics)
     return report

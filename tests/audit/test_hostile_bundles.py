@@ -330,3 +330,14 @@ def test_unknown_files_under_provenance_are_caught_and_report_is_ignored(bundle:
     assert code == 1 and errors(report) == {"digest-mismatch"}
     failures = next(f for f in report["flags"] if f["id"] == "digest-mismatch")["details"]["failures"]
     assert [failure["file"] for failure in failures] == ["provenance/extra.json"]
+
+
+def test_a_flag_raised_by_the_table_and_the_bundle_checks_is_reported_once(tmp_path: Path) -> None:
+    odd = build_bundle(tmp_path, odd_trial_list_record=RECORD, analysis=ANALYSIS)
+    code, _, report = audit(odd.root / "results.csv", "--bundle", odd.root, "--key", odd.public_key)
+    assert report is not None and code == 1
+    ids = [flag["id"] for flag in report["flags"]]
+    assert ids.count("unmatched-trials") == 1
+    merged = next(flag for flag in report["flags"] if flag["id"] == "unmatched-trials")
+    assert len(merged["details"]["sources"]) == 2  # the table's contrast check and the bundle's shared-list step
+    assert "unmatched-trials" in " ".join(str(row) for row in section(report, "artefact-evaluation")["table"]["rows"])
