@@ -97,6 +97,8 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InputError(str(path), f"not valid TOML: {error}") from error
+    except RecursionError as error:  # tomllib recurses into nested arrays and inline tables
+        raise InputError(str(path), "not valid TOML: nested too deeply") from error
 
 
 def read_column_map(path: Path) -> dict[str, str]:

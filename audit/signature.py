@@ -118,8 +118,9 @@ def verify_statement(payload: bytes) -> tuple[dict[str, Any], Step]:
     """Parse the authenticated payload and check the statement type, predicate type and build type."""
     try:
         statement = json.loads(payload)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise StatementError("statement-json", f"The signed payload is not JSON: {error}") from error
+    except (ValueError, RecursionError) as error:  # also a 5000-digit number, deep nesting (UnicodeDecodeError)
+        message = f"{type(error).__name__}: {str(error)[:200]}"
+        raise StatementError("statement-json", f"The signed payload is not JSON: {message}") from error
     if not isinstance(statement, dict):
         raise StatementError("statement-type", "The signed payload is not a JSON object")
     predicate = statement.get("predicate")

@@ -142,20 +142,24 @@ def _text(name: str, data: bytes) -> str:
 
 def parse_json_object(name: str, data: bytes) -> dict[str, Any]:
     """A JSON document whose top level is an object."""
+    text = _text(name, data)
     try:
-        value = json.loads(_text(name, data))
-    except json.JSONDecodeError as error:
-        raise BundleFileError(name, f"not JSON: {error}") from error
+        value = json.loads(text)
+    except (ValueError, RecursionError) as error:  # ValueError: bad JSON or a 5000-digit number; deep nesting
+        raise BundleFileError(name, f"not JSON: {type(error).__name__}: {str(error)[:200]}") from error
     if not isinstance(value, dict):
         raise BundleFileError(name, "expected a JSON object at the top level")
     return value
 
 
 def parse_toml(name: str, data: bytes) -> dict[str, Any]:
+    text = _text(name, data)
     try:
-        return tomllib.loads(_text(name, data))
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise BundleFileError(name, f"not valid TOML: {error}") from error
+    except RecursionError as error:
+        raise BundleFileError(name, "not valid TOML: nested too deeply") from error
 
 
 def _csv(name: str, data: bytes, dtype: Any) -> pd.DataFrame:
