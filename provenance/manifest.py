@@ -81,8 +81,8 @@ def read_json_object(path: Path) -> dict[str, Any]:
     """A JSON file whose top level is an object; anything else is an InputError naming the file."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(str(path), f"expected a JSON object: {error}") from error
+    except (OSError, ValueError, RecursionError) as error:  # ValueError: also bad UTF-8, a 5000-digit number
+        raise InputError(str(path), f"expected a JSON object: {type(error).__name__}: {str(error)[:200]}") from error
     if not isinstance(data, dict):
         raise InputError(str(path), "expected a JSON object at the top level")
     return data

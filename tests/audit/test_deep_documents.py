@@ -10,9 +10,11 @@ import pytest
 from test_cli import EXAMPLE, invoke, one_line_error, write
 
 from audit.analysis import read_analysis
+from audit.errors import InputError
 from audit.signature import verify_statement
 from audit.verified import StatementError
 from provenance.dsse import EnvelopeError, parse_envelope
+from provenance.manifest import read_json_object
 from schemas.bundle import BundleFileError, parse_json_object, parse_toml
 
 DEEP_JSON = b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
@@ -28,6 +30,12 @@ def test_bundle_json_files_and_the_signed_payload(data: bytes) -> None:
         verify_statement(data)
     with pytest.raises(EnvelopeError, match="not JSON"):
         parse_envelope(data)
+
+
+@pytest.mark.parametrize("data", [DEEP_JSON, HUGE_NUMBER_JSON])
+def test_the_runners_json_files_read_for_the_manifest(data: bytes, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="expected a JSON object"):
+        read_json_object(write(tmp_path / "checkpoints.json", data))
 
 
 def test_bundle_toml_files_and_the_analysis_table() -> None:
