@@ -79,7 +79,7 @@ KINDS = ["fifo", "symlink to a fifo", "socket", "device", "directory"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("option", ["results", "--columns", "--claims"])
+@pytest.mark.parametrize("option", ["results", "--columns", "--claims", "--trusted-keys"])
 def test_a_non_regular_input_file_exits_2_with_one_line(
     kind: str, option: str, tmp_path: Path, fifo: Path, unix_socket: Path
 ) -> None:
