@@ -220,9 +220,9 @@ def parse_scores(name: str, data: bytes) -> RecordScores:
     """
     try:
         table = pq.read_table(arrow.BufferReader(data))
+        columns = set(table.column_names)  # decoded here: a corrupt name is not UTF-8 (a ValueError)
     except (arrow.ArrowException, OSError, ValueError) as error:
         raise BundleFileError(name, f"not a Parquet file: {error}") from error
-    columns = set(table.column_names)
     if columns != set(SCORE_COLUMNS):
         raise BundleFileError(name, f"expected exactly the columns {', '.join(SCORE_COLUMNS)}, found {sorted(columns)}")
     types = {"trial_index": arrow.int64(), "label": arrow.int8(), "score": arrow.float64(), "status": arrow.string()}

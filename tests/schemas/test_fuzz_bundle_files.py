@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -110,6 +111,13 @@ VALID_SCORES = _parquet(
         }
     )
 )
+
+
+def test_a_column_name_that_is_not_utf8_is_a_bundle_file_error() -> None:
+    """Found by the fuzzing below: Arrow decodes column names lazily and raised UnicodeDecodeError."""
+    assert b"status" in VALID_SCORES
+    with pytest.raises(BundleFileError, match="not a Parquet file"):
+        parse_scores("scores/r1.parquet", VALID_SCORES.replace(b"status", b"\x80tatus"))
 
 
 @FUZZ
