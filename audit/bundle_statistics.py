@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from audit.analysis import Analysis, analysis_from_table
 from audit.contrasts import Contrast
 from audit.findings import Flag, Severity
 from audit.metrics import MetricInputError
@@ -39,27 +40,6 @@ class _Scores:
 
     def trials(self, record_id: str) -> pd.DataFrame:
         return self.files.trial_lists[self.trial_list[record_id]]
-
-
-MAX_RESAMPLES = 100_000
-
-
-def declared_analysis(config: dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
-    """The ``[analysis]`` table of the signed run configuration, with what is wrong in it (empty: nothing)."""
-    analysis = (config or {}).get("analysis", {})
-    if not isinstance(analysis, dict):
-        return {}, ["[analysis] is not a table"]
-    problems = []
-    for key, kinds in (("equivalence_margin", (int, float)), ("acceptable_error", (int, float)), ("seed", (int,))):
-        if key in analysis and (isinstance(analysis[key], bool) or not isinstance(analysis[key], kinds)):
-            problems.append(f"[analysis] {key} = {analysis[key]!r} is not a number")
-    resamples = analysis.get("n_resamples", 1000)
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or not 1 <= resamples <= MAX_RESAMPLES:
-        problems.append(f"[analysis] n_resamples = {resamples!r} is not an integer from 1 to {MAX_RESAMPLES}")
-    for key in ("held_out_levels", "dev_speakers"):
-        if key in analysis and not isinstance(analysis[key], list):
-            problems.append(f"[analysis] {key} is not a list")
-    return analysis, problems
 
 
 def _contrast_input(contrast: Contrast, scores: _Scores, held_out_levels: set[str]) -> ContrastInput:
@@ -169,7 +149,7 @@ def statistics_of_bundle(
             "interval or verdict is computed from its scores."
         ]
         return None, [SECTION | {"status": "skipped", "lines": lines}], []
-    analysis, problems = declared_analysis(bundle.files.config)
+    analysis, problems = analysis_from_table((bundle.files.config or {}).get("analysis", {}))
     if problems:
         message = f"The signed config.toml declares an analysis that cannot be used: {'; '.join(problems)}."
         flag = Flag(
@@ -185,11 +165,11 @@ def statistics_of_bundle(
 
 
 def _statistics(
-    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: VerifiedBundle, analysis: dict[str, Any]
+    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: VerifiedBundle, analysis: Analysis
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     section: dict[str, Any] = dict(SECTION)
-    margin = analysis.get("equivalence_margin")
-    if not isinstance(margin, int | float):
+    margin = analysis.equivalence_margin
+    if margin is None:
         return None, [
             section
             | {
@@ -204,10 +184,10 @@ def _statistics(
     inputs, skipped = [], []
     for contrast in contrasts:
         try:
-            inputs.append(_contrast_input(contrast, scores, set(analysis.get("held_out_levels", []))))
+            inputs.append(_contrast_input(contrast, scores, set(analysis.held_out_levels)))
         except (OSError, ValueError, KeyError) as error:
             skipped.append(f"{'/'.join(contrast.records)}: {error}")
-    dev_speakers = [str(s) for s in analysis.get("dev_speakers", [])]
+    dev_speakers = list(analysis.dev_speakers)
     try:
         fixed = _fixed_threshold_inputs(results, scores, dev_speakers) if dev_speakers else []
     except (KeyError, ValueError) as error:
@@ -216,11 +196,11 @@ def _statistics(
         statistics = bundle_statistics(
             inputs,
             margin=float(margin),
-            acceptable_error=analysis.get("acceptable_error"),
+            acceptable_error=analysis.acceptable_error,
             fixed_threshold=fixed,
-            operating_point=analysis.get("operating_point", "eer"),
-            n_resamples=int(analysis.get("n_resamples", 1000)),
-            seed=int(analysis.get("seed", 0)),
+            operating_point=analysis.operating_point,
+            n_resamples=analysis.n_resamples,
+            seed=analysis.seed,
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]
