@@ -12,6 +12,7 @@ import stat
 from pathlib import Path
 
 from audit.errors import InputError
+from schemas.bundle import read_if_regular
 
 _KINDS = (
     (stat.S_ISDIR, "is a directory"),
@@ -31,22 +32,14 @@ def read_regular_file(path: Path, what: str) -> bytes:
     """The bytes of ``path`` (symlinks followed) if it is a regular file; ``what`` names the expected content."""
     path = Path(path)
     try:
-        mode = os.stat(path).st_mode
+        mode = os.stat(path).st_mode  # a socket cannot even be opened: say what it is
+        if not stat.S_ISREG(mode):
+            raise _not_regular(path, mode, what)
+        mode, data = read_if_regular(path, follow_links=True)
     except FileNotFoundError as error:
         raise InputError(str(path), f"no such file (expected {what})") from error
     except OSError as error:
         raise InputError(str(path), f"cannot be read: {error.strerror} (expected {what})") from error
-    if not stat.S_ISREG(mode):
+    if data is None:
         raise _not_regular(path, mode, what)
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError as error:
-        raise InputError(str(path), f"cannot be read: {error.strerror} (expected {what})") from error
-    with os.fdopen(descriptor, "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            raise _not_regular(path, mode, what)
-        try:
-            return handle.read()
-        except OSError as error:
-            raise InputError(str(path), f"cannot be read: {error.strerror} (expected {what})") from error
+    return data

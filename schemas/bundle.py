@@ -20,9 +20,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as arrow
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from pandera.errors import SchemaError, SchemaErrors
 
 from schemas.scores import SCORE_STATUSES, ScoresSchema
@@ -103,9 +100,27 @@ class BundleLayout:
         return self.root / corpus_folder_name(corpus, single)
 
 
+def read_if_regular(path: Path, *, follow_links: bool) -> tuple[int, bytes | None]:
+    """``(mode, bytes)`` of ``path``, or ``(mode, None)`` when the opened file is not regular (a FIFO, device,
+    socket or folder, which could block or never end). Opened without blocking and checked on the descriptor, so a
+    file swapped in after a check is still caught; OSError from the open is the caller's to word."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (0 if follow_links else os.O_NOFOLLOW)
+    descriptor = os.open(path, flags)
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            return mode, None
+        chunks = []
+        while chunk := os.read(descriptor, 1 << 20):
+            chunks.append(chunk)
+        return mode, b"".join(chunks)
+    finally:
+        os.close(descriptor)
+
+
 def read_bundle_file(root: Path, name: str) -> bytes:
-    """The bytes of the regular file ``name`` under ``root``: never through a link, never a FIFO or device (which
-    could block or never end), never outside the bundle."""
+    """The bytes of the regular file ``name`` under ``root``: never through a link, never a FIFO or device, never
+    outside the bundle."""
     if not is_safe_name(name):
         raise BundleFileError(name, "unsafe name (absolute, '..', '.' or an empty segment)")
     path = root / name
@@ -113,21 +128,15 @@ def read_bundle_file(root: Path, name: str) -> bytes:
         if (root / parent).is_symlink():
             raise BundleFileError(name, f"its folder {parent} is a link")
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        _, data = read_if_regular(path, follow_links=False)
     except FileNotFoundError:
         raise BundleFileError(name, "missing") from None
     except OSError as error:
         problem = "a link" if path.is_symlink() else f"cannot be opened ({error.strerror})"
         raise BundleFileError(name, problem) from None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise BundleFileError(name, "not a regular file")
-        chunks = []
-        while chunk := os.read(descriptor, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(descriptor)
+    if data is None:
+        raise BundleFileError(name, "not a regular file")
+    return data
 
 
 # --- parsers: bytes that were verified -> typed tables ---------------------------------------------------------
@@ -218,6 +227,10 @@ def parse_scores(name: str, data: bytes) -> RecordScores:
     The same rules as the pandera model, vectorised on the Arrow table: a bundle holds thousands of these files
     and per-file pandera validation would dominate the audit (``tests/schemas`` checks that both agree).
     """
+    import pyarrow as arrow  # here, not at import: the table-only audit never reads Parquet
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
     try:
         table = pq.read_table(arrow.BufferReader(data))
         columns = set(table.column_names)  # decoded here: a corrupt name is not UTF-8 (a ValueError)
@@ -261,18 +274,3 @@ def parse_utterances(name: str, data: bytes) -> pd.DataFrame:
     if "spoof_system" not in frame.columns:
         frame["spoof_system"] = None
     return frame.set_index("utt_id")[["speaker", "spoof_system"]]
-
-
-# --- serialisers: tables the runner writes -> bytes, checked against the same schemas --------------------------
-
-
-def scores_table(frame: pd.DataFrame) -> arrow.Table:
-    """A record's scores as the Arrow table of ``scores/<record_id>.parquet``, validated by ScoresSchema."""
-    frame = frame.astype({"trial_index": np.int64, "label": np.int8, "score": np.float64, "status": str})
-    ScoresSchema.validate(frame[list(SCORE_COLUMNS)])
-    return arrow.Table.from_pandas(frame[list(SCORE_COLUMNS)], preserve_index=False)
-
-
-def json_bytes(value: Any) -> bytes:
-    """The bundle's JSON files: sorted keys, indented, UTF-8, a final newline."""
-    return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n").encode()

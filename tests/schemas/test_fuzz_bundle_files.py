@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -27,7 +28,6 @@ from schemas.bundle import (
     parse_toml,
     parse_trial_list,
     parse_utterances,
-    scores_table,
 )
 
 FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -97,7 +97,7 @@ def test_any_csv_over_the_bundle_columns(data: bytes) -> None:
 
 def _parquet(frame: pd.DataFrame) -> bytes:
     buffer = io.BytesIO()
-    pq.write_table(scores_table(frame), buffer)
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), buffer)
     return buffer.getvalue()
 
 
