@@ -1,10 +1,11 @@
 """Degradation operators (registered frozen dataclasses) and their chains; see DESIGN.md section 10.
 
 Importing this package registers every operator: white, pink, babble, music, codec, telephony,
-packet_loss_random, packet_loss_bursty, speed, tempo, world_conversion (a voice-conversion proxy).
+packet_loss_random, packet_loss_bursty, speed, tempo, world_conversion (a voice-conversion proxy), room_reverb,
+rir_file.
 """
 
-from runner.operators import codecs, conversion, noise, packet_loss, timescale
+from runner.operators import codecs, conversion, noise, packet_loss, rooms, timescale
 from runner.operators.base import (
     REGISTRY,
     Operator,
@@ -39,5 +40,6 @@ __all__ = [
     "packet_loss",
     "register",
     "rng_for",
+    "rooms",
     "timescale",
 ]

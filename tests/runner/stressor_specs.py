@@ -1,0 +1,23 @@
+"""One example spec per operator of issue 17 (every kwarg given), for the registry and round-trip tests."""
+
+from __future__ import annotations
+
+STRESSOR_SPECS = [
+    {
+        "name": "room_reverb",
+        "kwargs": {
+            "rt60_min": 0.3,
+            "rt60_max": 0.6,
+            "length_min": 4.0,
+            "length_max": 7.0,
+            "width_min": 3.0,
+            "width_max": 5.0,
+            "height_min": 2.5,
+            "height_max": 3.2,
+            "distance_min": 1.0,
+            "distance_max": 2.5,
+            "wall_margin": 0.5,
+        },
+    },
+    {"name": "rir_file", "kwargs": {"manifest": "rirs/rirs.csv"}},
+]
