@@ -2,10 +2,10 @@
 
 Importing this package registers every operator: white, pink, babble, music, codec, telephony,
 packet_loss_random, packet_loss_bursty, speed, tempo, world_conversion (a voice-conversion proxy), room_reverb,
-rir_file.
+rir_file, band_limit, microphone, loudspeaker, resample_chain, echo, gain.
 """
 
-from runner.operators import codecs, conversion, noise, packet_loss, rooms, timescale
+from runner.operators import channels, codecs, conversion, echo, levels, noise, packet_loss, rooms, timescale
 from runner.operators.base import (
     REGISTRY,
     Operator,
@@ -33,8 +33,11 @@ __all__ = [
     "canonical_json",
     "chain_id",
     "chain_status",
+    "channels",
     "codecs",
     "conversion",
+    "echo",
+    "levels",
     "noise",
     "operator_from_spec",
     "packet_loss",

@@ -20,4 +20,10 @@ STRESSOR_SPECS = [
         },
     },
     {"name": "rir_file", "kwargs": {"manifest": "rirs/rirs.csv"}},
+    {"name": "band_limit", "kwargs": {"low_hz": 50.0, "high_hz": 7000.0, "order": 4}},
+    {"name": "microphone", "kwargs": {"model": "laptop"}},
+    {"name": "loudspeaker", "kwargs": {"model": "smartphone"}},
+    {"name": "resample_chain", "kwargs": {"rate": 8000, "resampler": "soxr"}},
+    {"name": "echo", "kwargs": {"delay_ms": 150.0, "decay_db": -6.0, "taps": 1}},
+    {"name": "gain", "kwargs": {"dbfs": -6.0, "reference": "rms", "clip": True}},
 ]
