@@ -2,10 +2,21 @@
 
 Importing this package registers every operator: white, pink, babble, music, codec, telephony,
 packet_loss_random, packet_loss_bursty, speed, tempo, world_conversion (a voice-conversion proxy), room_reverb,
-rir_file, band_limit, microphone, loudspeaker, resample_chain, echo, gain.
+rir_file, band_limit, microphone, loudspeaker, resample_chain, echo, gain, playback_chain.
 """
 
-from runner.operators import channels, codecs, conversion, echo, levels, noise, packet_loss, rooms, timescale
+from runner.operators import (
+    channels,
+    codecs,
+    conversion,
+    echo,
+    levels,
+    noise,
+    packet_loss,
+    playback,
+    rooms,
+    timescale,
+)
 from runner.operators.base import (
     REGISTRY,
     Operator,
@@ -41,6 +52,7 @@ __all__ = [
     "noise",
     "operator_from_spec",
     "packet_loss",
+    "playback",
     "register",
     "rng_for",
     "rooms",

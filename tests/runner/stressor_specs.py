@@ -26,4 +26,20 @@ STRESSOR_SPECS = [
     {"name": "resample_chain", "kwargs": {"rate": 8000, "resampler": "soxr"}},
     {"name": "echo", "kwargs": {"delay_ms": 150.0, "decay_db": -6.0, "taps": 1}},
     {"name": "gain", "kwargs": {"dbfs": -6.0, "reference": "rms", "clip": True}},
+    {
+        "name": "playback_chain",
+        "kwargs": {
+            "codec": "opus",
+            "bitrate": 16000,
+            "codec_rate": 16000,
+            "loudspeaker": "smartphone",
+            "rt60_min": 0.3,
+            "rt60_max": 0.6,
+            "distance_min": 1.0,
+            "distance_max": 2.5,
+            "microphone": "laptop",
+            "noise": "pink",
+            "snr_db": 20.0,
+        },
+    },
 ]
