@@ -2,10 +2,12 @@
 
 Importing this package registers every operator: white, pink, babble, music, codec, telephony,
 packet_loss_random, packet_loss_bursty, speed, tempo, world_conversion (a voice-conversion proxy), room_reverb,
-rir_file, band_limit, microphone, loudspeaker, resample_chain, echo, gain, playback_chain.
+rir_file, band_limit, microphone, loudspeaker, resample_chain, echo, gain, playback_chain, adversarial (FGSM and
+PGD against a declared surrogate).
 """
 
 from runner.operators import (
+    adversarial,
     channels,
     codecs,
     conversion,
@@ -41,6 +43,7 @@ __all__ = [
     "OperatorSpecError",
     "Outcome",
     "Status",
+    "adversarial",
     "canonical_json",
     "chain_id",
     "chain_status",

@@ -46,6 +46,16 @@ class NoiseSources:
         table: pd.DataFrame = self._memo["table"]
         return table
 
+    def speaker_of(self, utt_id: str | None, purpose: str) -> str:
+        """The speaker of ``utt_id`` in the utterance table; MissingMaterial says what ``purpose`` cannot do."""
+        if utt_id is None:
+            raise MissingMaterial(f"{purpose} needs the utterance id to find its speaker")
+        table = self.corpus_table()
+        speaker = table.loc[table["utt_id"] == utt_id, "speaker"]
+        if speaker.empty:
+            raise MissingMaterial(f"utterance {utt_id!r} is not in the {purpose} table: its speaker is unknown")
+        return str(speaker.iloc[0])
+
     def corpus_audio(self, relative_path: str, sr: int) -> np.ndarray:
         """One corpus utterance decoded and resampled to ``sr``; the path must stay inside the audio root."""
         if self.utterances is None:

@@ -42,4 +42,15 @@ STRESSOR_SPECS = [
             "snr_db": 20.0,
         },
     },
+    {
+        "name": "adversarial",
+        "kwargs": {
+            "attack": "pgd",
+            "norm": "l2",
+            "epsilon_db": -40.0,
+            "steps": 10,
+            "surrogate": "mfcc-stats",
+            "surrogate_blake3": "b593e8480c5c99928529deed522c06e1d7f42ab00a818386ed66eb5bfab7e0e3",
+        },
+    },
 ]
