@@ -14,9 +14,12 @@ encoders see the same realisation and the transfer from the surrogate to each of
   the budget. PGD: a random start inside the budget (drawn from the passed generator), ``steps`` steps of size
   2.5 epsilon / steps, each projected back onto the budget (Madry et al.).
 - Surrogate (``surrogate``): ``mfcc-stats``, a torch (float64, autograd) implementation of the MFCC-statistics
-  encoder of ``runner/encoders/mfcc.py`` at its default configuration, equal to it to rounding (tested).
+  encoder of ``runner/encoders/mfcc.py`` at its default configuration; or ``resemblyzer``, the shipped
+  VoiceEncoder's front end (librosa's mel spectrogram as a torch STFT and the same mel matrix) and LSTM in float64
+  torch. Each equals its encoder to rounding (tested); the reference embeddings come from the encoder itself.
   ``surrogate_blake3`` must be that encoder's checkpoint digest: it makes the surrogate part of the chain's id and
-  therefore of the embedding cache key, and a spec naming another digest is rejected.
+  therefore of the embedding cache key, and a spec naming another digest is rejected (and a loaded surrogate with
+  another digest fails the utterance).
 
 Computed on the CPU in float64 with one torch thread, so the realisation does not depend on the machine's thread
 count. torch is imported when an attack runs, never when the operators are imported.
@@ -25,12 +28,16 @@ count. torch is imported when an attack runs, never when the operators are impor
 from __future__ import annotations
 
 import functools
+import importlib.util
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from runner.encoders.checkpoint import resolve_config
+from runner.encoders.base import Encoder
+from runner.encoders.checkpoint import resolve_config, resolve_file
 from runner.encoders.mfcc import MfccConfig, MfccStatsEncoder, mel_filterbank
 from runner.operators.base import BOUND, Operator, Outcome, Result, register
 from runner.operators.sources import MissingMaterial, NoiseSources
@@ -38,14 +45,29 @@ from runner.operators.sources import MissingMaterial, NoiseSources
 if TYPE_CHECKING:
     import torch
 
+    from runner.encoders.resemblyzer import ResemblyzerEncoder
+
 PGD_STEP_SCALE = 2.5
 
 
 def surrogate_blake3(surrogate: str) -> str:
-    """The checkpoint digest of a surrogate, as its encoder records it."""
-    if surrogate != "mfcc-stats":
-        raise ValueError(f"unknown surrogate {surrogate!r}")
-    return resolve_config(asdict(MfccConfig())).checkpoint_blake3
+    """The checkpoint digest of a surrogate, as its encoder records it (found without importing torch)."""
+    if surrogate == "mfcc-stats":
+        return resolve_config(asdict(MfccConfig())).checkpoint_blake3
+    if surrogate == "resemblyzer":
+        spec = importlib.util.find_spec("resemblyzer")
+        if spec is None or not spec.submodule_search_locations:
+            raise ValueError("the resemblyzer surrogate needs the resemblyzer package (extra `runner`)")
+        return resolve_file(Path(next(iter(spec.submodule_search_locations))) / "pretrained.pt").checkpoint_blake3
+    raise ValueError(f"unknown surrogate {surrogate!r}")
+
+
+@dataclass(frozen=True)
+class Surrogate:
+    """A surrogate: the encoder of the run it stands for (reference embeddings) and its torch forward pass."""
+
+    encoder: Encoder
+    forward: Callable[[torch.Tensor], torch.Tensor]
 
 
 class TorchMfccStats:
@@ -76,11 +98,57 @@ class TorchMfccStats:
         return torch.cat([mean, std])
 
 
-@functools.lru_cache(maxsize=1)
-def _reference_encoder() -> MfccStatsEncoder:
+class TorchResemblyzer:
+    """Resemblyzer's front end (volume to -30 dBFS, increase only; librosa's power mel spectrogram, 1.6 s partials)
+    and its LSTM, in float64 torch, on a copy of the encoder's model; the mean of the partial embeddings."""
+
+    def __init__(self, encoder: ResemblyzerEncoder) -> None:
+        import copy
+
+        import librosa
+        import torch
+        from resemblyzer import hparams
+
+        self.encoder = encoder
+        self.model = copy.deepcopy(encoder.model).double()
+        self.n_fft = int(hparams.sampling_rate * hparams.mel_window_length / 1000)
+        self.hop = int(hparams.sampling_rate * hparams.mel_window_step / 1000)
+        self.window = torch.hann_window(self.n_fft, periodic=True, dtype=torch.float64)
+        basis = librosa.filters.mel(sr=hparams.sampling_rate, n_fft=self.n_fft, n_mels=hparams.mel_n_channels)
+        self.basis = torch.from_numpy(basis.astype(np.float64))
+
+    def __call__(self, wave: torch.Tensor) -> torch.Tensor:
+        import torch
+
+        options = self.encoder.options
+        if options["normalize_volume"]:
+            change = options["target_dbfs"] - 10.0 * torch.log10(torch.mean(wave**2))
+            wave = wave * torch.where(change > 0, 10.0 ** (change / 20.0), torch.ones_like(change))
+        wave_slices, mel_slices = self.encoder.model.compute_partial_slices(
+            len(wave), options["partials_rate"], options["min_coverage"]
+        )
+        needed = wave_slices[-1].stop
+        if needed >= len(wave):
+            wave = torch.nn.functional.pad(wave, (0, needed - len(wave)))
+        spectrum = torch.stft(
+            wave, self.n_fft, self.hop, window=self.window, center=True, pad_mode="constant", return_complex=True
+        )
+        mel = (self.basis @ spectrum.abs() ** 2).T
+        return self.model(torch.stack([mel[piece] for piece in mel_slices])).mean(dim=0)
+
+
+@functools.lru_cache(maxsize=2)
+def load_surrogate(name: str) -> Surrogate:
+    """The named surrogate on the CPU (its encoder loaded once per process)."""
     from runner.encoders.batching import BatchPolicy
 
-    return MfccStatsEncoder.load("surrogate", None, "cpu", "fp32", BatchPolicy())
+    if name == "mfcc-stats":
+        mfcc = MfccStatsEncoder.load("surrogate", None, "cpu", "fp32", BatchPolicy())
+        return Surrogate(mfcc, TorchMfccStats(mfcc.config))
+    from runner.encoders.resemblyzer import ResemblyzerEncoder
+
+    resemblyzer = ResemblyzerEncoder.load("surrogate", None, "cpu", "fp32", BatchPolicy())
+    return Surrogate(resemblyzer, TorchResemblyzer(resemblyzer))
 
 
 @register
@@ -93,7 +161,7 @@ class AdversarialPerturbation(Operator):
     norm: Literal["linf", "l2"] = "linf"
     epsilon_db: float = -40.0
     steps: int = 10
-    surrogate: Literal["mfcc-stats"] = "mfcc-stats"
+    surrogate: Literal["mfcc-stats", "resemblyzer"] = "mfcc-stats"
     surrogate_blake3: str = ""
     sources: NoiseSources | None = field(default=None, compare=False, repr=False, metadata=BOUND)
 
@@ -112,20 +180,32 @@ class AdversarialPerturbation(Operator):
     def describe(self) -> dict[str, Any]:
         import importlib.metadata
 
-        return {**self.spec(), "surrogate_config": asdict(MfccConfig()), "torch": importlib.metadata.version("torch")}
+        return {**self.spec(), "torch": importlib.metadata.version("torch")}
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
-        config = MfccConfig()
-        if sr != config.sample_rate:
-            return wave, sr, Outcome.failed(f"the {self.surrogate} surrogate runs at {config.sample_rate} Hz, not {sr}")
-        if len(wave) < config.frame_length:
+        surrogate = load_surrogate(self.surrogate)
+        encoder = surrogate.encoder
+        if encoder.checkpoint.checkpoint_blake3 != self.surrogate_blake3:
+            found = encoder.checkpoint.checkpoint_blake3
             return (
                 wave,
                 sr,
-                Outcome.failed(f"the {self.surrogate} surrogate needs at least {config.frame_length} samples"),
+                Outcome.failed(f"the {self.surrogate} surrogate loaded has BLAKE3 {found}, not the declared one"),
+            )
+        if sr != encoder.sample_rate:
+            return (
+                wave,
+                sr,
+                Outcome.failed(f"the {self.surrogate} surrogate runs at {encoder.sample_rate} Hz, not {sr}"),
+            )
+        if len(wave) < encoder.min_samples:
+            return (
+                wave,
+                sr,
+                Outcome.failed(f"the {self.surrogate} surrogate needs at least {encoder.min_samples} samples"),
             )
         try:
-            reference, label = self._reference(sr, utt_id)
+            reference, label = self._reference(encoder, sr, utt_id)
         except MissingMaterial as error:
             return wave, sr, Outcome.failed(f"adversarial reference: {error}")
         import torch
@@ -133,7 +213,7 @@ class AdversarialPerturbation(Operator):
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            delta, before, after = self._craft(wave, reference, rng, TorchMfccStats(config))
+            delta, before, after = self._craft(wave, reference, rng, surrogate.forward)
         finally:
             torch.set_num_threads(threads)
         out = (wave.astype(np.float64) + delta).astype(np.float32)
@@ -148,8 +228,8 @@ class AdversarialPerturbation(Operator):
                 reason,
                 surrogate_cosine_before=before,
                 surrogate_cosine_after=after,
-                perturbation_db_l2=_db(np.linalg.norm(realised) / np.linalg.norm(wave.astype(np.float64))),
-                perturbation_db_linf=_db(np.abs(realised).max() / np.abs(wave.astype(np.float64)).max()),
+                perturbation_db_l2=_db(float(np.linalg.norm(realised) / np.linalg.norm(wave.astype(np.float64)))),
+                perturbation_db_linf=_db(float(np.abs(realised).max() / np.abs(wave.astype(np.float64)).max())),
                 surrogate_blake3=self.surrogate_blake3,
             ),
         )
@@ -160,7 +240,7 @@ class AdversarialPerturbation(Operator):
         size = np.abs(signal).max() if self.norm == "linf" else np.linalg.norm(signal)
         return float(size * 10.0 ** (self.epsilon_db / 20.0))
 
-    def _reference(self, sr: int, utt_id: str | None) -> tuple[np.ndarray, str]:
+    def _reference(self, encoder: Encoder, sr: int, utt_id: str | None) -> tuple[np.ndarray, str]:
         """The enrolment speaker's mean surrogate embedding over the speaker's other utterances, and a label."""
         if self.sources is None:
             raise MissingMaterial("the enrolment speaker's embedding needs the corpus utterance table; none is bound")
@@ -170,11 +250,15 @@ class AdversarialPerturbation(Operator):
         if rows.empty:
             raise MissingMaterial(f"speaker {speaker!r} has no other utterance to enrol from")
         waves = [self.sources.corpus_audio(path, sr) for path in rows["path"]]
-        centroid = _reference_encoder().embed(waves, sr).mean(axis=0)
+        centroid = encoder.embed(waves, sr).mean(axis=0)
         return centroid, f"speaker {speaker!r} ({len(waves)} other utterances)"
 
     def _craft(
-        self, wave: np.ndarray, reference: np.ndarray, rng: np.random.Generator, surrogate: TorchMfccStats
+        self,
+        wave: np.ndarray,
+        reference: np.ndarray,
+        rng: np.random.Generator,
+        surrogate: Callable[[torch.Tensor], torch.Tensor],
     ) -> tuple[np.ndarray, float, float]:
         """The perturbation, and the surrogate cosine to the reference before and after it."""
         import torch

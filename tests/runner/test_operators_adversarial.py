@@ -119,3 +119,29 @@ def test_speaker_reference_needs_the_corpus(corpus: Path) -> None:
     bound = operator_from_spec(spec(), sources=NoiseSources(utterances=corpus / "utterances.csv"))
     _, _, outcome = bound(wave, SR, rng_for(0, "u", bound), utt_id="not-there")
     assert outcome.status == "failed" and "not in the corpus table" in outcome.reason
+
+
+@pytest.mark.slow
+def test_resemblyzer_surrogate_equals_its_encoder_and_its_attack_is_real(corpus: Path) -> None:
+    import torch
+
+    from runner.operators.adversarial import load_surrogate
+
+    surrogate = load_surrogate("resemblyzer")
+    assert surrogate.encoder.checkpoint.checkpoint_blake3 == surrogate_blake3("resemblyzer")
+    wave = load(corpus)[:SR]
+    kwargs = {"surrogate": "resemblyzer", "surrogate_blake3": surrogate_blake3("resemblyzer"), "norm": "l2"}
+    operator = operator_from_spec(
+        {"name": "adversarial", "kwargs": kwargs}, sources=NoiseSources(utterances=corpus / "utterances.csv")
+    )
+    out, _, outcome = operator(wave, SR, rng_for(0, "u", operator), utt_id="call-fwd-unconditional")
+    assert outcome.status == "applied", outcome.reason
+    assert outcome.details["perturbation_db_l2"] == pytest.approx(-40.0, abs=0.01)
+    assert outcome.details["surrogate_cosine_after"] < outcome.details["surrogate_cosine_before"]
+    others = [load(corpus, name) for name in ("vm-goodbye", "vm-password", "vm-intro")]
+    clean, attacked, *enrolment = surrogate.encoder.embed([wave, out, *others], SR)
+    vector = surrogate.forward(torch.from_numpy(wave.astype(np.float64))).detach().numpy()
+    assert np.allclose(vector / np.linalg.norm(vector), clean, atol=1e-5)
+    # The perturbed audio, scored by the encoder itself, is further from the speaker than the clean audio.
+    centroid = np.mean(enrolment, axis=0)
+    assert float(attacked @ centroid) < float(clean @ centroid)
