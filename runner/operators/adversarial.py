@@ -5,8 +5,10 @@ The perturbation pushes a test utterance's surrogate embedding away from its enr
 encoders see the same realisation and the transfer from the surrogate to each of them is measured.
 
 - Reference: the mean surrogate embedding of the same speaker's other utterances in the bound corpus table (the
-  enrolment speaker of every target trial). The clean utterance's own embedding would not do: the cosine to it is
-  at its maximum, where the gradient vanishes and FGSM would step along rounding noise.
+  enrolment speaker of every target trial): the first ``reference_utterances`` of them in ``utt_id`` order, so
+  that the reference is fixed per speaker and its embeddings are computed once per process (memoised by file).
+  The clean utterance's own embedding would not do: the cosine to it is at its maximum, where the gradient
+  vanishes and FGSM would step along rounding noise.
 - Budget: ``epsilon_db`` is the perturbation's size relative to the signal in the attack's norm:
   ||delta||_inf = 10^(epsilon_db / 20) max|x| for ``linf``, ||delta||_2 = 10^(epsilon_db / 20) ||x||_2 for ``l2``
   (so an L2 budget of -40 dB is a perturbation 40 dB below the speech).
@@ -161,6 +163,7 @@ class AdversarialPerturbation(Operator):
     norm: Literal["linf", "l2"] = "linf"
     epsilon_db: float = -40.0
     steps: int = 10
+    reference_utterances: int = 8
     surrogate: Literal["mfcc-stats", "resemblyzer"] = "mfcc-stats"
     surrogate_blake3: str = ""
     sources: NoiseSources | None = field(default=None, compare=False, repr=False, metadata=BOUND)
@@ -170,6 +173,8 @@ class AdversarialPerturbation(Operator):
             raise ValueError(f"epsilon_db must be within [-80, 0], got {self.epsilon_db}")
         if not 1 <= self.steps <= 1000:
             raise ValueError(f"steps must be within [1, 1000], got {self.steps}")
+        if not 1 <= self.reference_utterances <= 1000:
+            raise ValueError(f"reference_utterances must be within [1, 1000], got {self.reference_utterances}")
         expected = surrogate_blake3(self.surrogate)
         if self.surrogate_blake3 != expected:
             raise ValueError(
@@ -205,7 +210,7 @@ class AdversarialPerturbation(Operator):
                 Outcome.failed(f"the {self.surrogate} surrogate needs at least {encoder.min_samples} samples"),
             )
         try:
-            reference, label = self._reference(encoder, sr, utt_id)
+            reference, label = self._reference(sr, utt_id)
         except MissingMaterial as error:
             return wave, sr, Outcome.failed(f"adversarial reference: {error}")
         import torch
@@ -240,18 +245,17 @@ class AdversarialPerturbation(Operator):
         size = np.abs(signal).max() if self.norm == "linf" else np.linalg.norm(signal)
         return float(size * 10.0 ** (self.epsilon_db / 20.0))
 
-    def _reference(self, encoder: Encoder, sr: int, utt_id: str | None) -> tuple[np.ndarray, str]:
+    def _reference(self, sr: int, utt_id: str | None) -> tuple[np.ndarray, str]:
         """The enrolment speaker's mean surrogate embedding over the speaker's other utterances, and a label."""
         if self.sources is None:
             raise MissingMaterial("the enrolment speaker's embedding needs the corpus utterance table; none is bound")
         speaker = self.sources.speaker_of(utt_id, "corpus")
         table = self.sources.corpus_table()
-        rows = table[(table["speaker"] == speaker) & (table["utt_id"] != utt_id)]
+        rows = table[(table["speaker"] == speaker) & (table["utt_id"] != utt_id)].head(self.reference_utterances)
         if rows.empty:
             raise MissingMaterial(f"speaker {speaker!r} has no other utterance to enrol from")
-        waves = [self.sources.corpus_audio(path, sr) for path in rows["path"]]
-        centroid = encoder.embed(waves, sr).mean(axis=0)
-        return centroid, f"speaker {speaker!r} ({len(waves)} other utterances)"
+        vectors = [_embedding(self.surrogate, self.sources, str(path), sr) for path in rows["path"]]
+        return np.mean(vectors, axis=0), f"speaker {speaker!r} ({len(vectors)} other utterances)"
 
     def _craft(
         self,
@@ -308,6 +312,12 @@ class AdversarialPerturbation(Operator):
             return rng.uniform(-epsilon, epsilon, length)
         direction = rng.standard_normal(length)
         return direction / np.linalg.norm(direction) * epsilon * float(rng.uniform())
+
+
+@functools.lru_cache(maxsize=4096)
+def _embedding(surrogate: str, sources: NoiseSources, path: str, sr: int) -> np.ndarray:
+    """The surrogate encoder's embedding of one corpus utterance (memoised: references repeat per speaker)."""
+    return load_surrogate(surrogate).encoder.embed([sources.corpus_audio(path, sr)], sr)[0]
 
 
 def _db(ratio: float) -> float:

@@ -49,6 +49,7 @@ STRESSOR_SPECS = [
             "norm": "l2",
             "epsilon_db": -40.0,
             "steps": 10,
+            "reference_utterances": 8,
             "surrogate": "mfcc-stats",
             "surrogate_blake3": "b593e8480c5c99928529deed522c06e1d7f42ab00a818386ed66eb5bfab7e0e3",
         },
