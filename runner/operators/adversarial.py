@@ -41,7 +41,7 @@ import numpy as np
 from runner.encoders.base import Encoder
 from runner.encoders.checkpoint import resolve_config, resolve_file
 from runner.encoders.mfcc import MfccConfig, MfccStatsEncoder, mel_filterbank
-from runner.operators.base import BOUND, Operator, Outcome, Result, register
+from runner.operators.base import BOUND, Operator, Outcome, Result, package_version, register
 from runner.operators.sources import MissingMaterial, NoiseSources
 
 if TYPE_CHECKING:
@@ -183,9 +183,7 @@ class AdversarialPerturbation(Operator):
             )
 
     def describe(self) -> dict[str, Any]:
-        import importlib.metadata
-
-        return {**self.spec(), "torch": importlib.metadata.version("torch")}
+        return {**self.spec(), "torch": package_version("torch")}
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
         surrogate = load_surrogate(self.surrogate)

@@ -16,14 +16,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from scipy.signal import butter, fftconvolve, firwin2, sosfiltfilt
 
 from runner.operators.audio import fit_length, resample
-from runner.operators.base import Operator, Outcome, Result, register
+from runner.operators.base import Operator, Outcome, Result, package_version, register
 
 FIR_TAPS = 1025
 DESIGN_POINTS = 512
@@ -155,13 +154,6 @@ class Loudspeaker(DeviceResponse):
     model: Literal["smartphone", "laptop", "bluetooth"] = "smartphone"
 
 
-def _soxr_version() -> str:
-    try:
-        return version("soxr")
-    except PackageNotFoundError:
-        return "not installed"
-
-
 @register
 @dataclass(frozen=True)
 class ResampleChain(Operator):
@@ -176,8 +168,8 @@ class ResampleChain(Operator):
             raise ValueError(f"rate must be within [1000, 192000] Hz, got {self.rate}")
 
     def describe(self) -> dict[str, Any]:
-        library = {"soxr": _soxr_version()} if self.resampler == "soxr" else {"scipy": version("scipy")}
-        return {**self.spec(), **library}
+        library = "soxr" if self.resampler == "soxr" else "scipy"
+        return {**self.spec(), library: package_version(library)}
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
         if self.rate >= sr:

@@ -19,7 +19,6 @@ the generator passed in.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -28,7 +27,7 @@ import pandas as pd
 from scipy.signal import fftconvolve
 
 from provenance.digests import file_digest
-from runner.operators.base import Operator, Outcome, Result, register
+from runner.operators.base import Operator, Outcome, Result, package_version, register
 from runner.operators.sources import MissingMaterial, decoded_audio, read_listing
 
 DIRECT_WINDOW_S = 0.0025
@@ -61,13 +60,6 @@ def reverberate(wave: np.ndarray, rir: np.ndarray, direct: int) -> np.ndarray:
     wet = fftconvolve(wave.astype(np.float64), rir.astype(np.float64))[direct : direct + len(wave)]
     level_in, level_out = np.sqrt(np.mean(wave.astype(np.float64) ** 2)), np.sqrt(np.mean(wet**2))
     return (wet * (level_in / level_out)).astype(np.float32)
-
-
-def _package_version(name: str) -> str:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "not installed"
 
 
 @register
@@ -113,7 +105,7 @@ class RoomReverb(Operator):
         return {
             **self.spec(),
             "simulator": "image-source (ShoeBox)",
-            "pyroomacoustics": _package_version("pyroomacoustics"),
+            "pyroomacoustics": package_version("pyroomacoustics"),
         }
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
