@@ -1,10 +1,24 @@
 """Degradation operators (registered frozen dataclasses) and their chains; see DESIGN.md section 10.
 
 Importing this package registers every operator: white, pink, babble, music, codec, telephony,
-packet_loss_random, packet_loss_bursty, speed, tempo, world_conversion (a voice-conversion proxy).
+packet_loss_random, packet_loss_bursty, speed, tempo, world_conversion (a voice-conversion proxy), room_reverb,
+rir_file, band_limit, microphone, loudspeaker, resample_chain, echo, gain, playback_chain, adversarial (FGSM and
+PGD against a declared surrogate).
 """
 
-from runner.operators import codecs, conversion, noise, packet_loss, timescale
+from runner.operators import (
+    adversarial,
+    channels,
+    codecs,
+    conversion,
+    echo,
+    levels,
+    noise,
+    packet_loss,
+    playback,
+    rooms,
+    timescale,
+)
 from runner.operators.base import (
     REGISTRY,
     Operator,
@@ -29,15 +43,21 @@ __all__ = [
     "OperatorSpecError",
     "Outcome",
     "Status",
+    "adversarial",
     "canonical_json",
     "chain_id",
     "chain_status",
+    "channels",
     "codecs",
     "conversion",
+    "echo",
+    "levels",
     "noise",
     "operator_from_spec",
     "packet_loss",
+    "playback",
     "register",
     "rng_for",
+    "rooms",
     "timescale",
 ]

@@ -16,6 +16,7 @@ import typing
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import numpy as np
@@ -236,6 +237,14 @@ def rng_for(seed: int, utt_id: str, spec: Mapping[str, Any] | Operator, occurren
         payload["occurrence"] = occurrence
     digest = bytes.fromhex(bytes_digest(canonical_json(payload).encode()).blake3)
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int.from_bytes(digest, "big"))))
+
+
+def package_version(name: str) -> str:
+    """The installed version of a distribution, or "not installed", for an operator's description."""
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
 
 
 def _show(spec: object) -> str:

@@ -25,10 +25,10 @@ from typing import Any, Literal, cast
 
 import av
 import numpy as np
-from scipy.signal import butter, sosfiltfilt
 
 from runner.operators.audio import ffmpeg_versions, fit_length, frame_to_float, resample, to_int16
 from runner.operators.base import Operator, Outcome, Result, register
+from runner.operators.channels import TooShort, zero_phase_band_pass
 
 CodecName = Literal["opus", "amr_nb", "mp3", "g722", "aac"]
 AMR_NB_MODES = (4750, 5150, 5900, 6700, 7400, 7950, 10200, 12200)
@@ -237,11 +237,10 @@ class Telephony(Operator):
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
         narrowband = resample(wave, sr, TELEPHONE_RATE)
-        sos = butter(TELEPHONE_FILTER_ORDER, TELEPHONE_BAND_HZ, btype="bandpass", fs=TELEPHONE_RATE, output="sos")
-        minimum = 3 * (2 * len(sos) + 1)  # sosfiltfilt's edge padding
-        if len(narrowband) <= minimum:
-            return wave, sr, Outcome.failed(f"telephony needs more than {minimum} samples at 8 kHz")
-        band_limited = sosfiltfilt(sos, narrowband).astype(np.float32)
+        try:
+            band_limited = zero_phase_band_pass(narrowband, TELEPHONE_RATE, TELEPHONE_BAND_HZ, TELEPHONE_FILTER_ORDER)
+        except TooShort as error:
+            return wave, sr, Outcome.failed(f"telephony needs {error}")
         out, _, outcome = codec_channel(
             band_limited,
             TELEPHONE_RATE,

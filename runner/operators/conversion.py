@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import numpy as np
 
-from runner.operators.base import Operator, Outcome, Result, register
+from runner.operators.base import Operator, Outcome, Result, package_version, register
 
 FRAME_PERIOD_MS = 5.0
 
@@ -57,11 +56,7 @@ class WorldConversion(Operator):
             raise ValueError(f"expected 0 < f0_floor < f0_ceil, got {self.f0_floor}, {self.f0_ceil}")
 
     def describe(self) -> dict[str, Any]:
-        try:
-            vocoder_version = version("pyworld")
-        except PackageNotFoundError:
-            vocoder_version = "not installed"
-        return {**self.spec(), "proxy": True, "vocoder": "WORLD", "pyworld": vocoder_version}
+        return {**self.spec(), "proxy": True, "vocoder": "WORLD", "pyworld": package_version("pyworld")}
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
         with warnings.catch_warnings():  # pyworld imports pkg_resources, which warns once per process

@@ -139,13 +139,9 @@ class BabbleNoise(AdditiveNoise):
     def draw(self, length: int, sr: int, rng: np.random.Generator, utt_id: str | None) -> NoiseMaterial:
         if self.sources is None:
             raise MissingMaterial("babble needs noise sources (a corpus utterance table); none are bound")
-        if utt_id is None:
-            raise MissingMaterial("babble needs the target utterance id to exclude its speaker")
+        target = self.sources.speaker_of(utt_id, "babble")
         table = self.sources.corpus_table()
-        target = table.loc[table["utt_id"] == utt_id, "speaker"]
-        if target.empty:
-            raise MissingMaterial(f"utterance {utt_id!r} is not in the babble table: cannot exclude its speaker")
-        others = table[table["speaker"] != target.iloc[0]]
+        others = table[table["speaker"] != target]
         speakers = sorted(others["speaker"].unique())
         if len(speakers) < self.talkers:
             raise MissingMaterial(f"babble needs {self.talkers} other speakers, the table has {len(speakers)}")

@@ -46,6 +46,16 @@ class NoiseSources:
         table: pd.DataFrame = self._memo["table"]
         return table
 
+    def speaker_of(self, utt_id: str | None, purpose: str) -> str:
+        """The speaker of ``utt_id`` in the utterance table; MissingMaterial says what ``purpose`` cannot do."""
+        if utt_id is None:
+            raise MissingMaterial(f"{purpose} needs the utterance id to find its speaker")
+        table = self.corpus_table()
+        speaker = table.loc[table["utt_id"] == utt_id, "speaker"]
+        if speaker.empty:
+            raise MissingMaterial(f"utterance {utt_id!r} is not in the {purpose} table: its speaker is unknown")
+        return str(speaker.iloc[0])
+
     def corpus_audio(self, relative_path: str, sr: int) -> np.ndarray:
         """One corpus utterance decoded and resampled to ``sr``; the path must stay inside the audio root."""
         if self.utterances is None:
@@ -54,7 +64,7 @@ class NoiseSources:
         posix = PurePosixPath(relative_path)
         if posix.is_absolute() or ".." in posix.parts:
             raise MissingMaterial(f"utterance path {relative_path!r} is not relative to the corpus root")
-        return _decoded(str(root.joinpath(*posix.parts)), sr)
+        return decoded_audio(str(root.joinpath(*posix.parts)), sr)
 
     def music_files(self) -> list[Path]:
         """The music folder's regular files, sorted by name (every file is music; unreadable ones fail)."""
@@ -70,7 +80,7 @@ class NoiseSources:
 
     def music_audio(self, path: Path, sr: int) -> np.ndarray:
         """One music file decoded and resampled to ``sr``."""
-        return _decoded(str(path), sr)
+        return decoded_audio(str(path), sr)
 
     def describe(self) -> dict[str, Any]:
         """Content digests of the bound material (or why there is none), for the manifest."""
@@ -98,21 +108,27 @@ class NoiseSources:
     def _read_table(self) -> pd.DataFrame:
         if self.utterances is None:
             raise MissingMaterial("no corpus utterance table is bound for babble")
-        path = Path(self.utterances)
-        if not path.is_file():
-            raise MissingMaterial(f"utterance table {path} does not exist")
-        try:
-            table = pd.read_csv(path, dtype=str, keep_default_na=False)
-        except (OSError, ValueError) as error:
-            raise MissingMaterial(f"utterance table {path} cannot be read: {error}") from error
-        missing = [column for column in CORPUS_COLUMNS if column not in table.columns]
-        if missing:
-            raise MissingMaterial(f"utterance table {path} lacks columns {missing}")
-        return table.loc[:, list(CORPUS_COLUMNS)].sort_values("utt_id", kind="stable").reset_index(drop=True)
+        table = read_listing(Path(self.utterances), CORPUS_COLUMNS, "utterance table")
+        return table.sort_values("utt_id", kind="stable").reset_index(drop=True)
+
+
+def read_listing(path: Path, columns: tuple[str, ...], label: str) -> pd.DataFrame:
+    """A CSV of material (``columns`` as strings, in that order); MissingMaterial names the ``label``, the file and
+    what is wrong."""
+    if not path.is_file():
+        raise MissingMaterial(f"{label} {path} does not exist")
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, ValueError) as error:
+        raise MissingMaterial(f"{label} {path} cannot be read: {error}") from error
+    missing = [column for column in columns if column not in table.columns]
+    if missing:
+        raise MissingMaterial(f"{label} {path} lacks columns {missing}")
+    return table.loc[:, list(columns)]
 
 
 @functools.lru_cache(maxsize=DECODED_CACHE_SIZE)
-def _decoded(path: str, sr: int) -> np.ndarray:
+def decoded_audio(path: str, sr: int) -> np.ndarray:
     """Decode and resample once per (file, rate); read-only, so no caller can alter the cache."""
     if not Path(path).is_file():
         raise MissingMaterial(f"audio file {path} does not exist")

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import soundfile
 from scipy import signal
+from stressor_specs import STRESSOR_SPECS
 
 from provenance.digests import file_digest, tree_digest
 from runner.operators import (
@@ -63,6 +64,7 @@ EXAMPLE_SPECS = [
         "name": "world_conversion",
         "kwargs": {"pitch_ratio": 1.2, "formant_ratio": 1.1, "f0_floor": 71.0, "f0_ceil": 800.0},
     },
+    *STRESSOR_SPECS,
 ]
 
 
