@@ -37,6 +37,8 @@ def _read_bytes(path: Path, what: str) -> bytes:
         raise InputError(str(path), f"no such file (expected {what})")
     if path.is_dir():
         raise InputError(str(path), f"is a directory (expected {what})")
+    if not path.is_file():  # a FIFO would block the read until something writes to it
+        raise InputError(str(path), f"not a regular file (a FIFO, socket or device; expected {what})")
     try:
         return path.read_bytes()
     except OSError as error:
@@ -52,6 +54,13 @@ def _decode_text(path: Path, data: bytes, what: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(str(path), f"not UTF-8 text at byte {error.start} (expected {what})") from error
+
+
+def read_text(path: Path, what: str) -> tuple[str, Digest]:
+    """A regular UTF-8 text file and its digest; anything else is an InputError saying ``what`` was expected."""
+    path = Path(path)
+    data = _read_bytes(path, what)
+    return _decode_text(path, data, what), bytes_digest(data)
 
 
 def read_toml(path: Path, what: str) -> dict[str, Any]:
