@@ -13,6 +13,7 @@ from pathlib import Path
 import nox
 
 nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = True  # no Python 3.11 is an error, never a green run that ran nothing
 nox.options.sessions = ["tests", "lint"]
 
 ROOT = Path(__file__).parent
@@ -51,6 +52,13 @@ def tests(session: nox.Session) -> None:
     """The whole test suite (audit, provenance, runner)."""
     install_runner(session)
     session.run("pytest", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def audit(session: nox.Session) -> None:
+    """The torch-free tests a reviewer runs on the light install: audit, schemas, provenance and reports."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "tests/audit", "tests/provenance", "tests/reports", *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -18,16 +18,32 @@ from audit.errors import EXIT_FINDING, EXIT_INPUT, EXIT_PASS, InputError
 
 app = typer.Typer(
     name="audit",
-    help="Audit speaker-verification benchmark results (InterBias-SV).",
+    help="Audit speaker-verification benchmark results (InterBias-SV).\n\n"
+    "Exit codes: 0 pass, 1 an error-severity finding, 2 usage error or unreadable input (one line on stderr).",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
 
 
+def show_version(value: bool) -> None:
+    if value:
+        from audit.verify import tool_version
+
+        typer.echo(f"audit (interbias-sv) {tool_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def main() -> None:
-    """Audit speaker-verification benchmark results (InterBias-SV)."""
+def main(
+    version: bool = typer.Option(
+        False, "--version", callback=show_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Audit speaker-verification benchmark results (InterBias-SV).
+
+    Exit codes: 0 pass, 1 an error-severity finding, 2 usage error or unreadable input (one line on stderr).
+    """
 
 
 def summary_lines(report: dict[str, Any]) -> list[str]:
@@ -109,7 +125,10 @@ def verify(
     out: Path | None = typer.Option(None, "--out", help="folder for report.md, report.html, report.json, figures"),
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON instead of a summary"),
 ) -> None:
-    """Validate a results table, recompute its aggregates, raise flags and check published claims."""
+    """Validate a results table, recompute its aggregates, raise flags and check published claims.
+
+    Exit codes: 0 pass, 1 an error-severity finding, 2 usage error or unreadable input (one line on stderr).
+    """
     try:
         report, written = audit_results(results, columns=columns, claims=claims, bundle=bundle, key=key, out=out)
     except InputError as error:
@@ -179,7 +198,10 @@ def keygen(
     private: Path = typer.Argument(..., help="private key file to write (mode 0600; never inside a bundle)"),
     public: Path = typer.Argument(..., help="public key file to write (PEM), for reviewers"),
 ) -> None:
-    """Write an ed25519 key pair for signing run bundles, and print its key id."""
+    """Write an ed25519 key pair for signing run bundles, and print its key id.
+
+    Exit codes: 0 written, 2 usage error or a path that cannot be written (one line on stderr).
+    """
     from provenance.keys import generate_keypair
 
     try:
