@@ -22,7 +22,9 @@ import pandas as pd
 
 from audit.contrasts import Contrast
 from audit.metrics import MetricInputError
-from audit.statistics import ContrastInput, FixedThresholdInput, bundle_statistics
+from audit.statistics import BootstrapEerMethod, ContrastInput, FixedThresholdInput, bundle_statistics
+
+BOOTSTRAP_EER_METHODS: tuple[BootstrapEerMethod, ...] = ("interp", "legacy")
 
 TERMS = ("clean", "a", "b", "ab")
 
@@ -145,6 +147,23 @@ def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def statistics_eer_method(results: pd.DataFrame, analysis: dict[str, Any]) -> tuple[BootstrapEerMethod, str]:
+    """The EER variant of the per-trial statistics, and a line saying which and why: the declared ``[analysis]
+    eer_method``, else the rows' own method when they share one the bootstrap offers (interp, legacy), else
+    interp. The aggregates keep each row's own method, so the line names both."""
+    rows = sorted(set(results["eer_method"].dropna().astype(str))) if "eer_method" in results else []
+    declared = analysis.get("eer_method")
+    method: BootstrapEerMethod
+    if declared in BOOTSTRAP_EER_METHODS:
+        method, why = declared, "declared in [analysis] eer_method"
+    elif len(rows) == 1 and rows[0] in BOOTSTRAP_EER_METHODS:
+        method, why = rows[0], "the method every results row names"
+    else:
+        method, why = "interp", "the default; the bootstrap offers interp and legacy only"
+    named = ", ".join(rows) or "not stated"
+    return method, f"EER variant of these statistics: {method} ({why}); the aggregates use the rows' own ({named})."
+
+
 def statistics_of_bundle(
     results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: Path
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
@@ -170,6 +189,7 @@ def statistics_of_bundle(
             inputs.append(_contrast_input(contrast, scores, set(analysis.get("held_out_levels", []))))
         except (OSError, ValueError, KeyError) as error:
             skipped.append(f"{'/'.join(contrast.records)}: {error}")
+    eer_method, method_note = statistics_eer_method(results, analysis)
     dev_speakers = [str(s) for s in analysis.get("dev_speakers", [])]
     fixed = _fixed_threshold_inputs(results, scores, dev_speakers) if dev_speakers else []
     try:
@@ -181,6 +201,7 @@ def statistics_of_bundle(
             operating_point=analysis.get("operating_point", "eer"),
             n_resamples=int(analysis.get("n_resamples", 1000)),
             seed=int(analysis.get("seed", 0)),
+            eer_method=eer_method,
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]
@@ -202,6 +223,7 @@ def statistics_of_bundle(
         f"terms of each contrast; {len(inputs)} contrasts with per-trial scores"
         + (f", {len(skipped)} left out: {'; '.join(skipped[:3])}" if skipped else "")
         + ".",
+        method_note,
         f"Equivalence to additivity (TOST) against the declared margin {margin}: per family below, per contrast "
         "in report.json (statistics.contrasts).",
     ]

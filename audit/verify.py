@@ -123,6 +123,13 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def eer_methods(frame: pd.DataFrame) -> dict[str, int]:
+    """How many rows name each EER variant (``eer_method``), so every printed EER says which it is."""
+    if "eer_method" not in frame:
+        return {}
+    return {str(k): int(v) for k, v in frame["eer_method"].fillna("not stated").value_counts().sort_index().items()}
+
+
 def assemble_report(
     source: ResultsSource,
     config: AuditConfig,
@@ -141,6 +148,7 @@ def assemble_report(
                 "blake3": source.digest.blake3,
                 "n_rows": len(source.frame),
                 "renamed_columns": source.renamed,
+                "eer_methods": eer_methods(source.frame),
             },
             "verdict": "fail" if has_errors(flags) else "pass",
             "config": config.as_dict(),

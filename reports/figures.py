@@ -171,7 +171,7 @@ def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
     filename, caption = "gap_vs_snr.png", "Gender EER gap vs SNR"
     rows = _rows(report, "gap_vs_snr")
     several = len({(row.get("experiment"), row.get("corpus")) for row in rows}) > 1
-    series: dict[str, list[tuple[float, float, float]]] = {}
+    series: dict[str, list[tuple[float, float, float, float]]] = {}  # snr, gap, lower and upper bar
     references: dict[str, float] = {}
     for row in rows:
         prefix = f"{row.get('experiment', '')} " if several else ""
@@ -187,14 +187,16 @@ def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
             references[name] = gap
         else:
             sd = _first_number(row, GAP_SD_KEYS)
-            series.setdefault(name, []).append((snr, gap, math.nan if sd is None else sd))
+            upper = math.nan if sd is None else sd
+            lower = min(upper, gap) if GAP_KEYS[0] in row else upper  # an absolute gap's bar stops at zero
+            series.setdefault(name, []).append((snr, gap, lower, upper))
     if not series:
         return FigureOutcome(filename, caption, None, "no gender gap with an SNR in the report")
 
     def draw(figure: Figure, axes: Axes) -> None:
         for name in sorted(series):
-            snrs, gaps, sds = zip(*sorted(series[name]), strict=True)
-            axes.errorbar(snrs, gaps, yerr=sds, marker="o", markersize=4, capsize=3, label=_label(name))
+            snrs, gaps, lower, upper = zip(*sorted(series[name]), strict=True)
+            axes.errorbar(snrs, gaps, yerr=[lower, upper], marker="o", markersize=4, capsize=3, label=_label(name))
         for name in sorted(references):
             label = f"{_label(name)} (no SNR)"
             axes.axhline(references[name], color="0.4", linestyle=":", linewidth=1.0, label=label)

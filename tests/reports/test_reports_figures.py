@@ -80,8 +80,8 @@ def test_ie_figure_changes_with_its_data_and_skips_without_it() -> None:
 def test_coupling_note_lists_every_expected_correlation() -> None:
     coupling = {"r_observed": -0.706, "r_expected_additive": -0.52, "r_expected_bootstrap": None, "n": 9}
     assert coupling_lines(coupling) == [
-        "observed r = -0.7060",
-        "expected r (additive) = -0.5200",
+        "observed r = -0.706",
+        "expected r (additive) = -0.52",
         "expected r (bootstrap) = n/a",
     ]
     assert coupling_lines({}) == ["observed r: not reported", "expected r under additivity: not reported"]
