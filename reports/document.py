@@ -26,6 +26,8 @@ AGGREGATE_TITLES = {
     "per_experiment": "EER per experiment (mean and SD over records; paper Table 6)",
     "per_encoder": "Macro EER per encoder (paper Table 7)",
     "condition_means": "EER per condition, mean and SD over encoders (paper Tables 20-25; the SD is not a CI)",
+    "eer_by_model_condition": "EER per encoder and condition (mean over its records; the heatmap's cells)",
+    "metrics_per_group": "Metrics per group (EER variants named in each column: eer_legacy, eer_rocch, eer_interp)",
     "emotion_matrix": "Enrolment x test emotion (E01; paper Table 8)",
     "gender_gaps": "Gender gaps by condition (paper Table 9)",
     "gap_ratios": "Signed gap ratios (paper Table 10)",
@@ -232,6 +234,8 @@ def _aggregates_section(report: Mapping[str, Any]) -> list[Block]:
 
 def _eer_variant_line(report: Mapping[str, Any]) -> str:
     """Which EER variant the aggregates' numbers are in: the rows' own, as each row's ``eer_method`` names."""
+    if "metrics_per_group" in _mapping(report.get("aggregates"), "aggregates"):
+        return "EER variant: each column names its own (eer_legacy, eer_rocch, eer_interp), from the per-trial scores."
     methods = _mapping(_mapping(report.get("source"), "source").get("eer_methods"), "source.eer_methods")
     named = ", ".join(f"{method} ({count} rows)" for method, count in methods.items())
     return (
@@ -259,7 +263,7 @@ def _figures_section(figures: Sequence[FigureOutcome]) -> list[Block]:
         if outcome.png is None:
             blocks.append(Callout("note", f"{outcome.caption}: skipped, {outcome.skipped_because}."))
         else:
-            blocks.append(Figure(outcome.filename, outcome.caption, outcome.png))
+            blocks.append(Figure(outcome.filename, outcome.caption, outcome.png, outcome.alt))
     return blocks
 
 

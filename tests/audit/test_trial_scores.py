@@ -233,4 +233,7 @@ def test_the_report_is_written(tmp_path: Path) -> None:
     assert stdout.startswith(f"PASS: {score_path}")
     page = (tmp_path / "out" / "report.html").read_text()
     assert "Metrics per group" in page and "Scores joined to trials" in page
+    assert (tmp_path / "out" / "figures" / "det_curves.png").is_file()
+    assert (tmp_path / "out" / "figures" / "score_distributions.png").is_file()
+    assert "EER (interp) 0.3333" in page  # the DET figure's text alternative
     assert json.loads((tmp_path / "out" / "report.json").read_text())["source"]["trials"]["format"] == "voxceleb"

@@ -10,9 +10,7 @@ from reports.document import ReportShapeError, build_document, table_blocks, val
 
 def test_long_tables_are_cut_with_a_count() -> None:
     blocks = table_blocks(("record_id", "eer"), [(f"r{i}", i / 8) for i in range(7)], limit=3)
-    assert blocks[0] == Table(
-        ("record_id", "eer"), (("r0", "0"), ("r1", "0.125"), ("r2", "0.25")), (False, True)
-    )
+    assert blocks[0] == Table(("record_id", "eer"), (("r0", "0"), ("r1", "0.125"), ("r2", "0.25")), (False, True))
     assert blocks[1] == Paragraph("... and 4 more rows (all 7 are in report.json).")
 
 

@@ -31,6 +31,7 @@ def test_writes_the_four_outputs(written: tuple[Path, list[Path]]) -> None:
         "report.html",
         "figures/ie_vs_prediction.png",
         "figures/gap_vs_snr.png",
+        "figures/interaction_plots.png",
     ]
     assert json.loads((out / "report.json").read_text())["aggregates"]["per_experiment"][1]["eer_sd"] is None
 
