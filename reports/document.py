@@ -246,7 +246,11 @@ def _eer_variant_line(report: Mapping[str, Any]) -> str:
 
 
 def _contrasts_section(report: Mapping[str, Any]) -> list[Block]:
-    contrasts = _entries(_mapping(report.get("aggregates"), "aggregates").get(CONTRASTS_KEY), "aggregates.contrasts")
+    """The contrasts of a results table; nothing for a report that has no contrast key (``audit scores``)."""
+    aggregates = _mapping(report.get("aggregates"), "aggregates")
+    if aggregates and CONTRASTS_KEY not in aggregates:
+        return []
+    contrasts = _entries(aggregates.get(CONTRASTS_KEY), "aggregates.contrasts")
     blocks: list[Block] = [Heading(2, "Interaction contrasts")]
     if not contrasts:
         return [*blocks, Paragraph("No contrast has all four terms measured on one corpus.")]
