@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from audit.aggregates import GapPair, UnpairedGender, gender_gap_pairs, recompute_aggregates
-from audit.claims import Claim, check_claims, flag_claims, read_claims
+from audit.claims import Claim, check_claims, flag_claims, read_claims, record_facts
 from audit.contrasts import ContrastSet, derive_contrasts
 from audit.errors import InputError
 from audit.findings import Flag, has_errors
@@ -192,7 +192,8 @@ def verify(
     flags = raise_flags(
         rows.table, rows.validated, rows.valid, rows.usable, contrast_set, pairs, unpaired, aggregates, config
     )
-    claim_results = check_claims(claim_list, {**aggregates, "table": table_facts(rows, config)})
+    facts = {**aggregates, "table": table_facts(rows, config), "records": record_facts(rows.usable)}
+    claim_results = check_claims(claim_list, facts)
     flags.extend(flag_claims(claim_results))
     report_sections = sections(rows, bundle is not None)
     if bundle is not None:

@@ -201,6 +201,9 @@ def reproduce(
     key: KeyOpt = None,
     image_digest: DigestOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the steps and check inputs only.")] = False,
+    claims: Annotated[
+        Path | None, typer.Option("--claims", help="TOML file of published numbers the audit checks.")
+    ] = None,
 ) -> None:
     """The whole loop: build the corpus, run, sign, audit the bundle, write the report.
 
@@ -208,7 +211,9 @@ def reproduce(
     """
     from runner.reproduce import reproduce as reproduce_loop
 
-    code = reproduce_loop(config, out, cache_root=cache, key=key, image_digest=image_digest, dry_run=dry_run)
+    code = reproduce_loop(
+        config, out, cache_root=cache, key=key, image_digest=image_digest, dry_run=dry_run, claims=claims
+    )
     raise typer.Exit(code)
 
 

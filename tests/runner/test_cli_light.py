@@ -57,3 +57,17 @@ def test_every_help_states_the_exit_codes_and_version_is_offered(module: str, co
     version = runner.invoke(app, ["--version"])
     assert version.exit_code == 0
     assert version.stdout.startswith(("audit (interbias-sv) ", "interbias (interbias-sv) "))
+
+
+def test_reproduce_reads_its_claims_before_running(tmp_path: Path) -> None:
+    from runner.cli import app
+
+    runner = CliRunner()
+    good = runner.invoke(app, ["reproduce", "--dry-run", "--claims", str(ROOT / "examples" / "claims.toml")])
+    assert good.exit_code == 0, good.output
+    assert "and 8 claims of" in good.stderr + good.stdout
+    bad = tmp_path / "claims.toml"
+    bad.write_text('[[claim]]\nid = "x"\n')
+    refused = runner.invoke(app, ["reproduce", "--dry-run", "--claims", str(bad)])
+    assert refused.exit_code == 2
+    assert refused.stderr.strip() == f"error: {bad}: [[claim]] number 1: missing 'table'"
