@@ -149,6 +149,7 @@ def assemble_report(
                 "n_rows": len(source.frame),
                 "renamed_columns": source.renamed,
                 "eer_methods": eer_methods(source.frame),
+                "mapping": source.mapping,
             },
             "verdict": "fail" if has_errors(flags) else "pass",
             "config": config.as_dict(),
