@@ -38,11 +38,11 @@ from audit.statistics import (
 from audit.trial_lists import TrialFormat, TrialList, numbered_fields, read_trial_list
 from audit.verify import TOOL_NAME, json_safe, tool_version
 
-AUDIO_EXTENSION = re.compile(r"\.(wav|flac|m4a|opus|mp3|sph|ogg)$", re.IGNORECASE)
-VOXCELEB_SPEAKER = re.compile(r"^(id\d{5})/")
+AUDIO_EXTENSIONS = ("wav", "flac", "m4a", "opus", "mp3", "sph", "ogg")
+AUDIO_EXTENSION = rf"\.(?i:{'|'.join(AUDIO_EXTENSIONS)})$"  # a plain string: pyarrow's RE2 runs it
+VOXCELEB_SPEAKER = re.compile(r"id\d{5}")
 MAX_LISTED_PAIRS = 20  # pairs listed under one finding; the count is always complete
 BOOTSTRAP_METHODS: tuple[BootstrapEerMethod, ...] = ("interp", "legacy")
-KEY = ["enrol_key", "test_key"]
 DET_POINTS = 300  # points of a DET curve kept in the report
 HISTOGRAM_BINS = 40
 
@@ -81,12 +81,21 @@ def read_map(path: Path, what: str, layout: str) -> dict[str, str]:
     return mapping
 
 
-def _keys(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """``frame`` with ``enrol_key``/``test_key`` columns, and how many keys dropping the extension changed."""
-    enrol = frame["enrol_utt"].str.replace(AUDIO_EXTENSION, "", regex=True)
-    test = frame["test_utt"].str.replace(AUDIO_EXTENSION, "", regex=True)
-    changed = int((enrol != frame["enrol_utt"]).sum() + (test != frame["test_utt"]).sum())
-    return frame.assign(enrol_key=enrol, test_key=test), changed
+def without_extension(utterance: str) -> str:
+    """An utterance id without a trailing audio extension (SpeechBrain's score files drop it)."""
+    head, dot, extension = utterance.rpartition(".")
+    return head if dot and extension.lower() in AUDIO_EXTENSIONS else utterance
+
+
+def _keys(frame: pd.DataFrame) -> tuple[pd.Series, int]:
+    """One join key per row (enrol and test without their audio extension, tab-joined), and how many ids dropping
+    the extension changed. A plain-string pattern keeps pandas on pyarrow's vectorised regex (a compiled one would
+    send every id through Python)."""
+    enrol, test = frame["enrol_utt"].astype("string[pyarrow]"), frame["test_utt"].astype("string[pyarrow]")
+    enrol_key = enrol.str.replace(AUDIO_EXTENSION, "", regex=True)
+    test_key = test.str.replace(AUDIO_EXTENSION, "", regex=True)
+    changed = int((enrol_key != enrol).sum() + (test_key != test).sum())
+    return (enrol_key + "\t" + test_key).reset_index(drop=True), changed
 
 
 def _pairs(frame: pd.DataFrame, where: str) -> list[dict[str, Any]]:
@@ -112,19 +121,22 @@ class Joined:
 def join(trial_list: TrialList, score_file: ScoreFile) -> Joined:
     """Scores joined to trials by (enrol, test); every pair that is duplicated, unmatched, unscored or whose two
     labels disagree becomes a finding, with the first ``MAX_LISTED_PAIRS`` pairs listed."""
-    trials, trial_keys_changed = _keys(trial_list.frame.assign(trial=np.arange(1, len(trial_list.frame) + 1)))
-    scores, score_keys_changed = _keys(score_file.frame)
-    trial_dups = trials[trials.duplicated(KEY, keep="first")]
-    score_dups = scores[scores.duplicated(KEY, keep="first")]
-    first_scores = scores.drop_duplicates(KEY)
-    merged = trials.drop_duplicates(KEY).merge(
-        first_scores[[*KEY, "score", "line", "label"]].rename(columns={"label": "score_label"}),
-        on=KEY,
-        how="left",
+    trials = trial_list.frame.assign(trial=np.arange(1, len(trial_list.frame) + 1))
+    scores = score_file.frame
+    trial_keys, trial_keys_changed = _keys(trials)
+    score_keys, score_keys_changed = _keys(scores)
+    trial_repeated, score_repeated = trial_keys.duplicated().to_numpy(), score_keys.duplicated().to_numpy()
+    trial_dups, score_dups = trials[trial_repeated], scores[score_repeated]
+    listed = np.flatnonzero(~trial_repeated)
+    first_scores = np.flatnonzero(~score_repeated)
+    score_index, trial_index = pd.Index(score_keys.iloc[first_scores]), pd.Index(trial_keys.iloc[listed])
+    score_at = score_index.get_indexer(trial_index)  # hash lookups both ways (Series.isin loops in Python here)
+    unscored = trials.iloc[listed[score_at < 0]]
+    extra = scores.iloc[first_scores[trial_index.get_indexer(score_index) < 0]]
+    matched = scores.iloc[first_scores[score_at[score_at >= 0]]]
+    both = trials.iloc[listed[score_at >= 0]].assign(
+        score=matched["score"].to_numpy(), line=matched["line"].to_numpy(), score_label=matched["label"].to_numpy()
     )
-    unscored = merged[merged["line"].isna()]
-    extra = first_scores[~pd.MultiIndex.from_frame(first_scores[KEY]).isin(pd.MultiIndex.from_frame(trials[KEY]))]
-    both = merged[merged["line"].notna()].astype({"line": np.int64})
     not_finite = both[~np.isfinite(both["score"])]
     labelled = both[both["score_label"] != NO_LABEL]
     mislabelled = labelled[labelled["score_label"] != labelled["label"]]
@@ -175,11 +187,10 @@ def speakers_of(
     A declared map must cover every utterance of the scored trials (an InputError otherwise); without one, every
     utterance must be a VoxCeleb id ``idNNNNN/...``.
     """
-    utterances = pd.concat([trials["enrol_utt"], trials["test_utt"]]).unique()
+    enrol_ids, test_ids = trials["enrol_utt"].tolist(), trials["test_utt"].tolist()
     if speaker_map is not None:
-        missing = [
-            utt for utt in utterances if utt not in speaker_map and AUDIO_EXTENSION.sub("", utt) not in speaker_map
-        ]
+        utterances = dict.fromkeys(enrol_ids + test_ids)
+        missing = [u for u in utterances if u not in speaker_map and without_extension(u) not in speaker_map]
         if missing:
             raise InputError(
                 str(map_path),
@@ -188,16 +199,19 @@ def speakers_of(
             )
 
         def lookup(utt: str) -> str:
-            return speaker_map[utt] if utt in speaker_map else speaker_map[AUDIO_EXTENSION.sub("", utt)]
+            return speaker_map[utt] if utt in speaker_map else speaker_map[without_extension(utt)]
 
-        return trials.assign(
-            enrol_speaker=trials["enrol_utt"].map(lookup), test_speaker=trials["test_utt"].map(lookup)
-        ), f"speaker map {map_path}"
-    enrol = trials["enrol_utt"].str.extract(VOXCELEB_SPEAKER, expand=False)
-    test = trials["test_utt"].str.extract(VOXCELEB_SPEAKER, expand=False)
-    if enrol.isna().any() or test.isna().any():
-        return None, "no --speakers map was given and the utterance ids are not VoxCeleb ids (idNNNNN/...)"
-    return trials.assign(enrol_speaker=enrol, test_speaker=test), "VoxCeleb ids (idNNNNN/...)"
+        speakers = [lookup(u) for u in enrol_ids], [lookup(u) for u in test_ids]
+        how = f"speaker map {map_path}"
+    else:
+        # The first path component, checked once per distinct value (a list names each speaker many times).
+        speakers = [u.partition("/")[0] for u in enrol_ids], [u.partition("/")[0] for u in test_ids]
+        prefixes = set(speakers[0]) | set(speakers[1])
+        slashed = all("/" in u for u in enrol_ids) and all("/" in u for u in test_ids)
+        if not slashed or not all(VOXCELEB_SPEAKER.fullmatch(prefix) for prefix in prefixes):
+            return None, "no --speakers map was given and the utterance ids are not VoxCeleb ids (idNNNNN/...)"
+        how = "VoxCeleb ids (idNNNNN/...)"
+    return trials.assign(enrol_speaker=speakers[0], test_speaker=speakers[1]), how
 
 
 def flag_speaker_labels(trials: pd.DataFrame) -> Flag | None:
