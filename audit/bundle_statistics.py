@@ -15,7 +15,7 @@ import tomllib
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
@@ -24,7 +24,7 @@ from audit.contrasts import Contrast
 from audit.metrics import MetricInputError
 from audit.statistics import BootstrapEerMethod, ContrastInput, FixedThresholdInput, bundle_statistics
 
-BOOTSTRAP_EER_METHODS: tuple[BootstrapEerMethod, ...] = ("interp", "legacy")
+BOOTSTRAP_EER_METHODS: tuple[BootstrapEerMethod, ...] = get_args(BootstrapEerMethod)
 
 TERMS = ("clean", "a", "b", "ab")
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
@@ -42,7 +42,7 @@ AUDIO_EXTENSIONS = ("wav", "flac", "m4a", "opus", "mp3", "sph", "ogg")
 AUDIO_EXTENSION = rf"\.(?i:{'|'.join(AUDIO_EXTENSIONS)})$"  # a plain string: pyarrow's RE2 runs it
 VOXCELEB_SPEAKER = re.compile(r"id\d{5}")
 MAX_LISTED_PAIRS = 20  # pairs listed under one finding; the count is always complete
-BOOTSTRAP_METHODS: tuple[BootstrapEerMethod, ...] = ("interp", "legacy")
+BOOTSTRAP_METHODS: tuple[BootstrapEerMethod, ...] = get_args(BootstrapEerMethod)
 DET_POINTS = 300  # points of a DET curve kept in the report
 HISTOGRAM_BINS = 40
 
@@ -343,7 +343,9 @@ def _join_section(joined: Joined, speakers_from: str) -> dict[str, Any]:
     }
 
 
-def _metrics_section(rows: list[dict[str, Any]], config: ScoringConfig, with_speakers: bool) -> dict[str, Any]:
+def _metrics_section(
+    rows: list[dict[str, Any]], config: ScoringConfig, with_speakers: bool, unmapped: dict[str, int]
+) -> dict[str, Any]:
     lines = [
         "EER in three variants (fractions): eer_legacy (the paper's roc_curve routine), eer_rocch (BOSARIS ROC "
         "convex hull), eer_interp (VoxSRC's linear crossing). "
@@ -359,6 +361,11 @@ def _metrics_section(rows: list[dict[str, Any]], config: ScoringConfig, with_spe
     else:
         lines.append("No intervals: the speakers of the trials are unknown (give --speakers utt2spk).")
     lines.append(f"{len(rows)} groups: the table is under Aggregates (metrics_per_group in report.json).")
+    lines += [
+        f"{n} scored trials have no {column} in its map and are in no {column} group."
+        for column, n in unmapped.items()
+        if n
+    ]
     return {
         "id": "score-metrics",
         "title": "How the metrics were computed",
@@ -406,6 +413,7 @@ def audit_scores(
         condition_map = read_map(conditions, "a condition map", "<utterance> <condition>")
         used = used.assign(condition=used["test_utt"].map(condition_map))
     with_speakers = "enrol_speaker" in used
+    unmapped = {column: int(used[column].isna().sum()) for column in ("subgroup", "condition") if column in used}
     rows = group_metrics(used, config, with_speakers) if len(used) else []
     if not rows or "not_computable" in rows[0]:
         why = rows[0]["not_computable"] if rows else "no trial has a finite score"
@@ -423,6 +431,9 @@ def audit_scores(
         "aggregates": {"metrics_per_group": rows},
         "curves": group_curves(used, rows),
         "claims": [],
-        "sections": [_join_section(joined, speakers_from), _metrics_section(rows, config, with_speakers)],
+        "sections": [
+            _join_section(joined, speakers_from),
+            _metrics_section(rows, config, with_speakers, unmapped),
+        ],
     }
     return json_safe(report)

@@ -91,6 +91,7 @@ def test_bad_mappings_are_input_errors(tmp_path: Path, mapping: str, problem: st
     assert caught.value.source == str(tmp_path / "map.toml")
 
 
+@pytest.mark.slow
 def test_the_synthetic_legacy_example_computes_every_paper_claim() -> None:
     spec = importlib.util.spec_from_file_location("make_legacy_example", EXAMPLES / "make_legacy_example.py")
     assert spec and spec.loader

@@ -173,6 +173,13 @@ def test_speaker_map_subgroups_and_conditions(tmp_path: Path) -> None:
     # Noisy tests (the b takes): 0.9, 0.8, 0.3 targets and 0.1 non-target -> separable, EER 0.
     assert rows[("condition", "noisy")]["eer_interp"] == 0.0
     assert rows[("condition", "clean")]["not_computable"].endswith("targets and non-targets are both needed")
+    # A speaker missing from the subgroup map is counted, not dropped silently.
+    (tmp_path / "spk2gender").write_text("id00001 f\nid00002 m\nid00003 f\n")
+    report = audit_scores(
+        trial_path, score_path, speakers=tmp_path / "utt2spk", subgroups=tmp_path / "spk2gender",
+        config=ScoringConfig(n_resamples=10),
+    )  # fmt: skip
+    assert "1 scored trials have no subgroup in its map and are in no subgroup group." in report["sections"][1]["lines"]
 
 
 def one_line(stderr: str, starts: str, problem: str) -> None:
