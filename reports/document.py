@@ -36,7 +36,9 @@ AGGREGATE_TITLES = {
     "gap_vs_snr": "Gender gap vs SNR (paper Figure 4)",
 }
 CONTRASTS_KEY = "contrasts"
-CONTRAST_DEFINITION = "prediction = EER(A) + EER(B) - EER(clean), IE = EER(A+B) - prediction."
+CONTRAST_DEFINITION = (
+    "prediction = EER(A) + EER(B) - EER(clean), IE = EER(A+B) - prediction; each term in its row's own EER variant."
+)
 
 
 class ReportShapeError(ValueError):

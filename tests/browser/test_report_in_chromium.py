@@ -29,6 +29,9 @@ FLAGS = [
 ]
 ARTEFACTS = ROOT / "out" / "browser"
 WIDTH = 1400
+PRINT_WIDTH = 760  # an A4 or letter page at 96 px per inch, less its margins
+PRINT_CHECK = """() => [...document.querySelectorAll('.table-box')]
+    .filter(box => box.scrollWidth > box.clientWidth + 1).length"""
 
 
 def example_report(out: Path) -> Path:
@@ -86,6 +89,10 @@ def test_the_report_in_headless_chromium(tmp_path: Path, make: object) -> None:
             found = page.evaluate(CHECKS)
             ARTEFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(ARTEFACTS / f"{make.__name__}-{WIDTH}px.png"))  # type: ignore[attr-defined]
+            # In print, at a paper-like width, tables wrap instead of scrolling: no column is cut.
+            page.emulate_media(media="print")
+            page.set_viewport_size({"width": PRINT_WIDTH, "height": 1000})
+            cut_tables = page.evaluate(PRINT_CHECK)
         finally:
             browser.close()
     assert errors == []
@@ -94,3 +101,4 @@ def test_the_report_in_headless_chromium(tmp_path: Path, make: object) -> None:
     assert found["images"] and all(image["ok"] and image["alt"] > 0 for image in found["images"])
     assert found["links"] and found["unresolved"] == 0
     assert found["verdictTop"] < found["tocTop"] < 900  # verdict and contents on the first screen
+    assert cut_tables == 0
