@@ -22,6 +22,7 @@ from typing import Any, get_args
 import numpy as np
 import pandas as pd
 
+from audit.curves import curve
 from audit.errors import InputError
 from audit.findings import Flag, Severity, has_errors
 from audit.flags import count
@@ -43,8 +44,6 @@ AUDIO_EXTENSION = rf"\.(?i:{'|'.join(AUDIO_EXTENSIONS)})$"  # a plain string: py
 VOXCELEB_SPEAKER = re.compile(r"id\d{5}")
 MAX_LISTED_PAIRS = 20  # pairs listed under one finding; the count is always complete
 BOOTSTRAP_METHODS: tuple[BootstrapEerMethod, ...] = get_args(BootstrapEerMethod)
-DET_POINTS = 300  # points of a DET curve kept in the report
-HISTOGRAM_BINS = 40
 
 
 @dataclass(frozen=True)
@@ -277,30 +276,6 @@ def group_metrics(trials: pd.DataFrame, config: ScoringConfig, with_speakers: bo
     return rows
 
 
-def det_points(scores: np.ndarray, labels: np.ndarray, max_points: int = DET_POINTS) -> dict[str, list[float]]:
-    """The DET curve (Pfa, Pmiss at every distinct threshold, from accept-none), thinned evenly to at most
-    ``max_points`` points with both ends kept: enough to draw it, small enough for report.json."""
-    order = np.argsort(-scores, kind="stable")
-    ordered, ordered_labels = scores[order], labels[order]
-    last_of_tie = np.append(ordered[1:] != ordered[:-1], True)
-    targets = np.cumsum(ordered_labels)[last_of_tie]
-    nontargets = np.cumsum(1 - ordered_labels)[last_of_tie]
-    p_fa = np.concatenate(([0.0], nontargets / nontargets[-1]))
-    p_miss = np.concatenate(([1.0], 1.0 - targets / targets[-1]))
-    keep = np.unique(np.linspace(0, p_fa.size - 1, min(max_points, p_fa.size)).round().astype(int))
-    return {"p_fa": p_fa[keep].tolist(), "p_miss": p_miss[keep].tolist()}
-
-
-def score_histogram(scores: np.ndarray, labels: np.ndarray, bins: int = HISTOGRAM_BINS) -> dict[str, list[float]]:
-    """Target and non-target counts over common bins spanning the group's scores."""
-    edges = np.histogram_bin_edges(scores, bins=bins)
-    return {
-        "edges": edges.tolist(),
-        "target": np.histogram(scores[labels == 1], edges)[0].tolist(),
-        "nontarget": np.histogram(scores[labels == 0], edges)[0].tolist(),
-    }
-
-
 def group_curves(trials: pd.DataFrame, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per group whose metrics were computed: its DET curve, EER point (interp) and score histogram."""
     computed = {(row["grouping"], row["group"]): row for row in rows if "not_computable" not in row}
@@ -310,10 +285,7 @@ def group_curves(trials: pd.DataFrame, rows: list[dict[str, Any]]) -> list[dict[
         if row is None:
             continue
         scores, labels = trials["score"].to_numpy(float)[mask], trials["label"].to_numpy(np.int64)[mask]
-        curves.append(
-            {"grouping": grouping, "group": value, "eer_interp": row["eer_interp"]}
-            | {"det": det_points(scores, labels), "histogram": score_histogram(scores, labels)}
-        )
+        curves.append(curve(grouping, value, scores, labels, row["eer_interp"]))
     return curves
 
 

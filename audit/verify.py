@@ -20,6 +20,7 @@ import pandas as pd
 from audit.aggregates import GapPair, UnpairedGender, gender_gap_pairs, recompute_aggregates
 from audit.claims import Claim, check_claims, flag_claims, read_claims, record_facts
 from audit.contrasts import ContrastSet, derive_contrasts
+from audit.curves import curves_of_bundle
 from audit.errors import InputError
 from audit.findings import Flag, has_errors
 from audit.flags import AuditConfig, provenance_coverage, raise_flags
@@ -209,4 +210,6 @@ def verify(
     report = assemble_report(source, config, flags, aggregates, claim_results, report_sections)
     if bundle is not None and statistics is not None:
         report["statistics"] = json_safe(statistics)
+    if bundle is not None:
+        report["curves"] = json_safe(curves_of_bundle(rows.usable, Path(bundle), config.clean_labels))
     return report

@@ -237,17 +237,22 @@ MAX_PANELS = 9
 MAX_HEATMAP_COLUMNS = 60
 
 
-def _curves(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [curve for curve in report.get("curves") or [] if isinstance(curve, Mapping)]
+def _curves(report: Mapping[str, Any], figure: str) -> list[Mapping[str, Any]]:
+    """The report's per-trial curves that ``figure`` (det or scores) draws (both when a curve does not say)."""
+    return [
+        curve
+        for curve in report.get("curves") or []
+        if isinstance(curve, Mapping) and figure in (curve.get("figures") or ("det", "scores"))
+    ]
 
 
 def det_curves(report: Mapping[str, Any]) -> FigureOutcome:
     """DET curves (miss vs false-alarm probability on normal-deviate axes), one per group, the EER point (interp)
     marked on each."""
     filename, caption = "det_curves.png", "DET curves per group, EER (interp) marked"
-    curves = [c for c in _curves(report) if isinstance(c.get("det"), Mapping)][:10]
+    curves = [c for c in _curves(report, "det") if isinstance(c.get("det"), Mapping)][:10]
     if not curves:
-        return FigureOutcome(filename, caption, None, "no per-trial scores in the report (audit scores gives them)")
+        return FigureOutcome(filename, caption, None, "no per-trial scores in the report (a bundle or audit scores)")
     alt = "DET curves: " + "; ".join(
         f"{c.get('group')}: EER (interp) {format_number(float(c['eer_interp']))}" for c in curves
     )
@@ -284,9 +289,9 @@ def det_curves(report: Mapping[str, Any]) -> FigureOutcome:
 def score_distributions(report: Mapping[str, Any]) -> FigureOutcome:
     """Target and non-target score histograms (trial counts over common bins), one panel per group."""
     filename, caption = "score_distributions.png", "Target vs non-target scores per group"
-    curves = [c for c in _curves(report) if isinstance(c.get("histogram"), Mapping)][:MAX_PANELS]
+    curves = [c for c in _curves(report, "scores") if isinstance(c.get("histogram"), Mapping)][:MAX_PANELS]
     if not curves:
-        return FigureOutcome(filename, caption, None, "no per-trial scores in the report (audit scores gives them)")
+        return FigureOutcome(filename, caption, None, "no per-trial scores in the report (a bundle or audit scores)")
     parts = []
     for curve in curves:
         histogram = curve["histogram"]

@@ -97,7 +97,7 @@ def test_coupling_note_lists_every_expected_correlation() -> None:
 
 
 def _scores_report() -> dict[str, Any]:
-    from audit.trial_scores import det_points, score_histogram
+    from audit.curves import det_points, score_histogram
 
     scores = np.array([0.9, 0.8, 0.7, 0.3, 0.2, 0.1])
     labels = np.array([1, 1, 0, 1, 0, 0])
@@ -111,7 +111,7 @@ def _scores_report() -> dict[str, Any]:
 
 
 def test_det_points_are_the_hand_computed_curve() -> None:
-    from audit.trial_scores import det_points
+    from audit.curves import det_points
 
     # 0.9 T, 0.8 T, 0.7 N, 0.3 T, 0.2 N, 0.1 N: Pfa steps by thirds at non-targets, Pmiss at targets.
     det = det_points(np.array([0.9, 0.8, 0.7, 0.3, 0.2, 0.1]), np.array([1, 1, 0, 1, 0, 0]))
