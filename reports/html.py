@@ -1,7 +1,8 @@
 """Blocks as one self-contained HTML file: inline CSS, figures as base64 data URIs, no external resource.
 
-Wide tables scroll sideways inside their own box on screen (the page body never overflows) and wrap their cells
-in print, so no column is cut. Section headings carry the ids the table of contents links to.
+Wide tables keep their columns at their natural width (a cell wraps only beyond 32rem) and scroll sideways inside
+their own box on screen (the page body never overflows); in print they take the page width and wrap their cells,
+so no column is cut. Section headings carry the ids the table of contents links to.
 
 Every string is passed through ``html.escape``; a Content-Security-Policy that allows no script and no remote
 load is a second line of defence should a string ever slip through.
@@ -21,8 +22,8 @@ body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; 
 h1, h2, h3, h4 { line-height: 1.2; }
 h2 { border-bottom: 1px solid #ccc; padding-bottom: .2rem; margin-top: 2rem; }
 .table-box { overflow-x: auto; max-width: 100%; margin: .5rem 0 1rem; }
-table { border-collapse: collapse; font-size: .85rem; }
-th, td { border: 1px solid #ccc; padding: .2rem .45rem; vertical-align: top; }
+table { border-collapse: collapse; font-size: .85rem; width: max-content; }
+th, td { border: 1px solid #ccc; padding: .2rem .45rem; vertical-align: top; max-width: 32rem; }
 th { background: #f3f3f3; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .callout { padding: .5rem .8rem; border-left: .3rem solid #888; background: #f6f6f6; font-weight: 600; }
@@ -36,7 +37,7 @@ details.alt { font-size: .8rem; color: #444; }
   body { max-width: none; margin: 0; }
   .table-box { overflow: visible; }
   table { font-size: 7pt; width: 100%; table-layout: auto; }
-  th, td { overflow-wrap: anywhere; word-break: break-word; padding: .1rem .2rem; }
+  th, td { overflow-wrap: anywhere; word-break: break-word; padding: .1rem .2rem; max-width: none; }
   nav.toc ol { columns: 1; }
 }
 """.strip()
