@@ -52,7 +52,7 @@ def format_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping):
-        return "; ".join(f"{key}: {format_value(item)}" for key, item in value.items())
+        return "; ".join(f"{key}: {format_value(item)}" for key, item in value.items()) or "(none)"
     if isinstance(value, list | tuple):
         return format_list(value)
     if hasattr(value, "item"):  # numpy scalar: print it as the Python number it holds

@@ -42,6 +42,7 @@ def test_format_number(value: float, expected: str) -> None:
         (np.float64(0.25), "0.25"),
         ("gender=F", "gender=F"),
         ({"low": 0.123456, "high": 1}, "low: 0.1235; high: 1"),  # never raw JSON
+        ({}, "(none)"),
     ],
 )
 def test_format_value(value: object, expected: str) -> None:
