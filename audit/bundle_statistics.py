@@ -11,18 +11,19 @@ says so: a margin is never chosen after seeing the data.
 
 from __future__ import annotations
 
-import tomllib
 from collections import defaultdict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
 
+from audit.analysis import Analysis, analysis_from_table
 from audit.contrasts import Contrast
+from audit.findings import Flag, Severity
 from audit.metrics import MetricInputError
 from audit.statistics import BootstrapEerMethod, ContrastInput, FixedThresholdInput, bundle_statistics
+from audit.verified import VerifiedBundle
 
 BOOTSTRAP_EER_METHODS: tuple[BootstrapEerMethod, ...] = get_args(BootstrapEerMethod)
 
@@ -30,31 +31,17 @@ TERMS = ("clean", "a", "b", "ab")
 
 
 class _Scores:
-    """Score files and trial lists of a bundle, read once each."""
+    """Score arrays and trial lists of a verified bundle (loaded once, from verified bytes)."""
 
-    def __init__(self, bundle: Path, results: pd.DataFrame) -> None:
-        self.bundle = bundle
-        self.trial_list = dict(zip(results["record_id"].astype(str), results["trial_list_id"].astype(str), strict=True))
-        self._trials: dict[str, pd.DataFrame] = {}
+    def __init__(self, bundle: VerifiedBundle) -> None:
+        self.files = bundle.files
+        self.trial_list = bundle.trial_list_of
 
     def scores(self, record_id: str) -> np.ndarray:
-        frame = pd.read_parquet(self.bundle / "scores" / f"{record_id}.parquet", columns=["score"])
-        return frame["score"].to_numpy(float)
+        return self.files.scores[record_id].scores
 
     def trials(self, record_id: str) -> pd.DataFrame:
-        list_id = self.trial_list[record_id]
-        if list_id not in self._trials:
-            self._trials[list_id] = pd.read_csv(self.bundle / "trials" / f"{list_id}.csv", dtype=str)
-        return self._trials[list_id]
-
-
-def declared_analysis(bundle: Path) -> dict[str, Any]:
-    """The ``[analysis]`` table of the bundle's run configuration (empty when none was declared)."""
-    path = bundle / "config.toml"
-    if not path.is_file():
-        return {}
-    analysis = tomllib.loads(path.read_text(encoding="utf-8")).get("analysis", {})
-    return analysis if isinstance(analysis, dict) else {}
+        return self.files.trial_lists[self.trial_list[record_id]]
 
 
 def _contrast_input(contrast: Contrast, scores: _Scores, held_out_levels: set[str]) -> ContrastInput:
@@ -147,16 +134,13 @@ def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def statistics_eer_method(results: pd.DataFrame, analysis: dict[str, Any]) -> tuple[BootstrapEerMethod, str]:
-    """The EER variant of the per-trial statistics, and a line saying which and why: the declared ``[analysis]
-    eer_method``, else the rows' own method when they share one the bootstrap offers (interp, legacy), else
-    interp. The aggregates keep each row's own method, so the line names both."""
+def statistics_eer_method(results: pd.DataFrame) -> tuple[BootstrapEerMethod, str]:
+    """The EER variant of the per-trial statistics, and a line saying which and why: the rows' own method when they
+    share one the bootstrap offers (interp, legacy), else interp. The aggregates keep each row's own method, so the
+    line names both."""
     rows = sorted(set(results["eer_method"].dropna().astype(str))) if "eer_method" in results else []
-    declared = analysis.get("eer_method")
     method: BootstrapEerMethod
-    if declared in BOOTSTRAP_EER_METHODS:
-        method, why = declared, "declared in [analysis] eer_method"
-    elif len(rows) == 1 and rows[0] in BOOTSTRAP_EER_METHODS:
+    if len(rows) == 1 and rows[0] in BOOTSTRAP_EER_METHODS:
         method, why = rows[0], "the method every results row names"
     else:
         method, why = "interp", "the default; the bootstrap offers interp and legacy only"
@@ -164,14 +148,44 @@ def statistics_eer_method(results: pd.DataFrame, analysis: dict[str, Any]) -> tu
     return method, f"EER variant of these statistics: {method} ({why}); the aggregates use the rows' own ({named})."
 
 
+SECTION = {"id": "per-trial-statistics", "title": "Per-trial statistics", "table": None}
+
+
 def statistics_of_bundle(
-    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: Path
+    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: VerifiedBundle
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[Flag]]:
+    """The statistics (or None), the report sections that summarise them or say why they are absent, and a
+    ``bundle-schema`` flag when the signed ``[analysis]`` table cannot be used.
+
+    Only a bundle whose signature and every digest and schema verified is analysed: intervals over bytes nobody
+    vouches for would lend them a precision they have not earned."""
+    if not bundle.intact:
+        lines = [
+            "Not run: the bundle did not verify (signature, digests or schemas; see the bundle sections), so no "
+            "interval or verdict is computed from its scores."
+        ]
+        return None, [SECTION | {"status": "skipped", "lines": lines}], []
+    analysis, problems = analysis_from_table((bundle.files.config or {}).get("analysis", {}))
+    if problems:
+        message = f"The signed config.toml declares an analysis that cannot be used: {'; '.join(problems)}."
+        flag = Flag(
+            "bundle-schema",
+            Severity.ERROR,
+            message,
+            (),
+            {"reason": "analysis", "failures": [{"file": "config.toml", "problem": problem} for problem in problems]},
+        )
+        return None, [SECTION | {"status": "failed", "lines": [message]}], [flag]
+    statistics, sections = _statistics(results, contrasts, bundle, analysis)
+    return statistics, sections, []
+
+
+def _statistics(
+    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: VerifiedBundle, analysis: Analysis
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """The statistics (or None) and the report sections that summarise them, or say why they are absent."""
-    analysis = declared_analysis(bundle)
-    section: dict[str, Any] = {"id": "per-trial-statistics", "title": "Per-trial statistics", "table": None}
-    margin = analysis.get("equivalence_margin")
-    if not isinstance(margin, int | float):
+    section: dict[str, Any] = dict(SECTION)
+    margin = analysis.equivalence_margin
+    if margin is None:
         return None, [
             section
             | {
@@ -182,25 +196,28 @@ def statistics_of_bundle(
                 ],
             }
         ]
-    scores = _Scores(bundle, results)
+    scores = _Scores(bundle)
     inputs, skipped = [], []
     for contrast in contrasts:
         try:
-            inputs.append(_contrast_input(contrast, scores, set(analysis.get("held_out_levels", []))))
+            inputs.append(_contrast_input(contrast, scores, set(analysis.held_out_levels)))
         except (OSError, ValueError, KeyError) as error:
             skipped.append(f"{'/'.join(contrast.records)}: {error}")
-    eer_method, method_note = statistics_eer_method(results, analysis)
-    dev_speakers = [str(s) for s in analysis.get("dev_speakers", [])]
-    fixed = _fixed_threshold_inputs(results, scores, dev_speakers) if dev_speakers else []
+    eer_method, method_note = statistics_eer_method(results)
+    dev_speakers = list(analysis.dev_speakers)
+    try:
+        fixed = _fixed_threshold_inputs(results, scores, dev_speakers) if dev_speakers else []
+    except (KeyError, ValueError) as error:
+        return None, [section | {"status": "failed", "lines": [f"The subgroup records cannot be pooled: {error}."]}]
     try:
         statistics = bundle_statistics(
             inputs,
             margin=float(margin),
-            acceptable_error=analysis.get("acceptable_error"),
+            acceptable_error=analysis.acceptable_error,
             fixed_threshold=fixed,
-            operating_point=analysis.get("operating_point", "eer"),
-            n_resamples=int(analysis.get("n_resamples", 1000)),
-            seed=int(analysis.get("seed", 0)),
+            operating_point=analysis.operating_point,
+            n_resamples=analysis.n_resamples,
+            seed=analysis.seed,
             eer_method=eer_method,
         )
     except MetricInputError as error:

@@ -1,21 +1,24 @@
 """Per-trial curves for the report's figures: the DET curve (thinned) and target/non-target score histograms.
 
 ``audit scores`` gives one per group of a reviewer's trials, ``audit verify --bundle`` one per encoder on its clean
-reference and one per condition of one encoder (``curves_of_bundle``). They go into ``report["curves"]``: small
+reference and one per condition of one encoder (``curves_of_bundle``, from the scores the verification loaded, of
+an intact bundle only). They go into ``report["curves"]``: small
 enough for report.json (at most ``DET_POINTS`` points and ``HISTOGRAM_BINS`` bins each), read by
 ``reports.figures``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from audit.aggregates import is_clean
 from audit.metrics import MetricInputError, eer
+
+if TYPE_CHECKING:
+    from audit.verified import VerifiedBundle
 
 DET_POINTS = 300  # points of a DET curve kept in the report
 HISTOGRAM_BINS = 40
@@ -68,30 +71,33 @@ def curve(
     }
 
 
-def _record_curve(bundle: Path, row: Any, grouping: str, group: str, figure: str) -> dict[str, Any] | None:
-    """The curve of one results row from the bundle's score file and trial list; None where either is unusable
-    (the bundle checks report why)."""
+def _record_curve(
+    bundle: VerifiedBundle, record_id: str, grouping: str, group: str, figure: str
+) -> dict[str, Any] | None:
+    """The curve of one record from the scores the verification loaded; None when they were not loaded (the bundle
+    checks say why) or hold one class only."""
+    record = bundle.files.scores.get(record_id)
+    if record is None:
+        return None
+    kept, labels = record.scores[record.scored], record.labels[record.scored].astype(np.int64)
     try:
-        scores = pd.read_parquet(bundle / "scores" / f"{row.record_id}.parquet", columns=["score"])["score"]
-        labels = pd.read_csv(bundle / "trials" / f"{row.trial_list_id}.csv", usecols=["label"])["label"]
-        values, classes = scores.to_numpy(float), labels.to_numpy(np.int64)
-        scored = np.isfinite(values)
-        kept, kept_labels = values[scored], classes[scored]
-        return curve(grouping, group, kept, kept_labels, eer(kept, kept_labels, "interp"), (figure,))
-    except (OSError, ValueError, KeyError, MetricInputError):
+        return curve(grouping, group, kept, labels, eer(kept, labels, "interp"), (figure,))
+    except MetricInputError:
         return None
 
 
-def curves_of_bundle(results: pd.DataFrame, bundle: Path, clean_labels: tuple[str, ...]) -> list[dict[str, Any]]:
-    """From a bundle's per-trial scores: a DET curve per encoder on its first clean record (no subgroup), and the
-    score histograms of each condition of the first encoder in its experiment with most conditions."""
-    if results.empty or not {"record_id", "trial_list_id"} <= set(results.columns):
+def curves_of_bundle(
+    results: pd.DataFrame, bundle: VerifiedBundle, clean_labels: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """From an intact bundle's per-trial scores: a DET curve per encoder on its first clean record (no subgroup),
+    and the score histograms of each condition of the first encoder in its experiment with most conditions."""
+    if not bundle.intact or results.empty or "record_id" not in results:
         return []
     rows = results[results["subgroup"].isna()] if "subgroup" in results else results
     rows = rows.sort_values(["experiment", "record_id"])
     clean = rows[rows["condition"].map(lambda c: is_clean(str(c), clean_labels))].drop_duplicates("model")
     found = [
-        _record_curve(bundle, row, "encoder", f"{row.model} ({row.experiment} {row.condition})", "det")
+        _record_curve(bundle, str(row.record_id), "encoder", f"{row.model} ({row.experiment} {row.condition})", "det")
         for row in clean.head(MAX_CURVES).itertuples()
     ]
     if len(rows):
@@ -99,5 +105,6 @@ def curves_of_bundle(results: pd.DataFrame, bundle: Path, clean_labels: tuple[st
         own = rows[rows["model"] == model]
         experiment = own.groupby("experiment")["condition"].nunique().idxmax()
         for row in own[own["experiment"] == experiment].drop_duplicates("condition").head(MAX_CURVES).itertuples():
-            found.append(_record_curve(bundle, row, "condition", f"{model} {experiment} {row.condition}", "scores"))
+            group = f"{model} {experiment} {row.condition}"
+            found.append(_record_curve(bundle, str(row.record_id), "condition", group, "scores"))
     return [entry for entry in found if entry is not None]

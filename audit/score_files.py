@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from audit.errors import InputError
-from audit.io import read_text
+from audit.io import read_text_and_digest
 from audit.trial_lists import KALDI_LABELS, VOXCELEB_LABELS, numbered_fields
 from provenance.digests import Digest
 
@@ -136,6 +136,6 @@ def parse_scores(path: Path, text: str, score_format: ScoreFormat) -> pd.DataFra
 def read_score_file(path: Path, score_format: ScoreFormat | None = None) -> ScoreFile:
     """A score file in ``score_format``, or in the format its first line shows when None."""
     path = Path(path)
-    text, digest = read_text(path, "a score file")
+    text, digest = read_text_and_digest(path, "a score file")
     chosen = score_format or detect_score_format(path, text)
     return ScoreFile(path, chosen, parse_scores(path, text, chosen), digest)

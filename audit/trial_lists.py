@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from audit.errors import InputError
-from audit.io import read_text
+from audit.io import read_text_and_digest
 from provenance.digests import Digest
 
 TrialFormat = Literal["voxceleb", "kaldi"]
@@ -61,7 +61,7 @@ def _text(path: Path) -> tuple[str, Digest]:
     if not path.exists():
         raise TrialListError(str(path), "trial list not found")
     try:
-        return read_text(path, "a trial list")
+        return read_text_and_digest(path, "a trial list")
     except InputError as error:
         raise TrialListError(error.source, error.problem) from None
 

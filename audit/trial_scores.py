@@ -69,7 +69,7 @@ class ScoringConfig:
 def read_map(path: Path, what: str, layout: str) -> dict[str, str]:
     """A two-column text map (Kaldi ``utt2spk`` style, ``layout`` names the columns); a key given two values is
     an InputError."""
-    text, _ = read_text(Path(path), what)
+    text = read_text(Path(path), what)
     mapping: dict[str, str] = {}
     for number, fields in numbered_fields(text):
         if len(fields) != 2:

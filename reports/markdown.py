@@ -1,8 +1,10 @@
 """Blocks as CommonMark/GitHub Markdown, with every input string escaped.
 
-Characters that would start markup (``|`` would also end a table cell) are backslash-escaped, ``<`` and ``>``
-too so that no input string becomes raw HTML when the Markdown is rendered, and newlines become ``<br>`` so
-that a cell or list item stays on its line.
+Characters that would start markup (``|`` would also end a table cell; ``_`` emphasis, ``~`` strikethrough and
+``$`` math in GitHub's dialect) are backslash-escaped, ``<`` and ``>`` too so that no input string becomes raw
+HTML when the Markdown is rendered, and newlines become ``<br>`` so that a cell or list item stays on its line.
+A paragraph or list item loses its leading blanks (four would start a code block) and a leading list or
+heading marker is made literal.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from collections.abc import Sequence
 
 from reports.blocks import Block, BulletList, Callout, Contents, Figure, Heading, Paragraph, Table
 
-_SPECIAL = re.compile(r"([\\`*\[\]<>|#&])")
+_SPECIAL = re.compile(r"([\\`*_~$\[\]<>|#&])")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-_BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+[.)])")  # would start a list or an underline at the start of a block
+_BLOCK_START = re.compile(r"^(\d*)([-+=]|(?<=\d)[.)])")  # a list or an underline at the start of a block
 
 
 def escape_markdown(text: str) -> str:
@@ -23,8 +25,9 @@ def escape_markdown(text: str) -> str:
 
 
 def _escape_block(text: str) -> str:
-    """Inline escaping plus a leading list or heading marker made literal (for paragraphs and list items)."""
-    return _BLOCK_START.sub(lambda match: f"{match[1]}\\{match[2]}", escape_markdown(text), count=1)
+    """Inline escaping, leading blanks dropped and a leading list or heading marker made literal (for paragraphs
+    and list items)."""
+    return _BLOCK_START.sub(r"\1\\\2", escape_markdown(text.lstrip(" \t")), count=1)
 
 
 def _table(table: Table) -> str:
@@ -45,7 +48,8 @@ def _block(block: Block) -> str:
         case Paragraph(text):
             return _escape_block(text)
         case Callout(_, text):
-            return f"> **{escape_markdown(text)}**"
+            shown = escape_markdown(text.strip())  # a blank inside the ** would undo the emphasis
+            return f"> **{shown}**" if shown else ">"
         case BulletList(items):
             return "\n".join(f"- {_escape_block(item)}" for item in items)
         case Table():

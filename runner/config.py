@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from audit.analysis import Analysis, analysis_from_table
 from audit.errors import InputError
 from audit.metrics import EerMethod
 from provenance.digests import Digest, file_digest
@@ -206,7 +207,7 @@ class RunConfig:
     selections: dict[str, Selection]
     spoofs: dict[str, SpoofSource]
     experiments: tuple[ExperimentDesign, ...]
-    analysis: dict[str, Any]
+    analysis: Analysis
     registry: dict[str, tuple[str, ...]]
 
     @property
@@ -366,20 +367,12 @@ def _read_registry(table: _Reader, ids: list[str]) -> dict[str, tuple[str, ...]]
     return registry
 
 
-def _read_analysis(table: _Reader) -> dict[str, Any]:
-    """The ``[analysis]`` declarations the audit uses (see ``audit.bundle_statistics``), type-checked here."""
-    margin = table.get("equivalence_margin", (int, float), None)
-    if margin is not None and margin <= 0:
-        raise table.fail("equivalence_margin", f"expected a margin > 0, got {margin}")
-    table.get("acceptable_error", (int, float), None)
-    table.strings("held_out_levels", ())
-    table.strings("dev_speakers", ())
-    point = table.get("operating_point", (str, float), "eer")
-    if isinstance(point, str) and point != "eer":
-        raise table.fail("operating_point", f'expected "eer" or a target FAR, got {point!r}')
-    table.positive_int("n_resamples", 1000)
-    table.get("seed", int, 0)
-    return dict(table.table)
+def _read_analysis(table: _Reader) -> Analysis:
+    """The ``[analysis]`` declarations the audit uses, by the audit's own typed reader; a problem is refused here."""
+    analysis, problems = analysis_from_table(table.table)
+    if problems:
+        raise InputError(str(table.source), problems[0])
+    return analysis
 
 
 def _read_corpora(top: _Reader) -> dict[str, CorpusChoice]:

@@ -66,6 +66,7 @@ def reproduce(
     numbers to check in the audit, read (and refused when malformed) before the run starts."""
     from audit.claims import read_claims
     from audit.cli import audit_results, exit_code
+    from provenance.keys import key_id, load_private_key
 
     claim_count = len(read_claims(claims)) if claims is not None else 0
     config = load_config(config_path)
@@ -96,9 +97,13 @@ def reproduce(
         f"({time.perf_counter() - started:.1f} s)"
     )
     report_dir = out / REPORT_FOLDER
-    # The throwaway key's public half is trusted directly; a given key's public half is the one in the bundle.
+    # The loop signed the bundle itself, so it trusts exactly that key: the throwaway key's public half, or the
+    # key id of the given private key (never merely the key the bundle carries).
     trusted = signing_key.with_suffix(".pub") if key is None else None
-    report, _ = audit_results(out / "results.csv", claims=claims, bundle=out, key=trusted, out=report_dir)
+    trusted_ids = frozenset() if key is None else frozenset({key_id(load_private_key(key).public_key())})
+    report, _ = audit_results(
+        out / "results.csv", claims=claims, bundle=out, key=trusted, trusted_ids=trusted_ids, out=report_dir
+    )
     _say(f"report: {report_dir / 'report.html'} (also report.md, report.json)")
     _say(f"verdict: {report['verdict']} ({sum(f['severity'] == 'error' for f in report['flags'])} error flags)")
     return exit_code(report)

@@ -13,6 +13,7 @@ from scipy.interpolate import interp1d
 from scipy.optimize import brentq
 from sklearn.metrics import roc_curve
 
+from audit.bundle import verify_bundle
 from audit.curves import curves_of_bundle
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "provenance"))  # the shared bundle factory
@@ -27,7 +28,7 @@ def voxsrc_eer(scores: np.ndarray, labels: np.ndarray) -> float:
 def test_bundle_curves_per_encoder_and_per_condition(tmp_path: Path) -> None:
     bundle = build_bundle(tmp_path)
     results = bundle.read_results()
-    curves = curves_of_bundle(results, bundle.root, ("none+none",))
+    curves = curves_of_bundle(results, verify_bundle(results, bundle.root, bundle.public_key), ("none+none",))
     encoders = [c for c in curves if c["grouping"] == "encoder"]
     assert [c["group"] for c in encoders] == ["m1 (E13 none+none)", "m2 (E13 none+none)"]
     assert all(c["figures"] == ["det"] for c in encoders)
@@ -43,6 +44,9 @@ def test_bundle_curves_per_encoder_and_per_condition(tmp_path: Path) -> None:
     assert all(c["figures"] == ["scores"] for c in conditions)
 
 
-def test_missing_score_files_give_no_curve(tmp_path: Path) -> None:
+def test_a_bundle_that_is_not_intact_gives_no_curve(tmp_path: Path) -> None:
     bundle = build_bundle(tmp_path)
-    assert curves_of_bundle(bundle.read_results(), tmp_path / "elsewhere", ("none+none",)) == []
+    results = bundle.read_results()
+    scores = next((bundle.root / "scores").glob("*.parquet"))
+    scores.write_bytes(scores.read_bytes()[:-7])  # fails its digest: the bundle is not intact
+    assert curves_of_bundle(results, verify_bundle(results, bundle.root, bundle.public_key), ("none+none",)) == []

@@ -53,6 +53,8 @@ def test_default_config_loads_with_its_designs() -> None:
         (lambda s: s.replace('id = "D02"', 'id = "Z02"'), "E01..E21"),
         (lambda s: s.replace("target_trials = 200", "target_trials = -1"), "expected an integer > 0"),
         (lambda s: s + "\n[broken\n", "not valid TOML"),
+        (lambda s: s.replace("n_resamples = 1000", "n_resamples = 1e8"), "analysis.n_resamples: expected an integer"),
+        (lambda s: s.replace("n_resamples = 1000", "n_resample = 100"), "analysis.n_resample: unknown key"),
     ],
 )
 def test_bad_configs_name_the_problem(tmp_path: Path, edit: object, expected: str) -> None:
