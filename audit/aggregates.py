@@ -75,6 +75,18 @@ def per_encoder(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
+def eer_by_model_condition(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Mean EER per (experiment, condition, model) over its records (subgroups pooled): the cells of the
+    encoder x condition heatmap."""
+    keys = ["experiment", "condition", "model"]
+    table = frame.reindex(columns=[*keys, "eer"]).dropna(subset=keys)
+    grouped = table.groupby(keys, sort=True)["eer"]
+    return [
+        {"experiment": e, "condition": c, "model": m, "eer_mean": float(mean), "n_records": int(n)}
+        for (e, c, m), mean, n in zip(grouped.mean().index, grouped.mean(), grouped.size(), strict=True)
+    ]
+
+
 def condition_means(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Tables 20-25: mean and SD of EER per (experiment, corpus, condition, subgroup) over its encoder rows.
 
@@ -365,6 +377,7 @@ def recompute_aggregates(
         "per_experiment": per_experiment(frame),
         "per_encoder": per_encoder(frame),
         "condition_means": condition_means(frame),
+        "eer_by_model_condition": eer_by_model_condition(frame),
         "emotion_matrix": emotion_matrix(frame, emotion_experiment, reference_emotion),
         "gender_gaps": gaps,
         "gap_ratios": gap_ratios(pairs, clean_labels),

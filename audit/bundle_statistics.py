@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
@@ -22,8 +22,10 @@ from audit.analysis import Analysis, analysis_from_table
 from audit.contrasts import Contrast
 from audit.findings import Flag, Severity
 from audit.metrics import MetricInputError
-from audit.statistics import ContrastInput, FixedThresholdInput, bundle_statistics
+from audit.statistics import BootstrapEerMethod, ContrastInput, FixedThresholdInput, bundle_statistics
 from audit.verified import VerifiedBundle
+
+BOOTSTRAP_EER_METHODS: tuple[BootstrapEerMethod, ...] = get_args(BootstrapEerMethod)
 
 TERMS = ("clean", "a", "b", "ab")
 
@@ -132,6 +134,20 @@ def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def statistics_eer_method(results: pd.DataFrame) -> tuple[BootstrapEerMethod, str]:
+    """The EER variant of the per-trial statistics, and a line saying which and why: the rows' own method when they
+    share one the bootstrap offers (interp, legacy), else interp. The aggregates keep each row's own method, so the
+    line names both."""
+    rows = sorted(set(results["eer_method"].dropna().astype(str))) if "eer_method" in results else []
+    method: BootstrapEerMethod
+    if len(rows) == 1 and rows[0] in BOOTSTRAP_EER_METHODS:
+        method, why = rows[0], "the method every results row names"
+    else:
+        method, why = "interp", "the default; the bootstrap offers interp and legacy only"
+    named = ", ".join(rows) or "not stated"
+    return method, f"EER variant of these statistics: {method} ({why}); the aggregates use the rows' own ({named})."
+
+
 SECTION = {"id": "per-trial-statistics", "title": "Per-trial statistics", "table": None}
 
 
@@ -187,6 +203,7 @@ def _statistics(
             inputs.append(_contrast_input(contrast, scores, set(analysis.held_out_levels)))
         except (OSError, ValueError, KeyError) as error:
             skipped.append(f"{'/'.join(contrast.records)}: {error}")
+    eer_method, method_note = statistics_eer_method(results)
     dev_speakers = list(analysis.dev_speakers)
     try:
         fixed = _fixed_threshold_inputs(results, scores, dev_speakers) if dev_speakers else []
@@ -201,6 +218,7 @@ def _statistics(
             operating_point=analysis.operating_point,
             n_resamples=analysis.n_resamples,
             seed=analysis.seed,
+            eer_method=eer_method,
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]
@@ -222,6 +240,7 @@ def _statistics(
         f"terms of each contrast; {len(inputs)} contrasts with per-trial scores"
         + (f", {len(skipped)} left out: {'; '.join(skipped[:3])}" if skipped else "")
         + ".",
+        method_note,
         f"Equivalence to additivity (TOST) against the declared margin {margin}: per family below, per contrast "
         "in report.json (statistics.contrasts).",
     ]

@@ -20,16 +20,32 @@ from provenance.atomic import check_writable_folder
 
 app = typer.Typer(
     name="audit",
-    help="Audit speaker-verification benchmark results (InterBias-SV).",
+    help="Audit speaker-verification benchmark results (InterBias-SV).\n\n"
+    "Exit codes: 0 pass, 1 fail or unauthenticated, 2 usage error or unreadable input (one line on stderr).",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
 
 
+def show_version(value: bool) -> None:
+    if value:
+        from audit.verify import tool_version
+
+        typer.echo(f"audit (interbias-sv) {tool_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def main() -> None:
-    """Audit speaker-verification benchmark results (InterBias-SV)."""
+def main(
+    version: bool = typer.Option(
+        False, "--version", callback=show_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Audit speaker-verification benchmark results (InterBias-SV).
+
+    Exit codes: 0 pass, 1 fail or unauthenticated, 2 usage error or unreadable input (one line on stderr).
+    """
 
 
 def summary_lines(report: dict[str, Any]) -> list[str]:
@@ -145,6 +161,17 @@ def exit_code(report: dict[str, Any]) -> int:
     return EXIT_PASS if report["verdict"] == "pass" else EXIT_FINDING
 
 
+def finish(report: dict[str, Any], written: list[Path], as_json: bool) -> None:
+    """Print the report (JSON or the summary and the files written) and exit with its code."""
+    if as_json:
+        typer.echo(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
+    else:
+        typer.echo("\n".join(summary_lines(report)))
+        for path in written:
+            typer.echo(f"wrote {path}")
+    raise typer.Exit(exit_code(report))
+
+
 @app.command()
 def verify(
     results: Path = typer.Argument(..., help="results.csv to audit"),
@@ -167,9 +194,10 @@ def verify(
 ) -> None:
     """Validate a results table, recompute its aggregates, raise flags and check published claims.
 
-    With --bundle: verify the signed bundle and bind TABLE to its signed results. Verdicts: PASS (exit 0: no
-    error flag and, for a bundle, signed by a key you trust), FAIL (exit 1: an error flag), UNAUTHENTICATED
-    (exit 1: the bundle verifies only under its own key). Exit 2: unusable input (one line on stderr).
+    With --bundle: verify the signed bundle and bind TABLE to its signed results.
+
+    Exit codes: 0 PASS (no error flag and, for a bundle, signed by a key you trust), 1 FAIL (an error flag) or
+    UNAUTHENTICATED (the bundle verifies only under its own key), 2 unusable input (one line on stderr).
     """
     try:
         check_options(out, bundle, key)
@@ -186,13 +214,63 @@ def verify(
     except InputError as error:
         typer.echo(error.line(), err=True)
         raise typer.Exit(EXIT_INPUT) from None
-    if as_json:
-        typer.echo(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
-    else:
-        typer.echo("\n".join(summary_lines(report)))
-        for path in written:
-            typer.echo(f"wrote {path}")
-    raise typer.Exit(exit_code(report))
+    finish(report, written, as_json)
+
+
+SCORE_FORMAT_HELP = "score-file layout (detected from the first line when not given)"
+
+
+@app.command()
+def scores(
+    trials: Path = typer.Argument(
+        ..., help="trial list: VoxCeleb '<1|0> <enrol> <test>' or Kaldi '<enrol> <test> target|nontarget'"
+    ),
+    score_file: Path = typer.Argument(
+        ..., metavar="SCORES", help="score file: kaldi, voxceleb, wespeaker or speechbrain layout"
+    ),
+    score_format: str | None = typer.Option(
+        None, "--format", help=SCORE_FORMAT_HELP + ": kaldi|voxceleb|wespeaker|speechbrain"
+    ),
+    speakers: Path | None = typer.Option(
+        None, "--speakers", help="utt2spk map '<utterance> <speaker>' (default: VoxCeleb ids idNNNNN/...)"
+    ),
+    subgroups: Path | None = typer.Option(None, "--subgroups", help="'<speaker> <subgroup>' map (spk2gender style)"),
+    conditions: Path | None = typer.Option(
+        None, "--conditions", help="'<utterance> <condition>' map (of the test side)"
+    ),
+    p_target: float = typer.Option(0.01, "--p-target", help="minDCF target prior"),
+    c_miss: float = typer.Option(1.0, "--c-miss", help="minDCF miss cost"),
+    c_fa: float = typer.Option(1.0, "--c-fa", help="minDCF false-alarm cost"),
+    resamples: int = typer.Option(1000, "--resamples", help="speaker-cluster bootstrap resamples"),
+    seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
+    out: Path | None = typer.Option(None, "--out", help="folder for report.md, report.html, report.json, figures"),
+    as_json: bool = typer.Option(False, "--json", help="print the report as JSON instead of a summary"),
+) -> None:
+    """Audit a trial list and its score file: join, EERs (three variants), minDCF, AUC, speaker-bootstrap intervals.
+
+    Exit codes: 0 pass, 1 an error-severity finding (unscored, duplicated or mislabelled trials), 2 usage error or
+    unreadable input (one line on stderr).
+    """
+    from audit.score_files import SCORE_FORMATS
+
+    if score_format is not None and score_format not in SCORE_FORMATS:
+        typer.echo(f"--format: expected one of {', '.join(SCORE_FORMATS)}, got {score_format!r}", err=True)
+        raise typer.Exit(EXIT_INPUT)
+    try:
+        from audit.trial_scores import ScoringConfig, audit_scores
+
+        config = ScoringConfig(p_target=p_target, c_miss=c_miss, c_fa=c_fa, n_resamples=resamples, seed=seed)
+        report = audit_scores(
+            trials, score_file, score_format=score_format, speakers=speakers, subgroups=subgroups,
+            conditions=conditions, config=config,
+        )  # fmt: skip
+        from reports import write_report
+
+        written = write_report(report, out) if out is not None else []
+    except InputError as error:
+        typer.echo(error.line(), err=True)
+        raise typer.Exit(EXIT_INPUT) from None
+    finish(report, written, as_json)
 
 
 @app.command()
@@ -200,7 +278,10 @@ def keygen(
     private: Path = typer.Argument(..., help="private key file to write (mode 0600; never inside a bundle)"),
     public: Path = typer.Argument(..., help="public key file to write (PEM), for reviewers"),
 ) -> None:
-    """Write an ed25519 key pair for signing run bundles, and print its key id."""
+    """Write an ed25519 key pair for signing run bundles, and print its key id.
+
+    Exit codes: 0 written, 2 usage error or a path that cannot be written (one line on stderr).
+    """
     from provenance.keys import generate_keypair
 
     try:

@@ -16,7 +16,7 @@ import pandas as pd
 from audit.aggregates import GapPair, UnpairedGender, is_clean
 from audit.contrasts import Contrast, ContrastSet, IncompleteContrast
 from audit.findings import Flag, Severity
-from schemas.results import ValidatedResults
+from schemas.results import PAPER_EXPERIMENT_PATTERN, ValidatedResults
 
 # The 17 experiments of the benchmark (E09, E12, E19 are absent and E21 was removed).
 BENCHMARK_EXPERIMENTS = tuple(f"E{n:02d}" for n in (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 14, 15, 16, 17, 18, 20))
@@ -437,10 +437,10 @@ def flag_missing_provenance(table: pd.DataFrame, config: AuditConfig) -> Flag | 
 def flag_coverage(frame: pd.DataFrame, config: AuditConfig) -> Flag | None:
     """Cells of the paper's expected experiment x model matrix without a usable row.
 
-    Only tables that hold the paper's experiments (E-numbered) are held to that matrix: a run of demonstration
-    experiments (D-numbered, the embedded default) is not the paper's benchmark.
+    Only rows with the paper's experiment ids (E01..E21) are held to that matrix: demonstration experiments
+    (D-numbered, the embedded default) and a legacy table's own ids (vox1_O) are not the paper's benchmark.
     """
-    frame = frame[frame["experiment"].astype(str).str.startswith("E")]
+    frame = frame[frame["experiment"].astype(str).str.fullmatch(PAPER_EXPERIMENT_PATTERN)]
     if frame.empty:
         return None
     models = config.expected_models or tuple(sorted(frame["model"].unique()))

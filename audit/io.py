@@ -14,13 +14,14 @@ import csv
 import io
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from audit.errors import InputError
+from audit.legacy import LegacyMapping
 from provenance.digests import Digest, bytes_digest
 from provenance.reading import read_regular_file
 from schemas.results import KNOWN_COLUMNS, REQUIRED_COLUMNS
@@ -34,6 +35,7 @@ class ResultsSource:
     digest: Digest
     frame: pd.DataFrame
     renamed: dict[str, str]
+    mapping: dict[str, Any] = field(default_factory=dict)  # what the mapping file's value maps did
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -89,6 +91,13 @@ def read_text(path: Path, what: str) -> str:
     return _decode_text(path, read_regular_file(path, what), what)
 
 
+def read_text_and_digest(path: Path, what: str) -> tuple[str, Digest]:
+    """``read_text`` and the digest of the bytes read (trial lists and score files are named in the report by it)."""
+    path = Path(path)
+    data = read_regular_file(path, what)
+    return _decode_text(path, data, what), bytes_digest(data)
+
+
 def read_toml(path: Path, what: str) -> dict[str, Any]:
     """A TOML document; an unreadable file or bad TOML is an InputError saying ``what`` was expected."""
     path = Path(path)
@@ -101,9 +110,14 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
         raise InputError(str(path), "not valid TOML: nested too deeply") from error
 
 
-def read_column_map(path: Path) -> dict[str, str]:
-    """Read a ``[columns]`` table of ``"legacy name" = "canonical name"`` pairs and check its targets."""
+def read_column_map(path: Path) -> tuple[dict[str, str], LegacyMapping]:
+    """Read a mapping file: its ``[columns]`` table of ``"legacy name" = "canonical name"`` pairs, checked, and
+    its value-level part (``audit.legacy``)."""
     document = read_toml(path, "a TOML column map")
+    return _column_renames(path, document), LegacyMapping.of(str(path), document)
+
+
+def _column_renames(path: Path, document: dict[str, Any]) -> dict[str, str]:
     mapping = document.get("columns")
     if not isinstance(mapping, dict):
         raise InputError(str(path), 'expected a [columns] table of "legacy name" = "canonical name" pairs')
@@ -164,7 +178,7 @@ def read_results(path: Path, column_map: Path | None = None) -> ResultsSource:
     what = "a results CSV"
     data = read_regular_file(path, what)
     text = _decode_text(path, data, what)
-    renames = read_column_map(column_map) if column_map is not None else {}
+    renames, legacy = read_column_map(column_map) if column_map is not None else ({}, None)
     rows = _csv_rows(path, text)
     _check_header(path, rows[0], renames, column_map)
     _check_rows(path, rows)
@@ -172,4 +186,8 @@ def read_results(path: Path, column_map: Path | None = None) -> ResultsSource:
         frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""], index_col=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error) as error:
         raise InputError(str(path), f"not a CSV file: {str(error).strip()}") from error
-    return ResultsSource(path, bytes_digest(data), frame.rename(columns=renames), renames)
+    frame = frame.rename(columns=renames)
+    if legacy is None:
+        return ResultsSource(path, bytes_digest(data), frame, renames)
+    mapped, notes = legacy.apply(frame)
+    return ResultsSource(path, bytes_digest(data), mapped, renames, notes)

@@ -19,8 +19,9 @@ import pandas as pd
 
 from audit.aggregates import GapPair, UnpairedGender, gender_gap_pairs, recompute_aggregates
 from audit.binding import parse_subset
-from audit.claims import Claim, check_claims, flag_claims, read_claims
+from audit.claims import Claim, check_claims, flag_claims, read_claims, record_facts
 from audit.contrasts import ContrastSet, derive_contrasts
+from audit.curves import curves_of_bundle
 from audit.errors import InputError
 from audit.findings import Flag, has_errors, one_per_id
 from audit.flags import AuditConfig, provenance_coverage, raise_flags
@@ -127,6 +128,13 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def eer_methods(frame: pd.DataFrame) -> dict[str, int]:
+    """How many rows name each EER variant (``eer_method``), so every printed EER says which it is."""
+    if "eer_method" not in frame:
+        return {}
+    return {str(k): int(v) for k, v in frame["eer_method"].fillna("not stated").value_counts().sort_index().items()}
+
+
 def verdict(flags: list[Flag], bundle: VerifiedBundle | None) -> str:
     """``fail`` on an error flag; ``unauthenticated`` for a bundle no trusted key signed; else ``pass``."""
     if has_errors(flags):
@@ -168,6 +176,8 @@ def assemble_report(
                 "blake3": source.digest.blake3,
                 "n_rows": len(source.frame),
                 "renamed_columns": source.renamed,
+                "eer_methods": eer_methods(source.frame),
+                "mapping": source.mapping,
             },
             "verdict": verdict(flags, bundle),
             "trust": None if bundle is None else trust_block(bundle),
@@ -216,7 +226,8 @@ def verify(
     flags = raise_flags(
         rows.table, rows.validated, rows.valid, rows.usable, contrast_set, pairs, unpaired, aggregates, config
     )
-    claim_results = check_claims(claim_list, {**aggregates, "table": table_facts(rows, config)})
+    facts = {**aggregates, "table": table_facts(rows, config), "records": record_facts(rows.usable)}
+    claim_results = check_claims(claim_list, facts)
     flags.extend(flag_claims(claim_results))
     report_sections = sections(rows, bundle is not None)
     verified = statistics = None
@@ -235,4 +246,6 @@ def verify(
     report = assemble_report(source, config, one_per_id(flags), aggregates, claim_results, report_sections, verified)
     if statistics is not None:
         report["statistics"] = json_safe(statistics)
+    if verified is not None:
+        report["curves"] = json_safe(curves_of_bundle(rows.usable, verified, config.clean_labels))
     return report

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from reports.blocks import Block, BulletList, Callout, Figure, Heading, Paragraph, Table
+from reports.blocks import Block, BulletList, Callout, Contents, Figure, Heading, Paragraph, Table
 
 _SPECIAL = re.compile(r"([\\`*_~$\[\]<>|#&])")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -39,8 +39,12 @@ def _table(table: Table) -> str:
 
 def _block(block: Block) -> str:
     match block:
-        case Heading(level, text):
-            return f"{'#' * level} {escape_markdown(text)}"
+        case Heading(level, text, _):
+            return f"{'#' * level} {escape_markdown(text)}"  # GitHub derives the same anchor from the text
+        case Contents(entries):
+            return "**Contents**\n\n" + "\n".join(
+                f"{number}. [{escape_markdown(title)}](#{anchor})" for number, (anchor, title) in enumerate(entries, 1)
+            )
         case Paragraph(text):
             return _escape_block(text)
         case Callout(_, text):
@@ -50,8 +54,11 @@ def _block(block: Block) -> str:
             return "\n".join(f"- {_escape_block(item)}" for item in items)
         case Table():
             return _table(block)
-        case Figure(filename, caption, _):
-            return f"![{escape_markdown(caption)}](figures/{filename})\n\n*{escape_markdown(caption)}*"
+        case Figure(filename, caption, _, alt):
+            described = f"\n\nText alternative: {_escape_block(alt)}" if alt else ""
+            return (
+                f"![{escape_markdown(alt or caption)}](figures/{filename})\n\n*{escape_markdown(caption)}*{described}"
+            )
     raise TypeError(f"unknown block {block!r}")
 
 

@@ -12,17 +12,52 @@ from collections.abc import Callable
 from dataclasses import asdict
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
 from audit.errors import EXIT_FINDING, EXIT_INPUT, InputError
 
+EXIT_CODES = "Exit codes: 0 done, 1 an audit finding or a run that could not finish, 2 usage or input error."
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
-corpus_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Corpus tables.")
+corpus_app = typer.Typer(add_completion=False, no_args_is_help=True, help=f"Corpus tables. {EXIT_CODES}")
 app.add_typer(corpus_app, name="corpus")
 
 F = TypeVar("F", bound=Callable[..., Any])
+# Top-level modules of the [runner] extra: without them the runner cannot work, and says so in one line.
+RUNNER_EXTRA_MODULES = frozenset(
+    {"torch", "torchaudio", "resemblyzer", "speechbrain", "transformers", "av", "soundfile", "tqdm", "onnxruntime"}
+)
+INSTALL_RUNNER = "pip install 'interbias-sv[runner]'"
+
+
+def show_version(value: bool) -> None:
+    if value:
+        from audit.verify import tool_version
+
+        typer.echo(f"interbias (interbias-sv) {tool_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=show_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Run the InterBias-SV benchmark: a configuration, the default corpus, the whole loop.
+
+    Exit codes: 0 done (or audit passed), 1 an audit finding or a run that could not finish, 2 usage or input error.
+    """
+
+
+def fail_without_extra(error: ModuleNotFoundError) -> NoReturn:
+    """One line naming the [runner] extra when ``error`` is one of its modules (the light install); otherwise
+    ``error`` is a bug and goes on as it is."""
+    if (error.name or "").partition(".")[0] not in RUNNER_EXTRA_MODULES:
+        raise error
+    typer.echo(f"error: the runner needs its extra (no module named {error.name!r}): {INSTALL_RUNNER}", err=True)
+    raise typer.Exit(EXIT_INPUT) from None
 
 
 def one_line_errors(command: F) -> F:
@@ -30,10 +65,14 @@ def one_line_errors(command: F) -> F:
 
     @wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from runner.pipeline import RunError
-
+        try:
+            from runner.pipeline import RunError
+        except ModuleNotFoundError as error:
+            fail_without_extra(error)
         try:
             return command(*args, **kwargs)
+        except ModuleNotFoundError as error:
+            fail_without_extra(error)
         except InputError as error:
             typer.echo(f"error: {error.line()}", err=True)
             raise typer.Exit(EXIT_INPUT) from None
@@ -62,9 +101,14 @@ def run(
     device: Annotated[str, typer.Option(help="torch device for the encoders.")] = "cpu",
     workers: Annotated[int, typer.Option(min=0, help="Processes that apply the operators (0: in-process).")] = 2,
     json_output: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    progress: Annotated[
+        bool, typer.Option(help="A progress bar on a terminal; one line per stage when stdout is not one.")
+    ] = True,
 ) -> None:
-    """Run CONFIG and write its artefact bundle into --out."""
+    """Run CONFIG and write its artefact bundle into --out.
+
+    Exit codes: 0 done, 1 a run that could not finish, 2 usage or input error (one line on stderr).
+    """
     from runner.config import load_config
     from runner.pipeline import run as run_pipeline
 
@@ -75,7 +119,7 @@ def run(
         signing_key=key,
         image_digest=image_digest,
         command_line=sys.argv,
-        progress=progress,
+        progress=progress and not json_output,  # stage lines go to stdout, which --json keeps for the JSON
         device=device,
         workers=workers,
     )
@@ -94,7 +138,10 @@ def corpus_build(
     out: Annotated[Path | None, typer.Option("--out", help="Corpus folder (default: the cache).")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
-    """Build the embedded default corpus from Debian's asterisk prompt packages."""
+    """Build the embedded default corpus from Debian's asterisk prompt packages.
+
+    Exit codes: 0 built, 1 a build that could not finish, 2 usage or input error (one line on stderr).
+    """
     from runner.config import default_cache_root
     from runner.corpora.asterisk import build_default_corpus
 
@@ -116,7 +163,10 @@ def corpus_check(
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary and every problem as JSON.")] = False,
     shown: Annotated[int, typer.Option("--problems", min=0, help="How many problems to print.")] = 20,
 ) -> None:
-    """Read a corpus (or spoof) folder with its adapter, as a run would, and say what it holds and could not use."""
+    """Read a corpus (or spoof) folder with its adapter, as a run would, and say what it holds and could not use.
+
+    Exit codes: 0 read, 2 usage error or a folder the adapter cannot read (one line on stderr).
+    """
     from runner.corpora import load_corpus
 
     table = load_corpus(adapter, root)
@@ -151,11 +201,19 @@ def reproduce(
     key: KeyOpt = None,
     image_digest: DigestOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the steps and check inputs only.")] = False,
+    claims: Annotated[
+        Path | None, typer.Option("--claims", help="TOML file of published numbers the audit checks.")
+    ] = None,
 ) -> None:
-    """The whole loop: build the corpus, run, sign, audit the bundle, write the report."""
+    """The whole loop: build the corpus, run, sign, audit the bundle, write the report.
+
+    Exit codes: 0 the audit passed, 1 an audit finding or a run that could not finish, 2 usage or input error.
+    """
     from runner.reproduce import reproduce as reproduce_loop
 
-    code = reproduce_loop(config, out, cache_root=cache, key=key, image_digest=image_digest, dry_run=dry_run)
+    code = reproduce_loop(
+        config, out, cache_root=cache, key=key, image_digest=image_digest, dry_run=dry_run, claims=claims
+    )
     raise typer.Exit(code)
 
 

@@ -40,6 +40,7 @@ from runner.encoders import Encoder, EncoderSpec
 from runner.operators import Chain as OperatorChain
 from runner.operators import NoiseSources, chain_id, chain_status
 from runner.plan import RecordPlan, Side, plan_run, run_id_for
+from runner.stages import StageLog
 from runner.trials import select_pool
 
 TOOL_VERSION = version("interbias-sv")
@@ -368,15 +369,18 @@ def run(
     from provenance.manifest import write_manifest
 
     out = Path(out)
+    stages = StageLog.for_log(6, progress)
     corpora = _load_corpora(config)  # the corpus folders are only read
     pools = {
         name: select_pool(table.frame, config.corpora[name].utterances_per_speaker, config.seed)
         for name, table in corpora.items()
     }
     corpus_digest = _corpus_digest(corpora)
+    stages.done("corpora", f"{sum(len(pool) for pool in pools.values())} utterances from {len(corpora)} corpora")
     load = encoder_factory or (lambda spec, on: spec.load(device=on))
     encoders = {spec.label: load(spec, device) for spec in config.encoders}
     checkpoint_digests = [encoders[c.label].checkpoint.checkpoint_blake3 for c in config.encoders]
+    stages.done("encoders", f"{len(encoders)} loaded")
     run_id = run_id_for(config, corpus_digest, checkpoint_digests, TOOL_VERSION)
     _check_out_folder(out, run_id)
     plans = plan_run(config, pools)
@@ -390,6 +394,8 @@ def run(
     trial_lists = {plan.trials.trial_list_id: plan.trials for plan in plans}
     for trial_list_id, trials in sorted(trial_lists.items()):
         atomic_write_bytes(out / "trials" / f"{trial_list_id}.csv", trials.csv_bytes)
+    n_trials = sum(len(t.frame) for t in trial_lists.values())
+    stages.done("plan", f"{len(plans)} records, {len(trial_lists)} trial lists, {n_trials} trials")
 
     chains: dict[str, Chain] = {}
     sides: set[Side] = set()
@@ -409,6 +415,7 @@ def run(
     cache = EmbeddingCache((cache_root or default_cache_root()) / "embeddings")
     embedder = Embedder(config, pools, encoders, cache, sources, workers)
     embeddings = embedder.embed_all(chains, sides, progress)
+    stages.done("embeddings", f"{embedder.forward_passes} computed, {embedder.cached} from cache")
 
     operators = _operator_report(config, plans, chains, embeddings, sources)
     failures = sum(chain["failed"] for chain in operators["chains"].values())
@@ -420,6 +427,7 @@ def run(
     for plan, frame in zip(plans, score_frames, strict=True):
         _write_scores(out / "scores" / f"{plan.record_id}.parquet", frame, run_id)
     metrics = _grouped(score_frames, config)
+    stages.done("scores", f"{len(score_frames)} records, {sum(len(frame) for frame in score_frames)} trials scored")
     rows = []
     for index, (plan, frame) in enumerate(zip(plans, score_frames, strict=True)):
         empty = [
@@ -456,12 +464,13 @@ def run(
         results[column] = results[column].astype("int64")
     atomic_write_bytes(out / "results.csv", results.to_csv(index=False, lineterminator="\n").encode())
     write_manifest(out, run_config=config.raw, signing_key=signing_key)
+    stages.done("bundle", f"{len(rows)} results rows, manifest {'signed' if signing_key else 'unsigned'} -> {out}")
     return RunSummary(
         out=out,
         run_id=run_id,
         n_records=len(plans),
         n_trial_lists=len(trial_lists),
-        n_trials=sum(len(t.frame) for t in trial_lists.values()),
+        n_trials=n_trials,
         n_utterances=sum(len(pool) for pool in pools.values()),
         forward_passes=embedder.forward_passes,
         embeddings_cached=embedder.cached,

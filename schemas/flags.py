@@ -48,6 +48,18 @@ _KINDS = (
     FlagKind("coverage", _W, "Experiments or encoders missing from the expected matrix."),
     FlagKind("claims-not-reproduced", _E, "A published number does not follow from the table."),
     FlagKind("claims-not-computable", _W, "A published number cannot be recomputed from the table."),
+    # audit scores: a reviewer's trial list and score file (audit/trial_scores.py)
+    FlagKind("duplicated-trials", _E, "A pair listed twice: which score belongs to which occurrence is unknown."),
+    FlagKind("duplicated-scores", _E, "A pair scored twice: the metrics use the first score only."),
+    FlagKind("unscored-trials", _E, "Trials without a score: the metrics cover part of the list, not the list."),
+    FlagKind("scores-without-trials", _W, "Scores of pairs the list does not hold are left out."),
+    FlagKind("non-finite-scores", _E, "NaN or infinite scores are left out of the metrics."),
+    FlagKind("label-mismatch", _E, "The score file's label contradicts the trial list's; the list's is used."),
+    FlagKind(
+        "labels-contradict-speakers", _W, "A label that contradicts the speakers: the labels or the map are wrong."
+    ),
+    FlagKind("speakers-unknown", _W, "Without speakers, no speaker-cluster interval can be given."),
+    FlagKind("metrics-not-computable", _E, "The trials do not define an EER (one class, or equal scores)."),
     FlagKind("bad-signature", _E, "Nothing vouches for the bundle: unsigned, or the signature fails.", True),
     FlagKind("untrusted-key", _E, "The signature verifies only under a key the reviewer did not declare.", True),
     FlagKind("digest-mismatch", _E, "A bundle file differs from the signed statement, or is not covered.", True),

@@ -227,8 +227,8 @@ def test_missing_provenance_coverage_as_fractions(tmp_path: Path) -> None:
 
 def test_coverage_lists_missing_cells_and_unexpected_experiments(tmp_path: Path) -> None:
     rows = [row("a", 0.1, experiment="E01"), row("b", 0.1, experiment="E01", model="m2")]
-    rows += [row("c", 0.1, experiment="E02"), row("d", 0.1, experiment="E03")]
+    rows += [row("c", 0.1, experiment="E02"), row("d", 0.1, experiment="E03"), row("e", 0.1, experiment="vox1_O")]
     config = AuditConfig(expected_experiments=("E01", "E02"), expected_models=("m1", "m2"))
     details = flags_of(audit(tmp_path, rows, config))["coverage"]["details"]
     assert details["missing_cells"] == [["E02", "m2"]]
-    assert details["unexpected_experiments"] == ["E03"]
+    assert details["unexpected_experiments"] == ["E03"]  # vox1_O is a free id, not a paper experiment

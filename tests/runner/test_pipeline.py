@@ -158,15 +158,24 @@ def test_pretrained_encoder_is_well_below_chance_and_noise_raises_its_eer(
     assert noisy > clean
 
 
-def test_rerun_does_no_forward_pass_and_writes_the_same_bytes(finished: tuple[Path, Path, list]) -> None:
+def test_rerun_does_no_forward_pass_and_writes_the_same_bytes(
+    finished: tuple[Path, Path, list], capsys: pytest.CaptureFixture[str]
+) -> None:
     folder, out, first = finished
     assert all(encoder.embedded > 0 for encoder in first)
     before = (out / "results.csv").read_bytes()
     made: list[CountingEncoder] = []
     config = load_config(folder / "run.toml")
-    run(config, out, cache_root=folder / "cache", progress=False, encoder_factory=counting_factory(made))
+    run(config, out, cache_root=folder / "cache", progress=True, encoder_factory=counting_factory(made))
     assert [encoder.embedded for encoder in made] == [0, 0]
     assert (out / "results.csv").read_bytes() == before
+    # stdout is not a terminal here: one line per stage, with its counts and times.
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        f"stage {n}/6 {stage}"
+        for n, stage in enumerate(["corpora", "encoders", "plan", "embeddings", "scores", "bundle"], 1)
+    ]
+    assert lines[3].startswith("stage 4/6 embeddings: 0 computed, ") and lines[3].endswith(" s in all)")
 
 
 def test_killed_run_resumes_to_the_same_bytes(finished: tuple[Path, Path, list], tmp_path: Path) -> None:
