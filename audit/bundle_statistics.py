@@ -56,10 +56,15 @@ def declared_analysis(bundle: Path) -> dict[str, Any]:
 
 
 def _contrast_input(contrast: Contrast, scores: _Scores, held_out_levels: set[str]) -> ContrastInput:
+    """The four terms' scores and trials; terms on different trial lists make a population contrast."""
     records = contrast.records
-    if len({scores.trial_list[r] for r in records}) != 1:
-        raise ValueError("its four terms used different trial lists")
-    trials = scores.trials(records[0])
+    trials = {term: scores.trials(record) for term, record in zip(TERMS, records, strict=True)}
+    shared = len({scores.trial_list[r] for r in records}) == 1
+
+    def column(name: str, kind: type = str) -> Any:
+        per_term = {term: frame[name].astype(kind).to_numpy() for term, frame in trials.items()}
+        return per_term["clean"] if shared else per_term
+
     return ContrastInput(
         key={
             "experiment": contrast.experiment,
@@ -71,8 +76,9 @@ def _contrast_input(contrast: Contrast, scores: _Scores, held_out_levels: set[st
         },
         family=f"{contrast.experiment}/{contrast.model_family or 'unknown family'}",
         scores={term: scores.scores(record) for term, record in zip(TERMS, records, strict=True)},
-        labels=trials["label"].astype(int).to_numpy(),
-        clusters=trials["enrol_speaker"].to_numpy(),
+        labels=column("label", int),
+        clusters=column("enrol_speaker"),
+        test_speakers=column("test_speaker"),
         held_out=bool({contrast.level_a, contrast.level_b} & held_out_levels),
         model=contrast.model,
     )
@@ -181,6 +187,7 @@ def statistics_of_bundle(
             operating_point=analysis.get("operating_point", "eer"),
             n_resamples=int(analysis.get("n_resamples", 1000)),
             seed=int(analysis.get("seed", 0)),
+            eer_method=_rows_eer_method(results, analysis),
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]
@@ -189,27 +196,35 @@ def statistics_of_bundle(
         {
             "family": family,
             "contrasts": result["n_contrasts"],
-            "mean IE": result["mean_ie"].get("estimate"),
-            "interval": [result["mean_ie"].get("low"), result["mean_ie"].get("high")],
-            "verdict": result["tost"]["verdict"],
+            "population contrasts": result["n_population_contrasts"],
+            "verdict (every contrast)": result["verdict"],
+            "within / outside / undetermined": "{} / {} / {}".format(
+                *(result["contrast_verdicts"][v] for v in ("additive within margin", "non-additive", "undetermined"))
+            ),
+            "mean |IE|": _interval_text(result["mean_abs_ie"]),
+            "max |IE|": _interval_text(result["max_abs_ie"]),
+            "mean IE (can cancel)": _interval_text(result["mean_ie"]),
         }
         for family, result in families.items()
     ]
     coupling = statistics.get("coupling", {})
+    n_population = sum(result["n_population_contrasts"] for result in families.values())
     lines = [
-        f"Speaker-cluster bootstrap ({statistics['n_resamples']} resamples of enrolment speakers, seed "
-        f"{statistics['seed']}, {statistics['level']:.0%} percentile intervals), the same resample for the four "
-        f"terms of each contrast; {len(inputs)} contrasts with per-trial scores"
-        + (f", {len(skipped)} left out: {'; '.join(skipped[:3])}" if skipped else "")
-        + ".",
-        f"Equivalence to additivity (TOST) against the declared margin {margin}: per family below, per contrast "
-        "in report.json (statistics.contrasts).",
+        f"Two-way speaker bootstrap ({statistics['n_resamples']} resamples of speakers shared by every contrast "
+        f"and encoder; a trial counts once per drawn copy of each of its speakers; seed {statistics['seed']}, "
+        f"{statistics['level']:.0%} percentile intervals); {len(inputs)} contrasts with per-trial scores, "
+        f"{n_population} of them population contrasts (terms on different trial lists, resampled jointly "
+        "through their speakers)" + (f", {len(skipped)} left out: {'; '.join(skipped[:3])}" if skipped else "") + ".",
+        f"Equivalence to additivity (TOST) against the declared margin {margin}: a family is 'additive within "
+        "margin' only when every contrast is; the counts, mean |IE| and max |IE| cannot cancel, the signed mean "
+        "can. Per contrast in report.json (statistics.contrasts).",
     ]
-    if coupling.get("observed") is not None:
-        expected = coupling.get("expected_under_additivity", {})
+    lines += statistics.get("coverage_warnings", [])
+    if coupling.get("observed") is not None and coupling.get("expected_under_additivity"):
+        expected = coupling["expected_under_additivity"]
         lines.append(
             f"IE vs prediction: observed r = {_fmt(coupling['observed'])}; under pure additivity with the same "
-            f"trial noise r would be {_fmt(expected.get('median'))} (95% of simulations within "
+            f"trial noise r would be {_fmt(expected.get('r'))} (95% of simulations within "
             f"{_fmt(expected.get('low'))} to {_fmt(expected.get('high'))})."
         )
     if fixed:
@@ -221,6 +236,17 @@ def statistics_of_bundle(
     if statistics["fixed_threshold"]:
         sections.append(fixed_threshold_section(statistics["fixed_threshold"]))
     return statistics, sections
+
+
+def _rows_eer_method(results: pd.DataFrame, analysis: dict[str, Any]) -> Any:
+    """The bootstrap's EER variant: ``[analysis] bootstrap_eer_method`` if declared, else the rows' own
+    ``eer_method`` (the most common one), else ``interp``."""
+    declared = analysis.get("bootstrap_eer_method")
+    if declared:
+        return declared
+    if "eer_method" in results and results["eer_method"].notna().any():
+        return str(results["eer_method"].dropna().astype(str).mode().iloc[0])
+    return "interp"
 
 
 def _fmt(value: Any) -> str:
