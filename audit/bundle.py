@@ -619,8 +619,8 @@ def _compare(row: dict[str, Any], recomputed: dict[str, float]) -> list[str]:
 
 
 def _scorable(record: RecordScores) -> bool:
-    """The metrics are defined: both classes present and at least two distinct scores."""
-    return bool(record.labels.any() and (record.labels == 0).any() and np.unique(record.scores).size > 1)
+    """The metrics are defined: both classes present (constant scores give the chance values)."""
+    return bool(record.labels.any() and (record.labels == 0).any())
 
 
 def verify_rescored_metrics(results: pd.DataFrame, loaded: dict[str, RecordScores]) -> tuple[None, _Step]:

@@ -43,7 +43,7 @@ _SHOWN_RECORDS = 10  # offending record codes named in one error message
 
 
 class MetricInputError(ValueError):
-    """Scores or labels on which a metric is not defined (NaN, one class, constant scores, bad labels)."""
+    """Scores or labels on which a metric is not defined (NaN, one class, bad labels)."""
 
 
 def _as_inputs(
@@ -274,7 +274,8 @@ def _roc_corners(
 def _check_records(
     n_records: int, seg_record: IntArray, targets: IntArray, nontargets: IntArray, seg_lengths: IntArray
 ) -> None:
-    """Every record needs trials of both classes and two distinct scores."""
+    """Every record needs trials of both classes. Constant scores are a curve of one point (accept all): the
+    chance diagonal, EER 0.5 in every variant, minDCF 1, AUC 0.5, as ``roc_curve`` and the references give."""
     if seg_record.size < n_records:
         missing = np.setdiff1d(np.arange(n_records), seg_record)
         raise MetricInputError(f"{_describe(missing, n_records)} have no trials (both classes are needed)")
@@ -283,9 +284,6 @@ def _check_records(
         raise MetricInputError(
             f"{_describe(one_class, n_records)} hold only one class: targets and non-targets are both needed"
         )
-    constant = np.sort(seg_record[seg_lengths == 1])
-    if constant.size:
-        raise MetricInputError(f"all scores are equal in {_describe(constant, n_records)}: no ROC curve")
 
 
 def _legacy_eer(roc: _RocCorners) -> FloatArray:
@@ -427,8 +425,8 @@ def grouped_metrics(
 
     ``record_index`` holds integer codes 0..R-1 (R = ``n_records``, default largest code + 1), in any order.
     Returns ``eer_legacy``, ``eer_rocch``, ``eer_interp``, ``min_dcf``, ``auc`` (float64) and ``n_target``,
-    ``n_nontarget`` (int64), each of length R. Every record needs both classes and two distinct scores;
-    otherwise ``MetricInputError`` names the offending record codes.
+    ``n_nontarget`` (int64), each of length R. Every record needs both classes (constant scores give the
+    chance values: EER 0.5, minDCF 1, AUC 0.5); otherwise ``MetricInputError`` names the offending record codes.
     """
     values, label_codes, records, count = _as_inputs(scores, labels, record_index, n_records)
     roc = _roc_corners(values, label_codes, records, count)

@@ -789,7 +789,7 @@ def _error_rates(
         "frr": _interval(point[2] / point[3], frr_draws, level) if point[3] else None,
         "eer": None,
     }
-    if point[1] and point[3] and np.unique(scores).size > 1:
+    if point[1] and point[3]:
         result["eer"] = _interval(
             eer(scores, labels, eer_method),
             weighted_eer(scores, labels, codes[0], weights, eer_method, codes[1]),

@@ -309,12 +309,13 @@ def test_subgroup_gaps_and_undefined_subgroups() -> None:
         assert gaps["range"]["low"] >= 0.0
 
 
-def test_constant_term_names_the_contrast() -> None:
+def test_constant_term_is_at_chance_not_an_error() -> None:
+    # Constant scores are the chance diagonal (EER 0.5, as roc_curve gives): in the estimate and every draw.
     rng = np.random.default_rng(10)
     contrast = _contrast(rng, {})
     scores = {**contrast.scores, "b": np.zeros(np.asarray(contrast.labels).size)}
-    with pytest.raises(StatisticsInputError, match=r"contrast \{'model': 'm'\}: all scores are equal"):
-        bootstrap_contrast(ContrastInput(contrast.key, "E13", scores, contrast.labels, contrast.clusters))
+    summary = bootstrap_contrast(ContrastInput(contrast.key, "E13", scores, contrast.labels, contrast.clusters))
+    assert summary["estimates"]["b"] == {"estimate": 0.5, "low": 0.5, "high": 0.5, "n_undefined": 0}
 
 
 def test_unreachable_target_far_rejects_every_development_trial() -> None:
