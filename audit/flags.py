@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from audit.aggregates import GapPair, UnpairedGender, is_clean
+from audit.aggregates import GapPair, UnpairedGender, emotion_reference_level, is_clean
 from audit.contrasts import Contrast, ContrastSet, IncompleteContrast
 from audit.findings import Flag, Severity
 from schemas.results import ValidatedResults
@@ -121,9 +121,7 @@ def flag_eer_above_chance(frame: pd.DataFrame, config: AuditConfig) -> Flag | No
 
 def flag_near_chance_prediction(contrasts: Sequence[Contrast], config: AuditConfig) -> Flag | None:
     """Contrasts whose additive prediction, or one of whose terms, is at or above ``near_chance_eer``."""
-    cases = [
-        c for c in contrasts if max(c.prediction, c.eer_clean, c.eer_a, c.eer_b, c.eer_ab) >= config.near_chance_eer
-    ]
+    cases = [c for c in contrasts if "near-chance-prediction" in c.caveats(config.near_chance_eer)]
     if not cases:
         return None
     return Flag(
@@ -197,7 +195,8 @@ def flag_unstable_ratio(
                 }
             )
             records.extend(ratio["records"])
-    reference = next((c for c in emotion_matrix if c["enrol"] == c["test"] == config.reference_emotion), None)
+    level = emotion_reference_level({c["enrol"] for c in emotion_matrix}, config.reference_emotion)
+    reference = next((c for c in emotion_matrix if c["enrol"] == c["test"] == level), None)
     if reference is not None and abs(reference["eer_mean"]) < config.ratio_denominator_min:
         cases.append(
             {
@@ -217,6 +216,21 @@ def flag_unstable_ratio(
         "denominator, not amplification: compare absolute gaps instead.",
         _unique(records),
         {"ratios": cases},
+    )
+
+
+def flag_emotion_reference(reference: dict[str, Any]) -> Flag | None:
+    """``missing-reference-level``: Table 8's declared reference emotion matches no condition label, so its
+    ratios are empty (or it matched under another label, said as information)."""
+    if reference.get("warning") is None:
+        return None
+    missing = reference.get("used") is None
+    return Flag(
+        "missing-reference-level",
+        Severity.WARNING if missing else Severity.INFO,
+        str(reference["warning"]),
+        (),
+        {"declared": reference.get("declared"), "used": reference.get("used")},
     )
 
 
@@ -490,6 +504,7 @@ def raise_flags(
         flag_near_chance_prediction(contrasts, config),
         flag_coupled_correlation(contrasts, aggregates["ie_vs_prediction"]),
         flag_unstable_ratio(aggregates["gap_ratios"], aggregates["emotion_matrix"], config),
+        flag_emotion_reference(aggregates["emotion_reference"]),
         *flag_incomplete_contrasts(contrast_set),
         flag_substituted_reference(contrasts),
         *flag_trial_matching(contrasts),

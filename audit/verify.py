@@ -180,6 +180,8 @@ def verify(
         clean_labels=config.clean_labels,
         emotion_experiment=config.emotion_experiment,
         reference_emotion=config.reference_emotion,
+        near_chance_eer=config.near_chance_eer,
+        cross_corpus_experiments=config.cross_corpus_experiments,
     )
     flags = raise_flags(
         rows.table, rows.validated, rows.valid, rows.usable, contrast_set, pairs, unpaired, aggregates, config
