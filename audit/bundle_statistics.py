@@ -134,8 +134,9 @@ def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
             "trials": values["n_target"] + values["n_nontarget"],
         }
         for result in results
-        for subgroup, values in sorted(result["subgroups"].items())
+        for subgroup, values in sorted(result.get("subgroups", {}).items())
     ]
+    skipped = [f"{'/'.join(result['key'].values())}: {result['skipped']}" for result in results if "skipped" in result]
     return {
         "id": "fixed-threshold-subgroups",
         "title": "Subgroup error rates at one common threshold",
@@ -144,8 +145,9 @@ def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
             "Per-subgroup EERs compare separately optimised operating points; a deployment runs at one threshold. "
             "Here the threshold is chosen on development speakers disjoint from the evaluated ones, and each "
             "subgroup's FAR and FRR at it are shown beside its own EER (estimate [95% interval]).",
-            "Intervals resample enrolment speakers: a subgroup with a single speaker gets a zero-width interval, "
-            "which shows that its uncertainty cannot be estimated, not that there is none.",
+            "Intervals resample speakers on both sides of each trial: a subgroup with a single speaker gets a "
+            "zero-width interval, which shows that its uncertainty cannot be estimated, not that there is none.",
+            *([f"{len(skipped)} setting(s) have no analysis: {'; '.join(skipped[:5])}"] if skipped else []),
         ],
         "table": rows,
     }

@@ -70,10 +70,15 @@ def audit_results(
     bundle: Path | None = None,
     key: Path | None = None,
     out: Path | None = None,
+    roster: Path | None = None,
 ) -> tuple[dict[str, Any], list[Path]]:
     """The audit of a table (and bundle), with the artefact-evaluation summary, written to ``out`` if given."""
     run_verify = import_quietly()
-    report = run_verify(results, columns=columns, claims=claims, bundle=bundle, key=key)
+    from audit.flags import AuditConfig
+    from audit.io import read_training_corpora
+
+    config = AuditConfig(training_corpora=read_training_corpora(roster)) if roster is not None else None
+    report = run_verify(results, columns=columns, claims=claims, config=config, bundle=bundle, key=key)
     from reports import artefact_evaluation_summary, write_report
 
     report["sections"].append(artefact_evaluation_summary(report))
@@ -96,11 +101,16 @@ def verify(
         None, "--key", help="public key (PEM) you trust for the bundle's signature (default: the bundle's own)"
     ),
     out: Path | None = typer.Option(None, "--out", help="folder for report.md, report.html, report.json, figures"),
+    roster: Path | None = typer.Option(
+        None, "--roster", help="encoder roster (TOML) whose training_corpora flag training-overlap"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON instead of a summary"),
 ) -> None:
     """Validate a results table, recompute its aggregates, raise flags and check published claims."""
     try:
-        report, written = audit_results(results, columns=columns, claims=claims, bundle=bundle, key=key, out=out)
+        report, written = audit_results(
+            results, columns=columns, claims=claims, bundle=bundle, key=key, out=out, roster=roster
+        )
     except InputError as error:
         typer.echo(error.line(), err=True)
         raise typer.Exit(EXIT_INPUT) from None

@@ -909,6 +909,29 @@ def _correlation(x: FloatArray, y: FloatArray) -> float | None:
 # Entry point for the audit of a bundle
 
 
+def _fixed_threshold_or_reason(
+    record: FixedThresholdInput,
+    operating_point: Literal["eer"] | float,
+    n_resamples: int,
+    seed: int,
+    level: float,
+    eer_method: BootstrapEerMethod,
+) -> dict[str, Any]:
+    """One record's fixed-threshold analysis, or why it has none (e.g. its development trials lack a class):
+    one record cannot stop the others, and the reason is written, not dropped."""
+    try:
+        return fixed_threshold_analysis(
+            record,
+            operating_point=operating_point,
+            n_resamples=n_resamples,
+            seed=seed,
+            level=level,
+            eer_method=eer_method,
+        )
+    except StatisticsInputError as error:
+        return {"key": dict(record.key), "skipped": str(error)}
+
+
 FEW_SPEAKERS = 30  # below this many speakers a contrast's intervals carry a matched-simulation warning
 
 
@@ -1020,14 +1043,7 @@ def bundle_statistics(
             acceptable_error,
         )
     result["fixed_threshold"] = [
-        fixed_threshold_analysis(
-            record,
-            operating_point=operating_point,
-            n_resamples=n_resamples,
-            seed=seed,
-            level=level,
-            eer_method=eer_method,
-        )
+        _fixed_threshold_or_reason(record, operating_point, n_resamples, seed, level, eer_method)
         for record in fixed_threshold
     ]
     return result

@@ -542,3 +542,24 @@ def test_few_speakers_warn_with_the_matched_coverage() -> None:
     warnings = small_sample_warnings(summaries, "interp", 0.95, n_datasets=30)
     assert len(warnings) == 1 and "7 speakers" in warnings[0] and "fewer than 30" in warnings[0]
     assert summaries[0]["matched_coverage"]["n_speakers"] == 7 and "matched_coverage" not in summaries[1]
+
+
+def test_a_record_without_development_classes_is_skipped_with_its_reason() -> None:
+    # The development speakers have targets only: that record gets its reason, the contrasts still get statistics.
+    record = FixedThresholdInput(
+        {"record_id": "r3"},
+        [0.9, 0.8, 0.7, 0.2, 0.6, 0.1],
+        [1, 1, 1, 0, 1, 0],
+        ["d1", "d2", "e1", "e1", "e2", "e2"],
+        ["d1", "d2", "e1", "e2", "e2", "e1"],
+        ["F"] * 6,
+        ["d1", "d2"],
+    )
+    rng = np.random.default_rng(38)
+    result = bundle_statistics(
+        [_contrast(rng, {})], margin=0.02, fixed_threshold=[record], n_resamples=20, matched_simulations=5
+    )
+    assert result["fixed_threshold"] == [
+        {"key": {"record_id": "r3"}, "skipped": "record {'record_id': 'r3'}: the development split lacks a class"}
+    ]
+    assert len(result["contrasts"]) == 1
