@@ -22,7 +22,7 @@ import pandas as pd
 
 from audit.contrasts import Contrast
 from audit.metrics import MetricInputError
-from audit.statistics import ContrastInput, FixedThresholdInput, bundle_statistics
+from audit.statistics import ContrastInput, FixedThresholdInput, SubgroupInput, bundle_statistics
 
 TERMS = ("clean", "a", "b", "ab")
 
@@ -84,16 +84,14 @@ def _contrast_input(contrast: Contrast, scores: _Scores, held_out_levels: set[st
     )
 
 
-def _fixed_threshold_inputs(
-    results: pd.DataFrame, scores: _Scores, dev_speakers: list[str]
-) -> list[FixedThresholdInput]:
-    """One input per (experiment, model, condition) with subgroup records: their trials pooled, each labelled
-    with its record's subgroup, scored at one threshold."""
+def _subgroup_settings(results: pd.DataFrame, scores: _Scores) -> list[tuple[dict[str, str], pd.DataFrame]]:
+    """Per (experiment, model, condition) with two or more subgroup records: their trials pooled, each labelled
+    with its record's subgroup."""
     groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     with_subgroup = results[results["subgroup"].notna()] if "subgroup" in results else results.iloc[0:0]
     for row in with_subgroup.itertuples():
         groups[(str(row.experiment), str(row.model), str(row.condition))].append(str(row.record_id))
-    inputs = []
+    settings = []
     for (experiment, model, condition), records in sorted(groups.items()):
         if len(records) < 2:
             continue
@@ -102,23 +100,81 @@ def _fixed_threshold_inputs(
             trials = scores.trials(record)
             subgroup = results.loc[results["record_id"] == record, "subgroup"].iloc[0]
             frames.append(trials.assign(score=scores.scores(record), subgroup=str(subgroup)))
-        pooled = pd.concat(frames, ignore_index=True)
-        inputs.append(
-            FixedThresholdInput(
-                key={"experiment": experiment, "model": model, "condition": condition},
-                scores=pooled["score"].to_numpy(float),
-                labels=pooled["label"].astype(int).to_numpy(),
-                enrol_speaker=pooled["enrol_speaker"].to_numpy(),
-                test_speaker=pooled["test_speaker"].to_numpy(),
-                subgroups=pooled["subgroup"].to_numpy(),
-                dev_speakers=dev_speakers,
-            )
+        key = {"experiment": experiment, "model": model, "condition": condition}
+        settings.append((key, pd.concat(frames, ignore_index=True)))
+    return settings
+
+
+def _fixed_threshold_inputs(
+    settings: list[tuple[dict[str, str], pd.DataFrame]], dev_speakers: list[str]
+) -> list[FixedThresholdInput]:
+    """One input per subgroup setting, scored at one threshold."""
+    return [
+        FixedThresholdInput(
+            key=key,
+            scores=pooled["score"].to_numpy(float),
+            labels=pooled["label"].astype(int).to_numpy(),
+            enrol_speaker=pooled["enrol_speaker"].to_numpy(),
+            test_speaker=pooled["test_speaker"].to_numpy(),
+            subgroups=pooled["subgroup"].to_numpy(),
+            dev_speakers=dev_speakers,
         )
-    return inputs
+        for key, pooled in settings
+    ]
+
+
+def _subgroup_inputs(settings: list[tuple[dict[str, str], pd.DataFrame]]) -> list[SubgroupInput]:
+    return [
+        SubgroupInput(
+            key=key,
+            scores=pooled["score"].to_numpy(float),
+            labels=pooled["label"].astype(int).to_numpy(),
+            enrol_speaker=pooled["enrol_speaker"].to_numpy(),
+            test_speaker=pooled["test_speaker"].to_numpy(),
+            subgroups=pooled["subgroup"].to_numpy(),
+        )
+        for key, pooled in settings
+    ]
 
 
 def _interval_text(value: dict[str, Any]) -> str:
     return f"{_fmt(value.get('estimate'))} [{_fmt(value.get('low'))}, {_fmt(value.get('high'))}]"
+
+
+def subgroup_gap_section(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each subgroup setting's gaps to its reference subgroup, with intervals and the speakers behind each."""
+    rows = [
+        {
+            **result["key"],
+            "subgroup": name,
+            "speakers": result["n_speakers"].get(name),
+            "EER": _interval_text(result["eer"][name]),
+            "gap to " + str(result["reference"]): _interval_text(result["gap_to_reference"][name])
+            if name in result.get("gap_to_reference", {})
+            else "reference",
+        }
+        for result in results
+        if result.get("eer")
+        for name in sorted(result["eer"])
+    ]
+    single = sorted(
+        {f"{'/'.join(r['key'].values())} {n}" for r in results for n, k in r["n_speakers"].items() if k == 1}
+    )
+    return {
+        "id": "subgroup-gaps",
+        "title": "Subgroup EER gaps with intervals",
+        "status": "info",
+        "lines": [
+            "Each subgroup's EER at its own threshold and its gap to the reference subgroup (estimate [95% interval]), "
+            "from the same two-way speaker draws as the contrasts; the speakers behind each subgroup are counted.",
+            *(
+                [f"A subgroup of one speaker has no speaker-level uncertainty estimate: {'; '.join(single[:5])}."]
+                if single
+                else []
+            ),
+        ],
+        "table": rows,
+    }
 
 
 def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -179,13 +235,15 @@ def statistics_of_bundle(
         except (OSError, ValueError, KeyError) as error:
             skipped.append(f"{'/'.join(contrast.records)}: {error}")
     dev_speakers = [str(s) for s in analysis.get("dev_speakers", [])]
-    fixed = _fixed_threshold_inputs(results, scores, dev_speakers) if dev_speakers else []
+    settings = _subgroup_settings(results, scores)
+    fixed = _fixed_threshold_inputs(settings, dev_speakers) if dev_speakers else []
     try:
         statistics = bundle_statistics(
             inputs,
             margin=float(margin),
             acceptable_error=analysis.get("acceptable_error"),
             fixed_threshold=fixed,
+            subgroup_settings=_subgroup_inputs(settings),
             operating_point=analysis.get("operating_point", "eer"),
             n_resamples=int(analysis.get("n_resamples", 1000)),
             seed=int(analysis.get("seed", 0)),
@@ -235,6 +293,8 @@ def statistics_of_bundle(
             f"development speakers {', '.join(dev_speakers)} (statistics.fixed_threshold)."
         )
     sections = [section | {"status": "info", "lines": lines, "table": rows}]
+    if statistics["subgroup_gaps"]:
+        sections.append(subgroup_gap_section(statistics["subgroup_gaps"]))
     if statistics["fixed_threshold"]:
         sections.append(fixed_threshold_section(statistics["fixed_threshold"]))
     return statistics, sections

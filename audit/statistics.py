@@ -542,7 +542,7 @@ def _subgroup_gaps(
     (largest minus smallest subgroup EER), all with intervals from the same resamples. A subgroup whose EER
     is undefined in some term (one class) is left out of every term and listed with why."""
     as_text = {term: np.asarray([str(name) for name in t.subgroups]) for term, t in trials.items()}  # type: ignore[union-attr]
-    estimates: dict[str, dict[str, float]] = {term: {} for term in TERMS}
+    estimates: dict[str, dict[str, float]] = {term: {} for term in trials}
     undefined: dict[str, str] = {}
     for name in sorted(set().union(*(set(groups.tolist()) for groups in as_text.values()))):
         try:
@@ -555,9 +555,9 @@ def _subgroup_gaps(
             continue
         for term, value in values.items():
             estimates[term][name] = value
-    names = sorted(estimates["clean"])
+    names = sorted(next(iter(estimates.values())))
     result: dict[str, Any] = {"reference": names[0] if names else None, "undefined": undefined, "terms": {}}
-    for term in TERMS if names else ():
+    for term in trials if names else ():
         t, (enrol, partner) = trials[term], codes[term]
         draws = {}
         for name in names:
@@ -584,6 +584,52 @@ def _subgroup_gaps(
             "range": _interval(point.max() - point.min(), stacked.max(axis=0) - stacked.min(axis=0), level),
         }
     return result
+
+
+@dataclass(frozen=True)
+class SubgroupInput:
+    """One setting's subgroup records pooled: per trial its score, label, enrolment and test speakers and
+    subgroup (each subgroup may come from its own trial list; they are resampled jointly through speakers)."""
+
+    key: Mapping[str, str]
+    scores: ArrayLike
+    labels: ArrayLike
+    enrol_speaker: ArrayLike
+    test_speaker: ArrayLike
+    subgroups: ArrayLike
+
+
+def subgroup_gap_intervals(
+    record: SubgroupInput, draws: SpeakerDraws, level: float, eer_method: BootstrapEerMethod
+) -> dict[str, Any]:
+    """Each subgroup's EER, its gap to the first subgroup (sorted) and the range, with two-way intervals from
+    the shared ``draws``, and the number of speakers behind each subgroup (a subgroup of one speaker says so)."""
+    scores = np.asarray(record.scores, dtype=float)
+    scored = np.isfinite(scores)
+    trials = _TermTrials(
+        scores=scores[scored],
+        labels=np.asarray(record.labels)[scored].astype(bool),
+        enrol=np.asarray(record.enrol_speaker)[scored],
+        test=np.asarray(record.test_speaker)[scored],
+        subgroups=np.asarray(record.subgroups).astype(str)[scored],
+    )
+    codes = {"eer": pair_codes(draws.index, trials.enrol, trials.test)}
+    gaps = _subgroup_gaps({"eer": trials}, codes, draws.weights, level, eer_method)
+    assert trials.subgroups is not None
+    speakers = {
+        name: int(np.unique(trials.enrol[trials.subgroups == name].astype(str)).size)
+        for name in sorted(set(trials.subgroups.tolist()))
+    }
+    return {
+        "key": dict(record.key),
+        "eer_method": eer_method,
+        "cluster": "enrolment and test speakers (two-way)",
+        "n_unscored": int((~scored).sum()),
+        "n_speakers": speakers,
+        "reference": gaps["reference"],
+        "undefined": gaps["undefined"],
+        **gaps["terms"].get("eer", {}),
+    }
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -971,6 +1017,7 @@ def bundle_statistics(
     margin: float,
     acceptable_error: float | None = None,
     fixed_threshold: Sequence[FixedThresholdInput] = (),
+    subgroup_settings: Sequence[SubgroupInput] = (),
     operating_point: Literal["eer"] | float = "eer",
     n_resamples: int = 1000,
     seed: int = 0,
@@ -985,19 +1032,16 @@ def bundle_statistics(
     shared labels, enrolment-speaker clusters, optional subgroups, family, held-out marker). ``margin``: the
     practical equivalence margin declared before the run (EER units). ``acceptable_error``: the predeclared
     error for held-out predictions (held-out validation is skipped when None). ``fixed_threshold``: records
-    for the common-threshold subgroup analysis. ``matched_simulations``: datasets of the matched simulation
+    for the common-threshold subgroup analysis. ``subgroup_settings``: pooled subgroup records whose gaps get
+    intervals (``subgroup_gap_intervals``). ``matched_simulations``: datasets of the matched simulation
     behind each few-speakers warning. The speaker draws are made once, over every speaker of every contrast,
     and shared by all of them.
     """
-    shared = (
-        SpeakerDraws.of(
-            [ids for contrast in contrasts for term in _scored_trials(contrast)[0].values() for ids in term.speakers()],
-            n_resamples,
-            seed,
-        )
-        if contrasts
-        else None
-    )
+    speaker_ids = [
+        ids for contrast in contrasts for term in _scored_trials(contrast)[0].values() for ids in term.speakers()
+    ]
+    speaker_ids += [np.asarray(ids) for s in subgroup_settings for ids in (s.enrol_speaker, s.test_speaker)]
+    shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
     contrast_draws = [_bootstrap_contrast(c, n_resamples, seed, level, eer_method, shared) for c in contrasts]
     summaries = [{**r.summary, "tost": tost_verdict(r.draws["ie"], margin, alpha)} for r in contrast_draws]
     families: dict[str, list[int]] = defaultdict(list)
@@ -1042,6 +1086,9 @@ def bundle_statistics(
             ],
             acceptable_error,
         )
+    result["subgroup_gaps"] = [
+        subgroup_gap_intervals(setting, shared, level, eer_method) for setting in subgroup_settings if shared
+    ]
     result["fixed_threshold"] = [
         _fixed_threshold_or_reason(record, operating_point, n_resamples, seed, level, eer_method)
         for record in fixed_threshold

@@ -14,7 +14,9 @@ from audit.statistics import (
     ContrastInput,
     CoverageDesign,
     FixedThresholdInput,
+    SpeakerDraws,
     StatisticsInputError,
+    SubgroupInput,
     bootstrap_contrast,
     bundle_statistics,
     cluster_codes,
@@ -27,6 +29,7 @@ from audit.statistics import (
     percentile_interval,
     simulated_coverage,
     small_sample_warnings,
+    subgroup_gap_intervals,
     tost_verdict,
     weighted_eer,
 )
@@ -563,3 +566,21 @@ def test_a_record_without_development_classes_is_skipped_with_its_reason() -> No
         {"key": {"record_id": "r3"}, "skipped": "record {'record_id': 'r3'}: the development split lacks a class"}
     ]
     assert len(result["contrasts"]) == 1
+
+
+def test_subgroup_gap_intervals_match_the_contrast_path_and_count_speakers() -> None:
+    # The same trials and the same speaker draws give the same gap interval as a contrast's clean term; the
+    # gap estimate is the difference of the subgroups' own EERs (audit.metrics), and speakers are counted.
+    design = CoverageDesign(9, targets_per_speaker=5, nontargets_per_speaker=8)
+    contrast = design.dataset(np.random.default_rng(39))
+    labels, enrol, test = (np.asarray(v) for v in (contrast.labels, contrast.clusters, contrast.test_speakers))
+    groups = np.asarray(contrast.subgroups)
+    scores = np.asarray(contrast.scores["clean"])
+    setting = SubgroupInput({"setting": "s"}, scores, labels, enrol, test, groups)
+    draws = SpeakerDraws.of([enrol, test], 80, seed=6)
+    result = subgroup_gap_intervals(setting, draws, 0.95, "interp")
+    via_contrast = bootstrap_contrast(contrast, n_resamples=80, seed=6)["subgroups"]["terms"]["clean"]
+    assert result["gap_to_reference"]["M"] == via_contrast["gap_to_reference"]["M"]
+    female, male = (eer(scores[groups == g], labels[groups == g], "interp") for g in ("F", "M"))
+    assert result["gap_to_reference"]["M"]["estimate"] == pytest.approx(male - female, abs=1e-15)
+    assert result["n_speakers"] == {"F": 5, "M": 4} and result["reference"] == "F"
