@@ -14,6 +14,7 @@ from __future__ import annotations
 import tomllib
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -105,24 +106,6 @@ def _subgroup_settings(results: pd.DataFrame, scores: _Scores) -> list[tuple[dic
     return settings
 
 
-def _fixed_threshold_inputs(
-    settings: list[tuple[dict[str, str], pd.DataFrame]], dev_speakers: list[str]
-) -> list[FixedThresholdInput]:
-    """One input per subgroup setting, scored at one threshold."""
-    return [
-        FixedThresholdInput(
-            key=key,
-            scores=pooled["score"].to_numpy(float),
-            labels=pooled["label"].astype(int).to_numpy(),
-            enrol_speaker=pooled["enrol_speaker"].to_numpy(),
-            test_speaker=pooled["test_speaker"].to_numpy(),
-            subgroups=pooled["subgroup"].to_numpy(),
-            dev_speakers=dev_speakers,
-        )
-        for key, pooled in settings
-    ]
-
-
 def _subgroup_inputs(settings: list[tuple[dict[str, str], pd.DataFrame]]) -> list[SubgroupInput]:
     return [
         SubgroupInput(
@@ -134,6 +117,14 @@ def _subgroup_inputs(settings: list[tuple[dict[str, str], pd.DataFrame]]) -> lis
             subgroups=pooled["subgroup"].to_numpy(),
         )
         for key, pooled in settings
+    ]
+
+
+def _fixed_threshold_inputs(settings: list[SubgroupInput], dev_speakers: list[str]) -> list[FixedThresholdInput]:
+    """One input per subgroup setting, scored at one threshold chosen on the development speakers."""
+    return [
+        FixedThresholdInput(**{f.name: getattr(setting, f.name) for f in fields(setting)}, dev_speakers=dev_speakers)
+        for setting in settings
     ]
 
 
@@ -235,7 +226,7 @@ def statistics_of_bundle(
         except (OSError, ValueError, KeyError) as error:
             skipped.append(f"{'/'.join(contrast.records)}: {error}")
     dev_speakers = [str(s) for s in analysis.get("dev_speakers", [])]
-    settings = _subgroup_settings(results, scores)
+    settings = _subgroup_inputs(_subgroup_settings(results, scores))
     fixed = _fixed_threshold_inputs(settings, dev_speakers) if dev_speakers else []
     try:
         statistics = bundle_statistics(
@@ -243,7 +234,7 @@ def statistics_of_bundle(
             margin=float(margin),
             acceptable_error=analysis.get("acceptable_error"),
             fixed_threshold=fixed,
-            subgroup_settings=_subgroup_inputs(settings),
+            subgroup_settings=settings,
             operating_point=analysis.get("operating_point", "eer"),
             n_resamples=int(analysis.get("n_resamples", 1000)),
             seed=int(analysis.get("seed", 0)),

@@ -708,16 +708,10 @@ def family_summary(
 
 
 @dataclass(frozen=True)
-class FixedThresholdInput:
-    """One record's trials for a common-threshold analysis: scores, labels, enrolment and test speakers and a
-    subgroup per trial, plus the development speakers (disjoint from the evaluation speakers)."""
+class FixedThresholdInput(SubgroupInput):
+    """A subgroup setting's trials for a common-threshold analysis, plus the development speakers (disjoint from
+    the evaluation speakers)."""
 
-    key: Mapping[str, str]
-    scores: ArrayLike
-    labels: ArrayLike
-    enrol_speaker: ArrayLike
-    test_speaker: ArrayLike
-    subgroups: ArrayLike
     dev_speakers: Sequence[str]
 
 
