@@ -82,6 +82,7 @@ def _contrast_input(contrast: Contrast, scores: _Scores, held_out_levels: set[st
         test_speakers=column("test_speaker"),
         held_out=bool({contrast.level_a, contrast.level_b} & held_out_levels),
         model=contrast.model,
+        records=dict(zip(TERMS, records, strict=True)),
     )
 
 

@@ -34,6 +34,7 @@ target or no non-target trial has no EER: it is counted (``n_undefined``), never
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -351,6 +352,7 @@ class ContrastInput:
     held_out: bool = False
     model: str = ""
     test_speakers: ArrayLike | Mapping[str, ArrayLike] | None = None
+    records: Mapping[str, str] | None = None  # term -> record id: a record's draws are computed once per audit
 
     @property
     def population(self) -> bool:
@@ -487,21 +489,35 @@ def _bootstrap_contrast(
     level: float,
     eer_method: BootstrapEerMethod,
     shared: SpeakerDraws | None,
+    cache: dict[tuple[str, int, bytes], tuple[float, FloatArray]] | None = None,
 ) -> _ContrastDraws:
     trials, n_unscored = _scored_trials(contrast)
     speakers = [ids for term in trials.values() for ids in term.speakers()]
     draws_of = shared if shared is not None else SpeakerDraws.of(speakers, n_resamples, seed)
     codes = {term: pair_codes(draws_of.index, t.enrol, t.test) for term, t in trials.items()}
+
+    def term_draws(term: str, t: _TermTrials) -> tuple[float, FloatArray]:
+        """A term's EER and draws; with record ids and a cache, once per (record, kept trials)."""
+        key = None
+        if cache is not None and contrast.records is not None:
+            key = (contrast.records[term], t.scores.size, hashlib.blake2b(t.scores.tobytes()).digest())
+            if key in cache:
+                return cache[key]
+        enrol, partner = codes[term]
+        value = (
+            eer(t.scores, t.labels, eer_method),
+            weighted_eer(t.scores, t.labels, enrol, draws_of.weights, eer_method, partner),
+        )
+        if key is not None and cache is not None:
+            cache[key] = value
+        return value
+
     try:
-        estimate = _contrast_values({term: eer(t.scores, t.labels, eer_method) for term, t in trials.items()})
+        computed = {term: term_draws(term, t) for term, t in trials.items()}
     except MetricInputError as error:
         raise StatisticsInputError(f"contrast {dict(contrast.key)}: {error}") from error
-    draws = _contrast_values(
-        {
-            term: weighted_eer(t.scores, t.labels, codes[term][0], draws_of.weights, eer_method, codes[term][1])
-            for term, t in trials.items()
-        }
-    )
+    estimate = _contrast_values({term: value[0] for term, value in computed.items()})
+    draws = _contrast_values({term: value[1] for term, value in computed.items()})
     summary: dict[str, Any] = {
         "key": dict(contrast.key),
         "family": contrast.family,
@@ -1036,7 +1052,8 @@ def bundle_statistics(
     ]
     speaker_ids += [np.asarray(ids) for s in subgroup_settings for ids in (s.enrol_speaker, s.test_speaker)]
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
-    contrast_draws = [_bootstrap_contrast(c, n_resamples, seed, level, eer_method, shared) for c in contrasts]
+    cache: dict[tuple[str, int, bytes], tuple[float, FloatArray]] = {}
+    contrast_draws = [_bootstrap_contrast(c, n_resamples, seed, level, eer_method, shared, cache) for c in contrasts]
     summaries = [{**r.summary, "tost": tost_verdict(r.draws["ie"], margin, alpha)} for r in contrast_draws]
     families: dict[str, list[int]] = defaultdict(list)
     for index, contrast in enumerate(contrasts):

@@ -584,3 +584,32 @@ def test_subgroup_gap_intervals_match_the_contrast_path_and_count_speakers() -> 
     female, male = (eer(scores[groups == g], labels[groups == g], "interp") for g in ("F", "M"))
     assert result["gap_to_reference"]["M"]["estimate"] == pytest.approx(male - female, abs=1e-15)
     assert result["n_speakers"] == {"F": 5, "M": 4} and result["reference"] == "F"
+
+
+def test_a_record_shared_by_contrasts_is_bootstrapped_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two contrasts of one model share the clean and A records: with record ids each record's draws are computed
+    # once, and every result is the one computed without the cache.
+    import audit.statistics as statistics
+
+    rng = np.random.default_rng(40)
+    first = _contrast(rng, {"ab": 0.3}, key={"setting": "1"})
+    second_scores = {**first.scores, "b": rng.normal(np.asarray(first.labels) * 1.5, 1.0), "ab": first.scores["b"]}
+    second = ContrastInput({"setting": "2"}, "E13", second_scores, first.labels, first.clusters)
+    records = [
+        {"clean": "r-clean", "a": "r-a", "b": "r-b1", "ab": "r-ab1"},
+        {"clean": "r-clean", "a": "r-a", "b": "r-b2", "ab": "r-b1"},  # its AB record is the first's B record
+    ]
+    calls = []
+    original = statistics.weighted_eer
+    monkeypatch.setattr(statistics, "weighted_eer", lambda *a, **k: calls.append(1) or original(*a, **k))
+    plain = bundle_statistics([first, second], margin=0.02, n_resamples=30, matched_simulations=2)
+    n_plain = len(calls)
+    calls.clear()
+    with_ids = [
+        ContrastInput(c.key, c.family, c.scores, c.labels, c.clusters, records=r)
+        for c, r in zip((first, second), records, strict=True)
+    ]
+    cached = bundle_statistics(with_ids, margin=0.02, n_resamples=30, matched_simulations=2)
+    assert n_plain - len(calls) == 3  # clean, A and the shared B/AB record: 5 distinct records, not 8
+    for got, expected in zip(cached["contrasts"], plain["contrasts"], strict=True):
+        assert got["estimates"] == expected["estimates"]
