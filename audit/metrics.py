@@ -313,12 +313,21 @@ def _interp_eer(roc: _RocCorners) -> FloatArray:
 
 def _rocch_eer(roc: _RocCorners) -> FloatArray:
     """BOSARIS ``rocch`` + ``rocch2eer`` of every record (``rocch_eer_of_points``)."""
-    return rocch_eer_of_points(roc.tps.astype(float), roc.fps.astype(float), roc.n_target, roc.n_nontarget, roc.first)
+    eers: FloatArray = rocch_eer_of_points(
+        roc.tps.astype(float), roc.fps.astype(float), roc.n_target, roc.n_nontarget, roc.first
+    )
+    return eers
 
 
 def rocch_eer_of_points(
-    tps: FloatArray, fps: FloatArray, n_target: ArrayLike, n_nontarget: ArrayLike, first: NDArray[np.bool_]
-) -> FloatArray:
+    tps: FloatArray,
+    fps: FloatArray,
+    n_target: ArrayLike,
+    n_nontarget: ArrayLike,
+    first: NDArray[np.bool_],
+    *,
+    with_edges: bool = False,
+) -> Any:
     """ROCCH EER of curves laid end to end: PAV over each curve's steps, then the largest edge crossing.
 
     Per point (thresholds descending within a curve): the (possibly weighted) targets ``tps`` and non-targets
@@ -331,6 +340,7 @@ def rocch_eer_of_points(
     across a boundary), so no block spans two curves. The offset costs about ``2 * R * 2**-52`` in rate
     resolution, far below any pooling decision that changes the hull (blocks' rates differ by at least
     ``1 / size**2`` unless collinear). One point per curve (constant scores) gives 0.5, the chance diagonal.
+    ``with_edges``: also each curve's hull edge that gives its EER, as rows (Pfa, Pmiss at its start, dPfa, dPmiss).
     """
     n_target = np.asarray(n_target, dtype=float)
     previous = np.arange(tps.size) - 1
@@ -357,7 +367,15 @@ def rocch_eer_of_points(
     degenerate = (d_fa == 0) | (d_miss == 0)  # hull edges at Pfa = 0 or Pmiss = 0: BOSARIS counts 0
     with np.errstate(divide="ignore", invalid="ignore"):
         crossing = np.where(degenerate, 0.0, (d_fa * miss_before - d_miss * fa_before) / (d_fa - d_miss))
-    return np.maximum.reduceat(crossing, np.flatnonzero(opens_record))
+    starts = np.flatnonzero(opens_record)
+    eers = np.maximum.reduceat(crossing, starts)
+    if not with_edges:
+        return eers
+    curve_of_block = np.cumsum(opens_record) - 1
+    at_max = np.flatnonzero(crossing == eers[curve_of_block])
+    _, first_at_max = np.unique(curve_of_block[at_max], return_index=True)
+    edge = at_max[first_at_max]  # per curve, the first hull edge whose crossing is the EER
+    return eers, np.stack([fa_before[edge], miss_before[edge], d_fa[edge], d_miss[edge]], axis=1)
 
 
 def _min_dcf(roc: _RocCorners, p_target: float, c_miss: float, c_fa: float) -> FloatArray:

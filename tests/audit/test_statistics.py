@@ -613,3 +613,31 @@ def test_a_record_shared_by_contrasts_is_bootstrapped_once(monkeypatch: pytest.M
     assert n_plain - len(calls) == 3  # clean, A and the shared B/AB record: 5 distinct records, not 8
     for got, expected in zip(cached["contrasts"], plain["contrasts"], strict=True):
         assert got["estimates"] == expected["estimates"]
+
+
+@pytest.mark.parametrize("shape", ["bimodal", "normal"])
+def test_weighted_rocch_is_exact_when_the_hull_edge_spans_far_beyond_the_crossing(shape: str) -> None:
+    # Bimodal targets (half far above, half far below the non-targets) make a ROC with a deep dent: the hull edge
+    # through the crossing joins points hundreds of thresholds apart, beyond the window tried first.
+    rng = np.random.default_rng(41)
+    n = 1500
+    labels = rng.integers(0, 2, n)
+    enrol = rng.integers(0, 30, n)
+    test = np.where(labels == 1, enrol, (enrol + rng.integers(1, 30, n)) % 30)
+    if shape == "bimodal":
+        targets = np.where(rng.random(n) < 0.5, rng.normal(4.0, 0.3, n), rng.normal(-4.0, 0.3, n))
+    else:
+        targets = rng.normal(1.5, 1.0, n)
+    scores = np.where(labels == 1, targets, rng.normal(0.0, 1.0, n))
+    index = np.unique(np.r_[enrol, test].astype(str))
+    codes, partners = pair_codes(index, enrol, test)
+    weights = draw_cluster_weights(index.size, 12, seed=8)
+    draws = weighted_eer(scores, labels, codes, weights, "rocch", partners)
+    ids = np.asarray(index)
+    for row, draw in zip(weights, draws, strict=True):
+        multiplicity = dict(zip(ids, row, strict=True))
+        copies = [
+            int(multiplicity[str(e)] * (1 if e == t else multiplicity[str(t)]))
+            for e, t in zip(enrol, test, strict=True)
+        ]
+        assert draw == pytest.approx(eer(np.repeat(scores, copies), np.repeat(labels, copies), "rocch"), abs=1e-12)
