@@ -1023,7 +1023,7 @@ FEW_SPEAKERS = 30  # below this many speakers a contrast's intervals carry a mat
 
 
 def small_sample_warnings(
-    summaries: Sequence[dict[str, Any]], eer_method: BootstrapEerMethod, level: float, *, n_datasets: int = 200
+    summaries: Sequence[dict[str, Any]], eer_method: BootstrapEerMethod, level: float, *, n_datasets: int = 100
 ) -> list[str]:
     """One warning per speaker count below ``FEW_SPEAKERS``, stating the coverage that the same bootstrap
     achieved on a matched simulation (``CoverageDesign`` with that many speakers and the contrasts' median
@@ -1039,7 +1039,9 @@ def small_sample_warnings(
             targets_per_speaker=max(1, int(np.median([m["n_target_clean"] for m in members]) // n_speakers)),
             nontargets_per_speaker=max(1, int(np.median([m["n_nontarget_clean"] for m in members]) // n_speakers)),
         )
-        achieved = simulated_coverage(design, n_datasets=n_datasets, level=level, eer_method=eer_method)
+        achieved = simulated_coverage(
+            design, n_datasets=n_datasets, n_resamples=100, level=level, eer_method=eer_method
+        )
         for member in members:
             member["matched_coverage"] = achieved
         rates = achieved["coverage"]
@@ -1065,7 +1067,7 @@ def bundle_statistics(
     level: float = 0.95,
     alpha: float = 0.05,
     eer_method: BootstrapEerMethod = "interp",
-    matched_simulations: int = 200,
+    matched_simulations: int = 100,
 ) -> dict[str, Any]:
     """Every issue-7 statistic of a bundle, JSON-able, for ``report.json`` (section ``statistics``).
 
