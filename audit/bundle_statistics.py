@@ -5,8 +5,9 @@ What is declared before the run comes from the bundle's own ``config.toml`` (sig
 ``[analysis]``: ``equivalence_margin`` (EER units; TOST verdicts need it), ``acceptable_error`` (held-out
 validation of additive predictions), ``held_out_levels`` (factor levels whose settings were held out),
 ``dev_speakers`` (the development speakers of the fixed-threshold subgroup analysis), ``operating_point``
-(``"eer"`` or a target FAR), ``n_resamples`` and ``seed``. What is not declared is not computed, and the section
-says so: a margin is never chosen after seeing the data.
+(``"eer"`` or a target FAR), ``n_resamples`` and ``seed``, ``bootstrap_eer_method`` (default: the rows' own) and
+``matched_simulations`` (datasets of the simulation behind a few-speakers warning, default 100). What is not
+declared is not computed, and the section says so: a margin is never chosen after seeing the data.
 """
 
 from __future__ import annotations
@@ -240,6 +241,7 @@ def statistics_of_bundle(
             n_resamples=int(analysis.get("n_resamples", 1000)),
             seed=int(analysis.get("seed", 0)),
             eer_method=_rows_eer_method(results, analysis),
+            matched_simulations=int(analysis.get("matched_simulations", 100)),
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]

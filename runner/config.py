@@ -378,6 +378,10 @@ def _read_analysis(table: _Reader) -> dict[str, Any]:
     if isinstance(point, str) and point != "eer":
         raise table.fail("operating_point", f'expected "eer" or a target FAR, got {point!r}')
     table.positive_int("n_resamples", 1000)
+    table.positive_int("matched_simulations", 100)
+    method = table.get("bootstrap_eer_method", str, None)
+    if method is not None and method not in EER_METHODS:
+        raise table.fail("bootstrap_eer_method", f"expected one of {', '.join(EER_METHODS)}, got {method!r}")
     table.get("seed", int, 0)
     return dict(table.table)
 

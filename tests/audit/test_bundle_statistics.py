@@ -1,0 +1,95 @@
+"""audit.bundle_statistics on a real folder of trial lists and parquet scores: a population contrast (factor A
+selects other utterances, so its terms use two trial lists) gets statistics, labelled as such, in the row's EER
+variant; oracles: audit.metrics on each term's own list, and the same contrast on one shared list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from audit.bundle_statistics import statistics_of_bundle
+from audit.contrasts import derive_contrasts
+from audit.metrics import eer
+from schemas.results import validate_results, with_all_columns
+
+LEVELS = {"clean": ("none", "none"), "a": ("old", "none"), "b": ("none", "noise"), "ab": ("old", "noise")}
+
+
+def _trial_list(rng: np.random.Generator, speakers: list[str], n: int) -> pd.DataFrame:
+    enrol = rng.choice(speakers, n)
+    labels = rng.integers(0, 2, n)
+    other = np.array([rng.choice([s for s in speakers if s != e]) for e in enrol])
+    return pd.DataFrame({"label": labels, "enrol_speaker": enrol, "test_speaker": np.where(labels == 1, enrol, other)})
+
+
+def _bundle(tmp_path: Path, lists: dict[str, str]) -> tuple[pd.DataFrame, Path, dict[str, pd.DataFrame]]:
+    """Results rows, the bundle folder and each term's trials; ``lists`` maps each term to its trial list id."""
+    rng = np.random.default_rng(3)
+    (tmp_path / "trials").mkdir()
+    (tmp_path / "scores").mkdir()
+    (tmp_path / "config.toml").write_text(
+        "[analysis]\nequivalence_margin = 0.05\nn_resamples = 60\nmatched_simulations = 10\n"
+    )
+    speakers = {"young": [f"y{i}" for i in range(8)], "old": [f"o{i}" for i in range(8)]}
+    for list_id in set(lists.values()):
+        _trial_list(rng, speakers[list_id], 300).to_csv(tmp_path / "trials" / f"{list_id}.csv", index=False)
+    rows, trials = [], {}
+    for shift, (term, (level_a, level_b)) in enumerate(LEVELS.items()):
+        frame = pd.read_csv(tmp_path / "trials" / f"{lists[term]}.csv", dtype=str)
+        labels = frame["label"].astype(int).to_numpy()
+        scores = rng.normal(labels * (2.0 - 0.3 * shift), 1.0)
+        pd.DataFrame({"score": scores}).to_parquet(tmp_path / "scores" / f"r-{term}.parquet", index=False)
+        trials[term] = frame.assign(score=scores)
+        rows.append(
+            {
+                "record_id": f"r-{term}",
+                "experiment": "E13",
+                "model": "m1",
+                "model_family": "speaker",
+                "corpus": "c1",
+                "condition": f"{level_a}/{level_b}",
+                "eer": str(eer(scores, labels, "rocch")),
+                "n_target": str(labels.sum()),
+                "n_nontarget": str((1 - labels).sum()),
+                "eer_method": "rocch",
+                "factor_a": "age",
+                "level_a": level_a,
+                "factor_b": "noise",
+                "level_b": level_b,
+                "trial_list_id": lists[term],
+            }
+        )
+    validated = validate_results(pd.DataFrame(rows, dtype=str))
+    assert validated.failures == []
+    return with_all_columns(validated.valid), tmp_path, trials
+
+
+@pytest.mark.slow
+def test_a_population_contrast_gets_statistics_in_the_rows_eer_variant(tmp_path: Path) -> None:
+    results, bundle, trials = _bundle(tmp_path, {"clean": "young", "a": "old", "b": "young", "ab": "old"})
+    contrasts = derive_contrasts(results).contrasts
+    assert contrasts[0].trial_matching == "population-a"
+    statistics, sections = statistics_of_bundle(results, contrasts, bundle)
+    assert statistics is not None
+    (contrast,) = statistics["contrasts"]
+    assert contrast["population_contrast"] and contrast["eer_method"] == "rocch" == statistics["eer_method"]
+    assert contrast["n_clusters"] == 16 and contrast["cluster"] == "enrolment and test speakers (two-way)"
+    for term, frame in trials.items():
+        expected = eer(frame["score"], frame["label"].astype(int), "rocch")
+        assert contrast["estimates"][term]["estimate"] == pytest.approx(expected, abs=1e-15)
+        assert contrast["n_trials"][term] == len(frame)
+    family = statistics["families"]["E13/speaker"]
+    assert family["n_population_contrasts"] == 1 and family["n_contrasts"] == 1
+    lines = " ".join(sections[0]["lines"])
+    assert "1 of them population contrasts" in lines and "16 speakers" in lines  # fewer than 30: warned
+
+
+def test_a_shared_list_contrast_is_not_a_population_contrast(tmp_path: Path) -> None:
+    results, bundle, _ = _bundle(tmp_path, dict.fromkeys(LEVELS, "young"))
+    statistics, _ = statistics_of_bundle(results, derive_contrasts(results).contrasts, bundle)
+    assert statistics is not None
+    (contrast,) = statistics["contrasts"]
+    assert not contrast["population_contrast"] and isinstance(contrast["n_trials"], int)
