@@ -124,6 +124,29 @@ def verify(
 
 
 @app.command()
+def seeds(
+    results: list[Path] = typer.Argument(..., help="results.csv of runs that differ only in their seed"),
+    as_json: bool = typer.Option(False, "--json", help="print every record's and contrast's spread as JSON"),
+) -> None:
+    """The spread of every EER and IE across seeds (trial sampling and degradation)."""
+    from audit.seeds import read_seed_tables, seed_spread
+
+    try:
+        spread = seed_spread(read_seed_tables(results))
+    except InputError as error:
+        typer.echo(error.line(), err=True)
+        raise typer.Exit(EXIT_INPUT) from None
+    if as_json:
+        typer.echo(json.dumps(spread, indent=2, allow_nan=False))
+        return
+    typer.echo(
+        f"{len(spread['seeds'])} seeds ({', '.join(map(str, spread['seeds']))}): {len(spread['eer'])} records, "
+        f"largest EER range {spread['largest_eer_range']}; {len(spread['ie'])} contrasts, largest IE range "
+        f"{spread['largest_ie_range']}"
+    )
+
+
+@app.command()
 def keygen(
     private: Path = typer.Argument(..., help="private key file to write (mode 0600; never inside a bundle)"),
     public: Path = typer.Argument(..., help="public key file to write (PEM), for reviewers"),
