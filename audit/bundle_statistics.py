@@ -57,7 +57,9 @@ def declared_analysis(bundle: Path) -> dict[str, Any]:
     return analysis if isinstance(analysis, dict) else {}
 
 
-def _contrast_input(contrast: Contrast, scores: _Scores, held_out_levels: set[str]) -> ContrastInput:
+def _contrast_input(
+    contrast: Contrast, scores: _Scores, held_out_levels: set[str], near_chance_eer: float
+) -> ContrastInput:
     """The four terms' scores and trials; terms on different trial lists make a population contrast."""
     records = contrast.records
     trials = {term: scores.trials(record) for term, record in zip(TERMS, records, strict=True)}
@@ -84,6 +86,7 @@ def _contrast_input(contrast: Contrast, scores: _Scores, held_out_levels: set[st
         held_out=bool({contrast.level_a, contrast.level_b} & held_out_levels),
         model=contrast.model,
         records=dict(zip(TERMS, records, strict=True)),
+        caveats=contrast.caveats(near_chance_eer),
     )
 
 
@@ -203,7 +206,7 @@ def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def statistics_of_bundle(
-    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: Path
+    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: Path, near_chance_eer: float = 0.4
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """The statistics (or None) and the report sections that summarise them, or say why they are absent."""
     analysis = declared_analysis(bundle)
@@ -224,7 +227,7 @@ def statistics_of_bundle(
     inputs, skipped = [], []
     for contrast in contrasts:
         try:
-            inputs.append(_contrast_input(contrast, scores, set(analysis.get("held_out_levels", []))))
+            inputs.append(_contrast_input(contrast, scores, set(analysis.get("held_out_levels", [])), near_chance_eer))
         except (OSError, ValueError, KeyError) as error:
             skipped.append(f"{'/'.join(contrast.records)}: {error}")
     dev_speakers = [str(s) for s in analysis.get("dev_speakers", [])]
@@ -258,6 +261,8 @@ def statistics_of_bundle(
             "mean |IE|": _interval_text(result["mean_abs_ie"]),
             "max |IE|": _interval_text(result["max_abs_ie"]),
             "mean IE (can cancel)": _interval_text(result["mean_ie"]),
+            "flagged": result["n_flagged"],
+            "verdict without flagged": (result["unflagged"] or {}).get("verdict", "-"),
         }
         for family, result in families.items()
     ]
@@ -272,6 +277,8 @@ def statistics_of_bundle(
         f"Equivalence to additivity (TOST) against the declared margin {margin}: a family is 'additive within "
         "margin' only when every contrast is; the counts, mean |IE| and max |IE| cannot cancel, the signed mean "
         "can. Per contrast in report.json (statistics.contrasts).",
+        "'flagged' counts the contrasts of a family that carry a near-chance or unmatched-trials flag: the family "
+        "figures include them; statistics.families.<family>.unflagged has the same figures without them.",
     ]
     lines += statistics.get("coverage_warnings", [])
     if coupling.get("observed") is not None and coupling.get("expected_under_additivity"):

@@ -384,6 +384,7 @@ class ContrastInput:
     model: str = ""
     test_speakers: ArrayLike | Mapping[str, ArrayLike] | None = None
     records: Mapping[str, str] | None = None  # term -> record id: a record's draws are computed once per audit
+    caveats: tuple[str, ...] = ()  # the audit's flags on this contrast (``Contrast.caveats``), shown in summaries
 
     @property
     def population(self) -> bool:
@@ -1091,16 +1092,25 @@ def bundle_statistics(
     families: dict[str, list[int]] = defaultdict(list)
     for index, contrast in enumerate(contrasts):
         families[contrast.family].append(index)
-    family_results = {
-        family: family_summary(
+
+    def summary_of(members: list[int]) -> dict[str, Any]:
+        return family_summary(
             [contrast_draws[i].estimate["ie"] for i in members],
             np.vstack([contrast_draws[i].draws["ie"] for i in members]),
             [summaries[i]["tost"]["verdict"] for i in members],
             level,
         )
-        | {"n_population_contrasts": sum(contrasts[i].population for i in members)}
-        for family, members in sorted(families.items())
-    }
+
+    family_results = {}
+    for family, members in sorted(families.items()):
+        unflagged = [i for i in members if not contrasts[i].caveats]
+        family_results[family] = summary_of(members) | {
+            "n_population_contrasts": sum(contrasts[i].population for i in members),
+            "n_flagged": len(members) - len(unflagged),
+            "unflagged": summary_of(unflagged) if unflagged and len(unflagged) < len(members) else None,
+        }
+    for summary, contrast in zip(summaries, contrasts, strict=True):
+        summary["caveats"] = list(contrast.caveats)
     result: dict[str, Any] = {
         "coverage_warnings": small_sample_warnings(summaries, eer_method, level, n_datasets=matched_simulations),
         "eer_method": eer_method,

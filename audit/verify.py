@@ -196,7 +196,9 @@ def verify(
         bundle_flags, bundle_sections = verify_bundle(source.frame, Path(bundle), key)
         flags.extend(bundle_flags)
         report_sections.extend(bundle_sections)
-        statistics, statistics_sections = statistics_of_bundle(rows.usable, contrast_set.contrasts, Path(bundle))
+        statistics, statistics_sections = statistics_of_bundle(
+            rows.usable, contrast_set.contrasts, Path(bundle), config.near_chance_eer
+        )
         report_sections.extend(statistics_sections)
     report = assemble_report(source, config, flags, aggregates, claim_results, report_sections)
     if bundle is not None and statistics is not None:

@@ -616,3 +616,16 @@ def test_weighted_rocch_is_exact_when_the_hull_edge_spans_far_beyond_the_crossin
             for e, t in zip(enrol, test, strict=True)
         ]
         assert draw == pytest.approx(eer(np.repeat(scores, copies), np.repeat(labels, copies), "rocch"), abs=1e-12)
+
+
+def test_a_family_with_flagged_contrasts_says_so_and_gives_the_unflagged_summary() -> None:
+    rng = np.random.default_rng(42)
+    clean = _contrast(rng, {}, key={"setting": "ok"})
+    flagged = _contrast(rng, {"ab": 0.8}, key={"setting": "near chance"}, caveats=("near-chance-prediction",))
+    result = bundle_statistics([clean, flagged], margin=0.02, n_resamples=40, matched_simulations=2)
+    family = result["families"]["E13"]
+    assert family["n_contrasts"] == 2 and family["n_flagged"] == 1
+    assert family["unflagged"]["n_contrasts"] == 1
+    alone = bundle_statistics([clean], margin=0.02, n_resamples=40, matched_simulations=2)["families"]["E13"]
+    assert family["unflagged"]["mean_abs_ie"]["estimate"] == alone["mean_abs_ie"]["estimate"]
+    assert [c["caveats"] for c in result["contrasts"]] == [[], ["near-chance-prediction"]]
