@@ -5,7 +5,8 @@ One typed reader with bounds for the runner (which refuses a configuration with 
 where a rate: ``equivalence_margin`` (TOST margin) and ``acceptable_error`` (held-out predictions), numbers
 strictly between 0 and 1; ``held_out_levels`` and ``dev_speakers``, lists of strings; ``operating_point``,
 ``"eer"`` or a target FAR strictly between 0 and 1; ``n_resamples``, an integer from 1 to ``N_RESAMPLES_MAX``
-(each resample costs memory per trial: ``1e8`` would exhaust it); ``seed``, an integer from 0 to ``SEED_MAX``.
+(each resample costs memory per trial: ``1e8`` would exhaust it); ``seed``, an integer from 0 to ``SEED_MAX``;
+``bootstrap_eer_method`` (default: each row's own method) and ``matched_simulations`` (the few-speaker warning).
 An unknown key is a problem too: a misspelt ``n_resample`` would otherwise silently fall back to the default.
 """
 
@@ -33,6 +34,8 @@ class Analysis:
     operating_point: Literal["eer"] | float = "eer"
     n_resamples: int = 1000
     seed: int = 0
+    bootstrap_eer_method: Literal["legacy", "rocch", "interp"] | None = None  # None: each row's own method
+    matched_simulations: int = 100
 
 
 class _Invalid(ValueError):
@@ -90,6 +93,12 @@ def _integer(low: int, high: int) -> Callable[[Any], int]:
     return read
 
 
+def _eer_method(value: Any) -> str:
+    if value not in ("legacy", "rocch", "interp"):
+        raise _Invalid(f'expected "legacy", "rocch" or "interp", got {_shown(value)}')
+    return str(value)
+
+
 _READERS: dict[str, Callable[[Any], Any]] = {
     "equivalence_margin": _fraction,
     "acceptable_error": _fraction,
@@ -98,6 +107,8 @@ _READERS: dict[str, Callable[[Any], Any]] = {
     "operating_point": _operating_point,
     "n_resamples": _integer(1, N_RESAMPLES_MAX),
     "seed": _integer(0, SEED_MAX),
+    "bootstrap_eer_method": _eer_method,
+    "matched_simulations": _integer(1, 10_000),
 }
 
 

@@ -104,11 +104,23 @@ def audit_results(
     trusted_ids: frozenset[str] = frozenset(),
     subset: str | None = None,
     out: Path | None = None,
+    roster: Path | None = None,
 ) -> tuple[dict[str, Any], list[Path]]:
     """The audit of a table (and bundle), with the artefact-evaluation summary, written to ``out`` if given."""
     run_verify = import_quietly()
+    from audit.flags import AuditConfig
+    from audit.io import read_training_corpora
+
+    config = AuditConfig(training_corpora=read_training_corpora(roster)) if roster is not None else None
     report = run_verify(
-        results, columns=columns, claims=claims, bundle=bundle, key=key, trusted_ids=trusted_ids, subset=subset
+        results,
+        columns=columns,
+        claims=claims,
+        config=config,
+        bundle=bundle,
+        key=key,
+        trusted_ids=trusted_ids,
+        subset=subset,
     )
     from reports import artefact_evaluation_summary, write_report
 
@@ -190,6 +202,9 @@ def verify(
         None, "--subset", help='the signed rows TABLE covers, e.g. "experiment in [E13, E14] and model = CAM++"'
     ),
     out: Path | None = typer.Option(None, "--out", help="folder for report.md, report.html, report.json, figures"),
+    roster: Path | None = typer.Option(
+        None, "--roster", help="encoder roster (TOML) whose training_corpora flag training-overlap"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON instead of a summary"),
 ) -> None:
     """Validate a results table, recompute its aggregates, raise flags and check published claims.
@@ -210,6 +225,7 @@ def verify(
             trusted_ids=read_trusted_ids(trusted_keys) if trusted_keys is not None else frozenset(),
             subset=subset,
             out=out,
+            roster=roster,
         )
     except InputError as error:
         typer.echo(error.line(), err=True)
@@ -271,6 +287,29 @@ def scores(
         typer.echo(error.line(), err=True)
         raise typer.Exit(EXIT_INPUT) from None
     finish(report, written, as_json)
+
+
+@app.command()
+def seeds(
+    results: list[Path] = typer.Argument(..., help="results.csv of runs that differ only in their seed"),
+    as_json: bool = typer.Option(False, "--json", help="print every record's and contrast's spread as JSON"),
+) -> None:
+    """The spread of every EER and IE across seeds (trial sampling and degradation)."""
+    from audit.seeds import read_seed_tables, seed_spread
+
+    try:
+        spread = seed_spread(read_seed_tables(results))
+    except InputError as error:
+        typer.echo(error.line(), err=True)
+        raise typer.Exit(EXIT_INPUT) from None
+    if as_json:
+        typer.echo(json.dumps(spread, indent=2, allow_nan=False))
+        return
+    typer.echo(
+        f"{len(spread['seeds'])} seeds ({', '.join(map(str, spread['seeds']))}): {len(spread['eer'])} records, "
+        f"largest EER range {spread['largest_eer_range']}; {len(spread['ie'])} contrasts, largest IE range "
+        f"{spread['largest_ie_range']}"
+    )
 
 
 @app.command()

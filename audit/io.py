@@ -133,6 +133,25 @@ def _column_renames(path: Path, document: dict[str, Any]) -> dict[str, str]:
     return dict(mapping)
 
 
+def read_training_corpora(path: Path) -> dict[str, tuple[str, ...]]:
+    """Each encoder label's declared ``training_corpora`` from an encoder roster (``[[encoders]]`` entries);
+    only these two fields are read (the runner validates the rest). A label without the field declares none."""
+    document = read_toml(path, "a TOML encoder roster")
+    entries = document.get("encoders")
+    if not isinstance(entries, list):
+        raise InputError(str(path), "expected [[encoders]] entries")
+    declared: dict[str, tuple[str, ...]] = {}
+    for row, entry in enumerate(entries, start=1):
+        label = entry.get("label") if isinstance(entry, dict) else None
+        if not isinstance(label, str) or not label:
+            raise InputError(str(path), "expected a non-empty label", row=row, column="label")
+        corpora = entry.get("training_corpora", [])
+        if not (isinstance(corpora, list) and all(isinstance(name, str) and name for name in corpora)):
+            raise InputError(str(path), "expected a list of corpus names", row=row, column="training_corpora")
+        declared[label] = tuple(corpora)
+    return declared
+
+
 def _csv_rows(path: Path, text: str) -> list[list[str]]:
     """The CSV's non-blank rows as lists of fields (the header first)."""
     try:

@@ -86,16 +86,16 @@ def _compare(row: dict[str, Any], recomputed: dict[str, float]) -> list[str]:
 
 
 def _scorable(record: RecordScores) -> bool:
-    """The metrics are defined: both classes scored and at least two distinct scores."""
-    labels, scores = record.labels[record.scored], record.scores[record.scored]
-    return bool(labels.any() and (labels == 0).any() and np.unique(scores).size > 1)
+    """The metrics are defined: both classes scored (constant scores give the chance values)."""
+    labels = record.labels[record.scored]
+    return bool(labels.any() and (labels == 0).any())
 
 
 def verify_rescored_metrics(files: LoadedFiles) -> tuple[None, Step]:
     """Re-score every signed row from its verified scores (one grouped pass per cost setting) and compare."""
     rows = [row for row in _signed_rows(files) if str(row.get("record_id")) in files.scores]
     failures = [
-        {"record_id": str(row["record_id"]), "problem": "cannot be scored: needs both classes and two distinct scores"}
+        {"record_id": str(row["record_id"]), "problem": "cannot be scored: needs scored trials of both classes"}
         for row in rows
         if not _scorable(files.scores[str(row["record_id"])])
     ]

@@ -222,6 +222,8 @@ def verify(
         clean_labels=config.clean_labels,
         emotion_experiment=config.emotion_experiment,
         reference_emotion=config.reference_emotion,
+        near_chance_eer=config.near_chance_eer,
+        cross_corpus_experiments=config.cross_corpus_experiments,
     )
     flags = raise_flags(
         rows.table, rows.validated, rows.valid, rows.usable, contrast_set, pairs, unpaired, aggregates, config
@@ -239,7 +241,7 @@ def verify(
         flags.extend(verified.flags)
         report_sections.extend(verified.sections)
         statistics, statistics_sections, statistics_flags = statistics_of_bundle(
-            rows.usable, contrast_set.contrasts, verified
+            rows.usable, contrast_set.contrasts, verified, config.near_chance_eer
         )
         flags.extend(statistics_flags)
         report_sections.extend(statistics_sections)

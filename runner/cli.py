@@ -104,6 +104,14 @@ def run(
     progress: Annotated[
         bool, typer.Option(help="A progress bar on a terminal; one line per stage when stdout is not one.")
     ] = True,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Repeat with N seeds (the config's seed, +1, ...): one bundle per seed in --out/seed-<seed>; "
+            "then `audit seeds --out/seed-*/results.csv` gives the spread of every EER and IE.",
+        ),
+    ] = 1,
 ) -> None:
     """Run CONFIG and write its artefact bundle into --out.
 
@@ -112,17 +120,28 @@ def run(
     from runner.config import load_config
     from runner.pipeline import run as run_pipeline
 
-    summary = run_pipeline(
-        load_config(config),
-        out,
-        cache_root=cache,
-        signing_key=key,
-        image_digest=image_digest,
-        command_line=sys.argv,
-        progress=progress and not json_output,  # stage lines go to stdout, which --json keeps for the JSON
-        device=device,
-        workers=workers,
-    )
+    def run_one(path: Path, folder: Path) -> Any:
+        return run_pipeline(
+            load_config(path),
+            folder,
+            cache_root=cache,
+            signing_key=key,
+            image_digest=image_digest,
+            command_line=sys.argv,
+            progress=progress and not json_output,  # stage lines go to stdout, which --json keeps for the JSON
+            device=device,
+            workers=workers,
+        )
+
+    if seeds > 1:
+        from runner.seeds import seed_configs
+
+        first = load_config(config).seed
+        for seed, path in seed_configs(config, [first + k for k in range(seeds)]):
+            typer.echo(f"seed {seed}: {run_one(path, out / f'seed-{seed}').n_records} records -> {out}/seed-{seed}")
+        typer.echo(f"spread across seeds: audit seeds {out}/seed-*/results.csv")
+        return
+    summary = run_one(config, out)
     if json_output:
         typer.echo(json.dumps({**asdict(summary), "out": str(summary.out)}, indent=2))
     else:

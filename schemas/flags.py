@@ -46,6 +46,9 @@ _KINDS = (
     FlagKind("budget-mismatch", _W, "Trial budgets that differ change the uncertainty of each term."),
     FlagKind("missing-provenance", _W, "Rows without checkpoint digest, run id or trial list cannot be traced."),
     FlagKind("coverage", _W, "Experiments or encoders missing from the expected matrix."),
+    FlagKind("duplicate-checkpoint", _W, "Labels that share one checkpoint digest are one encoder, not several."),
+    FlagKind("training-overlap", _W, "An encoder evaluated on a corpus it was trained on may look better than it is."),
+    FlagKind("missing-reference-level", _W, "Without its declared reference level, Table 8's ratios are not computed."),
     FlagKind("claims-not-reproduced", _E, "A published number does not follow from the table."),
     FlagKind("claims-not-computable", _W, "A published number cannot be recomputed from the table."),
     # audit scores: a reviewer's trial list and score file (audit/trial_scores.py)
@@ -61,7 +64,6 @@ _KINDS = (
     FlagKind("speakers-unknown", _W, "Without speakers, no speaker-cluster interval can be given."),
     FlagKind("metrics-not-computable", _E, "The trials do not define an EER (one class, or equal scores)."),
     FlagKind("bad-signature", _E, "Nothing vouches for the bundle: unsigned, or the signature fails.", True),
-    FlagKind("untrusted-key", _E, "The signature verifies only under a key the reviewer did not declare.", True),
     FlagKind("digest-mismatch", _E, "A bundle file differs from the signed statement, or is not covered.", True),
     FlagKind("bundle-schema", _E, "A signed bundle file cannot be parsed or breaks its schema.", True),
     FlagKind("table-binding", _E, "The audited table differs from the signed results table.", True),
