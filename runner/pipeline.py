@@ -62,6 +62,7 @@ class RunSummary:
     n_utterances: int
     forward_passes: int = 0
     embeddings_cached: int = 0
+    cache_rejected: int = 0
     operator_counts: dict[str, int] = field(default_factory=dict)
 
 
@@ -145,15 +146,18 @@ class Embedder:
         self.rows = {name: pool.set_index("utt_id") for name, pool in pools.items()}
         self.forward_passes = 0
         self.cached = 0
+        self.material: dict[tuple[str, str], str] = {}
 
     def _key(self, side: Side, label: str) -> str:
-        """The cache key; the corpus qualifies the utterance id (babble noise draws from the side's corpus)."""
+        """The cache key; the corpus qualifies the utterance id (babble noise draws from the side's corpus), and
+        the chain's fingerprint in that corpus covers the material its operators read."""
         return embedding_key(
             audio_blake3=str(self.rows[side.corpus].at[side.utt_id, "blake3"]),
             chain_id=side.chain_id,
             seed=self.config.seed,
             utt_id=f"{side.corpus}/{side.utt_id}",
             encoder_key=self.encoders[label].checkpoint.cache_key,
+            material=self.material[(side.corpus, side.chain_id)],
         )
 
     def _audio_path(self, side: Side) -> Path:
@@ -165,6 +169,10 @@ class Embedder:
         """Every side's embedding for every encoder; misses are degraded, embedded in batches and cached."""
         results: dict[tuple[Side, str], CachedEmbedding] = {}
         pending: list[tuple[Side, list[str]]] = []
+        sides = set(sides)
+        for corpus, identifier in sorted({(side.corpus, side.chain_id) for side in sides}):
+            chain = OperatorChain.from_specs(list(chains[identifier]), sources=self.sources[corpus])
+            self.material[(corpus, identifier)] = chain.fingerprint()
         for side in sorted(set(sides), key=lambda side: (side.corpus, side.chain_id, side.utt_id)):
             missing = []
             for label in self.encoders:
@@ -260,6 +268,15 @@ def _write_scores(path: Path, frame: pd.DataFrame, run_id: str) -> None:
     table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata({"run_id": run_id})
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
+
+
+def _write_run_file(out: Path, run_id: str, rejected: Counter[str] | None = None) -> None:
+    """run.json: the run id (a resumed run checks it) and, once the embeddings are done, the cache entries this
+    invocation rejected (did not verify) and recomputed, by reason."""
+    record: dict[str, Any] = {"run_id": run_id, "config": "config.toml"}
+    if rejected is not None:
+        record["cache_rejected"] = {"total": sum(rejected.values()), "reasons": dict(sorted(rejected.items()))}
+    atomic_write_text(out / RUN_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
 def _check_out_folder(out: Path, run_id: str) -> None:
@@ -381,7 +398,7 @@ def run(
     _check_out_folder(out, run_id)
     plans = plan_run(config, pools)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / RUN_FILE, json.dumps({"run_id": run_id, "config": str(config.source)}, indent=2))
+    _write_run_file(out, run_id)
     atomic_write_bytes(out / "config.toml", config.source.read_bytes())
     tables = {name: _corpus_folder(out, corpora, name) for name in corpora}
     for name, folder in tables.items():
@@ -445,6 +462,7 @@ def run(
         }
         rows.append(_results_row(plan, record_metrics, extra))
     atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
+    _write_run_file(out, run_id, cache.rejected)
     checkpoints = {label: encoder.checkpoint.as_dict() for label, encoder in encoders.items()}
     atomic_write_text(out / "checkpoints.json", json.dumps(checkpoints, indent=2, sort_keys=True))
     environment = capture_environment(
@@ -465,6 +483,7 @@ def run(
         n_utterances=sum(len(pool) for pool in pools.values()),
         forward_passes=embedder.forward_passes,
         embeddings_cached=embedder.cached,
+        cache_rejected=sum(cache.rejected.values()),
         operator_counts={
             status: sum(chain[status] for chain in operators["chains"].values())
             for status in ("applied", "failed", "fallback")
