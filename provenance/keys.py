@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from audit.errors import InputError
-from provenance.atomic import atomic_path, atomic_write_bytes
+from provenance.atomic import atomic_write_bytes
 
 # Files whose presence marks a folder as an artefact bundle (DESIGN.md section 3).
 BUNDLE_MARKERS = ("results.csv", "provenance/statement.json", "provenance/run.intoto.jsonl")
@@ -56,9 +56,7 @@ def generate_keypair(private_path: Path, public_path: Path) -> str:
     private_pem = private_key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
-    with atomic_path(private_path) as tmp:
-        os.chmod(tmp, 0o600)
-        tmp.write_bytes(private_pem)
+    atomic_write_bytes(private_path, private_pem, mode=0o600)  # created 0600: never readable by others
     atomic_write_bytes(public_path, public_key_pem(private_key.public_key()))
     os.chmod(public_path, 0o644)
     return key_id(private_key.public_key())

@@ -12,6 +12,7 @@ import json
 import multiprocessing
 import os
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -31,7 +32,7 @@ import soundfile
 
 from audit.errors import InputError
 from audit.metrics import grouped_metrics
-from provenance.atomic import atomic_path, atomic_write_bytes, atomic_write_text
+from provenance.atomic import atomic_path, atomic_write_bytes, atomic_write_text, remove_temporaries
 from provenance.digests import bytes_digest, file_digest
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
 from runner.config import Chain, CorpusChoice, RunConfig, default_cache_root
@@ -270,23 +271,71 @@ def _write_scores(path: Path, frame: pd.DataFrame, run_id: str) -> None:
         pq.write_table(table, tmp, compression="zstd")
 
 
-def _write_run_file(out: Path, run_id: str, rejected: Counter[str] | None = None) -> None:
-    """run.json: the run id (a resumed run checks it) and, once the embeddings are done, the cache entries this
-    invocation rejected (did not verify) and recomputed, by reason."""
+def _write_run_file(
+    out: Path, run_id: str, rejected: Counter[str] | None = None, unscorable: dict[str, str] | None = None
+) -> None:
+    """run.json: the run id (a resumed run checks it); once the embeddings are done, the cache entries this
+    invocation rejected (did not verify) and recomputed, by reason; and the records that could not be scored."""
     record: dict[str, Any] = {"run_id": run_id, "config": "config.toml"}
     if rejected is not None:
         record["cache_rejected"] = {"total": sum(rejected.values()), "reasons": dict(sorted(rejected.items()))}
+    if unscorable:
+        record["unscorable_records"] = {"total": len(unscorable), "records": dict(sorted(unscorable.items()))}
     atomic_write_text(out / RUN_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
 def _check_out_folder(out: Path, run_id: str) -> None:
-    """Refuse to mix two runs in one folder; an empty or same-run folder is fine (resume)."""
-    if not out.exists() or not any(out.iterdir()):
-        return
-    marker = out / RUN_FILE
-    previous = json.loads(marker.read_text())["run_id"] if marker.is_file() else None
-    if previous != run_id:
-        raise InputError(str(out), f"output folder holds another run (run_id {previous}); choose an empty --out")
+    """Refuse to mix two runs in one folder; an empty or same-run folder is fine (resume). A --out that is a file,
+    holds an unreadable run.json or cannot be written is an InputError, before any work."""
+    if out.exists() and not out.is_dir():
+        raise InputError(str(out), "--out is a file, not a folder; choose a folder (it is created if absent)")
+    if out.is_dir() and any(out.iterdir()):
+        marker = out / RUN_FILE
+        previous = None
+        if marker.exists():
+            try:
+                previous = json.loads(marker.read_text(encoding="utf-8"))["run_id"]
+            except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+                problem = f"not a run marker ({type(error).__name__}: {error})"
+                raise InputError(str(marker), f"{problem}; remove the folder or choose an empty --out") from None
+        if previous != run_id:
+            raise InputError(str(out), f"output folder holds another run (run_id {previous}); choose an empty --out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as error:
+        raise InputError(str(out), f"cannot write to --out ({error.strerror}); choose a writable folder") from None
+
+
+def _unscorable(frame: pd.DataFrame) -> str | None:
+    """Why a record's scored trials cannot give its metrics (both classes and two distinct finite scores are
+    needed), or None when they can."""
+    scored = frame[frame["status"] == "scored"]
+    missing = [kind for kind, label in (("target", 1), ("non-target", 0)) if not (scored["label"] == label).any()]
+    if missing:
+        unscored = len(frame) - len(scored)
+        return f"no scored {' or '.join(missing)} trials ({unscored} of {len(frame)} trials lost to operator failures)"
+    if not np.isfinite(scored["score"].to_numpy()).all():
+        return "non-finite scores (an encoder returned a zero or non-finite embedding)"
+    if scored["score"].nunique() < 2:
+        return "every scored trial has the same score"
+    return None
+
+
+def _portable(command_line: list[str], out: Path) -> list[str]:
+    """The command line with the --out folder written as ``$OUT``, so that the bundle does not name it."""
+    names = {str(out), str(out.resolve())}
+    portable = []
+    for argument in command_line:
+        flag, equals, value = argument.partition("=")
+        if argument in names:
+            portable.append("$OUT")
+        elif equals and flag == "--out" and value in names:
+            portable.append("--out=$OUT")
+        else:
+            portable.append(argument)
+    return portable
 
 
 def _operator_report(
@@ -395,9 +444,9 @@ def run(
     encoders = {spec.label: load(spec, device) for spec in config.encoders}
     checkpoint_digests = [encoders[c.label].checkpoint.checkpoint_blake3 for c in config.encoders]
     run_id = run_id_for(config, corpus_digest, checkpoint_digests, TOOL_VERSION)
-    _check_out_folder(out, run_id)
     plans = plan_run(config, pools)
-    out.mkdir(parents=True, exist_ok=True)
+    _check_out_folder(out, run_id)
+    remove_temporaries(out)  # a killed run's partial writes
     _write_run_file(out, run_id)
     atomic_write_bytes(out / "config.toml", config.source.read_bytes())
     tables = {name: _corpus_folder(out, corpora, name) for name in corpora}
@@ -431,21 +480,28 @@ def run(
     failures = sum(chain["failed"] for chain in operators["chains"].values())
     if failures and config.failure_policy == "fail-run":
         atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
+        _write_run_file(out, run_id, cache.rejected)
         raise RunError(f"{failures} operator failure(s) under the fail-run policy; see {out / 'operators.json'}")
 
     score_frames = [_score_record(plan, embeddings) for plan in plans]
     for plan, frame in zip(plans, score_frames, strict=True):
         _write_scores(out / "scores" / f"{plan.record_id}.parquet", frame, run_id)
+    unscorable = {
+        plan.record_id: reason
+        for plan, frame in zip(plans, score_frames, strict=True)
+        if (reason := _unscorable(frame)) is not None
+    }
+    if unscorable:  # reported and counted; no results table is signed over records that have no result
+        atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
+        _write_run_file(out, run_id, cache.rejected, unscorable)
+        first, reason = next(iter(unscorable.items()))
+        raise RunError(
+            f"{len(unscorable)} of {len(plans)} records cannot be scored (first: {first}: {reason}); "
+            f"see {out / 'operators.json'} and {out / RUN_FILE}, fix the input and rerun"
+        )
     metrics = _grouped(score_frames, config)
     rows = []
     for index, (plan, frame) in enumerate(zip(plans, score_frames, strict=True)):
-        empty = [
-            name
-            for name, count in (("n_target", metrics["n_target"]), ("n_nontarget", metrics["n_nontarget"]))
-            if count[index] == 0
-        ]
-        if empty:
-            raise RunError(f"record {plan.record_id}: no scored trials left for {', '.join(empty)}")
         record_metrics = {key: values[index].item() for key, values in metrics.items()}
         extra = {
             "corpus": plan.experiment.corpus,
@@ -466,7 +522,7 @@ def run(
     checkpoints = {label: encoder.checkpoint.as_dict() for label, encoder in encoders.items()}
     atomic_write_text(out / "checkpoints.json", json.dumps(checkpoints, indent=2, sort_keys=True))
     environment = capture_environment(
-        seeds={"run": config.seed}, command_line=command_line or sys.argv, image_digest=image_digest
+        seeds={"run": config.seed}, command_line=_portable(command_line or sys.argv, out), image_digest=image_digest
     )
     atomic_write_text(out / "environment.json", json.dumps(environment, indent=2, sort_keys=True))
     results = pd.DataFrame(rows)

@@ -6,13 +6,20 @@ or different ones exactly when an input changed), counts of damaged entries made
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from click.testing import Result
+from typer.testing import CliRunner
 
+from audit.errors import InputError
 from runner.config import load_config
 from runner.corpora.asterisk import build_default_corpus
 from runner.pipeline import RunSummary, run
@@ -125,3 +132,125 @@ def test_changed_music_is_never_served_from_the_cache(
     expected = sum(c["applied"] + c["failed"] + c["fallback"] for c in music_sides.values() if "music" in str(c))
     assert made[0].embedded == expected > 0  # every music side, and only those, was recomputed
     assert changed.cache_rejected == 0
+
+
+# --- one line for every failure --------------------------------------------------------------------------
+
+
+def cli(*args: str) -> Result:
+    from runner.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def one_line(result: Result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+def run_args(config: Path, out: Path, cache: Path) -> list[str]:
+    return ["run", str(config), "--out", str(out), "--cache", str(cache), "--workers", "0", "--no-progress"]
+
+
+def test_out_that_is_a_file_or_holds_a_corrupt_run_json_is_one_line_exit_2(
+    cold: tuple[Path, RunSummary], tmp_path: Path
+) -> None:
+    folder = cold[0]
+    (tmp_path / "file").write_text("not a folder")
+    result = cli(*run_args(folder / "run.toml", tmp_path / "file", folder / "cache"))
+    assert result.exit_code == 2 and str(tmp_path / "file") in one_line(result)
+    assert "--out is a file" in result.stderr
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "run.json").write_bytes(b"\x00{garbage")
+    result = cli(*run_args(folder / "run.toml", tmp_path / "out", folder / "cache"))
+    assert result.exit_code == 2 and str(tmp_path / "out" / "run.json") in one_line(result)
+    debug = cli("--debug", *run_args(folder / "run.toml", tmp_path / "out", folder / "cache"))
+    assert isinstance(debug.exception, InputError)  # --debug lets the exception (and its traceback) through
+
+
+@contextmanager
+def read_only_folder(parent: Path) -> Iterator[Path]:
+    """A folder no write reaches: a read-only tmpfs where this process may mount one (root), else mode 0555."""
+    folder = parent / "read-only"
+    folder.mkdir()
+    mounted = (
+        os.geteuid() == 0
+        and subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(folder)], capture_output=True
+        ).returncode
+        == 0
+    )
+    if not mounted:
+        folder.chmod(0o555)
+    try:
+        yield folder
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(folder)], check=True)
+        folder.chmod(0o755)
+
+
+def test_read_only_out_is_one_line_exit_2(cold: tuple[Path, RunSummary], tmp_path: Path) -> None:
+    folder = cold[0]
+    with read_only_folder(tmp_path) as out:
+        result = cli(*run_args(folder / "run.toml", out, folder / "cache"))
+        assert result.exit_code == 2 and str(out) in one_line(result)
+        assert "cannot write to --out" in result.stderr and not any(out.iterdir())
+
+
+def test_a_full_disk_is_one_line_exit_1_nothing_signed_and_the_rerun_completes(
+    cold: tuple[Path, RunSummary], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = cold[0]
+    replace = os.replace
+
+    def full_disk(source: str, target: str) -> None:  # the device fills up when results.csv is written
+        if Path(target).name == "results.csv":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        replace(source, target)
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    out = tmp_path / "out"
+    result = cli(*run_args(folder / "run.toml", out, folder / "cache"))
+    line = one_line(result)
+    assert result.exit_code == 1 and str(out / "results.csv") in line and "No space left" in line
+    assert not (out / "results.csv").exists() and not (out / "provenance").exists()
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+    monkeypatch.setattr(os, "replace", replace)
+    assert cli(*run_args(folder / "run.toml", out, folder / "cache")).exit_code == 0
+    assert (out / "results.csv").read_bytes() == (folder / "out" / "results.csv").read_bytes()
+
+
+def test_a_record_with_no_scorable_trial_is_reported_counted_and_exit_1(
+    corpus: Path, cold: tuple[Path, RunSummary], tmp_path: Path
+) -> None:
+    empty_music = tmp_path / "music"
+    empty_music.mkdir()  # exists (the config loads) but holds no music: every music side fails
+    config = write_config(tmp_path, corpus, empty_music)
+    out = tmp_path / "out"
+    result = cli(*run_args(config, out, cold[0] / "cache"))
+    line = one_line(result)
+    assert result.exit_code == 1 and "1 of 3 records cannot be scored" in line and "D01.mfcc-stats.music-5dB" in line
+    operators = json.loads((out / "operators.json").read_text())
+    record = operators["records"]["D01.mfcc-stats.music-5dB"]
+    music = next(chain for chain in operators["chains"].values() if chain["spec"][0]["name"] == "music")
+    assert record["failed"] == music["failed"] > 0 and music["applied"] == 0  # every music side, counted
+    assert any("holds no files" in reason for reason in music["reasons"])
+    unscorable = json.loads((out / "run.json").read_text())["unscorable_records"]
+    assert unscorable["total"] == 1 and "no scored target or non-target trials" in str(unscorable["records"])
+    assert not (out / "results.csv").exists() and not (out / "provenance").exists()
+
+
+def test_an_unexpected_failure_is_one_line_exit_1(
+    cold: tuple[Path, RunSummary], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import runner.pipeline
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("simulated bug\nwith a second line")
+
+    monkeypatch.setattr(runner.pipeline, "plan_run", broken)
+    result = cli(*run_args(cold[0] / "run.toml", tmp_path / "out", cold[0] / "cache"))
+    assert result.exit_code == 1 and "RuntimeError: simulated bug with a second line" in one_line(result)
+    assert "--debug" in result.stderr
