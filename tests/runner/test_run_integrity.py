@@ -254,3 +254,51 @@ def test_an_unexpected_failure_is_one_line_exit_1(
     result = cli(*run_args(cold[0] / "run.toml", tmp_path / "out", cold[0] / "cache"))
     assert result.exit_code == 1 and "RuntimeError: simulated bug with a second line" in one_line(result)
     assert "--debug" in result.stderr
+
+
+# --- clean resumes and location-independent bundles ------------------------------------------------------
+
+
+def bundle_bytes(out: Path) -> dict[str, bytes]:
+    return {
+        path.relative_to(out).as_posix(): path.read_bytes()
+        for path in sorted(out.rglob("*"))
+        if path.is_file() and path.relative_to(out).parts[0] != "provenance"
+    }
+
+
+def test_two_folders_give_the_same_bundle_with_modes_from_the_umask(
+    cold: tuple[Path, RunSummary], tmp_path: Path
+) -> None:
+    folder = cold[0]
+    previous = os.umask(0o027)
+    try:
+        small_run(folder / "run.toml", tmp_path / "elsewhere" / "out", folder / "cache")
+    finally:
+        os.umask(previous)
+    here, there = bundle_bytes(folder / "out"), bundle_bytes(tmp_path / "elsewhere" / "out")
+    assert list(here) == list(there) and [name for name in here if here[name] != there[name]] == []
+    for name in ("operators.json", "run.json", "environment.json"):
+        assert str(folder) not in here[name].decode() and str(tmp_path) not in there[name].decode()
+    statement = json.loads((tmp_path / "elsewhere" / "out" / "provenance" / "statement.json").read_text())
+    assert str(tmp_path) not in json.dumps(statement)
+    modes = {path.stat().st_mode & 0o777 for path in (tmp_path / "elsewhere" / "out").rglob("*") if path.is_file()}
+    assert modes == {0o640}  # 0o666 & ~0o027, as open() would give; not mkstemp's 0o600
+
+
+def test_a_killed_writers_temporary_file_is_removed_on_resume_and_never_signed(
+    cold: tuple[Path, RunSummary], tmp_path: Path
+) -> None:
+    folder = cold[0]
+    out = tmp_path / "out"
+    shutil.copytree(folder / "out", out)
+    stray = [out / ".results.csv.k3_x9a.tmp", out / "scores" / ".D01.mfcc-stats.clean.parquet.abc123.tmp"]
+    for path in stray:
+        path.write_bytes(b"half a file")
+    (out / "results.csv").unlink()  # the kill came before results.csv was renamed into place
+    small_run(folder / "run.toml", out, folder / "cache")
+    assert not any(path.exists() for path in stray)
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+    subjects = json.loads((out / "provenance" / "statement.json").read_text())["subject"]
+    assert not [s for s in subjects if s["name"].endswith(".tmp")]
+    assert (out / "results.csv").read_bytes() == (folder / "out" / "results.csv").read_bytes()
