@@ -9,9 +9,13 @@ from __future__ import annotations
 import errno
 import json
 import os
+import random
 import shutil
+import signal
 import subprocess
-from collections.abc import Iterator
+import sys
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -302,3 +306,52 @@ def test_a_killed_writers_temporary_file_is_removed_on_resume_and_never_signed(
     subjects = json.loads((out / "provenance" / "statement.json").read_text())["subject"]
     assert not [s for s in subjects if s["name"].endswith(".tmp")]
     assert (out / "results.csv").read_bytes() == (folder / "out" / "results.csv").read_bytes()
+
+
+# --- fault injection: SIGKILL at random points -----------------------------------------------------------
+
+
+def cli_process(config: Path, out: Path, cache: Path) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "runner.cli", *run_args(config, out, cache)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def kill_when(process: subprocess.Popen[bytes], reached: Callable[[], bool]) -> bool:
+    """SIGKILL ``process`` as soon as ``reached()`` holds (polled every few ms); False if it finished first."""
+    while process.poll() is None:
+        if reached():
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            return True
+        time.sleep(0.002)
+    return False
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_points_then_resume_gives_the_same_results_and_no_stray_file(
+    cold: tuple[Path, RunSummary], tmp_path: Path
+) -> None:
+    folder = cold[0]
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    rng = random.Random(20261201)
+    n_entries, n_scores = rng.randint(1, 20), rng.randint(1, 2)
+    done = [0]  # cache entries when the current run started
+    points = {  # one random point in each stage: embedding (cache writes), scoring, and before signing
+        f"after {n_entries} cache entries": lambda: len(list(cache.rglob("*.emb"))) >= n_entries + done[0],
+        f"after {n_scores} score files": lambda: len(list(out.glob("scores/*.parquet"))) >= n_scores,
+        "once results.csv is written": lambda: (out / "results.csv").exists(),
+    }
+    killed = []
+    for point, reached in points.items():  # each run resumes the previous one's work
+        done[0] = len(list(cache.rglob("*.emb")))
+        if kill_when(cli_process(folder / "run.toml", out, cache), reached):
+            killed.append(point)
+    assert killed == list(points), killed
+    resumed = cli_process(folder / "run.toml", out, cache)
+    assert resumed.wait(timeout=600) == 0, resumed.stderr.read() if resumed.stderr else ""
+    assert (out / "results.csv").read_bytes() == (folder / "out" / "results.csv").read_bytes()
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+    signed = {s["name"] for s in json.loads((out / "provenance" / "statement.json").read_text())["subject"]}
+    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert signed == {name for name in files if not name.startswith("provenance/")}
