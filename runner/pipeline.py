@@ -8,6 +8,7 @@ embeddings are not recomputed, finished score files are kept, and the final byte
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -33,7 +34,7 @@ import soundfile
 from audit.errors import InputError
 from audit.metrics import grouped_metrics
 from provenance.atomic import atomic_path, atomic_write_bytes, atomic_write_text, remove_temporaries
-from provenance.digests import bytes_digest, file_digest
+from provenance.digests import DigestIndex, bytes_digest, digest_index, file_digest
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
 from runner.config import Chain, CorpusChoice, RunConfig, default_cache_root
 from runner.corpora.base import PROBLEMS_FILE, UTTERANCES_FILE, CorpusTable, load_corpus
@@ -45,6 +46,7 @@ from runner.trials import select_pool
 
 TOOL_VERSION = version("interbias-sv")
 RUN_FILE = "run.json"
+DIGEST_INDEX_FILE = "digests.json"
 
 
 class RunError(Exception):
@@ -64,6 +66,8 @@ class RunSummary:
     forward_passes: int = 0
     embeddings_cached: int = 0
     cache_rejected: int = 0
+    files_hashed: int = 0
+    digests_reused: int = 0
     operator_counts: dict[str, int] = field(default_factory=dict)
 
 
@@ -429,7 +433,50 @@ def run(
     workers: int = 2,
     encoder_factory: Callable[[EncoderSpec, str], Encoder] | None = None,
 ) -> RunSummary:
-    """Run the configuration and write its bundle into ``out``."""
+    """Run the configuration and write its bundle into ``out``.
+
+    The cache folder holds the embeddings and the digest index of the input files (corpus audio, music,
+    checkpoints), so that an unchanged rerun reads no input file twice; the index is saved even when the run
+    fails, since the digests it learnt stay true.
+    """
+    cache_root = cache_root or default_cache_root()
+    index = DigestIndex.open(cache_root / DIGEST_INDEX_FILE)
+    with digest_index(index):
+        try:
+            summary = _run(
+                config,
+                out,
+                cache_root=cache_root,
+                signing_key=signing_key,
+                image_digest=image_digest,
+                command_line=command_line,
+                progress=progress,
+                device=device,
+                workers=workers,
+                encoder_factory=encoder_factory,
+            )
+        except BaseException:
+            with contextlib.suppress(OSError):  # the run's own failure is the one to report
+                index.save()
+            raise
+    index.save()
+    summary.digests_reused, summary.files_hashed = index.hits, index.hashed
+    return summary
+
+
+def _run(
+    config: RunConfig,
+    out: Path,
+    *,
+    cache_root: Path,
+    signing_key: Path | None,
+    image_digest: str | None,
+    command_line: list[str] | None,
+    progress: bool,
+    device: str,
+    workers: int,
+    encoder_factory: Callable[[EncoderSpec, str], Encoder] | None,
+) -> RunSummary:
     from provenance.environment import capture_environment
     from provenance.manifest import write_manifest
 
@@ -472,7 +519,7 @@ def run(
         )
         for name in corpora
     }
-    cache = EmbeddingCache((cache_root or default_cache_root()) / "embeddings")
+    cache = EmbeddingCache(cache_root / "embeddings")
     embedder = Embedder(config, pools, encoders, cache, sources, workers)
     embeddings = embedder.embed_all(chains, sides, progress)
 
@@ -529,7 +576,8 @@ def run(
     for column in ("n_target", "n_nontarget", "n_unscored", "seed"):
         results[column] = results[column].astype("int64")
     atomic_write_bytes(out / "results.csv", results.to_csv(index=False, lineterminator="\n").encode())
-    write_manifest(out, run_config=config.raw, signing_key=signing_key)
+    with digest_index(None):  # what is signed is always hashed afresh
+        write_manifest(out, run_config=config.raw, signing_key=signing_key)
     return RunSummary(
         out=out,
         run_id=run_id,
