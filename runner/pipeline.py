@@ -178,7 +178,7 @@ class Embedder:
         for corpus, identifier in sorted({(side.corpus, side.chain_id) for side in sides}):
             chain = OperatorChain.from_specs(list(chains[identifier]), sources=self.sources[corpus])
             self.material[(corpus, identifier)] = chain.fingerprint()
-        for side in sorted(set(sides), key=lambda side: (side.corpus, side.chain_id, side.utt_id)):
+        for side in sorted(sides, key=lambda side: (side.corpus, side.chain_id, side.utt_id)):
             missing = []
             for label in self.encoders:
                 entry = self.cache.get(self._key(side, label))
