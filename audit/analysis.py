@@ -110,6 +110,7 @@ _READERS: dict[str, Callable[[Any], Any]] = {
     "bootstrap_eer_method": _eer_method,
     "matched_simulations": _integer(1, 10_000),
 }
+ANALYSIS_KEYS: tuple[str, ...] = tuple(_READERS)
 
 
 def analysis_from_table(table: Any) -> tuple[Analysis, list[str]]:

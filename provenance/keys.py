@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from audit.errors import InputError
-from provenance.atomic import atomic_path, atomic_write_bytes, check_writable_folder
+from provenance.atomic import atomic_write_bytes, check_writable_folder
 from provenance.reading import read_regular_file
 from schemas.bundle import ENVELOPE_FILE, RESULTS_FILE, STATEMENT_FILE
 
@@ -69,9 +69,7 @@ def generate_keypair(private_path: Path, public_path: Path) -> str:
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
     try:
-        with atomic_path(private_path) as tmp:
-            os.chmod(tmp, 0o600)
-            tmp.write_bytes(private_pem)
+        atomic_write_bytes(private_path, private_pem, mode=0o600)  # created 0600: never readable by others
     except OSError as error:
         raise InputError(str(private_path), f"cannot write the key: {error.strerror}") from error
     try:

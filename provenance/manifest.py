@@ -19,7 +19,7 @@ from typing import Any, cast
 import pandas as pd
 
 from audit.errors import InputError
-from provenance.atomic import atomic_write_bytes, atomic_write_text
+from provenance.atomic import atomic_write_bytes, atomic_write_text, is_temporary
 from provenance.canonical import canonical_json
 from provenance.digests import Digest, file_digest
 from provenance.dsse import sign_envelope
@@ -64,11 +64,12 @@ class ManifestResult:
 
 
 def bundle_files(bundle_dir: Path) -> list[str]:
-    """Relative POSIX paths of every regular file that must be a subject (symlinks refused)."""
+    """Relative POSIX paths of every regular file that must be a subject (symlinks refused; the temporary
+    files of an interrupted atomic write are never subjects)."""
     names = []
     for path in sorted(bundle_dir.rglob("*")):
         relative = path.relative_to(bundle_dir)
-        if relative.parts[0] in NOT_SUBJECTS:
+        if relative.parts[0] in NOT_SUBJECTS or is_temporary(path.name):  # a killed writer's leftover
             continue
         if path.is_symlink():
             raise InputError(str(path), "symbolic links are not allowed in a bundle; copy the file in")

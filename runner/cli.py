@@ -6,13 +6,14 @@ Thin commands over ``runner.pipeline`` and ``runner.reproduce``. Exit codes as d
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -39,46 +40,74 @@ def show_version(value: bool) -> None:
         raise typer.Exit()
 
 
+def fail_without_extra(error: ModuleNotFoundError) -> None:
+    """One line naming the [runner] extra when ``error`` is one of its modules (the light install); otherwise
+    nothing: the caller reports it as any other failure."""
+    if (error.name or "").partition(".")[0] not in RUNNER_EXTRA_MODULES:
+        return
+    typer.echo(f"error: the runner needs its extra (no module named {error.name!r}): {INSTALL_RUNNER}", err=True)
+    raise typer.Exit(EXIT_INPUT) from None
+
+
+_debug = {"traceback": False}
+
+
 @app.callback()
 def main(
     version: Annotated[
         bool, typer.Option("--version", callback=show_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of a failure (not one line).")] = False,
 ) -> None:
     """Run the InterBias-SV benchmark: a configuration, the default corpus, the whole loop.
 
-    Exit codes: 0 done (or audit passed), 1 an audit finding or a run that could not finish, 2 usage or input error.
+    Exit codes: 0 done (or audit passed), 1 an audit finding or a run that could not finish, 2 usage or input
+    error; each failure is one stderr line (--debug shows the traceback).
     """
+    _debug["traceback"] = debug
 
 
-def fail_without_extra(error: ModuleNotFoundError) -> NoReturn:
-    """One line naming the [runner] extra when ``error`` is one of its modules (the light install); otherwise
-    ``error`` is a bug and goes on as it is."""
-    if (error.name or "").partition(".")[0] not in RUNNER_EXTRA_MODULES:
-        raise error
-    typer.echo(f"error: the runner needs its extra (no module named {error.name!r}): {INSTALL_RUNNER}", err=True)
-    raise typer.Exit(EXIT_INPUT) from None
+def failure_line(error: BaseException) -> tuple[str, int]:
+    """The one stderr line and exit code of a failure: input errors exit 2, everything else that stops a run 1."""
+    from runner.pipeline import RunError
+
+    if isinstance(error, InputError):
+        return f"error: {error.line()}", EXIT_INPUT
+    if isinstance(error, RunError):
+        return f"run failed: {error}", EXIT_FINDING
+    if isinstance(error, OSError):
+        where = f"{error.filename}: " if error.filename else ""
+        what = error.strerror or str(error)
+        if error.errno == errno.ENOSPC:
+            hint = "free some space and rerun the same command (it resumes where it stopped)"
+        elif error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            hint = "make the folder writable or choose another (--out, --cache)"
+        else:
+            hint = "fix the file system problem and rerun the same command (it resumes where it stopped)"
+        return f"run failed: {where}{what}; {hint}", EXIT_FINDING
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted: rerun the same command to resume", EXIT_FINDING
+    name = type(error).__name__
+    return f"run failed: internal error {name}: {error} (rerun with --debug for the traceback)", EXIT_FINDING
 
 
 def one_line_errors(command: F) -> F:
-    """Turn input errors into one stderr line with exit 2, and run errors into one line with exit 1."""
+    """Turn every failure into one stderr line and its exit code (``interbias --debug`` shows the traceback)."""
 
     @wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            from runner.pipeline import RunError
-        except ModuleNotFoundError as error:
-            fail_without_extra(error)
-        try:
             return command(*args, **kwargs)
-        except ModuleNotFoundError as error:
-            fail_without_extra(error)
-        except InputError as error:
-            typer.echo(f"error: {error.line()}", err=True)
-            raise typer.Exit(EXIT_INPUT) from None
-        except RunError as error:
-            typer.echo(f"run failed: {error}", err=True)
-            raise typer.Exit(EXIT_FINDING) from None
+        except (typer.Exit, typer.Abort):
+            raise
+        except (Exception, KeyboardInterrupt) as error:
+            if _debug["traceback"]:
+                raise
+            if isinstance(error, ModuleNotFoundError):
+                fail_without_extra(error)  # the light install: one line naming the extra
+            line, code = failure_line(error)
+            typer.echo(" ".join(line.split()), err=True)
+            raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -145,9 +174,11 @@ def run(
     if json_output:
         typer.echo(json.dumps({**asdict(summary), "out": str(summary.out)}, indent=2))
     else:
+        rejected = f", {summary.cache_rejected} cache entries rejected and recomputed" if summary.cache_rejected else ""
         typer.echo(
             f"{summary.n_records} records, {summary.n_trials} trials in {summary.n_trial_lists} lists, "
-            f"{summary.forward_passes} embeddings computed, {summary.embeddings_cached} from cache -> {summary.out}"
+            f"{summary.forward_passes} embeddings computed, {summary.embeddings_cached} from cache{rejected} "
+            f"-> {summary.out}"
         )
 
 
