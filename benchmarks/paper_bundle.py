@@ -9,8 +9,9 @@ label), so the remaining 124 cells per label are repeated draws (a fresh trial l
 ``#rN``) of the single-factor designs E03-E07. Every trial budget is scaled by one factor so that the bundle holds
 about 12 M per-trial scores; the statistics workload (contrasts, fixed-threshold settings) is full.toml's own.
 
-Scores carry speaker effects on both sides (some enrolment and test speakers are harder than others, for every
-encoder alike), an encoder quality and a condition penalty; a few trials fail to decode (NaN, ``test-failed``).
+Scores are cosines in float32 precision (as the runner's float32 embeddings give them) with speaker effects on
+both sides (some enrolment and test speakers are harder than others, for every encoder alike), an encoder quality
+and a condition penalty; a few trials fail to decode (NaN, ``test-failed``).
 The results rows carry the true metrics of those scores (``audit.metrics.grouped_metrics``, as the runner does),
 and ``provenance.manifest.write_manifest`` signs the bundle with a fresh key written next to it (``B.key``,
 ``B.pub``). The same seed gives the same bundle, byte for byte, except the signature key.
@@ -282,13 +283,15 @@ def draw_scores(planned: list[Planned], seed: int) -> list[RecordScores]:
         )
         separation = max(quality[item.plan.encoder.label] - penalty + rng.normal(0, 0.1), 0.3)
         enrol_effect, test_effect = speaker_effects[list_id]
-        scores = (
+        raw = (
             separation * labels
             + 0.6 * separation * spoof
             + enrol_effect[enrol]
             + test_effect[test]
             + rng.standard_normal(len(labels))
         )
+        # A cosine in float32 precision, as the runner's float32 embeddings give it (stored as float64).
+        scores = np.tanh(raw / 8).astype(np.float32).astype(np.float64)
         scored = np.ones(len(labels), dtype=bool)
         if rng.random() < 0.2:  # a few test files fail to decode in some records
             scored[rng.choice(len(labels), size=max(1, len(labels) // 2000), replace=False)] = False
