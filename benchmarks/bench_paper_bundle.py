@@ -12,8 +12,9 @@ temporary folder, or to ``--keep DIR`` and reused from there on later runs. Then
 2. The same audit once more in this process with a timer around each public step function, grouped by step
    (signature, digests, binding, re-scoring, trial lists, trial utterances, operators, statistics, table audit,
    report): the share of each, and the binding check's share against its 10 % target. A step function that the
-   audit no longer has is listed as not found, never silently dropped. ``--cprofile N`` adds the N costliest
-   functions of a profiled run (own time), to find hot spots inside a step.
+   audit no longer has is listed as not found, never silently dropped. ``--cprofile N`` profiles that run (CPU
+   time, so other processes' load does not count) and lists its N costliest functions by own time, to find hot
+   spots inside a step; the step times then include the profiler's overhead.
 3. With ``--default DIR`` (default ``out/default``, the bundle of ``nox -s reproduce``) when that folder exists:
    ``audit verify`` of it end to end, against its 5 s target.
 """
@@ -142,7 +143,7 @@ def step_times(bundle: Path, key: Path, out: Path, profile_top: int) -> dict[str
                 continue
             patched.append((module, name, original))
             setattr(module, name, _timed(original, wall, cpu, step))
-    profiler = cProfile.Profile() if profile_top else None
+    profiler = cProfile.Profile(time.process_time) if profile_top else None
     start, start_cpu = time.perf_counter(), time.process_time()
     try:
         if profiler:
