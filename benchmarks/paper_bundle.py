@@ -14,9 +14,10 @@ both sides (some enrolment and test speakers are harder than others, for every e
 and a condition penalty; a few trials fail to decode (NaN, ``test-failed``).
 The results rows carry the true metrics of those scores (``audit.metrics.grouped_metrics``, as the runner does),
 and ``provenance.manifest.write_manifest`` signs the bundle with a fresh key written next to it (``B.key``,
-``B.pub``). The same seed gives the same bundle, byte for byte, except the signature key.
+``B.pub``). The same seed gives the same bundle, byte for byte, apart from the fresh key and its signature.
 
-Usage: ``python benchmarks/paper_bundle.py OUT [--scale 1.0] [--labels 12] [--experiments E13,E16] [--seed 7]``.
+Usage: ``python benchmarks/paper_bundle.py OUT [--scale 1.0] [--labels 12] [--experiments E13,E16] [--no-pad]
+[--design-lists] [--seed 7]``.
 """
 
 from __future__ import annotations
