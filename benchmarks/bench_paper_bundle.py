@@ -42,8 +42,8 @@ from paper_bundle import write_paper_bundle
 
 TARGET_S, TARGET_RSS_GB, DEFAULT_TARGET_S, BINDING_SHARE = 20.0, 2.0, 5.0, 0.10
 
-# Each audit step and the public functions that make it (module, function). The audit's internals are being
-# restructured: names that are absent are reported as such, and new names belong here.
+# Each audit step and the functions that make it (module where the line looks them up, function); a name that is
+# absent is reported as such.
 STEPS: dict[str, tuple[tuple[str, str], ...]] = {
     "table audit (no bundle)": (
         ("audit.verify", "select_rows"),
@@ -62,9 +62,9 @@ STEPS: dict[str, tuple[tuple[str, str], ...]] = {
         ("audit.bundle", "verify_subject_digests"),
         ("audit.bundle", "verify_every_file_is_subject"),
     ),
-    "binding": (("audit.bundle", "verify_rows"), ("audit.bundle", "verify_binding"), ("audit.bundle", "bind_table")),
+    "parsing (schemas)": (("audit.bundle", "load_files"),),
+    "binding": (("audit.bundle", "verify_rows"), ("audit.bundle", "verify_table_binding")),
     "re-scoring": (
-        ("audit.bundle", "load_scores"),
         ("audit.bundle", "verify_scores_follow_trial_lists"),
         ("audit.bundle", "verify_rescored_metrics"),
     ),
@@ -76,9 +76,9 @@ STEPS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # Parts of a step, shown under it (their time is inside the step's): private names, for finding hot spots.
 PARTS: dict[str, tuple[tuple[str, str], ...]] = {
-    "statistics: reading scores, trial lists": (
+    "statistics: gathering inputs": (
         ("audit.bundle_statistics", "_contrast_input"),
-        ("audit.bundle_statistics", "_fixed_threshold_inputs"),
+        ("audit.bundle_statistics", "_subgroup_settings"),
     ),
     "statistics: contrast bootstrap": (("audit.statistics", "_bootstrap_contrast"),),
     "statistics: fixed-threshold settings": (("audit.statistics", "fixed_threshold_analysis"),),
