@@ -20,6 +20,7 @@ from schemas.bundle import (
     CHECKPOINTS_FILE,
     CONFIG_FILE,
     CORPUS_DIR,
+    ENVIRONMENT_FILE,
     NOT_SUBJECTS,
     OPERATORS_FILE,
     PROVENANCE_DIR,
@@ -82,7 +83,7 @@ def verify_subject_names(bundle_dir: Path, statement: dict[str, Any]) -> tuple[l
 def _parsed_later(name: str) -> bool:
     """Files whose verified bytes are kept for parsing."""
     return (
-        name in (RESULTS_FILE, OPERATORS_FILE, CHECKPOINTS_FILE, CONFIG_FILE)
+        name in (RESULTS_FILE, OPERATORS_FILE, CHECKPOINTS_FILE, CONFIG_FILE, ENVIRONMENT_FILE)
         or name.startswith((f"{TRIALS_DIR}/", f"{SCORES_DIR}/"))
         or (name.startswith(f"{CORPUS_DIR}/") and name.endswith(UTTERANCES_FILE))
     )
@@ -212,6 +213,7 @@ def load_files(verified: VerifiedBytes) -> tuple[LoadedFiles, Step]:
         operators=parse(OPERATORS_FILE, parse_json_object) if OPERATORS_FILE in contents else None,
         checkpoints=parse(CHECKPOINTS_FILE, parse_json_object) if CHECKPOINTS_FILE in contents else None,
         config=parse(CONFIG_FILE, parse_toml) if CONFIG_FILE in contents else None,
+        environment=parse(ENVIRONMENT_FILE, parse_json_object) if ENVIRONMENT_FILE in contents else None,
     )
     if files.results is not None and "record_id" not in files.results.columns:
         failures.append({"file": RESULTS_FILE, "problem": "no record_id column"})

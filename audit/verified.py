@@ -165,6 +165,7 @@ class LoadedFiles:
     operators: dict[str, Any] | None = None
     checkpoints: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
+    environment: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,39 @@ def trust_block(bundle: VerifiedBundle) -> dict[str, Any]:
     }
 
 
+def run_block(bundle: VerifiedBundle) -> dict[str, Any] | None:
+    """What was run, as the verified bundle states it (nothing when its signature did not verify): run id, tool
+    version, commit, the configuration's digest, encoders with their checkpoint digests, corpora."""
+    statement, files = bundle.statement, bundle.files
+    if statement is None or not bundle.authentication.signature_verified:
+        return None
+    predicate = statement.get("predicate") if isinstance(statement.get("predicate"), dict) else {}
+    details = predicate.get("runDetails") if isinstance(predicate.get("runDetails"), dict) else {}
+    builder = details.get("builder") if isinstance(details.get("builder"), dict) else {}
+    metadata = details.get("metadata") if isinstance(details.get("metadata"), dict) else {}
+    git = (files.environment or {}).get("git")
+    config = bundle.verified.get("config.toml")
+    return {
+        "run_id": metadata.get("invocationId"),
+        "tool_version": (builder.get("version") or {}).get("interbias-sv")
+        if isinstance(builder.get("version"), dict)
+        else None,
+        "commit": git.get("commit") if isinstance(git, dict) else None,
+        "config_blake3": config.blake3 if config else None,
+        "records": None if files.results is None else len(files.results),
+        "trial_lists": len(files.trial_lists),
+        "encoders": [
+            {"label": label, "checkpoint_blake3": entry.get("checkpoint_blake3")}
+            for label, entry in sorted((files.checkpoints or {}).items())
+            if isinstance(entry, dict)
+        ],
+        "corpora": [
+            {"corpus": name or "(single corpus)", "utterances": len(table)}
+            for name, table in sorted(files.corpus_tables.items())
+        ],
+    }
+
+
 def assemble_report(
     source: ResultsSource,
     config: AuditConfig,
@@ -181,6 +214,7 @@ def assemble_report(
             },
             "verdict": verdict(flags, bundle),
             "trust": None if bundle is None else trust_block(bundle),
+            "run": None if bundle is None else run_block(bundle),
             "config": config.as_dict(),
             "flags": [flag.as_dict() for flag in flags],
             "aggregates": aggregates,

@@ -88,6 +88,10 @@ def test_the_clean_bundle_passes_under_the_authors_key(bundle: SyntheticBundle) 
     code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root, "--key", bundle.public_key)
     assert (code, report and report["verdict"]) == (0, "pass")
     assert report and report["trust"]["trust"] == "trusted-key" and report["statistics"]["n_resamples"] == 40
+    run = report["run"]
+    assert run["run_id"] == "run-synthetic-0001" and run["records"] == 8 and run["trial_lists"] == 1
+    assert [encoder["label"] for encoder in run["encoders"]] == ["m1", "m2"]
+    assert run["corpora"] == [{"corpus": "(single corpus)", "utterances": len(set(bundle.read_trial_utterances()))}]
 
 
 def test_a_consistent_forgery_resigned_by_another_key(bundle: SyntheticBundle, tmp_path: Path) -> None:

@@ -103,6 +103,11 @@ class SyntheticBundle:
     def read_results(self) -> pd.DataFrame:
         return pd.read_csv(self.root / "results.csv", dtype={"record_id": str, "trial_list_id": str})
 
+    def read_trial_utterances(self) -> list[str]:
+        """Every utterance the trial lists name, enrolment and test side."""
+        lists = [pd.read_csv(self.root / "trials" / f"{list_id}.csv", dtype=str) for list_id in self.trial_list_ids]
+        return [utt for trials in lists for side in ("enrol_utt", "test_utt") for utt in trials[side]]
+
 
 def _write_trial_list(root: Path, seed: int) -> tuple[str, np.ndarray]:
     data = trial_list_csv(seed)
