@@ -1,4 +1,4 @@
-"""Project sessions: reproduce (the whole loop), tests, lint, bench.
+"""Project sessions: reproduce (the whole loop), tests, audit (the light install's tests), browser, lint, bench.
 
 Every package the project needs is installed from here (Python) or from
 ``configs/system-packages.txt`` (Debian packages, installed when running as root).
@@ -13,25 +13,26 @@ from pathlib import Path
 import nox
 
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["tests", "lint"]
+nox.options.error_on_missing_interpreters = True  # no Python 3.11 is an error, never a green run that ran nothing
+nox.options.sessions = ["tests", "browser", "lint"]
 
 ROOT = Path(__file__).parent
 PYTHON = "3.11"
 SYSTEM_PACKAGES = ROOT / "configs" / "system-packages.txt"
 
 
-def _missing_system_packages() -> list[str]:
-    """Debian packages from SYSTEM_PACKAGES that dpkg does not report as installed."""
-    wanted = [
+def _missing_system_packages(wanted: list[str] | None = None) -> list[str]:
+    """Debian packages (default: those of SYSTEM_PACKAGES) that dpkg does not report as installed."""
+    wanted = wanted or [
         line.split("#")[0].strip() for line in SYSTEM_PACKAGES.read_text().splitlines() if line.split("#")[0].strip()
     ]
     status = Path("/var/lib/dpkg/status").read_text(errors="replace") if shutil.which("dpkg") else ""
     return [name for name in wanted if f"Package: {name}\nStatus: install ok installed" not in status]
 
 
-def install_system_packages(session: nox.Session) -> None:
-    """apt-get the corpus and codec packages the runner needs, once."""
-    missing = _missing_system_packages()
+def install_system_packages(session: nox.Session, wanted: list[str] | None = None) -> None:
+    """apt-get the corpus and codec packages the runner needs (or ``wanted``), once."""
+    missing = _missing_system_packages(wanted)
     if not missing:
         return
     if os.geteuid() != 0:
@@ -50,7 +51,26 @@ def install_runner(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The whole test suite (audit, provenance, runner)."""
     install_runner(session)
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "--ignore=tests/browser", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def audit(session: nox.Session) -> None:
+    """The torch-free tests a reviewer runs on the light install: audit, schemas, provenance and reports."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "tests/audit", "tests/provenance", "tests/reports", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def browser(session: nox.Session) -> None:
+    """report.html in headless Debian Chromium (playwright): console, network, overflow, figures, anchors.
+
+    Chromium is Debian's package (not a playwright download: nothing is fetched at test time); screenshots are
+    kept under out/browser/.
+    """
+    install_system_packages(session, ["chromium"])
+    session.install("-e", ".[test,browser]")
+    session.run("pytest", "tests/browser", *session.posargs)
 
 
 @nox.session(python=PYTHON)

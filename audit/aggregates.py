@@ -75,18 +75,32 @@ def per_encoder(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
-def condition_means(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """Tables 20-25: mean and SD of EER per (experiment, corpus, condition, subgroup) over its encoder rows.
+def eer_by_model_condition(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Mean EER per (experiment, condition, model) over its records (subgroups pooled): the cells of the
+    encoder x condition heatmap."""
+    keys = ["experiment", "condition", "model"]
+    table = frame.reindex(columns=[*keys, "eer"]).dropna(subset=keys)
+    grouped = table.groupby(keys, sort=True)["eer"]
+    return [
+        {"experiment": e, "condition": c, "model": m, "eer_mean": float(mean), "n_records": int(n)}
+        for (e, c, m), mean, n in zip(grouped.mean().index, grouped.mean(), grouped.size(), strict=True)
+    ]
 
-    The SD is the spread across encoders, not a confidence interval (the paper says the same of its tables).
+
+def condition_means(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Tables 20-25: mean and SD of EER per (experiment, corpus, condition, subgroup) across encoders.
+
+    An encoder with several records in one cell (e.g. enrolment x test conditions sharing a label) is averaged
+    first, so the SD is across encoders, not records; it is not a confidence interval (the paper says the same).
     """
     keys = ["experiment", "corpus", "condition", "subgroup"]
     table = frame.reindex(columns=[*keys, "model", "eer"]).astype({key: object for key in keys})
     rows = []
     for values, group in table.fillna({key: "" for key in keys}).groupby(keys, sort=True):
-        mean, sd = mean_sd(group["eer"].tolist())
+        per_model = group.groupby("model", sort=True)["eer"].mean()  # one value per encoder, then across them
+        mean, sd = mean_sd(per_model.tolist())
         named = {key: (value or None) for key, value in zip(keys, values, strict=True)}
-        rows.append({**named, "n_models": int(group["model"].nunique()), "eer_mean": mean, "eer_sd": sd})
+        rows.append({**named, "n_models": len(per_model), "n_records": len(group), "eer_mean": mean, "eer_sd": sd})
     return rows
 
 
@@ -117,10 +131,44 @@ def emotion_matrix(frame: pd.DataFrame, experiment: str, reference: str) -> list
                 "eer_sd": sd,
             }
         )
-    reference_mean = next((c["eer_mean"] for c in cells if c["enrol"] == c["test"] == reference), None)
+    level = emotion_reference_level({c["enrol"] for c in cells} | {c["test"] for c in cells}, reference)
+    reference_mean = next((c["eer_mean"] for c in cells if c["enrol"] == c["test"] == level), None)
     for entry in cells:
         entry["ratio_to_reference"] = entry["eer_mean"] / reference_mean if reference_mean else None
     return cells
+
+
+_LABEL_PREFIX = re.compile(r"^[A-Za-z]+\s*[-_=:]\s*")
+
+
+def emotion_reference_level(levels: Iterable[str], reference: str) -> str | None:
+    """The condition label that names the reference emotion: ``reference`` itself, else the one label that
+    is ``reference`` behind a prefix (the runner writes ``emo-neutral`` for the audit's ``neutral``); None when
+    no label or several match (the report then warns: see ``emotion_reference``)."""
+    present = set(levels)
+    if reference in present:
+        return reference
+    matches = [level for level in present if _LABEL_PREFIX.sub("", level).lower() == reference.lower()]
+    return matches[0] if len(matches) == 1 else None
+
+
+def emotion_reference(frame: pd.DataFrame, experiment: str, reference: str) -> dict[str, Any]:
+    """Which label Table 8's ratios divide by, and a warning when none could be used (never silent)."""
+    rows = frame[(frame["experiment"] == experiment) & frame["enrol_condition"].notna()]
+    levels = set(rows["enrol_condition"].astype(str)) | set(rows["test_condition"].dropna().astype(str))
+    used = emotion_reference_level(levels, reference)
+    result: dict[str, Any] = {"experiment": experiment, "declared": reference, "used": used, "warning": None}
+    if rows.empty:
+        return result  # no Table 8 to make: nothing to warn about
+    if used is None:
+        result["warning"] = (
+            f"No {experiment} condition label names the declared reference emotion {reference!r} (labels: "
+            f"{', '.join(sorted(levels))}): Table 8 has no ratios. Declare the reference level (audit "
+            "config reference_emotion)."
+        )
+    elif used != reference:
+        result["warning"] = f"The reference emotion {reference!r} is the label {used!r} in this table."
+    return result
 
 
 @dataclass(frozen=True)
@@ -260,9 +308,14 @@ def gap_vs_snr(gaps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def summarise_contrasts(
-    contrasts: Sequence[Contrast], key: Callable[[Contrast], dict[str, Any]]
+    contrasts: Sequence[Contrast], key: Callable[[Contrast], dict[str, Any]], near_chance_eer: float = 0.4
 ) -> list[dict[str, Any]]:
-    """Mean, SD and n of IE, and the mean and maximum prediction and mean joint EER, per ``key(contrast)``."""
+    """Per ``key(contrast)``: mean, SD and n of IE, mean |IE|, the mean and maximum prediction, the mean joint
+    EER and the mean NLI; then ``n_flagged`` (contrasts carrying a ``Contrast.caveats`` flag, which these
+    figures include) and the same IE figures without them (``*_unflagged``).
+
+    NLI (Table 11) = IE / prediction, the deviation relative to the additive prediction, over contrasts with a
+    positive prediction only (``n_nli`` of them); undefined otherwise."""
     groups: dict[tuple[tuple[str, Any], ...], list[Contrast]] = defaultdict(list)
     for contrast in contrasts:
         groups[tuple(key(contrast).items())].append(contrast)
@@ -270,15 +323,24 @@ def summarise_contrasts(
     for group_key, members in sorted(groups.items(), key=lambda item: [str(v) for _, v in item[0]]):
         ie_mean, ie_sd = mean_sd([c.ie for c in members])
         predictions = [c.prediction for c in members]
+        positive = [c for c in members if c.prediction > 0]
+        unflagged = [c for c in members if not c.caveats(near_chance_eer)]
+        mean_unflagged, sd_unflagged = mean_sd([c.ie for c in unflagged])
         rows.append(
             {
                 **dict(group_key),
                 "n": len(members),
                 "ie_mean": ie_mean,
                 "ie_sd": ie_sd,
+                "ie_abs_mean": mean_sd([abs(c.ie) for c in members])[0],
                 "prediction_mean": mean_sd(predictions)[0],
                 "prediction_max": max(predictions),
                 "eer_ab_mean": mean_sd([c.eer_ab for c in members])[0],
+                "nli_mean": mean_sd([c.ie / c.prediction for c in positive])[0],
+                "n_nli": len(positive),
+                "n_flagged": len(members) - len(unflagged),
+                "ie_mean_unflagged": mean_unflagged,
+                "ie_sd_unflagged": sd_unflagged,
             }
         )
     return rows
@@ -317,15 +379,52 @@ def expected_coupled_correlation(contrasts: Sequence[Contrast]) -> float | None:
     return -noise_p / math.sqrt(var_ie * var_p)
 
 
-def ie_vs_prediction(contrasts: Sequence[Contrast]) -> dict[str, Any]:
+def expected_coupled_range(
+    contrasts: Sequence[Contrast], *, n_simulations: int = 2000, level: float = 0.95, seed: int = 0
+) -> dict[str, float] | None:
+    """The spread of the IE-vs-prediction correlation under exact additivity for this many contrasts: per
+    simulation, each term gets independent normal noise of its binomial variance, the predictions' centres are
+    shrunk to their spread beyond that noise (noise is counted once), and r is taken across contrasts."""
+    if len(contrasts) < 3:
+        return None
+    variances = np.array(
+        [[binomial_eer_variance(t.eer, t.n_target, t.n_nontarget) for t in c.terms] for c in contrasts]
+    )  # contrasts x (clean, a, b, ab)
+    predictions = np.array([c.prediction for c in contrasts])
+    noise_p = float(np.mean(variances[:, :3].sum(axis=1)))
+    spread = float(np.var(predictions, ddof=1))
+    shrink = math.sqrt(max(spread - noise_p, 0.0) / spread) if spread > 0 else 0.0
+    centres = predictions.mean() + (predictions - predictions.mean()) * shrink
+    noise = np.random.default_rng(seed).normal(size=(n_simulations, *variances.shape)) * np.sqrt(variances)
+    noise_prediction = noise[..., 1] + noise[..., 2] - noise[..., 0]
+    simulated = centres + noise_prediction
+    ie = noise[..., 3] - noise_prediction
+    simulated -= simulated.mean(axis=1, keepdims=True)
+    ie -= ie.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (simulated * ie).sum(axis=1) / np.sqrt((simulated**2).sum(axis=1) * (ie**2).sum(axis=1))
+    r = r[np.isfinite(r)]
+    if r.size == 0:
+        return None
+    tail = (1 - level) / 2
+    low, median, high = np.quantile(r, [tail, 0.5, 1 - tail])
+    return {"median": float(median), "low": float(low), "high": float(high), "level": level}
+
+
+def ie_vs_prediction(contrasts: Sequence[Contrast], near_chance_eer: float = 0.4) -> dict[str, Any]:
     """Figure 3: IE against the prediction, overall and per (experiment, model family), with the coupled r."""
     groups: dict[tuple[str, str | None], list[Contrast]] = defaultdict(list)
     for contrast in contrasts:
         groups[(contrast.experiment, contrast.model_family)].append(contrast)
+    unflagged = [c for c in contrasts if not c.caveats(near_chance_eer)]
     return {
         "n": len(contrasts),
         "r_observed": correlation([c.prediction for c in contrasts], [c.ie for c in contrasts]),
         "r_expected_additive": expected_coupled_correlation(contrasts),
+        "r_expected_additive_range": expected_coupled_range(contrasts),
+        "n_flagged": len(contrasts) - len(unflagged),
+        "r_observed_unflagged": correlation([c.prediction for c in unflagged], [c.ie for c in unflagged]),
+        "r_expected_additive_unflagged": expected_coupled_correlation(unflagged),
         "by_family": [
             {
                 "experiment": experiment,
@@ -333,6 +432,7 @@ def ie_vs_prediction(contrasts: Sequence[Contrast]) -> dict[str, Any]:
                 "n": len(members),
                 "r_observed": correlation([c.prediction for c in members], [c.ie for c in members]),
                 "r_expected_additive": expected_coupled_correlation(members),
+                "r_expected_additive_range": expected_coupled_range(members),
             }
             for (experiment, family), members in sorted(groups.items(), key=lambda item: str(item[0]))
         ],
@@ -349,6 +449,76 @@ def ie_vs_prediction(contrasts: Sequence[Contrast]) -> dict[str, Any]:
     }
 
 
+def inventory(frame: pd.DataFrame, contrasts: Sequence[Contrast], cross_corpus: Iterable[str]) -> list[dict[str, Any]]:
+    """Table 5: per experiment, its corpora, encoders, conditions, subgroups, records and trials, and the use
+    the audit admits for it (derived from the table: interaction on shared trials, arithmetic only where the
+    trial lists are unverifiable, population contrasts, cross-corpus reference excluded from interaction,
+    subgroup gaps, condition means)."""
+    excluded = set(cross_corpus)
+    by_experiment: dict[str, list[Contrast]] = defaultdict(list)
+    for contrast in contrasts:
+        by_experiment[contrast.experiment].append(contrast)
+    rows = []
+    for experiment, group in frame.groupby("experiment", sort=True):
+        members = by_experiment.get(str(experiment), [])
+        uses = []
+        if experiment in excluded:
+            uses.append("condition means only (reference from another corpus: no interaction)")
+        elif any(c.trial_matching == "matched" for c in members):
+            uses.append("interaction on shared trials")
+        elif any(c.trial_matching == "unverifiable" for c in members):
+            uses.append("interaction arithmetic only (trial lists unverifiable)")
+        if experiment not in excluded and any(c.trial_matching.startswith("population") for c in members):
+            uses.append("population contrasts")
+        if "subgroup" in group and group["subgroup"].notna().any():
+            uses.append("subgroup gaps")
+        rows.append(
+            {
+                "experiment": experiment,
+                "corpora": sorted(group["corpus"].astype(str).unique().tolist()),
+                "n_encoders": int(group["model"].nunique()),
+                "n_conditions": int(group["condition"].nunique()),
+                "n_subgroups": int(group["subgroup"].nunique()) if "subgroup" in group else 0,
+                "n_records": len(group),
+                "n_trials": int((group["n_target"] + group["n_nontarget"]).sum()),
+                "n_contrasts": len(members),
+                "admitted_use": "; ".join(uses) or "condition means",
+            }
+        )
+    return rows
+
+
+def encoder_agreement(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Table 13: for each pair of encoders, over the cells (experiment, corpus, condition, subgroup) both
+    measured, the Spearman rank correlation of their EERs and the mean absolute EER difference."""
+    from scipy.stats import spearmanr
+
+    keys = ["experiment", "corpus", "condition", "subgroup"]
+    cells = (
+        frame.reindex(columns=[*keys, "model", "eer"])
+        .astype({key: object for key in keys})
+        .fillna({key: "" for key in keys})
+    )
+    wide = cells.groupby([*keys, "model"], sort=True)["eer"].mean().unstack("model")
+    models = list(wide.columns)
+    rows = []
+    for i, first in enumerate(models):
+        for second in models[i + 1 :]:
+            both = wide[[first, second]].dropna()
+            x, y = both[first].to_numpy(float), both[second].to_numpy(float)
+            defined = x.size >= 3 and x.std() > 0 and y.std() > 0
+            rows.append(
+                {
+                    "model_1": first,
+                    "model_2": second,
+                    "n_cells": int(x.size),
+                    "spearman": float(spearmanr(x, y).statistic) if defined else None,
+                    "mean_abs_difference": float(np.mean(np.abs(x - y))) if x.size else None,
+                }
+            )
+    return rows
+
+
 def recompute_aggregates(
     frame: pd.DataFrame,
     contrast_set: ContrastSet,
@@ -357,24 +527,31 @@ def recompute_aggregates(
     clean_labels: Sequence[str],
     emotion_experiment: str,
     reference_emotion: str,
+    near_chance_eer: float = 0.4,
+    cross_corpus_experiments: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Every aggregate of the report's ``aggregates`` section."""
     contrasts = contrast_set.contrasts
     gaps = gender_gaps(pairs, clean_labels)
     return {
+        "inventory": inventory(frame, contrasts, cross_corpus_experiments),
         "per_experiment": per_experiment(frame),
         "per_encoder": per_encoder(frame),
         "condition_means": condition_means(frame),
+        "eer_by_model_condition": eer_by_model_condition(frame),
         "emotion_matrix": emotion_matrix(frame, emotion_experiment, reference_emotion),
+        "emotion_reference": emotion_reference(frame, emotion_experiment, reference_emotion),
+        "encoder_agreement": encoder_agreement(frame),
         "gender_gaps": gaps,
         "gap_ratios": gap_ratios(pairs, clean_labels),
         "contrasts": [c.as_dict() for c in contrasts],
         "contrast_summary": summarise_contrasts(
-            contrasts, lambda c: {"experiment": c.experiment, "model_family": c.model_family}
+            contrasts, lambda c: {"experiment": c.experiment, "model_family": c.model_family}, near_chance_eer
         ),
         "contrast_by_model": summarise_contrasts(
             contrasts,
             lambda c: {"experiment": c.experiment, "model": c.model, "model_family": c.model_family},
+            near_chance_eer,
         ),
         "contrast_by_setting": summarise_contrasts(
             contrasts,
@@ -386,7 +563,8 @@ def recompute_aggregates(
                 "level_b": c.level_b,
                 "model_family": c.model_family,
             },
+            near_chance_eer,
         ),
-        "ie_vs_prediction": ie_vs_prediction(contrasts),
+        "ie_vs_prediction": ie_vs_prediction(contrasts, near_chance_eer),
         "gap_vs_snr": gap_vs_snr(gaps),
     }

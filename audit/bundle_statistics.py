@@ -1,65 +1,63 @@
-"""Per-trial statistics of a bundle (issue 7): read the scores of each contrast and of each subgroup record, then
-call ``audit.statistics.bundle_statistics``.
+"""Per-trial statistics of a verified bundle: the scores and trial lists of each contrast and of each subgroup record,
+as ``audit.bundle.verify_bundle`` loaded them from verified bytes, into ``audit.statistics.bundle_statistics``.
 
-What is declared before the run comes from the bundle's own ``config.toml`` (signed with the rest), table
+What is declared before the run comes from the bundle's own ``config.toml`` (signed with the rest; read by
+``audit.analysis``), table
 ``[analysis]``: ``equivalence_margin`` (EER units; TOST verdicts need it), ``acceptable_error`` (held-out
 validation of additive predictions), ``held_out_levels`` (factor levels whose settings were held out),
 ``dev_speakers`` (the development speakers of the fixed-threshold subgroup analysis), ``operating_point``
-(``"eer"`` or a target FAR), ``n_resamples`` and ``seed``. What is not declared is not computed, and the section
-says so: a margin is never chosen after seeing the data.
+(``"eer"`` or a target FAR), ``n_resamples`` and ``seed``, ``bootstrap_eer_method`` (default: the rows' own) and
+``matched_simulations`` (datasets of the simulation behind a few-speakers warning, default 100). What is not
+declared is not computed, and the section says so: a margin is never chosen after seeing the data.
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections import defaultdict
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from audit.analysis import Analysis, analysis_from_table
 from audit.contrasts import Contrast
+from audit.findings import Flag, Severity
 from audit.metrics import MetricInputError
-from audit.statistics import ContrastInput, FixedThresholdInput, bundle_statistics
+from audit.statistics import ContrastInput, FixedThresholdInput, SubgroupInput, bundle_statistics
+from audit.verified import VerifiedBundle
+from schemas.results import EER_METHODS
 
 TERMS = ("clean", "a", "b", "ab")
 
 
 class _Scores:
-    """Score files and trial lists of a bundle, read once each."""
+    """Score arrays and trial lists of a verified bundle (loaded once, from verified bytes)."""
 
-    def __init__(self, bundle: Path, results: pd.DataFrame) -> None:
-        self.bundle = bundle
-        self.trial_list = dict(zip(results["record_id"].astype(str), results["trial_list_id"].astype(str), strict=True))
-        self._trials: dict[str, pd.DataFrame] = {}
+    def __init__(self, bundle: VerifiedBundle) -> None:
+        self.files = bundle.files
+        self.trial_list = bundle.trial_list_of
 
     def scores(self, record_id: str) -> np.ndarray:
-        frame = pd.read_parquet(self.bundle / "scores" / f"{record_id}.parquet", columns=["score"])
-        return frame["score"].to_numpy(float)
+        return self.files.scores[record_id].scores
 
     def trials(self, record_id: str) -> pd.DataFrame:
-        list_id = self.trial_list[record_id]
-        if list_id not in self._trials:
-            self._trials[list_id] = pd.read_csv(self.bundle / "trials" / f"{list_id}.csv", dtype=str)
-        return self._trials[list_id]
+        return self.files.trial_lists[self.trial_list[record_id]]
 
 
-def declared_analysis(bundle: Path) -> dict[str, Any]:
-    """The ``[analysis]`` table of the bundle's run configuration (empty when none was declared)."""
-    path = bundle / "config.toml"
-    if not path.is_file():
-        return {}
-    analysis = tomllib.loads(path.read_text(encoding="utf-8")).get("analysis", {})
-    return analysis if isinstance(analysis, dict) else {}
-
-
-def _contrast_input(contrast: Contrast, scores: _Scores, held_out_levels: set[str]) -> ContrastInput:
+def _contrast_input(
+    contrast: Contrast, scores: _Scores, held_out_levels: set[str], near_chance_eer: float
+) -> ContrastInput:
+    """The four terms' scores and trials; terms on different trial lists make a population contrast."""
     records = contrast.records
-    if len({scores.trial_list[r] for r in records}) != 1:
-        raise ValueError("its four terms used different trial lists")
-    trials = scores.trials(records[0])
+    trials = {term: scores.trials(record) for term, record in zip(TERMS, records, strict=True)}
+    shared = len({scores.trial_list[r] for r in records}) == 1
+
+    def column(name: str, kind: type = str) -> Any:
+        per_term = {term: frame[name].astype(kind).to_numpy() for term, frame in trials.items()}
+        return per_term["clean"] if shared else per_term
+
     return ContrastInput(
         key={
             "experiment": contrast.experiment,
@@ -71,23 +69,24 @@ def _contrast_input(contrast: Contrast, scores: _Scores, held_out_levels: set[st
         },
         family=f"{contrast.experiment}/{contrast.model_family or 'unknown family'}",
         scores={term: scores.scores(record) for term, record in zip(TERMS, records, strict=True)},
-        labels=trials["label"].astype(int).to_numpy(),
-        clusters=trials["enrol_speaker"].to_numpy(),
+        labels=column("label", int),
+        clusters=column("enrol_speaker"),
+        test_speakers=column("test_speaker"),
         held_out=bool({contrast.level_a, contrast.level_b} & held_out_levels),
         model=contrast.model,
+        records=dict(zip(TERMS, records, strict=True)),
+        caveats=contrast.caveats(near_chance_eer),
     )
 
 
-def _fixed_threshold_inputs(
-    results: pd.DataFrame, scores: _Scores, dev_speakers: list[str]
-) -> list[FixedThresholdInput]:
-    """One input per (experiment, model, condition) with subgroup records: their trials pooled, each labelled
-    with its record's subgroup, scored at one threshold."""
+def _subgroup_settings(results: pd.DataFrame, scores: _Scores) -> list[tuple[dict[str, str], pd.DataFrame]]:
+    """Per (experiment, model, condition) with two or more subgroup records: their trials pooled, each labelled
+    with its record's subgroup."""
     groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     with_subgroup = results[results["subgroup"].notna()] if "subgroup" in results else results.iloc[0:0]
     for row in with_subgroup.itertuples():
         groups[(str(row.experiment), str(row.model), str(row.condition))].append(str(row.record_id))
-    inputs = []
+    settings = []
     for (experiment, model, condition), records in sorted(groups.items()):
         if len(records) < 2:
             continue
@@ -96,23 +95,71 @@ def _fixed_threshold_inputs(
             trials = scores.trials(record)
             subgroup = results.loc[results["record_id"] == record, "subgroup"].iloc[0]
             frames.append(trials.assign(score=scores.scores(record), subgroup=str(subgroup)))
-        pooled = pd.concat(frames, ignore_index=True)
-        inputs.append(
-            FixedThresholdInput(
-                key={"experiment": experiment, "model": model, "condition": condition},
-                scores=pooled["score"].to_numpy(float),
-                labels=pooled["label"].astype(int).to_numpy(),
-                enrol_speaker=pooled["enrol_speaker"].to_numpy(),
-                test_speaker=pooled["test_speaker"].to_numpy(),
-                subgroups=pooled["subgroup"].to_numpy(),
-                dev_speakers=dev_speakers,
-            )
+        key = {"experiment": experiment, "model": model, "condition": condition}
+        settings.append((key, pd.concat(frames, ignore_index=True)))
+    return settings
+
+
+def _subgroup_inputs(settings: list[tuple[dict[str, str], pd.DataFrame]]) -> list[SubgroupInput]:
+    return [
+        SubgroupInput(
+            key=key,
+            scores=pooled["score"].to_numpy(float),
+            labels=pooled["label"].astype(int).to_numpy(),
+            enrol_speaker=pooled["enrol_speaker"].to_numpy(),
+            test_speaker=pooled["test_speaker"].to_numpy(),
+            subgroups=pooled["subgroup"].to_numpy(),
         )
-    return inputs
+        for key, pooled in settings
+    ]
+
+
+def _fixed_threshold_inputs(settings: list[SubgroupInput], dev_speakers: list[str]) -> list[FixedThresholdInput]:
+    """One input per subgroup setting, scored at one threshold chosen on the development speakers."""
+    return [
+        FixedThresholdInput(**{f.name: getattr(setting, f.name) for f in fields(setting)}, dev_speakers=dev_speakers)
+        for setting in settings
+    ]
 
 
 def _interval_text(value: dict[str, Any]) -> str:
     return f"{_fmt(value.get('estimate'))} [{_fmt(value.get('low'))}, {_fmt(value.get('high'))}]"
+
+
+def subgroup_gap_section(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each subgroup setting's gaps to its reference subgroup, with intervals and the speakers behind each."""
+    rows = [
+        {
+            **result["key"],
+            "subgroup": name,
+            "speakers": result["n_speakers"].get(name),
+            "EER": _interval_text(result["eer"][name]),
+            "gap to " + str(result["reference"]): _interval_text(result["gap_to_reference"][name])
+            if name in result.get("gap_to_reference", {})
+            else "reference",
+        }
+        for result in results
+        if result.get("eer")
+        for name in sorted(result["eer"])
+    ]
+    single = sorted(
+        {f"{'/'.join(r['key'].values())} {n}" for r in results for n, k in r["n_speakers"].items() if k == 1}
+    )
+    return {
+        "id": "subgroup-gaps",
+        "title": "Subgroup EER gaps with intervals",
+        "status": "info",
+        "lines": [
+            "Each subgroup's EER at its own threshold and its gap to the reference subgroup (estimate [95% interval]), "
+            "from the same two-way speaker draws as the contrasts; the speakers behind each subgroup are counted.",
+            *(
+                [f"A subgroup of one speaker has no speaker-level uncertainty estimate: {'; '.join(single[:5])}."]
+                if single
+                else []
+            ),
+        ],
+        "table": rows,
+    }
 
 
 def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -128,8 +175,9 @@ def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
             "trials": values["n_target"] + values["n_nontarget"],
         }
         for result in results
-        for subgroup, values in sorted(result["subgroups"].items())
+        for subgroup, values in sorted(result.get("subgroups", {}).items())
     ]
+    skipped = [f"{'/'.join(result['key'].values())}: {result['skipped']}" for result in results if "skipped" in result]
     return {
         "id": "fixed-threshold-subgroups",
         "title": "Subgroup error rates at one common threshold",
@@ -138,21 +186,51 @@ def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
             "Per-subgroup EERs compare separately optimised operating points; a deployment runs at one threshold. "
             "Here the threshold is chosen on development speakers disjoint from the evaluated ones, and each "
             "subgroup's FAR and FRR at it are shown beside its own EER (estimate [95% interval]).",
-            "Intervals resample enrolment speakers: a subgroup with a single speaker gets a zero-width interval, "
-            "which shows that its uncertainty cannot be estimated, not that there is none.",
+            "Intervals resample speakers on both sides of each trial: a subgroup with a single speaker gets a "
+            "zero-width interval, which shows that its uncertainty cannot be estimated, not that there is none.",
+            *([f"{len(skipped)} setting(s) have no analysis: {'; '.join(skipped[:5])}"] if skipped else []),
         ],
         "table": rows,
     }
 
 
+SECTION = {"id": "per-trial-statistics", "title": "Per-trial statistics", "table": None}
+
+
 def statistics_of_bundle(
-    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: Path
+    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: VerifiedBundle, near_chance_eer: float = 0.4
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[Flag]]:
+    """The statistics (or None), the report sections that summarise them or say why they are absent, and a
+    ``bundle-schema`` flag when the signed ``[analysis]`` table cannot be used.
+
+    Only a bundle whose signature and every digest and schema verified is analysed: intervals over bytes nobody
+    vouches for would lend them a precision they have not earned."""
+    if not bundle.intact:
+        lines = [
+            "Not run: the bundle did not verify (signature, digests or schemas; see the bundle sections), so no "
+            "interval or verdict is computed from its scores."
+        ]
+        return None, [SECTION | {"status": "skipped", "lines": lines}], []
+    analysis, problems = analysis_from_table((bundle.files.config or {}).get("analysis", {}))
+    if problems:
+        message = f"The signed config.toml declares an analysis that cannot be used: {'; '.join(problems)}."
+        failures = [{"file": "config.toml", "problem": problem} for problem in problems]
+        flag = Flag("bundle-schema", Severity.ERROR, message, (), {"reason": "analysis", "failures": failures})
+        return None, [SECTION | {"status": "failed", "lines": [message]}], [flag]
+    statistics, sections = _statistics(results, contrasts, bundle, analysis, near_chance_eer)
+    return statistics, sections, []
+
+
+def _statistics(
+    results: pd.DataFrame,
+    contrasts: Sequence[Contrast],
+    bundle: VerifiedBundle,
+    analysis: Analysis,
+    near_chance_eer: float,
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """The statistics (or None) and the report sections that summarise them, or say why they are absent."""
-    analysis = declared_analysis(bundle)
-    section: dict[str, Any] = {"id": "per-trial-statistics", "title": "Per-trial statistics", "table": None}
-    margin = analysis.get("equivalence_margin")
-    if not isinstance(margin, int | float):
+    section: dict[str, Any] = dict(SECTION)
+    margin = analysis.equivalence_margin
+    if margin is None:
         return None, [
             section
             | {
@@ -163,24 +241,32 @@ def statistics_of_bundle(
                 ],
             }
         ]
-    scores = _Scores(bundle, results)
+    scores = _Scores(bundle)
     inputs, skipped = [], []
     for contrast in contrasts:
         try:
-            inputs.append(_contrast_input(contrast, scores, set(analysis.get("held_out_levels", []))))
+            inputs.append(_contrast_input(contrast, scores, set(analysis.held_out_levels), near_chance_eer))
         except (OSError, ValueError, KeyError) as error:
             skipped.append(f"{'/'.join(contrast.records)}: {error}")
-    dev_speakers = [str(s) for s in analysis.get("dev_speakers", [])]
-    fixed = _fixed_threshold_inputs(results, scores, dev_speakers) if dev_speakers else []
+    dev_speakers = list(analysis.dev_speakers)
+    try:
+        settings = _subgroup_inputs(_subgroup_settings(results, scores))
+    except (KeyError, ValueError) as error:
+        return None, [section | {"status": "failed", "lines": [f"The subgroup records cannot be pooled: {error}."]}]
+    fixed = _fixed_threshold_inputs(settings, dev_speakers) if dev_speakers else []
+    eer_method, method_note = statistics_eer_method(results, analysis.bootstrap_eer_method)
     try:
         statistics = bundle_statistics(
             inputs,
             margin=float(margin),
-            acceptable_error=analysis.get("acceptable_error"),
+            acceptable_error=analysis.acceptable_error,
             fixed_threshold=fixed,
-            operating_point=analysis.get("operating_point", "eer"),
-            n_resamples=int(analysis.get("n_resamples", 1000)),
-            seed=int(analysis.get("seed", 0)),
+            subgroup_settings=settings,
+            operating_point=analysis.operating_point,
+            n_resamples=analysis.n_resamples,
+            seed=analysis.seed,
+            eer_method=eer_method,
+            matched_simulations=analysis.matched_simulations,
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]
@@ -189,27 +275,40 @@ def statistics_of_bundle(
         {
             "family": family,
             "contrasts": result["n_contrasts"],
-            "mean IE": result["mean_ie"].get("estimate"),
-            "interval": [result["mean_ie"].get("low"), result["mean_ie"].get("high")],
-            "verdict": result["tost"]["verdict"],
+            "population contrasts": result["n_population_contrasts"],
+            "verdict (every contrast)": result["verdict"],
+            "within / outside / undetermined": "{} / {} / {}".format(
+                *(result["contrast_verdicts"][v] for v in ("additive within margin", "non-additive", "undetermined"))
+            ),
+            "mean |IE|": _interval_text(result["mean_abs_ie"]),
+            "max |IE|": _interval_text(result["max_abs_ie"]),
+            "mean IE (can cancel)": _interval_text(result["mean_ie"]),
+            "flagged": result["n_flagged"],
+            "verdict without flagged": (result["unflagged"] or {}).get("verdict", "-"),
         }
         for family, result in families.items()
     ]
     coupling = statistics.get("coupling", {})
+    n_population = sum(result["n_population_contrasts"] for result in families.values())
     lines = [
-        f"Speaker-cluster bootstrap ({statistics['n_resamples']} resamples of enrolment speakers, seed "
-        f"{statistics['seed']}, {statistics['level']:.0%} percentile intervals), the same resample for the four "
-        f"terms of each contrast; {len(inputs)} contrasts with per-trial scores"
-        + (f", {len(skipped)} left out: {'; '.join(skipped[:3])}" if skipped else "")
-        + ".",
-        f"Equivalence to additivity (TOST) against the declared margin {margin}: per family below, per contrast "
-        "in report.json (statistics.contrasts).",
+        f"Two-way speaker bootstrap ({statistics['n_resamples']} resamples of speakers shared by every contrast "
+        f"and encoder; a trial counts once per drawn copy of each of its speakers; seed {statistics['seed']}, "
+        f"{statistics['level']:.0%} percentile intervals); {len(inputs)} contrasts with per-trial scores, "
+        f"{n_population} of them population contrasts (terms on different trial lists, resampled jointly "
+        "through their speakers)" + (f", {len(skipped)} left out: {'; '.join(skipped[:3])}" if skipped else "") + ".",
+        method_note,
+        f"Equivalence to additivity (TOST) against the declared margin {margin}: a family is 'additive within "
+        "margin' only when every contrast is; the counts, mean |IE| and max |IE| cannot cancel, the signed mean "
+        "can. Per contrast in report.json (statistics.contrasts).",
+        "'flagged' counts the contrasts of a family that carry a near-chance or unmatched-trials flag: the family "
+        "figures include them; statistics.families.<family>.unflagged has the same figures without them.",
     ]
-    if coupling.get("observed") is not None:
-        expected = coupling.get("expected_under_additivity", {})
+    lines += statistics.get("coverage_warnings", [])
+    if coupling.get("observed") is not None and coupling.get("expected_under_additivity"):
+        expected = coupling["expected_under_additivity"]
         lines.append(
             f"IE vs prediction: observed r = {_fmt(coupling['observed'])}; under pure additivity with the same "
-            f"trial noise r would be {_fmt(expected.get('median'))} (95% of simulations within "
+            f"trial noise r would be {_fmt(expected.get('r'))} (95% of simulations within "
             f"{_fmt(expected.get('low'))} to {_fmt(expected.get('high'))})."
         )
     if fixed:
@@ -218,9 +317,28 @@ def statistics_of_bundle(
             f"development speakers {', '.join(dev_speakers)} (statistics.fixed_threshold)."
         )
     sections = [section | {"status": "info", "lines": lines, "table": rows}]
+    if statistics["subgroup_gaps"]:
+        sections.append(subgroup_gap_section(statistics["subgroup_gaps"]))
     if statistics["fixed_threshold"]:
         sections.append(fixed_threshold_section(statistics["fixed_threshold"]))
     return statistics, sections
+
+
+def statistics_eer_method(results: pd.DataFrame, declared: str | None) -> tuple[Any, str]:
+    """The bootstrap's EER variant and a line saying which and why: ``[analysis] bootstrap_eer_method`` when
+    declared, else the method every results row names, else the most common one. The aggregates keep each row's
+    own method, so the line names both."""
+    rows = results["eer_method"].dropna().astype(str) if "eer_method" in results else pd.Series(dtype=str)
+    named = ", ".join(sorted(set(rows))) or "not stated"
+    if declared:
+        method, why = declared, "declared in [analysis] bootstrap_eer_method"
+    elif rows.nunique() == 1 and rows.iloc[0] in EER_METHODS:
+        method, why = rows.iloc[0], "the method every results row names"
+    elif len(rows) and rows.mode().iloc[0] in EER_METHODS:
+        method, why = rows.mode().iloc[0], "the most common of the rows' methods"
+    else:
+        method, why = "interp", "the default: the rows name no method"
+    return method, f"EER variant of these statistics: {method} ({why}); the aggregates use the rows' own ({named})."
 
 
 def _fmt(value: Any) -> str:

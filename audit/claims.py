@@ -8,6 +8,7 @@ A claims file is a list of ``[[claim]]`` tables, each naming one recomputed valu
     table = "per_encoder"        # a table of the report's aggregates (see TABLES)
     field = "macro_eer"          # one of its numeric fields
     where = { model = "CAM++" }  # selects rows; a list value means "any of"
+                                 # table "records": one results row, by model, condition, subgroup...
     published = 0.098            # a number (one row must match) or [low, high] (min and max over the rows)
     tolerance = 0.0005           # or a top-level default_tolerance
 
@@ -24,10 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from audit.errors import InputError
 from audit.findings import Flag, Severity
 from audit.io import read_toml
 
+RECORD_SELECTORS = ("record_id", "experiment", "model", "corpus", "condition", "subgroup")
 TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # table: (selector fields, numeric fields)
     "table": ((), ("n_records", "n_trials", "checkpoint_blake3", "run_id", "trial_list_id", "scores_blake3")),
@@ -55,6 +59,7 @@ TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("experiment", "model_family", "factor_a", "level_a", "factor_b", "level_b"),
         ("n", "ie_mean", "ie_sd", "prediction_mean", "prediction_max", "eer_ab_mean"),
     ),
+    "records": (RECORD_SELECTORS, ("eer", "n_target", "n_nontarget")),  # "EER of model X on condition Y"
     "ie_vs_prediction": ((), ("n", "r_observed", "r_expected_additive")),
     "ie_vs_prediction.by_family": (
         ("experiment", "model_family"),
@@ -127,6 +132,14 @@ def read_claims(path: Path) -> list[Claim]:
     if duplicates:
         raise InputError(str(path), f"duplicate claim ids: {', '.join(duplicates)}")
     return claims
+
+
+def record_facts(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The usable results rows as claim rows (table ``records``): a claim can name one model's EER on one
+    condition and subgroup."""
+    columns = [c for c in (*RECORD_SELECTORS, "eer", "n_target", "n_nontarget") if c in frame]
+    rows = frame[columns].astype(object).where(frame[columns].notna(), None).to_dict("records")
+    return [{str(k): (v.item() if hasattr(v, "item") else v) for k, v in row.items()} for row in rows]
 
 
 def _rows(facts: dict[str, Any], table: str) -> list[dict[str, Any]]:

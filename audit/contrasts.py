@@ -132,6 +132,15 @@ class Contrast:
     def prediction(self) -> float:
         return self.eer_a + self.eer_b - self.eer_clean
 
+    def caveats(self, near_chance_eer: float) -> tuple[str, ...]:
+        """The flags this contrast carries that limit what its IE means (the ids of ``audit.flags``):
+        ``near-chance-prediction`` (the prediction or a term at or above ``near_chance_eer``) and
+        ``unmatched-trials`` (the terms mix trial lists)."""
+        near = max(self.prediction, *(term.eer for term in self.terms)) >= near_chance_eer
+        return (("near-chance-prediction",) if near else ()) + (
+            ("unmatched-trials",) if self.trial_matching == "unmatched" else ()
+        )
+
     @property
     def ie(self) -> float:
         return self.eer_ab - self.prediction

@@ -7,16 +7,16 @@ live in :class:`AuditConfig`, which the report prints, so a reader knows which v
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from audit.aggregates import GapPair, UnpairedGender, is_clean
+from audit.aggregates import GapPair, UnpairedGender, emotion_reference_level, is_clean
 from audit.contrasts import Contrast, ContrastSet, IncompleteContrast
 from audit.findings import Flag, Severity
-from schemas.results import ValidatedResults
+from schemas.results import PAPER_EXPERIMENT_PATTERN, ValidatedResults
 
 # The 17 experiments of the benchmark (E09, E12, E19 are absent and E21 was removed).
 BENCHMARK_EXPERIMENTS = tuple(f"E{n:02d}" for n in (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 14, 15, 16, 17, 18, 20))
@@ -38,9 +38,14 @@ class AuditConfig:
     expected_experiments: tuple[str, ...] = BENCHMARK_EXPERIMENTS
     expected_models: tuple[str, ...] = ()  # empty: every model label found in the table
     provenance_columns: tuple[str, ...] = ("checkpoint_blake3", "run_id", "trial_list_id")
+    # encoder label -> corpora its weights were trained on (from the roster, ``audit verify --roster``)
+    training_corpora: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
+        return {
+            key: list(value) if isinstance(value, tuple) else dict(value) if isinstance(value, Mapping) else value
+            for key, value in asdict(self).items()
+        }
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
@@ -121,9 +126,7 @@ def flag_eer_above_chance(frame: pd.DataFrame, config: AuditConfig) -> Flag | No
 
 def flag_near_chance_prediction(contrasts: Sequence[Contrast], config: AuditConfig) -> Flag | None:
     """Contrasts whose additive prediction, or one of whose terms, is at or above ``near_chance_eer``."""
-    cases = [
-        c for c in contrasts if max(c.prediction, c.eer_clean, c.eer_a, c.eer_b, c.eer_ab) >= config.near_chance_eer
-    ]
+    cases = [c for c in contrasts if "near-chance-prediction" in c.caveats(config.near_chance_eer)]
     if not cases:
         return None
     return Flag(
@@ -197,7 +200,8 @@ def flag_unstable_ratio(
                 }
             )
             records.extend(ratio["records"])
-    reference = next((c for c in emotion_matrix if c["enrol"] == c["test"] == config.reference_emotion), None)
+    level = emotion_reference_level({c["enrol"] for c in emotion_matrix}, config.reference_emotion)
+    reference = next((c for c in emotion_matrix if c["enrol"] == c["test"] == level), None)
     if reference is not None and abs(reference["eer_mean"]) < config.ratio_denominator_min:
         cases.append(
             {
@@ -217,6 +221,21 @@ def flag_unstable_ratio(
         "denominator, not amplification: compare absolute gaps instead.",
         _unique(records),
         {"ratios": cases},
+    )
+
+
+def flag_emotion_reference(reference: dict[str, Any]) -> Flag | None:
+    """``missing-reference-level``: Table 8's declared reference emotion matches no condition label, so its
+    ratios are empty (or it matched under another label, said as information)."""
+    if reference.get("warning") is None:
+        return None
+    missing = reference.get("used") is None
+    return Flag(
+        "missing-reference-level",
+        Severity.WARNING if missing else Severity.INFO,
+        str(reference["warning"]),
+        (),
+        {"declared": reference.get("declared"), "used": reference.get("used")},
     )
 
 
@@ -401,6 +420,55 @@ def flag_budget_mismatch(contrasts: Sequence[Contrast], pairs: Sequence[GapPair]
     )
 
 
+def flag_duplicate_checkpoint(table: pd.DataFrame) -> Flag | None:
+    """``duplicate-checkpoint``: two or more encoder labels whose rows record the same checkpoint digest, so
+    the labels are not distinct encoders (the paper's roster could not show that they were)."""
+    if "checkpoint_blake3" not in table or "model" not in table:
+        return None
+    digested = table[table["checkpoint_blake3"].notna()]
+    labels = digested.groupby(digested["checkpoint_blake3"].astype(str))["model"].agg(
+        lambda m: sorted(set(map(str, m)))
+    )
+    shared = labels[labels.map(len) > 1]
+    if shared.empty:
+        return None
+    records = digested[digested["checkpoint_blake3"].astype(str).isin(shared.index)]
+    return Flag(
+        "duplicate-checkpoint",
+        Severity.WARNING,
+        f"{count(len(shared), 'checkpoint digest is', 'checkpoint digests are')} recorded under more than one "
+        "encoder label: those labels are one encoder, and comparisons between them compare it with itself.",
+        _ids(records),
+        {"digests": [{"checkpoint_blake3": digest, "labels": names} for digest, names in shared.items()]},
+    )
+
+
+def flag_training_overlap(frame: pd.DataFrame, config: AuditConfig) -> Flag | None:
+    """``training-overlap``: a record evaluates an encoder on a corpus the roster declares among its training
+    corpora (speakers it may have seen in training: the paper's unaudited pre-training overlap)."""
+    declared = {label: {name.lower() for name in names} for label, names in config.training_corpora.items()}
+    if not declared:
+        return None
+    overlap = frame[
+        [
+            str(corpus).lower() in declared.get(str(model), set())
+            for model, corpus in zip(frame["model"], frame["corpus"], strict=True)
+        ]
+    ]
+    if overlap.empty:
+        return None
+    pairs = sorted({(str(m), str(c)) for m, c in zip(overlap["model"], overlap["corpus"], strict=True)})
+    return Flag(
+        "training-overlap",
+        Severity.WARNING,
+        f"{count(len(overlap), 'record evaluates', 'records evaluate')} an encoder on a corpus its training data "
+        "included (declared in the roster): its speakers may be known to the encoder, so its EERs can be "
+        "optimistic and are not comparable with encoders that never saw them.",
+        _ids(overlap),
+        {"encoder_corpus": [{"model": m, "corpus": c} for m, c in pairs]},
+    )
+
+
 def provenance_coverage(table: pd.DataFrame, columns: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Per provenance column: rows with a value, rows in all, and the fraction (over every row read)."""
     total = len(table)
@@ -437,10 +505,10 @@ def flag_missing_provenance(table: pd.DataFrame, config: AuditConfig) -> Flag | 
 def flag_coverage(frame: pd.DataFrame, config: AuditConfig) -> Flag | None:
     """Cells of the paper's expected experiment x model matrix without a usable row.
 
-    Only tables that hold the paper's experiments (E-numbered) are held to that matrix: a run of demonstration
-    experiments (D-numbered, the embedded default) is not the paper's benchmark.
+    Only rows with the paper's experiment ids (E01..E21) are held to that matrix: demonstration experiments
+    (D-numbered, the embedded default) and a legacy table's own ids (vox1_O) are not the paper's benchmark.
     """
-    frame = frame[frame["experiment"].astype(str).str.startswith("E")]
+    frame = frame[frame["experiment"].astype(str).str.fullmatch(PAPER_EXPERIMENT_PATTERN)]
     if frame.empty:
         return None
     models = config.expected_models or tuple(sorted(frame["model"].unique()))
@@ -490,12 +558,15 @@ def raise_flags(
         flag_near_chance_prediction(contrasts, config),
         flag_coupled_correlation(contrasts, aggregates["ie_vs_prediction"]),
         flag_unstable_ratio(aggregates["gap_ratios"], aggregates["emotion_matrix"], config),
+        flag_emotion_reference(aggregates["emotion_reference"]),
         *flag_incomplete_contrasts(contrast_set),
         flag_substituted_reference(contrasts),
         *flag_trial_matching(contrasts),
         flag_unpaired_gender(unpaired),
         flag_budget_mismatch(contrasts, pairs, config),
         flag_missing_provenance(table, config),
+        flag_duplicate_checkpoint(usable),
+        flag_training_overlap(usable, config),
         flag_coverage(usable, config),
     ]
     return [flag for flag in candidates if flag is not None]

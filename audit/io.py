@@ -3,22 +3,27 @@
 Everything unreadable becomes an :class:`~audit.errors.InputError` (exit 2, one line) before any audit step
 runs. Cells are read as text (only empty cells are missing), so that ``None``, ``NA`` or ``nan`` in a label
 stay labels and numbers are parsed, and reported, by the schema. The user's files are only read, never
-written.
+written, and only when they are regular files (a FIFO or a device is refused before it is opened). Text is
+UTF-8, with or without a byte-order mark, or UTF-16 as spreadsheet programs export it ("Unicode text").
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
+import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from audit.errors import InputError
+from audit.legacy import LegacyMapping
 from provenance.digests import Digest, bytes_digest
+from provenance.reading import read_regular_file
 from schemas.results import KNOWN_COLUMNS, REQUIRED_COLUMNS
 
 
@@ -30,43 +35,89 @@ class ResultsSource:
     digest: Digest
     frame: pd.DataFrame
     renamed: dict[str, str]
+    mapping: dict[str, Any] = field(default_factory=dict)  # what the mapping file's value maps did
 
 
-def _read_bytes(path: Path, what: str) -> bytes:
-    if not path.exists():
-        raise InputError(str(path), f"no such file (expected {what})")
-    if path.is_dir():
-        raise InputError(str(path), f"is a directory (expected {what})")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """``utf-16-le`` or ``-be`` when the NUL bytes sit on one side of at least half the 16-bit units and the
+    text so read has no control characters but tabs and line breaks, as UTF-16 text that is mostly ASCII (a
+    table's digits, commas and newlines); None otherwise."""
+    if len(data) % 2:
+        return None
+    units = len(data) // 2
+    nul_even, nul_odd = data[0::2].count(0), data[1::2].count(0)
+    if 2 * max(nul_even, nul_odd) < units or min(nul_even, nul_odd) > 0:
+        return None
+    encoding = "utf-16-le" if nul_odd > nul_even else "utf-16-be"
     try:
-        return path.read_bytes()
-    except OSError as error:
-        raise InputError(str(path), f"cannot be read: {error.strerror}") from error
+        text = data.decode(encoding)
+    except UnicodeDecodeError:
+        return None
+    return None if _CONTROL.search(text) else encoding
+
+
+def _text_encoding(data: bytes) -> str:
+    """The codec that reads ``data``: UTF-8 (with or without a byte-order mark) or UTF-16 (either byte order,
+    with a byte-order mark or recognised by its NUL bytes)."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return encoding
+    return _utf16_without_bom(data) or "utf-8"
 
 
 def _decode_text(path: Path, data: bytes, what: str) -> str:
-    if not data.strip():
-        raise InputError(str(path), f"empty file (expected {what})")
-    if b"\x00" in data:
-        raise InputError(str(path), f"binary file (expected {what})")
+    encoding = _text_encoding(data)
+    name = "UTF-16" if encoding.startswith("utf-16") else "UTF-8"
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode(encoding)
     except UnicodeDecodeError as error:
-        raise InputError(str(path), f"not UTF-8 text at byte {error.start} (expected {what})") from error
+        if encoding == "utf-8" and b"\x00" in data:
+            raise InputError(str(path), f"binary file (expected {what})") from error
+        raise InputError(str(path), f"not {name} text at byte {error.start} (expected {what})") from error
+    if "\x00" in text:
+        raise InputError(str(path), f"binary file (expected {what})")
+    if not text.strip():
+        raise InputError(str(path), f"empty file (expected {what})")
+    return text
+
+
+def read_text(path: Path, what: str) -> str:
+    """A text file (UTF-8 or UTF-16, see above); unreadable, not a regular file, empty or binary is an
+    InputError saying ``what`` was expected."""
+    return _decode_text(path, read_regular_file(path, what), what)
+
+
+def read_text_and_digest(path: Path, what: str) -> tuple[str, Digest]:
+    """``read_text`` and the digest of the bytes read (trial lists and score files are named in the report by it)."""
+    path = Path(path)
+    data = read_regular_file(path, what)
+    return _decode_text(path, data, what), bytes_digest(data)
 
 
 def read_toml(path: Path, what: str) -> dict[str, Any]:
     """A TOML document; an unreadable file or bad TOML is an InputError saying ``what`` was expected."""
     path = Path(path)
-    text = _decode_text(path, _read_bytes(path, what), what)
+    text = read_text(path, what)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InputError(str(path), f"not valid TOML: {error}") from error
+    except RecursionError as error:  # tomllib recurses into nested arrays and inline tables
+        raise InputError(str(path), "not valid TOML: nested too deeply") from error
 
 
-def read_column_map(path: Path) -> dict[str, str]:
-    """Read a ``[columns]`` table of ``"legacy name" = "canonical name"`` pairs and check its targets."""
+def read_column_map(path: Path) -> tuple[dict[str, str], LegacyMapping]:
+    """Read a mapping file: its ``[columns]`` table of ``"legacy name" = "canonical name"`` pairs, checked, and
+    its value-level part (``audit.legacy``)."""
     document = read_toml(path, "a TOML column map")
+    return _column_renames(path, document), LegacyMapping.of(str(path), document)
+
+
+def _column_renames(path: Path, document: dict[str, Any]) -> dict[str, str]:
     mapping = document.get("columns")
     if not isinstance(mapping, dict):
         raise InputError(str(path), 'expected a [columns] table of "legacy name" = "canonical name" pairs')
@@ -80,6 +131,25 @@ def read_column_map(path: Path) -> dict[str, str]:
             raise InputError(str(path), f"{seen[canonical]!r} and {legacy!r} both map to {canonical!r}")
         seen[canonical] = legacy
     return dict(mapping)
+
+
+def read_training_corpora(path: Path) -> dict[str, tuple[str, ...]]:
+    """Each encoder label's declared ``training_corpora`` from an encoder roster (``[[encoders]]`` entries);
+    only these two fields are read (the runner validates the rest). A label without the field declares none."""
+    document = read_toml(path, "a TOML encoder roster")
+    entries = document.get("encoders")
+    if not isinstance(entries, list):
+        raise InputError(str(path), "expected [[encoders]] entries")
+    declared: dict[str, tuple[str, ...]] = {}
+    for row, entry in enumerate(entries, start=1):
+        label = entry.get("label") if isinstance(entry, dict) else None
+        if not isinstance(label, str) or not label:
+            raise InputError(str(path), "expected a non-empty label", row=row, column="label")
+        corpora = entry.get("training_corpora", [])
+        if not (isinstance(corpora, list) and all(isinstance(name, str) and name for name in corpora)):
+            raise InputError(str(path), "expected a list of corpus names", row=row, column="training_corpora")
+        declared[label] = tuple(corpora)
+    return declared
 
 
 def _csv_rows(path: Path, text: str) -> list[list[str]]:
@@ -125,9 +195,9 @@ def read_results(path: Path, column_map: Path | None = None) -> ResultsSource:
     """Read ``path`` as a results CSV, applying the rename map at ``column_map`` when given."""
     path = Path(path)
     what = "a results CSV"
-    data = _read_bytes(path, what)
+    data = read_regular_file(path, what)
     text = _decode_text(path, data, what)
-    renames = read_column_map(column_map) if column_map is not None else {}
+    renames, legacy = read_column_map(column_map) if column_map is not None else ({}, None)
     rows = _csv_rows(path, text)
     _check_header(path, rows[0], renames, column_map)
     _check_rows(path, rows)
@@ -135,4 +205,8 @@ def read_results(path: Path, column_map: Path | None = None) -> ResultsSource:
         frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_values=[""], index_col=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error) as error:
         raise InputError(str(path), f"not a CSV file: {str(error).strip()}") from error
-    return ResultsSource(path, bytes_digest(data), frame.rename(columns=renames), renames)
+    frame = frame.rename(columns=renames)
+    if legacy is None:
+        return ResultsSource(path, bytes_digest(data), frame, renames)
+    mapped, notes = legacy.apply(frame)
+    return ResultsSource(path, bytes_digest(data), mapped, renames, notes)

@@ -38,11 +38,12 @@ EER_METHODS: tuple[EerMethod, ...] = get_args(EerMethod)
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
+_NEGLIGIBLE_WEIGHT = 1e-300  # PAV needs positive weights; this one changes no float64 mean
 _SHOWN_RECORDS = 10  # offending record codes named in one error message
 
 
 class MetricInputError(ValueError):
-    """Scores or labels on which a metric is not defined (NaN, one class, constant scores, bad labels)."""
+    """Scores or labels on which a metric is not defined (NaN, one class, bad labels)."""
 
 
 def _as_inputs(
@@ -273,7 +274,8 @@ def _roc_corners(
 def _check_records(
     n_records: int, seg_record: IntArray, targets: IntArray, nontargets: IntArray, seg_lengths: IntArray
 ) -> None:
-    """Every record needs trials of both classes and two distinct scores."""
+    """Every record needs trials of both classes. Constant scores are a curve of one point (accept all): the
+    chance diagonal, EER 0.5 in every variant, minDCF 1, AUC 0.5, as ``roc_curve`` and the references give."""
     if seg_record.size < n_records:
         missing = np.setdiff1d(np.arange(n_records), seg_record)
         raise MetricInputError(f"{_describe(missing, n_records)} have no trials (both classes are needed)")
@@ -282,9 +284,6 @@ def _check_records(
         raise MetricInputError(
             f"{_describe(one_class, n_records)} hold only one class: targets and non-targets are both needed"
         )
-    constant = np.sort(seg_record[seg_lengths == 1])
-    if constant.size:
-        raise MetricInputError(f"all scores are equal in {_describe(constant, n_records)}: no ROC curve")
 
 
 def _legacy_eer(roc: _RocCorners) -> FloatArray:
@@ -313,26 +312,54 @@ def _interp_eer(roc: _RocCorners) -> FloatArray:
 
 
 def _rocch_eer(roc: _RocCorners) -> FloatArray:
-    """BOSARIS ``rocch`` + ``rocch2eer``: PAV over the curve's segments, then the largest edge crossing.
+    """BOSARIS ``rocch`` + ``rocch2eer`` of every record (``rocch_eer_of_points``)."""
+    eers: FloatArray = rocch_eer_of_points(
+        roc.tps.astype(float), roc.fps.astype(float), roc.n_target, roc.n_nontarget, roc.first
+    )
+    return eers
 
-    All records go through one PAV call; adding twice the number of records still to come to each segment's
-    target rate keeps records apart (their ranges cannot violate the order across a boundary), so no block
-    spans two records. The offset costs about ``2 * R * 2**-52`` in rate resolution, far below any pooling
-    decision that changes the hull (blocks' rates differ by at least ``1 / size**2`` unless collinear).
+
+def rocch_eer_of_points(
+    tps: FloatArray,
+    fps: FloatArray,
+    n_target: ArrayLike,
+    n_nontarget: ArrayLike,
+    first: NDArray[np.bool_],
+    *,
+    with_edges: bool = False,
+) -> Any:
+    """ROCCH EER of curves laid end to end: PAV over each curve's steps, then the largest edge crossing.
+
+    Per point (thresholds descending within a curve): the (possibly weighted) targets ``tps`` and non-targets
+    ``fps`` at or above it, its curve's totals, and whether it opens its curve.
+    Returns one EER per curve, in order. A point that adds no weight (a threshold a resample did not draw)
+    enters PAV with a weight of ``1e-300``, which moves no pooled rate in float64; its repeated point forms no
+    hull edge (a zero-length edge crosses at 0 and the largest crossing is kept).
+    All curves go through one PAV call; adding twice the number of
+    curves still to come to each step's target rate keeps curves apart (their ranges cannot violate the order
+    across a boundary), so no block spans two curves. The offset costs about ``2 * R * 2**-52`` in rate
+    resolution, far below any pooling decision that changes the hull (blocks' rates differ by at least
+    ``1 / size**2`` unless collinear). One point per curve (constant scores) gives 0.5, the chance diagonal.
+    ``with_edges``: also each curve's hull edge that gives its EER, as rows (Pfa, Pmiss at its start, dPfa, dPmiss).
     """
-    step_targets = roc.tps - roc.previous(np.arange(roc.tps.size), 0, roc.tps)
-    step_trials = roc.tps + roc.fps - roc.previous(np.arange(roc.tps.size), 0, roc.tps + roc.fps)
-    record_offset = 2.0 * np.repeat(
-        roc.seg_record[-1] - roc.seg_record, np.diff(np.append(roc.seg_starts, roc.tps.size))
-    )
+    n_target = np.asarray(n_target, dtype=float)
+    previous = np.arange(tps.size) - 1
+    step_targets = tps - np.where(first, 0.0, tps[previous])
+    step_trials = tps + fps - np.where(first, 0.0, (tps + fps)[previous])
+    curve = np.cumsum(first) - 1
+    record_offset = 2.0 * (curve[-1] - curve)
+    empty = step_trials == 0  # a threshold a resample does not draw: no weight, its point repeats the last
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rates = np.where(empty, 0.5, step_targets / step_trials)
     pooled = isotonic_regression(
-        step_targets / step_trials + record_offset, weights=step_trials.astype(float), increasing=False
+        rates + record_offset, weights=np.where(empty, _NEGLIGIBLE_WEIGHT, step_trials), increasing=False
     )
+
     block_starts = np.asarray(pooled.blocks[:-1])
     block_ends = np.asarray(pooled.blocks[1:]) - 1
-    p_fa = roc.fpr[block_ends]
-    p_miss = (roc.n_target - roc.tps)[block_ends] / roc.n_target[block_ends]
-    opens_record = roc.first[block_starts]
+    p_fa = fps[block_ends] / np.asarray(n_nontarget, dtype=float)[block_ends]
+    p_miss = (n_target - tps)[block_ends] / n_target[block_ends]
+    opens_record = first[block_starts]
     fa_before = np.where(opens_record, 0.0, np.roll(p_fa, 1))
     miss_before = np.where(opens_record, 1.0, np.roll(p_miss, 1))
     d_fa = p_fa - fa_before
@@ -340,7 +367,15 @@ def _rocch_eer(roc: _RocCorners) -> FloatArray:
     degenerate = (d_fa == 0) | (d_miss == 0)  # hull edges at Pfa = 0 or Pmiss = 0: BOSARIS counts 0
     with np.errstate(divide="ignore", invalid="ignore"):
         crossing = np.where(degenerate, 0.0, (d_fa * miss_before - d_miss * fa_before) / (d_fa - d_miss))
-    return np.maximum.reduceat(crossing, np.flatnonzero(opens_record))
+    starts = np.flatnonzero(opens_record)
+    eers = np.maximum.reduceat(crossing, starts)
+    if not with_edges:
+        return eers
+    curve_of_block = np.cumsum(opens_record) - 1
+    at_max = np.flatnonzero(crossing == eers[curve_of_block])
+    _, first_at_max = np.unique(curve_of_block[at_max], return_index=True)
+    edge = at_max[first_at_max]  # per curve, the first hull edge whose crossing is the EER
+    return eers, np.stack([fa_before[edge], miss_before[edge], d_fa[edge], d_miss[edge]], axis=1)
 
 
 def _min_dcf(roc: _RocCorners, p_target: float, c_miss: float, c_fa: float) -> FloatArray:
@@ -408,8 +443,8 @@ def grouped_metrics(
 
     ``record_index`` holds integer codes 0..R-1 (R = ``n_records``, default largest code + 1), in any order.
     Returns ``eer_legacy``, ``eer_rocch``, ``eer_interp``, ``min_dcf``, ``auc`` (float64) and ``n_target``,
-    ``n_nontarget`` (int64), each of length R. Every record needs both classes and two distinct scores;
-    otherwise ``MetricInputError`` names the offending record codes.
+    ``n_nontarget`` (int64), each of length R. Every record needs both classes (constant scores give the
+    chance values: EER 0.5, minDCF 1, AUC 0.5); otherwise ``MetricInputError`` names the offending record codes.
     """
     values, label_codes, records, count = _as_inputs(scores, labels, record_index, n_records)
     roc = _roc_corners(values, label_codes, records, count)

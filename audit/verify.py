@@ -12,19 +12,24 @@ import math
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from audit.aggregates import GapPair, UnpairedGender, gender_gap_pairs, recompute_aggregates
-from audit.claims import Claim, check_claims, flag_claims, read_claims
+from audit.binding import parse_subset
+from audit.claims import Claim, check_claims, flag_claims, read_claims, record_facts
 from audit.contrasts import ContrastSet, derive_contrasts
+from audit.curves import curves_of_bundle
 from audit.errors import InputError
-from audit.findings import Flag, has_errors
+from audit.findings import Flag, has_errors, one_per_id
 from audit.flags import AuditConfig, provenance_coverage, raise_flags
 from audit.io import ResultsSource, read_results
 from schemas.results import ValidatedResults, validate_results, with_all_columns
+
+if TYPE_CHECKING:
+    from audit.verified import VerifiedBundle
 
 TOOL_NAME = "interbias-sv audit"
 
@@ -123,6 +128,35 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def eer_methods(frame: pd.DataFrame) -> dict[str, int]:
+    """How many rows name each EER variant (``eer_method``), so every printed EER says which it is."""
+    if "eer_method" not in frame:
+        return {}
+    return {str(k): int(v) for k, v in frame["eer_method"].fillna("not stated").value_counts().sort_index().items()}
+
+
+def verdict(flags: list[Flag], bundle: VerifiedBundle | None) -> str:
+    """``fail`` on an error flag; ``unauthenticated`` for a bundle no trusted key signed; else ``pass``."""
+    if has_errors(flags):
+        return "fail"
+    if bundle is not None and not bundle.authentication.trusted:
+        return "unauthenticated"
+    return "pass"
+
+
+def trust_block(bundle: VerifiedBundle) -> dict[str, Any]:
+    """Who signed the bundle and whether the reviewer trusts that key; how the audited table is bound to it."""
+    binding = bundle.binding
+    return {
+        **bundle.authentication.as_dict(),
+        "intact": bundle.intact,
+        "subset": None
+        if binding is None or binding.subset is None
+        else {"expression": binding.subset, "rows": binding.n_in_subset, "signed_rows": binding.n_signed},
+        "rounded_columns": [] if binding is None else list(binding.rounded_columns),
+    }
+
+
 def assemble_report(
     source: ResultsSource,
     config: AuditConfig,
@@ -130,6 +164,7 @@ def assemble_report(
     aggregates: dict[str, Any],
     claim_results: list[dict[str, Any]],
     report_sections: list[dict[str, Any]],
+    bundle: VerifiedBundle | None = None,
 ) -> dict[str, Any]:
     """The report as a JSON-able dict (shape documented in the renderer's contract)."""
     return json_safe(
@@ -141,8 +176,11 @@ def assemble_report(
                 "blake3": source.digest.blake3,
                 "n_rows": len(source.frame),
                 "renamed_columns": source.renamed,
+                "eer_methods": eer_methods(source.frame),
+                "mapping": source.mapping,
             },
-            "verdict": "fail" if has_errors(flags) else "pass",
+            "verdict": verdict(flags, bundle),
+            "trust": None if bundle is None else trust_block(bundle),
             "config": config.as_dict(),
             "flags": [flag.as_dict() for flag in flags],
             "aggregates": aggregates,
@@ -160,15 +198,19 @@ def verify(
     config: AuditConfig | None = None,
     bundle: Path | None = None,
     key: Path | None = None,
+    trusted_ids: frozenset[str] = frozenset(),
+    subset: str | None = None,
 ) -> dict[str, Any]:
     """Audit one results table (and, with ``bundle``, the artefact bundle it came from) and return the report.
 
-    ``key`` is the public key the reviewer trusts; without it the bundle's own key is used and the report says so.
-    Raises InputError for unreadable input.
+    ``key`` is the public key the reviewer trusts (or ``trusted_ids``, key ids they trust); a bundle signed by no
+    trusted key is ``unauthenticated``. ``subset`` declares which signed rows the table covers. Raises InputError
+    for unreadable input.
     """
     config = config or AuditConfig()
     if bundle is not None and not Path(bundle).is_dir():
         raise InputError(str(bundle), "bundle folder not found (expected the folder of results.csv, trials/, scores/)")
+    declared_subset = parse_subset(subset) if subset is not None else None
     source = read_results(Path(results), columns)
     claim_list: list[Claim] = read_claims(claims) if claims is not None else []
     rows = select_rows(source, config)
@@ -180,23 +222,32 @@ def verify(
         clean_labels=config.clean_labels,
         emotion_experiment=config.emotion_experiment,
         reference_emotion=config.reference_emotion,
+        near_chance_eer=config.near_chance_eer,
+        cross_corpus_experiments=config.cross_corpus_experiments,
     )
     flags = raise_flags(
         rows.table, rows.validated, rows.valid, rows.usable, contrast_set, pairs, unpaired, aggregates, config
     )
-    claim_results = check_claims(claim_list, {**aggregates, "table": table_facts(rows, config)})
+    facts = {**aggregates, "table": table_facts(rows, config), "records": record_facts(rows.usable)}
+    claim_results = check_claims(claim_list, facts)
     flags.extend(flag_claims(claim_results))
     report_sections = sections(rows, bundle is not None)
+    verified = statistics = None
     if bundle is not None:
         from audit.bundle import verify_bundle
         from audit.bundle_statistics import statistics_of_bundle
 
-        bundle_flags, bundle_sections = verify_bundle(source.frame, Path(bundle), key)
-        flags.extend(bundle_flags)
-        report_sections.extend(bundle_sections)
-        statistics, statistics_sections = statistics_of_bundle(rows.usable, contrast_set.contrasts, Path(bundle))
+        verified = verify_bundle(source.frame, Path(bundle), key, trusted_ids=trusted_ids, subset=declared_subset)
+        flags.extend(verified.flags)
+        report_sections.extend(verified.sections)
+        statistics, statistics_sections, statistics_flags = statistics_of_bundle(
+            rows.usable, contrast_set.contrasts, verified, config.near_chance_eer
+        )
+        flags.extend(statistics_flags)
         report_sections.extend(statistics_sections)
-    report = assemble_report(source, config, flags, aggregates, claim_results, report_sections)
-    if bundle is not None and statistics is not None:
+    report = assemble_report(source, config, one_per_id(flags), aggregates, claim_results, report_sections, verified)
+    if statistics is not None:
         report["statistics"] = json_safe(statistics)
+    if verified is not None:
+        report["curves"] = json_safe(curves_of_bundle(rows.usable, verified, config.clean_labels))
     return report

@@ -497,7 +497,8 @@ LEGACY_COLUMNS_TOML = """\
 # for every legacy column whose name differs; columns already named as in results.csv need no line.
 # Every name on the left must exist in the legacy header and every name on the right must be a results.csv
 # column (see schemas/results.py), or `audit verify` stops with exit 2 naming the problem.
-# Values are not rewritten: EERs in percent are flagged (percent-scale), never rescaled.
+# A mapping may also rewrite values: eer_scale = "fraction" | "percent", [experiments], [values.<column>],
+# [conditions."label"] and [snr] (see audit/legacy.py, and legacy-mapping.toml for a filled example).
 
 [columns]
 # "Experiment" = "experiment"

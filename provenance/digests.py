@@ -3,17 +3,35 @@
 Files are read in fixed-size chunks so that a 10 GB checkpoint needs one chunk of memory. A folder's digest is
 the digest of a canonical listing of its regular files (relative POSIX path, size and both digests, sorted), so
 two folders with the same content have the same digest whatever their location or file order.
+
+A run re-reads the same corpus, music and checkpoint files every time. Inside ``with digest_index(index):``,
+``file_digest`` (and so ``tree_digest`` and ``file_digests``) first asks the ``DigestIndex``: a file whose
+(absolute path, size, mtime_ns, inode, ctime_ns) is unchanged since it was hashed is not read again. Any write to a
+file changes its ctime, which no user can set, so a stale entry cannot match; an entry is recorded only once the
+file's ctime is older than ``RACY_SECONDS`` (a file changed again within the same clock tick would otherwise
+keep its old signature). The index file verifies itself (a BLAKE3 of its entries on its first line): a damaged
+one is ignored and rebuilt. Verifiers (``audit``) never open an index: they always hash.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from dataclasses import asdict, dataclass
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import blake3
 
+from provenance.atomic import atomic_write_bytes
+
 CHUNK_SIZE = 1 << 20
+RACY_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -34,7 +52,23 @@ def bytes_digest(data: bytes) -> Digest:
 
 
 def file_digest(path: Path, chunk_size: int = CHUNK_SIZE) -> Digest:
-    """Digest of one file, streamed in chunks of ``chunk_size`` bytes."""
+    """Digest of one file, streamed in chunks of ``chunk_size`` bytes (through the active ``DigestIndex``)."""
+    index = _ACTIVE_INDEX.get()
+    return index.digest(path) if index is not None else _hash_file(path, chunk_size)
+
+
+def file_digests(paths: Iterable[Path], workers: int | None = None) -> list[Digest]:
+    """``file_digest`` of many files in threads (hashing releases the GIL), in the order given."""
+    index = _ACTIVE_INDEX.get()
+    one = index.digest if index is not None else _hash_file
+    paths = list(paths)
+    if len(paths) < 2:
+        return [one(path) for path in paths]
+    with ThreadPoolExecutor(workers or min(8, os.cpu_count() or 1)) as pool:
+        return list(pool.map(one, paths))
+
+
+def _hash_file(path: Path, chunk_size: int = CHUNK_SIZE) -> Digest:
     sha = hashlib.sha256()
     b3 = blake3.blake3()
     size = 0
@@ -50,7 +84,7 @@ def tree_listing(folder: Path) -> list[tuple[str, Digest]]:
     """Every regular file under ``folder`` with its digest, sorted by relative POSIX path."""
     root = Path(folder)
     files = sorted(p for p in root.rglob("*") if p.is_file())
-    return [(p.relative_to(root).as_posix(), file_digest(p)) for p in files]
+    return [(p.relative_to(root).as_posix(), digest) for p, digest in zip(files, file_digests(files), strict=True)]
 
 
 def tree_digest(folder: Path) -> Digest:
@@ -62,3 +96,69 @@ def tree_digest(folder: Path) -> Digest:
 def path_digest(path: Path) -> Digest:
     """Digest of a file, or of a folder's canonical listing."""
     return tree_digest(path) if Path(path).is_dir() else file_digest(path)
+
+
+_Signature = tuple[int, int, int, int]
+
+
+def _signature(stat: os.stat_result) -> _Signature:
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ino, stat.st_ctime_ns)
+
+
+@dataclass
+class DigestIndex:
+    """Digests of files by (absolute path, size, mtime_ns, inode, ctime_ns), kept in one JSON file.
+
+    ``hits`` and ``hashed`` count the lookups answered from the index and the files read.
+    """
+
+    path: Path | None = None
+    entries: dict[str, list[int | str]] = field(default_factory=dict)
+    hits: int = 0
+    hashed: int = 0
+
+    @classmethod
+    def open(cls, path: Path) -> DigestIndex:
+        """The index stored at ``path``; empty when there is none or it does not verify."""
+        index = cls(Path(path))
+        with contextlib.suppress(OSError, ValueError, UnicodeDecodeError):
+            digest, _, body = Path(path).read_bytes().partition(b"\n")
+            if blake3.blake3(body).hexdigest().encode() == digest:
+                entries = json.loads(body)
+                if isinstance(entries, dict):
+                    index.entries = entries
+        return index
+
+    def digest(self, path: Path) -> Digest:
+        """The file's digest: from the index when its signature is unchanged, otherwise hashed (and recorded)."""
+        name = os.path.abspath(path)
+        signature = _signature(os.stat(name))
+        entry = self.entries.get(name)
+        if entry is not None and tuple(entry[:4]) == signature:
+            self.hits += 1
+            return Digest(str(entry[4]), str(entry[5]), signature[0])
+        digest = _hash_file(Path(name))
+        self.hashed += 1
+        if time.time_ns() - signature[3] > RACY_SECONDS * 1e9 and digest.size == signature[0]:
+            self.entries[name] = [*signature, digest.sha256, digest.blake3]
+        return digest
+
+    def save(self) -> None:
+        """Write the index atomically beside its old version (nothing to do without a path)."""
+        if self.path is None:
+            return
+        body = json.dumps(self.entries, sort_keys=True, separators=(",", ":")).encode()
+        atomic_write_bytes(self.path, blake3.blake3(body).hexdigest().encode() + b"\n" + body)
+
+
+_ACTIVE_INDEX: ContextVar[DigestIndex | None] = ContextVar("digest_index", default=None)
+
+
+@contextlib.contextmanager
+def digest_index(index: DigestIndex | None) -> Iterator[DigestIndex | None]:
+    """Make ``file_digest`` consult ``index`` inside the block (this thread or task only); None: always hash."""
+    token = _ACTIVE_INDEX.set(index)
+    try:
+        yield index
+    finally:
+        _ACTIVE_INDEX.reset(token)

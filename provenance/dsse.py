@@ -59,17 +59,26 @@ def _b64decode(text: object, what: str) -> bytes:
         raise EnvelopeError(f"{what} is not valid base64: {error}") from error
 
 
+def _text(value: object, what: str) -> str:
+    """A JSON string that is also valid Unicode text (JSON's ``\\ud800`` escape decodes to a lone surrogate)."""
+    if not isinstance(value, str):
+        raise EnvelopeError(f"{what} is not a string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise EnvelopeError(f"{what} is not valid Unicode text: {error.reason}") from error
+    return value
+
+
 def parse_envelope(line: bytes) -> Envelope:
     """Parse one envelope line; the payload stays the exact decoded bytes."""
     try:
         data = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise EnvelopeError(f"the envelope is not JSON: {error}") from error
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:  # ValueError: bad JSON, a 5000-digit number
+        raise EnvelopeError(f"the envelope is not JSON: {type(error).__name__}: {str(error)[:200]}") from error
     if not isinstance(data, dict):
         raise EnvelopeError("the envelope is not a JSON object")
-    payload_type = data.get("payloadType")
-    if not isinstance(payload_type, str):
-        raise EnvelopeError("the envelope has no payloadType string")
+    payload_type = _text(data.get("payloadType"), "the envelope's payloadType")
     signatures = data.get("signatures")
     if not isinstance(signatures, list) or not signatures:
         raise EnvelopeError("the envelope has no signatures")
@@ -77,7 +86,8 @@ def parse_envelope(line: bytes) -> Envelope:
     for index, entry in enumerate(signatures):
         if not isinstance(entry, dict):
             raise EnvelopeError(f"signature {index} is not an object")
-        pairs.append((str(entry.get("keyid", "")), _b64decode(entry.get("sig"), f"signature {index}")))
+        keyid = _text(entry.get("keyid", ""), f"the keyid of signature {index}")
+        pairs.append((keyid, _b64decode(entry.get("sig"), f"signature {index}")))
     return Envelope(_b64decode(data.get("payload"), "the payload"), payload_type, tuple(pairs))
 
 

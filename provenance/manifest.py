@@ -19,24 +19,29 @@ from typing import Any, cast
 import pandas as pd
 
 from audit.errors import InputError
-from provenance.atomic import atomic_write_bytes, atomic_write_text
+from provenance.atomic import atomic_write_bytes, atomic_write_text, is_temporary
 from provenance.canonical import canonical_json
 from provenance.digests import Digest, file_digest
 from provenance.dsse import sign_envelope
 from provenance.keys import key_id, load_private_key, public_key_pem
 from provenance.statement import RecordBinding, build_predicate, build_statement
+from schemas.bundle import (
+    CHECKPOINTS_FILE,
+    ENVELOPE_FILE,
+    KEY_ID_FILE,
+    NOT_SUBJECTS,
+    OPERATORS_FILE,
+    PUBLIC_KEY_FILE,
+    REQUIRED_FILES,
+    RESULTS_FILE,
+    STATEMENT_FILE,
+    TRIAL_LIST_ID_LENGTH,
+    TRIALS_DIR,
+    UNSIGNED_FILE,
+    scores_name,
+)
 
-PROVENANCE_DIR = "provenance"
-STATEMENT_FILE = "provenance/statement.json"
-ENVELOPE_FILE = "provenance/run.intoto.jsonl"
-PUBLIC_KEY_FILE = "provenance/signing-key.pub.pem"
-KEY_ID_FILE = "provenance/signing-key.id"
-UNSIGNED_FILE = "provenance/UNSIGNED.txt"
-# Folders of the bundle that are not subjects: the manifest itself, and the audit report written afterwards.
-NOT_SUBJECTS = ("provenance", "report")
-REQUIRED_FILES = ("results.csv", "operators.json", "checkpoints.json", "environment.json")
 PROVENANCE_COLUMNS = ("record_id", "model", "trial_list_id", "scores_blake3", "checkpoint_blake3", "run_id")
-TRIAL_LIST_ID_LENGTH = 16
 UNSIGNED_NOTICE = (
     "This bundle is UNSIGNED. provenance/statement.json lists the digest of every file, but no key\n"
     "vouches for it: anyone could have rewritten the files and the statement together.\n"
@@ -59,11 +64,12 @@ class ManifestResult:
 
 
 def bundle_files(bundle_dir: Path) -> list[str]:
-    """Relative POSIX paths of every regular file that must be a subject (symlinks refused)."""
+    """Relative POSIX paths of every regular file that must be a subject (symlinks refused; the temporary
+    files of an interrupted atomic write are never subjects)."""
     names = []
     for path in sorted(bundle_dir.rglob("*")):
         relative = path.relative_to(bundle_dir)
-        if relative.parts[0] in NOT_SUBJECTS:
+        if relative.parts[0] in NOT_SUBJECTS or is_temporary(path.name):  # a killed writer's leftover
             continue
         if path.is_symlink():
             raise InputError(str(path), "symbolic links are not allowed in a bundle; copy the file in")
@@ -76,8 +82,8 @@ def read_json_object(path: Path) -> dict[str, Any]:
     """A JSON file whose top level is an object; anything else is an InputError naming the file."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(str(path), f"expected a JSON object: {error}") from error
+    except (OSError, ValueError, RecursionError) as error:  # ValueError: also bad UTF-8, a 5000-digit number
+        raise InputError(str(path), f"expected a JSON object: {type(error).__name__}: {str(error)[:200]}") from error
     if not isinstance(data, dict):
         raise InputError(str(path), "expected a JSON object at the top level")
     return data
@@ -98,7 +104,7 @@ def _trial_lists(bundle_dir: Path, digests: dict[str, Digest]) -> dict[str, tupl
     """trial_list_id -> (path, digest); each file's name must be the first 16 hex of its BLAKE3."""
     lists = {}
     for name, digest in digests.items():
-        if name.startswith("trials/"):
+        if name.startswith(f"{TRIALS_DIR}/"):
             list_id = Path(name).stem
             if digest.blake3[:TRIAL_LIST_ID_LENGTH] != list_id:
                 raise InputError(
@@ -120,7 +126,7 @@ def _bind_record(
 ) -> RecordBinding:
     """The RecordBinding of one results row, after checking it against the files it names."""
     record_id = row["record_id"]
-    scores_path = f"scores/{record_id}.parquet"
+    scores_path = scores_name(record_id)
     if "/" in record_id or record_id.startswith(".") or scores_path not in digests:
         raise InputError(
             str(results_path), f"no scores file {scores_path} for this record", row=line, column="record_id"
@@ -131,7 +137,7 @@ def _bind_record(
             str(results_path), f"{scores_path} has BLAKE3 {scores.blake3}", row=line, column="scores_blake3"
         )
     if row["trial_list_id"] not in trial_lists:
-        raise InputError(str(results_path), "no such file under trials/", row=line, column="trial_list_id")
+        raise InputError(str(results_path), f"no such file under {TRIALS_DIR}/", row=line, column="trial_list_id")
     trial_path, trial_digest = trial_lists[row["trial_list_id"]]
     checkpoint = checkpoints.get(row["model"])
     if not isinstance(checkpoint, dict) or checkpoint.get("checkpoint_blake3") != row["checkpoint_blake3"]:
@@ -180,13 +186,13 @@ def build_run_statement(bundle_dir: Path, run_config: dict[str, Any]) -> dict[st
         if not (bundle_dir / name).is_file():
             raise InputError(str(bundle_dir / name), "required bundle file is missing")
     digests = {name: file_digest(bundle_dir / name) for name in bundle_files(bundle_dir)}
-    results_path = bundle_dir / "results.csv"
+    results_path = bundle_dir / RESULTS_FILE
     results = _read_results(results_path)
     run_ids = sorted(set(results["run_id"]))
     if len(run_ids) != 1:
         raise InputError(str(results_path), f"expected one run_id in a bundle, found {run_ids}", column="run_id")
-    checkpoints = read_json_object(bundle_dir / "checkpoints.json")
-    operators = read_json_object(bundle_dir / "operators.json")
+    checkpoints = read_json_object(bundle_dir / CHECKPOINTS_FILE)
+    operators = read_json_object(bundle_dir / OPERATORS_FILE)
     trial_lists = _trial_lists(bundle_dir, digests)
     records = [
         _bind_record(row, index + 1, results_path, digests, trial_lists, checkpoints, operators.get("records", {}))

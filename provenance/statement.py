@@ -17,7 +17,7 @@ Building and reading the predicate live together here, so its shape is defined o
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from provenance.digests import Digest
@@ -109,28 +109,68 @@ class PredicateShapeError(ValueError):
     """A predicate that does not have the shape ``build_predicate`` writes."""
 
 
-def read_bindings(predicate: dict[str, Any]) -> dict[str, RecordBinding]:
-    """record_id -> RecordBinding, read back from a predicate's byproducts."""
+_COUNT_FIELDS = ("applied", "failed", "fallback")
+_BINDING_FIELDS = tuple(field.name for field in fields(RecordBinding))
+
+
+def _binding(annotations: Any, index: int) -> RecordBinding:
+    """One byproduct's annotations as a RecordBinding, every field of the type ``build_predicate`` writes."""
+    where = f"record binding {index}"
+    if not isinstance(annotations, dict):
+        raise PredicateShapeError(f"{where}: the annotations are not an object")
+    if set(annotations) != set(_BINDING_FIELDS):
+        missing = sorted(set(_BINDING_FIELDS) - set(annotations))
+        unknown = sorted(str(name) for name in set(annotations) - set(_BINDING_FIELDS))
+        raise PredicateShapeError(f"{where}: missing fields {missing}, unknown fields {unknown}")
+    for name in _BINDING_FIELDS:
+        value = annotations[name]
+        if name in _COUNT_FIELDS:
+            ok = type(value) is int and value >= 0
+        elif name == "operator_chains":
+            ok = isinstance(value, list | tuple) and all(isinstance(chain, str) for chain in value)
+        else:
+            ok = isinstance(value, str)
+        if not ok:
+            raise PredicateShapeError(f"{where}: field {name} has a value of the wrong type: {str(value)[:80]!r}")
+    return RecordBinding(**(annotations | {"operator_chains": tuple(annotations["operator_chains"])}))
+
+
+def read_bindings(predicate: Any) -> dict[str, RecordBinding]:
+    """record_id -> RecordBinding, read back from a predicate's byproducts (each field type-checked)."""
     try:
         byproducts = predicate["runDetails"]["byproducts"]
-        bindings = {}
-        for entry in byproducts:
-            fields = dict(entry["annotations"])
-            fields["operator_chains"] = tuple(fields["operator_chains"])
-            binding = RecordBinding(**fields)
-            bindings[binding.record_id] = binding
-    except (KeyError, TypeError) as error:
+    except (KeyError, TypeError, IndexError) as error:
         raise PredicateShapeError(f"record bindings are not in the expected shape: {error!r}") from error
+    if not isinstance(byproducts, list):
+        raise PredicateShapeError("record bindings are not in the expected shape: byproducts is not a list")
+    bindings: dict[str, RecordBinding] = {}
+    for index, entry in enumerate(byproducts):
+        if not isinstance(entry, dict) or "annotations" not in entry:
+            raise PredicateShapeError(f"record binding {index} has no annotations")
+        binding = _binding(entry["annotations"], index)
+        if binding.record_id in bindings:
+            raise PredicateShapeError(f"record {binding.record_id!r} is bound twice")
+        bindings[binding.record_id] = binding
     return bindings
 
 
-def read_checkpoints(predicate: dict[str, Any]) -> dict[str, str]:
+def read_checkpoints(predicate: Any) -> dict[str, str]:
     """Checkpoint label -> blake3, read back from the resolved dependencies."""
     try:
-        return {
-            entry["name"].removeprefix(CHECKPOINT_PREFIX): entry["digest"]["blake3"]
-            for entry in predicate["buildDefinition"]["resolvedDependencies"]
-            if entry["name"].startswith(CHECKPOINT_PREFIX)
-        }
-    except (KeyError, TypeError, AttributeError) as error:
+        dependencies = predicate["buildDefinition"]["resolvedDependencies"]
+    except (KeyError, TypeError, IndexError) as error:
         raise PredicateShapeError(f"resolved dependencies are not in the expected shape: {error!r}") from error
+    if not isinstance(dependencies, list):
+        raise PredicateShapeError("resolved dependencies are not in the expected shape: not a list")
+    checkpoints = {}
+    for index, entry in enumerate(dependencies):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str):
+            raise PredicateShapeError(f"resolved dependency {index} has no name string")
+        if name.startswith(CHECKPOINT_PREFIX):
+            digest = entry.get("digest")
+            blake3 = digest.get("blake3") if isinstance(digest, dict) else None
+            if not isinstance(blake3, str):
+                raise PredicateShapeError(f"checkpoint {name!r} has no blake3 digest string")
+            checkpoints[name.removeprefix(CHECKPOINT_PREFIX)] = blake3
+    return checkpoints

@@ -40,10 +40,12 @@ class Evidence:
     flags: Mapping[str, Mapping[str, Any]]
     sections: Mapping[str, Mapping[str, Any]]
     claims: Sequence[Mapping[str, Any]]
+    trust: Mapping[str, Any]
 
     @classmethod
     def of(cls, report: Mapping[str, Any]) -> Evidence:
         return cls(
+            trust=report.get("trust") or {},
             source=report.get("source") or {},
             aggregates=report.get("aggregates") or {},
             flags={str(flag.get("id")): flag for flag in report.get("flags") or []},
@@ -58,6 +60,21 @@ class Evidence:
 
     def passed(self, section_id: str) -> bool:
         return (self.sections.get(section_id) or {}).get("status") == "pass"
+
+    @property
+    def signed_by_trusted_key(self) -> bool:
+        """The signature verified under a key the reviewer declared, not merely the one the bundle carries."""
+        return self.passed("bundle-signature") and bool(self.trust.get("trusted"))
+
+    @property
+    def untrusted_signer(self) -> str | None:
+        """Why the signer is not established, when the signature verified only under the bundle's own key."""
+        if self.passed("bundle-signature") and not self.trust.get("trusted"):
+            return (
+                f"the signature verifies only under the bundle's own key (key id {self.trust.get('key_id')}): the "
+                "files are unchanged since signing, but who signed them is not established (pass --key)"
+            )
+        return None
 
     def error(self, flag_id: str) -> bool:
         return (self.flags.get(flag_id) or {}).get("severity") == "error"
@@ -102,8 +119,12 @@ def assess_available(evidence: Evidence) -> Assessment:
             f"the results table ({evidence.source.get('n_rows', '?')} rows) is identified by its SHA-256 "
             f"{str(sha256)[:16]}... and BLAKE3 digests, so an archived copy can be matched to this report"
         )
-    if evidence.passed("bundle-signature"):
-        found.shows.append("every bundle file is named with its digests in a signed in-toto statement")
+    if evidence.signed_by_trusted_key:
+        found.shows.append(
+            "every bundle file is named with its digests in an in-toto statement signed by a trusted key"
+        )
+    if evidence.untrusted_signer:
+        found.missing.append(evidence.untrusted_signer)
     found.missing.append(
         "whether the artefact is held by a permanent public archive (for example with a DOI) cannot be "
         "checked offline: the authors must state where"
@@ -133,8 +154,8 @@ def assess_functional(evidence: Evidence) -> Assessment:
         )
     if "schema" not in evidence.flags and per_experiment:
         found.shows.append("every row passes the results schema")
-    if evidence.bundle and evidence.passed("bundle-signature") and evidence.passed("bundle-subject-digests"):
-        found.shows.append("the signed statement verifies and every bundle file matches its digests")
+    if evidence.bundle and evidence.signed_by_trusted_key and evidence.passed("bundle-subject-digests"):
+        found.shows.append("the statement signed by a trusted key verifies and every bundle file matches its digests")
     for flag_id in ("bad-signature", "digest-mismatch"):
         if evidence.error(flag_id):
             found.contradicted = True

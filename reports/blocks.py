@@ -16,6 +16,14 @@ Tone = Literal["pass", "fail", "error", "warning", "info", "note"]
 class Heading:
     level: int  # 1 to 4
     text: str
+    anchor: str = ""  # the id a table of contents links to (sections only)
+
+
+@dataclass(frozen=True)
+class Contents:
+    """The table of contents: (anchor, title) of each section, in order."""
+
+    entries: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,7 @@ class Figure:
     filename: str
     caption: str
     png: bytes
+    alt: str = ""  # the text alternative: what the figure shows, in words and numbers
 
 
-Block = Heading | Paragraph | Callout | BulletList | Table | Figure
+Block = Heading | Contents | Paragraph | Callout | BulletList | Table | Figure

@@ -1,17 +1,20 @@
-"""Turn the report dict of ``audit verify`` into blocks, in the order a reviewer reads it: verdict, flags by
-severity, declared configuration, aggregates, contrasts, figures, claims, then every ``sections`` entry.
+"""Turn the report dict of ``audit verify`` (or ``audit scores``) into blocks, in the order a reviewer reads it:
+the verdict and a table of contents on the first screen, then what was run (source, run, trust, configuration),
+flags by severity, bundle checks, aggregates with contrasts and figures, statistics, claims and the badges.
 
 Every key may be absent or empty. Rows are rendered generically: a table of whatever columns the rows have, in
-the order they first appear, so sections added by later checks render without changes here.
+the order they first appear, so sections added by later checks render without changes here. ``run`` and
+``trust`` (what was run and who signed it) are rendered from whatever keys they hold.
 """
 
 from __future__ import annotations
 
 import numbers
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reports.blocks import Block, BulletList, Callout, Figure, Heading, Paragraph, Table, Tone
+from reports.blocks import Block, BulletList, Callout, Contents, Figure, Heading, Paragraph, Table, Tone
 from reports.figures import FigureOutcome
 from reports.format import format_list, format_value
 
@@ -23,6 +26,8 @@ AGGREGATE_TITLES = {
     "per_experiment": "EER per experiment (mean and SD over records; paper Table 6)",
     "per_encoder": "Macro EER per encoder (paper Table 7)",
     "condition_means": "EER per condition, mean and SD over encoders (paper Tables 20-25; the SD is not a CI)",
+    "eer_by_model_condition": "EER per encoder and condition (mean over its records; the heatmap's cells)",
+    "metrics_per_group": "Metrics per group (EER variants named in each column: eer_legacy, eer_rocch, eer_interp)",
     "emotion_matrix": "Enrolment x test emotion (E01; paper Table 8)",
     "gender_gaps": "Gender gaps by condition (paper Table 9)",
     "gap_ratios": "Signed gap ratios (paper Table 10)",
@@ -31,7 +36,9 @@ AGGREGATE_TITLES = {
     "gap_vs_snr": "Gender gap vs SNR (paper Figure 4)",
 }
 CONTRASTS_KEY = "contrasts"
-CONTRAST_DEFINITION = "prediction = EER(A) + EER(B) - EER(clean), IE = EER(A+B) - prediction."
+CONTRAST_DEFINITION = (
+    "prediction = EER(A) + EER(B) - EER(clean), IE = EER(A+B) - prediction; each term in its row's own EER variant."
+)
 
 
 class ReportShapeError(ValueError):
@@ -116,32 +123,49 @@ def value_blocks(value: Any) -> list[Block]:
     return [Paragraph(format_value(value))]
 
 
-def _verdict_blocks(report: Mapping[str, Any]) -> list[Block]:
+TONES: dict[str, Tone] = {"pass": "pass", "fail": "fail"}  # other verdicts (unauthenticated, pass-subset): note
+BUNDLE_PREFIX = "bundle-"
+BADGES_ID = "artefact-evaluation"
+RUN_SECTIONS = ("rows-used", "score-join")  # sections that say what the audit read, shown with what was run
+SOURCE_FIRST = ("path", "format", "n_rows", "n_lines", "sha256", "blake3")
+
+
+def _title_blocks(report: Mapping[str, Any]) -> list[Block]:
+    """The first screen: title, the verdict with the flag counts, and who signed the run when the report says."""
     tool = _mapping(report.get("tool"), "tool")
     name = tool.get("name", "interbias-sv")
     title = f"Provenance report: {name} {tool.get('version', '')}".strip()
     verdict = str(report.get("verdict", "")).lower()
-    tone: Tone = "pass" if verdict == "pass" else "fail" if verdict == "fail" else "note"
     counts = [
         f"{sum(1 for flag in _flags(report) if flag.get('severity') == severity)} {severity}"
         for severity in SEVERITY_ORDER
     ]
     blocks: list[Block] = [
         Heading(1, title),
-        Callout(tone, f"Verdict: {verdict.upper() or 'NOT STATED'} (flags: {', '.join(counts)})"),
+        Callout(TONES.get(verdict, "note"), f"Verdict: {verdict.upper() or 'NOT STATED'} (flags: {', '.join(counts)})"),
     ]
+    trust = _mapping(report.get("trust"), "trust")
+    if trust:
+        facts = [
+            f"{key.replace('_', ' ')}: {format_value(value)}" for key, value in trust.items() if as_rows(value) is None
+        ]
+        blocks.append(Paragraph("Trust: " + "; ".join(facts)))
+    return blocks
+
+
+def _what_was_run(report: Mapping[str, Any]) -> list[Block]:
+    """Source files, the run (id, commit, configuration digest, encoders and checkpoints, corpora), the trust in its
+    signature and the declared configuration."""
+    blocks: list[Block] = [Heading(2, "What was run")]
     source = _mapping(report.get("source"), "source")
     if source:
-        items = [
-            f"{key}: {format_value(source[key])}" for key in ("path", "n_rows", "sha256", "blake3") if key in source
-        ]
-        items += [
-            f"{key}: {format_value(value)}"
-            for key, value in source.items()
-            if key not in {"path", "n_rows", "sha256", "blake3"}
-        ]
-        blocks += [Paragraph("Source table:"), BulletList(tuple(items))]
-    return blocks
+        keys = [key for key in SOURCE_FIRST if key in source] + [key for key in source if key not in SOURCE_FIRST]
+        blocks += [Heading(3, "Audited files"), *value_blocks({key: source[key] for key in keys})]
+    for key, title in (("run", "Run"), ("trust", "Signature and trust")):
+        value = _mapping(report.get(key), key)
+        if value:
+            blocks += [Heading(3, title), *value_blocks(value)]
+    return blocks + _config_blocks(report)
 
 
 def _flags(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -182,7 +206,7 @@ def _flags_section(report: Mapping[str, Any]) -> list[Block]:
     return blocks
 
 
-def _config_section(report: Mapping[str, Any]) -> list[Block]:
+def _config_blocks(report: Mapping[str, Any]) -> list[Block]:
     config = _mapping(report.get("config"), "config")
     rows: list[tuple[str, Any]] = []
 
@@ -195,7 +219,7 @@ def _config_section(report: Mapping[str, Any]) -> list[Block]:
 
     flatten("", config)
     body = table_blocks(("setting", "value"), rows) if rows else [Paragraph("No configuration was recorded.")]
-    return [Heading(2, "Configuration (declared thresholds)"), *body]
+    return [Heading(3, "Configuration (declared thresholds)"), *body]
 
 
 def _aggregates_section(report: Mapping[str, Any]) -> list[Block]:
@@ -204,13 +228,31 @@ def _aggregates_section(report: Mapping[str, Any]) -> list[Block]:
     blocks: list[Block] = [Heading(2, "Aggregates")]
     if not keys:
         return [*blocks, Paragraph("No aggregates were computed.")]
+    blocks.append(Paragraph(_eer_variant_line(report)))
     for key in keys:
         blocks += [Heading(3, AGGREGATE_TITLES.get(key, _title(key))), *value_blocks(aggregates[key])]
     return blocks
 
 
+def _eer_variant_line(report: Mapping[str, Any]) -> str:
+    """Which EER variant the aggregates' numbers are in: the rows' own, as each row's ``eer_method`` names."""
+    if "metrics_per_group" in _mapping(report.get("aggregates"), "aggregates"):
+        return "EER variant: each column names its own (eer_legacy, eer_rocch, eer_interp), from the per-trial scores."
+    methods = _mapping(_mapping(report.get("source"), "source").get("eer_methods"), "source.eer_methods")
+    named = ", ".join(f"{method} ({count} rows)" for method, count in methods.items())
+    return (
+        "EER variant: every EER here is a results row's own value, in the variant its eer_method column names"
+        + (f": {named}." if named else " (the table does not say which).")
+        + " Means mix variants only when the rows do."
+    )
+
+
 def _contrasts_section(report: Mapping[str, Any]) -> list[Block]:
-    contrasts = _entries(_mapping(report.get("aggregates"), "aggregates").get(CONTRASTS_KEY), "aggregates.contrasts")
+    """The contrasts of a results table; nothing for a report that has no contrast key (``audit scores``)."""
+    aggregates = _mapping(report.get("aggregates"), "aggregates")
+    if aggregates and CONTRASTS_KEY not in aggregates:
+        return []
+    contrasts = _entries(aggregates.get(CONTRASTS_KEY), "aggregates.contrasts")
     blocks: list[Block] = [Heading(2, "Interaction contrasts")]
     if not contrasts:
         return [*blocks, Paragraph("No contrast has all four terms measured on one corpus.")]
@@ -227,7 +269,7 @@ def _figures_section(figures: Sequence[FigureOutcome]) -> list[Block]:
         if outcome.png is None:
             blocks.append(Callout("note", f"{outcome.caption}: skipped, {outcome.skipped_because}."))
         else:
-            blocks.append(Figure(outcome.filename, outcome.caption, outcome.png))
+            blocks.append(Figure(outcome.filename, outcome.caption, outcome.png, outcome.alt))
     return blocks
 
 
@@ -247,10 +289,10 @@ def _claims_section(report: Mapping[str, Any]) -> list[Block]:
     ]
 
 
-def _section_blocks(section: Mapping[str, Any]) -> list[Block]:
+def _section_blocks(section: Mapping[str, Any], level: int = 2) -> list[Block]:
     title = str(section.get("title") or section.get("id") or "(untitled section)")
     status = section.get("status")
-    blocks: list[Block] = [Heading(2, f"{title} (status: {status})" if status else title)]
+    blocks: list[Block] = [Heading(level, f"{title} (status: {status})" if status else title)]
     lines = section.get("lines") or []
     if lines:
         blocks.append(BulletList(tuple(format_value(line) for line in lines)))
@@ -273,17 +315,47 @@ def _section_table_blocks(table: Any, where: str) -> list[Block]:
     return table_blocks(columns, values)
 
 
+def slug(text: str) -> str:
+    """A GitHub-style heading anchor: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"\s", "-", re.sub(r"[^\w\- ]", "", text.strip().lower()))
+
+
+def _with_anchors(blocks: list[Block]) -> tuple[list[Block], Contents]:
+    """Level-2 headings with unique anchors (``-1``, ``-2`` on repeats, as GitHub does) and the contents."""
+    seen: dict[str, int] = {}
+    entries = []
+    out: list[Block] = []
+    for block in blocks:
+        if isinstance(block, Heading) and block.level == 2:
+            base = slug(block.text) or "section"
+            anchor = base if base not in seen else f"{base}-{seen[base]}"
+            seen[base] = seen.get(base, 0) + 1
+            block = Heading(2, block.text, anchor)
+            entries.append((anchor, block.text))
+        out.append(block)
+    return out, Contents(tuple(entries))
+
+
 def build_document(report: Mapping[str, Any], figures: Sequence[FigureOutcome]) -> list[Block]:
-    """All blocks of the report, in reading order."""
-    blocks = [
-        *_verdict_blocks(report),
-        *_flags_section(report),
-        *_config_section(report),
-        *_aggregates_section(report),
-        *_contrasts_section(report),
-        *_figures_section(figures),
-        *_claims_section(report),
-    ]
-    for section in _entries(report.get("sections"), "sections"):
-        blocks += _section_blocks(section)
-    return blocks
+    """All blocks of the report, in reading order, with a table of contents after the verdict."""
+    sections = _entries(report.get("sections"), "sections")
+    run = [section for section in sections if section.get("id") in RUN_SECTIONS]
+    bundle = [section for section in sections if str(section.get("id", "")).startswith(BUNDLE_PREFIX)]
+    badges = [section for section in sections if section.get("id") == BADGES_ID]
+    others = [section for section in sections if not any(section in group for group in (run, bundle, badges))]
+    body: list[Block] = [*_what_was_run(report)]
+    for section in run:
+        body += _section_blocks(section, 3)
+    body += _flags_section(report)
+    if bundle:
+        body.append(Heading(2, "Bundle checks"))
+        for section in bundle:
+            body += _section_blocks(section, 3)
+    body += [*_aggregates_section(report), *_contrasts_section(report), *_figures_section(figures)]
+    for section in others:
+        body += _section_blocks(section)
+    body += _claims_section(report)
+    for section in badges:
+        body += _section_blocks(section)
+    anchored, contents = _with_anchors(body)
+    return [*_title_blocks(report), contents, *anchored]

@@ -1,5 +1,8 @@
-"""The report's figures as deterministic PNG bytes: IE vs additive prediction (paper Figure 3) with the
-coupling shown, and the gender gap vs SNR per noise type (paper Figure 4).
+"""The report's figures as deterministic PNG bytes, each with a caption and a text alternative (what it shows, in
+words and numbers): IE vs additive prediction (paper Figure 3) with the coupling shown, the gender gap vs SNR per
+noise type (paper Figure 4), the EER heatmap encoder x condition, 2x2 interaction plots per contrast family, and,
+from per-trial scores (``audit scores``), DET curves on normal-deviate axes with the EER point marked and the
+target vs non-target score distributions per group.
 
 matplotlib is imported inside the drawing functions so that ``import reports`` stays light. Figures are drawn
 on an Agg canvas with matplotlib's default style (a user's matplotlibrc cannot change the bytes) and saved
@@ -41,6 +44,7 @@ class FigureOutcome:
     caption: str
     png: bytes | None
     skipped_because: str = ""
+    alt: str = ""  # the text alternative of a drawn figure
 
 
 def _number(value: Any) -> float | None:
@@ -68,14 +72,14 @@ def _first_number(row: Mapping[str, Any], keys: Sequence[str]) -> float | None:
     return None
 
 
-def _draw_png(draw: Callable[[Figure, Axes], None]) -> bytes:
+def _draw_png(draw: Callable[[Figure, Axes], None], figsize: tuple[float, float] = FIGSIZE_INCHES) -> bytes:
     """Run ``draw`` on a fresh figure and return the PNG bytes, identical for identical input."""
     import matplotlib.style
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     with matplotlib.style.context("default"):
-        figure = Figure(figsize=FIGSIZE_INCHES, dpi=DPI, layout="constrained")
+        figure = Figure(figsize=figsize, dpi=DPI, layout="constrained")
         FigureCanvasAgg(figure)
         draw(figure, figure.add_subplot())
         buffer = io.BytesIO()
@@ -162,7 +166,9 @@ def ie_vs_prediction(report: Mapping[str, Any]) -> FigureOutcome:
         axes.set_title(caption)
         _legend(figure, axes, keys)
 
-    return FigureOutcome(filename, caption, _draw_png(draw))
+    n_points = sum(len(members) for members in points.values())
+    alt = f"Scatter of {n_points} contrasts in {len(experiments)} experiments; " + "; ".join(note.split("\n"))
+    return FigureOutcome(filename, caption, _draw_png(draw), alt=alt)
 
 
 def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
@@ -171,7 +177,7 @@ def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
     filename, caption = "gap_vs_snr.png", "Gender EER gap vs SNR"
     rows = _rows(report, "gap_vs_snr")
     several = len({(row.get("experiment"), row.get("corpus")) for row in rows}) > 1
-    series: dict[str, list[tuple[float, float, float]]] = {}
+    series: dict[str, list[tuple[float, float, float, float]]] = {}  # snr, gap, lower and upper bar
     references: dict[str, float] = {}
     for row in rows:
         prefix = f"{row.get('experiment', '')} " if several else ""
@@ -187,14 +193,16 @@ def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
             references[name] = gap
         else:
             sd = _first_number(row, GAP_SD_KEYS)
-            series.setdefault(name, []).append((snr, gap, math.nan if sd is None else sd))
+            upper = math.nan if sd is None else sd
+            lower = min(upper, gap) if GAP_KEYS[0] in row else upper  # an absolute gap's bar stops at zero
+            series.setdefault(name, []).append((snr, gap, lower, upper))
     if not series:
         return FigureOutcome(filename, caption, None, "no gender gap with an SNR in the report")
 
     def draw(figure: Figure, axes: Axes) -> None:
         for name in sorted(series):
-            snrs, gaps, sds = zip(*sorted(series[name]), strict=True)
-            axes.errorbar(snrs, gaps, yerr=sds, marker="o", markersize=4, capsize=3, label=_label(name))
+            snrs, gaps, lower, upper = zip(*sorted(series[name]), strict=True)
+            axes.errorbar(snrs, gaps, yerr=[lower, upper], marker="o", markersize=4, capsize=3, label=_label(name))
         for name in sorted(references):
             label = f"{_label(name)} (no SNR)"
             axes.axhline(references[name], color="0.4", linestyle=":", linewidth=1.0, label=label)
@@ -203,10 +211,194 @@ def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
         axes.set_title(caption)
         _legend(figure, axes)
 
-    return FigureOutcome(filename, caption, _draw_png(draw))
+    alt = "Gender gap by SNR: " + "; ".join(
+        f"{name}: "
+        + ", ".join(f"{format_number(snr)} dB {format_number(gap)}" for snr, gap, _, _ in sorted(series[name]))
+        for name in sorted(series)
+    )
+    return FigureOutcome(filename, caption, _draw_png(draw), alt=alt)
 
 
-FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome]] = (ie_vs_prediction, gap_vs_snr)
+def _grid(figure: Figure, axes: Axes, n: int) -> list[Axes]:
+    """``n`` panels in up to 3 columns, replacing the single axes ``_draw_png`` made."""
+    figure.delaxes(axes)
+    columns = min(3, n)
+    rows = math.ceil(n / columns)
+    return [figure.add_subplot(rows, columns, index + 1) for index in range(n)]
+
+
+def _panel_size(n: int) -> tuple[float, float]:
+    return (FIGSIZE_INCHES[0], max(FIGSIZE_INCHES[1], 2.6 * math.ceil(n / 3)))
+
+
+DET_TICKS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4)
+DET_LIMITS = (0.0005, 0.6)
+MAX_PANELS = 9
+MAX_HEATMAP_COLUMNS = 60
+
+
+def _curves(report: Mapping[str, Any], figure: str) -> list[Mapping[str, Any]]:
+    """The report's per-trial curves that ``figure`` (det or scores) draws (both when a curve does not say)."""
+    return [
+        curve
+        for curve in report.get("curves") or []
+        if isinstance(curve, Mapping) and figure in (curve.get("figures") or ("det", "scores"))
+    ]
+
+
+def det_curves(report: Mapping[str, Any]) -> FigureOutcome:
+    """DET curves (miss vs false-alarm probability on normal-deviate axes), one per group, the EER point (interp)
+    marked on each."""
+    filename, caption = "det_curves.png", "DET curves per group, EER (interp) marked"
+    curves = [c for c in _curves(report, "det") if isinstance(c.get("det"), Mapping)][:10]
+    if not curves:
+        return FigureOutcome(filename, caption, None, "no per-trial scores in the report (a bundle or audit scores)")
+    alt = "DET curves: " + "; ".join(
+        f"{c.get('group')}: EER (interp) {format_number(float(c['eer_interp']))}" for c in curves
+    )
+
+    def draw(figure: Figure, axes: Axes) -> None:
+        from scipy.stats import norm
+
+        low, high = DET_LIMITS
+        for curve in curves:
+            det = curve["det"]
+            p_fa = [min(max(v, low), high) for v in det["p_fa"]]
+            p_miss = [min(max(v, low), high) for v in det["p_miss"]]
+            (line,) = axes.plot(norm.ppf(p_fa), norm.ppf(p_miss), linewidth=1.2, label=_label(curve.get("group")))
+            eer = _number(curve.get("eer_interp"))
+            if eer is not None:
+                point = norm.ppf(min(max(eer, low), high))
+                axes.plot([point], [point], marker="o", color=line.get_color(), markersize=5)
+        ticks = norm.ppf(DET_TICKS)
+        labels = [f"{100 * t:g}" for t in DET_TICKS]
+        axes.set_xticks(ticks, labels)
+        axes.set_yticks(ticks, labels)
+        axes.set_xlim(norm.ppf(low), norm.ppf(high))
+        axes.set_ylim(norm.ppf(low), norm.ppf(high))
+        axes.plot(norm.ppf([low, high]), norm.ppf([low, high]), color="0.7", linestyle=":", linewidth=0.8)
+        axes.grid(True, color="0.9")
+        axes.set_xlabel("false-alarm probability (%)")
+        axes.set_ylabel("miss probability (%)")
+        axes.set_title(caption)
+        _legend(figure, axes)
+
+    return FigureOutcome(filename, caption, _draw_png(draw), alt=alt)
+
+
+def score_distributions(report: Mapping[str, Any]) -> FigureOutcome:
+    """Target and non-target score histograms (trial counts over common bins), one panel per group."""
+    filename, caption = "score_distributions.png", "Target vs non-target scores per group"
+    curves = [c for c in _curves(report, "scores") if isinstance(c.get("histogram"), Mapping)][:MAX_PANELS]
+    if not curves:
+        return FigureOutcome(filename, caption, None, "no per-trial scores in the report (a bundle or audit scores)")
+    parts = []
+    for curve in curves:
+        histogram = curve["histogram"]
+        parts.append(
+            f"{curve.get('group')}: {sum(histogram['target'])} target and {sum(histogram['nontarget'])} non-target "
+            f"scores from {format_number(histogram['edges'][0])} to {format_number(histogram['edges'][-1])}"
+        )
+    alt = "Score histograms: " + "; ".join(parts)
+
+    def draw(figure: Figure, axes: Axes) -> None:
+        for panel, curve in zip(_grid(figure, axes, len(curves)), curves, strict=True):
+            histogram = curve["histogram"]
+            edges = histogram["edges"]
+            for key, colour in (("nontarget", "tab:red"), ("target", "tab:blue")):
+                panel.stairs(histogram[key], edges, fill=True, alpha=0.45, color=colour, label=key)
+            panel.set_title(_label(curve.get("group")), fontsize=9)
+            panel.set_xlabel("score", fontsize=8)
+            panel.set_ylabel("trials", fontsize=8)
+            panel.tick_params(labelsize=7)
+            panel.legend(fontsize=7)
+
+    return FigureOutcome(filename, caption, _draw_png(draw, _panel_size(len(curves))), alt=alt)
+
+
+def eer_heatmap(report: Mapping[str, Any]) -> FigureOutcome:
+    """Mean EER per encoder (rows) and experiment/condition (columns), values printed in the cells when few."""
+    filename, caption = "eer_heatmap.png", "EER per encoder and condition (each row's own EER variant)"
+    rows = [r for r in _rows(report, "eer_by_model_condition") if _number(r.get("eer_mean")) is not None]
+    if not rows:
+        return FigureOutcome(filename, caption, None, "no EER per encoder and condition in the report")
+    models = sorted({str(r["model"]) for r in rows})
+    conditions = sorted({f"{r['experiment']} {r['condition']}" for r in rows})
+    shown = conditions[:MAX_HEATMAP_COLUMNS]
+    if len(conditions) > len(shown):
+        caption += f" (first {len(shown)} of {len(conditions)} conditions; all in report.json)"
+    cell = {(str(r["model"]), f"{r['experiment']} {r['condition']}"): float(r["eer_mean"]) for r in rows}
+    worst = max(cell.items(), key=lambda item: item[1])
+    best = min(cell.items(), key=lambda item: item[1])
+    alt = (
+        f"Heatmap of {len(models)} encoders by {len(conditions)} conditions; lowest EER "
+        f"{format_number(best[1])} ({best[0][0]}, {best[0][1]}), highest {format_number(worst[1])} "
+        f"({worst[0][0]}, {worst[0][1]})."
+    )
+
+    def draw(figure: Figure, axes: Axes) -> None:
+        grid = [[cell.get((m, c), math.nan) for c in shown] for m in models]
+        image = axes.imshow(grid, aspect="auto", cmap="viridis", vmin=0.0)
+        axes.set_yticks(range(len(models)), [_label(m) for m in models], fontsize=7)
+        axes.set_xticks(range(len(shown)), [_label(c) for c in shown], fontsize=6, rotation=90)
+        if len(models) * len(shown) <= 120:
+            for i, row in enumerate(grid):
+                for j, value in enumerate(row):
+                    if math.isfinite(value):
+                        axes.text(j, i, format_number(value), ha="center", va="center", fontsize=6, color="white")
+        figure.colorbar(image, ax=axes, label="EER")
+        axes.set_title(caption, fontsize=9)
+
+    size = (FIGSIZE_INCHES[0], max(FIGSIZE_INCHES[1], 1.2 + 0.3 * len(models)))
+    return FigureOutcome(filename, caption, _draw_png(draw, size), alt=alt)
+
+
+def interaction_plots(report: Mapping[str, Any]) -> FigureOutcome:
+    """Per contrast family (experiment, model family): mean EER without and with factor A, one line without B and
+    one with B; parallel lines are additive, their gap's change is the mean IE."""
+    filename, caption = "interaction_plots.png", "2x2 interaction plots per contrast family (mean EER)"
+    families: dict[str, list[tuple[float, float, float, float]]] = {}
+    names: dict[str, tuple[str, str]] = {}
+    for row in _rows(report, "contrasts"):
+        terms = [_number(row.get(k)) for k in ("eer_clean", "eer_a", "eer_b", "eer_ab")]
+        if any(term is None for term in terms):
+            continue
+        family = f"{row.get('experiment', '?')} {row.get('model_family') or ''}".strip()
+        families.setdefault(family, []).append(tuple(terms))  # type: ignore[arg-type]
+        names.setdefault(family, (str(row.get("factor_a") or "A"), str(row.get("factor_b") or "B")))
+    if not families:
+        return FigureOutcome(filename, caption, None, "no contrast has all four terms")
+    shown = sorted(families)[:MAX_PANELS]
+    means = {f: [sum(t[i] for t in families[f]) / len(families[f]) for i in range(4)] for f in shown}
+    alt = "Interaction plots: " + "; ".join(
+        f"{f} ({len(families[f])} contrasts): clean {format_number(m[0])}, A {format_number(m[1])}, "
+        f"B {format_number(m[2])}, A+B {format_number(m[3])}, mean IE {format_number(m[3] - m[1] - m[2] + m[0])}"
+        for f, m in means.items()
+    )
+
+    def draw(figure: Figure, axes: Axes) -> None:
+        for panel, family in zip(_grid(figure, axes, len(shown)), shown, strict=True):
+            clean, a, b, ab = means[family]
+            factor_a, factor_b = names[family]
+            panel.plot([0, 1], [clean, a], marker="o", label=f"without {_label(factor_b)}")
+            panel.plot([0, 1], [b, ab], marker="s", label=f"with {_label(factor_b)}")
+            panel.set_xticks([0, 1], ["clean", _label(factor_a)], fontsize=7)
+            panel.set_title(f"{_label(family)} (n={len(families[family])})", fontsize=9)
+            panel.set_ylabel("mean EER", fontsize=8)
+            panel.tick_params(labelsize=7)
+            panel.legend(fontsize=6)
+
+    return FigureOutcome(filename, caption, _draw_png(draw, _panel_size(len(shown))), alt=alt)
+
+
+FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome]] = (
+    ie_vs_prediction,
+    gap_vs_snr,
+    eer_heatmap,
+    interaction_plots,
+    det_curves,
+    score_distributions,
+)
 
 
 def render_figures(report: Mapping[str, Any]) -> list[FigureOutcome]:

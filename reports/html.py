@@ -1,5 +1,9 @@
 """Blocks as one self-contained HTML file: inline CSS, figures as base64 data URIs, no external resource.
 
+Wide tables keep their columns at their natural width (a cell wraps only beyond 32rem) and scroll sideways inside
+their own box on screen (the page body never overflows); in print they take the page width and wrap their cells,
+so no column is cut. Section headings carry the ids the table of contents links to.
+
 Every string is passed through ``html.escape``; a Content-Security-Policy that allows no script and no remote
 load is a second line of defence should a string ever slip through.
 """
@@ -10,21 +14,32 @@ import base64
 import html
 from collections.abc import Sequence
 
-from reports.blocks import Block, BulletList, Callout, Figure, Heading, Paragraph, Table
+from reports.blocks import Block, BulletList, Callout, Contents, Figure, Heading, Paragraph, Table
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; }
 h1, h2, h3, h4 { line-height: 1.2; }
 h2 { border-bottom: 1px solid #ccc; padding-bottom: .2rem; margin-top: 2rem; }
-table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .85rem; }
-th, td { border: 1px solid #ccc; padding: .2rem .45rem; vertical-align: top; }
+.table-box { overflow-x: auto; max-width: 100%; margin: .5rem 0 1rem; }
+table { border-collapse: collapse; font-size: .85rem; width: max-content; }
+th, td { border: 1px solid #ccc; padding: .2rem .45rem; vertical-align: top; max-width: 32rem; }
 th { background: #f3f3f3; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .callout { padding: .5rem .8rem; border-left: .3rem solid #888; background: #f6f6f6; font-weight: 600; }
 .pass { border-color: #2e7d32; background: #e8f5e9; } .fail { border-color: #c62828; background: #ffebee; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
 figcaption { font-size: .85rem; color: #555; }
+nav.toc { background: #fafafa; border: 1px solid #ddd; padding: .3rem 1rem; }
+nav.toc ol { margin: .3rem 0; columns: 2; }
+details.alt { font-size: .8rem; color: #444; }
+@media print {
+  body { max-width: none; margin: 0; }
+  .table-box { overflow: visible; }
+  table { font-size: 7pt; width: 100%; table-layout: auto; }
+  th, td { overflow-wrap: anywhere; word-break: break-word; padding: .1rem .2rem; max-width: none; }
+  nav.toc ol { columns: 1; }
+}
 """.strip()
 
 
@@ -44,13 +59,22 @@ def _table(table: Table) -> str:
         + "</tr>"
         for row in table.rows
     ]
-    return f"<table><thead><tr>{header}</tr></thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table>"
+    return (
+        f'<div class="table-box"><table><thead><tr>{header}</tr></thead><tbody>\n'
+        + "\n".join(rows)
+        + "\n</tbody></table></div>"
+    )
 
 
 def _block(block: Block) -> str:
     match block:
-        case Heading(level, text):
-            return f"<h{level}>{_text(text)}</h{level}>"
+        case Heading(level, text, anchor):
+            ident = f' id="{_text(anchor)}"' if anchor else ""
+            return f"<h{level}{ident}>{_text(text)}</h{level}>"
+        case Contents(entries):
+            items = "".join(f'<li><a href="#{_text(anchor)}">{_text(title)}</a></li>' for anchor, title in entries)
+            return f'<nav class="toc" aria-label="Contents"><strong>Contents</strong><ol>{items}</ol></nav>'
+
         case Paragraph(text):
             return f"<p>{_text(text)}</p>"
         case Callout(tone, text):
@@ -59,11 +83,14 @@ def _block(block: Block) -> str:
             return "<ul>" + "".join(f"<li>{_text(item)}</li>" for item in items) + "</ul>"
         case Table():
             return _table(block)
-        case Figure(_, caption, png):
+        case Figure(_, caption, png, alt):
             data = base64.b64encode(png).decode("ascii")
+            described = (
+                f'<details class="alt"><summary>Text alternative</summary><p>{_text(alt)}</p></details>' if alt else ""
+            )
             return (
-                f'<figure><img alt="{_text(caption)}" src="data:image/png;base64,{data}">'
-                f"<figcaption>{_text(caption)}</figcaption></figure>"
+                f'<figure><img alt="{_text(alt or caption)}" src="data:image/png;base64,{data}">'
+                f"<figcaption>{_text(caption)}</figcaption>{described}</figure>"
             )
     raise TypeError(f"unknown block {block!r}")
 

@@ -1,8 +1,10 @@
 """Blocks as CommonMark/GitHub Markdown, with every input string escaped.
 
-Characters that would start markup (``|`` would also end a table cell) are backslash-escaped, ``<`` and ``>``
-too so that no input string becomes raw HTML when the Markdown is rendered, and newlines become ``<br>`` so
-that a cell or list item stays on its line.
+Characters that would start markup (``|`` would also end a table cell; ``_`` emphasis, ``~`` strikethrough and
+``$`` math in GitHub's dialect) are backslash-escaped, ``<`` and ``>`` too so that no input string becomes raw
+HTML when the Markdown is rendered, and newlines become ``<br>`` so that a cell or list item stays on its line.
+A paragraph or list item loses its leading blanks (four would start a code block) and a leading list or
+heading marker is made literal.
 """
 
 from __future__ import annotations
@@ -10,11 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from reports.blocks import Block, BulletList, Callout, Figure, Heading, Paragraph, Table
+from reports.blocks import Block, BulletList, Callout, Contents, Figure, Heading, Paragraph, Table
 
-_SPECIAL = re.compile(r"([\\`*\[\]<>|#&])")
+_SPECIAL = re.compile(r"([\\`*_~$\[\]<>|#&])")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-_BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+[.)])")  # would start a list or an underline at the start of a block
+_BLOCK_START = re.compile(r"^(\d*)([-+=]|(?<=\d)[.)])")  # a list or an underline at the start of a block
 
 
 def escape_markdown(text: str) -> str:
@@ -23,8 +25,9 @@ def escape_markdown(text: str) -> str:
 
 
 def _escape_block(text: str) -> str:
-    """Inline escaping plus a leading list or heading marker made literal (for paragraphs and list items)."""
-    return _BLOCK_START.sub(lambda match: f"{match[1]}\\{match[2]}", escape_markdown(text), count=1)
+    """Inline escaping, leading blanks dropped and a leading list or heading marker made literal (for paragraphs
+    and list items)."""
+    return _BLOCK_START.sub(r"\1\\\2", escape_markdown(text.lstrip(" \t")), count=1)
 
 
 def _table(table: Table) -> str:
@@ -36,18 +39,26 @@ def _table(table: Table) -> str:
 
 def _block(block: Block) -> str:
     match block:
-        case Heading(level, text):
-            return f"{'#' * level} {escape_markdown(text)}"
+        case Heading(level, text, _):
+            return f"{'#' * level} {escape_markdown(text)}"  # GitHub derives the same anchor from the text
+        case Contents(entries):
+            return "**Contents**\n\n" + "\n".join(
+                f"{number}. [{escape_markdown(title)}](#{anchor})" for number, (anchor, title) in enumerate(entries, 1)
+            )
         case Paragraph(text):
             return _escape_block(text)
         case Callout(_, text):
-            return f"> **{escape_markdown(text)}**"
+            shown = escape_markdown(text.strip())  # a blank inside the ** would undo the emphasis
+            return f"> **{shown}**" if shown else ">"
         case BulletList(items):
             return "\n".join(f"- {_escape_block(item)}" for item in items)
         case Table():
             return _table(block)
-        case Figure(filename, caption, _):
-            return f"![{escape_markdown(caption)}](figures/{filename})\n\n*{escape_markdown(caption)}*"
+        case Figure(filename, caption, _, alt):
+            described = f"\n\nText alternative: {_escape_block(alt)}" if alt else ""
+            return (
+                f"![{escape_markdown(alt or caption)}](figures/{filename})\n\n*{escape_markdown(caption)}*{described}"
+            )
     raise TypeError(f"unknown block {block!r}")
 
 

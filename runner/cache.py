@@ -1,17 +1,34 @@
 """Embedding cache: each (utterance audio, operator chain realisation, checkpoint) is embedded once.
 
-The key is a digest of the audio's BLAKE3, the chain id, the run seed and utterance id (they fix the random
-realisation of the chain) and the encoder's cache key (checkpoint digest, dtype and options). An entry holds
-the embedding, or none when an operator failed, and the operator outcomes, so that a rerun or a resumed run
-needs no encoder forward pass and can still count every operator outcome. Entries are written atomically, so a
-killed run leaves only complete entries.
+The key is a digest of everything the embedding depends on: the audio's BLAKE3, the chain id, the digest of the
+material the chain's operators read (music folder, babble table), the run seed and utterance id (they fix the
+random realisation of the chain) and the encoder's cache key (checkpoint digest, dtype and options). An entry
+holds the embedding, or none when an operator failed, and the operator outcomes, so that a rerun or a resumed
+run needs no encoder forward pass and can still count every operator outcome.
+
+An entry verifies itself: it carries the key it was written under and the BLAKE3 of its payload. ``get`` returns
+an entry only when both match; a swapped, truncated, empty or garbled file is rejected (the file is removed and
+the reason counted in ``EmbeddingCache.rejected``) and the caller recomputes it. Entries are written atomically,
+so a killed run leaves only complete entries. Any process (a pool worker, a Ray task) may ``put`` and ``get``
+entries of one cache folder concurrently: a write is a rename of a complete file.
+
+Entry layout (``<root>/<key[:2]>/<key>.emb``)::
+
+    interbias-embedding 2\\n
+    BLAKE3 of everything below, 64 hex digits\\n
+    {"dim": D | null, "key": KEY, "outcomes": [...]}\\n   (JSON, one line)
+    D float32 little-endian values (none when dim is null)
+
+A non-finite value is rejected too: encoders return L2-normalised rows, so a NaN is damage, never an embedding.
 """
 
 from __future__ import annotations
 
-import io
+import contextlib
 import json
-from dataclasses import dataclass
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +36,15 @@ import blake3
 import numpy as np
 
 from provenance.atomic import atomic_write_bytes
+
+MAGIC = b"interbias-embedding 2\n"
+SUFFIX = ".emb"
+_VECTOR_DTYPE = np.dtype("<f4")
+_DIGEST_HEX = 64
+
+
+class CacheEntryRejected(Exception):
+    """A cache entry that does not verify; the message says why (it is counted, never shown as a crash)."""
 
 
 @dataclass(frozen=True)
@@ -29,33 +55,86 @@ class CachedEmbedding:
     outcomes: list[dict[str, Any]]
 
 
-def embedding_key(*, audio_blake3: str, chain_id: str, seed: int, utt_id: str, encoder_key: str) -> str:
-    parts = [audio_blake3, chain_id, str(seed), utt_id, encoder_key]
+def embedding_key(
+    *, audio_blake3: str, chain_id: str, seed: int, utt_id: str, encoder_key: str, material: str = ""
+) -> str:
+    """The cache key of one embedding; ``material`` is the digest of the files the chain's operators read."""
+    parts = [audio_blake3, chain_id, str(seed), utt_id, encoder_key, material]
     return blake3.blake3("\x1f".join(parts).encode()).hexdigest()[:40]
 
 
+def encode_entry(key: str, entry: CachedEmbedding) -> bytes:
+    """The bytes of a self-verifying entry written under ``key``."""
+    vector = b"" if entry.vector is None else np.asarray(entry.vector, dtype=_VECTOR_DTYPE).reshape(-1).tobytes()
+    dim = None if entry.vector is None else len(vector) // _VECTOR_DTYPE.itemsize
+    header = json.dumps({"dim": dim, "key": key, "outcomes": entry.outcomes}, sort_keys=True, allow_nan=False)
+    payload = header.encode() + b"\n" + vector
+    return MAGIC + blake3.blake3(payload).hexdigest().encode() + b"\n" + payload
+
+
+def decode_entry(data: bytes, key: str) -> CachedEmbedding:
+    """The entry in ``data`` if its payload digest matches and it was written under ``key``; otherwise
+    ``CacheEntryRejected`` saying what is wrong."""
+    if not data:
+        raise CacheEntryRejected("empty file")
+    if not data.startswith(MAGIC):
+        raise CacheEntryRejected("not an embedding cache entry (unknown format)")
+    digest, payload = data[len(MAGIC) : len(MAGIC) + _DIGEST_HEX], data[len(MAGIC) + _DIGEST_HEX + 1 :]
+    if len(data) < len(MAGIC) + _DIGEST_HEX + 1 or blake3.blake3(payload).hexdigest().encode() != digest:
+        raise CacheEntryRejected("payload digest mismatch (truncated or damaged)")
+    header_bytes, _, vector = payload.partition(b"\n")
+    try:
+        header = json.loads(header_bytes)
+        dim, written_key, outcomes = header["dim"], header["key"], header["outcomes"]
+    except (UnicodeDecodeError, json.JSONDecodeError, TypeError, KeyError):
+        raise CacheEntryRejected("unreadable header") from None
+    if written_key != key:
+        raise CacheEntryRejected("written under another key (swapped or misplaced file)")
+    if not isinstance(outcomes, list) or not all(isinstance(o, dict) and "status" in o for o in outcomes):
+        raise CacheEntryRejected("outcomes are not a list of operator outcomes")
+    expected = 0 if dim is None else dim * _VECTOR_DTYPE.itemsize if isinstance(dim, int) and dim > 0 else -1
+    if len(vector) != expected:
+        raise CacheEntryRejected(f"payload holds {len(vector)} bytes, the header declares dim {dim}")
+    values = None if dim is None else np.frombuffer(vector, dtype=_VECTOR_DTYPE).astype(np.float32)
+    if values is not None and not np.isfinite(values).all():
+        raise CacheEntryRejected("non-finite values in the embedding")
+    return CachedEmbedding(values, outcomes)
+
+
+@dataclass
 class EmbeddingCache:
-    """A folder of ``<key[:2]>/<key>.npz`` entries."""
+    """A folder of ``<key[:2]>/<key>.emb`` self-verifying entries.
 
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
+    ``get(key)`` gives a verified entry or None (absent, or rejected and counted in ``rejected`` by reason);
+    ``put(key, entry)`` writes one atomically.
+    """
 
-    def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.npz"
+    root: Path
+    rejected: Counter[str] = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root)
+
+    def path(self, key: str) -> Path:
+        """Where the entry of ``key`` lives."""
+        return self.root / key[:2] / f"{key}{SUFFIX}"
 
     def get(self, key: str) -> CachedEmbedding | None:
-        path = self._path(key)
-        if not path.is_file():
+        """The verified entry of ``key``; None when there is none or it was rejected (then removed)."""
+        path = self.path(key)
+        try:
+            if not stat.S_ISREG(path.lstat().st_mode):  # a FIFO would block, a link may point anywhere
+                raise CacheEntryRejected("not a regular file")
+            return decode_entry(path.read_bytes(), key)
+        except FileNotFoundError:
             return None
-        with np.load(path, allow_pickle=False) as entry:
-            outcomes = json.loads(str(entry["outcomes"]))
-            vector = entry["vector"] if "vector" in entry.files else None
-        return CachedEmbedding(vector, outcomes)
+        except (CacheEntryRejected, OSError) as rejection:
+            reason = f"unreadable ({rejection.strerror})" if isinstance(rejection, OSError) else str(rejection)
+            self.rejected[reason] += 1
+            with contextlib.suppress(OSError):  # a folder or a read-only cache: leave it, put() will say
+                path.unlink()
+            return None
 
     def put(self, key: str, entry: CachedEmbedding) -> None:
-        arrays: dict[str, Any] = {"outcomes": np.array(json.dumps(entry.outcomes, sort_keys=True))}
-        if entry.vector is not None:
-            arrays["vector"] = np.asarray(entry.vector, dtype=np.float32)
-        buffer = io.BytesIO()
-        np.savez(buffer, **arrays)
-        atomic_write_bytes(self._path(key), buffer.getvalue())
+        """Write the entry of ``key`` (atomically: readers see the old entry or the new one)."""
+        atomic_write_bytes(self.path(key), encode_entry(key, entry))

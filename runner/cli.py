@@ -6,6 +6,7 @@ Thin commands over ``runner.pipeline`` and ``runner.reproduce``. Exit codes as d
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from collections.abc import Callable
@@ -18,28 +19,95 @@ import typer
 
 from audit.errors import EXIT_FINDING, EXIT_INPUT, InputError
 
+EXIT_CODES = "Exit codes: 0 done, 1 an audit finding or a run that could not finish, 2 usage or input error."
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
-corpus_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Corpus tables.")
+corpus_app = typer.Typer(add_completion=False, no_args_is_help=True, help=f"Corpus tables. {EXIT_CODES}")
 app.add_typer(corpus_app, name="corpus")
 
 F = TypeVar("F", bound=Callable[..., Any])
+# Top-level modules of the [runner] extra: without them the runner cannot work, and says so in one line.
+RUNNER_EXTRA_MODULES = frozenset(
+    {"torch", "torchaudio", "resemblyzer", "speechbrain", "transformers", "av", "soundfile", "tqdm", "onnxruntime"}
+)
+INSTALL_RUNNER = "pip install 'interbias-sv[runner]'"
+
+
+def show_version(value: bool) -> None:
+    if value:
+        from audit.verify import tool_version
+
+        typer.echo(f"interbias (interbias-sv) {tool_version()}")
+        raise typer.Exit()
+
+
+def fail_without_extra(error: ModuleNotFoundError) -> None:
+    """One line naming the [runner] extra when ``error`` is one of its modules (the light install); otherwise
+    nothing: the caller reports it as any other failure."""
+    if (error.name or "").partition(".")[0] not in RUNNER_EXTRA_MODULES:
+        return
+    typer.echo(f"error: the runner needs its extra (no module named {error.name!r}): {INSTALL_RUNNER}", err=True)
+    raise typer.Exit(EXIT_INPUT) from None
+
+
+_debug = {"traceback": False}
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=show_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of a failure (not one line).")] = False,
+) -> None:
+    """Run the InterBias-SV benchmark: a configuration, the default corpus, the whole loop.
+
+    Exit codes: 0 done (or audit passed), 1 an audit finding or a run that could not finish, 2 usage or input
+    error; each failure is one stderr line (--debug shows the traceback).
+    """
+    _debug["traceback"] = debug
+
+
+def failure_line(error: BaseException) -> tuple[str, int]:
+    """The one stderr line and exit code of a failure: input errors exit 2, everything else that stops a run 1."""
+    from runner.pipeline import RunError
+
+    if isinstance(error, InputError):
+        return f"error: {error.line()}", EXIT_INPUT
+    if isinstance(error, RunError):
+        return f"run failed: {error}", EXIT_FINDING
+    if isinstance(error, OSError):
+        where = f"{error.filename}: " if error.filename else ""
+        what = error.strerror or str(error)
+        if error.errno == errno.ENOSPC:
+            hint = "free some space and rerun the same command (it resumes where it stopped)"
+        elif error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            hint = "make the folder writable or choose another (--out, --cache)"
+        else:
+            hint = "fix the file system problem and rerun the same command (it resumes where it stopped)"
+        return f"run failed: {where}{what}; {hint}", EXIT_FINDING
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted: rerun the same command to resume", EXIT_FINDING
+    name = type(error).__name__
+    return f"run failed: internal error {name}: {error} (rerun with --debug for the traceback)", EXIT_FINDING
 
 
 def one_line_errors(command: F) -> F:
-    """Turn input errors into one stderr line with exit 2, and run errors into one line with exit 1."""
+    """Turn every failure into one stderr line and its exit code (``interbias --debug`` shows the traceback)."""
 
     @wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from runner.pipeline import RunError
-
         try:
             return command(*args, **kwargs)
-        except InputError as error:
-            typer.echo(f"error: {error.line()}", err=True)
-            raise typer.Exit(EXIT_INPUT) from None
-        except RunError as error:
-            typer.echo(f"run failed: {error}", err=True)
-            raise typer.Exit(EXIT_FINDING) from None
+        except (typer.Exit, typer.Abort):
+            raise
+        except (Exception, KeyboardInterrupt) as error:
+            if _debug["traceback"]:
+                raise
+            if isinstance(error, ModuleNotFoundError):
+                fail_without_extra(error)  # the light install: one line naming the extra
+            line, code = failure_line(error)
+            typer.echo(" ".join(line.split()), err=True)
+            raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -62,29 +130,55 @@ def run(
     device: Annotated[str, typer.Option(help="torch device for the encoders.")] = "cpu",
     workers: Annotated[int, typer.Option(min=0, help="Processes that apply the operators (0: in-process).")] = 2,
     json_output: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    progress: Annotated[
+        bool, typer.Option(help="A progress bar on a terminal; one line per stage when stdout is not one.")
+    ] = True,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Repeat with N seeds (the config's seed, +1, ...): one bundle per seed in --out/seed-<seed>; "
+            "then `audit seeds --out/seed-*/results.csv` gives the spread of every EER and IE.",
+        ),
+    ] = 1,
 ) -> None:
-    """Run CONFIG and write its artefact bundle into --out."""
+    """Run CONFIG and write its artefact bundle into --out.
+
+    Exit codes: 0 done, 1 a run that could not finish, 2 usage or input error (one line on stderr).
+    """
     from runner.config import load_config
     from runner.pipeline import run as run_pipeline
 
-    summary = run_pipeline(
-        load_config(config),
-        out,
-        cache_root=cache,
-        signing_key=key,
-        image_digest=image_digest,
-        command_line=sys.argv,
-        progress=progress,
-        device=device,
-        workers=workers,
-    )
+    def run_one(path: Path, folder: Path) -> Any:
+        return run_pipeline(
+            load_config(path),
+            folder,
+            cache_root=cache,
+            signing_key=key,
+            image_digest=image_digest,
+            command_line=sys.argv,
+            progress=progress and not json_output,  # stage lines go to stdout, which --json keeps for the JSON
+            device=device,
+            workers=workers,
+        )
+
+    if seeds > 1:
+        from runner.seeds import seed_configs
+
+        first = load_config(config).seed
+        for seed, path in seed_configs(config, [first + k for k in range(seeds)]):
+            typer.echo(f"seed {seed}: {run_one(path, out / f'seed-{seed}').n_records} records -> {out}/seed-{seed}")
+        typer.echo(f"spread across seeds: audit seeds {out}/seed-*/results.csv")
+        return
+    summary = run_one(config, out)
     if json_output:
         typer.echo(json.dumps({**asdict(summary), "out": str(summary.out)}, indent=2))
     else:
+        rejected = f", {summary.cache_rejected} cache entries rejected and recomputed" if summary.cache_rejected else ""
         typer.echo(
             f"{summary.n_records} records, {summary.n_trials} trials in {summary.n_trial_lists} lists, "
-            f"{summary.forward_passes} embeddings computed, {summary.embeddings_cached} from cache -> {summary.out}"
+            f"{summary.forward_passes} embeddings computed, {summary.embeddings_cached} from cache{rejected} "
+            f"-> {summary.out}"
         )
 
 
@@ -94,7 +188,10 @@ def corpus_build(
     out: Annotated[Path | None, typer.Option("--out", help="Corpus folder (default: the cache).")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
-    """Build the embedded default corpus from Debian's asterisk prompt packages."""
+    """Build the embedded default corpus from Debian's asterisk prompt packages.
+
+    Exit codes: 0 built, 1 a build that could not finish, 2 usage or input error (one line on stderr).
+    """
     from runner.config import default_cache_root
     from runner.corpora.asterisk import build_default_corpus
 
@@ -116,7 +213,10 @@ def corpus_check(
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary and every problem as JSON.")] = False,
     shown: Annotated[int, typer.Option("--problems", min=0, help="How many problems to print.")] = 20,
 ) -> None:
-    """Read a corpus (or spoof) folder with its adapter, as a run would, and say what it holds and could not use."""
+    """Read a corpus (or spoof) folder with its adapter, as a run would, and say what it holds and could not use.
+
+    Exit codes: 0 read, 2 usage error or a folder the adapter cannot read (one line on stderr).
+    """
     from runner.corpora import load_corpus
 
     table = load_corpus(adapter, root)
@@ -151,11 +251,19 @@ def reproduce(
     key: KeyOpt = None,
     image_digest: DigestOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the steps and check inputs only.")] = False,
+    claims: Annotated[
+        Path | None, typer.Option("--claims", help="TOML file of published numbers the audit checks.")
+    ] = None,
 ) -> None:
-    """The whole loop: build the corpus, run, sign, audit the bundle, write the report."""
+    """The whole loop: build the corpus, run, sign, audit the bundle, write the report.
+
+    Exit codes: 0 the audit passed, 1 an audit finding or a run that could not finish, 2 usage or input error.
+    """
     from runner.reproduce import reproduce as reproduce_loop
 
-    code = reproduce_loop(config, out, cache_root=cache, key=key, image_digest=image_digest, dry_run=dry_run)
+    code = reproduce_loop(
+        config, out, cache_root=cache, key=key, image_digest=image_digest, dry_run=dry_run, claims=claims
+    )
     raise typer.Exit(code)
 
 

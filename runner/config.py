@@ -15,6 +15,7 @@ among the spoof files (for example one ``spoof_system``) and the operators apply
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from audit.analysis import ANALYSIS_KEYS, Analysis, analysis_from_table
 from audit.errors import InputError
 from audit.metrics import EerMethod
 from provenance.digests import Digest, file_digest
@@ -38,6 +40,28 @@ EER_METHODS = ("legacy", "rocch", "interp")
 # The paper's published experiment ids that a registry may hold, and those it may declare absent or removed.
 PAPER_IDS = tuple(f"E{number:02d}" for number in range(1, 22))
 REGISTRY_KEYS = ("experiments", "absent", "removed")
+# The keys each table accepts: anything else is a typo (or a feature this version lacks), never ignored.
+TOP_KEYS = ("run", "corpus", "corpora", "encoders", "conditions", "experiments", "analysis", "registry")
+RUN_KEYS = ("name", "seed", "eer_method", "failure_policy", "p_target", "c_miss", "c_fa", "batch_size")
+CORPUS_KEYS = ("name", "adapter", "root", "music", "utterances_per_speaker")
+ENCODER_KEYS = ("roster", "checkpoints_root", "labels")
+CONDITION_KEYS = ("select", "operators", "spoofs")
+FACTOR_KEYS = ("name", "levels", "reference")
+EXPERIMENT_KEYS = (
+    "id",
+    "title",
+    "corpus",
+    "use",
+    "target_trials",
+    "nontarget_trials",
+    "degrade",
+    "factor_a",
+    "factor_b",
+    "enrol_conditions",
+    "test_conditions",
+    "subgroup",
+    "subgroup_side",
+)
 
 OperatorSpec = dict[str, Any]
 Chain = tuple[OperatorSpec, ...]
@@ -206,7 +230,7 @@ class RunConfig:
     selections: dict[str, Selection]
     spoofs: dict[str, SpoofSource]
     experiments: tuple[ExperimentDesign, ...]
-    analysis: dict[str, Any]
+    analysis: Analysis
     registry: dict[str, tuple[str, ...]]
 
     @property
@@ -237,6 +261,16 @@ class _Reader:
 
     def fail(self, key: str, problem: str) -> InputError:
         return InputError(str(self.source), f"{self.prefix}{key}: {problem}")
+
+    def only(self, allowed: tuple[str, ...]) -> None:
+        """Refuse any key not in ``allowed``: one line naming the key, its table and the closest valid key."""
+        for key, value in self.table.items():
+            if key not in allowed:
+                kind = "table" if isinstance(value, dict) or _is_table_list(value) else "key"
+                table = f"[{self.prefix.rstrip('.')}]" if self.prefix else "the top level"
+                close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(allowed)}"
+                raise self.fail(key, f"unknown {kind} in {table}; {hint}")
 
     def get(self, key: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
         if key not in self.table:
@@ -275,6 +309,13 @@ class _Reader:
             raise self.fail(key, f"environment variable {unset.group(1)} in {value!r} is not set")
         return path
 
+    def folder(self, key: str, default: Any = ...) -> Path | None:
+        """A path that must name an existing folder when the configuration loads (before any work)."""
+        path = self.path(key, default)
+        if path is not None and not path.is_dir():
+            raise self.fail(key, f"folder not found: {path} (create it, or correct the path)")
+        return path
+
     def strings(self, key: str, default: Any = ...) -> tuple[str, ...]:
         values = self.get(key, list, default)
         if not all(isinstance(v, str) for v in values):
@@ -283,6 +324,10 @@ class _Reader:
 
 
 _UNSET_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _is_table_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(item, dict) for item in value)
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
@@ -307,7 +352,9 @@ def load_config(path: Path) -> RunConfig:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(str(path), f"not valid TOML: {error}") from None
     top = _Reader(path, raw, "")
+    top.only(TOP_KEYS)
     run = top.sub("run")
+    run.only(RUN_KEYS)
     corpora = _read_corpora(top)
     conditions, selections, spoofs = _read_conditions(top.sub("conditions"), corpora)
     experiments = tuple(
@@ -348,9 +395,7 @@ def _read_registry(table: _Reader, ids: list[str]) -> dict[str, tuple[str, ...]]
     """
     if not table.table:
         return {}
-    unknown = sorted(set(table.table) - set(REGISTRY_KEYS))
-    if unknown:
-        raise table.fail(unknown[0], f"unknown key (expected {', '.join(REGISTRY_KEYS)})")
+    table.only(REGISTRY_KEYS)
     registry = {key: table.strings(key, ()) for key in REGISTRY_KEYS}
     listed = [experiment_id for values in registry.values() for experiment_id in values]
     for key, values in registry.items():
@@ -366,20 +411,13 @@ def _read_registry(table: _Reader, ids: list[str]) -> dict[str, tuple[str, ...]]
     return registry
 
 
-def _read_analysis(table: _Reader) -> dict[str, Any]:
-    """The ``[analysis]`` declarations the audit uses (see ``audit.bundle_statistics``), type-checked here."""
-    margin = table.get("equivalence_margin", (int, float), None)
-    if margin is not None and margin <= 0:
-        raise table.fail("equivalence_margin", f"expected a margin > 0, got {margin}")
-    table.get("acceptable_error", (int, float), None)
-    table.strings("held_out_levels", ())
-    table.strings("dev_speakers", ())
-    point = table.get("operating_point", (str, float), "eer")
-    if isinstance(point, str) and point != "eer":
-        raise table.fail("operating_point", f'expected "eer" or a target FAR, got {point!r}')
-    table.positive_int("n_resamples", 1000)
-    table.get("seed", int, 0)
-    return dict(table.table)
+def _read_analysis(table: _Reader) -> Analysis:
+    """The ``[analysis]`` declarations the audit uses, by the audit's own typed reader; a problem is refused here."""
+    table.only(ANALYSIS_KEYS)  # an unknown key names the closest known one
+    analysis, problems = analysis_from_table(table.table)
+    if problems:
+        raise InputError(str(table.source), problems[0])
+    return analysis
 
 
 def _read_corpora(top: _Reader) -> dict[str, CorpusChoice]:
@@ -399,13 +437,14 @@ def _read_corpora(top: _Reader) -> dict[str, CorpusChoice]:
 def _read_corpus(table: _Reader, name: str, adapter: str) -> CorpusChoice:
     from runner.corpora import ADAPTERS  # the adapters register themselves on import
 
+    table.only(CORPUS_KEYS)
     if adapter not in ADAPTERS:
         raise table.fail("adapter", f"unknown corpus adapter {adapter!r} (known: {', '.join(sorted(ADAPTERS))})")
     return CorpusChoice(
         name=name,
         adapter=adapter,
         root=cast(Path, table.path("root")),
-        music=table.path("music", None),
+        music=table.folder("music", None),
         utterances_per_speaker=table.positive_int("utterances_per_speaker", None),
     )
 
@@ -414,6 +453,7 @@ def _read_encoders(table: _Reader) -> tuple[EncoderSpec, ...]:
     """The run's labels from the roster (checkpoint paths resolved by the roster, or ``checkpoints_root``)."""
     from runner.encoders import load_roster  # the roster format belongs to the encoders package
 
+    table.only(ENCODER_KEYS)
     roster_path = cast(Path, table.path("roster"))
     roster = {spec.label: spec for spec in load_roster(roster_path, table.path("checkpoints_root", None))}
     labels = table.strings("labels")
@@ -436,9 +476,7 @@ def _read_conditions(
     for name in table.table:
         if isinstance(table.table[name], dict):
             metadata = table.sub(name)
-            unknown = sorted(set(metadata.table) - {"select", "operators", "spoofs"})
-            if unknown:
-                raise metadata.fail(unknown[0], "unknown key (expected select, operators, spoofs)")
+            metadata.only(CONDITION_KEYS)
             conditions[name] = _read_chain(metadata, "operators", metadata.get("operators", list, []))
             if "spoofs" in metadata.table:
                 corpus = metadata.get("spoofs", str)
@@ -499,6 +537,7 @@ def _read_experiment(
         if key not in table.table:
             return None
         sub = table.sub(key)
+        sub.only(FACTOR_KEYS)
         levels = known(f"{key}.levels", sub.strings("levels"))
         if not levels or REFERENCE_LEVEL in levels:
             raise sub.fail("levels", f"expected non-reference levels ({REFERENCE_LEVEL!r} is implied)")
@@ -507,6 +546,7 @@ def _read_experiment(
             raise sub.fail("reference", f"expected a metadata condition without operators, not a level: {reference!r}")
         return Factor(sub.get("name", str), levels, reference)
 
+    table.only(EXPERIMENT_KEYS)
     experiment_id = table.get("id", str)
     if not (len(experiment_id) == 3 and experiment_id[0] in "ED" and experiment_id[1:].isdigit()):
         raise table.fail("id", f"expected E01..E21 (paper) or D01..D99 (demonstration), got {experiment_id!r}")

@@ -8,10 +8,12 @@ embeddings are not recomputed, finished score files are kept, and the final byte
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -31,8 +33,8 @@ import soundfile
 
 from audit.errors import InputError
 from audit.metrics import grouped_metrics
-from provenance.atomic import atomic_path, atomic_write_bytes, atomic_write_text
-from provenance.digests import bytes_digest, file_digest
+from provenance.atomic import atomic_path, atomic_write_bytes, atomic_write_text, remove_temporaries
+from provenance.digests import DigestIndex, bytes_digest, digest_index, file_digest
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
 from runner.config import Chain, CorpusChoice, RunConfig, default_cache_root
 from runner.corpora.base import PROBLEMS_FILE, UTTERANCES_FILE, CorpusTable, load_corpus
@@ -40,10 +42,12 @@ from runner.encoders import Encoder, EncoderSpec
 from runner.operators import Chain as OperatorChain
 from runner.operators import NoiseSources, chain_id, chain_status
 from runner.plan import RecordPlan, Side, plan_run, run_id_for
+from runner.stages import StageLog
 from runner.trials import select_pool
 
 TOOL_VERSION = version("interbias-sv")
 RUN_FILE = "run.json"
+DIGEST_INDEX_FILE = "digests.json"
 
 
 class RunError(Exception):
@@ -62,6 +66,9 @@ class RunSummary:
     n_utterances: int
     forward_passes: int = 0
     embeddings_cached: int = 0
+    cache_rejected: int = 0
+    files_hashed: int = 0
+    digests_reused: int = 0
     operator_counts: dict[str, int] = field(default_factory=dict)
 
 
@@ -145,15 +152,18 @@ class Embedder:
         self.rows = {name: pool.set_index("utt_id") for name, pool in pools.items()}
         self.forward_passes = 0
         self.cached = 0
+        self.material: dict[tuple[str, str], str] = {}
 
     def _key(self, side: Side, label: str) -> str:
-        """The cache key; the corpus qualifies the utterance id (babble noise draws from the side's corpus)."""
+        """The cache key; the corpus qualifies the utterance id (babble noise draws from the side's corpus), and
+        the chain's fingerprint in that corpus covers the material its operators read."""
         return embedding_key(
             audio_blake3=str(self.rows[side.corpus].at[side.utt_id, "blake3"]),
             chain_id=side.chain_id,
             seed=self.config.seed,
             utt_id=f"{side.corpus}/{side.utt_id}",
             encoder_key=self.encoders[label].checkpoint.cache_key,
+            material=self.material[(side.corpus, side.chain_id)],
         )
 
     def _audio_path(self, side: Side) -> Path:
@@ -165,7 +175,11 @@ class Embedder:
         """Every side's embedding for every encoder; misses are degraded, embedded in batches and cached."""
         results: dict[tuple[Side, str], CachedEmbedding] = {}
         pending: list[tuple[Side, list[str]]] = []
-        for side in sorted(set(sides), key=lambda side: (side.corpus, side.chain_id, side.utt_id)):
+        sides = set(sides)
+        for corpus, identifier in sorted({(side.corpus, side.chain_id) for side in sides}):
+            chain = OperatorChain.from_specs(list(chains[identifier]), sources=self.sources[corpus])
+            self.material[(corpus, identifier)] = chain.fingerprint()
+        for side in sorted(sides, key=lambda side: (side.corpus, side.chain_id, side.utt_id)):
             missing = []
             for label in self.encoders:
                 entry = self.cache.get(self._key(side, label))
@@ -262,14 +276,71 @@ def _write_scores(path: Path, frame: pd.DataFrame, run_id: str) -> None:
         pq.write_table(table, tmp, compression="zstd")
 
 
+def _write_run_file(
+    out: Path, run_id: str, rejected: Counter[str] | None = None, unscorable: dict[str, str] | None = None
+) -> None:
+    """run.json: the run id (a resumed run checks it); once the embeddings are done, the cache entries this
+    invocation rejected (did not verify) and recomputed, by reason; and the records that could not be scored."""
+    record: dict[str, Any] = {"run_id": run_id, "config": "config.toml"}
+    if rejected is not None:
+        record["cache_rejected"] = {"total": sum(rejected.values()), "reasons": dict(sorted(rejected.items()))}
+    if unscorable:
+        record["unscorable_records"] = {"total": len(unscorable), "records": dict(sorted(unscorable.items()))}
+    atomic_write_text(out / RUN_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+
 def _check_out_folder(out: Path, run_id: str) -> None:
-    """Refuse to mix two runs in one folder; an empty or same-run folder is fine (resume)."""
-    if not out.exists() or not any(out.iterdir()):
-        return
-    marker = out / RUN_FILE
-    previous = json.loads(marker.read_text())["run_id"] if marker.is_file() else None
-    if previous != run_id:
-        raise InputError(str(out), f"output folder holds another run (run_id {previous}); choose an empty --out")
+    """Refuse to mix two runs in one folder; an empty or same-run folder is fine (resume). A --out that is a file,
+    holds an unreadable run.json or cannot be written is an InputError, before any work."""
+    if out.exists() and not out.is_dir():
+        raise InputError(str(out), "--out is a file, not a folder; choose a folder (it is created if absent)")
+    if out.is_dir() and any(out.iterdir()):
+        marker = out / RUN_FILE
+        previous = None
+        if marker.exists():
+            try:
+                previous = json.loads(marker.read_text(encoding="utf-8"))["run_id"]
+            except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+                problem = f"not a run marker ({type(error).__name__}: {error})"
+                raise InputError(str(marker), f"{problem}; remove the folder or choose an empty --out") from None
+        if previous != run_id:
+            raise InputError(str(out), f"output folder holds another run (run_id {previous}); choose an empty --out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as error:
+        raise InputError(str(out), f"cannot write to --out ({error.strerror}); choose a writable folder") from None
+
+
+def _unscorable(frame: pd.DataFrame) -> str | None:
+    """Why a record's scored trials cannot give its metrics (both classes and two distinct finite scores are
+    needed), or None when they can."""
+    scored = frame[frame["status"] == "scored"]
+    missing = [kind for kind, label in (("target", 1), ("non-target", 0)) if not (scored["label"] == label).any()]
+    if missing:
+        unscored = len(frame) - len(scored)
+        return f"no scored {' or '.join(missing)} trials ({unscored} of {len(frame)} trials lost to operator failures)"
+    if not np.isfinite(scored["score"].to_numpy()).all():
+        return "non-finite scores (an encoder returned a zero or non-finite embedding)"
+    if scored["score"].nunique() < 2:
+        return "every scored trial has the same score"
+    return None
+
+
+def _portable(command_line: list[str], out: Path) -> list[str]:
+    """The command line with the --out folder written as ``$OUT``, so that the bundle does not name it."""
+    names = {str(out), str(out.resolve())}
+    portable = []
+    for argument in command_line:
+        flag, equals, value = argument.partition("=")
+        if argument in names:
+            portable.append("$OUT")
+        elif equals and flag == "--out" and value in names:
+            portable.append("--out=$OUT")
+        else:
+            portable.append(argument)
+    return portable
 
 
 def _operator_report(
@@ -363,25 +434,71 @@ def run(
     workers: int = 2,
     encoder_factory: Callable[[EncoderSpec, str], Encoder] | None = None,
 ) -> RunSummary:
-    """Run the configuration and write its bundle into ``out``."""
+    """Run the configuration and write its bundle into ``out``.
+
+    The cache folder holds the embeddings and the digest index of the input files (corpus audio, music,
+    checkpoints), so that an unchanged rerun reads no input file twice; the index is saved even when the run
+    fails, since the digests it learnt stay true.
+    """
+    cache_root = cache_root or default_cache_root()
+    index = DigestIndex.open(cache_root / DIGEST_INDEX_FILE)
+    with digest_index(index):
+        try:
+            summary = _run(
+                config,
+                out,
+                cache_root=cache_root,
+                signing_key=signing_key,
+                image_digest=image_digest,
+                command_line=command_line,
+                progress=progress,
+                device=device,
+                workers=workers,
+                encoder_factory=encoder_factory,
+            )
+        except BaseException:
+            with contextlib.suppress(OSError):  # the run's own failure is the one to report
+                index.save()
+            raise
+    index.save()
+    summary.digests_reused, summary.files_hashed = index.hits, index.hashed
+    return summary
+
+
+def _run(
+    config: RunConfig,
+    out: Path,
+    *,
+    cache_root: Path,
+    signing_key: Path | None,
+    image_digest: str | None,
+    command_line: list[str] | None,
+    progress: bool,
+    device: str,
+    workers: int,
+    encoder_factory: Callable[[EncoderSpec, str], Encoder] | None,
+) -> RunSummary:
     from provenance.environment import capture_environment
     from provenance.manifest import write_manifest
 
     out = Path(out)
+    stages = StageLog.for_log(6, progress)
     corpora = _load_corpora(config)  # the corpus folders are only read
     pools = {
         name: select_pool(table.frame, config.corpora[name].utterances_per_speaker, config.seed)
         for name, table in corpora.items()
     }
     corpus_digest = _corpus_digest(corpora)
+    stages.done("corpora", f"{sum(len(pool) for pool in pools.values())} utterances from {len(corpora)} corpora")
     load = encoder_factory or (lambda spec, on: spec.load(device=on))
     encoders = {spec.label: load(spec, device) for spec in config.encoders}
     checkpoint_digests = [encoders[c.label].checkpoint.checkpoint_blake3 for c in config.encoders]
+    stages.done("encoders", f"{len(encoders)} loaded")
     run_id = run_id_for(config, corpus_digest, checkpoint_digests, TOOL_VERSION)
-    _check_out_folder(out, run_id)
     plans = plan_run(config, pools)
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / RUN_FILE, json.dumps({"run_id": run_id, "config": str(config.source)}, indent=2))
+    _check_out_folder(out, run_id)
+    remove_temporaries(out)  # a killed run's partial writes
+    _write_run_file(out, run_id)
     atomic_write_bytes(out / "config.toml", config.source.read_bytes())
     tables = {name: _corpus_folder(out, corpora, name) for name in corpora}
     for name, folder in tables.items():
@@ -390,6 +507,8 @@ def run(
     trial_lists = {plan.trials.trial_list_id: plan.trials for plan in plans}
     for trial_list_id, trials in sorted(trial_lists.items()):
         atomic_write_bytes(out / "trials" / f"{trial_list_id}.csv", trials.csv_bytes)
+    n_trials = sum(len(t.frame) for t in trial_lists.values())
+    stages.done("plan", f"{len(plans)} records, {len(trial_lists)} trial lists, {n_trials} trials")
 
     chains: dict[str, Chain] = {}
     sides: set[Side] = set()
@@ -406,29 +525,38 @@ def run(
         )
         for name in corpora
     }
-    cache = EmbeddingCache((cache_root or default_cache_root()) / "embeddings")
+    cache = EmbeddingCache(cache_root / "embeddings")
     embedder = Embedder(config, pools, encoders, cache, sources, workers)
     embeddings = embedder.embed_all(chains, sides, progress)
+    stages.done("embeddings", f"{embedder.forward_passes} computed, {embedder.cached} from cache")
 
     operators = _operator_report(config, plans, chains, embeddings, sources)
     failures = sum(chain["failed"] for chain in operators["chains"].values())
     if failures and config.failure_policy == "fail-run":
         atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
+        _write_run_file(out, run_id, cache.rejected)
         raise RunError(f"{failures} operator failure(s) under the fail-run policy; see {out / 'operators.json'}")
 
     score_frames = [_score_record(plan, embeddings) for plan in plans]
     for plan, frame in zip(plans, score_frames, strict=True):
         _write_scores(out / "scores" / f"{plan.record_id}.parquet", frame, run_id)
+    unscorable = {
+        plan.record_id: reason
+        for plan, frame in zip(plans, score_frames, strict=True)
+        if (reason := _unscorable(frame)) is not None
+    }
+    if unscorable:  # reported and counted; no results table is signed over records that have no result
+        atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
+        _write_run_file(out, run_id, cache.rejected, unscorable)
+        first, reason = next(iter(unscorable.items()))
+        raise RunError(
+            f"{len(unscorable)} of {len(plans)} records cannot be scored (first: {first}: {reason}); "
+            f"see {out / 'operators.json'} and {out / RUN_FILE}, fix the input and rerun"
+        )
     metrics = _grouped(score_frames, config)
+    stages.done("scores", f"{len(score_frames)} records, {sum(len(frame) for frame in score_frames)} trials scored")
     rows = []
     for index, (plan, frame) in enumerate(zip(plans, score_frames, strict=True)):
-        empty = [
-            name
-            for name, count in (("n_target", metrics["n_target"]), ("n_nontarget", metrics["n_nontarget"]))
-            if count[index] == 0
-        ]
-        if empty:
-            raise RunError(f"record {plan.record_id}: no scored trials left for {', '.join(empty)}")
         record_metrics = {key: values[index].item() for key, values in metrics.items()}
         extra = {
             "corpus": plan.experiment.corpus,
@@ -445,26 +573,30 @@ def run(
         }
         rows.append(_results_row(plan, record_metrics, extra))
     atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
+    _write_run_file(out, run_id, cache.rejected)
     checkpoints = {label: encoder.checkpoint.as_dict() for label, encoder in encoders.items()}
     atomic_write_text(out / "checkpoints.json", json.dumps(checkpoints, indent=2, sort_keys=True))
     environment = capture_environment(
-        seeds={"run": config.seed}, command_line=command_line or sys.argv, image_digest=image_digest
+        seeds={"run": config.seed}, command_line=_portable(command_line or sys.argv, out), image_digest=image_digest
     )
     atomic_write_text(out / "environment.json", json.dumps(environment, indent=2, sort_keys=True))
     results = pd.DataFrame(rows)
     for column in ("n_target", "n_nontarget", "n_unscored", "seed"):
         results[column] = results[column].astype("int64")
     atomic_write_bytes(out / "results.csv", results.to_csv(index=False, lineterminator="\n").encode())
-    write_manifest(out, run_config=config.raw, signing_key=signing_key)
+    with digest_index(None):  # what is signed is always hashed afresh
+        write_manifest(out, run_config=config.raw, signing_key=signing_key)
+    stages.done("bundle", f"{len(rows)} results rows, manifest {'signed' if signing_key else 'unsigned'} -> {out}")
     return RunSummary(
         out=out,
         run_id=run_id,
         n_records=len(plans),
         n_trial_lists=len(trial_lists),
-        n_trials=sum(len(t.frame) for t in trial_lists.values()),
+        n_trials=n_trials,
         n_utterances=sum(len(pool) for pool in pools.values()),
         forward_passes=embedder.forward_passes,
         embeddings_cached=embedder.cached,
+        cache_rejected=sum(cache.rejected.values()),
         operator_counts={
             status: sum(chain[status] for chain in operators["chains"].values())
             for status in ("applied", "failed", "fallback")

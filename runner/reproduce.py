@@ -60,16 +60,24 @@ def reproduce(
     key: Path | None = None,
     image_digest: str | None = None,
     dry_run: bool = False,
+    claims: Path | None = None,
 ) -> int:
-    """Run the loop and return the audit's exit code (0 pass, 1 findings, 2 input error)."""
+    """Run the loop and return the audit's exit code (0 pass, 1 findings, 2 input error). ``claims``: published
+    numbers to check in the audit, read (and refused when malformed) before the run starts."""
+    from audit.claims import read_claims
     from audit.cli import audit_results, exit_code
+    from provenance.keys import key_id, load_private_key
 
+    claim_count = len(read_claims(claims)) if claims is not None else 0
     config = load_config(config_path)
     _ensure_corpus(config, dry_run)
     if dry_run:
         labels = ", ".join(choice.label for choice in config.encoders)
         _say(f"would run {config.source} ({len(config.experiments)} experiments; encoders {labels}) into {out}")
-        _say(f"would sign with {key or 'a throwaway key'}, audit {out / 'results.csv'} with --bundle {out}")
+        with_claims = f" and {claim_count} claims of {claims}" if claims is not None else ""
+        _say(
+            f"would sign with {key or 'a throwaway key'}, audit {out / 'results.csv'} with --bundle {out}{with_claims}"
+        )
         return 0
     from runner.pipeline import run
 
@@ -89,9 +97,13 @@ def reproduce(
         f"({time.perf_counter() - started:.1f} s)"
     )
     report_dir = out / REPORT_FOLDER
-    # The throwaway key's public half is trusted directly; a given key's public half is the one in the bundle.
+    # The loop signed the bundle itself, so it trusts exactly that key: the throwaway key's public half, or the
+    # key id of the given private key (never merely the key the bundle carries).
     trusted = signing_key.with_suffix(".pub") if key is None else None
-    report, _ = audit_results(out / "results.csv", bundle=out, key=trusted, out=report_dir)
+    trusted_ids = frozenset() if key is None else frozenset({key_id(load_private_key(key).public_key())})
+    report, _ = audit_results(
+        out / "results.csv", claims=claims, bundle=out, key=trusted, trusted_ids=trusted_ids, out=report_dir
+    )
     _say(f"report: {report_dir / 'report.html'} (also report.md, report.json)")
     _say(f"verdict: {report['verdict']} ({sum(f['severity'] == 'error' for f in report['flags'])} error flags)")
     return exit_code(report)

@@ -4,6 +4,7 @@ folders (converted or synthesised speech with a manifest).
 Importing this package registers every adapter, so ``load_corpus(name, root)`` knows them all.
 """
 
+from audit.trial_lists import TrialListError, read_kaldi_trials, read_voxceleb_trials
 from runner.corpora import asterisk, asvspoof2019, common_voice, ears, l2_arctic, ravdess, spoof, torgo, voxceleb1
 from runner.corpora.asterisk import build_default_corpus
 from runner.corpora.base import (
@@ -15,7 +16,6 @@ from runner.corpora.base import (
     load_corpus,
     read_utterances,
 )
-from runner.corpora.trial_lists import TrialListError, read_kaldi_trials, read_voxceleb_trials
 
 __all__ = [
     "ADAPTERS",

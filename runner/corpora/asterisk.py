@@ -31,7 +31,7 @@ import numpy as np
 from tqdm import tqdm
 
 from provenance.atomic import atomic_write_bytes, atomic_write_text
-from provenance.digests import bytes_digest, file_digest
+from provenance.digests import bytes_digest, file_digest, file_digests
 from runner.corpora.base import (
     PROBLEMS_FILE,
     UTTERANCES_FILE,
@@ -218,7 +218,8 @@ def _build_inputs(
     """Everything the built bytes depend on; the cache is valid only while this is unchanged."""
     packages = {}
     for name, package in sorted(installed.items()):
-        listing = "".join(f"{s.relative.as_posix()}\t{file_digest(s.path).blake3}\n" for s in sources[name])
+        digests = file_digests([source.path for source in sources[name]])
+        listing = "".join(f"{s.relative.as_posix()}\t{d.blake3}\n" for s, d in zip(sources[name], digests, strict=True))
         packages[name] = {
             "version": package.version,
             "source_files": len(sources[name]),

@@ -20,7 +20,7 @@ import soundfile
 
 from audit.errors import InputError
 from provenance.atomic import atomic_write_bytes
-from provenance.digests import file_digest
+from provenance.digests import file_digests
 from schemas.utterances import OPTIONAL_COLUMNS, UTTERANCE_COLUMNS, UtteranceSchema
 
 UTTERANCES_FILE = "utterances.csv"
@@ -128,6 +128,7 @@ class CorpusBuilder:
     def __init__(self, root: Path) -> None:
         self.root = Path(root).absolute()
         self.records: list[dict[str, Any]] = []
+        self.files: list[Path] = []  # the audio file of each record
         self.problems: list[Problem] = []
 
     def relative(self, file: Path) -> str:
@@ -148,6 +149,7 @@ class CorpusBuilder:
         except AudioUnreadable as exc:
             self.problem(file, f"skipped: {exc}")
             return False
+        self.files.append(Path(file))
         self.records.append(
             {
                 "utt_id": utt_id,
@@ -155,7 +157,7 @@ class CorpusBuilder:
                 "path": self.relative(file),
                 "duration_s": header.duration_s,
                 "sample_rate": header.sample_rate,
-                "blake3": file_digest(file).blake3,
+                "blake3": None,  # digested with every other file in table(), in parallel
                 **fields,
             }
         )
@@ -170,7 +172,9 @@ class CorpusBuilder:
         return self.add(file, utt_id, speaker, **fields)
 
     def table(self) -> CorpusTable:
-        return CorpusTable.from_records(self.records, self.problems, str(self.root))
+        digests = file_digests(self.files)
+        records = [{**record, "blake3": digest.blake3} for record, digest in zip(self.records, digests, strict=True)]
+        return CorpusTable.from_records(records, self.problems, str(self.root))
 
 
 CorpusAdapter = Callable[[Path], CorpusTable]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from audit.trial_lists import read_voxceleb_trials
 from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, Problem, corpus_adapter, sorted_files
-from runner.corpora.trial_lists import read_voxceleb_trials
 
 METADATA_FILE = "vox1_meta.csv"
 OFFICIAL_TRIAL_LISTS = ("veri_test.txt", "veri_test2.txt", "list_test_all2.txt", "list_test_hard2.txt")

@@ -23,7 +23,7 @@ from runner.encoders.base import ENCODER_KINDS, Dtype, Encoder, load_encoder
 FAMILIES = ("speaker", "ssl", "baseline")
 WEIGHT_FREE_KINDS = ("mfcc",)
 SHIPPED_WEIGHT_KINDS = ("resemblyzer",)
-ENTRY_KEYS = {"label", "kind", "family", "paper", "checkpoint", "source", "options", "blake3"}
+ENTRY_KEYS = {"label", "kind", "family", "paper", "checkpoint", "source", "options", "blake3", "training_corpora"}
 TOP_KEYS = {"checkpoints_root", "encoders"}
 BLAKE3_HEX = re.compile(r"[0-9a-f]{64}")
 
@@ -44,6 +44,7 @@ class EncoderSpec:
     source: str
     options: dict[str, Any] = field(default_factory=dict)
     blake3: str | None = None
+    training_corpora: tuple[str, ...] = ()  # corpus names (as the adapters are named) its weights were trained on
 
     def as_dict(self) -> dict[str, Any]:
         """The entry as written to a bundle (checkpoint as a POSIX path string, or None)."""
@@ -56,6 +57,7 @@ class EncoderSpec:
             "source": self.source,
             "options": self.options,
             "blake3": self.blake3,
+            "training_corpora": list(self.training_corpora),
         }
 
     def load(self, device: str = "cpu", dtype: Dtype = "fp32", **batching: Any) -> Encoder:
@@ -135,7 +137,11 @@ def _spec(path: Path, row: int, entry: Mapping[str, Any], root: Path) -> Encoder
     pin = entry.get("blake3")
     if pin is not None and (not isinstance(pin, str) or not BLAKE3_HEX.fullmatch(pin)):
         raise fail("blake3", "expected 64 lowercase hex digits")
+    training = entry.get("training_corpora", [])
+    if not (isinstance(training, list) and all(isinstance(name, str) and name for name in training)):
+        raise fail("training_corpora", "expected a list of corpus names")
     return EncoderSpec(
+        training_corpora=tuple(training),
         label=entry["label"],
         kind=kind,
         family=family,

@@ -64,6 +64,11 @@ class Chain:
     def describe(self) -> list[dict[str, Any]]:
         return [operator.describe() for operator in self.operators]
 
+    def fingerprint(self) -> str:
+        """BLAKE3 of the canonical description: the operators, their codec versions and the digests of the
+        material they read (music, babble table), so a cache key built on it changes when any of those does."""
+        return bytes_digest(canonical_json(self.describe()).encode()).blake3
+
     def __call__(self, wave: np.ndarray, sr: int, *, seed: int, utt_id: str) -> ChainResult:
         """Apply every operator in order, each with its own derived stream; stop at the first failure."""
         outcomes: list[Outcome] = []

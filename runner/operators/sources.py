@@ -3,8 +3,10 @@
 ``NoiseSources`` names a corpus utterance table (``utt_id, speaker, path``, paths relative to the audio root,
 see DESIGN.md section 10) and a music folder. It is not part of an operator's spec, so its content is named by
 digest in ``describe()`` instead: the utterance table's BLAKE3 (the table itself carries each audio file's
-BLAKE3) and the music folder's tree digest. Anything missing or unreadable raises ``MissingMaterial``, which
-the operators turn into a failed outcome carrying the reason.
+BLAKE3) and the music folder's tree digest, each beside the file or folder's name only (never a machine path, so
+that a description, and the cache keys and bundles built from it, do not depend on where the files live).
+Anything missing or unreadable raises ``MissingMaterial``, which the operators turn into a failed outcome carrying
+the reason.
 """
 
 from __future__ import annotations
@@ -94,16 +96,16 @@ class NoiseSources:
             return {"problem": "no corpus utterance table is bound"}
         path = Path(self.utterances)
         if not path.is_file():
-            return {"path": str(path), "problem": "utterance table does not exist"}
-        return {"path": str(path), "blake3": file_digest(path).blake3}
+            return {"table": path.name, "problem": "utterance table does not exist"}
+        return {"table": path.name, "blake3": file_digest(path).blake3}
 
     def _describe_music(self) -> dict[str, Any]:
         try:
             files = self.music_files()
         except MissingMaterial as error:
-            return {"path": None if self.music_dir is None else str(self.music_dir), "problem": str(error)}
+            return {"folder": None if self.music_dir is None else Path(self.music_dir).name, "problem": str(error)}
         folder = files[0].parent
-        return {"path": str(folder), "files": len(files), "blake3": tree_digest(folder).blake3}
+        return {"folder": folder.name, "files": len(files), "blake3": tree_digest(folder).blake3}
 
     def _read_table(self) -> pd.DataFrame:
         if self.utterances is None:

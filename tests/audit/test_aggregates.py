@@ -12,11 +12,15 @@ from audit.aggregates import (
     binomial_eer_variance,
     condition_means,
     emotion_matrix,
+    emotion_reference,
+    encoder_agreement,
     expected_coupled_correlation,
+    expected_coupled_range,
     gap_ratios,
     gap_vs_snr,
     gender_gap_pairs,
     gender_gaps,
+    inventory,
     parse_snr,
     per_encoder,
     per_experiment,
@@ -276,3 +280,98 @@ def test_expected_coupled_correlation_matches_a_simulation_of_additive_data() ->
     expected = expected_coupled_correlation(contrasts)
     assert expected is not None and expected < -0.2  # the coupling is material at these budgets
     assert expected == pytest.approx(observed, abs=0.06)  # about 2.5 standard errors of r at n = 1500
+
+
+def test_condition_sd_is_across_encoders_not_records() -> None:
+    # m1 has two records in the cell (0.1, 0.3: mean 0.2), m2 one (0.5): SD across encoders of (0.2, 0.5) is
+    # 0.3 / sqrt(2); across the three records it would be 0.2.
+    rows = [
+        record("E01", "m1", "angry", 0.1, enrol_condition="neutral", test_condition="angry"),
+        record("E01", "m1", "angry", 0.3, enrol_condition="angry", test_condition="angry"),
+        record("E01", "m2", "angry", 0.5, enrol_condition="neutral", test_condition="angry"),
+    ]
+    (cell,) = condition_means(frame(rows))
+    assert (cell["n_models"], cell["n_records"]) == (2, 3)
+    assert cell["eer_mean"] == pytest.approx(0.35) and cell["eer_sd"] == pytest.approx(0.3 / math.sqrt(2))
+
+
+def _emotion_rows(neutral: str) -> list[dict[str, object]]:
+    return [
+        record("E01", "m1", "a", 0.1, enrol_condition=neutral, test_condition=neutral),
+        record("E01", "m1", "b", 0.3, enrol_condition=neutral, test_condition="emo-fearful"),
+    ]
+
+
+def test_emotion_reference_is_found_under_the_runners_label_or_warned() -> None:
+    # The runner writes emo-neutral; the audit declares neutral: the ratios use emo-neutral and say so.
+    table = frame(_emotion_rows("emo-neutral"))
+    cells = {(c["enrol"], c["test"]): c for c in emotion_matrix(table, "E01", "neutral")}
+    assert cells[("emo-neutral", "emo-fearful")]["ratio_to_reference"] == pytest.approx(3.0)
+    found = emotion_reference(table, "E01", "neutral")
+    assert found["used"] == "emo-neutral" and "emo-neutral" in found["warning"]
+    missing = emotion_reference(frame(_emotion_rows("calm")), "E01", "neutral")
+    assert missing["used"] is None and "no ratios" in missing["warning"]
+    assert all(c["ratio_to_reference"] is None for c in emotion_matrix(frame(_emotion_rows("calm")), "E01", "neutral"))
+    assert emotion_reference(table, "E02", "neutral")["warning"] is None  # no Table 8 rows: nothing to say
+
+
+def test_contrast_summary_counts_flagged_contrasts_and_gives_nli_on_positive_predictions() -> None:
+    rows = contrast_rows("s1", "speaker", (0.1, 0.2, 0.2, 0.33))  # prediction 0.3, IE +0.03, NLI 0.1
+    rows += contrast_rows("s2", "speaker", (0.1, 0.25, 0.2, 0.31))  # prediction 0.35, IE -0.04
+    rows += contrast_rows("s3", "speaker", (0.3, 0.45, 0.35, 0.4))  # prediction 0.5 near chance, IE -0.1
+    rows += contrast_rows("s4", "speaker", (0.3, 0.2, 0.05, 0.02))  # prediction -0.05, IE +0.07: no NLI
+    contrasts = derive_contrasts(frame(rows)).contrasts
+    (summary,) = summarise_contrasts(contrasts, lambda c: {"model_family": c.model_family}, near_chance_eer=0.4)
+    assert summary["n"] == 4 and summary["n_flagged"] == 1
+    assert summary["ie_mean"] == pytest.approx((0.03 - 0.04 - 0.1 + 0.07) / 4)
+    assert summary["ie_abs_mean"] == pytest.approx((0.03 + 0.04 + 0.1 + 0.07) / 4)
+    assert summary["ie_mean_unflagged"] == pytest.approx((0.03 - 0.04 + 0.07) / 3)
+    assert summary["n_nli"] == 3  # s4's prediction is negative
+    assert summary["nli_mean"] == pytest.approx((0.1 - 0.04 / 0.35 - 0.2) / 3)
+
+
+def test_expected_coupled_range_matches_a_simulation_of_additive_data() -> None:
+    # Eleven additive contrasts with binomial noise, many times over: the empirical 95 % range of the observed
+    # r (an independent simulation from the truth) against the range computed from one measured table.
+    rng = np.random.default_rng(17)
+    n_contrasts, n_target, n_nontarget = 11, 40, 200
+    clean = rng.uniform(0.05, 0.15, n_contrasts)
+    a = clean + rng.uniform(0.0, 0.15, n_contrasts)
+    b = clean + rng.uniform(0.0, 0.15, n_contrasts)
+    truth = np.stack([clean, a, b, a + b - clean], axis=1)
+
+    def measure() -> np.ndarray:
+        return (rng.binomial(n_target, truth) / n_target + rng.binomial(n_nontarget, truth) / n_nontarget) / 2
+
+    observed = []
+    for _ in range(3000):
+        m = measure()
+        prediction = m[:, 1] + m[:, 2] - m[:, 0]
+        observed.append(np.corrcoef(prediction, m[:, 3] - prediction)[0, 1])
+    low, high = np.quantile(observed, [0.025, 0.975])
+    rows = []
+    for i, eers in enumerate(measure()):
+        rows += contrast_rows(f"m{i}", "speaker", tuple(float(e) for e in eers))  # type: ignore[arg-type]
+    table = frame([{**r, "n_target": n_target, "n_nontarget": n_nontarget} for r in rows])
+    result = expected_coupled_range(derive_contrasts(table).contrasts)
+    assert result is not None
+    assert result["low"] == pytest.approx(low, abs=0.15) and result["high"] == pytest.approx(high, abs=0.15)
+    assert result["high"] - result["low"] > 0.5  # eleven contrasts: a wide range, which the report must show
+
+
+def test_inventory_and_encoder_agreement_by_hand() -> None:
+    rows = contrast_rows("s1", "speaker", (0.1, 0.2, 0.3, 0.4)) + contrast_rows("s2", "speaker", (0.2, 0.1, 0.4, 0.3))
+    rows.append(record("E15", "s1", "clean", 0.2))
+    table = frame(rows)
+    contrasts = derive_contrasts(table).contrasts
+    by_experiment = {r["experiment"]: r for r in inventory(table, contrasts, ["E15"])}
+    e14 = by_experiment["E14"]
+    assert (e14["n_encoders"], e14["n_conditions"], e14["n_records"], e14["n_trials"]) == (2, 4, 8, 8 * 1100)
+    assert e14["n_contrasts"] == 2 and e14["corpora"] == ["c1"]
+    assert e14["admitted_use"] == "interaction arithmetic only (trial lists unverifiable)"  # no trial_list_id
+    assert "no interaction" in by_experiment["E15"]["admitted_use"]
+    (pair,) = encoder_agreement(table)
+    # shared cells: E14's four conditions: s1 (0.1, 0.2, 0.3, 0.4) vs s2 (0.2, 0.1, 0.4, 0.3):
+    # ranks (1, 2, 3, 4) vs (2, 1, 4, 3): Spearman 1 - 6 * 4 / (4 * 15) = 0.6; mean |difference| 0.1
+    assert (pair["model_1"], pair["model_2"], pair["n_cells"]) == ("s1", "s2", 4)
+    assert pair["spearman"] == pytest.approx(0.6) and pair["mean_abs_difference"] == pytest.approx(0.1)

@@ -19,9 +19,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from audit.bundle import verify_bundle
+from audit.bundle import NOT_RUN_UNAUTHENTICATED
+from audit.bundle import verify_bundle as verify_bundle_object
 from audit.errors import InputError
 from audit.findings import Flag, Severity, has_errors
+from audit.verified import Trust
 from provenance.canonical import canonical_json
 from provenance.digests import file_digest
 from provenance.dsse import sign_envelope
@@ -31,6 +33,12 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "provenance"))  # the shared 
 from synthetic_bundle import SyntheticBundle, build_bundle
 
 RECORD = "E13-m1-babble-opus"
+
+
+def verify_bundle(*args: Any, **kwargs: Any) -> tuple[list[Flag], list[dict[str, Any]]]:
+    """The flags and sections of ``audit.bundle.verify_bundle``'s VerifiedBundle."""
+    verified = verify_bundle_object(*args, **kwargs)
+    return verified.flags, verified.sections
 
 
 def _by_id(flags: list[Flag]) -> dict[str, Flag]:
@@ -80,9 +88,12 @@ def test_clean_bundle_passes_with_full_coverage(bundle: SyntheticBundle) -> None
 
 
 def test_bundle_key_is_used_and_named_without_a_reviewer_key(bundle: SyntheticBundle) -> None:
-    flags, sections = verify_bundle(bundle.read_results(), bundle.root, None)
-    assert flags == []
-    assert "bundle's own public key" in _sections(sections)["bundle-signature"]["lines"][0]
+    verified = verify_bundle_object(bundle.read_results(), bundle.root, None)
+    assert verified.flags == []
+    assert verified.authentication.trust is Trust.BUNDLE_KEY and not verified.authentication.trusted
+    lines = _sections(verified.sections)["bundle-signature"]["lines"]
+    assert "bundle's own key" in lines[0] and "UNAUTHENTICATED" in lines[1]
+    assert bundle.manifest.key_id in lines[0]
 
 
 def test_one_changed_score_is_caught(bundle: SyntheticBundle) -> None:
@@ -91,13 +102,14 @@ def test_one_changed_score_is_caught(bundle: SyntheticBundle) -> None:
     first_target = int(scores.index[(scores["label"] == 1) & (scores["status"] == "scored")][0])
     scores.loc[first_target, "score"] = -50.0  # a target scored far below every non-target
     scores.to_parquet(path, index=False)
-    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
-    by_id = _by_id(flags)
-    assert {"digest-mismatch", "score-mismatch"} <= _error_ids(flags)
-    assert by_id["score-mismatch"].records == (RECORD,)
+    flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
     assert {"subject": f"scores/{RECORD}.parquet", "problem": "sha256 and blake3 differ"} in (
         _failures(flags, "digest-mismatch")
     )
+    # a file that failed its digest is never parsed: the record has no verified scores to re-score from
+    assert "score-mismatch" not in _error_ids(flags)
+    assert {"record_id": RECORD, "problem": "no verified scores file"} in _failures(flags, "unmatched-trials")
+    assert RECORD not in {row["record_id"] for row in _sections(sections)["bundle-rescore"]["table"]}
 
 
 def test_changed_eer_in_the_results_file_is_caught(bundle: SyntheticBundle) -> None:
@@ -105,17 +117,19 @@ def test_changed_eer_in_the_results_file_is_caught(bundle: SyntheticBundle) -> N
     results.loc[results["record_id"] == RECORD, "eer"] += 0.01
     results.to_csv(bundle.root / "results.csv", index=False)
     flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
-    by_id = _by_id(flags)
-    assert by_id["score-mismatch"].records == (RECORD,)
     assert {"subject": "results.csv", "problem": "sha256 and blake3 differ"} in _failures(flags, "digest-mismatch")
+    assert _by_id(flags)["table-binding"].details["reasons"] == ["no-signed-table"]
 
 
-def test_changed_eer_in_a_table_outside_the_bundle_is_a_score_mismatch_only(bundle: SyntheticBundle) -> None:
+def test_changed_eer_in_a_table_outside_the_bundle_is_a_table_binding_error_only(bundle: SyntheticBundle) -> None:
     results = bundle.read_results()
+    signed = float(results.loc[results["record_id"] == RECORD, "eer"].iloc[0])
     results.loc[results["record_id"] == RECORD, "eer"] += 0.002
     flags, _ = verify_bundle(results, bundle.root, bundle.public_key)
-    assert _error_ids(flags) == {"score-mismatch"}
-    assert _by_id(flags)["score-mismatch"].details["reasons"] == ["rescore"]
+    assert _error_ids(flags) == {"table-binding"}
+    [failure] = _failures(flags, "table-binding")
+    assert (failure["record_id"], failure["column"]) == (RECORD, "eer")
+    assert float(failure["signed"]) == signed and float(failure["table"]) == signed + 0.002
 
 
 def test_reordered_trial_list_is_caught(bundle: SyntheticBundle) -> None:
@@ -134,7 +148,7 @@ def test_renamed_subject_file_is_caught(bundle: SyntheticBundle) -> None:
     source.rename(source.with_name("renamed.parquet"))
     flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
     failures = _failures(flags, "digest-mismatch")
-    assert {"subject": f"scores/{RECORD}.parquet", "problem": "missing file"} in failures
+    assert {"subject": f"scores/{RECORD}.parquet", "problem": "missing"} in failures
     assert {"file": "scores/renamed.parquet", "problem": "not a subject of the statement"} in failures
 
 
@@ -144,9 +158,9 @@ def test_renamed_subject_name_in_the_statement_breaks_the_signature(bundle: Synt
     payload = base64.b64decode(envelope["payload"]).replace(b"results.csv", b"resultz.csv")
     envelope["payload"] = base64.b64encode(payload).decode()
     envelope_path.write_text(json.dumps(envelope) + "\n")
-    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
-    assert "bad-signature" in _error_ids(flags)
-    assert "digest-mismatch" in _error_ids(flags)  # the renamed subject points at no file
+    flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert _error_ids(flags) == {"bad-signature"}  # nothing in a payload that failed its signature is parsed
+    assert _sections(sections)["bundle-subject-digests"]["status"] == "skipped"
 
 
 def test_altered_signature_is_caught(bundle: SyntheticBundle) -> None:
@@ -167,7 +181,7 @@ def test_a_different_trusted_key_is_refused(bundle: SyntheticBundle, tmp_path: P
     assert "reviewer's key" in _sections(sections)["bundle-signature"]["lines"][0]
 
 
-def test_unsigned_bundle_says_so_and_still_checks_digests(tmp_path: Path) -> None:
+def test_unsigned_bundle_says_so_and_parses_nothing(tmp_path: Path) -> None:
     bundle = build_bundle(tmp_path, signed=False)
     assert not bundle.manifest.signed
     assert "UNSIGNED" in (bundle.root / "provenance" / "UNSIGNED.txt").read_text()
@@ -175,8 +189,8 @@ def test_unsigned_bundle_says_so_and_still_checks_digests(tmp_path: Path) -> Non
     assert _error_ids(flags) == {"bad-signature"}
     assert _by_id(flags)["bad-signature"].details["reasons"] == ["unsigned"]
     by_id = _sections(sections)
-    assert by_id["bundle-subject-digests"]["status"] == "pass"
-    assert any("not authenticated" in line for line in by_id["bundle-subject-digests"]["lines"])
+    assert by_id["bundle-subject-digests"]["status"] == "skipped"
+    assert by_id["bundle-rescore"]["lines"] == [NOT_RUN_UNAUTHENTICATED]
 
 
 def test_path_traversal_subjects_are_refused(bundle: SyntheticBundle, tmp_path: Path) -> None:
@@ -213,7 +227,8 @@ def test_symlink_out_of_the_bundle_is_refused(bundle: SyntheticBundle, tmp_path:
     assert {"file": f"scores/{RECORD}.parquet", "problem": "link pointing outside the bundle"} in (
         _failures(flags, "digest-mismatch")
     )
-    assert "score-mismatch" in _error_ids(flags)  # its scores are not read from outside the bundle
+    # its scores are never read from outside the bundle
+    assert {"record_id": RECORD, "problem": "no verified scores file"} in _failures(flags, "unmatched-trials")
 
 
 def test_contrast_terms_on_different_trial_lists_are_unmatched(tmp_path: Path) -> None:
@@ -260,14 +275,15 @@ def test_wrong_statement_type_stops_the_bundle_checks(bundle: SyntheticBundle) -
     assert _sections(sections)["bundle-rows"]["status"] == "skipped"
 
 
-def test_row_naming_other_digests_is_a_digest_mismatch(bundle: SyntheticBundle) -> None:
+def test_a_table_row_naming_other_digests_is_not_bound(bundle: SyntheticBundle) -> None:
     results = bundle.read_results()
     results.loc[results["record_id"] == RECORD, "checkpoint_blake3"] = "0" * 64
     flags, sections = verify_bundle(results, bundle.root, bundle.public_key)
-    assert _error_ids(flags) == {"digest-mismatch"}
-    assert _by_id(flags)["digest-mismatch"].records == (RECORD,)
+    assert _error_ids(flags) == {"table-binding"}
+    assert _by_id(flags)["table-binding"].records == (RECORD,)
+    assert _failures(flags, "table-binding")[0]["column"] == "checkpoint_blake3"
     coverage = {row["binding"]: row["rows"] for row in _sections(sections)["bundle-coverage"]["table"]}
-    assert coverage["a verified checkpoint digest"] == 7 and coverage["verified per-trial scores"] == 8
+    assert coverage["all three verified"] == 8  # the signed rows themselves are bound
 
 
 def test_an_all_text_table_as_read_by_audit_io_verifies(bundle: SyntheticBundle) -> None:
@@ -282,10 +298,13 @@ def test_a_record_id_that_leaves_the_bundle_is_never_read(bundle: SyntheticBundl
     (tmp_path / "outside.parquet").write_bytes((bundle.root / "scores" / f"{RECORD}.parquet").read_bytes())
     results.loc[results["record_id"] == RECORD, "record_id"] = escape
     flags, _ = verify_bundle(results, bundle.root, bundle.public_key)
-    assert {"row": 4, "record_id": escape, "problem": "record not in the statement"} in (
-        _failures(flags, "digest-mismatch")
+    assert _error_ids(flags) == {"table-binding"}
+    assert {"row": 4, "record_id": escape, "problem": "not a record of the signed table"} in (
+        _failures(flags, "table-binding")
     )
-    assert _failures(flags, "score-mismatch") == [{"record_id": escape, "problem": "scores path leaves the bundle"}]
+    assert {"row": None, "record_id": RECORD, "problem": "signed row missing from the table"} in (
+        _failures(flags, "table-binding")
+    )
 
 
 def test_signed_bundle_without_its_public_key_needs_a_reviewer_key(bundle: SyntheticBundle) -> None:

@@ -144,3 +144,25 @@ def test_paper_claims_file_parses() -> None:
     assert by_id["paper-checkpoint-coverage"].published == 1878
     assert by_id["paper-e16-ratio-range"].published == (-157.6, 193.7)
     assert by_id["paper-e14-ssl-correlation"].published == -0.706
+
+
+def test_a_claim_selects_one_model_condition_and_subgroup(tmp_path: Path) -> None:
+    header = "record_id,experiment,model,corpus,condition,subgroup,eer,n_target,n_nontarget"
+    rows = [
+        "r1,vox1_O,CAM++,VoxCeleb1,clean,gender=F,0.0086,100,1000",
+        "r2,vox1_O,CAM++,VoxCeleb1,clean,gender=M,0.0091,100,1000",
+        "r3,vox1_O,ECAPA,VoxCeleb1,clean,gender=F,0.0102,100,1000",
+    ]
+    (tmp_path / "results.csv").write_text("\n".join([header, *rows]) + "\n")
+    (tmp_path / "claims.toml").write_text(
+        '[[claim]]\nid = "campp-f"\ntable = "records"\nfield = "eer"\npublished = 0.0086\ntolerance = 0.00005\n'
+        'where = { model = "CAM++", condition = "clean", subgroup = "gender=F" }\n'
+        '[[claim]]\nid = "campp-any"\ntable = "records"\nfield = "eer"\npublished = 0.0086\ntolerance = 0.00005\n'
+        'where = { model = "CAM++" }\n'
+    )
+    report = verify(tmp_path / "results.csv", claims=tmp_path / "claims.toml")
+    results = {r["id"]: r for r in report["claims"]}
+    assert (results["campp-f"]["status"], results["campp-f"]["recomputed"]) == ("reproduced", 0.0086)
+    assert (
+        results["campp-any"]["reason"] == "2 rows of records where {'model': 'CAM++'} match; the claim must select one"
+    )

@@ -87,9 +87,10 @@ def test_json_output_is_strict_json_in_the_report_shape() -> None:
         raise AssertionError(f"non-JSON constant {name}")
 
     report = json.loads(stdout, parse_constant=no_constants)
-    assert set(report) == {"tool", "source", "verdict", "config", "flags", "aggregates", "claims", "sections"}
+    assert set(report) == {"tool", "source", "verdict", "trust", "config", "flags", "aggregates", "claims", "sections"}
+    assert report["trust"] is None  # no bundle: nothing was signed
     assert report["source"]["n_rows"] == len(EXAMPLE.read_text().splitlines()) - 1
-    assert set(report["flags"][0]) == {"id", "severity", "records", "message", "details"}
+    assert set(report["flags"][0]) == {"id", "severity", "records", "message", "meaning", "details"}
     contrast_keys = set(
         [
             "experiment",

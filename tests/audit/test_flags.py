@@ -227,8 +227,51 @@ def test_missing_provenance_coverage_as_fractions(tmp_path: Path) -> None:
 
 def test_coverage_lists_missing_cells_and_unexpected_experiments(tmp_path: Path) -> None:
     rows = [row("a", 0.1, experiment="E01"), row("b", 0.1, experiment="E01", model="m2")]
-    rows += [row("c", 0.1, experiment="E02"), row("d", 0.1, experiment="E03")]
+    rows += [row("c", 0.1, experiment="E02"), row("d", 0.1, experiment="E03"), row("e", 0.1, experiment="vox1_O")]
     config = AuditConfig(expected_experiments=("E01", "E02"), expected_models=("m1", "m2"))
     details = flags_of(audit(tmp_path, rows, config))["coverage"]["details"]
     assert details["missing_cells"] == [["E02", "m2"]]
-    assert details["unexpected_experiments"] == ["E03"]
+    assert details["unexpected_experiments"] == ["E03"]  # vox1_O is a free id, not a paper experiment
+
+
+def test_two_labels_with_one_checkpoint_digest_are_flagged(tmp_path: Path) -> None:
+    rows = contrast("m1", (0.1, 0.2, 0.2, 0.3)) + contrast("m2", (0.1, 0.2, 0.2, 0.3))
+    rows += contrast("m3", (0.1, 0.2, 0.2, 0.3), **{t: {"checkpoint_blake3": "cd" * 32} for t in LEVELS})
+    flag = flags_of(audit(tmp_path, rows))["duplicate-checkpoint"]
+    assert flag["severity"] == "warning"
+    assert flag["details"]["digests"] == [{"checkpoint_blake3": "ab" * 32, "labels": ["m1", "m2"]}]
+    assert sorted(flag["records"]) == sorted(r["record_id"] for r in rows if r["model"] in {"m1", "m2"})
+
+
+def test_evaluating_on_a_declared_training_corpus_is_flagged(tmp_path: Path) -> None:
+    roster = tmp_path / "encoders.toml"
+    roster.write_text('[[encoders]]\nlabel = "m1"\ntraining_corpora = ["VoxCeleb1"]\n\n[[encoders]]\nlabel = "m2"\n')
+    from audit.io import read_training_corpora
+
+    config = AuditConfig(expected_experiments=("E14",), training_corpora=read_training_corpora(roster))
+    rows = contrast("m1", (0.1, 0.2, 0.2, 0.3), **{t: {"corpus": "voxceleb1"} for t in LEVELS})
+    rows += contrast("m2", (0.1, 0.2, 0.2, 0.3), **{t: {"corpus": "voxceleb1", "checkpoint_blake3": "cd" * 32}
+                                                    for t in LEVELS})  # fmt: skip
+    flags = flags_of(audit(tmp_path, rows, config))
+    assert flags["training-overlap"]["details"]["encoder_corpus"] == [{"model": "m1", "corpus": "voxceleb1"}]
+    assert len(flags["training-overlap"]["records"]) == 4
+    assert "training-overlap" not in flags_of(audit(tmp_path, rows))  # nothing declared, nothing flagged
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("[encoders]\nlabel = 'm1'\n", "expected \\[\\[encoders\\]\\] entries"),
+        ("[[encoders]]\nlabel = 'm1'\ntraining_corpora = 'voxceleb1'\n", "row 1, column 'training_corpora'"),
+        ("[[encoders]]\nkind = 'mfcc'\n", "row 1, column 'label'"),
+        ("[[encoders\n", "not valid TOML"),
+    ],
+)
+def test_bad_roster_for_training_corpora_is_one_line(tmp_path: Path, body: str, message: str) -> None:
+    from audit.errors import InputError
+    from audit.io import read_training_corpora
+
+    roster = tmp_path / "encoders.toml"
+    roster.write_text(body)
+    with pytest.raises(InputError, match=message):
+        read_training_corpora(roster)

@@ -250,7 +250,6 @@ def test_order_codes_order_and_tie_exactly(values: np.ndarray, code_bits: int) -
         ([0.1, np.nan, 0.3], [1, 0, 1], "finite"),
         ([0.1, np.inf, 0.3], [1, 0, 1], "finite"),
         ([0.1, 0.2, 0.3], [1, 1, 1], "only one class"),
-        ([0.5, 0.5, 0.5], [1, 0, 1], "all scores are equal"),
         ([0.1, 0.2], [1, 0, 1], "differ in length"),
         ([0.1, 0.2, 0.3], [1, 2, 0], "labels must be 0"),
         ([], [], "no trials"),
@@ -279,12 +278,28 @@ def test_grouped_names_the_offending_records() -> None:
     labels = np.array([0, 1, 1, 1, 0, 1])
     with pytest.raises(MetricInputError, match=r"record\(s\) 1 hold only one class"):
         grouped_metrics(scores, labels, np.array([0, 0, 1, 1, 2, 2]))
-    with pytest.raises(MetricInputError, match=r"all scores are equal in record\(s\) 2"):
-        grouped_metrics(scores, np.array([0, 1, 1, 0, 0, 1]), np.array([0, 0, 1, 1, 2, 2]))
     with pytest.raises(MetricInputError, match=r"record\(s\) 2, 3 have no trials"):
         grouped_metrics(scores[:4], labels[:4], np.array([0, 0, 1, 1]), n_records=4)
     with pytest.raises(MetricInputError, match=r"record_index must lie in 0\.\.1"):
         grouped_metrics(scores, labels, np.array([0, 0, 1, 1, 2, 2]), n_records=2)
+
+
+@pytest.mark.parametrize("p_target", [0.01, 0.05, 0.5])
+def test_constant_scores_are_the_chance_values_of_the_references(p_target: float) -> None:
+    # sklearn's roc_curve on constant scores gives the points (0, 0) and (1, 1): the paper's snippet returns
+    # 0.5, the interpolated crossing is 0.5, the hull is the chance diagonal (0.5), roc_auc_score is 0.5 and
+    # the best threshold costs as much as the best trivial decision (minDCF 1).
+    scores, labels = np.full(7, 0.3), np.array([1, 0, 0, 1, 0, 0, 0])
+    fpr, tpr, _ = roc_curve(labels, scores)
+    fnr = 1 - tpr
+    index = np.nanargmin(np.abs(fnr - fpr))
+    assert (fpr[index] + fnr[index]) / 2 == 0.5 == roc_auc_score(labels, scores)
+    for method in ("legacy", "rocch", "interp"):
+        assert eer(scores, labels, method) == 0.5  # type: ignore[arg-type]
+    assert auc(scores, labels) == 0.5
+    assert min_dcf(scores, labels, p_target=p_target) == 1.0
+    grouped = grouped_metrics(np.r_[scores, 0.1, 0.9], np.r_[labels, 0, 1], np.r_[np.zeros(7, int), 1, 1])
+    assert grouped["eer_legacy"].tolist() == [0.5, 0.0] and grouped["auc"].tolist() == [0.5, 1.0]
 
 
 def test_importing_metrics_does_not_import_torch() -> None:

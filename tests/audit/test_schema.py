@@ -48,10 +48,7 @@ def test_valid_rows_pass_with_parsed_types() -> None:
         ("n_target", "0", "must be > 0"),
         ("n_target", "12.5", "must be an integer"),
         ("n_nontarget", "many", "must be an integer"),
-        ("experiment", "E22", "must be an experiment id E01..E21 (paper) or D01..D99 (demonstration)"),
-        ("experiment", "E1", "must be an experiment id E01..E21 (paper) or D01..D99 (demonstration)"),
-        ("experiment", "D1", "must be an experiment id E01..E21 (paper) or D01..D99 (demonstration)"),
-        ("experiment", "e01", "must be an experiment id E01..E21 (paper) or D01..D99 (demonstration)"),
+        ("experiment", "", "must not be empty or NaN"),
         ("model", "", "must not be empty or NaN"),
         ("model_family", "cnn", "must be one of speaker, ssl, baseline"),
         ("eer_method", "brentq", "must be one of legacy, rocch, interp"),
@@ -144,3 +141,10 @@ def test_column_map_renames_and_the_file_is_untouched(tmp_path: Path) -> None:
     assert source.renamed["EER"] == "eer"
     assert source.digest.sha256 == hashlib.sha256(before).hexdigest()
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("experiment", ["E22", "vox1_O", "D1", "e01"])
+def test_experiment_ids_are_free(experiment: str) -> None:
+    """Any id passes the schema; only E01..E21 rows are held to the paper's coverage matrix (test_flags)."""
+    result = validate_results(text_frame(GOOD | {"experiment": experiment}))
+    assert result.failures == []

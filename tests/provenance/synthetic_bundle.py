@@ -132,12 +132,13 @@ def build_bundle(
     odd_trial_list_record: str | None = None,
     fallback_record: str | None = None,
     corpus_table_edit: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
+    analysis: str | None = None,
 ) -> SyntheticBundle:
     """Write a complete bundle under ``tmp_path/bundle`` and its keys under ``tmp_path/keys``.
 
     ``odd_trial_list_record`` scores that record on a second trial list (an unmatched contrast term);
     ``fallback_record`` gives that record's noise chain three fallbacks; ``corpus_table_edit`` changes the
-    corpus table before the bundle is signed.
+    corpus table before the bundle is signed; ``analysis`` is the body of a ``config.toml`` ``[analysis]`` table.
     """
     root = tmp_path / "bundle"
     (root / "scores").mkdir(parents=True)
@@ -234,5 +235,7 @@ def build_bundle(
     )
     write_environment(root / "environment.json", {"python": {"version": "3.11"}, "seeds": {"global": 7}})
     _write_corpus_table(root, corpus_table_edit)
+    if analysis is not None:
+        (root / "config.toml").write_text(f"seed = 7\n\n[analysis]\n{analysis}\n")
     manifest = write_manifest(root, RUN_CONFIG, private_key if signed else None)
     return SyntheticBundle(root, private_key, public_key, manifest, results, trial_list_ids)

@@ -103,5 +103,5 @@ def test_unreadable_keys_are_input_errors(tmp_path: Path) -> None:
         load_public_key(garbage)
     with pytest.raises(InputError, match=r"garbage\.pem"):
         load_private_key(garbage)
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="no such file"):
         load_public_key(tmp_path / "absent.pem")

@@ -83,6 +83,7 @@ def bundle_report(**statuses: str) -> dict[str, Any]:
     return {
         "source": {"path": "results.csv", "sha256": "ab" * 32, "blake3": "cd" * 32, "n_rows": 10},
         "verdict": "pass",
+        "trust": {"trust": "trusted-key", "key_id": "ef" * 32, "trusted": True},
         "flags": [],
         "aggregates": {"per_experiment": [{"experiment": "E13"}], "contrasts": [{"ie": 0.01}]},
         "claims": [{"id": "a", "status": "reproduced"}],
@@ -136,7 +137,7 @@ def test_clean_bundle_shows_functional_and_reusable() -> None:
         "a verified checkpoint digest for 10 of 10 rows (100.0 %)"
         in rows["Artifacts Evaluated - Reusable"]["what this artefact shows"]
     )
-    assert "signed in-toto statement" in rows["Artifacts Available"]["what this artefact shows"]
+    assert "statement signed by a trusted key" in rows["Artifacts Available"]["what this artefact shows"]
     reproduced = rows["Results Reproduced"]
     assert reproduced["status"] == "partly shown"  # an independent rerun from audio is still outside the audit
     assert "recomputed from its per-trial scores and agree" in reproduced["what this artefact shows"]
@@ -178,3 +179,13 @@ def test_summary_renders_as_a_report_section(tmp_path: Path) -> None:
     assert "## Artefact-evaluation summary (ACM badges) (status: fail)" in markdown
     assert "checkpoint digest coverage is only 1878 of 4068 rows (46.2 %)" in markdown
     assert "<br>" in markdown  # several items in one cell stay inside the table row
+
+
+def test_a_bundle_signed_only_by_its_own_key_never_shows_a_verified_statement() -> None:
+    report = bundle_report()
+    report["verdict"] = "unauthenticated"
+    report["trust"] = {"trust": "bundle-key", "key_id": "ef" * 32, "trusted": False}
+    rows = _by_criterion(report)
+    shown = " ".join(row["what this artefact shows"] for row in rows.values())
+    assert "trusted key" not in shown and "statement verifies" not in shown
+    assert "who signed them is not established" in rows["Artifacts Available"]["what is missing"]

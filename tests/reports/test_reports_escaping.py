@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import re
+import string
 from html.parser import HTMLParser
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 from sample_reports import HOSTILE, full_report
 
-from reports.blocks import Block, Table
+from reports.blocks import Block, BulletList, Callout, Figure, Heading, Paragraph, Table
 from reports.document import build_document
 from reports.figures import render_figures
 from reports.html import render_html
@@ -52,9 +57,10 @@ def test_html_is_self_contained(blocks: list[Block]) -> None:
     tags = {tag for tag, _ in parser.tags}
     assert not tags & {"link", "script", "iframe", "object", "embed"}
     sources = [attrs.get("src") or "" for _, attrs in parser.tags if "src" in attrs]
-    assert len(sources) == 2
+    assert len(sources) == sum(isinstance(block, Figure) for block in blocks) >= 2
     assert all(source.startswith("data:image/png;base64,") for source in sources)
-    assert not any("href" in attrs for _, attrs in parser.tags)
+    links = [attrs["href"] or "" for _, attrs in parser.tags if "href" in attrs]
+    assert links and all(link.startswith("#") for link in links)  # the table of contents, in-page only
 
 
 def test_markdown_escapes_table_breaking_characters() -> None:
@@ -76,3 +82,63 @@ def test_escape_markdown_known_cases() -> None:
     assert escape_markdown("a|b") == r"a\|b"
     assert escape_markdown("x\r\ny") == "x<br>y"
     assert escape_markdown("<b>*x*</b>") == r"\<b\>\*x\*\</b\>"
+
+
+def github_markdown() -> MarkdownIt:
+    """CommonMark with GitHub's tables, strikethrough and ``$`` math: the dialects report.md is read in."""
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).use(dollarmath_plugin)
+
+
+def rendered_text(html: str) -> tuple[set[str], str]:
+    """The tags of rendered HTML and its text, a ``<br>`` read back as a newline."""
+    parser = TagCollector()
+    parser.feed(html.replace("<br>", "\n").replace("<br />", "\n"))
+    return {tag for tag, _ in parser.tags}, "".join(parser.text).strip("\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["snake_case_label and _emphasis_", "~~struck~~ and ~single~", "$x^2$ and $$y$$", "1. starts a list", "    code?"],
+)
+def test_markdown_specials_from_input_files_stay_text(text: str) -> None:
+    html = github_markdown().render(render_markdown([Paragraph(text)]))
+    tags, shown = rendered_text(html)
+    assert tags == {"p"}, html
+    assert shown == text.strip()
+
+
+# Printable ASCII (every Markdown special) and a few non-ASCII letters; no form feed or vertical tab.
+LABEL_TEXT = st.text(alphabet=st.sampled_from([*string.printable[:-2], "é", "ß", "中"]), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=LABEL_TEXT)
+def test_any_label_renders_as_exactly_its_text(text: str) -> None:
+    """Property: a paragraph, a list item, a heading, a callout and a table cell holding any string render, in
+    CommonMark with GitHub's extensions, to no markup but their own and to the string itself (blanks at the ends
+    aside)."""
+    expected = _NEWLINES.sub("\n", text)
+    markdown = github_markdown()
+    for block, allowed in (
+        (Paragraph(text), {"p"}),
+        (BulletList((text,)), {"ul", "li", "p"}),
+        (Heading(2, text), {"h2"}),
+        (Callout("error", text), {"blockquote", "p", "strong"}),
+    ):
+        tags, shown = rendered_text(markdown.render(render_markdown([block])))
+        assert tags <= allowed, (block, tags)
+        assert _strip_lines(shown) == _strip_lines(expected), block
+    table = Table(("label",), ((text,),), (False,))
+    html = markdown.render(render_markdown([table]))
+    tags, shown = rendered_text(html)
+    assert tags == {"table", "thead", "tbody", "tr", "th", "td"}
+    assert html.count("<td") == 1
+    assert _strip_lines(shown.removeprefix("label").strip()) == _strip_lines(expected)
+
+
+_NEWLINES = re.compile(r"\r\n|\r|\n")
+
+
+def _strip_lines(text: str) -> str:
+    """Blanks at the ends of each line are not shown by a Markdown renderer (nor in HTML)."""
+    return "\n".join(line.strip(" \t") for line in text.split("\n")).strip("\n")

@@ -6,9 +6,18 @@ import io
 from typing import Any
 
 import numpy as np
+import pytest
 from PIL import Image
 
-from reports.figures import coupling_lines, gap_vs_snr, ie_vs_prediction
+from reports.figures import (
+    coupling_lines,
+    det_curves,
+    eer_heatmap,
+    gap_vs_snr,
+    ie_vs_prediction,
+    interaction_plots,
+    score_distributions,
+)
 
 
 def _ink(png: bytes) -> float:
@@ -80,8 +89,68 @@ def test_ie_figure_changes_with_its_data_and_skips_without_it() -> None:
 def test_coupling_note_lists_every_expected_correlation() -> None:
     coupling = {"r_observed": -0.706, "r_expected_additive": -0.52, "r_expected_bootstrap": None, "n": 9}
     assert coupling_lines(coupling) == [
-        "observed r = -0.7060",
-        "expected r (additive) = -0.5200",
+        "observed r = -0.706",
+        "expected r (additive) = -0.52",
         "expected r (bootstrap) = n/a",
     ]
     assert coupling_lines({}) == ["observed r: not reported", "expected r under additivity: not reported"]
+
+
+def _scores_report() -> dict[str, Any]:
+    from audit.curves import det_points, score_histogram
+
+    scores = np.array([0.9, 0.8, 0.7, 0.3, 0.2, 0.1])
+    labels = np.array([1, 1, 0, 1, 0, 0])
+    return {
+        "curves": [
+            {"grouping": "all", "group": g, "eer_interp": 1 / 3}
+            | {"det": det_points(scores, labels), "histogram": score_histogram(scores, labels, bins=4)}
+            for g in ("all trials", "clean")
+        ]
+    }
+
+
+def test_det_points_are_the_hand_computed_curve() -> None:
+    from audit.curves import det_points
+
+    # 0.9 T, 0.8 T, 0.7 N, 0.3 T, 0.2 N, 0.1 N: Pfa steps by thirds at non-targets, Pmiss at targets.
+    det = det_points(np.array([0.9, 0.8, 0.7, 0.3, 0.2, 0.1]), np.array([1, 1, 0, 1, 0, 0]))
+    assert det["p_fa"] == pytest.approx([0, 0, 0, 1 / 3, 1 / 3, 2 / 3, 1])
+    assert det["p_miss"] == pytest.approx([1, 2 / 3, 1 / 3, 1 / 3, 0, 0, 0])
+    thinned = det_points(np.arange(1000.0), np.arange(1000) % 2, max_points=50)
+    assert len(thinned["p_fa"]) == 50 and thinned["p_fa"][0] == 0 and thinned["p_fa"][-1] == 1
+
+
+def test_per_trial_figures_draw_with_a_text_alternative() -> None:
+    report = _scores_report()
+    for make in (det_curves, score_distributions):
+        outcome = make(report)
+        assert outcome.png is not None and _ink(outcome.png) > 0.02
+        assert "all trials" in outcome.alt
+    assert "EER (interp) 0.3333" in det_curves(report).alt
+    assert "3 target and 3 non-target scores from 0.1 to 0.9" in score_distributions(report).alt
+    assert det_curves({}).skipped_because.startswith("no per-trial scores")
+
+
+def test_heatmap_and_interaction_plots_from_table_rows() -> None:
+    rows = [
+        {"experiment": "E14", "condition": c, "model": m, "eer_mean": e, "n_records": 1}
+        for (m, c, e) in [("a", "clean", 0.1), ("a", "noise", 0.3), ("b", "clean", 0.05)]
+    ]
+    contrasts = [
+        {"experiment": "E14", "model_family": "ssl", "factor_a": "noise", "factor_b": "emotion",
+         "eer_clean": 0.1, "eer_a": 0.2, "eer_b": 0.3, "eer_ab": 0.5},
+        {"experiment": "E14", "model_family": "ssl", "factor_a": "noise", "factor_b": "emotion",
+         "eer_clean": 0.2, "eer_a": 0.3, "eer_b": 0.4, "eer_ab": 0.4},
+    ]  # fmt: skip
+    report = {"aggregates": {"eer_by_model_condition": rows, "contrasts": contrasts}}
+    heatmap = eer_heatmap(report)
+    assert heatmap.png is not None
+    assert heatmap.alt == (
+        "Heatmap of 2 encoders by 2 conditions; lowest EER 0.05 (b, E14 clean), highest 0.3 (a, E14 noise)."
+    )
+    plots = interaction_plots(report)
+    assert plots.png is not None
+    # Family means: clean 0.15, A 0.25, B 0.35, A+B 0.45 -> IE = 0.45 - 0.25 - 0.35 + 0.15 = 0.
+    assert "E14 ssl (2 contrasts): clean 0.15, A 0.25, B 0.35, A+B 0.45, mean IE 0" in plots.alt
+    assert interaction_plots({}).skipped_because == "no contrast has all four terms"

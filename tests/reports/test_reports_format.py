@@ -15,10 +15,14 @@ from reports.format import format_list, format_number, format_value, to_jsonable
     ("value", "expected"),
     [
         (0.123456, "0.1235"),
-        (0.5, "0.5000"),
-        (-157.6, "-157.6000"),
-        (0.0, "0.0000"),
-        (0.00004, "4.00e-05"),
+        (0.18166666666666664, "0.1817"),
+        (0.5, "0.5"),
+        (-157.6, "-157.6"),
+        (1234567.0, "1.235e+06"),
+        (0.0, "0"),
+        (0.00005, "5e-05"),  # a claims tolerance, not 0.0001
+        (9.81e-18, "0"),  # rounding residue of a sum of EERs
+        (-3e-13, "0"),
         (float("nan"), "NaN"),
         (float("inf"), "inf"),
         (float("-inf"), "-inf"),
@@ -35,9 +39,10 @@ def test_format_number(value: float, expected: str) -> None:
         (True, "yes"),
         (12, "12"),
         (np.int64(7), "7"),
-        (np.float64(0.25), "0.2500"),
+        (np.float64(0.25), "0.25"),
         ("gender=F", "gender=F"),
-        ({"b": 1, "a": 0.5}, '{"a": 0.5, "b": 1}'),
+        ({"low": 0.123456, "high": 1}, "low: 0.1235; high: 1"),  # never raw JSON
+        ({}, "(none)"),
     ],
 )
 def test_format_value(value: object, expected: str) -> None:

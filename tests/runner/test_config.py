@@ -53,6 +53,8 @@ def test_default_config_loads_with_its_designs() -> None:
         (lambda s: s.replace('id = "D02"', 'id = "Z02"'), "E01..E21"),
         (lambda s: s.replace("target_trials = 200", "target_trials = -1"), "expected an integer > 0"),
         (lambda s: s + "\n[broken\n", "not valid TOML"),
+        (lambda s: s.replace("n_resamples = 1000", "n_resamples = 1e8"), "analysis.n_resamples: expected an integer"),
+        (lambda s: s.replace("n_resamples = 1000", "n_resample = 100"), "analysis.n_resample: unknown key"),
     ],
 )
 def test_bad_configs_name_the_problem(tmp_path: Path, edit: object, expected: str) -> None:
@@ -63,6 +65,63 @@ def test_bad_configs_name_the_problem(tmp_path: Path, edit: object, expected: st
         load_config(path)
     assert expected in caught.value.line()
     assert str(path) in caught.value.line()
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (
+            lambda s: s.replace("utterances_per_speaker = 30", "utterances_per_speker = 30"),
+            "corpus.utterances_per_speker: unknown key in [corpus]; did you mean 'utterances_per_speaker'?",
+        ),
+        (
+            lambda s: s.replace("[analysis]", "[analysys]"),
+            "analysys: unknown table in the top level; did you mean 'analysis'?",
+        ),
+        (
+            lambda s: s.replace("equivalence_margin = 0.02", "equivalance_margin = 0.02"),
+            "analysis.equivalance_margin: unknown key in [analysis]; did you mean 'equivalence_margin'?",
+        ),
+        (
+            lambda s: s.replace('eer_method = "rocch"', 'eer_methd = "rocch"'),
+            "run.eer_methd: unknown key in [run]; did you mean 'eer_method'?",
+        ),
+        (
+            lambda s: s.replace('subgroup_side = "enrol"', 'subgroup_sde = "enrol"'),
+            "experiments[3].subgroup_sde: unknown key in [experiments[3]]; did you mean 'subgroup_side'?",
+        ),
+        (
+            lambda s: s.replace('name = "noise", levels', 'nmae = "noise", levels', 1),
+            "experiments[0].factor_a.nmae: unknown key in [experiments[0].factor_a]; did you mean 'name'?",
+        ),
+        (
+            lambda s: s.replace('labels = ["resemblyzer"', 'lables = ["resemblyzer"'),
+            "encoders.lables: unknown key in [encoders]; did you mean 'labels'?",
+        ),
+        (lambda s: s + "\n[zzz]\nq = 1\n", "zzz: unknown table in the top level; valid keys: run, corpus"),
+        (
+            lambda s: s.replace('music = "/usr/share/asterisk/moh"', 'music = "no-such-music"'),
+            "corpus.music: folder not found: ",
+        ),
+    ],
+)
+def test_typos_are_one_line_naming_key_table_and_closest_key(tmp_path: Path, edit: object, expected: str) -> None:
+    path = tmp_path / "default.toml"
+    path.write_text(edit(DEFAULT.read_text()))  # type: ignore[operator]
+    (tmp_path / "encoders.toml").write_bytes((ROOT / "configs" / "encoders.toml").read_bytes())
+    with pytest.raises(InputError) as caught:
+        load_config(path)
+    line = caught.value.line()
+    assert line == f"{path}: {expected}" or line.startswith(f"{path}: {expected}"), line
+    assert "\n" not in line
+
+
+def test_every_shipped_config_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INTERBIAS_CORPORA", str(tmp_path / "corpora"))  # named, not read, at load
+    monkeypatch.setenv("INTERBIAS_CHECKPOINTS", str(tmp_path / "checkpoints"))
+    for path in sorted((ROOT / "configs").glob("*.toml")):
+        if path.name != "encoders.toml":  # the roster, not a run configuration
+            assert load_config(path).experiments, path
 
 
 def test_missing_config_file(tmp_path: Path) -> None:

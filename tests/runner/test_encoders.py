@@ -183,6 +183,9 @@ def test_shipped_roster_has_the_papers_twelve_labels() -> None:
     assert all(s.kind == "transformers_ssl" for s in paper if s.family == "ssl")
     defaults = {s.label: s for s in specs if not s.paper}
     assert set(defaults) == {"resemblyzer", "mfcc-stats"}
+    # every speaker encoder of the roster was trained on VoxCeleb, which the audit flags as training-overlap
+    assert all({"voxceleb1", "voxceleb2"} & set(s.training_corpora) for s in paper if s.family == "speaker")
+    assert defaults["mfcc-stats"].training_corpora == ()
     assert defaults["resemblyzer"].checkpoint is None and defaults["mfcc-stats"].checkpoint is None
     ecapa = next(s for s in specs if s.label == "ecapa-tdnn")
     assert ecapa.checkpoint == ROOT / "checkpoints" / "speechbrain/spkrec-ecapa-voxceleb"
@@ -224,6 +227,7 @@ ENTRY = 'label = "a"\nkind = "mfcc"\nfamily = "baseline"\nsource = "none"\n'
         ),
         (f'checkpoints_root = "."\n[[encoders]]\n{ENTRY}colour = "red"\n', "column 'colour'"),
         (f'checkpoints_root = "."\n[[encoders]]\n{ENTRY}blake3 = "abc"\n', "64 lowercase hex"),
+        (f'checkpoints_root = "."\n[[encoders]]\n{ENTRY}training_corpora = "vox"\n', "list of corpus names"),
         (f'checkpoints_root = "."\n[[encoders]]\n{ENTRY.replace("baseline", "teacher")}', "unknown family"),
         ("checkpoints_root = \n", "not valid TOML"),
         ('checkpoints_root = "."\n', "at least one [[encoders]]"),

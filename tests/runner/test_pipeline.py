@@ -158,15 +158,24 @@ def test_pretrained_encoder_is_well_below_chance_and_noise_raises_its_eer(
     assert noisy > clean
 
 
-def test_rerun_does_no_forward_pass_and_writes_the_same_bytes(finished: tuple[Path, Path, list]) -> None:
+def test_rerun_does_no_forward_pass_and_writes_the_same_bytes(
+    finished: tuple[Path, Path, list], capsys: pytest.CaptureFixture[str]
+) -> None:
     folder, out, first = finished
     assert all(encoder.embedded > 0 for encoder in first)
     before = (out / "results.csv").read_bytes()
     made: list[CountingEncoder] = []
     config = load_config(folder / "run.toml")
-    run(config, out, cache_root=folder / "cache", progress=False, encoder_factory=counting_factory(made))
+    run(config, out, cache_root=folder / "cache", progress=True, encoder_factory=counting_factory(made))
     assert [encoder.embedded for encoder in made] == [0, 0]
     assert (out / "results.csv").read_bytes() == before
+    # stdout is not a terminal here: one line per stage, with its counts and times.
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        f"stage {n}/6 {stage}"
+        for n, stage in enumerate(["corpora", "encoders", "plan", "embeddings", "scores", "bundle"], 1)
+    ]
+    assert lines[3].startswith("stage 4/6 embeddings: 0 computed, ") and lines[3].endswith(" s in all)")
 
 
 def test_killed_run_resumes_to_the_same_bytes(finished: tuple[Path, Path, list], tmp_path: Path) -> None:
@@ -285,3 +294,26 @@ def test_a_changed_score_in_a_real_bundle_is_caught(reproduced: Path, tmp_path: 
     )
     ids = {flag["id"] for flag in report["flags"] if flag["severity"] == "error"}
     assert report["verdict"] == "fail" and "digest-mismatch" in ids
+
+
+@pytest.mark.slow
+def test_seeds_give_one_bundle_per_seed_and_their_spread(corpus: Path, tmp_path: Path) -> None:
+    # Two seeds of the weight-free encoder: each bundle records its own seed in its config and rows, the trial
+    # lists differ (the seed drives sampling), and `audit seeds` reads the two tables.
+    write_config(tmp_path, corpus, ["mfcc-stats"])
+    out = tmp_path / "out"
+    result = cli("run", str(tmp_path / "run.toml"), "--out", str(out), "--seeds", "2", "--no-progress")
+    assert result.returncode == 0, result.stderr
+    bundles = [out / "seed-11", out / "seed-12"]
+    for seed, bundle in zip((11, 12), bundles, strict=True):
+        assert f"seed = {seed}" in (bundle / "config.toml").read_text()
+        assert set(pd.read_csv(bundle / "results.csv")["seed"]) == {seed}
+    lists = [sorted(p.read_bytes() for p in (b / "trials").glob("*.csv")) for b in bundles]
+    assert lists[0] != lists[1]
+    spread = subprocess.run(
+        [sys.executable, "-m", "audit.cli", "seeds", *(str(b / "results.csv") for b in bundles), "--json"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert spread.returncode == 0, spread.stderr
+    report = json.loads(spread.stdout)
+    assert report["seeds"] == [11, 12] and all(row["n_seeds"] == 2 for row in report["ie"])

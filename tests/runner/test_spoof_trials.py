@@ -301,7 +301,17 @@ def test_the_asvspoof2019_config_runs_every_attack_against_genuine_enrolments(
     (tmp_path / "encoders.toml").write_bytes(ROSTER.read_bytes())
     (tmp_path / "asvspoof2019.toml").write_text(text)
     config = load_config(tmp_path / "asvspoof2019.toml")
-    run(config, tmp_path / "out", cache_root=tmp_path / "cache", progress=False, workers=0)
+    from provenance.keys import generate_keypair
+
+    generate_keypair(tmp_path / "keys" / "run.pem", tmp_path / "keys" / "run.pub")
+    run(
+        config,
+        tmp_path / "out",
+        cache_root=tmp_path / "cache",
+        progress=False,
+        workers=0,
+        signing_key=tmp_path / "keys" / "run.pem",
+    )
     results = pd.read_csv(tmp_path / "out" / "results.csv")
     assert len(results) == 11 + 4 and ((results["n_target"] == 2) & (results["n_nontarget"] == 2)).all()
     protocol = (tmp_path / "corpora" / "asvspoof2019" / "LA" / "ASVspoof2019_LA_cm_protocols").glob("*.txt")
@@ -312,9 +322,10 @@ def test_the_asvspoof2019_config_runs_every_attack_against_genuine_enrolments(
         # Oracle: the protocol's attack column for every spoof file, and its speaker column for the target.
         assert {attack_of[utt] for utt in spoofs["test_utt"]} == {row.condition.split("->")[1].split("-")[0]}
         assert (spoofs["enrol_speaker"] == spoofs["test_speaker"]).all()
-    report, _ = audit_results(tmp_path / "out" / "results.csv", bundle=tmp_path / "out")
-    # Unsigned (the run had no key): the one error; every other check passes.
-    assert [flag["id"] for flag in report["flags"] if flag["severity"] == "error"] == ["bad-signature"]
+    report, _ = audit_results(
+        tmp_path / "out" / "results.csv", bundle=tmp_path / "out", key=tmp_path / "keys" / "run.pub"
+    )
+    assert report["verdict"] == "pass"
     sections = {section["id"]: section for section in report["sections"]}
     assert sections["bundle-rescore"]["status"] == sections["bundle-trial-utterances"]["status"] == "pass"
     assert len(sections["bundle-trial-utterances"]["table"]) == 13  # one spoof list per attack and experiment

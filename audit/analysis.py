@@ -1,0 +1,142 @@
+"""The ``[analysis]`` table of a run configuration: how the statistics were declared before the run.
+
+One typed reader with bounds for the runner (which refuses a configuration with a problem) and the audit
+(which reads the bundle's signed ``config.toml`` and reports each problem as a finding). Keys, in EER units
+where a rate: ``equivalence_margin`` (TOST margin) and ``acceptable_error`` (held-out predictions), numbers
+strictly between 0 and 1; ``held_out_levels`` and ``dev_speakers``, lists of strings; ``operating_point``,
+``"eer"`` or a target FAR strictly between 0 and 1; ``n_resamples``, an integer from 1 to ``N_RESAMPLES_MAX``
+(each resample costs memory per trial: ``1e8`` would exhaust it); ``seed``, an integer from 0 to ``SEED_MAX``;
+``bootstrap_eer_method`` (default: each row's own method) and ``matched_simulations`` (the few-speaker warning).
+An unknown key is a problem too: a misspelt ``n_resample`` would otherwise silently fall back to the default.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+N_RESAMPLES_MAX = 100_000
+SEED_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The declared analysis; a key that is absent (or has a problem) keeps its default here."""
+
+    equivalence_margin: float | None = None
+    acceptable_error: float | None = None
+    held_out_levels: tuple[str, ...] = ()
+    dev_speakers: tuple[str, ...] = ()
+    operating_point: Literal["eer"] | float = "eer"
+    n_resamples: int = 1000
+    seed: int = 0
+    bootstrap_eer_method: Literal["legacy", "rocch", "interp"] | None = None  # None: each row's own method
+    matched_simulations: int = 100
+
+
+class _Invalid(ValueError):
+    """One value's problem, reported as ``analysis.KEY: problem``."""
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_KIND_NAMES = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "a list",
+    dict: "a table",
+}
+
+
+def _key(key: str) -> str:
+    """``analysis.KEY`` as TOML writes it: bare when it may be, else quoted (so a problem stays one line)."""
+    return f"analysis.{key if _BARE_KEY.fullmatch(key) else json.dumps(key)}"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    text = text if len(text) <= 40 else f"{text[:37]}..."
+    return f"{_KIND_NAMES.get(type(value), type(value).__name__)} {text}"
+
+
+def _fraction(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        raise _Invalid(f"expected a number strictly between 0 and 1, got {_shown(value)}")
+    return float(value)
+
+
+def _operating_point(value: Any) -> Literal["eer"] | float:
+    if value == "eer" and isinstance(value, str):
+        return "eer"
+    if isinstance(value, str):
+        raise _Invalid(f'expected "eer" or a target FAR strictly between 0 and 1, got {_shown(value)}')
+    return _fraction(value)
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+        raise _Invalid(f"expected a list of non-empty strings, got {_shown(value)}")
+    return tuple(value)
+
+
+def _integer(low: int, high: int) -> Callable[[Any], int]:
+    def read(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise _Invalid(f"expected an integer from {low:,} to {high:,}, got {_shown(value)}")
+        return value
+
+    return read
+
+
+def _eer_method(value: Any) -> str:
+    if value not in ("legacy", "rocch", "interp"):
+        raise _Invalid(f'expected "legacy", "rocch" or "interp", got {_shown(value)}')
+    return str(value)
+
+
+_READERS: dict[str, Callable[[Any], Any]] = {
+    "equivalence_margin": _fraction,
+    "acceptable_error": _fraction,
+    "held_out_levels": _strings,
+    "dev_speakers": _strings,
+    "operating_point": _operating_point,
+    "n_resamples": _integer(1, N_RESAMPLES_MAX),
+    "seed": _integer(0, SEED_MAX),
+    "bootstrap_eer_method": _eer_method,
+    "matched_simulations": _integer(1, 10_000),
+}
+ANALYSIS_KEYS: tuple[str, ...] = tuple(_READERS)
+
+
+def analysis_from_table(table: Any) -> tuple[Analysis, list[str]]:
+    """The typed analysis of an already parsed ``[analysis]`` table, and one line per problem."""
+    if not isinstance(table, dict):
+        return Analysis(), [f"analysis: expected a table, got {_shown(table)}"]
+    values: dict[str, Any] = {}
+    problems = []
+    for key, value in table.items():
+        reader = _READERS.get(key)
+        if reader is None:
+            problems.append(f"{_key(key)}: unknown key (known: {', '.join(_READERS)})")
+            continue
+        try:
+            values[key] = reader(value)
+        except _Invalid as problem:
+            problems.append(f"{_key(key)}: {problem}")
+    return Analysis(**values), problems
+
+
+def read_analysis(text: str) -> tuple[Analysis, list[str]]:
+    """The typed ``[analysis]`` of a configuration's TOML text (defaults when absent), and one line per problem."""
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        return Analysis(), [f"not valid TOML: {error}"]
+    except RecursionError:
+        return Analysis(), ["not valid TOML: nested too deeply"]
+    return analysis_from_table(document.get("analysis", {}))

@@ -1,0 +1,144 @@
+"""Re-derive every signed row from its verified per-trial scores: trial order first, then the metrics."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any, cast
+
+import numpy as np
+
+from audit.metrics import grouped_metrics
+from audit.verified import LoadedFiles, ScoreMismatchError, Step, UnmatchedTrialsError
+from schemas.bundle import RecordScores
+
+# Declared tolerance for a re-scored metric against the table (absolute, on fractions).
+METRIC_TOLERANCE = 1e-6
+DEFAULT_COSTS = {"p_target": 0.01, "c_miss": 1.0, "c_fa": 1.0}  # DESIGN.md section 4, used when a row has none
+EER_KEYS = {"legacy": "eer_legacy", "rocch": "eer_rocch", "interp": "eer_interp"}
+
+
+def _signed_rows(files: LoadedFiles) -> list[dict[str, Any]]:
+    return [] if files.results is None else cast(list[dict[str, Any]], files.results.to_dict("records"))
+
+
+def verify_scores_follow_trial_lists(files: LoadedFiles) -> tuple[None, Step]:
+    """Each signed row has verified scores with one row per trial of its verified trial list, same labels."""
+    failures = []
+    for row in _signed_rows(files):
+        record_id, list_id = str(row.get("record_id")), str(row.get("trial_list_id"))
+        record, trials = files.scores.get(record_id), files.trial_lists.get(list_id)
+        if record is None or trials is None:
+            problem = "no verified scores file" if record is None else f"no verified trial list {list_id}"
+        elif not np.array_equal(record.labels, trials["label"].to_numpy()):
+            problem = "scores do not follow the trial list (length or labels)"
+        else:
+            continue
+        failures.append({"record_id": record_id, "problem": problem})
+    if failures:
+        raise UnmatchedTrialsError(
+            "scores-vs-trial-list",
+            f"{len(failures)} record(s) have no verified scores following their trial list trial by trial.",
+            records=tuple(f["record_id"] for f in failures),
+            failures=failures,
+        )
+    return None, Step([f"All {len(files.scores)} scores files follow their trial lists trial by trial."])
+
+
+def _number(value: Any) -> float | None:
+    """A cell as a float, None when empty or not a number."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def _row_costs(row: dict[str, Any]) -> tuple[float, float, float]:
+    values = [_number(row.get(name)) for name in DEFAULT_COSTS]
+    p_target, c_miss, c_fa = (
+        default if value is None else value for value, default in zip(values, DEFAULT_COSTS.values(), strict=True)
+    )
+    return p_target, c_miss, c_fa
+
+
+def _compare(row: dict[str, Any], recomputed: dict[str, float]) -> list[str]:
+    """Differences between a row and the metrics recomputed for it, as plain phrases."""
+    problems = []
+    method = str(row.get("eer_method"))
+    eer = _number(row.get("eer"))
+    if method not in EER_KEYS:
+        problems.append(f"eer_method {method[:40]!r} does not name an EER variant (legacy, rocch, interp)")
+    elif eer is None or abs(eer - recomputed[EER_KEYS[method]]) > METRIC_TOLERANCE:
+        problems.append(f"eer {row.get('eer')} but {method} recomputes to {recomputed[EER_KEYS[method]]:.6f}")
+    for name in EER_KEYS.values():
+        value = _number(row.get(name))
+        if row.get(name) is not None and (value is None or abs(value - recomputed[name]) > METRIC_TOLERANCE):
+            problems.append(f"{name} {row.get(name)} but recomputes to {recomputed[name]:.6f}")
+    for count in ("n_target", "n_nontarget"):
+        if _number(row.get(count)) != recomputed[count]:
+            problems.append(f"{count} {row.get(count)} but {int(recomputed[count])} trials were scored")
+    for metric in ("min_dcf", "auc"):
+        value = _number(row.get(metric))
+        if value is not None and abs(value - recomputed[metric]) > METRIC_TOLERANCE:
+            problems.append(f"{metric} {value} but recomputes to {recomputed[metric]:.6f}")
+    return problems
+
+
+def _scorable(record: RecordScores) -> bool:
+    """The metrics are defined: both classes scored (constant scores give the chance values)."""
+    labels = record.labels[record.scored]
+    return bool(labels.any() and (labels == 0).any())
+
+
+def verify_rescored_metrics(files: LoadedFiles) -> tuple[None, Step]:
+    """Re-score every signed row from its verified scores (one grouped pass per cost setting) and compare."""
+    rows = [row for row in _signed_rows(files) if str(row.get("record_id")) in files.scores]
+    failures = [
+        {"record_id": str(row["record_id"]), "problem": "cannot be scored: needs scored trials of both classes"}
+        for row in rows
+        if not _scorable(files.scores[str(row["record_id"])])
+    ]
+    by_costs: dict[tuple[float, float, float], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if _scorable(files.scores[str(row["record_id"])]):
+            by_costs[_row_costs(row)].append(row)
+    table = []
+    for (p_target, c_miss, c_fa), group in by_costs.items():
+        scored = [files.scores[str(row["record_id"])] for row in group]
+        metrics = grouped_metrics(
+            np.concatenate([record.scores[record.scored] for record in scored]),
+            np.concatenate([record.labels[record.scored] for record in scored]),
+            np.repeat(np.arange(len(scored)), [int(record.scored.sum()) for record in scored]),
+            len(scored),
+            p_target=p_target,
+            c_miss=c_miss,
+            c_fa=c_fa,
+        )
+        for position, row in enumerate(group):
+            recomputed = {key: float(np.asarray(values)[position]) for key, values in metrics.items()}
+            failures += [{"record_id": str(row["record_id"]), "problem": p} for p in _compare(row, recomputed)]
+            table.append(
+                {
+                    "record_id": str(row["record_id"]),
+                    "eer": row.get("eer"),
+                    "eer_method": row.get("eer_method"),
+                    **{key: recomputed[key] for key in (*EER_KEYS.values(), "min_dcf", "auc")},
+                }
+            )
+    if failures:
+        records = tuple(dict.fromkeys(f["record_id"] for f in failures))
+        raise ScoreMismatchError(
+            "rescore",
+            f"{len(records)} of {len(rows)} re-scored record(s) differ from the signed table "
+            f"(tolerance {METRIC_TOLERANCE}).",
+            records=records,
+            failures=failures,
+        )
+    return None, Step(
+        [
+            f"All {len(rows)} records re-score to the signed EER (the row's eer_method, and each EER variant "
+            f"given), counts, minDCF and AUC within {METRIC_TOLERANCE}."
+        ],
+        table,
+    )

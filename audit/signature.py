@@ -1,0 +1,153 @@
+"""The first steps of bundle verification: the DSSE signature over the exact payload bytes, then the statement.
+
+Trust model: PASS needs a signature by a key the reviewer trusts, given as the public key itself (``--key``) or
+as its key id in a file of trusted ids (``--trusted-keys``). A bundle that verifies only under the key it carries
+is intact but unauthenticated: anyone can re-sign a forgery with a fresh key. Nothing in a payload whose
+signature fails is parsed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from audit.verified import Authentication, BadSignatureError, DigestMismatchError, StatementError, Step, Trust
+from provenance.dsse import IN_TOTO_PAYLOAD_TYPE, EnvelopeError, parse_envelope, verify_envelope
+from provenance.keys import load_public_key
+from provenance.statement import BUILD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE
+from schemas.bundle import (
+    ENVELOPE_FILE,
+    KEY_ID_FILE,
+    PUBLIC_KEY_FILE,
+    STATEMENT_FILE,
+    BundleFileError,
+    read_bundle_file,
+)
+
+HOW_TO_TRUST = "pass the authors' public key with --key AUTHOR.pub (or its key id in --trusted-keys FILE)"
+
+
+@dataclass(frozen=True)
+class SignatureCheck:
+    """The exact payload bytes and how they were authenticated."""
+
+    payload: bytes
+    authentication: Authentication
+
+
+def _bundle_public_key(bundle_dir: Path) -> Ed25519PublicKey:
+    """The public key the bundle carries, read as a regular file of the bundle."""
+    try:
+        data = read_bundle_file(bundle_dir, PUBLIC_KEY_FILE)
+        key = serialization.load_pem_public_key(data)
+    except BundleFileError as error:
+        raise BadSignatureError(
+            "no-key",
+            f"The bundle is signed but its {PUBLIC_KEY_FILE} is {error.problem} and no --key was given: "
+            f"nothing to verify the signature with; {HOW_TO_TRUST}.",
+        ) from error
+    except (ValueError, UnsupportedAlgorithm) as error:
+        raise BadSignatureError("no-key", f"{PUBLIC_KEY_FILE} is not a PEM public key: {error}") from error
+    if not isinstance(key, Ed25519PublicKey):
+        raise BadSignatureError("no-key", f"{PUBLIC_KEY_FILE} is not an ed25519 key ({type(key).__name__})")
+    return key
+
+
+def verify_signature(
+    bundle_dir: Path, trusted_key: Path | None, trusted_ids: frozenset[str] = frozenset()
+) -> tuple[SignatureCheck, Step]:
+    """Verify the DSSE envelope over the exact payload bytes, before anything in it is parsed."""
+    try:
+        envelope_bytes = read_bundle_file(bundle_dir, ENVELOPE_FILE)
+    except BundleFileError as error:
+        if error.problem == "missing":
+            raise BadSignatureError(
+                "unsigned",
+                f"The bundle is UNSIGNED: no {ENVELOPE_FILE}; nothing vouches that its files were not changed "
+                "together with the statement, so none of them is checked further.",
+            ) from error
+        raise BadSignatureError("envelope", f"{ENVELOPE_FILE} is {error.problem}") from error
+    lines = [line for line in envelope_bytes.splitlines() if line.strip()]
+    if len(lines) != 1:
+        raise BadSignatureError("envelope", f"{ENVELOPE_FILE} holds {len(lines)} envelopes, expected exactly one")
+    try:
+        envelope = parse_envelope(lines[0])
+    except EnvelopeError as error:
+        raise BadSignatureError("envelope", f"{ENVELOPE_FILE}: {error}") from error
+    if trusted_key is not None:
+        public_key, source = load_public_key(trusted_key), f"the reviewer's key {trusted_key} (--key)"
+    else:
+        public_key, source = _bundle_public_key(bundle_dir), f"the bundle's own key {PUBLIC_KEY_FILE}"
+    try:
+        key_id = verify_envelope(envelope, public_key, IN_TOTO_PAYLOAD_TYPE)
+    except EnvelopeError as error:
+        raise BadSignatureError(
+            "signature", f"The signature does not verify under {source}: {error}; nothing in it was parsed."
+        ) from error
+    if trusted_key is not None:
+        trust = Trust.TRUSTED_KEY
+    elif key_id in trusted_ids:
+        trust = Trust.TRUSTED_KEY_ID
+    else:
+        trust = Trust.BUNDLE_KEY
+    report = [f"The DSSE envelope verifies under {source}, key id {key_id}."]
+    if trust is Trust.TRUSTED_KEY_ID:
+        report.append("That key id is in the reviewer's list of trusted keys (--trusted-keys).")
+    if trust is Trust.BUNDLE_KEY:
+        report.append(
+            "UNAUTHENTICATED: the key was taken from the bundle itself, which proves the files are unchanged since "
+            f"signing, not who signed them (a forger re-signs with a fresh key); {HOW_TO_TRUST}."
+        )
+    try:
+        recorded = read_bundle_file(bundle_dir, KEY_ID_FILE).decode("utf-8").strip()
+    except (BundleFileError, UnicodeDecodeError):
+        recorded = None
+    if recorded is not None and recorded != key_id:
+        report.append(f"Note: {KEY_ID_FILE} names another key id than the one that verified ({recorded[:80]!r}).")
+    authentication = Authentication(trust, key_id, str(trusted_key) if trusted_key else PUBLIC_KEY_FILE)
+    return SignatureCheck(envelope.payload, authentication), Step(report)
+
+
+def verify_statement(payload: bytes) -> tuple[dict[str, Any], Step]:
+    """Parse the authenticated payload and check the statement type, predicate type and build type."""
+    try:
+        statement = json.loads(payload)
+    except (ValueError, RecursionError) as error:  # also a 5000-digit number, deep nesting (UnicodeDecodeError)
+        message = f"{type(error).__name__}: {str(error)[:200]}"
+        raise StatementError("statement-json", f"The signed payload is not JSON: {message}") from error
+    if not isinstance(statement, dict):
+        raise StatementError("statement-type", "The signed payload is not a JSON object")
+    predicate = statement.get("predicate")
+    definition = predicate.get("buildDefinition") if isinstance(predicate, dict) else None
+    found = {
+        "_type": (statement.get("_type"), STATEMENT_TYPE),
+        "predicateType": (statement.get("predicateType"), PREDICATE_TYPE),
+        "buildType": (definition.get("buildType") if isinstance(definition, dict) else None, BUILD_TYPE),
+    }
+    wrong = [
+        {"field": name, "found": str(got)[:200], "expected": want} for name, (got, want) in found.items() if got != want
+    ]
+    if wrong or not isinstance(statement.get("subject"), list):
+        raise StatementError(
+            "statement-type", "The statement is not an in-toto v1 statement of an interbias-sv run", failures=wrong
+        )
+    return statement, Step([f"in-toto {STATEMENT_TYPE}, predicate {PREDICATE_TYPE}, build type {BUILD_TYPE}."])
+
+
+def verify_statement_copy(bundle_dir: Path, payload: bytes) -> tuple[None, Step]:
+    """``provenance/statement.json`` must be byte-identical to the verified payload."""
+    try:
+        same = read_bundle_file(bundle_dir, STATEMENT_FILE) == payload
+    except BundleFileError:
+        same = False
+    if not same:
+        raise DigestMismatchError(
+            "statement-copy", f"{STATEMENT_FILE} is missing or differs from the signed payload; the payload was used."
+        )
+    return None, Step([f"{STATEMENT_FILE} is byte-identical to the verified payload."])

@@ -1,0 +1,411 @@
+"""`audit scores`: a reviewer's own trial list and score file, joined and scored, as the same report.
+
+read the trial list and the score file -> join scores to trials by (enrol, test), reporting every duplicated,
+unmatched, unscored or mislabelled pair -> speakers from a declared map or VoxCeleb ids -> per group (all trials,
+then each subgroup and condition declared) the three EER variants, minDCF at the declared costs and AUC ->
+speaker-cluster bootstrap intervals (``audit.statistics``) -> the report dict that ``reports.write_report``
+renders.
+
+Keys are compared without a trailing audio extension (``.wav``, ``.flac``...): SpeechBrain's score files drop
+it while the VoxCeleb lists keep it. The report says how many keys that changed. Where a pair occurs twice, its
+first occurrence is used and the duplicates are an error-severity finding, so no choice is silent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, get_args
+
+import numpy as np
+import pandas as pd
+
+from audit.curves import curve
+from audit.errors import InputError
+from audit.findings import Flag, Severity, has_errors
+from audit.flags import count
+from audit.io import read_text
+from audit.metrics import EER_METHODS, MetricInputError, grouped_metrics
+from audit.score_files import NO_LABEL, ScoreFile, ScoreFormat, read_score_file
+from audit.statistics import (
+    BootstrapEerMethod,
+    cluster_codes,
+    draw_cluster_weights,
+    percentile_interval,
+    weighted_eer,
+)
+from audit.trial_lists import TrialFormat, TrialList, numbered_fields, read_trial_list
+from audit.verify import TOOL_NAME, json_safe, tool_version
+
+AUDIO_EXTENSIONS = ("wav", "flac", "m4a", "opus", "mp3", "sph", "ogg")
+AUDIO_EXTENSION = rf"\.(?i:{'|'.join(AUDIO_EXTENSIONS)})$"  # a plain string: pyarrow's RE2 runs it
+VOXCELEB_SPEAKER = re.compile(r"id\d{5}")
+MAX_LISTED_PAIRS = 20  # pairs listed under one finding; the count is always complete
+BOOTSTRAP_METHODS: tuple[BootstrapEerMethod, ...] = get_args(BootstrapEerMethod)
+
+
+@dataclass(frozen=True)
+class ScoringConfig:
+    """What the reviewer declares: the minDCF costs and the bootstrap (written into the report)."""
+
+    p_target: float = 0.01
+    c_miss: float = 1.0
+    c_fa: float = 1.0
+    n_resamples: int = 1000
+    seed: int = 0
+    level: float = 0.95
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self) | {
+            "eer_variants": list(EER_METHODS),
+            "bootstrap_eer_variants": list(BOOTSTRAP_METHODS),
+            "bootstrap_clusters": "enrolment speaker",
+            "join_key": "(enrol, test) without a trailing audio extension",
+        }
+
+
+def read_map(path: Path, what: str, layout: str) -> dict[str, str]:
+    """A two-column text map (Kaldi ``utt2spk`` style, ``layout`` names the columns); a key given two values is
+    an InputError."""
+    text = read_text(Path(path), what)
+    mapping: dict[str, str] = {}
+    for number, fields in numbered_fields(text):
+        if len(fields) != 2:
+            raise InputError(str(path), f"expected '{layout}', got {len(fields)} field(s)", row=number)
+        key, value = fields
+        if mapping.setdefault(key, value) != value:
+            raise InputError(str(path), f"{key!r} is given two values, {mapping[key]!r} and {value!r}", row=number)
+    return mapping
+
+
+def without_extension(utterance: str) -> str:
+    """An utterance id without a trailing audio extension (SpeechBrain's score files drop it)."""
+    head, dot, extension = utterance.rpartition(".")
+    return head if dot and extension.lower() in AUDIO_EXTENSIONS else utterance
+
+
+def _keys(frame: pd.DataFrame) -> tuple[pd.Series, int]:
+    """One join key per row (enrol and test without their audio extension, tab-joined), and how many ids dropping
+    the extension changed. A plain-string pattern keeps pandas on pyarrow's vectorised regex (a compiled one would
+    send every id through Python)."""
+    enrol, test = frame["enrol_utt"].astype("string[pyarrow]"), frame["test_utt"].astype("string[pyarrow]")
+    enrol_key = enrol.str.replace(AUDIO_EXTENSION, "", regex=True)
+    test_key = test.str.replace(AUDIO_EXTENSION, "", regex=True)
+    changed = int((enrol_key != enrol).sum() + (test_key != test).sum())
+    return (enrol_key + "\t" + test_key).reset_index(drop=True), changed
+
+
+def _pairs(frame: pd.DataFrame, where: str) -> list[dict[str, Any]]:
+    return [
+        {"enrol": row.enrol_utt, "test": row.test_utt, where: int(getattr(row, where))}
+        for row in frame.head(MAX_LISTED_PAIRS).itertuples()
+    ]
+
+
+def _flag(flag_id: str, severity: Severity, message: str, pairs: list[dict[str, Any]] | None = None) -> Flag:
+    return Flag(flag_id, severity, message, details={"pairs": pairs} if pairs else {})
+
+
+@dataclass(frozen=True)
+class Joined:
+    """The trials that have a finite score, with their label, speakers and score; and the join's findings."""
+
+    trials: pd.DataFrame
+    flags: list[Flag]
+    counts: dict[str, int]
+
+
+def join(trial_list: TrialList, score_file: ScoreFile) -> Joined:
+    """Scores joined to trials by (enrol, test); every pair that is duplicated, unmatched, unscored or whose two
+    labels disagree becomes a finding, with the first ``MAX_LISTED_PAIRS`` pairs listed."""
+    trials = trial_list.frame.assign(trial=np.arange(1, len(trial_list.frame) + 1))
+    scores = score_file.frame
+    trial_keys, trial_keys_changed = _keys(trials)
+    score_keys, score_keys_changed = _keys(scores)
+    trial_repeated, score_repeated = trial_keys.duplicated().to_numpy(), score_keys.duplicated().to_numpy()
+    trial_dups, score_dups = trials[trial_repeated], scores[score_repeated]
+    listed = np.flatnonzero(~trial_repeated)
+    first_scores = np.flatnonzero(~score_repeated)
+    score_index, trial_index = pd.Index(score_keys.iloc[first_scores]), pd.Index(trial_keys.iloc[listed])
+    score_at = score_index.get_indexer(trial_index)  # hash lookups both ways (Series.isin loops in Python here)
+    unscored = trials.iloc[listed[score_at < 0]]
+    extra = scores.iloc[first_scores[trial_index.get_indexer(score_index) < 0]]
+    matched = scores.iloc[first_scores[score_at[score_at >= 0]]]
+    both = trials.iloc[listed[score_at >= 0]].assign(
+        score=matched["score"].to_numpy(), line=matched["line"].to_numpy(), score_label=matched["label"].to_numpy()
+    )
+    not_finite = both[~np.isfinite(both["score"])]
+    labelled = both[both["score_label"] != NO_LABEL]
+    mislabelled = labelled[labelled["score_label"] != labelled["label"]]
+    n = {"dup_t": len(trial_dups), "dup_s": len(score_dups), "unscored": len(unscored), "extra": len(extra)}
+    findings = [
+        ("duplicated-trials", Severity.ERROR, trial_dups, "trial",
+         f"{count(n['dup_t'], 'trial')} of {trial_list.path} repeat an (enrol, test) pair listed earlier; only the "
+         "first occurrence is scored."),
+        ("duplicated-scores", Severity.ERROR, score_dups, "line",
+         f"{count(n['dup_s'], 'line')} of {score_file.path} score an (enrol, test) pair scored on an earlier line; "
+         "only the first score is used."),
+        ("unscored-trials", Severity.ERROR, unscored, "trial",
+         f"{count(n['unscored'], 'trial')} of the list have no score in {score_file.path}: the metrics below cover "
+         "the scored trials only, not the list."),
+        ("scores-without-trials", Severity.WARNING, extra, "line",
+         f"{count(n['extra'], 'line')} of {score_file.path} score pairs the trial list does not hold; they are left "
+         "out."),
+        ("non-finite-scores", Severity.ERROR, not_finite, "line",
+         f"{count(len(not_finite), 'trial')} scored NaN or infinite; they are left out of the metrics."),
+        ("label-mismatch", Severity.ERROR, mislabelled, "line",
+         f"{count(len(mislabelled), 'trial')} carry a label in {score_file.path} that contradicts the trial list; "
+         "the trial list's label is used."),
+    ]  # fmt: skip
+    flags = [
+        _flag(i, severity, message, _pairs(rows, where)) for i, severity, rows, where, message in findings if len(rows)
+    ]
+    used = both[np.isfinite(both["score"])].reset_index(drop=True)
+    counts = {
+        "trial_lines": len(trials),
+        "score_lines": len(scores),
+        "duplicated_trials": n["dup_t"],
+        "duplicated_scores": n["dup_s"],
+        "unscored_trials": n["unscored"],
+        "scores_without_trials": n["extra"],
+        "non_finite_scores": len(not_finite),
+        "label_mismatches": len(mislabelled),
+        "keys_without_audio_extension": trial_keys_changed + score_keys_changed,
+        "trials_scored": len(used),
+    }
+    return Joined(used, flags, counts)
+
+
+def speakers_of(
+    trials: pd.DataFrame, speaker_map: Mapping[str, str] | None, map_path: Path | None
+) -> tuple[pd.DataFrame, str] | tuple[None, str]:
+    """``trials`` with ``enrol_speaker`` and ``test_speaker``, and where they came from; (None, why) when unknown.
+
+    A declared map must cover every utterance of the scored trials (an InputError otherwise); without one, every
+    utterance must be a VoxCeleb id ``idNNNNN/...``.
+    """
+    enrol_ids, test_ids = trials["enrol_utt"].tolist(), trials["test_utt"].tolist()
+    if speaker_map is not None:
+        utterances = dict.fromkeys(enrol_ids + test_ids)
+        missing = [u for u in utterances if u not in speaker_map and without_extension(u) not in speaker_map]
+        if missing:
+            raise InputError(
+                str(map_path),
+                f"{count(len(missing), 'utterance')} of the trials are not in the speaker map "
+                f"(first: {', '.join(missing[:3])})",
+            )
+
+        def lookup(utt: str) -> str:
+            return speaker_map[utt] if utt in speaker_map else speaker_map[without_extension(utt)]
+
+        speakers = [lookup(u) for u in enrol_ids], [lookup(u) for u in test_ids]
+        how = f"speaker map {map_path}"
+    else:
+        # The first path component, checked once per distinct value (a list names each speaker many times).
+        speakers = [u.partition("/")[0] for u in enrol_ids], [u.partition("/")[0] for u in test_ids]
+        prefixes = set(speakers[0]) | set(speakers[1])
+        slashed = all("/" in u for u in enrol_ids) and all("/" in u for u in test_ids)
+        if not slashed or not all(VOXCELEB_SPEAKER.fullmatch(prefix) for prefix in prefixes):
+            return None, "no --speakers map was given and the utterance ids are not VoxCeleb ids (idNNNNN/...)"
+        how = "VoxCeleb ids (idNNNNN/...)"
+    return trials.assign(enrol_speaker=speakers[0], test_speaker=speakers[1]), how
+
+
+def flag_speaker_labels(trials: pd.DataFrame) -> Flag | None:
+    """Target trials across two speakers, or non-target trials of one speaker: the labels or the speakers are
+    wrong."""
+    same = trials["enrol_speaker"] == trials["test_speaker"]
+    contradict = trials[same != (trials["label"] == 1)]
+    if not len(contradict):
+        return None
+    return _flag(
+        "labels-contradict-speakers",
+        Severity.WARNING,
+        f"{count(len(contradict), 'trial')} have a label that contradicts their speakers (a target across two "
+        "speakers or a non-target within one).",
+        _pairs(contradict, "trial"),
+    )
+
+
+def _groups(trials: pd.DataFrame) -> list[tuple[str, str, np.ndarray]]:
+    """(grouping, value, mask) for all trials, then each subgroup and condition present."""
+    groups = [("all", "all trials", np.ones(len(trials), dtype=bool))]
+    for column in ("subgroup", "condition"):
+        if column in trials:
+            for value in sorted(trials[column].dropna().unique()):
+                groups.append((column, str(value), (trials[column] == value).to_numpy()))
+    return groups
+
+
+def _bootstrap(scores: np.ndarray, labels: np.ndarray, speakers: np.ndarray, config: ScoringConfig) -> dict[str, Any]:
+    codes, n_clusters = cluster_codes(speakers)
+    weights = draw_cluster_weights(n_clusters, config.n_resamples, config.seed)
+    out: dict[str, Any] = {"n_speakers": n_clusters}
+    for method in BOOTSTRAP_METHODS:
+        interval = percentile_interval(weighted_eer(scores, labels, codes, weights, method), config.level)
+        out[f"eer_{method}_low"] = interval["low"]
+        out[f"eer_{method}_high"] = interval["high"]
+        out[f"eer_{method}_undefined_draws"] = interval["n_undefined"]
+    return out
+
+
+def group_metrics(trials: pd.DataFrame, config: ScoringConfig, with_speakers: bool) -> list[dict[str, Any]]:
+    """One row per group: trial counts, the three EERs, minDCF, AUC and (with speakers) bootstrap intervals."""
+    rows = []
+    for grouping, value, mask in _groups(trials):
+        subset = trials[mask]
+        scores, labels = subset["score"].to_numpy(float), subset["label"].to_numpy(np.int64)
+        row: dict[str, Any] = {"grouping": grouping, "group": value, "trials": len(subset)}
+        try:
+            metrics = grouped_metrics(
+                scores, labels, np.zeros(len(subset), dtype=np.int64), 1,
+                p_target=config.p_target, c_miss=config.c_miss, c_fa=config.c_fa,
+            )  # fmt: skip
+        except MetricInputError as error:
+            rows.append(row | {"not_computable": str(error)})
+            continue
+        row |= {name: values[0].item() for name, values in metrics.items()}
+        if with_speakers:
+            try:
+                row |= _bootstrap(scores, labels, subset["enrol_speaker"].to_numpy(), config)
+            except MetricInputError as error:
+                row["interval_not_computable"] = str(error)
+        rows.append(row)
+    return rows
+
+
+def group_curves(trials: pd.DataFrame, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per group whose metrics were computed: its DET curve, EER point (interp) and score histogram."""
+    computed = {(row["grouping"], row["group"]): row for row in rows if "not_computable" not in row}
+    curves = []
+    for grouping, value, mask in _groups(trials):
+        row = computed.get((grouping, value))
+        if row is None:
+            continue
+        scores, labels = trials["score"].to_numpy(float)[mask], trials["label"].to_numpy(np.int64)[mask]
+        curves.append(curve(grouping, value, scores, labels, row["eer_interp"]))
+    return curves
+
+
+def _source(path: Path, file_format: str, digest: Any, n_lines: int) -> dict[str, Any]:
+    return {
+        "path": str(path),
+        "format": file_format,
+        "sha256": digest.sha256,
+        "blake3": digest.blake3,
+        "n_lines": n_lines,
+    }
+
+
+def _join_section(joined: Joined, speakers_from: str) -> dict[str, Any]:
+    c = joined.counts
+    return {
+        "id": "score-join",
+        "title": "Scores joined to trials",
+        "status": "fail" if has_errors(joined.flags) else "pass",
+        "lines": [
+            f"{c['trial_lines']} trials listed, {c['score_lines']} score lines; {c['trials_scored']} trials scored "
+            f"and used. Joined by (enrol, test); {c['keys_without_audio_extension']} utterance ids compared "
+            "without a trailing audio extension.",
+            f"Speakers: {speakers_from}.",
+        ],
+        "table": [{"count": name.replace("_", " "), "value": value} for name, value in c.items()],
+    }
+
+
+def _metrics_section(
+    rows: list[dict[str, Any]], config: ScoringConfig, with_speakers: bool, unmapped: dict[str, int]
+) -> dict[str, Any]:
+    lines = [
+        "EER in three variants (fractions): eer_legacy (the paper's roc_curve routine), eer_rocch (BOSARIS ROC "
+        "convex hull), eer_interp (VoxSRC's linear crossing). "
+        f"min_dcf: normalised minimum DCF at p_target {config.p_target}, c_miss {config.c_miss}, c_fa "
+        f"{config.c_fa}. auc: ties count half.",
+    ]
+    if with_speakers:
+        lines.append(
+            f"Intervals: {config.level:.0%} percentile intervals of a speaker-cluster bootstrap "
+            f"({config.n_resamples} resamples of enrolment speakers, seed {config.seed}) for eer_interp and "
+            "eer_legacy (eer_rocch has none: its hull needs a PAV pass per resample)."
+        )
+    else:
+        lines.append("No intervals: the speakers of the trials are unknown (give --speakers utt2spk).")
+    lines.append(f"{len(rows)} groups: the table is under Aggregates (metrics_per_group in report.json).")
+    lines += [
+        f"{n} scored trials have no {column} in its map and are in no {column} group."
+        for column, n in unmapped.items()
+        if n
+    ]
+    return {
+        "id": "score-metrics",
+        "title": "How the metrics were computed",
+        "status": "info",
+        "lines": lines,
+        "table": None,
+    }
+
+
+def audit_scores(
+    trials: Path,
+    scores: Path,
+    *,
+    score_format: ScoreFormat | None = None,
+    trial_format: TrialFormat | None = None,
+    speakers: Path | None = None,
+    subgroups: Path | None = None,
+    conditions: Path | None = None,
+    config: ScoringConfig | None = None,
+) -> dict[str, Any]:
+    """The report of one trial list and its score file. Unreadable input raises InputError (exit 2).
+
+    ``subgroups`` maps a speaker to a subgroup (``spk2gender`` style; a trial takes its enrolment speaker's),
+    ``conditions`` an utterance to a condition (a trial takes its test utterance's).
+    """
+    config = config or ScoringConfig()
+    trial_list = read_trial_list(Path(trials), trial_format)
+    score_file = read_score_file(Path(scores), score_format)
+    speaker_map = read_map(speakers, "a speaker map", "<utterance> <speaker>") if speakers else None
+    joined = join(trial_list, score_file)
+    flags = list(joined.flags)
+    used, speakers_from = speakers_of(joined.trials, speaker_map, speakers)
+    if used is None:
+        flags.append(_flag("speakers-unknown", Severity.WARNING, f"No speaker-cluster intervals: {speakers_from}."))
+        used = joined.trials
+    else:
+        flags += [flag for flag in [flag_speaker_labels(used)] if flag is not None]
+    if subgroups is not None:
+        if "enrol_speaker" not in used:
+            raise InputError(str(subgroups), "subgroups map speakers, but the trials' speakers are unknown")
+        used = used.assign(
+            subgroup=used["enrol_speaker"].map(read_map(subgroups, "a subgroup map", "<speaker> <subgroup>"))
+        )
+    if conditions is not None:
+        condition_map = read_map(conditions, "a condition map", "<utterance> <condition>")
+        used = used.assign(condition=used["test_utt"].map(condition_map))
+    with_speakers = "enrol_speaker" in used
+    unmapped = {column: int(used[column].isna().sum()) for column in ("subgroup", "condition") if column in used}
+    rows = group_metrics(used, config, with_speakers) if len(used) else []
+    if not rows or "not_computable" in rows[0]:
+        why = rows[0]["not_computable"] if rows else "no trial has a finite score"
+        flags.append(_flag("metrics-not-computable", Severity.ERROR, f"The metrics of all trials: {why}."))
+    report = {
+        "tool": {"name": TOOL_NAME, "version": tool_version()},
+        "source": _source(score_file.path, score_file.format, score_file.digest, len(score_file.frame))
+        | {
+            "n_rows": joined.counts["trials_scored"],
+            "trials": _source(trial_list.path, trial_list.format, trial_list.digest, len(trial_list.frame)),
+        },
+        "verdict": "fail" if has_errors(flags) else "pass",
+        "config": config.as_dict(),
+        "flags": [flag.as_dict() for flag in flags],
+        "aggregates": {"metrics_per_group": rows},
+        "curves": group_curves(used, rows),
+        "claims": [],
+        "sections": [
+            _join_section(joined, speakers_from),
+            _metrics_section(rows, config, with_speakers, unmapped),
+        ],
+    }
+    return json_safe(report)

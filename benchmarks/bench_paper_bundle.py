@@ -1,0 +1,247 @@
+"""`audit verify --bundle --key --out` end to end on a paper-scale bundle, and the time of each audit step.
+
+Usage: ``python benchmarks/bench_paper_bundle.py [--keep DIR] [--scale 1.0] [--default out/default] [--json]``.
+The bundle (``benchmarks/paper_bundle.py``: 4,068 records, ~12 M per-trial scores, signed) is written to a
+temporary folder, or to ``--keep DIR`` and reused from there on later runs. Then:
+
+1. ``audit verify DIR/results.csv --bundle DIR --key DIR.pub --out REPORT`` runs as a fresh subprocess (imports
+   and report writing included, the way a reviewer runs it): wall-clock and CPU seconds, and the peak resident
+   memory of the process (``getrusage`` of the children), against the targets of issue 11: under 20 s and 2 GB
+   on the 2-core reference machine. CPU time is shown because on a shared machine the wall clock also counts the
+   time other processes hold the cores (the load average is printed before each measurement).
+2. The same audit once more in this process with a timer around each public step function, grouped by step
+   (signature, digests, binding, re-scoring, trial lists, trial utterances, operators, statistics, table audit,
+   report): the share of each, and the binding check's share against its 10 % target. A step function that the
+   audit no longer has is listed as not found, never silently dropped. ``--cprofile N`` profiles that run (CPU
+   time, so other processes' load does not count) and lists its N costliest functions by own time, to find hot
+   spots inside a step; the step times then include the profiler's overhead.
+3. With ``--default DIR`` (default ``out/default``, the bundle of ``nox -s reproduce``) when that folder exists:
+   ``audit verify`` of it end to end, against its 5 s target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import functools
+import importlib
+import json
+import os
+import pstats
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from paper_bundle import write_paper_bundle
+
+TARGET_S, TARGET_RSS_GB, DEFAULT_TARGET_S, BINDING_SHARE = 20.0, 2.0, 5.0, 0.10
+
+# Each audit step and the functions that make it (module where the line looks them up, function); a name that is
+# absent is reported as such.
+STEPS: dict[str, tuple[tuple[str, str], ...]] = {
+    "table audit (no bundle)": (
+        ("audit.verify", "select_rows"),
+        ("audit.verify", "derive"),
+        ("audit.verify", "recompute_aggregates"),
+        ("audit.verify", "raise_flags"),
+        ("audit.verify", "check_claims"),
+    ),
+    "signature": (
+        ("audit.bundle", "verify_signature"),
+        ("audit.bundle", "verify_statement"),
+        ("audit.bundle", "verify_statement_copy"),
+    ),
+    "digests": (
+        ("audit.bundle", "verify_subject_names"),
+        ("audit.bundle", "verify_subject_digests"),
+        ("audit.bundle", "verify_every_file_is_subject"),
+    ),
+    "parsing (schemas)": (("audit.bundle", "load_files"),),
+    "binding": (("audit.bundle", "verify_rows"), ("audit.bundle", "verify_table_binding")),
+    "re-scoring": (
+        ("audit.bundle", "verify_scores_follow_trial_lists"),
+        ("audit.bundle", "verify_rescored_metrics"),
+    ),
+    "shared trial lists": (("audit.bundle", "verify_shared_trial_lists"),),
+    "trial utterances": (("audit.bundle", "verify_trial_utterances"),),
+    "operators": (("audit.bundle", "verify_operator_outcomes"),),
+    "statistics": (("audit.bundle_statistics", "statistics_of_bundle"),),
+    "report": (("reports", "artefact_evaluation_summary"), ("reports", "write_report")),
+}
+# Parts of a step, shown under it (their time is inside the step's): private names, for finding hot spots.
+PARTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "statistics: gathering inputs": (
+        ("audit.bundle_statistics", "_contrast_input"),
+        ("audit.bundle_statistics", "_subgroup_settings"),
+    ),
+    "statistics: contrast bootstrap": (("audit.statistics", "_bootstrap_contrast"),),
+    "statistics: fixed-threshold settings": (("audit.statistics", "fixed_threshold_analysis"),),
+    "statistics: coupling simulation": (("audit.statistics", "coupling_under_additivity"),),
+}
+
+
+def run_measured(command: list[str]) -> dict[str, Any]:
+    """Wall-clock, CPU seconds and peak RSS of one subprocess (``ru_maxrss`` of the children: kilobytes on Linux).
+
+    The peak is the largest of any child waited for so far, so nothing else is run as a child before this.
+    """
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return {
+        "command": " ".join(command),
+        "exit": done.returncode,
+        "first_line": (done.stdout.splitlines() or done.stderr.splitlines() or [""])[0],
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "peak_rss_gb": after.ru_maxrss * 1024 / 1e9,
+        "load_average_before": load,
+    }
+
+
+def _timed(
+    function: Callable[..., Any], wall: dict[str, float], cpu: dict[str, float], step: str
+) -> Callable[..., Any]:
+    """``function`` adding its wall-clock and process CPU seconds (all threads) to ``step``."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start, start_cpu = time.perf_counter(), time.process_time()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            wall[step] += time.perf_counter() - start
+            cpu[step] += time.process_time() - start_cpu
+
+    return wrapper
+
+
+def step_times(bundle: Path, key: Path, out: Path, profile_top: int) -> dict[str, Any]:
+    """Run the audit in this process with every step function wrapped by a timer (and profiled if asked)."""
+    from audit.cli import audit_results
+
+    wall, cpu = {step: 0.0 for step in {**STEPS, **PARTS}}, {step: 0.0 for step in {**STEPS, **PARTS}}
+    missing = []
+    patched: list[tuple[Any, str, Any]] = []
+    for step, functions in {**STEPS, **PARTS}.items():
+        for module_name, name in functions:
+            module = importlib.import_module(module_name)
+            original = getattr(module, name, None)
+            if original is None:
+                if step != "binding" or name == "verify_rows":
+                    missing.append(f"{module_name}.{name}")
+                continue
+            patched.append((module, name, original))
+            setattr(module, name, _timed(original, wall, cpu, step))
+    profiler = cProfile.Profile(time.process_time) if profile_top else None
+    start, start_cpu = time.perf_counter(), time.process_time()
+    try:
+        if profiler:
+            profiler.enable()
+        report, _ = audit_results(bundle / "results.csv", bundle=bundle, key=key, out=out)
+        if profiler:
+            profiler.disable()
+    finally:
+        for module, name, original in patched:
+            setattr(module, name, original)
+    total, total_cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    result: dict[str, Any] = {
+        "verdict": report["verdict"],
+        "wall_s": {"total": total, **wall, "other": total - sum(wall[step] for step in STEPS)},
+        "cpu_s": {"total": total_cpu, **cpu, "other": total_cpu - sum(cpu[step] for step in STEPS)},
+        "not_found": missing,
+    }
+    if profiler:
+        stats = pstats.Stats(profiler)
+        rows = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)[:profile_top]  # type: ignore[attr-defined]
+        result["profile"] = [
+            {"function": f"{Path(file).name}:{line} {name}", "own_s": own, "cumulative_s": cumulative, "calls": calls}
+            for (file, line, name), (_, calls, own, cumulative, _) in rows
+        ]
+    return result
+
+
+def bundle_at(keep: Path | None, folder: Path, scale: float) -> tuple[Path, Path, str]:
+    """The bundle to audit and its public key: reused from ``keep`` when it holds one, else written."""
+    root = keep or folder / "paper-bundle"
+    public = root.with_name(root.name + ".pub")
+    if (root / "results.csv").is_file() and public.is_file():
+        return root, public, f"reused {root}"
+    written = write_paper_bundle(root, scale=scale)
+    return (
+        root,
+        written.public_key,
+        f"wrote {root}: {written.n_records} records, {written.n_trial_lists} trial lists, "
+        f"{written.n_scores:,} scores in {written.seconds:.1f} s",
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="bundle folder to write once and reuse (keys beside it)")
+    parser.add_argument("--scale", type=float, default=1.0, help="trial budget multiplier of a new bundle")
+    parser.add_argument("--default", type=Path, default=Path("out/default"), help="the default bundle, if any")
+    parser.add_argument("--cprofile", type=int, default=0, metavar="N", help="also list the N costliest functions")
+    parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
+    args = parser.parse_args()
+    python = sys.executable
+    results: dict[str, Any] = {"cores": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as folder:
+        bundle, key, how = bundle_at(args.keep, Path(folder), args.scale)
+        results["bundle"] = how
+        report = Path(folder) / "report"
+        command = [python, "-m", "audit.cli", "verify", str(bundle / "results.csv"), "--bundle", str(bundle)]
+        results["end_to_end"] = run_measured([*command, "--key", str(key), "--out", str(report)])
+        results["in_process"] = step_times(bundle, key, Path(folder) / "report-in-process", args.cprofile)
+        default = args.default
+        default_keys = sorted(default.parent.glob(f"{default.name}.keys/*.pub"))
+        if (default / "results.csv").is_file():
+            command = [python, "-m", "audit.cli", "verify", str(default / "results.csv"), "--bundle", str(default)]
+            command += ["--key", str(default_keys[0])] if default_keys else []
+            results["default_bundle"] = run_measured([*command, "--out", str(Path(folder) / "default-report")])
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    print(results["bundle"])
+    print(f"{os.cpu_count()} cores")
+    for name, target in (("end_to_end", TARGET_S), ("default_bundle", DEFAULT_TARGET_S)):
+        if name not in results:
+            print(f"{name}: no bundle at {args.default} (make one with `nox -s reproduce`)")
+            continue
+        run = results[name]
+        print(
+            f"{name}: exit {run['exit']} ({run['first_line'][:60]}); wall {run['wall_s']:.1f} s, "
+            f"CPU {run['cpu_s']:.1f} s (target < {target:.0f} s); peak RSS {run['peak_rss_gb']:.2f} GB"
+            + (f" (target < {TARGET_RSS_GB:.0f} GB)" if name == "end_to_end" else "")
+            + f"; load average before {run['load_average_before']:.1f}"
+        )
+    steps = results["in_process"]
+    wall, cpu = steps["wall_s"], steps["cpu_s"]
+    print(f"in-process audit: {steps['verdict']}, {wall['total']:.1f} s wall, {cpu['total']:.1f} s CPU; per step:")
+    print(f"  {'step':<40} {'wall s':>8} {'share':>6} {'CPU s':>8} {'share':>6}")
+    for step in [*sorted(STEPS, key=lambda name: -cpu[name]), "other", *PARTS]:
+        print(
+            f"  {step:<40} {wall[step]:8.2f} {wall[step] / wall['total']:6.1%} "
+            f"{cpu[step]:8.2f} {cpu[step] / cpu['total']:6.1%}"
+        )
+    print(f"binding share {cpu['binding'] / cpu['total']:.1%} of CPU (target < {BINDING_SHARE:.0%})")
+    if steps["not_found"]:
+        print(f"step functions not found (update STEPS): {', '.join(steps['not_found'])}")
+    for row in steps.get("profile", []):
+        print(
+            f"  {row['own_s']:7.2f} s own {row['cumulative_s']:7.2f} s cum {row['calls']:>9} calls  {row['function']}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""`audit scores` reading and joining a VoxCeleb1-H-sized trial list and score file, against pandas' C CSV reader.
+
+Usage: ``python benchmarks/bench_scores.py [--trials 552536] [--utterances 145000] [--repeats 3]``. A synthetic
+VoxCeleb-format list (``<1|0> idNNNNN/video/NNNNN.wav ...``, each utterance in several trials, as in the real
+lists) and a VoxSRC score file of the same pairs are written first. Timed (best CPU seconds of ``--repeats``): the
+audit's readers (line by line, so that a bad line is named), the join with its duplicate and mismatch accounting,
+and the speaker ids; beside ``pandas.read_csv`` of the two files (the floor: parsing without any check). The ratio
+to that floor is the figure to watch; no target is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from audit.score_files import read_score_file
+from audit.trial_lists import read_trial_list
+from audit.trial_scores import join, speakers_of
+
+
+def _best_cpu(action: Callable[[], Any], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.process_time()
+        action()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def _write(folder: Path, n_trials: int, n_utterances: int) -> tuple[Path, Path]:
+    rng = np.random.default_rng(20261201)
+    speaker_of = rng.integers(0, 1251, n_utterances)
+    names = [f"id1{s:04d}/v{u % 97:02d}/{u:05d}.wav" for u, s in enumerate(speaker_of)]
+    enrol = rng.integers(0, n_utterances, n_trials)
+    test = rng.integers(0, n_utterances, n_trials)
+    labels = (speaker_of[enrol] == speaker_of[test]).astype(int)
+    scores = rng.normal(2.0 * labels, 1.0)
+    trials, score_file = folder / "list_test_hard2.txt", folder / "scores.txt"
+    trials.write_text("".join(f"{lab} {names[e]} {names[t]}\n" for lab, e, t in zip(labels, enrol, test, strict=True)))
+    score_file.write_text(
+        "".join(f"{s:.5f} {names[e]} {names[t]}\n" for s, e, t in zip(scores, enrol, test, strict=True))
+    )
+    return trials, score_file
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=552_536)
+    parser.add_argument("--utterances", type=int, default=145_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        trials_path, scores_path = _write(Path(folder), args.trials, args.utterances)
+        trial_list, score_file = read_trial_list(trials_path), read_score_file(scores_path)
+        joined = join(trial_list, score_file)
+        seconds = {
+            "pandas.read_csv (floor)": _best_cpu(
+                lambda: (
+                    pd.read_csv(trials_path, sep=" ", header=None),
+                    pd.read_csv(scores_path, sep=" ", header=None),
+                ),
+                args.repeats,
+            ),
+            "read trial list + score file": _best_cpu(
+                lambda: (read_trial_list(trials_path), read_score_file(scores_path)), args.repeats
+            ),
+            "join": _best_cpu(lambda: join(trial_list, score_file), args.repeats),
+            "speakers": _best_cpu(lambda: speakers_of(joined.trials, None, None), args.repeats),
+        }
+    floor = seconds["pandas.read_csv (floor)"]
+    print(f"{args.trials} trials, {args.utterances} utterances; best CPU seconds of {args.repeats}:")
+    for name, value in seconds.items():
+        print(f"  {name:<30} {value:6.2f} s  ({value / floor:.1f}x the floor)")
+
+
+if __name__ == "__main__":
+    main()

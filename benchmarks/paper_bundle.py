@@ -1,0 +1,526 @@
+"""A signed synthetic bundle at the paper's size, planned by the runner from ``configs/full.toml``.
+
+The records, trial lists and record ids come from the runner's own planner (``runner.plan.plan_run``) on
+synthetic utterance pools shaped like the six corpora and two spoof folders of the full configuration, so trial
+lists are shared exactly as the design shares them: one list per condition cell for all 12 encoders, one per
+population of a population factor, one per gender subgroup of E16, spoof lists built on their genuine list.
+``configs/full.toml`` plans 215 cells per encoder label (2,580 records); the paper has 4,068 records (339 per
+label), so the remaining 124 cells per label are repeated draws (a fresh trial list each, the condition suffixed
+``#rN``) of the single-factor designs E03-E07. Every trial budget is scaled by one factor so that the bundle holds
+about 12 M per-trial scores; the statistics workload (contrasts, fixed-threshold settings) is full.toml's own.
+
+Scores are cosines in float32 precision (as the runner's float32 embeddings give them) with speaker effects on
+both sides (some enrolment and test speakers are harder than others, for every encoder alike), an encoder quality
+and a condition penalty; a few trials fail to decode (NaN, ``test-failed``).
+The results rows carry the true metrics of those scores (``audit.metrics.grouped_metrics``, as the runner does),
+and ``provenance.manifest.write_manifest`` signs the bundle with a fresh key written next to it (``B.key``,
+``B.pub``). The same seed gives the same bundle, byte for byte, apart from the fresh key and its signature.
+
+Usage: ``python benchmarks/paper_bundle.py OUT [--scale 1.0] [--labels 12] [--experiments E13,E16] [--no-pad]
+[--design-lists] [--seed 7]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import tomllib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import blake3
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parents[1]
+FULL_CONFIG = ROOT / "configs" / "full.toml"
+PAPER_RECORDS = 4068
+PAPER_LABELS = 12
+PAPER_SCORES = 12_000_000
+REPLICATED = ("E03", "E04", "E05", "E06", "E07")  # single-factor designs whose draws pad to the paper's count
+MIN_BUDGET = 40  # per class and list: small scales keep both classes and a development split for E16
+DEV_SHARE = 0.2  # of E16's (voxceleb1) speakers, declared as development speakers
+RUN_ID = "paper-scale-synthetic"
+
+
+@dataclass(frozen=True)
+class CorpusShape:
+    """A synthetic utterance pool: speakers with speaker-level metadata, utterances with utterance-level metadata."""
+
+    speakers: int
+    per_speaker: int
+    speaker_columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    utterance_columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+GENDERS = ("F", "M")
+CORPORA = {
+    "ravdess": CorpusShape(
+        24,
+        64,
+        {"gender": GENDERS},
+        {"emotion": ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised")},
+    ),
+    "torgo": CorpusShape(
+        15,
+        300,
+        {"condition": ("dysarthric", "control"), "gender": GENDERS},
+        {"session": ("Session1", "Session2", "Session2_3", "Session3")},
+    ),
+    "ears": CorpusShape(
+        107, 56, {"gender": GENDERS}, {"style": ("regular", "loud", "whisper", "highpitch", "lowpitch", "fast", "slow")}
+    ),
+    "common_voice": CorpusShape(
+        1200,
+        20,
+        {
+            "age_bin": ("teens", "twenties", "thirties", "fourties", "fifties", "sixties", "seventies", "eighties"),
+            "gender": GENDERS,
+        },
+    ),
+    "l2_arctic": CorpusShape(
+        24, 60, {"l1": ("Arabic", "Mandarin", "Hindi", "Korean", "Spanish", "Vietnamese"), "gender": GENDERS}
+    ),
+    "voxceleb1": CorpusShape(1251, 20, {"gender": GENDERS}),
+}
+SPOOF_FOLDERS = {"tts_spoofs": ("VITS", "YourTTS"), "vc_spoofs": ("FreeVC", "kNN-VC")}  # imitating voxceleb1 speakers
+
+
+def synthetic_pool(name: str, shape: CorpusShape) -> pd.DataFrame:
+    """The utterance table of one synthetic corpus (schema columns, metadata cycled evenly over speakers)."""
+    speaker = np.repeat(np.arange(shape.speakers), shape.per_speaker)
+    within = np.tile(np.arange(shape.per_speaker), shape.speakers)
+    utt_id = [f"{name}-s{s:04d}-u{u:03d}" for s, u in zip(speaker, within, strict=True)]
+    frame = pd.DataFrame(
+        {
+            "utt_id": utt_id,
+            "speaker": [f"{name}-s{s:04d}" for s in speaker],
+            "path": [f"{u}.wav" for u in utt_id],
+            "duration_s": 3.0,
+            "sample_rate": 16000,
+            "blake3": [blake3.blake3(u.encode()).hexdigest() for u in utt_id],
+        }
+    )
+    for column, values in shape.speaker_columns.items():
+        frame[column] = np.asarray(values)[speaker % len(values)]
+    for column, values in shape.utterance_columns.items():
+        frame[column] = np.asarray(values)[within % len(values)]
+    return frame
+
+
+def spoof_pool(name: str, systems: Sequence[str], genuine: pd.DataFrame) -> pd.DataFrame:
+    """Two files per genuine speaker, each imitating that speaker, made by the folder's systems in turn."""
+    speakers = np.repeat(np.sort(genuine["speaker"].unique()), 2)
+    utt_id = [f"{name}-{i:05d}" for i in range(len(speakers))]
+    return pd.DataFrame(
+        {
+            "utt_id": utt_id,
+            "speaker": speakers,
+            "path": [f"{u}.wav" for u in utt_id],
+            "duration_s": 3.0,
+            "sample_rate": 16000,
+            "blake3": [blake3.blake3(u.encode()).hexdigest() for u in utt_id],
+            "spoof_system": np.asarray(systems)[np.arange(len(speakers)) % len(systems)],
+            "spoof_system_version": "synthetic",
+        }
+    )
+
+
+@contextmanager
+def _placeholder_roots() -> Iterator[None]:
+    """full.toml names its corpora and checkpoints through environment variables; nothing is read from them."""
+    names = ("INTERBIAS_CORPORA", "INTERBIAS_CHECKPOINTS")
+    saved = {name: os.environ.get(name) for name in names}
+    for name in names:
+        os.environ.setdefault(name, "/nonexistent/paper-bundle")
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One record to write: the runner's plan, the row's condition (replicates renamed) and its trial list."""
+
+    record_id: str
+    plan: Any  # runner.plan.RecordPlan
+    condition: str
+    trials: Any  # runner.trials.TrialList
+
+
+def _budget_factor(config: Any, records_per_label: int) -> float:
+    """One factor on every budget so that the full paper-scale bundle holds about PAPER_SCORES scores."""
+    per_cell = []
+    for experiment in config.experiments:
+        groups = 2 if experiment.subgroup else 1
+        size = experiment.target_trials + experiment.nontarget_trials
+        per_cell += [size] * (len(config.experiment_cells(experiment)) * groups)
+    padding = [
+        e.target_trials + e.nontarget_trials
+        for e in config.experiments
+        if e.id in REPLICATED
+        for _ in e.test_conditions
+    ]
+    extra = records_per_label - len(per_cell)
+    total = sum(per_cell) + sum(padding[i % len(padding)] for i in range(max(extra, 0)))
+    return PAPER_SCORES / (total * PAPER_LABELS)
+
+
+def _scaled(experiment: Any, factor: float) -> Any:
+    return replace(
+        experiment,
+        target_trials=max(MIN_BUDGET, round(experiment.target_trials * factor)),
+        nontarget_trials=max(MIN_BUDGET, round(experiment.nontarget_trials * factor)),
+    )
+
+
+def plan_records(
+    config: Any, pools: dict[str, pd.DataFrame], *, pad_to: int | None, seed: int, same_list_contrasts: bool
+) -> list[Planned]:
+    """The runner's plan, then replicate draws of the REPLICATED designs until ``pad_to`` cells per label.
+
+    With ``same_list_contrasts`` every cell of a two-factor design (per subgroup) is scored on its reference
+    cell's list, so every contrast is a same-list contrast whose bootstrap statistics the audit computes.
+    """
+    from runner.plan import plan_run, record_id_for
+    from runner.trials import sample_selected_trials
+
+    reference: dict[tuple[str, str | None], Any] = {}
+    plans = []
+    for p in plan_run(config, pools):
+        trials = p.trials
+        if same_list_contrasts and p.experiment.factor_b is not None:
+            trials = reference.setdefault((p.experiment.id, p.subgroup), p.trials)  # cells come reference first
+        plans.append(Planned(p.record_id, p, p.cell.condition, trials))
+    n_labels = len(config.encoders)
+    missing = 0 if pad_to is None else pad_to - len(plans) // n_labels
+    cells = [(e, c) for e in config.experiments if e.id in REPLICATED for c in config.experiment_cells(e)]
+    lists: dict[tuple[Any, ...], Any] = {}
+    template = {(p.plan.experiment.id, p.plan.cell.condition): p.plan for p in plans}
+    for index in range(max(missing, 0) if cells else 0):
+        experiment, cell = cells[index % len(cells)]
+        replicate = 2 + index // len(cells)
+        key = (replicate, experiment.id, cell.enrol_select, cell.test_select)
+        if key not in lists:
+            lists[key] = sample_selected_trials(
+                pools[experiment.corpus],
+                experiment_id=experiment.id,
+                n_target=experiment.target_trials,
+                n_nontarget=experiment.nontarget_trials,
+                seed=seed + replicate,
+                enrol_select=cell.enrol_select,
+                test_select=cell.test_select,
+            )
+        condition = f"{cell.condition}#r{replicate}"
+        plan = template[(experiment.id, cell.condition)]
+        for encoder in config.encoders:
+            record_id = record_id_for(experiment.id, encoder.label, condition, None)
+            plans.append(Planned(record_id, replace(plan, encoder=encoder), condition, lists[key]))
+    return plans
+
+
+def _trial_arrays(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """Speaker codes of both sides, labels, spoof mask and the number of speakers of one trial list."""
+    codes, uniques = pd.factorize(pd.concat([frame["enrol_speaker"], frame["test_speaker"]], ignore_index=True))
+    n = len(frame)
+    spoof = (frame["trial_kind"] == "spoof").to_numpy() if "trial_kind" in frame.columns else np.zeros(n, bool)
+    return codes[:n], codes[n:], frame["label"].to_numpy(np.int8), spoof, len(uniques)
+
+
+@dataclass(frozen=True)
+class RecordScores:
+    """One record's per-trial scores in trial-list order; ``scored`` is False where the test file failed."""
+
+    labels: np.ndarray
+    scores: np.ndarray
+    scored: np.ndarray
+
+    def parquet_bytes(self) -> bytes:
+        """The scores file as the runner writes it (zstd, the run id in the schema metadata)."""
+        status = np.where(self.scored, "scored", "test-failed")
+        table = pa.table(
+            {
+                "trial_index": pa.array(np.arange(len(self.labels), dtype=np.int64)),
+                "label": pa.array(self.labels),
+                "score": pa.array(self.scores),
+                "status": pa.array(status, type=pa.large_string()),
+            }
+        ).replace_schema_metadata({"run_id": RUN_ID})
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, compression="zstd")
+        return bytes(sink.getvalue().to_pybytes())
+
+
+def draw_scores(planned: list[Planned], seed: int) -> list[RecordScores]:
+    """Per-trial scores of every record: encoder quality, condition penalty, speaker effects on both sides."""
+    rng = np.random.default_rng(seed)
+    labels_in_order = list(dict.fromkeys(p.plan.encoder.label for p in planned))
+    quality = dict(zip(labels_in_order, rng.uniform(1.8, 3.6, len(labels_in_order)), strict=True))
+    penalties: dict[tuple[str, str], float] = {}
+    speaker_effects: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]] = {}
+    drawn = []
+    for item in planned:
+        list_id = item.trials.trial_list_id
+        if list_id not in arrays:
+            arrays[list_id] = _trial_arrays(item.trials.frame)
+            n_speakers = arrays[list_id][4]
+            speaker_effects[list_id] = (rng.normal(0, 0.4, n_speakers), rng.normal(0, 0.4, n_speakers))
+        enrol, test, labels, spoof, _ = arrays[list_id]
+        base = item.plan.cell.condition
+        penalty = penalties.setdefault(
+            (item.plan.experiment.id, base), 0.0 if base in ("clean", "clean->clean") else float(rng.uniform(0, 1.2))
+        )
+        separation = max(quality[item.plan.encoder.label] - penalty + rng.normal(0, 0.1), 0.3)
+        enrol_effect, test_effect = speaker_effects[list_id]
+        raw = (
+            separation * labels
+            + 0.6 * separation * spoof
+            + enrol_effect[enrol]
+            + test_effect[test]
+            + rng.standard_normal(len(labels))
+        )
+        # A cosine in float32 precision, as the runner's float32 embeddings give it (stored as float64).
+        scores = np.tanh(raw / 8).astype(np.float32).astype(np.float64)
+        scored = np.ones(len(labels), dtype=bool)
+        if rng.random() < 0.2:  # a few test files fail to decode in some records
+            scored[rng.choice(len(labels), size=max(1, len(labels) // 2000), replace=False)] = False
+            scores[~scored] = np.nan
+        drawn.append(RecordScores(labels, scores, scored))
+    return drawn
+
+
+def _operators(planned: list[Planned]) -> dict[str, Any]:
+    """operators.json: every chain applied to every side that uses it, per chain and per record, no failures."""
+    from runner.operators import chain_id
+
+    chains: dict[str, dict[str, Any]] = {}
+    records: dict[str, dict[str, Any]] = {}
+    sides: dict[tuple[str, str], int] = {}
+    for item in planned:
+        plan, frame = item.plan, item.trials.frame
+        corpus = plan.experiment.corpus
+        test_corpus = frame["test_corpus"].iloc[0] if "test_corpus" in frame.columns else corpus
+        keys = []
+        for specs, column, where in (
+            (plan.cell.enrol_chain, "enrol_utt", corpus),
+            (plan.cell.test_chain, "test_utt", test_corpus),
+        ):
+            key = f"{where}:{chain_id(list(specs))}"
+            chain = chains.setdefault(
+                key, {"spec": list(specs), "applied": 0, "failed": 0, "fallback": 0, "reasons": {}}
+            )
+            count_key = (key, item.trials.trial_list_id + column)
+            if count_key not in sides:
+                sides[count_key] = int(frame[column].nunique())
+                chain["applied"] += sides[count_key]
+            keys.append((key, sides[count_key]))
+        records[item.record_id] = {
+            "chains": sorted({key for key, _ in keys}),
+            "applied": sum(count for _, count in keys),
+            "failed": 0,
+            "fallback": 0,
+        }
+    return {"policy": "drop-trial", "chains": dict(sorted(chains.items())), "records": records}
+
+
+def _config_text(dev_speakers: list[str]) -> str:
+    """full.toml with the development speakers of the fixed-threshold analysis declared in [analysis]."""
+    text = FULL_CONFIG.read_text(encoding="utf-8")
+    listed = ", ".join(f'"{speaker}"' for speaker in dev_speakers)
+    return text.replace("[analysis]\n", f"[analysis]\ndev_speakers = [{listed}]\n", 1)
+
+
+@dataclass(frozen=True)
+class PaperBundle:
+    """What was written: the bundle, its key pair (outside it) and its size."""
+
+    root: Path
+    private_key: Path
+    public_key: Path
+    n_records: int
+    n_trial_lists: int
+    n_scores: int
+    seconds: float
+
+
+def write_paper_bundle(
+    out: Path,
+    *,
+    scale: float = 1.0,
+    labels: int = PAPER_LABELS,
+    experiments: Sequence[str] | None = None,
+    pad: bool = True,
+    same_list_contrasts: bool = True,
+    seed: int = 7,
+) -> PaperBundle:
+    """Write the bundle into ``out`` (created; must not exist) and its keys at ``out.key`` / ``out.pub``.
+
+    ``scale`` multiplies every trial budget (1.0: about 12 M scores in all), ``labels`` keeps the first encoder
+    labels of full.toml, ``experiments`` a subset of its designs; ``pad`` adds the replicate draws that bring the
+    full design to the paper's 339 cells per label. ``same_list_contrasts`` (the workload the issue measured: 384
+    same-list contrasts) scores every cell of a two-factor design on one list; without it the lists are exactly
+    full.toml's, where a population factor (age, emotion, session) pairs each level's terms on that population's
+    list and the audit leaves those contrasts out of the bootstrap statistics.
+    """
+    from audit.metrics import grouped_metrics
+    from provenance.environment import write_environment
+    from provenance.keys import generate_keypair
+    from provenance.manifest import write_manifest
+    from runner.config import load_config
+
+    started = time.perf_counter()
+    out = Path(out)
+    out.mkdir(parents=True)
+    with _placeholder_roots():
+        config = load_config(FULL_CONFIG)
+    factor = _budget_factor(config, PAPER_RECORDS // PAPER_LABELS) * scale
+    chosen = [e for e in config.experiments if experiments is None or e.id in experiments]
+    config = replace(
+        config, seed=seed, encoders=config.encoders[:labels], experiments=tuple(_scaled(e, factor) for e in chosen)
+    )
+    genuine = {name: synthetic_pool(name, shape) for name, shape in CORPORA.items()}
+    spoofs = {name: spoof_pool(name, systems, genuine["voxceleb1"]) for name, systems in SPOOF_FOLDERS.items()}
+    pools = genuine | spoofs
+    planned = plan_records(
+        config,
+        pools,
+        pad_to=PAPER_RECORDS // PAPER_LABELS if pad else None,
+        seed=seed,
+        same_list_contrasts=same_list_contrasts,
+    )
+
+    used = {p.plan.experiment.corpus for p in planned}
+    for item in planned:
+        if "test_corpus" in item.trials.frame.columns:
+            used |= set(item.trials.frame["test_corpus"])
+    for name in sorted(used):
+        folder = out / "corpus" / name
+        folder.mkdir(parents=True)
+        pools[name].to_csv(folder / "utterances.csv", index=False, lineterminator="\n")
+    (out / "trials").mkdir()
+    trial_lists = {item.trials.trial_list_id: item.trials for item in planned}
+    for list_id, trials in trial_lists.items():
+        (out / "trials" / f"{list_id}.csv").write_bytes(trials.csv_bytes)
+
+    records = draw_scores(planned, seed)
+    (out / "scores").mkdir()
+    digests = []
+    for item, record in zip(planned, records, strict=True):
+        data = record.parquet_bytes()
+        (out / "scores" / f"{item.record_id}.parquet").write_bytes(data)
+        digests.append(blake3.blake3(data).hexdigest())
+    scored = np.concatenate([record.scored for record in records])
+    metrics = grouped_metrics(
+        np.concatenate([record.scores for record in records])[scored],
+        np.concatenate([record.labels for record in records])[scored],
+        np.repeat(np.arange(len(records)), [len(record.labels) for record in records])[scored],
+        len(records),
+        p_target=config.p_target,
+        c_miss=config.c_miss,
+        c_fa=config.c_fa,
+    )
+    checkpoints = {
+        spec.label: {
+            "kind": spec.kind,
+            "class": "synthetic",
+            "checkpoint_blake3": blake3.blake3(f"synthetic-{spec.label}".encode()).hexdigest(),
+        }
+        for spec in config.encoders
+    }
+    rows = []
+    for index, (item, record, digest) in enumerate(zip(planned, records, digests, strict=True)):
+        design, cell = item.plan.experiment, item.plan.cell
+        values = {name: metric[index].item() for name, metric in metrics.items()}
+        rows.append(
+            {
+                "record_id": item.record_id,
+                "experiment": design.id,
+                "model": item.plan.encoder.label,
+                "model_family": item.plan.encoder.family,
+                "corpus": design.corpus,
+                "condition": item.condition,
+                "factor_a": design.factor_a.name if design.factor_a else None,
+                "level_a": cell.level_a if design.factor_a else None,
+                "factor_b": design.factor_b.name if design.factor_b else None,
+                "level_b": cell.level_b if design.factor_b else None,
+                "enrol_condition": cell.enrol_condition,
+                "test_condition": cell.test_condition,
+                "subgroup": item.plan.subgroup,
+                "eer": values[f"eer_{config.eer_method}"],
+                **values,
+                "eer_method": config.eer_method,
+                "n_unscored": int((~record.scored).sum()),
+                "p_target": config.p_target,
+                "c_miss": config.c_miss,
+                "c_fa": config.c_fa,
+                "checkpoint_blake3": checkpoints[item.plan.encoder.label]["checkpoint_blake3"],
+                "trial_list_id": item.trials.trial_list_id,
+                "scores_blake3": digest,
+                "run_id": RUN_ID,
+                "seed": seed,
+            }
+        )
+    results = pd.DataFrame(rows)
+    results.to_csv(out / "results.csv", index=False, lineterminator="\n")
+    (out / "operators.json").write_text(json.dumps(_operators(planned), indent=2, sort_keys=True))
+    (out / "checkpoints.json").write_text(json.dumps(checkpoints, indent=2, sort_keys=True))
+    write_environment(out / "environment.json", {"python": {"version": sys.version.split()[0]}, "seeds": {"run": seed}})
+    voxceleb = np.sort(genuine["voxceleb1"]["speaker"].unique())
+    dev_speakers = voxceleb[: round(DEV_SHARE * len(voxceleb))].tolist()
+    text = _config_text(dev_speakers)
+    (out / "config.toml").write_text(text, encoding="utf-8")
+    private_key, public_key = out.with_name(out.name + ".key"), out.with_name(out.name + ".pub")
+    generate_keypair(private_key, public_key)
+    write_manifest(out, tomllib.loads(text), private_key)
+    return PaperBundle(
+        out,
+        private_key,
+        public_key,
+        n_records=len(planned),
+        n_trial_lists=len(trial_lists),
+        n_scores=sum(len(record.labels) for record in records),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="bundle folder to create (keys go to OUT.key and OUT.pub)")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiplier on every trial budget (1.0: ~12 M)")
+    parser.add_argument("--labels", type=int, default=PAPER_LABELS, help="first N encoder labels of full.toml")
+    parser.add_argument("--experiments", default=None, help="comma-separated subset of full.toml's designs")
+    parser.add_argument("--no-pad", action="store_true", help="full.toml's cells only (no replicate draws)")
+    parser.add_argument(
+        "--design-lists", action="store_true", help="full.toml's list sharing (population contrasts on two lists)"
+    )
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    bundle = write_paper_bundle(
+        args.out,
+        scale=args.scale,
+        labels=args.labels,
+        experiments=args.experiments.split(",") if args.experiments else None,
+        pad=not args.no_pad,
+        same_list_contrasts=not args.design_lists,
+        seed=args.seed,
+    )
+    print(
+        f"wrote {bundle.root}: {bundle.n_records} records, {bundle.n_trial_lists} trial lists, "
+        f"{bundle.n_scores:,} scores in {bundle.seconds:.1f} s; public key {bundle.public_key}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""Reading a user's input file only when it is a regular file.
+
+A FIFO blocks a plain ``open`` forever, ``/dev/zero`` never ends and a socket cannot be opened at all, so the
+path is checked before it is opened and the opened descriptor is checked again (a file swapped in between is
+still caught). Anything else is an :class:`~audit.errors.InputError`: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from audit.errors import InputError
+from schemas.bundle import read_if_regular
+
+_KINDS = (
+    (stat.S_ISDIR, "is a directory"),
+    (stat.S_ISFIFO, "is a named pipe (FIFO), not a regular file"),
+    (stat.S_ISSOCK, "is a socket, not a regular file"),
+    (stat.S_ISCHR, "is a character device, not a regular file"),
+    (stat.S_ISBLK, "is a block device, not a regular file"),
+)
+
+
+def _not_regular(path: Path, mode: int, what: str) -> InputError:
+    kind = next((text for test, text in _KINDS if test(mode)), "is not a regular file")
+    return InputError(str(path), f"{kind} (expected {what})")
+
+
+def read_regular_file(path: Path, what: str) -> bytes:
+    """The bytes of ``path`` (symlinks followed) if it is a regular file; ``what`` names the expected content."""
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode  # a socket cannot even be opened: say what it is
+        if not stat.S_ISREG(mode):
+            raise _not_regular(path, mode, what)
+        mode, data = read_if_regular(path, follow_links=True)
+    except FileNotFoundError as error:
+        raise InputError(str(path), f"no such file (expected {what})") from error
+    except OSError as error:
+        raise InputError(str(path), f"cannot be read: {error.strerror} (expected {what})") from error
+    if data is None:
+        raise _not_regular(path, mode, what)
+    return data

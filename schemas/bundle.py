@@ -1,0 +1,276 @@
+"""The artefact bundle (DESIGN.md section 3): every file name in one place, and its typed parsers and serialisers.
+
+One home for the layout: the runner writes through :class:`BundleLayout` and the ``*_bytes`` serialisers, the
+manifest (``provenance``) names its subjects with it, and the audit parses the bytes it has verified with the
+``parse_*`` functions. Parsers take bytes, never paths, so that what is parsed is exactly what was digested; each
+checks its table against its schema and raises :class:`BundleFileError` (file and what was expected) instead of
+letting a hostile file reach the caller as a traceback. Adding a bundle file touches this module only.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandera.errors import SchemaError, SchemaErrors
+
+from schemas.scores import SCORE_STATUSES, ScoresSchema
+from schemas.trials import TrialsSchema
+
+RESULTS_FILE = "results.csv"
+OPERATORS_FILE = "operators.json"
+CHECKPOINTS_FILE = "checkpoints.json"
+ENVIRONMENT_FILE = "environment.json"
+CONFIG_FILE = "config.toml"
+RUN_FILE = "run.json"
+TRIALS_DIR = "trials"
+SCORES_DIR = "scores"
+CORPUS_DIR = "corpus"
+UTTERANCES_FILE = "utterances.csv"
+PROBLEMS_FILE = "problems.csv"
+PROVENANCE_DIR = "provenance"
+REPORT_DIR = "report"
+STATEMENT_FILE = f"{PROVENANCE_DIR}/statement.json"
+ENVELOPE_FILE = f"{PROVENANCE_DIR}/run.intoto.jsonl"
+PUBLIC_KEY_FILE = f"{PROVENANCE_DIR}/signing-key.pub.pem"
+KEY_ID_FILE = f"{PROVENANCE_DIR}/signing-key.id"
+UNSIGNED_FILE = f"{PROVENANCE_DIR}/UNSIGNED.txt"
+# What provenance/ may hold; report/ is the audit written after signing and is never read back.
+PROVENANCE_FILES = (STATEMENT_FILE, ENVELOPE_FILE, PUBLIC_KEY_FILE, KEY_ID_FILE, UNSIGNED_FILE)
+NOT_SUBJECTS = (PROVENANCE_DIR, REPORT_DIR)
+REQUIRED_FILES = (RESULTS_FILE, OPERATORS_FILE, CHECKPOINTS_FILE, ENVIRONMENT_FILE)
+TRIAL_LIST_ID_LENGTH = 16
+SCORE_COLUMNS = ("trial_index", "label", "score", "status")
+TRIAL_COLUMNS_READ = ("enrol_utt", "test_utt", "label", "enrol_speaker", "test_speaker")
+
+
+class BundleFileError(ValueError):
+    """A bundle file that cannot be parsed or breaks its schema: ``name`` (bundle-relative) and the problem."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        self.name = name
+        self.problem = problem
+        super().__init__(f"{name}: {problem}")
+
+
+def trial_list_name(trial_list_id: str) -> str:
+    return f"{TRIALS_DIR}/{trial_list_id}.csv"
+
+
+def scores_name(record_id: str) -> str:
+    return f"{SCORES_DIR}/{record_id}.parquet"
+
+
+def corpus_folder_name(corpus: str, single: bool) -> str:
+    """``corpus/`` for a run of one corpus, ``corpus/<name>/`` for each corpus of a run of several."""
+    return CORPUS_DIR if single else f"{CORPUS_DIR}/{corpus}"
+
+
+def is_safe_name(name: object) -> bool:
+    """A bundle-relative POSIX name with no absolute root, backslash, drive, ``..``, ``.`` or empty segment."""
+    if not isinstance(name, str) or not name or "\\" in name or (len(name) > 1 and name[1] == ":"):
+        return False
+    return not PurePosixPath(name).is_absolute() and all(part not in ("..", ".", "") for part in name.split("/"))
+
+
+@dataclass(frozen=True)
+class BundleLayout:
+    """Paths of one bundle folder; every name comes from this module's constants."""
+
+    root: Path
+
+    def path(self, name: str) -> Path:
+        return self.root / name
+
+    def trial_list(self, trial_list_id: str) -> Path:
+        return self.root / trial_list_name(trial_list_id)
+
+    def scores(self, record_id: str) -> Path:
+        return self.root / scores_name(record_id)
+
+    def corpus_folder(self, corpus: str, single: bool) -> Path:
+        return self.root / corpus_folder_name(corpus, single)
+
+
+def read_if_regular(path: Path, *, follow_links: bool) -> tuple[int, bytes | None]:
+    """``(mode, bytes)`` of ``path``, or ``(mode, None)`` when the opened file is not regular (a FIFO, device,
+    socket or folder, which could block or never end). Opened without blocking and checked on the descriptor, so a
+    file swapped in after a check is still caught; OSError from the open is the caller's to word."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (0 if follow_links else os.O_NOFOLLOW)
+    descriptor = os.open(path, flags)
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            return mode, None
+        chunks = []
+        while chunk := os.read(descriptor, 1 << 20):
+            chunks.append(chunk)
+        return mode, b"".join(chunks)
+    finally:
+        os.close(descriptor)
+
+
+def read_bundle_file(root: Path, name: str) -> bytes:
+    """The bytes of the regular file ``name`` under ``root``: never through a link, never a FIFO or device, never
+    outside the bundle."""
+    if not is_safe_name(name):
+        raise BundleFileError(name, "unsafe name (absolute, '..', '.' or an empty segment)")
+    path = root / name
+    for parent in list(PurePosixPath(name).parents)[:-1]:
+        if (root / parent).is_symlink():
+            raise BundleFileError(name, f"its folder {parent} is a link")
+    try:
+        _, data = read_if_regular(path, follow_links=False)
+    except FileNotFoundError:
+        raise BundleFileError(name, "missing") from None
+    except OSError as error:
+        problem = "a link" if path.is_symlink() else f"cannot be opened ({error.strerror})"
+        raise BundleFileError(name, problem) from None
+    if data is None:
+        raise BundleFileError(name, "not a regular file")
+    return data
+
+
+# --- parsers: bytes that were verified -> typed tables ---------------------------------------------------------
+
+
+def _text(name: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BundleFileError(name, f"not UTF-8 text at byte {error.start}") from error
+
+
+def parse_json_object(name: str, data: bytes) -> dict[str, Any]:
+    """A JSON document whose top level is an object."""
+    text = _text(name, data)
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as error:  # ValueError: bad JSON or a 5000-digit number; deep nesting
+        raise BundleFileError(name, f"not JSON: {type(error).__name__}: {str(error)[:200]}") from error
+    if not isinstance(value, dict):
+        raise BundleFileError(name, "expected a JSON object at the top level")
+    return value
+
+
+def parse_toml(name: str, data: bytes) -> dict[str, Any]:
+    text = _text(name, data)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise BundleFileError(name, f"not valid TOML: {error}") from error
+    except RecursionError as error:
+        raise BundleFileError(name, "not valid TOML: nested too deeply") from error
+
+
+def _csv(name: str, data: bytes, dtype: Any) -> pd.DataFrame:
+    try:
+        return pd.read_csv(io.StringIO(_text(name, data)), dtype=dtype, keep_default_na=False, na_values=[""])
+    except (ValueError, pd.errors.EmptyDataError) as error:  # ParserError is a ValueError
+        raise BundleFileError(name, f"not a CSV table: {str(error).strip()}") from error
+
+
+def parse_results(name: str, data: bytes) -> pd.DataFrame:
+    """``results.csv`` as an all-text frame (``schemas.results.validate_results`` parses its numbers)."""
+    return _csv(name, data, str)
+
+
+def _first_failures(error: SchemaErrors | SchemaError) -> str:
+    cases = getattr(error, "failure_cases", None)
+    if isinstance(cases, pd.DataFrame) and len(cases):
+        first = cases.iloc[0]
+        return (
+            f"check {first.get('check')!s} fails on column {first.get('column')!s}, value {first.get('failure_case')!r}"
+        )
+    return str(error).splitlines()[0]
+
+
+def parse_trial_list(name: str, data: bytes) -> pd.DataFrame:
+    """``trials/<id>.csv`` validated by :class:`~schemas.trials.TrialsSchema` (text columns kept as text)."""
+    frame = _csv(name, data, {"enrol_utt": str, "test_utt": str, "enrol_speaker": str, "test_speaker": str})
+    missing = [column for column in ("trial_index", *TRIAL_COLUMNS_READ) if column not in frame.columns]
+    if missing:
+        raise BundleFileError(name, f"trial list lacks column(s) {', '.join(missing)}")
+    for column in ("subgroup", "trial_kind", "test_corpus"):
+        if column in frame.columns:
+            frame[column] = frame[column].astype("string").astype(object).where(frame[column].notna(), None)
+    try:
+        return TrialsSchema.validate(frame, lazy=True)
+    except (SchemaErrors, SchemaError) as error:
+        raise BundleFileError(name, f"breaks the trial-list schema: {_first_failures(error)}") from error
+
+
+@dataclass(frozen=True)
+class RecordScores:
+    """One record's per-trial scores, in trial-list order: labels, scores (NaN when not scored), scored mask."""
+
+    labels: np.ndarray
+    scores: np.ndarray
+    scored: np.ndarray
+
+    @property
+    def n_trials(self) -> int:
+        return len(self.labels)
+
+
+def parse_scores(name: str, data: bytes) -> RecordScores:
+    """``scores/<record_id>.parquet`` checked against :class:`~schemas.scores.ScoresSchema`.
+
+    The same rules as the pandera model, vectorised on the Arrow table: a bundle holds thousands of these files
+    and per-file pandera validation would dominate the audit (``tests/schemas`` checks that both agree).
+    """
+    import pyarrow as arrow  # here, not at import: the table-only audit never reads Parquet
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(arrow.BufferReader(data))
+        columns = set(table.column_names)  # decoded here: a corrupt name is not UTF-8 (a ValueError)
+    except (arrow.ArrowException, OSError, ValueError) as error:
+        raise BundleFileError(name, f"not a Parquet file: {error}") from error
+    if columns != set(SCORE_COLUMNS):
+        raise BundleFileError(name, f"expected exactly the columns {', '.join(SCORE_COLUMNS)}, found {sorted(columns)}")
+    types = {"trial_index": arrow.int64(), "label": arrow.int8(), "score": arrow.float64(), "status": arrow.string()}
+    for column, expected in types.items():
+        found = table.schema.field(column).type
+        if found != expected and not (column == "status" and found == arrow.large_string()):
+            raise BundleFileError(name, f"column {column} is {found}, expected {expected}")
+    index = table.column("trial_index").to_numpy()
+    labels = table.column("label").to_numpy()
+    scores = table.column("score").to_numpy(zero_copy_only=False).astype(np.float64)
+    status = table.column("status")
+    problems = []
+    if table.column("trial_index").null_count or not np.array_equal(index, np.arange(len(index))):
+        problems.append("trial_index is not 0..n-1 in row order")
+    if table.column("label").null_count or not np.isin(labels, (0, 1)).all():
+        problems.append("a label is not 0 or 1")
+    if status.null_count or not pc.all(pc.is_in(status, arrow.array(SCORE_STATUSES))).as_py():
+        problems.append(f"a status is not one of {', '.join(SCORE_STATUSES)}")
+    scored = pc.equal(status, "scored").to_numpy(zero_copy_only=False)
+    if not np.array_equal(np.isfinite(scores), scored):
+        problems.append("a scored trial without a finite score, or an unscored one with a score")
+    if problems:
+        raise BundleFileError(name, f"breaks the scores schema ({ScoresSchema.__name__}): {'; '.join(problems)}")
+    return RecordScores(labels=labels.astype(np.int8), scores=scores, scored=scored)
+
+
+def parse_utterances(name: str, data: bytes) -> pd.DataFrame:
+    """A corpus table reduced to what trials are checked against: ``utt_id`` (unique, the index), ``speaker``,
+    ``spoof_system``."""
+    frame = _csv(name, data, str)
+    missing = [column for column in ("utt_id", "speaker") if column not in frame.columns]
+    if missing:
+        raise BundleFileError(name, f"utterance table lacks column(s) {', '.join(missing)}")
+    if frame["utt_id"].isna().any() or frame["utt_id"].duplicated().any():
+        raise BundleFileError(name, "utt_id is empty or repeated")
+    if "spoof_system" not in frame.columns:
+        frame["spoof_system"] = None
+    return frame.set_index("utt_id")[["speaker", "spoof_system"]]

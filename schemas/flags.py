@@ -1,0 +1,82 @@
+"""The flag registry: every finding the audit can raise, with its severity and what it means for a reader.
+
+One home for the list (DESIGN.md section 5). The audit raises flags only under these ids (``audit.findings.Flag``
+refuses any other), and the report's renderer reads the sentences from here, so a flag cannot be raised in one
+place and lost in another. Severity ``error`` fails the audit (exit 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"  # the audit fails: exit 1
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class FlagKind:
+    """A registered flag: its id, its usual severity, and one sentence on what it means for interpretation."""
+
+    id: str
+    severity: Severity
+    meaning: str
+    bundle: bool = False  # raised by the bundle verification steps
+
+
+_E, _W, _I = Severity.ERROR, Severity.WARNING, Severity.INFO
+_KINDS = (
+    FlagKind("schema", _E, "Rows that break the results schema are left out of everything downstream."),
+    FlagKind("percent-scale", _E, "EERs above 1 look like percentages; they are not used as fractions."),
+    FlagKind("eer-above-chance", _W, "An EER above 0.5 is worse than chance; it is kept as measured, never clipped."),
+    FlagKind("near-chance-prediction", _W, "Near chance, additive predictions and their contrasts lose meaning."),
+    FlagKind("coupled-correlation", _W, "IE and the prediction share terms: their correlation is partly arithmetic."),
+    FlagKind("unstable-ratio", _W, "A ratio with a near-zero or sign-changing denominator says little."),
+    FlagKind("missing-term", _W, "A contrast without all four measured terms cannot be computed."),
+    FlagKind("substituted-reference", _E, "A marginal replaced by the reference changes the estimand."),
+    FlagKind("cross-corpus-reference", _I, "Terms from different corpora cannot isolate an interaction."),
+    FlagKind("ambiguous-term", _W, "A contrast term matches several rows, so the contrast is not defined."),
+    FlagKind("population-contrast", _W, "Levels that select other utterances compare populations, by design."),
+    FlagKind("unmatched-trials", _E, "Terms or encoders scored on different trials are not comparable."),
+    FlagKind("trials-unverifiable", _W, "Without trial identities, matched sampling cannot be checked."),
+    FlagKind("unpaired-subgroup", _W, "Gender rows that do not pair cannot give a gap."),
+    FlagKind("budget-mismatch", _W, "Trial budgets that differ change the uncertainty of each term."),
+    FlagKind("missing-provenance", _W, "Rows without checkpoint digest, run id or trial list cannot be traced."),
+    FlagKind("coverage", _W, "Experiments or encoders missing from the expected matrix."),
+    FlagKind("duplicate-checkpoint", _W, "Labels that share one checkpoint digest are one encoder, not several."),
+    FlagKind("training-overlap", _W, "An encoder evaluated on a corpus it was trained on may look better than it is."),
+    FlagKind("missing-reference-level", _W, "Without its declared reference level, Table 8's ratios are not computed."),
+    FlagKind("claims-not-reproduced", _E, "A published number does not follow from the table."),
+    FlagKind("claims-not-computable", _W, "A published number cannot be recomputed from the table."),
+    # audit scores: a reviewer's trial list and score file (audit/trial_scores.py)
+    FlagKind("duplicated-trials", _E, "A pair listed twice: which score belongs to which occurrence is unknown."),
+    FlagKind("duplicated-scores", _E, "A pair scored twice: the metrics use the first score only."),
+    FlagKind("unscored-trials", _E, "Trials without a score: the metrics cover part of the list, not the list."),
+    FlagKind("scores-without-trials", _W, "Scores of pairs the list does not hold are left out."),
+    FlagKind("non-finite-scores", _E, "NaN or infinite scores are left out of the metrics."),
+    FlagKind("label-mismatch", _E, "The score file's label contradicts the trial list's; the list's is used."),
+    FlagKind(
+        "labels-contradict-speakers", _W, "A label that contradicts the speakers: the labels or the map are wrong."
+    ),
+    FlagKind("speakers-unknown", _W, "Without speakers, no speaker-cluster interval can be given."),
+    FlagKind("metrics-not-computable", _E, "The trials do not define an EER (one class, or equal scores)."),
+    FlagKind("bad-signature", _E, "Nothing vouches for the bundle: unsigned, or the signature fails.", True),
+    FlagKind("digest-mismatch", _E, "A bundle file differs from the signed statement, or is not covered.", True),
+    FlagKind("bundle-schema", _E, "A signed bundle file cannot be parsed or breaks its schema.", True),
+    FlagKind("table-binding", _E, "The audited table differs from the signed results table.", True),
+    FlagKind("score-mismatch", _E, "A row's metric differs from the one recomputed from its scores.", True),
+    FlagKind("trial-utterances", _E, "Trials name utterances or speakers the bundle's corpus tables lack.", True),
+    FlagKind("operator-failures", _W, "Operators failed or fell back; those trials were not degraded as named.", True),
+)
+FLAGS: dict[str, FlagKind] = {kind.id: kind for kind in _KINDS}
+
+
+def flag_kind(flag_id: str) -> FlagKind:
+    """The registered flag ``flag_id``; an unregistered id is a programming error."""
+    try:
+        return FLAGS[flag_id]
+    except KeyError:
+        raise ValueError(f"flag id {flag_id!r} is not in schemas.flags.FLAGS") from None

@@ -1,0 +1,97 @@
+"""audit.bundle_statistics on a real folder of trial lists and parquet scores: a population contrast (factor A
+selects other utterances, so its terms use two trial lists) gets statistics, labelled as such, in the row's EER
+variant; oracles: audit.metrics on each term's own list, and the same contrast on one shared list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from audit.bundle_statistics import statistics_of_bundle
+from audit.contrasts import derive_contrasts
+from audit.metrics import eer
+from audit.verified import Authentication, LoadedFiles, Trust, VerifiedBundle
+from schemas.bundle import RecordScores
+from schemas.results import validate_results, with_all_columns
+
+LEVELS = {"clean": ("none", "none"), "a": ("old", "none"), "b": ("none", "noise"), "ab": ("old", "noise")}
+
+
+def _trial_list(rng: np.random.Generator, speakers: list[str], n: int) -> pd.DataFrame:
+    enrol = rng.choice(speakers, n)
+    labels = rng.integers(0, 2, n)
+    other = np.array([rng.choice([s for s in speakers if s != e]) for e in enrol])
+    return pd.DataFrame({"label": labels, "enrol_speaker": enrol, "test_speaker": np.where(labels == 1, enrol, other)})
+
+
+def _bundle(tmp_path: Path, lists: dict[str, str]) -> tuple[pd.DataFrame, VerifiedBundle, dict[str, pd.DataFrame]]:
+    """Results rows, a verified bundle holding them in memory, and each term's trials; ``lists`` maps each term to
+    its trial list id."""
+    rng = np.random.default_rng(3)
+    config = {"analysis": {"equivalence_margin": 0.05, "n_resamples": 60, "matched_simulations": 10}}
+    speakers = {"young": [f"y{i}" for i in range(8)], "old": [f"o{i}" for i in range(8)]}
+    trial_lists = {
+        list_id: _trial_list(rng, speakers[list_id], 300).astype(str) for list_id in sorted(set(lists.values()))
+    }
+    rows, trials, scores_of = [], {}, {}
+    for shift, (term, (level_a, level_b)) in enumerate(LEVELS.items()):
+        frame = trial_lists[lists[term]]
+        labels = frame["label"].astype(int).to_numpy()
+        scores = rng.normal(labels * (2.0 - 0.3 * shift), 1.0)
+        scores_of[f"r-{term}"] = RecordScores(labels.astype(np.int8), scores, np.ones(len(scores), dtype=bool))
+        trials[term] = frame.assign(score=scores)
+        rows.append(
+            {
+                "record_id": f"r-{term}",
+                "experiment": "E13",
+                "model": "m1",
+                "model_family": "speaker",
+                "corpus": "c1",
+                "condition": f"{level_a}/{level_b}",
+                "eer": str(eer(scores, labels, "rocch")),
+                "n_target": str(labels.sum()),
+                "n_nontarget": str((1 - labels).sum()),
+                "eer_method": "rocch",
+                "factor_a": "age",
+                "level_a": level_a,
+                "factor_b": "noise",
+                "level_b": level_b,
+                "trial_list_id": lists[term],
+            }
+        )
+    validated = validate_results(pd.DataFrame(rows, dtype=str))
+    assert validated.failures == []
+    files = LoadedFiles(results=pd.DataFrame(rows, dtype=str), trial_lists=trial_lists, scores=scores_of, config=config)
+    bundle = VerifiedBundle(tmp_path, Authentication(Trust.TRUSTED_KEY, "k" * 64), {}, {}, files, None, [], [])
+    return with_all_columns(validated.valid), bundle, trials
+
+
+@pytest.mark.slow
+def test_a_population_contrast_gets_statistics_in_the_rows_eer_variant(tmp_path: Path) -> None:
+    results, bundle, trials = _bundle(tmp_path, {"clean": "young", "a": "old", "b": "young", "ab": "old"})
+    contrasts = derive_contrasts(results).contrasts
+    assert contrasts[0].trial_matching == "population-a"
+    statistics, sections, _ = statistics_of_bundle(results, contrasts, bundle)
+    assert statistics is not None
+    (contrast,) = statistics["contrasts"]
+    assert contrast["population_contrast"] and contrast["eer_method"] == "rocch" == statistics["eer_method"]
+    assert contrast["n_clusters"] == 16 and contrast["cluster"] == "enrolment and test speakers (two-way)"
+    for term, frame in trials.items():
+        expected = eer(frame["score"], frame["label"].astype(int), "rocch")
+        assert contrast["estimates"][term]["estimate"] == pytest.approx(expected, abs=1e-15)
+        assert contrast["n_trials"][term] == len(frame)
+    family = statistics["families"]["E13/speaker"]
+    assert family["n_population_contrasts"] == 1 and family["n_contrasts"] == 1
+    lines = " ".join(sections[0]["lines"])
+    assert "1 of them population contrasts" in lines and "16 speakers" in lines  # fewer than 30: warned
+
+
+def test_a_shared_list_contrast_is_not_a_population_contrast(tmp_path: Path) -> None:
+    results, bundle, _ = _bundle(tmp_path, dict.fromkeys(LEVELS, "young"))
+    statistics, _, _ = statistics_of_bundle(results, derive_contrasts(results).contrasts, bundle)
+    assert statistics is not None
+    (contrast,) = statistics["contrasts"]
+    assert not contrast["population_contrast"] and isinstance(contrast["n_trials"], int)

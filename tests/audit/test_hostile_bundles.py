@@ -1,0 +1,343 @@
+"""Hostile bundles and hostile audited tables, through the command line a reviewer runs.
+
+Each case is made by code from a clean signed synthetic bundle (``tests/provenance/synthetic_bundle.py``): a
+forgery re-signed by another key, tables that relabel, drop, round or change rows, removed and edited files of each
+kind, non-regular files, malformed JSON/TOML/CSV/Parquet re-signed by the author (so the parsers, not the digests,
+must catch them). For each: the verdict, the exit code, the flag, and that no traceback escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from provenance.canonical import canonical_json
+from provenance.digests import file_digest
+from provenance.dsse import sign_envelope
+from provenance.keys import generate_keypair, load_private_key
+from provenance.manifest import write_manifest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "provenance"))  # the shared bundle factory
+from synthetic_bundle import RUN_CONFIG, SyntheticBundle, build_bundle
+
+ANALYSIS = 'equivalence_margin = 0.05\nn_resamples = 40\nseed = 3\ndev_speakers = ["s0", "s1"]'
+RECORD = "E13-m1-babble-opus"
+
+
+@pytest.fixture
+def bundle(tmp_path: Path) -> SyntheticBundle:
+    return build_bundle(tmp_path, analysis=ANALYSIS)
+
+
+def audit(*args: str | Path) -> tuple[int, str, dict[str, Any] | None]:
+    """Run ``audit verify ... --json``; no exception other than the exit may escape."""
+    from audit.cli import app
+
+    result = CliRunner().invoke(app, ["verify", *map(str, args), "--json"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.stdout + result.stderr
+    report = json.loads(result.stdout) if result.stdout.strip().startswith("{") else None
+    return result.exit_code, result.stderr, report
+
+
+def errors(report: dict[str, Any] | None) -> set[str]:
+    assert report is not None
+    return {flag["id"] for flag in report["flags"] if flag["severity"] == "error"}
+
+
+def section(report: dict[str, Any] | None, section_id: str) -> dict[str, Any]:
+    assert report is not None
+    return next(s for s in report["sections"] if s["id"] == section_id)
+
+
+def resign(bundle: SyntheticBundle, key: Path | None = None, mutate: Callable[[dict], None] | None = None) -> None:
+    """Re-digest every subject and sign again (the author's key, or ``key``): files stay as changed."""
+    statement_path = bundle.root / "provenance" / "statement.json"
+    statement = json.loads(statement_path.read_bytes())
+    for subject in statement["subject"]:
+        path = bundle.root / subject["name"]
+        if path.is_file() and not path.is_symlink():
+            digest = file_digest(path)
+            subject["digest"] = {"sha256": digest.sha256, "blake3": digest.blake3}
+    if mutate:
+        mutate(statement)
+    payload = canonical_json(statement)
+    statement_path.write_bytes(payload)
+    envelope = sign_envelope(payload, load_private_key(key or bundle.private_key))
+    (bundle.root / "provenance" / "run.intoto.jsonl").write_bytes(envelope)
+
+
+def outside_table(bundle: SyntheticBundle, tmp_path: Path, edit: Callable[[pd.DataFrame], pd.DataFrame]) -> Path:
+    """A copy of the signed results table outside the bundle, as text, after ``edit``."""
+    table = pd.read_csv(bundle.root / "results.csv", dtype=str, keep_default_na=False)
+    path = tmp_path / "paper-table.csv"
+    edit(table).to_csv(path, index=False)
+    return path
+
+
+def test_the_clean_bundle_passes_under_the_authors_key(bundle: SyntheticBundle) -> None:
+    code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root, "--key", bundle.public_key)
+    assert (code, report and report["verdict"]) == (0, "pass")
+    assert report and report["trust"]["trust"] == "trusted-key" and report["statistics"]["n_resamples"] == 40
+
+
+def test_a_consistent_forgery_resigned_by_another_key(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    scores_path = bundle.root / "scores" / f"{RECORD}.parquet"
+    scores = pd.read_parquet(scores_path)
+    scores["score"] = scores["score"] * 2.0 + 1.0  # other scores, same ranks: every metric of the row still holds
+    scores.to_parquet(scores_path, index=False)
+    results = pd.read_csv(bundle.root / "results.csv", dtype=str, keep_default_na=False)
+    results.loc[results["record_id"] == RECORD, "scores_blake3"] = file_digest(scores_path).blake3
+    results.to_csv(bundle.root / "results.csv", index=False)
+    forger = tmp_path / "forger"
+    generate_keypair(forger / "k.pem", forger / "k.pub")
+    shutil.rmtree(bundle.root / "provenance")
+    write_manifest(bundle.root, RUN_CONFIG, forger / "k.pem")
+    from audit.cli import app
+
+    result = CliRunner().invoke(app, ["verify", str(bundle.root / "results.csv"), "--bundle", str(bundle.root)])
+    first = result.stdout.splitlines()[0]
+    assert result.exit_code == 1 and first.startswith("UNAUTHENTICATED")
+    assert load_private_key(forger / "k.pem") and "--key AUTHOR.pub" in first and "own enclosed key" in first
+    code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 1 and errors(report) == {"bad-signature"}
+    assert section(report, "per-trial-statistics")["status"] == "skipped"
+
+
+def test_only_the_bundles_own_key_is_unauthenticated_and_trusted_ids_lift_it(
+    bundle: SyntheticBundle, tmp_path: Path
+) -> None:
+    code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root)
+    assert (code, report and report["verdict"]) == (1, "unauthenticated")
+    assert not errors(report)
+    badges = section(report, "artefact-evaluation")
+    text = " ".join(str(row) for row in badges["table"]["rows"])
+    assert "trusted key verifies" not in text and "who signed them is not established" in text
+    ids = tmp_path / "trusted.txt"
+    ids.write_text(f"# the authors' key\n{bundle.manifest.key_id}\n")
+    code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root, "--trusted-keys", ids)
+    assert (code, report and report["verdict"]) == (0, "pass")
+    ids.write_text("not-a-key-id\n")
+    code, stderr, _ = audit(bundle.root / "results.csv", "--bundle", bundle.root, "--trusted-keys", ids)
+    assert code == 2 and "row 1" in stderr and "key id" in stderr
+
+
+def _swap_conditions(table: pd.DataFrame) -> pd.DataFrame:
+    first, second = (
+        table.index[table["record_id"] == RECORD][0],
+        table.index[table["record_id"] == "E13-m1-none-none"][0],
+    )
+    for column in ("condition", "level_a", "level_b"):
+        table.loc[[first, second], column] = table.loc[[second, first], column].to_numpy()
+    return table
+
+
+@pytest.mark.parametrize(
+    ("edit", "column"),
+    [
+        (_swap_conditions, "condition"),
+        (lambda t: t.assign(eer=t["eer"].astype(float).add(0.01).astype(str)), "eer"),
+        (lambda t: t.assign(model=t["model"].replace({"m2": "m3"})), "model"),
+    ],
+    ids=["relabelled-conditions", "changed-eer", "renamed-model"],
+)
+def test_an_outside_table_that_differs_from_the_signed_one_fails(
+    bundle: SyntheticBundle, tmp_path: Path, edit: Callable[[pd.DataFrame], pd.DataFrame], column: str
+) -> None:
+    table = outside_table(bundle, tmp_path, edit)
+    code, _, report = audit(table, "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 1 and "table-binding" in errors(report)
+    failures = next(f for f in report["flags"] if f["id"] == "table-binding")["details"]["failures"]
+    assert column in {failure.get("column") for failure in failures}
+
+
+def test_dropped_rows_fail_unless_the_subset_is_declared(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    table = outside_table(bundle, tmp_path, lambda t: t[t["model"] == "m1"])
+    code, _, report = audit(table, "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 1 and "table-binding" in errors(report)
+    from audit.cli import app
+
+    result = CliRunner().invoke(
+        app,
+        [
+            "verify",
+            str(table),
+            "--bundle",
+            str(bundle.root),
+            "--key",
+            str(bundle.public_key),
+            "--subset",
+            "model in [m1]",
+        ],
+    )
+    assert result.exit_code == 0
+    assert result.stdout.startswith("PASS, subset: 4 of 8 signed rows (model in [m1])")
+    code, _, report = audit(table, "--bundle", bundle.root, "--key", bundle.public_key, "--subset", "model = m2")
+    assert code == 1  # the table's rows lie outside the declared subset, whose rows are missing
+    code, stderr, _ = audit(table, "--bundle", bundle.root, "--subset", "model like m1")
+    assert code == 2 and "--subset" in stderr
+
+
+def test_a_table_rounded_to_printed_precision_is_bound_and_says_so(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    rounded = outside_table(bundle, tmp_path, lambda t: t.assign(eer=t["eer"].astype(float).round(3).astype(str)))
+    code, _, report = audit(rounded, "--bundle", bundle.root, "--key", bundle.public_key)
+    assert (code, report and report["verdict"]) == (0, "pass")
+    assert report and report["trust"]["rounded_columns"] == ["eer"]
+    assert "printed precision" in " ".join(section(report, "bundle-table-binding")["lines"])
+
+
+FILE_DAMAGE: dict[str, Callable[[SyntheticBundle], None]] = {
+    "trial-list-removed": lambda b: (b.root / "trials" / f"{b.trial_list_ids[0]}.csv").unlink(),
+    "trial-list-edited": lambda b: (b.root / "trials" / f"{b.trial_list_ids[0]}.csv").write_text("garbage\n"),
+    "scores-removed": lambda b: (b.root / "scores" / f"{RECORD}.parquet").unlink(),
+    "scores-truncated": lambda b: (b.root / "scores" / f"{RECORD}.parquet").write_bytes(
+        (b.root / "scores" / f"{RECORD}.parquet").read_bytes()[:100]
+    ),
+    "results-removed": lambda b: (b.root / "results.csv").unlink(),
+    "operators-removed": lambda b: (b.root / "operators.json").unlink(),
+    "corpus-table-edited": lambda b: (b.root / "corpus" / "utterances.csv").write_text("x\n1\n"),
+    "config-edited": lambda b: (b.root / "config.toml").write_text("[analysis]\nn_resamples = 100000000\n"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(FILE_DAMAGE))
+def test_a_damaged_file_is_a_digest_finding_and_no_statistics(bundle: SyntheticBundle, damage: str) -> None:
+    FILE_DAMAGE[damage](bundle)
+    table = bundle.root.parent / "copy.csv"
+    bundle.results.to_csv(table, index=False)
+    code, _, report = audit(table, "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 1 and "digest-mismatch" in errors(report)
+    assert section(report, "per-trial-statistics")["status"] == "skipped"
+
+
+RESIGNED_DAMAGE: dict[str, tuple[Callable[[SyntheticBundle], None], str]] = {
+    "utterances-without-utt_id": (
+        lambda b: (b.root / "corpus" / "utterances.csv").write_text("speaker,path\ns0,a.wav\n"),
+        "bundle-schema",
+    ),
+    "operators-not-json": (lambda b: (b.root / "operators.json").write_text("{not json"), "bundle-schema"),
+    "operators-a-list": (lambda b: (b.root / "operators.json").write_text("[1, 2]"), "bundle-schema"),
+    "config-not-toml": (lambda b: (b.root / "config.toml").write_text("[analysis\n"), "bundle-schema"),
+    "analysis-mistyped": (
+        lambda b: (b.root / "config.toml").write_text('[analysis]\nequivalence_margin = 0.05\nn_resamples = "many"\n'),
+        "bundle-schema",
+    ),
+    "analysis-too-many-resamples": (
+        lambda b: (b.root / "config.toml").write_text("[analysis]\nequivalence_margin = 0.05\nn_resamples = 1e8\n"),
+        "bundle-schema",
+    ),
+    "scores-truncated": (
+        lambda b: (b.root / "scores" / f"{RECORD}.parquet").write_bytes(
+            (b.root / "scores" / f"{RECORD}.parquet").read_bytes()[:100]
+        ),
+        "bundle-schema",
+    ),
+    "scores-wrong-types": (
+        lambda b: (
+            pd.read_parquet(b.root / "scores" / f"{RECORD}.parquet")
+            .astype({"label": "float64"})
+            .to_parquet(b.root / "scores" / f"{RECORD}.parquet", index=False)
+        ),
+        "bundle-schema",
+    ),
+    "trial-list-bad-labels": (
+        lambda b: (b.root / "trials" / f"{b.trial_list_ids[0]}.csv").write_text(
+            (b.root / "trials" / f"{b.trial_list_ids[0]}.csv").read_text().replace(",1,", ",7,", 1)
+        ),
+        "bundle-schema",
+    ),
+    "results-binary": (lambda b: (b.root / "results.csv").write_bytes(b"\xff\xfe\x00\x01" * 64), "bundle-schema"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(RESIGNED_DAMAGE))
+def test_a_malformed_file_resigned_by_the_author_is_a_schema_finding(
+    bundle: SyntheticBundle, tmp_path: Path, damage: str
+) -> None:
+    edit, flag = RESIGNED_DAMAGE[damage]
+    edit(bundle)
+    resign(bundle)
+    table = tmp_path / "table.csv"
+    bundle.results.to_csv(table, index=False)
+    code, _, report = audit(table, "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 1 and flag in errors(report)
+    assert section(report, "per-trial-statistics")["status"] in ("skipped", "failed")
+
+
+def test_badly_typed_fields_in_a_signed_predicate_are_a_finding(bundle: SyntheticBundle) -> None:
+    def mistype(statement: dict[str, Any]) -> None:
+        statement["predicate"]["runDetails"]["byproducts"][0]["annotations"]["applied"] = {"a": []}
+        statement["subject"].append({"name": 7, "digest": "x"})
+
+    resign(bundle, mutate=mistype)
+    code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 1 and {"bad-signature", "digest-mismatch"} <= errors(report)
+
+
+def test_badly_typed_fields_in_an_unauthenticated_payload_are_never_parsed(
+    bundle: SyntheticBundle, tmp_path: Path
+) -> None:
+    statement_path = bundle.root / "provenance" / "statement.json"
+    statement_path.write_bytes(b'{"_type": 1, "subject": {"x": [1e999]}, "predicate": []}')
+    other = tmp_path / "other"
+    generate_keypair(other / "k.pem", other / "k.pub")
+    (bundle.root / "provenance" / "run.intoto.jsonl").write_bytes(
+        sign_envelope(statement_path.read_bytes(), load_private_key(other / "k.pem"))
+    )
+    code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 1 and errors(report) == {"bad-signature"}
+    assert section(report, "bundle-statement")["status"] == "skipped"
+
+
+def test_a_binary_key_id_file_is_only_noted(bundle: SyntheticBundle) -> None:
+    (bundle.root / "provenance" / "signing-key.id").write_bytes(b"\xff\x00\xfe" * 10)
+    code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root, "--key", bundle.public_key)
+    assert (code, report and report["verdict"]) == (0, "pass")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink-out", "directory"])
+def test_non_regular_files_in_the_bundle_are_refused_not_read(
+    bundle: SyntheticBundle, tmp_path: Path, kind: str
+) -> None:
+    target = bundle.root / "scores" / f"{RECORD}.parquet"
+    if kind == "fifo":
+        target.unlink()
+        os.mkfifo(target)  # reading it would block forever
+    elif kind == "symlink-out":
+        shutil.move(target, tmp_path / "outside.parquet")
+        target.symlink_to(tmp_path / "outside.parquet")
+    else:
+        target.unlink()
+        target.mkdir()
+    code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 1 and "digest-mismatch" in errors(report)
+
+
+def test_unknown_files_under_provenance_are_caught_and_report_is_ignored(bundle: SyntheticBundle) -> None:
+    (bundle.root / "provenance" / "extra.json").write_text("{}")
+    (bundle.root / "report").mkdir()
+    (bundle.root / "report" / "report.json").write_text('{"verdict": "pass"}')
+    code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 1 and errors(report) == {"digest-mismatch"}
+    failures = next(f for f in report["flags"] if f["id"] == "digest-mismatch")["details"]["failures"]
+    assert [failure["file"] for failure in failures] == ["provenance/extra.json"]
+
+
+def test_a_flag_raised_by_the_table_and_the_bundle_checks_is_reported_once(tmp_path: Path) -> None:
+    odd = build_bundle(tmp_path, odd_trial_list_record=RECORD, analysis=ANALYSIS)
+    code, _, report = audit(odd.root / "results.csv", "--bundle", odd.root, "--key", odd.public_key)
+    assert report is not None and code == 1
+    ids = [flag["id"] for flag in report["flags"]]
+    assert ids.count("unmatched-trials") == 1
+    merged = next(flag for flag in report["flags"] if flag["id"] == "unmatched-trials")
+    assert len(merged["details"]["sources"]) == 2  # the table's contrast check and the bundle's shared-list step
+    assert "unmatched-trials" in " ".join(str(row) for row in section(report, "artefact-evaluation")["table"]["rows"])

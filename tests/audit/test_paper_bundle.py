@@ -1,0 +1,106 @@
+"""The paper-scale bundle generator of ``benchmarks/`` at a small size: it verifies end to end, and it is built as
+configs/full.toml designs it.
+
+Four designs stand for the kinds of the full configuration: E10 (spoof trials from another folder), E14 (a
+two-factor design with a population factor), E15 (declared cross-corpus) and E16 (gender subgroups with declared
+development speakers). Expected counts are worked out by hand from full.toml; the legacy EER of every row is
+recomputed with scikit-learn's ROC (the oracle of ``tests/provenance/synthetic_bundle.py``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests" / "provenance"))
+from paper_bundle import PaperBundle, write_paper_bundle  # noqa: E402
+from synthetic_bundle import legacy_eer_oracle  # noqa: E402
+
+DESIGNS = ("E10", "E14", "E15", "E16")
+LABELS = 2
+# Cells per label, by hand from full.toml: E10 clean->{clean, spoof-tts}: 2; E14 (1 + 4 emotions) x (1 + 3
+# noises): 20; E15 (1 + 1) x (1 + 2): 6; E16 (1 + 9 noises) x 2 genders: 20.
+CELLS = {"E10": 2, "E14": 20, "E15": 6, "E16": 20}
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> PaperBundle:
+    folder = tmp_path_factory.mktemp("paper") / "bundle"
+    return write_paper_bundle(folder, scale=0.05, labels=LABELS, experiments=DESIGNS, pad=False, seed=3)
+
+
+def results_of(bundle: PaperBundle) -> pd.DataFrame:
+    return pd.read_csv(bundle.root / "results.csv", dtype={"trial_list_id": str, "record_id": str})
+
+
+@pytest.mark.slow  # about 4 s of CPU, 10 s on a loaded machine: a fresh interpreter runs the whole audit
+def test_a_small_generated_bundle_verifies_end_to_end(bundle: PaperBundle, tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "audit.cli", "verify", str(bundle.root / "results.csv")]
+    command += ["--bundle", str(bundle.root), "--key", str(bundle.public_key), "--out", str(tmp_path / "report")]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith(f"PASS: {bundle.root / 'results.csv'} ({bundle.n_records} rows): 0 errors")
+    assert "Traceback" not in done.stderr
+
+
+def test_records_and_trial_lists_follow_the_design(bundle: PaperBundle) -> None:
+    results = results_of(bundle)
+    assert results.groupby("experiment").size().to_dict() == {e: n * LABELS for e, n in CELLS.items()}
+    # Every (experiment, condition, subgroup) cell is one list shared by both encoder labels.
+    cells = results.fillna({"subgroup": ""}).groupby(["experiment", "condition", "subgroup"])
+    assert (cells["trial_list_id"].nunique() == 1).all() and (cells["model"].nunique() == LABELS).all()
+    # Same-list contrasts: every cell of a two-factor design on one list (per design), E16 one list per gender.
+    assert results.groupby("experiment")["trial_list_id"].nunique().to_dict() == {
+        "E10": 2,
+        "E14": 1,
+        "E15": 1,
+        "E16": 2,
+    }
+    files = sorted(path.stem for path in (bundle.root / "trials").glob("*.csv"))
+    assert files == sorted(results["trial_list_id"].unique())
+
+
+def test_spoof_and_subgroup_lists_are_what_the_design_asks(bundle: PaperBundle) -> None:
+    results = results_of(bundle)
+    spoof_list = results.loc[results["condition"] == "clean->spoof-tts", "trial_list_id"].iloc[0]
+    trials = pd.read_csv(bundle.root / "trials" / f"{spoof_list}.csv", dtype=str)
+    spoofs = trials[trials["trial_kind"] == "spoof"]
+    assert set(spoofs["test_corpus"]) == {"tts_spoofs"} and (spoofs["enrol_speaker"] == spoofs["test_speaker"]).all()
+    folder = pd.read_csv(bundle.root / "corpus" / "tts_spoofs" / "utterances.csv", dtype=str)
+    assert set(spoofs["test_utt"]) <= set(folder["utt_id"]) and folder["spoof_system"].notna().all()
+    dev = set(tomllib.loads((bundle.root / "config.toml").read_text())["analysis"]["dev_speakers"])
+    for gender in ("F", "M"):
+        list_id = results.loc[results["subgroup"] == f"gender={gender}", "trial_list_id"].iloc[0]
+        trials = pd.read_csv(bundle.root / "trials" / f"{list_id}.csv", dtype=str)
+        corpus = pd.read_csv(bundle.root / "corpus" / "voxceleb1" / "utterances.csv", dtype=str)
+        genders = dict(zip(corpus["speaker"], corpus["gender"], strict=True))
+        assert {genders[s] for s in pd.concat([trials["enrol_speaker"], trials["test_speaker"]])} == {gender}
+        development = trials["enrol_speaker"].isin(dev) & trials["test_speaker"].isin(dev)
+        assert set(trials.loc[development, "label"]) == {"0", "1"}  # a threshold can be chosen on them
+
+
+def test_rows_carry_the_true_metrics_of_their_scores(bundle: PaperBundle) -> None:
+    for row in results_of(bundle).itertuples():
+        scores = pd.read_parquet(bundle.root / "scores" / f"{row.record_id}.parquet")
+        scored = scores[scores["status"] == "scored"]
+        assert row.n_unscored == len(scores) - len(scored)
+        assert row.eer_legacy == pytest.approx(legacy_eer_oracle(scored["score"], scored["label"]), abs=1e-12)
+        assert (row.n_target, row.n_nontarget) == (scored["label"].sum(), (scored["label"] == 0).sum())
+
+
+def test_the_same_seed_gives_the_same_bundle(tmp_path: Path) -> None:
+    def written(name: str, seed: int) -> PaperBundle:
+        return write_paper_bundle(
+            tmp_path / name, scale=0.05, labels=LABELS, experiments=("E14",), pad=False, seed=seed
+        )
+
+    first, again, other = written("first", 3), written("again", 3), written("other", 4)
+    assert (first.root / "results.csv").read_bytes() == (again.root / "results.csv").read_bytes()
+    assert not results_of(first)["scores_blake3"].isin(results_of(other)["scores_blake3"]).any()

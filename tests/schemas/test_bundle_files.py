@@ -1,0 +1,130 @@
+"""schemas.bundle: the vectorised scores check agrees with the pandera ScoresSchema it implements, the parsers
+turn hostile bytes into one BundleFileError, and read_bundle_file never follows a link or blocks on a FIFO."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pandera.errors import SchemaError, SchemaErrors
+
+from schemas.bundle import (
+    BundleFileError,
+    parse_json_object,
+    parse_scores,
+    parse_toml,
+    parse_trial_list,
+    parse_utterances,
+    read_bundle_file,
+)
+from schemas.scores import ScoresSchema
+
+
+def _scores() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "trial_index": np.arange(6, dtype=np.int64),
+            "label": np.array([1, 0, 1, 0, 0, 1], dtype=np.int8),
+            "score": [0.9, 0.1, np.nan, 0.3, -0.2, 0.7],
+            "status": ["scored", "scored", "test-failed", "scored", "scored", "scored"],
+        }
+    )
+
+
+def _edit(column: str, position: int, value: object) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    def edit(frame: pd.DataFrame) -> pd.DataFrame:
+        frame = frame.copy()
+        frame.loc[position, column] = value
+        return frame
+
+    return edit
+
+
+CASES: dict[str, Callable[[pd.DataFrame], pd.DataFrame]] = {
+    "valid": lambda frame: frame,
+    "label-2": _edit("label", 0, 2),
+    "bad-status": _edit("status", 1, "unknown"),
+    "scored-nan": _edit("score", 0, np.nan),
+    "unscored-with-score": _edit("score", 2, 0.5),
+    "scored-inf": _edit("score", 3, np.inf),
+    "negative-index": _edit("trial_index", 0, -1),
+    "extra-column": lambda frame: frame.assign(extra=1),
+    "missing-column": lambda frame: frame.drop(columns="status"),
+}
+
+
+def _parquet(frame: pd.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), buffer)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_vectorised_scores_check_agrees_with_the_pandera_model(case: str) -> None:
+    frame = CASES[case](_scores())
+    try:
+        ScoresSchema.validate(frame, lazy=True)
+        pandera_ok = True
+    except (SchemaError, SchemaErrors):
+        pandera_ok = False
+    try:
+        parsed = parse_scores("scores/r.parquet", _parquet(frame))
+        fast_ok = True
+    except BundleFileError:
+        fast_ok = False
+    assert fast_ok == pandera_ok
+    if fast_ok:
+        assert parsed.scored.tolist() == (frame["status"] == "scored").tolist()
+
+
+def test_the_scores_check_also_requires_trial_list_order() -> None:
+    """Beyond the model's ``ge=0``: DESIGN section 10 puts scores in trial-list order, 0..n-1."""
+    frame = _scores().iloc[[1, 0, 2, 3, 4, 5]]
+    with pytest.raises(BundleFileError, match="trial_index"):
+        parse_scores("scores/r.parquet", _parquet(frame))
+
+
+@pytest.mark.parametrize(
+    ("parser", "data"),
+    [
+        (parse_scores, b"PAR1 truncated"),
+        (parse_json_object, b"[1, 2]"),
+        (parse_json_object, b"\xff\xfe{"),
+        (parse_toml, b"[analysis\n"),
+        (parse_trial_list, b"trial_index,enrol_utt\n0,a\n"),
+        (parse_trial_list, b"\x00\x01\x02"),
+        (parse_utterances, b"speaker,path\ns0,a.wav\n"),
+        (parse_utterances, b"utt_id,speaker\na,s0\na,s1\n"),
+    ],
+)
+def test_hostile_bytes_are_one_bundle_file_error(parser: Callable[[str, bytes], object], data: bytes) -> None:
+    with pytest.raises(BundleFileError) as caught:
+        parser("some/file", data)
+    assert str(caught.value).startswith("some/file: ")
+
+
+def test_read_bundle_file_refuses_links_fifos_and_escapes(tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("secret")
+    bundle = tmp_path / "bundle"
+    (bundle / "trials").mkdir(parents=True)
+    (bundle / "trials" / "ok.csv").write_text("x")
+    (bundle / "trials" / "link.csv").symlink_to(tmp_path / "outside.txt")
+    os.mkfifo(bundle / "trials" / "fifo.csv")
+    (bundle / "linked").symlink_to(tmp_path)
+    assert read_bundle_file(bundle, "trials/ok.csv") == b"x"
+    for name, problem in (
+        ("trials/link.csv", "a link"),
+        ("trials/fifo.csv", "not a regular file"),
+        ("../outside.txt", "unsafe name"),
+        ("linked/outside.txt", "is a link"),
+        ("trials/absent.csv", "missing"),
+    ):
+        with pytest.raises(BundleFileError, match=problem):
+            read_bundle_file(bundle, name)
