@@ -48,7 +48,13 @@ ConfigArg = Annotated[Path, typer.Argument(help="Run configuration (TOML).")]
 OutOpt = Annotated[Path, typer.Option("--out", help="Bundle folder to write (or resume).")]
 CacheOpt = Annotated[Path | None, typer.Option("--cache", help="Embedding cache folder.")]
 KeyOpt = Annotated[Path | None, typer.Option("--key", help="ed25519 private key (PEM) to sign the bundle.")]
-DigestOpt = Annotated[str | None, typer.Option("--image-digest", help="Container image digest to record.")]
+DigestOpt = Annotated[
+    str | None,
+    typer.Option("--image-digest", help="Container image digest to record: sha256:<hex> or name@sha256:<hex>."),
+]
+DeviceOpt = Annotated[
+    str, typer.Option("--device", help="cpu, cuda or cuda:N for every encoder; CUDA that is not there is an error.")
+]
 
 
 @app.command()
@@ -59,7 +65,7 @@ def run(
     cache: CacheOpt = None,
     key: KeyOpt = None,
     image_digest: DigestOpt = None,
-    device: Annotated[str, typer.Option(help="torch device for the encoders.")] = "cpu",
+    device: DeviceOpt = "cpu",
     workers: Annotated[int, typer.Option(min=0, help="Processes that apply the operators (0: in-process).")] = 2,
     json_output: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
@@ -67,9 +73,12 @@ def run(
     """Run CONFIG and write its artefact bundle into --out."""
     from runner.config import load_config
     from runner.pipeline import run as run_pipeline
+    from runner.reproduce import check_run_inputs
 
+    loaded = load_config(config)
+    check_run_inputs(loaded, device, image_digest)
     summary = run_pipeline(
-        load_config(config),
+        loaded,
         out,
         cache_root=cache,
         signing_key=key,
@@ -151,11 +160,14 @@ def reproduce(
     key: KeyOpt = None,
     image_digest: DigestOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the steps and check inputs only.")] = False,
+    device: DeviceOpt = "cpu",
 ) -> None:
     """The whole loop: build the corpus, run, sign, audit the bundle, write the report."""
     from runner.reproduce import reproduce as reproduce_loop
 
-    code = reproduce_loop(config, out, cache_root=cache, key=key, image_digest=image_digest, dry_run=dry_run)
+    code = reproduce_loop(
+        config, out, cache_root=cache, key=key, image_digest=image_digest, dry_run=dry_run, device=device
+    )
     raise typer.Exit(code)
 
 

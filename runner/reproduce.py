@@ -52,6 +52,17 @@ def _signing_key(out: Path, key: Path | None) -> Path:
     return private
 
 
+def check_run_inputs(config: RunConfig, device: str, image_digest: str | None) -> None:
+    """What would otherwise fail late is checked before a run starts: the device for every encoder of the
+    configuration, and the form of the image digest that environment.json records."""
+    from provenance.environment import check_image_digest
+    from runner.encoders.device import check_devices
+
+    if image_digest is not None:
+        check_image_digest(image_digest)
+    check_devices(device, [(spec.label, spec.kind) for spec in config.encoders])
+
+
 def reproduce(
     config_path: Path,
     out: Path,
@@ -60,15 +71,18 @@ def reproduce(
     key: Path | None = None,
     image_digest: str | None = None,
     dry_run: bool = False,
+    device: str = "cpu",
 ) -> int:
     """Run the loop and return the audit's exit code (0 pass, 1 findings, 2 input error)."""
     from audit.cli import audit_results, exit_code
 
     config = load_config(config_path)
+    check_run_inputs(config, device, image_digest)
     _ensure_corpus(config, dry_run)
     if dry_run:
         labels = ", ".join(choice.label for choice in config.encoders)
         _say(f"would run {config.source} ({len(config.experiments)} experiments; encoders {labels}) into {out}")
+        _say(f"device {device}: available for every encoder")
         _say(f"would sign with {key or 'a throwaway key'}, audit {out / 'results.csv'} with --bundle {out}")
         return 0
     from runner.pipeline import run
@@ -82,6 +96,7 @@ def reproduce(
         signing_key=signing_key,
         image_digest=image_digest,
         command_line=sys.argv,
+        device=device,
     )
     _say(
         f"run {summary.run_id}: {summary.n_records} records, {summary.n_trials} trials, "
