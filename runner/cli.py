@@ -153,6 +153,48 @@ def corpus_check(
 
 @app.command()
 @one_line_errors
+def plan(
+    config: ConfigArg,
+    sizes: Annotated[
+        Path | None, typer.Option("--sizes", help="Declared corpus sizes (default: corpus_sizes.toml beside CONFIG).")
+    ] = None,
+    corpora: Annotated[bool, typer.Option("--corpora", help="Read the corpora and draw the real trial lists.")] = False,
+    throughput: Annotated[
+        Path | None,
+        typer.Option(
+            "--throughput", help="bench_encoders.py --save file (default: throughput-cpu.json beside CONFIG)."
+        ),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+) -> None:
+    """What CONFIG will cost before any work: utterances, trials, records, embeddings, disk and time."""
+    import os
+
+    from runner.config import load_config
+    from runner.plan import estimate_plan, load_corpus_sizes, load_throughput
+
+    if not corpora:  # declared sizes: the corpus and checkpoint folders are never read, and need not be set
+        for name in ("INTERBIAS_CORPORA", "INTERBIAS_CHECKPOINTS"):
+            os.environ.setdefault(name, f"/nonexistent/{name}")
+    loaded = load_config(config)
+    beside = Path(config).resolve().parent
+    speeds_file = throughput or (beside / "throughput-cpu.json")
+    speeds = load_throughput(speeds_file) if throughput is not None or speeds_file.is_file() else None
+    if corpora:
+        from runner.pipeline import _load_corpora
+
+        tables = {name: table.frame for name, table in _load_corpora(loaded).items()}
+        estimate = estimate_plan(loaded, tables=tables, throughput=speeds)
+    else:
+        estimate = estimate_plan(loaded, load_corpus_sizes(sizes or beside / "corpus_sizes.toml"), throughput=speeds)
+    if json_output:
+        typer.echo(json.dumps(estimate.as_dict(), indent=2))
+    else:
+        typer.echo("\n".join(estimate.lines()))
+
+
+@app.command()
+@one_line_errors
 def reproduce(
     config: Annotated[Path, typer.Option("--config", help="Run configuration.")] = Path("configs/default.toml"),
     out: Annotated[Path, typer.Option("--out", help="Bundle folder.")] = Path("out/default"),
