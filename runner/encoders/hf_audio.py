@@ -7,11 +7,14 @@ weights (``model.safetensors``, ``pytorch_model.bin`` or a sharded index with al
 transformers would otherwise initialise it at random with only a log line. Unused checkpoint keys (such as
 a pre-training quantiser) are recorded.
 
-Padding: models whose convolutional feature encoder uses layer norm (``feat_extract_norm == "layer"``: the
-large wav2vec 2.0 / HuBERT / WavLM, data2vec-audio) take an attention mask, and padded batches give the
-unbatched embeddings within float rounding. Models with group norm in the first convolution (the base
-models) normalise over time including any padding, and transformers advises not to pad them: they get
-equal-length batches only, recorded as such.
+Padding: every model gets length-bucketed padded batches with an attention mask. Models whose convolutional
+feature encoder uses layer norm (``feat_extract_norm == "layer"``: the large wav2vec 2.0 / HuBERT / WavLM,
+data2vec-audio) take the padded samples as they are. Models with group norm in the first convolution (the base
+models) would normalise each channel over time including the padding (transformers advises not to pad them),
+so their convolutional feature encoder runs on each utterance's own samples (``PerUtteranceFeatureEncoder``, a
+small share of the compute) and only the transformer, which honours the mask, sees a padded batch. The
+positional convolution sees zeros past each utterance's end either way (masked frames are zeroed before it),
+so padded batches give the one-at-a-time embeddings within float rounding for both kinds.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import torch
 
 from runner.encoders.batching import BatchPolicy
 from runner.encoders.checkpoint import CheckpointError, CheckpointRecord, require_folder, resolve_folder
-from runner.encoders.torch_runtime import deterministic_settings, force_offline, freeze, torch_device
+from runner.encoders.torch_runtime import deterministic_settings, force_offline, freeze, inference, torch_device
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 SHARD_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
@@ -65,6 +68,26 @@ def receptive_field(config: Any, frames: int = 1) -> int:
     return needed
 
 
+class PerUtteranceFeatureEncoder(torch.nn.Module):
+    """A convolutional feature encoder run on each utterance's own samples, its frames zero-padded to the batch.
+
+    ``lengths`` (samples of each row) is set for each batch by ``HFAudioModel.forward``; unset, it is the
+    wrapped encoder itself.
+    """
+
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+        self.lengths: list[int] | None = None
+
+    def forward(self, input_values: torch.Tensor) -> torch.Tensor:
+        if self.lengths is None:
+            return self.inner(input_values)
+        outputs = [self.inner(input_values[row : row + 1, :length]) for row, length in enumerate(self.lengths)]
+        frames = max(output.shape[-1] for output in outputs)
+        return torch.cat([torch.nn.functional.pad(output, (0, frames - output.shape[-1])) for output in outputs])
+
+
 class HFAudioModel:
     """A frozen transformers audio model with its feature extractor, device and precision."""
 
@@ -74,12 +97,17 @@ class HFAudioModel:
         self.device = device
         self.dtype = dtype
         self.config = model.config
-        self.takes_mask = getattr(model.config, "feat_extract_norm", "layer") == "layer"
+        self.group_norm = getattr(model.config, "feat_extract_norm", "layer") != "layer"
+        self.per_utterance: PerUtteranceFeatureEncoder | None = None
+        if self.group_norm:
+            base = model.base_model
+            self.per_utterance = PerUtteranceFeatureEncoder(base.feature_extractor)
+            base.feature_extractor = self.per_utterance
         self.sample_rate = int(feature_extractor.sampling_rate)
         self.unused_keys: list[str] = []
 
     def inputs(self, waves: list[np.ndarray]) -> dict[str, torch.Tensor]:
-        """Padded input values, normalised per the preprocessor config, and the mask if the model takes it."""
+        """Padded input values, normalised per the preprocessor config over each utterance, and the mask."""
         features = self.feature_extractor(
             waves,
             sampling_rate=self.sample_rate,
@@ -87,10 +115,22 @@ class HFAudioModel:
             return_attention_mask=True,
             return_tensors="pt",
         )
-        inputs = {"input_values": features["input_values"].to(self.device)}
-        if self.takes_mask:
-            inputs["attention_mask"] = features["attention_mask"].to(self.device)
-        return inputs
+        return {
+            "input_values": features["input_values"].to(self.device),
+            "attention_mask": features["attention_mask"].to(self.device),
+        }
+
+    def forward(self, waves: list[np.ndarray]) -> Any:
+        """The model's outputs on a padded batch of ``waves`` (no gradients; bf16 autocast when asked for)."""
+        inputs = self.inputs(waves)
+        if self.per_utterance is not None:
+            self.per_utterance.lengths = [len(wave) for wave in waves]
+        try:
+            with inference(self.device, self.dtype):
+                return self.model(**inputs)
+        finally:
+            if self.per_utterance is not None:
+                self.per_utterance.lengths = None
 
 
 def load_hf_audio(
@@ -123,19 +163,11 @@ def load_hf_audio(
 
 
 def hf_record(
-    kind: str,
-    label: str,
-    folder: Path,
-    loaded: HFAudioModel,
-    runtime: dict[str, Any],
-    policy: BatchPolicy,
-    head_honours_mask: bool = True,
+    kind: str, label: str, folder: Path, loaded: HFAudioModel, runtime: dict[str, Any], policy: BatchPolicy
 ) -> tuple[CheckpointRecord, BatchPolicy]:
-    """The checkpoint record of a loaded transformers encoder, and its batch policy (see module docstring).
-
-    ``head_honours_mask=False`` is for a head whose pooling would take in padded frames: equal-length batches.
-    """
-    policy = replace(policy, equal_length_only=not (loaded.takes_mask and head_honours_mask))
+    """The checkpoint record of a loaded transformers encoder, and its batch policy (see module docstring)."""
+    policy = replace(policy, equal_length_only=False)
+    padding = "per-utterance feature encoder, masked transformer" if loaded.group_norm else "attention mask"
     resolved = resolve_folder(folder)
     model = loaded.model
     record = CheckpointRecord(
@@ -146,12 +178,11 @@ def hf_record(
             "model_type": loaded.config.model_type,
             "model_config": {k: v for k, v in loaded.config.to_diff_dict().items() if k != "transformers_version"},
             "feature_extractor": loaded.feature_extractor.to_dict(),
-            "attention_mask": loaded.takes_mask,
             "unused_checkpoint_keys": loaded.unused_keys,
         },
         files=resolved.files,
         checkpoint_blake3=resolved.checkpoint_blake3,
         path=resolved.path,
-        runtime={**runtime, "batching": policy.as_dict()},
+        runtime={**runtime, "batching": {**policy.as_dict(), "padding": padding}},
     )
     return record, policy
