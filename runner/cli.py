@@ -21,6 +21,8 @@ from audit.errors import EXIT_FINDING, EXIT_INPUT, InputError
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 corpus_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Corpus tables.")
 app.add_typer(corpus_app, name="corpus")
+checkpoints_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Encoder checkpoint folders.")
+app.add_typer(checkpoints_app, name="checkpoints")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -149,6 +151,28 @@ def corpus_check(
         typer.echo(f"  {problem.path}: {problem.reason}")
     if len(table.problems) > shown:
         typer.echo(f"  ... {len(table.problems) - shown} more (--problems N, or --json)")
+
+
+@checkpoints_app.command("synthesise")
+@one_line_errors
+def checkpoints_synthesise(
+    root: Annotated[Path, typer.Argument(help="Checkpoints root to fill (the roster's folders are made under it).")],
+    labels: Annotated[
+        list[str] | None, typer.Option("--labels", help="Roster labels (default: the paper's 12).")
+    ] = None,
+    roster: Annotated[Path, typer.Option("--roster", help="Encoder roster.")] = Path("configs/encoders.toml"),
+) -> None:
+    """Random-weight checkpoints of the published size and layout, offline: for sizing, speed and loader tests."""
+    from runner.encoders import load_roster
+    from runner.encoders.synthesis import synthesise
+
+    specs = load_roster(roster, root)
+    unknown = sorted(set(labels or []) - {spec.label for spec in specs})
+    if unknown:
+        raise InputError(str(roster), f"labels not in the roster: {unknown}")
+    chosen = [spec for spec in specs if (spec.label in labels if labels else spec.paper)]
+    written = synthesise(chosen, progress=lambda line: typer.echo(line, err=True))
+    typer.echo(f"{len(written)} random-weight checkpoints (embeddings from them mean nothing) -> {root}")
 
 
 @app.command()

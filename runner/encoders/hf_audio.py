@@ -11,10 +11,11 @@ Padding: every model gets length-bucketed padded batches with an attention mask.
 feature encoder uses layer norm (``feat_extract_norm == "layer"``: the large wav2vec 2.0 / HuBERT / WavLM,
 data2vec-audio) take the padded samples as they are. Models with group norm in the first convolution (the base
 models) would normalise each channel over time including the padding (transformers advises not to pad them),
-so their convolutional feature encoder runs on each utterance's own samples (``PerUtteranceFeatureEncoder``, a
-small share of the compute) and only the transformer, which honours the mask, sees a padded batch. The
-positional convolution sees zeros past each utterance's end either way (masked frames are zeroed before it),
-so padded batches give the one-at-a-time embeddings within float rounding for both kinds.
+so their convolutional feature encoder runs on each utterance's own samples (``PerUtterance``, a small share of
+the compute) and only the transformer, which honours the mask, sees a padded batch. A single positional
+convolution sees zeros past each utterance's end either way (masked frames are zeroed before it);
+data2vec-audio's stack of five does not, and runs per utterance as well. Padded batches then give the
+one-at-a-time embeddings within float rounding (checked per family, and on the real-size checkpoints).
 """
 
 from __future__ import annotations
@@ -68,24 +69,31 @@ def receptive_field(config: Any, frames: int = 1) -> int:
     return needed
 
 
-class PerUtteranceFeatureEncoder(torch.nn.Module):
-    """A convolutional feature encoder run on each utterance's own samples, its frames zero-padded to the batch.
+class PerUtterance(torch.nn.Module):
+    """A module run on each row's own length along time, its outputs zero-padded back to the batch.
 
-    ``lengths`` (samples of each row) is set for each batch by ``HFAudioModel.forward``; unset, it is the
-    wrapped encoder itself.
+    ``lengths`` (valid steps of each row along input dimension ``time_in``) is set for each batch by
+    ``HFAudioModel.forward``; unset, it is the wrapped module itself. Outputs are padded along ``time_out``.
     """
 
-    def __init__(self, inner: torch.nn.Module) -> None:
+    def __init__(self, inner: torch.nn.Module, time_in: int, time_out: int) -> None:
         super().__init__()
         self.inner = inner
+        self.time_in, self.time_out = time_in, time_out
         self.lengths: list[int] | None = None
 
-    def forward(self, input_values: torch.Tensor) -> torch.Tensor:
+    def forward(self, values: torch.Tensor) -> torch.Tensor:
         if self.lengths is None:
-            return self.inner(input_values)
-        outputs = [self.inner(input_values[row : row + 1, :length]) for row, length in enumerate(self.lengths)]
-        frames = max(output.shape[-1] for output in outputs)
-        return torch.cat([torch.nn.functional.pad(output, (0, frames - output.shape[-1])) for output in outputs])
+            return self.inner(values)
+        outputs = [
+            self.inner(values[row : row + 1].narrow(self.time_in, 0, length)) for row, length in enumerate(self.lengths)
+        ]
+        steps = max(output.shape[self.time_out] for output in outputs)
+        padded = []
+        for output in outputs:
+            widths = [0, 0] * (output.dim() - self.time_out - 1) + [0, steps - output.shape[self.time_out]]
+            padded.append(torch.nn.functional.pad(output, widths))
+        return torch.cat(padded)
 
 
 class HFAudioModel:
@@ -97,12 +105,18 @@ class HFAudioModel:
         self.device = device
         self.dtype = dtype
         self.config = model.config
+        base = model.base_model
         self.group_norm = getattr(model.config, "feat_extract_norm", "layer") != "layer"
-        self.per_utterance: PerUtteranceFeatureEncoder | None = None
-        if self.group_norm:
-            base = model.base_model
-            self.per_utterance = PerUtteranceFeatureEncoder(base.feature_extractor)
+        self.per_utterance: PerUtterance | None = None
+        if self.group_norm:  # (batch, samples) -> (batch, channels, frames)
+            self.per_utterance = PerUtterance(base.feature_extractor, time_in=1, time_out=2)
             base.feature_extractor = self.per_utterance
+        # data2vec-audio's positional embedding stacks five convolutions with layer norms: padding that the
+        # first one turns non-zero reaches valid frames through the next. Run it per utterance too.
+        self.per_utterance_positions: PerUtterance | None = None
+        if model.config.model_type == "data2vec-audio":  # (batch, frames, channels) -> same
+            self.per_utterance_positions = PerUtterance(base.encoder.pos_conv_embed, time_in=1, time_out=1)
+            base.encoder.pos_conv_embed = self.per_utterance_positions
         self.sample_rate = int(feature_extractor.sampling_rate)
         self.unused_keys: list[str] = []
 
@@ -123,14 +137,18 @@ class HFAudioModel:
     def forward(self, waves: list[np.ndarray]) -> Any:
         """The model's outputs on a padded batch of ``waves`` (no gradients; bf16 autocast when asked for)."""
         inputs = self.inputs(waves)
+        samples = [len(wave) for wave in waves]
         if self.per_utterance is not None:
-            self.per_utterance.lengths = [len(wave) for wave in waves]
+            self.per_utterance.lengths = samples
+        if self.per_utterance_positions is not None:
+            self.per_utterance_positions.lengths = conv_output_frames(np.array(samples), self.config).tolist()
         try:
             with inference(self.device, self.dtype):
                 return self.model(**inputs)
         finally:
-            if self.per_utterance is not None:
-                self.per_utterance.lengths = None
+            for wrapper in (self.per_utterance, self.per_utterance_positions):
+                if wrapper is not None:
+                    wrapper.lengths = None
 
 
 def load_hf_audio(
@@ -168,6 +186,8 @@ def hf_record(
     """The checkpoint record of a loaded transformers encoder, and its batch policy (see module docstring)."""
     policy = replace(policy, equal_length_only=False)
     padding = "per-utterance feature encoder, masked transformer" if loaded.group_norm else "attention mask"
+    if loaded.per_utterance_positions is not None:
+        padding += ", per-utterance positional convolutions"
     resolved = resolve_folder(folder)
     model = loaded.model
     record = CheckpointRecord(

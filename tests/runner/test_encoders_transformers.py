@@ -108,15 +108,18 @@ def normalised(wave: np.ndarray) -> torch.Tensor:
     return torch.from_numpy((wave - wave.mean()) / np.sqrt(wave.var() + 1e-7))[None]
 
 
-@pytest.mark.parametrize("family", ["Wav2Vec2", "Hubert", "WavLM"])
+@pytest.mark.parametrize("family", ["Wav2Vec2", "Hubert", "WavLM", "Data2VecAudio"])
 def test_group_norm_models_batch_padded_with_a_per_utterance_feature_encoder(tmp_path: Path, family: str) -> None:
     torch.manual_seed(1)
-    config = getattr(transformers, f"{family}Config")(**TINY, feat_extract_norm="group")
+    options = {"num_conv_pos_embeddings": 5, "conv_pos_kernel_size": 5} if family == "Data2VecAudio" else {}
+    config = getattr(transformers, f"{family}Config")(**{**TINY, **options}, feat_extract_norm="group")
     model = getattr(transformers, f"{family}Model")(config).eval()
     encoder = load_encoder("transformers_ssl", "tiny-base", save(tmp_path, model))
     batching = encoder.checkpoint.runtime["batching"]
     assert batching["equal_length_only"] is False
-    assert batching["padding"] == "per-utterance feature encoder, masked transformer"
+    assert batching["padding"].startswith("per-utterance feature encoder, masked transformer")
+    # data2vec-audio's five positional convolutions run per utterance as well (else cosines drop to 0.99)
+    assert batching["padding"].endswith("per-utterance positional convolutions") is (family == "Data2VecAudio")
     batched = batched_equal_one_by_one(encoder)
     # Oracle: the unwrapped model on the first utterance alone, normalised as its preprocessor says.
     with torch.no_grad():
