@@ -27,26 +27,15 @@ SEED = 20261201
 VOXCELEB2_SPEAKERS = 5994  # classifier rows of the VoxCeleb2-trained heads
 VOXCELEB12_SPEAKERS = 7205  # VoxCeleb1 dev + VoxCeleb2 dev: speechbrain's ECAPA and x-vector heads
 
-ECAPA_YAML = """\
-# Layout of speechbrain/spkrec-ecapa-voxceleb: ECAPA-TDNN, C = 1024, 192-d, 80 mel bins (random weights)
-pretrained_path: speechbrain/spkrec-ecapa-voxceleb
-n_mels: 80
-out_n_neurons: {speakers}
+# What both published SpeechBrain speaker models share: front end, normalisations, modules and pretrainer files.
+FRONT = """\
 compute_features: !new:speechbrain.lobes.features.Fbank
     n_mels: !ref <n_mels>
 mean_var_norm: !new:speechbrain.processing.features.InputNormalization
     norm_type: sentence
     std_norm: False
-embedding_model: !new:speechbrain.lobes.models.ECAPA_TDNN.ECAPA_TDNN
-    input_size: !ref <n_mels>
-    channels: [1024, 1024, 1024, 1024, 3072]
-    kernel_sizes: [5, 3, 3, 3, 1]
-    dilations: [1, 2, 3, 4, 1]
-    attention_channels: 128
-    lin_neurons: 192
-classifier: !new:speechbrain.lobes.models.ECAPA_TDNN.Classifier
-    input_size: 192
-    out_neurons: !ref <out_n_neurons>
+"""
+BACK = """\
 mean_var_norm_emb: !new:speechbrain.processing.features.InputNormalization
     norm_type: global
     std_norm: False
@@ -70,17 +59,30 @@ pretrainer: !new:speechbrain.utils.parameter_transfer.Pretrainer
         label_encoder: !ref <pretrained_path>/label_encoder.txt
 """
 
+ECAPA_YAML = """\
+# Layout of speechbrain/spkrec-ecapa-voxceleb: ECAPA-TDNN, C = 1024, 192-d, 80 mel bins (random weights)
+pretrained_path: speechbrain/spkrec-ecapa-voxceleb
+n_mels: 80
+out_n_neurons: {speakers}
+{front}embedding_model: !new:speechbrain.lobes.models.ECAPA_TDNN.ECAPA_TDNN
+    input_size: !ref <n_mels>
+    channels: [1024, 1024, 1024, 1024, 3072]
+    kernel_sizes: [5, 3, 3, 3, 1]
+    dilations: [1, 2, 3, 4, 1]
+    attention_channels: 128
+    lin_neurons: 192
+classifier: !new:speechbrain.lobes.models.ECAPA_TDNN.Classifier
+    input_size: 192
+    out_neurons: !ref <out_n_neurons>
+{back}"""
+
+
 XVECTOR_YAML = """\
 # Layout of speechbrain/spkrec-xvect-voxceleb: TDNN x-vector, 512-d, 24 mel bins (random weights)
 pretrained_path: speechbrain/spkrec-xvect-voxceleb
 n_mels: 24
 out_n_neurons: {speakers}
-compute_features: !new:speechbrain.lobes.features.Fbank
-    n_mels: !ref <n_mels>
-mean_var_norm: !new:speechbrain.processing.features.InputNormalization
-    norm_type: sentence
-    std_norm: False
-embedding_model: !new:speechbrain.lobes.models.Xvector.Xvector
+{front}embedding_model: !new:speechbrain.lobes.models.Xvector.Xvector
     in_channels: !ref <n_mels>
     activation: !name:torch.nn.LeakyReLU
     tdnn_blocks: 5
@@ -94,28 +96,7 @@ classifier: !new:speechbrain.lobes.models.Xvector.Classifier
     lin_blocks: 1
     lin_neurons: 512
     out_neurons: !ref <out_n_neurons>
-mean_var_norm_emb: !new:speechbrain.processing.features.InputNormalization
-    norm_type: global
-    std_norm: False
-modules:
-    compute_features: !ref <compute_features>
-    mean_var_norm: !ref <mean_var_norm>
-    embedding_model: !ref <embedding_model>
-    mean_var_norm_emb: !ref <mean_var_norm_emb>
-    classifier: !ref <classifier>
-label_encoder: !new:speechbrain.dataio.encoder.CategoricalEncoder
-pretrainer: !new:speechbrain.utils.parameter_transfer.Pretrainer
-    loadables:
-        embedding_model: !ref <embedding_model>
-        mean_var_norm_emb: !ref <mean_var_norm_emb>
-        classifier: !ref <classifier>
-        label_encoder: !ref <label_encoder>
-    paths:
-        embedding_model: !ref <pretrained_path>/embedding_model.ckpt
-        mean_var_norm_emb: !ref <pretrained_path>/mean_var_norm_emb.ckpt
-        classifier: !ref <pretrained_path>/classifier.ckpt
-        label_encoder: !ref <pretrained_path>/label_encoder.txt
-"""
+{back}"""
 
 
 @dataclass(frozen=True)
@@ -134,7 +115,7 @@ def _speechbrain(yaml_template: str, speakers: int, dim: int) -> Callable[[Path]
     def write(folder: Path) -> int:
         from hyperpyyaml import load_hyperpyyaml
 
-        text = yaml_template.format(speakers=speakers)
+        text = yaml_template.format(speakers=speakers, front=FRONT, back=BACK)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "hyperparams.yaml").write_text(text, encoding="utf-8")
         hparams = load_hyperpyyaml(text)
