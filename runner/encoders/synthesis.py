@@ -12,7 +12,6 @@ size-matched stand-in where the original code is not a dependency of this projec
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 import torch
 
 from runner.encoders.checkpoint import EncoderConfigError
+from runner.encoders.export import export_module
 from runner.encoders.roster import EncoderSpec
 
 SEED = 20261201
@@ -201,20 +201,7 @@ class WaveEcapa(torch.nn.Module):
 def _onnx(module: Callable[[], torch.nn.Module], input_kind: str) -> Callable[[Path], int]:
     def write(folder: Path) -> int:
         model = module().eval()
-        example = torch.randn(1, 16000) * 0.1 if input_kind == "waveform" else torch.randn(1, 200, 80)
-        axes = {0: "batch", 1: "samples" if input_kind == "waveform" else "frames"}
-        folder.mkdir(parents=True, exist_ok=True)
-        with warnings.catch_warnings():  # the TorchScript exporter warns about its deprecation and traced shapes
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                model,
-                (example,),
-                str(folder / "model.onnx"),
-                input_names=[input_kind],
-                output_names=["embedding"],
-                dynamic_axes={input_kind: axes, "embedding": {0: "batch"}},
-                dynamo=False,
-            )
+        export_module(model, input_kind, folder)
         return sum(p.numel() for p in model.parameters())
 
     return write
