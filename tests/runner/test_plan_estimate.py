@@ -214,3 +214,52 @@ def load_config_ids() -> list[str]:
     import tomllib
 
     return [e["id"] for e in tomllib.loads((ROOT / "configs" / "full.toml").read_text())["experiments"]]
+
+
+SLICE = """
+[run]
+name = "slice"
+seed = 11
+
+[corpus]
+name = "asterisk"
+root = "{root}"
+
+[encoders]
+roster = "{roster}"
+labels = ["resemblyzer", "mfcc-stats"]
+
+[conditions]
+"white-0dB" = [{{ name = "white", kwargs = {{ snr_db = 0 }} }}]
+
+[[experiments]]
+id = "D01"
+title = "noise"
+use = "interaction"
+target_trials = 20
+nontarget_trials = 20
+factor_a = {{ name = "noise", levels = ["white-0dB"] }}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not Path("/usr/share/asterisk/sounds/en_US_f_Allison").is_dir(),
+    reason="Debian's asterisk prompt packages are not installed (noxfile.py installs them as root)",
+)
+def test_plan_with_corpora_reads_them_and_counts_the_runs_sides(tmp_path: Path) -> None:
+    from runner.corpora.asterisk import build_default_corpus
+
+    root = tmp_path / "asterisk"
+    table = build_default_corpus(root, max_per_speaker=6, progress=False).frame
+    path = tmp_path / "run.toml"
+    path.write_text(SLICE.format(root=root, roster=ROOT / "configs" / "encoders.toml"))
+    done = CliRunner().invoke(app, ["plan", str(path), "--corpora", "--json"])
+    assert done.exit_code == 0, done.output
+    plan = json.loads(done.stdout)
+    assert plan["mode"] == "corpora read" and plan["corpora"]["asterisk"]["utterances"] == len(table)
+    plans = plan_run(load_config(path), {"asterisk": table})
+    sides = {s for p in plans for s in p.enrol_sides() + p.test_sides()}
+    assert (plan["total"]["records"], plan["total"]["trials"]) == (len(plans), 40)
+    assert plan["total"]["embeddings_per_label"] == len(sides)
+    assert plan["total"]["operator_realisations"] == sum(s.chain_id != chain_id([]) for s in sides)
