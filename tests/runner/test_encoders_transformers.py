@@ -108,6 +108,7 @@ def normalised(wave: np.ndarray) -> torch.Tensor:
     return torch.from_numpy((wave - wave.mean()) / np.sqrt(wave.var() + 1e-7))[None]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["Wav2Vec2", "Hubert", "WavLM", "Data2VecAudio"])
 def test_group_norm_models_batch_padded_with_a_per_utterance_feature_encoder(tmp_path: Path, family: str) -> None:
     torch.manual_seed(1)
@@ -127,6 +128,7 @@ def test_group_norm_models_batch_padded_with_a_per_utterance_feature_encoder(tmp
     np.testing.assert_allclose(batched[0], reference / np.linalg.norm(reference), atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("dilation", "norm"), [((1, 2, 1), "layer"), ((1, 1, 1), "layer"), ((1, 2, 3), "group")])
 def test_xvector_embeddings_and_batching(tmp_path: Path, dilation: tuple[int, ...], norm: str) -> None:
     torch.manual_seed(2)

@@ -95,6 +95,7 @@ def config_path(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_declared_counts_equal_the_hand_computed_ones(config_path: Path) -> None:
     config = load_config(config_path)
     estimate = estimate_plan(config, load_corpus_sizes(config_path.parent / "corpus_sizes.toml"))
