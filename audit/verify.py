@@ -163,17 +163,17 @@ def run_block(bundle: VerifiedBundle) -> dict[str, Any] | None:
     statement, files = bundle.statement, bundle.files
     if statement is None or not bundle.authentication.signature_verified:
         return None
-    predicate = statement.get("predicate") if isinstance(statement.get("predicate"), dict) else {}
-    details = predicate.get("runDetails") if isinstance(predicate.get("runDetails"), dict) else {}
-    builder = details.get("builder") if isinstance(details.get("builder"), dict) else {}
-    metadata = details.get("metadata") if isinstance(details.get("metadata"), dict) else {}
+    def table(value: Any) -> dict[str, Any]:
+        return value if isinstance(value, dict) else {}
+
+    details = table(table(statement.get("predicate")).get("runDetails"))
+    version = table(table(details.get("builder")).get("version"))
+    metadata = table(details.get("metadata"))
     git = (files.environment or {}).get("git")
     config = bundle.verified.get("config.toml")
     return {
         "run_id": metadata.get("invocationId"),
-        "tool_version": (builder.get("version") or {}).get("interbias-sv")
-        if isinstance(builder.get("version"), dict)
-        else None,
+        "tool_version": version.get("interbias-sv"),
         "commit": git.get("commit") if isinstance(git, dict) else None,
         "config_blake3": config.blake3 if config else None,
         "records": None if files.results is None else len(files.results),

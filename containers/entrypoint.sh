@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Entrypoint of the benchmark image: check the determinism environment and the arguments, then run
-# `interbias reproduce "$@"`. With --dry-run it says what it would run and what it sees (Python, GPUs), and hands
-# --dry-run on to `interbias reproduce`, which checks the configuration and inputs without running anything.
+# `interbias reproduce "$@"` (--device included). With --dry-run it says what it would run and what it sees
+# (Python, GPUs, the device asked for), and hands --dry-run on to `interbias reproduce`, which checks the
+# configuration, the device and the inputs without running anything.
 # Any problem is one line on stderr and exit code 2, as for the project's own commands.
 set -euo pipefail
 
@@ -26,16 +27,19 @@ command -v interbias >/dev/null || fail "interbias is not on PATH (${PATH})"
 dry_run=false
 config=""
 out=""
+device=cpu
 previous=""
 for argument in "$@"; do
     case ${previous} in
         --config) config=${argument} ;;
         --out) out=${argument} ;;
+        --device) device=${argument} ;;
     esac
     case ${argument} in
         --dry-run) dry_run=true ;;
         --config=*) config=${argument#--config=} ;;
         --out=*) out=${argument#--out=} ;;
+        --device=*) device=${argument#--device=} ;;
     esac
     previous=${argument}
 done
@@ -58,8 +62,10 @@ if [[ ${dry_run} == true ]]; then
     if command -v nvidia-smi >/dev/null && gpus=$(nvidia-smi --list-gpus 2>/dev/null) && [[ -n ${gpus} ]]; then
         printf 'entrypoint: gpu: %s\n' "${gpus//$'\n'/; }"
     else
-        printf 'entrypoint: gpu: none visible (the run would use the CPU)\n'
+        printf 'entrypoint: gpu: none visible\n'
     fi
+    # --device is handed on: interbias reproduce refuses a device that is not there (exit 2), never falls back.
+    printf 'entrypoint: device: %s\n' "${device}"
 fi
 
 exec interbias reproduce "$@"

@@ -2,10 +2,11 @@
 
 Everything a reviewer needs to judge whether a rerun can match: Python and every installed distribution, the
 OS, CPU and memory, torch/CUDA/cuDNN/GPU/driver when torch is importable, the determinism settings, the seeds,
-the command line, the git commit with a dirty flag and a digest of the uncommitted diff, and the container
-image digest passed in by the launcher. torch is imported lazily, here only, so that ``import provenance``
-stays light. Whatever cannot be determined is written as ``{"available": false, "reason": ...}``, never left
-out silently.
+the command line, the git commit with a dirty flag and a digest of the uncommitted diff, the container
+image digest passed in by the launcher (``sha256:<hex>`` or ``name@sha256:<hex>``, recorded as given),
+onnxruntime's version and execution providers, and the device the run asked for with what each encoder ran
+on. torch and onnxruntime are imported lazily, here only, so that ``import provenance`` stays light.
+Whatever cannot be determined is written as ``{"available": false, "reason": ...}``, never left out silently.
 """
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ from audit.errors import InputError
 from provenance.atomic import atomic_write_text
 from provenance.digests import bytes_digest, file_digest
 
-IMAGE_DIGEST_PATTERN = re.compile(r"^sha256:[0-9a-f]{64}$")
+# A bare content digest, or a repository digest reference as the engine lists it (``RepoDigests``):
+# [registry[:port]/]path@sha256:<hex>, path components lowercase as the reference grammar requires.
+IMAGE_DIGEST_PATTERN = re.compile(
+    r"(?:(?:[a-zA-Z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*@)?"
+    r"sha256:[0-9a-f]{64}"
+)
 THREAD_ENV_VARS = (
     "CUBLAS_WORKSPACE_CONFIG",
     "CUDA_VISIBLE_DEVICES",
@@ -130,6 +136,40 @@ def _torch() -> dict[str, Any]:
     return info
 
 
+def _onnxruntime() -> dict[str, Any]:
+    """onnxruntime's distribution, version and the execution providers this build offers."""
+    if importlib.util.find_spec("onnxruntime") is None:
+        return _unavailable("onnxruntime is not installed")
+    import onnxruntime
+
+    # Both distributions install the same ``onnxruntime`` package: which one is there decides the providers.
+    names = [name for name in ("onnxruntime", "onnxruntime-gpu") if _installed(name)]
+    return {
+        "available": True,
+        "version": onnxruntime.__version__,
+        "distributions": names,
+        "available_providers": list(onnxruntime.get_available_providers()),
+    }
+
+
+def _installed(name: str) -> bool:
+    try:
+        importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def check_image_digest(image_digest: str) -> str:
+    """``image_digest`` itself if it is ``sha256:<64 hex>`` or ``name@sha256:<64 hex>``; else an InputError."""
+    if not IMAGE_DIGEST_PATTERN.fullmatch(image_digest):
+        raise InputError(
+            "image digest",
+            f"expected 'sha256:<64 lowercase hex>' or 'name@sha256:<64 lowercase hex>', got {image_digest!r}",
+        )
+    return image_digest
+
+
 def _git(repo: Path, *args: str) -> bytes:
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, timeout=60, check=True).stdout
 
@@ -164,10 +204,16 @@ def capture_environment(
     command_line: list[str],
     image_digest: str | None = None,
     repo: Path = Path(),
+    device: str | None = None,
+    execution: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The environment record written as ``environment.json`` (see module docstring for what it holds)."""
-    if image_digest is not None and not IMAGE_DIGEST_PATTERN.match(image_digest):
-        raise InputError("image digest", f"expected 'sha256:' and 64 lowercase hex digits, got {image_digest!r}")
+    """The environment record written as ``environment.json`` (see module docstring for what it holds).
+
+    ``device`` is what the run asked for; ``execution`` maps each encoder label to where it ran (device,
+    and the onnxruntime execution provider for exported graphs).
+    """
+    if image_digest is not None:
+        check_image_digest(image_digest)
     return {
         "python": {
             "version": platform.python_version(),
@@ -177,6 +223,11 @@ def capture_environment(
         "distributions": _distributions(),
         "machine": _machine(),
         "torch": _torch(),
+        "onnxruntime": _onnxruntime(),
+        "execution": {
+            "requested_device": device if device is not None else _unavailable("no device passed in"),
+            "encoders": execution if execution is not None else _unavailable("no encoder runtimes passed in"),
+        },
         "environment_variables": {name: os.environ.get(name) for name in THREAD_ENV_VARS},
         "seeds": seeds,
         "command_line": list(command_line),

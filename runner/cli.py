@@ -23,6 +23,8 @@ EXIT_CODES = "Exit codes: 0 done, 1 an audit finding or a run that could not fin
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 corpus_app = typer.Typer(add_completion=False, no_args_is_help=True, help=f"Corpus tables. {EXIT_CODES}")
 app.add_typer(corpus_app, name="corpus")
+checkpoints_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Encoder checkpoint folders.")
+app.add_typer(checkpoints_app, name="checkpoints")
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Top-level modules of the [runner] extra: without them the runner cannot work, and says so in one line.
@@ -116,7 +118,13 @@ ConfigArg = Annotated[Path, typer.Argument(help="Run configuration (TOML).")]
 OutOpt = Annotated[Path, typer.Option("--out", help="Bundle folder to write (or resume).")]
 CacheOpt = Annotated[Path | None, typer.Option("--cache", help="Embedding cache folder.")]
 KeyOpt = Annotated[Path | None, typer.Option("--key", help="ed25519 private key (PEM) to sign the bundle.")]
-DigestOpt = Annotated[str | None, typer.Option("--image-digest", help="Container image digest to record.")]
+DigestOpt = Annotated[
+    str | None,
+    typer.Option("--image-digest", help="Container image digest to record: sha256:<hex> or name@sha256:<hex>."),
+]
+DeviceOpt = Annotated[
+    str, typer.Option("--device", help="cpu, cuda or cuda:N for every encoder; CUDA that is not there is an error.")
+]
 
 
 @app.command()
@@ -127,7 +135,7 @@ def run(
     cache: CacheOpt = None,
     key: KeyOpt = None,
     image_digest: DigestOpt = None,
-    device: Annotated[str, typer.Option(help="torch device for the encoders.")] = "cpu",
+    device: DeviceOpt = "cpu",
     workers: Annotated[int, typer.Option(min=0, help="Processes that apply the operators (0: in-process).")] = 2,
     json_output: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
     progress: Annotated[
@@ -148,10 +156,13 @@ def run(
     """
     from runner.config import load_config
     from runner.pipeline import run as run_pipeline
+    from runner.reproduce import check_run_inputs
 
     def run_one(path: Path, folder: Path) -> Any:
+        loaded = load_config(path)
+        check_run_inputs(loaded, device, image_digest)
         return run_pipeline(
-            load_config(path),
+            loaded,
             folder,
             cache_root=cache,
             signing_key=key,
@@ -242,6 +253,70 @@ def corpus_check(
         typer.echo(f"  ... {len(table.problems) - shown} more (--problems N, or --json)")
 
 
+@checkpoints_app.command("synthesise")
+@one_line_errors
+def checkpoints_synthesise(
+    root: Annotated[Path, typer.Argument(help="Checkpoints root to fill (the roster's folders are made under it).")],
+    labels: Annotated[
+        list[str] | None, typer.Option("--labels", help="Roster labels (default: the paper's 12).")
+    ] = None,
+    roster: Annotated[Path, typer.Option("--roster", help="Encoder roster.")] = Path("configs/encoders.toml"),
+) -> None:
+    """Random-weight checkpoints of the published size and layout, offline: for sizing, speed and loader tests."""
+    from runner.encoders import load_roster
+    from runner.encoders.synthesis import synthesise
+
+    specs = load_roster(roster, root)
+    unknown = sorted(set(labels or []) - {spec.label for spec in specs})
+    if unknown:
+        raise InputError(str(roster), f"labels not in the roster: {unknown}")
+    chosen = [spec for spec in specs if (spec.label in labels if labels else spec.paper)]
+    written = synthesise(chosen, progress=lambda line: typer.echo(line, err=True))
+    typer.echo(f"{len(written)} random-weight checkpoints (embeddings from them mean nothing) -> {root}")
+
+
+@app.command()
+@one_line_errors
+def plan(
+    config: ConfigArg,
+    sizes: Annotated[
+        Path | None, typer.Option("--sizes", help="Declared corpus sizes (default: corpus_sizes.toml beside CONFIG).")
+    ] = None,
+    corpora: Annotated[bool, typer.Option("--corpora", help="Read the corpora and draw the real trial lists.")] = False,
+    throughput: Annotated[
+        Path | None,
+        typer.Option(
+            "--throughput", help="bench_encoders.py --save file (default: throughput-cpu.json beside CONFIG)."
+        ),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+) -> None:
+    """What CONFIG will cost before any work: utterances, trials, records, embeddings, disk and time."""
+    import os
+
+    from runner.config import load_config
+    from runner.plan import estimate_plan, load_corpus_sizes, load_throughput
+
+    if not corpora:  # declared sizes: the corpus and checkpoint folders are never read, and need not be set
+        for name in ("INTERBIAS_CORPORA", "INTERBIAS_CHECKPOINTS"):
+            os.environ.setdefault(name, f"/nonexistent/{name}")
+    loaded = load_config(config)
+    beside = Path(config).resolve().parent
+    speeds_file = throughput or (beside / "throughput-cpu.json")
+    speeds = load_throughput(speeds_file) if throughput is not None or speeds_file.is_file() else None
+    if corpora:
+        from runner.pipeline import _load_corpora
+
+        tables = {name: table.frame for name, table in _load_corpora(loaded).items()}
+        estimate = estimate_plan(loaded, tables=tables, throughput=speeds)
+    else:
+        estimate = estimate_plan(loaded, load_corpus_sizes(sizes or beside / "corpus_sizes.toml"), throughput=speeds)
+    if json_output:
+        typer.echo(json.dumps(estimate.as_dict(), indent=2))
+    else:
+        typer.echo("\n".join(estimate.lines()))
+
+
 @app.command()
 @one_line_errors
 def reproduce(
@@ -254,6 +329,7 @@ def reproduce(
     claims: Annotated[
         Path | None, typer.Option("--claims", help="TOML file of published numbers the audit checks.")
     ] = None,
+    device: DeviceOpt = "cpu",
 ) -> None:
     """The whole loop: build the corpus, run, sign, audit the bundle, write the report.
 
@@ -262,7 +338,14 @@ def reproduce(
     from runner.reproduce import reproduce as reproduce_loop
 
     code = reproduce_loop(
-        config, out, cache_root=cache, key=key, image_digest=image_digest, dry_run=dry_run, claims=claims
+        config,
+        out,
+        cache_root=cache,
+        key=key,
+        image_digest=image_digest,
+        dry_run=dry_run,
+        claims=claims,
+        device=device,
     )
     raise typer.Exit(code)
 

@@ -227,10 +227,15 @@ def _existing_folder(path: Path, what: str) -> Path:
 
 
 def container_arguments(
-    config: Path, reference: str, *, key: Path | None, cache: Path | None, dry_run: bool
+    config: Path, reference: str, *, key: Path | None, cache: Path | None, dry_run: bool, device: str = "cpu"
 ) -> list[str]:
-    """The arguments of ``interbias reproduce`` inside the container (paths as mounted)."""
+    """The arguments of ``interbias reproduce`` inside the container (paths as mounted).
+
+    ``device`` is handed on: a container started with GPUs runs its encoders on ``cuda`` and fails (exit 2,
+    one line) if the GPU is not visible inside it, rather than running on the CPU.
+    """
     arguments = ["--config", f"{CONFIG_DIR}/{config.name}", "--out", OUT_DIR, "--image-digest", reference]
+    arguments += ["--device", device]
     if key is not None:
         arguments += ["--key", f"{KEY_DIR}/{key.name}"]
     if cache is not None:
@@ -354,7 +359,7 @@ def launch(
     return run_container(
         client,
         str(found.id),
-        container_arguments(config, reference, key=key, cache=cache, dry_run=dry_run),
+        container_arguments(config, reference, key=key, cache=cache, dry_run=dry_run, device="cuda" if gpus else "cpu"),
         container_mounts(config, out, corpora=corpora, checkpoints=checkpoints, key=key, cache=cache),
         environment=environment,
         gpus=gpus,

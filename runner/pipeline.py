@@ -39,6 +39,7 @@ from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
 from runner.config import Chain, CorpusChoice, RunConfig, default_cache_root
 from runner.corpora.base import PROBLEMS_FILE, UTTERANCES_FILE, CorpusTable, load_corpus
 from runner.encoders import Encoder, EncoderSpec
+from runner.encoders.device import execution_summary
 from runner.operators import Chain as OperatorChain
 from runner.operators import NoiseSources, chain_id, chain_status
 from runner.plan import RecordPlan, Side, plan_run, run_id_for
@@ -577,7 +578,11 @@ def _run(
     checkpoints = {label: encoder.checkpoint.as_dict() for label, encoder in encoders.items()}
     atomic_write_text(out / "checkpoints.json", json.dumps(checkpoints, indent=2, sort_keys=True))
     environment = capture_environment(
-        seeds={"run": config.seed}, command_line=_portable(command_line or sys.argv, out), image_digest=image_digest
+        seeds={"run": config.seed},
+        command_line=_portable(command_line or sys.argv, out),
+        image_digest=image_digest,
+        device=device,
+        execution=execution_summary({label: encoder.checkpoint.runtime for label, encoder in encoders.items()}),
     )
     atomic_write_text(out / "environment.json", json.dumps(environment, indent=2, sort_keys=True))
     results = pd.DataFrame(rows)

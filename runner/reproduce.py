@@ -52,6 +52,17 @@ def _signing_key(out: Path, key: Path | None) -> Path:
     return private
 
 
+def check_run_inputs(config: RunConfig, device: str, image_digest: str | None) -> None:
+    """What would otherwise fail late is checked before a run starts: the device for every encoder of the
+    configuration, and the form of the image digest that environment.json records."""
+    from provenance.environment import check_image_digest
+    from runner.encoders.device import check_devices
+
+    if image_digest is not None:
+        check_image_digest(image_digest)
+    check_devices(device, [(spec.label, spec.kind) for spec in config.encoders])
+
+
 def reproduce(
     config_path: Path,
     out: Path,
@@ -61,6 +72,7 @@ def reproduce(
     image_digest: str | None = None,
     dry_run: bool = False,
     claims: Path | None = None,
+    device: str = "cpu",
 ) -> int:
     """Run the loop and return the audit's exit code (0 pass, 1 findings, 2 input error). ``claims``: published
     numbers to check in the audit, read (and refused when malformed) before the run starts."""
@@ -70,11 +82,13 @@ def reproduce(
 
     claim_count = len(read_claims(claims)) if claims is not None else 0
     config = load_config(config_path)
+    check_run_inputs(config, device, image_digest)
     _ensure_corpus(config, dry_run)
     if dry_run:
         labels = ", ".join(choice.label for choice in config.encoders)
         _say(f"would run {config.source} ({len(config.experiments)} experiments; encoders {labels}) into {out}")
         with_claims = f" and {claim_count} claims of {claims}" if claims is not None else ""
+        _say(f"device {device}: available for every encoder")
         _say(
             f"would sign with {key or 'a throwaway key'}, audit {out / 'results.csv'} with --bundle {out}{with_claims}"
         )
@@ -90,6 +104,7 @@ def reproduce(
         signing_key=signing_key,
         image_digest=image_digest,
         command_line=sys.argv,
+        device=device,
     )
     _say(
         f"run {summary.run_id}: {summary.n_records} records, {summary.n_trials} trials, "

@@ -7,11 +7,15 @@ weights (``model.safetensors``, ``pytorch_model.bin`` or a sharded index with al
 transformers would otherwise initialise it at random with only a log line. Unused checkpoint keys (such as
 a pre-training quantiser) are recorded.
 
-Padding: models whose convolutional feature encoder uses layer norm (``feat_extract_norm == "layer"``: the
-large wav2vec 2.0 / HuBERT / WavLM, data2vec-audio) take an attention mask, and padded batches give the
-unbatched embeddings within float rounding. Models with group norm in the first convolution (the base
-models) normalise over time including any padding, and transformers advises not to pad them: they get
-equal-length batches only, recorded as such.
+Padding: every model gets length-bucketed padded batches with an attention mask. Models whose convolutional
+feature encoder uses layer norm (``feat_extract_norm == "layer"``: the large wav2vec 2.0 / HuBERT / WavLM,
+data2vec-audio) take the padded samples as they are. Models with group norm in the first convolution (the base
+models) would normalise each channel over time including the padding (transformers advises not to pad them),
+so their convolutional feature encoder runs on each utterance's own samples (``PerUtterance``, a small share of
+the compute) and only the transformer, which honours the mask, sees a padded batch. A single positional
+convolution sees zeros past each utterance's end either way (masked frames are zeroed before it);
+data2vec-audio's stack of five does not, and runs per utterance as well. Padded batches then give the
+one-at-a-time embeddings within float rounding (checked per family, and on the real-size checkpoints).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import torch
 
 from runner.encoders.batching import BatchPolicy
 from runner.encoders.checkpoint import CheckpointError, CheckpointRecord, require_folder, resolve_folder
-from runner.encoders.torch_runtime import deterministic_settings, force_offline, freeze, torch_device
+from runner.encoders.torch_runtime import deterministic_settings, force_offline, freeze, inference, torch_device
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 SHARD_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
@@ -65,6 +69,33 @@ def receptive_field(config: Any, frames: int = 1) -> int:
     return needed
 
 
+class PerUtterance(torch.nn.Module):
+    """A module run on each row's own length along time, its outputs zero-padded back to the batch.
+
+    ``lengths`` (valid steps of each row along input dimension ``time_in``) is set for each batch by
+    ``HFAudioModel.forward``; unset, it is the wrapped module itself. Outputs are padded along ``time_out``.
+    """
+
+    def __init__(self, inner: torch.nn.Module, time_in: int, time_out: int) -> None:
+        super().__init__()
+        self.inner = inner
+        self.time_in, self.time_out = time_in, time_out
+        self.lengths: list[int] | None = None
+
+    def forward(self, values: torch.Tensor) -> torch.Tensor:
+        if self.lengths is None:
+            return self.inner(values)
+        outputs = [
+            self.inner(values[row : row + 1].narrow(self.time_in, 0, length)) for row, length in enumerate(self.lengths)
+        ]
+        steps = max(output.shape[self.time_out] for output in outputs)
+        padded = []
+        for output in outputs:
+            widths = [0, 0] * (output.dim() - self.time_out - 1) + [0, steps - output.shape[self.time_out]]
+            padded.append(torch.nn.functional.pad(output, widths))
+        return torch.cat(padded)
+
+
 class HFAudioModel:
     """A frozen transformers audio model with its feature extractor, device and precision."""
 
@@ -74,12 +105,23 @@ class HFAudioModel:
         self.device = device
         self.dtype = dtype
         self.config = model.config
-        self.takes_mask = getattr(model.config, "feat_extract_norm", "layer") == "layer"
+        base = model.base_model
+        self.group_norm = getattr(model.config, "feat_extract_norm", "layer") != "layer"
+        self.per_utterance: PerUtterance | None = None
+        if self.group_norm:  # (batch, samples) -> (batch, channels, frames)
+            self.per_utterance = PerUtterance(base.feature_extractor, time_in=1, time_out=2)
+            base.feature_extractor = self.per_utterance
+        # data2vec-audio's positional embedding stacks five convolutions with layer norms: padding that the
+        # first one turns non-zero reaches valid frames through the next. Run it per utterance too.
+        self.per_utterance_positions: PerUtterance | None = None
+        if model.config.model_type == "data2vec-audio":  # (batch, frames, channels) -> same
+            self.per_utterance_positions = PerUtterance(base.encoder.pos_conv_embed, time_in=1, time_out=1)
+            base.encoder.pos_conv_embed = self.per_utterance_positions
         self.sample_rate = int(feature_extractor.sampling_rate)
         self.unused_keys: list[str] = []
 
     def inputs(self, waves: list[np.ndarray]) -> dict[str, torch.Tensor]:
-        """Padded input values, normalised per the preprocessor config, and the mask if the model takes it."""
+        """Padded input values, normalised per the preprocessor config over each utterance, and the mask."""
         features = self.feature_extractor(
             waves,
             sampling_rate=self.sample_rate,
@@ -87,10 +129,26 @@ class HFAudioModel:
             return_attention_mask=True,
             return_tensors="pt",
         )
-        inputs = {"input_values": features["input_values"].to(self.device)}
-        if self.takes_mask:
-            inputs["attention_mask"] = features["attention_mask"].to(self.device)
-        return inputs
+        return {
+            "input_values": features["input_values"].to(self.device),
+            "attention_mask": features["attention_mask"].to(self.device),
+        }
+
+    def forward(self, waves: list[np.ndarray]) -> Any:
+        """The model's outputs on a padded batch of ``waves`` (no gradients; bf16 autocast when asked for)."""
+        inputs = self.inputs(waves)
+        samples = [len(wave) for wave in waves]
+        if self.per_utterance is not None:
+            self.per_utterance.lengths = samples
+        if self.per_utterance_positions is not None:
+            self.per_utterance_positions.lengths = conv_output_frames(np.array(samples), self.config).tolist()
+        try:
+            with inference(self.device, self.dtype):
+                return self.model(**inputs)
+        finally:
+            for wrapper in (self.per_utterance, self.per_utterance_positions):
+                if wrapper is not None:
+                    wrapper.lengths = None
 
 
 def load_hf_audio(
@@ -123,19 +181,13 @@ def load_hf_audio(
 
 
 def hf_record(
-    kind: str,
-    label: str,
-    folder: Path,
-    loaded: HFAudioModel,
-    runtime: dict[str, Any],
-    policy: BatchPolicy,
-    head_honours_mask: bool = True,
+    kind: str, label: str, folder: Path, loaded: HFAudioModel, runtime: dict[str, Any], policy: BatchPolicy
 ) -> tuple[CheckpointRecord, BatchPolicy]:
-    """The checkpoint record of a loaded transformers encoder, and its batch policy (see module docstring).
-
-    ``head_honours_mask=False`` is for a head whose pooling would take in padded frames: equal-length batches.
-    """
-    policy = replace(policy, equal_length_only=not (loaded.takes_mask and head_honours_mask))
+    """The checkpoint record of a loaded transformers encoder, and its batch policy (see module docstring)."""
+    policy = replace(policy, equal_length_only=False)
+    padding = "per-utterance feature encoder, masked transformer" if loaded.group_norm else "attention mask"
+    if loaded.per_utterance_positions is not None:
+        padding += ", per-utterance positional convolutions"
     resolved = resolve_folder(folder)
     model = loaded.model
     record = CheckpointRecord(
@@ -146,12 +198,11 @@ def hf_record(
             "model_type": loaded.config.model_type,
             "model_config": {k: v for k, v in loaded.config.to_diff_dict().items() if k != "transformers_version"},
             "feature_extractor": loaded.feature_extractor.to_dict(),
-            "attention_mask": loaded.takes_mask,
             "unused_checkpoint_keys": loaded.unused_keys,
         },
         files=resolved.files,
         checkpoint_blake3=resolved.checkpoint_blake3,
         path=resolved.path,
-        runtime={**runtime, "batching": policy.as_dict()},
+        runtime={**runtime, "batching": {**policy.as_dict(), "padding": padding}},
     )
     return record, policy

@@ -8,14 +8,14 @@ the per-utterance mean removed, as WeSpeaker and 3D-Speaker do before export. Th
 Povey window), so ``waveform_scale`` and ``window_type`` are options written to the record.
 
 Such graphs take no padding mask and pool over every frame they get, so only utterances of equal length share
-a batch: batched embeddings equal one-at-a-time ones within float rounding. The CUDA provider is used only
-when asked for, and a session that does not actually run on it is an error, never a silent CPU run.
+a batch: batched embeddings equal one-at-a-time ones within float rounding. ``--device cuda`` means the
+``CUDAExecutionProvider`` alone (the ``gpu`` extra's onnxruntime-gpu): a build without it, or a session that
+does not actually run on it, is an error naming the label and the providers offered, never a silent CPU run.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -30,8 +30,7 @@ from runner.encoders.checkpoint import (
     require_folder,
     resolve_folder,
 )
-
-PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}
+from runner.encoders.device import check_session_provider, onnx_provider
 
 
 class OnnxEncoder(Encoder):
@@ -73,24 +72,17 @@ class OnnxEncoder(Encoder):
             raise EncoderConfigError(label, f"onnx encoders run in the graph's own precision; dtype {dtype!r}")
         if input not in ("waveform", "fbank"):
             raise EncoderConfigError(label, f"input must be 'waveform' or 'fbank', got {input!r}")
-        device_type = device.split(":")[0]
-        if device_type not in PROVIDERS:
-            raise EncoderConfigError(label, f"device {device!r} is not supported (cpu or cuda)")
-        provider = PROVIDERS[device_type]
-        if provider not in ort.get_available_providers():
-            raise EncoderConfigError(label, f"onnxruntime has no {provider} here; device {device!r}")
+        provider, provider_options = onnx_provider(device, label)
         options = ort.SessionOptions()
         options.use_deterministic_compute = True
         options.log_severity_level = 3
-        provider_options = [{"device_id": int(device.split(":")[1])}] if ":" in device else None
         try:
             session = ort.InferenceSession(
                 str(folder / model_file), options, providers=[provider], provider_options=provider_options
             )
         except Exception as error:  # onnxruntime raises its own untyped errors for unreadable graphs
             raise CheckpointError(folder / model_file, f"onnxruntime cannot load the graph: {error}") from error
-        if session.get_providers()[0] != provider:
-            raise EncoderConfigError(label, f"the session runs on {session.get_providers()}, not {provider}")
+        check_session_provider(session, provider, label)
         if len(session.get_inputs()) != 1:
             names = [i.name for i in session.get_inputs()]
             raise CheckpointError(folder / model_file, f"expected a graph with one input, found {names}")
@@ -123,7 +115,8 @@ class OnnxEncoder(Encoder):
                 "device": device,
                 "dtype": "fp32",
                 "provider": provider,
-                "onnxruntime": version("onnxruntime"),
+                "session_providers": list(session.get_providers()),
+                "onnxruntime": ort.__version__,
                 "use_deterministic_compute": True,
                 "intra_op_num_threads": options.intra_op_num_threads,
                 "graph_optimization_level": str(options.graph_optimization_level),

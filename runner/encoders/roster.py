@@ -3,7 +3,9 @@
 Each ``[[encoders]]`` entry names a ``label``, a loader ``kind`` (see ``base.ENCODER_KINDS``), a ``family``
 (``speaker`` | ``ssl`` | ``baseline``), whether it is one of the paper's 12 labels (``paper``), the checkpoint
 path relative to ``checkpoints_root``, where the weights come from (``source``: documented, never downloaded),
-optional adapter ``options`` and an optional ``blake3`` pin of the checkpoint digest. ``checkpoints_root`` is
+optional adapter ``options``, an optional ``blake3`` pin of the checkpoint digest, the published embedding
+dimension ``dim`` (``interbias plan`` sizes the embedding cache with it) and ``max_batch``, the label's largest
+forward pass (``{ samples = N, seconds = S }``: utterances, and seconds of padded audio). ``checkpoints_root`` is
 relative to the roster file unless the caller passes another root.
 """
 
@@ -23,9 +25,23 @@ from runner.encoders.base import ENCODER_KINDS, Dtype, Encoder, load_encoder
 FAMILIES = ("speaker", "ssl", "baseline")
 WEIGHT_FREE_KINDS = ("mfcc",)
 SHIPPED_WEIGHT_KINDS = ("resemblyzer",)
-ENTRY_KEYS = {"label", "kind", "family", "paper", "checkpoint", "source", "options", "blake3", "training_corpora"}
+ENTRY_KEYS = {
+    "label",
+    "kind",
+    "family",
+    "paper",
+    "checkpoint",
+    "source",
+    "options",
+    "blake3",
+    "training_corpora",
+    "dim",
+    "max_batch",
+}
 TOP_KEYS = {"checkpoints_root", "encoders"}
 BLAKE3_HEX = re.compile(r"[0-9a-f]{64}")
+# A label's declared largest batch: utterances per forward pass, and seconds of padded audio per forward pass.
+MAX_BATCH_KEYS = ("samples", "seconds")
 
 
 class RosterError(InputError):
@@ -45,6 +61,8 @@ class EncoderSpec:
     options: dict[str, Any] = field(default_factory=dict)
     blake3: str | None = None
     training_corpora: tuple[str, ...] = ()  # corpus names (as the adapters are named) its weights were trained on
+    dim: int | None = None
+    max_batch: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """The entry as written to a bundle (checkpoint as a POSIX path string, or None)."""
@@ -58,6 +76,8 @@ class EncoderSpec:
             "options": self.options,
             "blake3": self.blake3,
             "training_corpora": list(self.training_corpora),
+            "dim": self.dim,
+            "max_batch": self.max_batch,
         }
 
     def load(self, device: str = "cpu", dtype: Dtype = "fp32", **batching: Any) -> Encoder:
@@ -69,7 +89,7 @@ class EncoderSpec:
             device,
             dtype,
             expected_blake3=self.blake3,
-            **batching,
+            **{**self.max_batch, **batching},
             **self.options,
         )
 
@@ -140,6 +160,16 @@ def _spec(path: Path, row: int, entry: Mapping[str, Any], root: Path) -> Encoder
     training = entry.get("training_corpora", [])
     if not (isinstance(training, list) and all(isinstance(name, str) and name for name in training)):
         raise fail("training_corpora", "expected a list of corpus names")
+    dim = entry.get("dim")
+    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int) or dim < 1):
+        raise fail("dim", "expected the embedding dimension, a positive integer")
+    max_batch = entry.get("max_batch", {})
+    if (
+        not isinstance(max_batch, dict)
+        or set(max_batch) - set(MAX_BATCH_KEYS)
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in max_batch.values())
+    ):
+        raise fail("max_batch", f"expected a table of positive limits among {list(MAX_BATCH_KEYS)}")
     return EncoderSpec(
         training_corpora=tuple(training),
         label=entry["label"],
@@ -150,4 +180,9 @@ def _spec(path: Path, row: int, entry: Mapping[str, Any], root: Path) -> Encoder
         source=entry["source"],
         options=dict(options),
         blake3=pin,
+        dim=dim,
+        max_batch={
+            ("max_batch_size" if key == "samples" else "max_batch_seconds"): int(v) if key == "samples" else float(v)
+            for key, v in max_batch.items()
+        },
     )

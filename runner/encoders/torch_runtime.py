@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from runner.encoders.checkpoint import EncoderConfigError
+from runner.encoders.device import device_type
 
 HUB_OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
 
@@ -28,14 +29,13 @@ def force_offline() -> None:
 
 def torch_device(device: str, label: str) -> torch.device:
     """The requested device; a CUDA device that is not there is an error, never a silent CPU fallback."""
-    try:
-        resolved = torch.device(device)
-    except RuntimeError as error:
-        raise EncoderConfigError(label, f"unknown device {device!r}: {error}") from error
+    device_type(device, label)
+    resolved = torch.device(device)
     if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise EncoderConfigError(label, f"device {device!r} was requested but CUDA is not available")
-    if resolved.type not in ("cpu", "cuda"):
-        raise EncoderConfigError(label, f"device {device!r} is not supported (cpu or cuda)")
+        seen = f"torch {torch.__version__} sees no CUDA device"
+        raise EncoderConfigError(label, f"device {device!r} was requested but CUDA is not available ({seen})")
+    if resolved.index is not None and resolved.index >= torch.cuda.device_count():
+        raise EncoderConfigError(label, f"device {device!r}: only {torch.cuda.device_count()} CUDA device(s)")
     return resolved
 
 

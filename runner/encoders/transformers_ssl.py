@@ -23,7 +23,6 @@ from runner.encoders.hf_audio import (
     load_hf_audio,
     receptive_field,
 )
-from runner.encoders.torch_runtime import inference
 
 
 class TransformersSSLEncoder(Encoder):
@@ -45,9 +44,7 @@ class TransformersSSLEncoder(Encoder):
         return cls(record, loaded, policy)
 
     def _embed_batch(self, waves: list[np.ndarray]) -> np.ndarray:
-        inputs = self.loaded.inputs(waves)
-        with inference(self.loaded.device, self.loaded.dtype):
-            hidden = self.loaded.model(**inputs).last_hidden_state.float()
+        hidden = self.loaded.forward(waves).last_hidden_state.float()
         frames = conv_output_frames(np.array([len(w) for w in waves]), self.loaded.config)
         positions = torch.arange(hidden.shape[1], device=hidden.device)
         mask = (positions[None, :] < torch.from_numpy(frames).to(hidden.device)[:, None]).float()

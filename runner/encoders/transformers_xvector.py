@@ -3,15 +3,17 @@ other ``*ForXVector`` classes) from a local folder; the embedding is the model's
 
 The x-vector head pools statistics over the frames it believes valid, but transformers'
 ``_get_tdnn_output_lengths`` ignores the TDNN dilations (``(L - k) // 1 + 1`` per layer), so with any dilation
-above 1 (the published heads use 1, 2, 3, 1, 1) a padded utterance's statistics take in frames computed from
-padding. Such heads, and group-norm (base) models (see ``hf_audio``), get equal-length batches only; padded
-batches are used only for layer-norm models with undilated heads, where they match unbatched within rounding.
+above 1 (the published heads use 1, 2, 3, 1, 1) a padded utterance's statistics would take in frames computed
+from padding. The loaded model's formula is replaced by the dilated one, ``L - (k - 1) d`` per layer, which
+is the number of frames the TDNN layers actually give: one utterance alone is pooled over all its frames
+either way (its embedding is unchanged), and padded batches (see ``hf_audio``) give the one-at-a-time
+embeddings within float rounding.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -19,7 +21,6 @@ from runner.encoders.base import Dtype, Encoder
 from runner.encoders.batching import BatchPolicy
 from runner.encoders.checkpoint import CheckpointRecord
 from runner.encoders.hf_audio import HFAudioModel, hf_record, load_hf_audio, receptive_field
-from runner.encoders.torch_runtime import inference
 
 
 class TransformersXVectorEncoder(Encoder):
@@ -38,12 +39,16 @@ class TransformersXVectorEncoder(Encoder):
         cls, label: str, checkpoint: Path | None, device: str, dtype: Dtype, policy: BatchPolicy
     ) -> TransformersXVectorEncoder:
         loaded, folder, runtime = load_hf_audio("AutoModelForAudioXVector", label, checkpoint, device, dtype)
-        undilated = all(d == 1 for d in loaded.config.tdnn_dilation)
-        record, policy = hf_record(cls.kind, label, folder, loaded, runtime, policy, head_honours_mask=undilated)
+        config = loaded.config
+        spans = [(k - 1) * d for k, d in zip(config.tdnn_kernel, config.tdnn_dilation, strict=True)]
+
+        def tdnn_output_lengths(lengths: Any) -> Any:
+            return lengths - sum(spans)
+
+        loaded.model._get_tdnn_output_lengths = tdnn_output_lengths
+        record, policy = hf_record(cls.kind, label, folder, loaded, runtime, policy)
+        record.runtime["batching"]["tdnn_lengths"] = "L - sum((kernel - 1) * dilation)"
         return cls(record, loaded, policy)
 
     def _embed_batch(self, waves: list[np.ndarray]) -> np.ndarray:
-        inputs = self.loaded.inputs(waves)
-        with inference(self.loaded.device, self.loaded.dtype):
-            embeddings = self.loaded.model(**inputs).embeddings
-        return embeddings.float().cpu().numpy()
+        return self.loaded.forward(waves).embeddings.float().cpu().numpy()

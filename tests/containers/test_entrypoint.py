@@ -51,6 +51,8 @@ def test_dry_run_prints_the_command_and_hands_dry_run_on(setup: dict[str, Path])
         str(setup["out"]),
         "--image-digest",
         digest,
+        "--device",
+        "cuda",
         "--dry-run",
     ]
     done = run_entrypoint(arguments, environment(setup))
@@ -62,6 +64,7 @@ def test_dry_run_prints_the_command_and_hands_dry_run_on(setup: dict[str, Path])
     ]  # fmt: skip
     assert "entrypoint: python: 3." in done.stdout
     assert "entrypoint: gpu: " in done.stdout
+    assert "entrypoint: device: cuda" in done.stdout
     assert setup["record"].read_text().splitlines() == ["reproduce", *arguments]
 
 

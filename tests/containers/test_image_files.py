@@ -118,7 +118,8 @@ def test_every_lock_entry_is_hashed() -> None:
 def test_lock_agrees_with_pyproject() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     pins = lock_pins(LOCK.read_text())
-    required = [Requirement(text) for text in project["dependencies"] + project["optional-dependencies"]["runner"]]
+    extras = project["optional-dependencies"]
+    required = [Requirement(text) for text in project["dependencies"] + extras["runner"] + extras["gpu"]]
     for requirement in required:
         name = canonicalize_name(requirement.name)
         assert name in pins, f"{requirement} is not in the lock: regenerate it with containers/lock.sh"
@@ -127,6 +128,8 @@ def test_lock_agrees_with_pyproject() -> None:
             f"lock has {name}=={version}, pyproject.toml wants {requirement}: rerun containers/lock.sh"
         )
     assert pins["torch"][0] == "2.9.1" and pins["torchaudio"][0] == "2.9.1"
+    # The image's onnxruntime is the GPU build alone: the CPU build installs the same package over it.
+    assert "onnxruntime-gpu" in pins and "onnxruntime" not in pins
 
 
 def test_lock_honours_the_constraints() -> None:

@@ -150,6 +150,7 @@ def test_launch_builds_runs_with_gpus_and_mounts_and_streams_logs(
         "--config", "/data/config/run.toml",
         "--out", "/data/out",
         "--image-digest", IMAGE_ID,  # a local build has no repository digest: its content id is recorded
+        "--device", "cuda",  # started with GPUs: the encoders run on CUDA or the run stops
         "--key", "/data/key/signing.pem",
     ]  # fmt: skip
     assert set(create["Env"]) == {
@@ -191,7 +192,7 @@ def test_existing_image_from_a_registry_records_its_repository_digest(
     assert ("POST", "/build") not in engine.calls()
     create = engine.one("POST", "/containers/create").json()
     assert create["Cmd"] == [
-        "--config", "/data/config/run.toml", "--out", "/data/out", "--image-digest", pulled,
+        "--config", "/data/config/run.toml", "--out", "/data/out", "--image-digest", pulled, "--device", "cpu",
         "--cache", "/data/cache", "--dry-run",
     ]  # fmt: skip
     assert not create["HostConfig"].get("DeviceRequests")  # --cpu: no GPU requested

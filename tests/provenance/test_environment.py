@@ -76,6 +76,50 @@ def test_malformed_image_digest_is_refused(repo: Path) -> None:
         capture_environment(seeds=[1], command_line=["x"], image_digest="latest", repo=repo)
 
 
+@pytest.mark.parametrize(
+    "digest",
+    [
+        IMAGE,
+        f"interbias-sv@{IMAGE}",
+        f"docker.io/pytorch/pytorch@{IMAGE}",
+        f"registry.example.org:5000/team/interbias-sv@{IMAGE}",
+    ],
+)
+def test_both_digest_forms_are_recorded_as_given(repo: Path, digest: str) -> None:
+    env = capture_environment(seeds=[1], command_line=["x"], image_digest=digest, repo=repo)
+    assert env["container_image"] == digest
+
+
+@pytest.mark.parametrize(
+    "digest",
+    [
+        "sha256:" + "AB" * 32,  # upper-case hex
+        "sha256:" + "ab" * 31,  # short
+        f"interbias-sv:latest@sha256:{'ab' * 31}",
+        f"Interbias@{IMAGE}",  # repository path must be lower case
+        f"@{IMAGE}",
+        f"name@{IMAGE}\n",
+        "interbias-sv:latest",
+    ],
+)
+def test_malformed_digests_of_either_form_are_refused(repo: Path, digest: str) -> None:
+    with pytest.raises(InputError, match="image digest"):
+        capture_environment(seeds=[1], command_line=["x"], image_digest=digest, repo=repo)
+
+
+@pytest.mark.runner
+def test_onnxruntime_providers_and_execution_are_recorded(repo: Path) -> None:
+    import onnxruntime
+
+    execution = {"rawnet3": {"device": "cpu", "provider": "CPUExecutionProvider"}}
+    env = capture_environment(seeds=[1], command_line=["x"], repo=repo, device="cpu", execution=execution)
+    assert env["onnxruntime"]["available_providers"] == onnxruntime.get_available_providers()
+    assert env["onnxruntime"]["version"] == onnxruntime.__version__
+    assert env["execution"] == {"requested_device": "cpu", "encoders": execution}
+    bare = capture_environment(seeds=[1], command_line=["x"], repo=repo)
+    assert bare["execution"]["requested_device"]["available"] is False
+
+
 def test_write_environment_is_sorted_json(tmp_path: Path) -> None:
     write_environment(tmp_path / "environment.json", {"b": 1, "a": {"d": 2, "c": 3}})
     text = (tmp_path / "environment.json").read_text()

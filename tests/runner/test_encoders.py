@@ -229,6 +229,10 @@ ENTRY = 'label = "a"\nkind = "mfcc"\nfamily = "baseline"\nsource = "none"\n'
         (f'checkpoints_root = "."\n[[encoders]]\n{ENTRY}blake3 = "abc"\n', "64 lowercase hex"),
         (f'checkpoints_root = "."\n[[encoders]]\n{ENTRY}training_corpora = "vox"\n', "list of corpus names"),
         (f'checkpoints_root = "."\n[[encoders]]\n{ENTRY.replace("baseline", "teacher")}', "unknown family"),
+        (f'checkpoints_root = "."\n[[encoders]]\n{ENTRY}dim = 0\n', "column 'dim': expected the embedding dimension"),
+        (f'checkpoints_root = "."\n[[encoders]]\n{ENTRY}dim = true\n', "column 'dim'"),
+        (f'checkpoints_root = "."\n[[encoders]]\n{ENTRY}max_batch = {{ seconds = -1 }}\n', "column 'max_batch'"),
+        (f'checkpoints_root = "."\n[[encoders]]\n{ENTRY}max_batch = {{ frames = 4 }}\n', "['samples', 'seconds']"),
         ("checkpoints_root = \n", "not valid TOML"),
         ('checkpoints_root = "."\n', "at least one [[encoders]]"),
     ],
@@ -252,3 +256,15 @@ def test_reading_the_roster_imports_no_torch() -> None:
         "sys.exit('torch' in sys.modules or 'transformers' in sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code, str(ROSTER)], check=True, cwd=ROOT)
+
+
+def test_a_labels_declared_max_batch_reaches_its_batch_policy(tmp_path: Path) -> None:
+    path = tmp_path / "encoders.toml"
+    path.write_text(
+        f'checkpoints_root = "."\n[[encoders]]\n{ENTRY}dim = 38\nmax_batch = {{ samples = 3, seconds = 9.5 }}\n'
+    )
+    (spec,) = load_roster(path)
+    assert spec.dim == 38 and spec.as_dict()["max_batch"] == {"max_batch_size": 3, "max_batch_seconds": 9.5}
+    policy = spec.load().policy
+    assert (policy.max_batch_size, policy.max_batch_seconds) == (3, 9.5)
+    assert spec.load(max_batch_size=2).policy.max_batch_size == 2  # a caller's limit wins

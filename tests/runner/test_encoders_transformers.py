@@ -68,20 +68,16 @@ def test_ssl_is_the_masked_mean_of_the_last_hidden_layer(wavlm_layer: tuple[Path
     assert embeddings.shape == (5, 32) and embeddings.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(embeddings, axis=1), 1.0, atol=1e-6)
     # Oracle: the model run by hand on one normalised utterance, mean over all of its frames.
-    wave = WAVES[3]
     with torch.no_grad():
-        normalised = torch.from_numpy((wave - wave.mean()) / np.sqrt(wave.var() + 1e-7))[None]
-        reference = model(normalised).last_hidden_state[0].mean(dim=0).numpy()
+        reference = model(normalised(WAVES[3])).last_hidden_state[0].mean(dim=0).numpy()
     np.testing.assert_allclose(embeddings[3], reference / np.linalg.norm(reference), atol=1e-5)
 
 
 def test_ssl_padded_batches_equal_unbatched(wavlm_layer: tuple[Path, Any]) -> None:
     encoder = load_encoder("transformers_ssl", "tiny-wavlm", wavlm_layer[0])
     assert encoder.checkpoint.runtime["batching"]["equal_length_only"] is False
-    assert encoder.checkpoint.config["attention_mask"] is True
-    batched = encoder.embed(WAVES, 16000)
-    one_by_one = np.stack([encoder.embed([w], 16000)[0] for w in WAVES])
-    np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
+    assert encoder.checkpoint.runtime["batching"]["padding"] == "attention mask"
+    batched = batched_equal_one_by_one(encoder)
     np.testing.assert_array_equal(batched, encoder.embed(WAVES, 16000))
 
 
@@ -98,33 +94,58 @@ def test_ssl_record_and_bf16(wavlm_layer: tuple[Path, Any]) -> None:
     assert np.all(np.sum(bf16.embed(WAVES, 16000) * fp32, axis=1) > 0.99)
 
 
-def test_group_norm_models_get_equal_length_batches(tmp_path: Path) -> None:
-    torch.manual_seed(1)
-    config = transformers.Wav2Vec2Config(**TINY, feat_extract_norm="group")
-    encoder = load_encoder("transformers_ssl", "tiny-w2v2", save(tmp_path, transformers.Wav2Vec2Model(config)))
-    assert encoder.checkpoint.runtime["batching"]["equal_length_only"] is True
-    assert encoder.checkpoint.config["attention_mask"] is False
+def batched_equal_one_by_one(encoder: Any) -> np.ndarray:
+    """The batched embeddings of WAVES, after checking them against one-at-a-time ones (cosine and values)."""
     batched = encoder.embed(WAVES, 16000)
-    np.testing.assert_allclose(batched, np.stack([encoder.embed([w], 16000)[0] for w in WAVES]), atol=1e-5)
+    one_by_one = np.stack([encoder.embed([w], 16000)[0] for w in WAVES])
+    assert np.min(np.sum(batched * one_by_one, axis=1)) > 1 - 1e-5
+    np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
+    return np.asarray(batched)
 
 
-@pytest.mark.parametrize(("dilation", "padded"), [((1, 2, 1), False), ((1, 1, 1), True)])
-def test_xvector_embeddings_and_batching(tmp_path: Path, dilation: tuple[int, ...], padded: bool) -> None:
+def normalised(wave: np.ndarray) -> torch.Tensor:
+    """Zero mean, unit variance, as the preprocessor configs here ask (``do_normalize``)."""
+    return torch.from_numpy((wave - wave.mean()) / np.sqrt(wave.var() + 1e-7))[None]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["Wav2Vec2", "Hubert", "WavLM", "Data2VecAudio"])
+def test_group_norm_models_batch_padded_with_a_per_utterance_feature_encoder(tmp_path: Path, family: str) -> None:
+    torch.manual_seed(1)
+    options = {"num_conv_pos_embeddings": 5, "conv_pos_kernel_size": 5} if family == "Data2VecAudio" else {}
+    config = getattr(transformers, f"{family}Config")(**{**TINY, **options}, feat_extract_norm="group")
+    model = getattr(transformers, f"{family}Model")(config).eval()
+    encoder = load_encoder("transformers_ssl", "tiny-base", save(tmp_path, model))
+    batching = encoder.checkpoint.runtime["batching"]
+    assert batching["equal_length_only"] is False
+    assert batching["padding"].startswith("per-utterance feature encoder, masked transformer")
+    # data2vec-audio's five positional convolutions run per utterance as well (else cosines drop to 0.99)
+    assert batching["padding"].endswith("per-utterance positional convolutions") is (family == "Data2VecAudio")
+    batched = batched_equal_one_by_one(encoder)
+    # Oracle: the unwrapped model on the first utterance alone, normalised as its preprocessor says.
+    with torch.no_grad():
+        reference = model(normalised(WAVES[0])).last_hidden_state[0].mean(dim=0).numpy()
+    np.testing.assert_allclose(batched[0], reference / np.linalg.norm(reference), atol=1e-5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("dilation", "norm"), [((1, 2, 1), "layer"), ((1, 1, 1), "layer"), ((1, 2, 3), "group")])
+def test_xvector_embeddings_and_batching(tmp_path: Path, dilation: tuple[int, ...], norm: str) -> None:
     torch.manual_seed(2)
     config = transformers.WavLMConfig(
-        **TINY, tdnn_dilation=dilation, feat_extract_norm="layer", do_stable_layer_norm=True
+        **TINY, tdnn_dilation=dilation, feat_extract_norm=norm, do_stable_layer_norm=norm == "layer"
     )
     model = transformers.WavLMForXVector(config).eval()
     encoder = load_encoder("transformers_xvector", "tiny-sv", save(tmp_path, model))
-    # dilated heads: transformers' TDNN length formula ignores dilation, so no padded batches
-    assert encoder.checkpoint.runtime["batching"]["equal_length_only"] is not padded
+    # Dilated heads too: the loaded model pools over the frames its dilated TDNN layers really give.
+    assert encoder.checkpoint.runtime["batching"]["equal_length_only"] is False
     batched = encoder.embed(WAVES, 16000)
     assert batched.shape == (5, 16)
-    np.testing.assert_allclose(batched, np.stack([encoder.embed([w], 16000)[0] for w in WAVES]), atol=1e-5)
-    wave = WAVES[0]
+    one_by_one = np.stack([encoder.embed([w], 16000)[0] for w in WAVES])
+    assert np.min(np.sum(batched * one_by_one, axis=1)) > 1 - 1e-5
+    np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
     with torch.no_grad():
-        normalised = torch.from_numpy((wave - wave.mean()) / np.sqrt(wave.var() + 1e-7))[None]
-        reference = model(normalised).embeddings[0].numpy()
+        reference = model(normalised(WAVES[0])).embeddings[0].numpy()
     np.testing.assert_allclose(batched[0], reference / np.linalg.norm(reference), atol=1e-5)
 
 

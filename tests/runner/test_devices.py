@@ -1,0 +1,135 @@
+"""The device a run asks for: checked for every encoder before any work, never a silent CPU fallback.
+
+This machine has no CUDA (asserted, not assumed): ``--device cuda`` must stop ``interbias run`` and
+``interbias reproduce`` with one line naming every label and what torch and onnxruntime offer, exit 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from audit.errors import InputError
+from runner.encoders import EncoderConfigError, load_encoder
+from runner.encoders.device import check_devices, check_session_provider, device_type, onnx_provider
+
+pytestmark = pytest.mark.runner
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_cuda_here() -> None:
+    import onnxruntime
+    import torch
+
+    assert not torch.cuda.is_available(), "these tests check refusals on a machine without CUDA"
+    assert "CUDAExecutionProvider" not in onnxruntime.get_available_providers()
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda", "cuda:1"])
+def test_device_types(device: str) -> None:
+    assert device_type(device, "x") == device.split(":")[0]
+
+
+@pytest.mark.parametrize("device", ["gpu", "cuda:", "cuda:x", "cpu:0", "mps", ""])
+def test_unknown_devices_are_refused(device: str) -> None:
+    with pytest.raises(EncoderConfigError, match="not supported"):
+        device_type(device, "x")
+
+
+def test_cuda_is_refused_for_torch_and_onnx_labels_in_one_line() -> None:
+    import onnxruntime
+
+    labels = [
+        ("ecapa-tdnn", "speechbrain"),
+        ("campplus", "onnx"),
+        ("mfcc-stats", "mfcc"),
+        ("hubert", "transformers_ssl"),
+    ]
+    with pytest.raises(InputError) as caught:
+        check_devices("cuda", labels)
+    line = caught.value.line()
+    assert "\n" not in line
+    assert line.startswith("device 'cuda': not available for ecapa-tdnn (")
+    assert "torch" in line and "sees no CUDA device" in line
+    assert f"campplus (device 'cuda' needs CUDAExecutionProvider; this onnxruntime {onnxruntime.__version__}" in line
+    assert str(onnxruntime.get_available_providers()) in line
+    assert "hubert (" in line and "mfcc-stats" not in line  # numpy only: runs on the CPU, records the request
+    check_devices("cpu", labels)  # the CPU is always there
+
+
+def test_onnx_provider_options() -> None:
+    assert onnx_provider("cpu", "x") == ("CPUExecutionProvider", None)
+
+
+class _Session:
+    def __init__(self, providers: list[str]) -> None:
+        self._providers = providers
+
+    def get_providers(self) -> list[str]:
+        return self._providers
+
+
+def test_a_session_that_fell_back_to_the_cpu_is_an_error() -> None:
+    # onnxruntime-gpu creates a CPU-only session, with a warning, when the CUDA libraries fail to load.
+    with pytest.raises(EncoderConfigError, match=r"asked for CUDAExecutionProvider.*\['CPUExecutionProvider'\]"):
+        check_session_provider(_Session(["CPUExecutionProvider"]), "CUDAExecutionProvider", "campplus")
+    check_session_provider(_Session(["CUDAExecutionProvider", "CPUExecutionProvider"]), "CUDAExecutionProvider", "x")
+
+
+def test_loading_an_onnx_label_on_cuda_names_the_label_and_providers(tmp_path: Path) -> None:
+    (tmp_path / "model.onnx").write_bytes(b"not reached: the provider is checked first")
+    with pytest.raises(EncoderConfigError, match=r"encoder 'rawnet3'.*CUDAExecutionProvider.*offers \["):
+        load_encoder("onnx", "rawnet3", tmp_path, device="cuda", input="waveform")
+
+
+def test_loading_a_torch_label_on_cuda_is_refused() -> None:
+    with pytest.raises(EncoderConfigError, match=r"encoder 'resemblyzer'.*sees no CUDA device"):
+        load_encoder("resemblyzer", "resemblyzer", None, device="cuda:0")
+    mfcc = load_encoder("mfcc", "mfcc-stats", None, device="cuda")
+    assert mfcc.checkpoint.runtime["device"] == "cpu" and mfcc.checkpoint.runtime["requested_device"] == "cuda"
+    assert mfcc.embed([np.sin(np.arange(8000) / 7).astype(np.float32)], 16000).shape == (1, 38)
+
+
+def cli(*args: str) -> tuple[int, str]:
+    """The command in process (typer's runner): its exit code and what it wrote to stderr."""
+    from typer.testing import CliRunner
+
+    from runner.cli import app
+
+    done = CliRunner().invoke(app, list(args))
+    return done.exit_code, done.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "reproduce"])
+def test_cli_device_cuda_without_cuda_is_one_line_exit_2_before_any_work(
+    tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INTERBIAS_CORPORA", str(tmp_path / "no-corpora"))  # never read: the device comes first
+    monkeypatch.setenv("INTERBIAS_CHECKPOINTS", str(tmp_path / "no-checkpoints"))
+    monkeypatch.setenv("INTERBIAS_CACHE", str(tmp_path / "cache"))
+    config, out = str(ROOT / "configs" / "full.toml"), str(tmp_path / "bundle")
+    arguments = [command, config] if command == "run" else [command, "--config", config]
+    code, stderr = cli(*arguments, "--out", out, "--device", "cuda")
+    assert code == 2, stderr
+    (line,) = stderr.strip().splitlines()
+    assert line.startswith("error: device 'cuda': not available for ecapa-tdnn (")
+    for label in ("ecapa-tdnn-large", "campplus", "eres2net", "rawnet3", "wavlm-large", "data2vec-audio-base"):
+        assert f"; {label} (" in line
+    assert "CUDAExecutionProvider" in line
+    assert not (tmp_path / "bundle").exists() and not (tmp_path / "cache").exists()
+
+
+def test_cli_refuses_a_malformed_image_digest_before_any_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INTERBIAS_CACHE", str(tmp_path / "cache"))
+    config = str(ROOT / "configs" / "default.toml")
+    code, stderr = cli("run", config, "--out", str(tmp_path / "b"), "--image-digest", "interbias:latest")
+    assert code == 2
+    assert stderr.strip() == (
+        "error: image digest: expected 'sha256:<64 lowercase hex>' or 'name@sha256:<64 lowercase hex>', "
+        "got 'interbias:latest'"
+    )
+    assert not (tmp_path / "b").exists()
