@@ -49,21 +49,23 @@ def install_runner(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """The whole test suite (audit, provenance, runner)."""
+    """The whole test suite: audit, schemas, provenance, reports, runner, and the report in headless Chromium."""
     install_runner(session)
-    session.run("pytest", "--ignore=tests/browser", *session.posargs)
+    install_system_packages(session, ["chromium"])
+    session.install("-e", ".[browser]")
+    session.run("pytest", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def audit(session: nox.Session) -> None:
     """The torch-free tests a reviewer runs on the light install: audit, schemas, provenance and reports."""
     session.install("-e", ".[test]")
-    session.run("pytest", "tests/audit", "tests/provenance", "tests/reports", *session.posargs)
+    session.run("pytest", "tests/audit", "tests/schemas", "tests/provenance", "tests/reports", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def browser(session: nox.Session) -> None:
-    """report.html in headless Debian Chromium (playwright): console, network, overflow, figures, anchors.
+    """Only the browser tests (also part of ``tests``): report.html in headless Debian Chromium (playwright).
 
     Chromium is Debian's package (not a playwright download: nothing is fetched at test time); screenshots are
     kept under out/browser/.

@@ -163,6 +163,7 @@ def run_block(bundle: VerifiedBundle) -> dict[str, Any] | None:
     statement, files = bundle.statement, bundle.files
     if statement is None or not bundle.authentication.signature_verified:
         return None
+
     def table(value: Any) -> dict[str, Any]:
         return value if isinstance(value, dict) else {}
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import tomllib
@@ -336,8 +337,9 @@ def _operators(planned: list[Planned]) -> dict[str, Any]:
 
 
 def _config_text(dev_speakers: list[str]) -> str:
-    """full.toml with the development speakers of the fixed-threshold analysis declared in [analysis]."""
-    text = FULL_CONFIG.read_text(encoding="utf-8")
+    """full.toml with the development speakers of the fixed-threshold analysis declared in [analysis] (the synthetic
+    corpus's, in place of full.toml's own list)."""
+    text = re.sub(r"(?ms)^dev_speakers = \[.*?\]\n", "", FULL_CONFIG.read_text(encoding="utf-8"), count=1)
     listed = ", ".join(f'"{speaker}"' for speaker in dev_speakers)
     return text.replace("[analysis]\n", f"[analysis]\ndev_speakers = [{listed}]\n", 1)
 
