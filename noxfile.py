@@ -43,7 +43,7 @@ def install_system_packages(session: nox.Session) -> None:
 
 def install_runner(session: nox.Session) -> None:
     install_system_packages(session)
-    session.install("-e", ".[runner,conversion,test]")
+    session.install("-e", ".[runner,conversion,ray,test]")
 
 
 @nox.session(python=PYTHON)
