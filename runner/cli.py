@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import typer
 
@@ -21,6 +21,9 @@ from audit.errors import EXIT_FINDING, EXIT_INPUT, InputError
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 corpus_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Corpus tables.")
 app.add_typer(corpus_app, name="corpus")
+
+if TYPE_CHECKING:
+    from runner.pipeline import Executor
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,6 +52,33 @@ OutOpt = Annotated[Path, typer.Option("--out", help="Bundle folder to write (or 
 CacheOpt = Annotated[Path | None, typer.Option("--cache", help="Embedding cache folder.")]
 KeyOpt = Annotated[Path | None, typer.Option("--key", help="ed25519 private key (PEM) to sign the bundle.")]
 DigestOpt = Annotated[str | None, typer.Option("--image-digest", help="Container image digest to record.")]
+ExecutorOpt = Annotated[
+    Literal["local", "ray"],
+    typer.Option("--executor", help="Where the embeddings are computed: this machine, or a Ray cluster (extra ray)."),
+]
+AddressOpt = Annotated[
+    str | None,
+    typer.Option("--address", help="Ray cluster to use (--executor ray); default: a local one started for the run."),
+]
+GpusOpt = Annotated[
+    float, typer.Option("--gpus-per-actor", min=0, help="GPUs per encoder actor (--executor ray), e.g. 0.25.")
+]
+DeviceOpt = Annotated[str, typer.Option(help="torch device for the encoders (on Ray: the actors').")]
+
+
+def make_executor(
+    executor: str, *, workers: int, address: str | None, gpus_per_actor: float, device: str
+) -> tuple[Executor, str]:
+    """The executor, and the device the driver loads the encoders on (on Ray it only reads their records)."""
+    if executor == "ray":
+        from runner.ray_executor import RayExecutor
+
+        return RayExecutor(address=address, gpus_per_actor=gpus_per_actor, device=device), "cpu"
+    if address is not None or gpus_per_actor:
+        raise InputError("--executor local", "--address and --gpus-per-actor are options of --executor ray")
+    from runner.pipeline import LocalExecutor
+
+    return LocalExecutor(workers), device
 
 
 @app.command()
@@ -59,8 +89,11 @@ def run(
     cache: CacheOpt = None,
     key: KeyOpt = None,
     image_digest: DigestOpt = None,
-    device: Annotated[str, typer.Option(help="torch device for the encoders.")] = "cpu",
+    device: DeviceOpt = "cpu",
     workers: Annotated[int, typer.Option(min=0, help="Processes that apply the operators (0: in-process).")] = 2,
+    executor: ExecutorOpt = "local",
+    address: AddressOpt = None,
+    gpus_per_actor: GpusOpt = 0.0,
     json_output: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
@@ -68,6 +101,9 @@ def run(
     from runner.config import load_config
     from runner.pipeline import run as run_pipeline
 
+    chosen, driver_device = make_executor(
+        executor, workers=workers, address=address, gpus_per_actor=gpus_per_actor, device=device
+    )
     summary = run_pipeline(
         load_config(config),
         out,
@@ -76,8 +112,9 @@ def run(
         image_digest=image_digest,
         command_line=sys.argv,
         progress=progress,
-        device=device,
+        device=driver_device,
         workers=workers,
+        executor=chosen,
     )
     if json_output:
         typer.echo(json.dumps({**asdict(summary), "out": str(summary.out)}, indent=2))
@@ -151,11 +188,27 @@ def reproduce(
     key: KeyOpt = None,
     image_digest: DigestOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the steps and check inputs only.")] = False,
+    executor: ExecutorOpt = "local",
+    address: AddressOpt = None,
+    gpus_per_actor: GpusOpt = 0.0,
+    device: DeviceOpt = "cpu",
 ) -> None:
     """The whole loop: build the corpus, run, sign, audit the bundle, write the report."""
     from runner.reproduce import reproduce as reproduce_loop
 
-    code = reproduce_loop(config, out, cache_root=cache, key=key, image_digest=image_digest, dry_run=dry_run)
+    chosen, driver_device = make_executor(
+        executor, workers=2, address=address, gpus_per_actor=gpus_per_actor, device=device
+    )
+    code = reproduce_loop(
+        config,
+        out,
+        cache_root=cache,
+        key=key,
+        image_digest=image_digest,
+        dry_run=dry_run,
+        executor=chosen,
+        device=driver_device,
+    )
     raise typer.Exit(code)
 
 

@@ -9,11 +9,15 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from runner.config import RunConfig, load_config
 from runner.corpora.base import UTTERANCES_FILE
+
+if TYPE_CHECKING:
+    from runner.pipeline import Executor
 
 REPORT_FOLDER = "report"
 
@@ -60,8 +64,12 @@ def reproduce(
     key: Path | None = None,
     image_digest: str | None = None,
     dry_run: bool = False,
+    executor: Executor | None = None,
+    device: str = "cpu",
 ) -> int:
-    """Run the loop and return the audit's exit code (0 pass, 1 findings, 2 input error)."""
+    """Run the loop and return the audit's exit code (0 pass, 1 findings, 2 input error); ``executor`` computes
+    the embeddings (default: this machine; a ``RayExecutor`` without an address starts a local Ray cluster for
+    the run and stops it after)."""
     from audit.cli import audit_results, exit_code
 
     config = load_config(config_path)
@@ -82,6 +90,8 @@ def reproduce(
         signing_key=signing_key,
         image_digest=image_digest,
         command_line=sys.argv,
+        device=device,
+        executor=executor,
     )
     _say(
         f"run {summary.run_id}: {summary.n_records} records, {summary.n_trials} trials, "
