@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 import time
 from collections import deque
@@ -44,6 +45,7 @@ TASK_RETRIES = 3  # a realisation task whose worker process died is run again (R
 ACTOR_RESTARTS = 3  # an encoder actor whose process died is restarted, its model reloaded, its calls retried
 ACTOR_READY_S = 900.0  # loading the largest checkpoint; past this an actor that is not placed is an error
 LOCAL_OBJECT_STORE = 256 * 1024**2  # a cluster started for one run holds only the chunks in flight
+PROBE_S = 10.0  # a head that takes no TCP connection in this time is not there
 
 
 @dataclass(frozen=True)
@@ -118,9 +120,10 @@ class EncoderActor:
         encoder = self._loaded()
         return {"node": _node(), "pid": os.getpid(), "runtime": encoder.checkpoint.runtime}
 
-    def embed(self, keys: list[str], *realised: Degraded) -> int:
+    def embed(self, keys: list[str], *realised: Degraded) -> tuple[int, float]:
         """Embed the realised sides (audio copied out of the read-only object store), store each entry under its
-        key; the number of forward passes."""
+        key; the number of forward passes and the seconds they took (the label's throughput)."""
+        started = time.perf_counter()
         items = [
             (key, (None if wave is None else np.array(wave), sr, outcomes))
             for key, (wave, sr, outcomes) in zip(keys, realised, strict=True)
@@ -128,13 +131,27 @@ class EncoderActor:
         entries, passes = embed_realised(self._loaded(), items)
         for key, entry in entries:
             self.cache.put(key, entry)
-        return passes
+        return passes, time.perf_counter() - started
 
 
 def _node() -> str:
     import ray
 
     return str(ray.util.get_node_ip_address())
+
+
+def _probe(address: str) -> None:
+    """Refuse, in one line, an address that is not ``HOST:PORT`` (or ``ray://HOST:PORT``, or ``auto``) or whose port
+    takes no connection: Ray itself would retry such an address for minutes."""
+    if address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise InputError(f"--address {address}", "expected HOST:PORT (the head's GCS port, e.g. 10.0.0.1:6379)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_S).close()
+    except OSError as error:
+        raise InputError(f"--address {address}", f"no Ray cluster answers there ({error})") from None
 
 
 def _import_ray() -> Any:
@@ -160,6 +177,7 @@ class _Stages:
         from tqdm import tqdm
 
         self.totals, self.done = totals, dict.fromkeys(totals, 0)
+        self.seconds: dict[str, float] = {}
         self.enabled, self.where = enabled, where
         self.started = time.perf_counter()
         self.terminal = enabled and sys.stderr.isatty()
@@ -173,10 +191,12 @@ class _Stages:
         if count == 0:
             return
         self.done[stage] += count
+        if self.done[stage] == self.totals[stage]:
+            self.seconds[stage] = time.perf_counter() - self.started
         if stage in self.bars:
             self.bars[stage].update(count)
-        elif self.enabled and self.done[stage] == self.totals[stage]:
-            elapsed = time.perf_counter() - self.started
+        elif self.enabled and stage in self.seconds:
+            elapsed = self.seconds[stage]
             print(f"[ray] {stage}: {self.totals[stage]} sides in {elapsed:.1f} s on {self.where}", file=sys.stderr)
 
     def close(self) -> None:
@@ -228,6 +248,7 @@ class RayExecutor:
         if self.address is None:
             options.update(address="local", include_dashboard=False, object_store_memory=LOCAL_OBJECT_STORE)
         else:
+            _probe(self.address)
             options.update(address=self.address)
         try:
             context = ray.init(**options)
@@ -307,15 +328,21 @@ class RayExecutor:
         try:
             ready = self._get(ray, [actor.ready.remote() for actor in actors.values()], ACTOR_READY_S)
             self._description["actors"] = dict(zip(actors, ready, strict=True))
-            totals = {"realise": len(jobs)} | {
-                f"embed {label}": sum(label in job.keys for job in jobs) for label in work.encoders
-            }
+            lacking = {f"embed {label}": sum(label in job.keys for job in jobs) for label in work.encoders}
+            totals = {"realise": len(jobs)} | {stage: total for stage, total in lacking.items() if total}
             where = f"{len(self._description['nodes'])} node(s), {self._description['cpus']:g} CPU(s)"
             stages = _Stages(totals, work.progress, where)
             try:
                 return self._pipelined(ray, config, shared, jobs, context, realise, actors, stages)
             finally:
                 stages.close()
+                self._description["stages"] = {
+                    stage: {
+                        "sides": total,
+                        "seconds": round(stages.seconds[stage], 3) if stage in stages.seconds else None,
+                    }
+                    for stage, total in totals.items()
+                }
         finally:
             for actor in actors.values():
                 ray.kill(actor)
@@ -366,7 +393,11 @@ class RayExecutor:
         """Wait for one chunk's actor calls, then read back and verify every entry they wrote."""
         start, calls = chunk
         for label, (held, call) in calls.items():
-            self.forward_passes += self._get(ray, [call], None)[0]
+            passes, seconds = self._get(ray, [call], None)[0]
+            self.forward_passes += passes
+            actor = self._description["actors"][label]
+            actor["forward_passes"] = actor.get("forward_passes", 0) + passes
+            actor["busy_s"] = round(actor.get("busy_s", 0.0) + seconds, 3)
             if realising:
                 done, realising = ray.wait(realising, num_returns=len(realising), timeout=0, fetch_local=False)
                 stages.advance("realise", len(done))

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -154,7 +155,11 @@ def test_ray_run_is_byte_identical_and_never_trusts_a_bad_entry(
         environment = json.loads((out / "environment.json").read_text())["executor"]
         assert environment["name"] == "ray" and environment["ray_version"] == ray.__version__
         assert len(environment["nodes"]) == 2 and environment["cpus"] == 2 and environment["gpus"] == 0
-        assert set(environment["actors"]) == {"mfcc-stats"}
+        actor = environment["actors"]["mfcc-stats"]
+        assert actor["forward_passes"] == summary.forward_passes and actor["busy_s"] > 0
+        stages = environment["stages"]
+        assert set(stages) == {"realise", "embed mfcc-stats"}
+        assert stages["realise"]["sides"] == stages["embed mfcc-stats"]["sides"] == len(entries(tmp_path / "cache"))
         assert json.loads((local[0] / "environment.json").read_text())["executor"] == {"name": "local", "workers": 0}
         # One entry the workers wrote is altered: the driver refuses it, has it recomputed, the bytes hold.
         victim = entries(tmp_path / "cache")[0]
@@ -241,6 +246,13 @@ def test_a_killed_driver_resumes_from_the_shared_cache_with_a_line_per_stage(
         shutil.rmtree(out, ignore_errors=True)
 
 
+def closed_port() -> int:
+    """A local TCP port nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def test_resources_and_options_the_cluster_cannot_meet_are_one_line(
     cluster: Cluster, config_file: Path, tmp_path: Path
 ) -> None:
@@ -258,6 +270,8 @@ def test_resources_and_options_the_cluster_cannot_meet_are_one_line(
         ],
         "needs --gpus-per-actor above 0": ["--executor", "ray", "--device", "cuda"],
         "are options of --executor ray": ["--address", cluster.address],
+        "expected HOST:PORT": ["--executor", "ray", "--address", "head-without-port"],
+        "no Ray cluster answers there": ["--executor", "ray", "--address", f"127.0.0.1:{closed_port()}"],
     }
     for expected, extra in cases.items():
         process = cli(*base, *extra)
