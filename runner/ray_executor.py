@@ -317,10 +317,12 @@ class RayExecutor:
         token = bytes_digest(repr((config.seed, sorted(tables.items()))).encode()).blake3
         context = ray.put(WorkerContext(token, config.seed, tables))
         realise = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(_realise)
+        # An actor takes no CPU slot (Ray would hold one per actor for its lifetime): with more labels than CPUs the
+        # operator tasks would never run. CPU encoders share the cores with the tasks; the GPU is the actor's.
         actor_class = ray.remote(max_restarts=ACTOR_RESTARTS, max_task_retries=ACTOR_RESTARTS)(EncoderActor)
         specs = {spec.label: spec for spec in config.encoders}
         actors = {
-            label: actor_class.options(num_gpus=self.gpus_per_actor).remote(
+            label: actor_class.options(num_cpus=0, num_gpus=self.gpus_per_actor).remote(
                 specs[label], self.device, encoder.checkpoint.cache_key, shared.root
             )
             for label, encoder in work.encoders.items()

@@ -57,7 +57,7 @@ music = "/usr/share/asterisk/moh"
 
 [encoders]
 roster = "{roster}"
-labels = ["mfcc-stats"]
+labels = ["mfcc-stats", "mfcc-13"]
 
 [analysis]
 equivalence_margin = 0.05
@@ -75,6 +75,28 @@ target_trials = 20
 nontarget_trials = 20
 factor_a = {{ name = "noise", levels = ["babble-5dB"] }}
 factor_b = {{ name = "codec", levels = ["opus-8k"] }}
+"""
+
+
+# Two labels, so two encoder actors on two one-CPU nodes: an actor that held a CPU slot would leave the operator
+# tasks none.
+ROSTER = """
+checkpoints_root = "."
+
+[[encoders]]
+label = "mfcc-stats"
+kind = "mfcc"
+family = "baseline"
+paper = false
+source = "no weights"
+
+[[encoders]]
+label = "mfcc-13"
+kind = "mfcc"
+family = "baseline"
+paper = false
+source = "no weights"
+options = { n_mfcc = 13 }
 """
 
 
@@ -97,8 +119,10 @@ def cluster() -> Iterator[Cluster]:
 def config_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     corpus = tmp_path_factory.mktemp("corpus")
     build_default_corpus(corpus, max_per_speaker=3, progress=False)
-    path = tmp_path_factory.mktemp("config") / "run.toml"
-    path.write_text(CONFIG.format(corpus=corpus, roster=ROOT / "configs" / "encoders.toml"))
+    folder = tmp_path_factory.mktemp("config")
+    (folder / "encoders.toml").write_text(ROSTER)
+    path = folder / "run.toml"
+    path.write_text(CONFIG.format(corpus=corpus, roster=folder / "encoders.toml"))
     return path
 
 
@@ -155,11 +179,12 @@ def test_ray_run_is_byte_identical_and_never_trusts_a_bad_entry(
         environment = json.loads((out / "environment.json").read_text())["executor"]
         assert environment["name"] == "ray" and environment["ray_version"] == ray.__version__
         assert len(environment["nodes"]) == 2 and environment["cpus"] == 2 and environment["gpus"] == 0
-        actor = environment["actors"]["mfcc-stats"]
-        assert actor["forward_passes"] == summary.forward_passes and actor["busy_s"] > 0
+        actors = environment["actors"]
+        assert set(actors) == {"mfcc-stats", "mfcc-13"} and all(actor["busy_s"] > 0 for actor in actors.values())
+        assert sum(actor["forward_passes"] for actor in actors.values()) == summary.forward_passes
         stages = environment["stages"]
-        assert set(stages) == {"realise", "embed mfcc-stats"}
-        assert stages["realise"]["sides"] == stages["embed mfcc-stats"]["sides"] == len(entries(tmp_path / "cache"))
+        assert set(stages) == {"realise", "embed mfcc-stats", "embed mfcc-13"}
+        assert stages["realise"]["sides"] == stages["embed mfcc-13"]["sides"] == len(entries(tmp_path / "cache")) / 2
         assert json.loads((local[0] / "environment.json").read_text())["executor"] == {"name": "local", "workers": 0}
         # One entry the workers wrote is altered: the driver refuses it, has it recomputed, the bytes hold.
         victim = entries(tmp_path / "cache")[0]
@@ -197,7 +222,7 @@ def test_a_killed_encoder_actor_is_restarted_and_the_bytes_hold(
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and not killed:
             written = len(entries(tmp_path / "cache")) if (tmp_path / "cache").exists() else 0
-            pids = encoder_actor_pids(cluster) if written >= 6 else []
+            pids = encoder_actor_pids(cluster) if written >= 12 else []
             if pids:
                 os.kill(pids[0], signal.SIGKILL)
                 killed.append((pids[0], written))
@@ -241,7 +266,11 @@ def test_a_killed_driver_resumes_from_the_shared_cache_with_a_line_per_stage(
         assert summary["embeddings_cached"] >= 6 and summary["forward_passes"] < local[2]
         assert_same_bytes(out, local[0])
         lines = stderr.strip().splitlines()
-        assert [line.split(":")[0] for line in lines] == ["[ray] realise", "[ray] embed mfcc-stats"], stderr
+        assert sorted(line.split(":")[0] for line in lines) == [
+            "[ray] embed mfcc-13",
+            "[ray] embed mfcc-stats",
+            "[ray] realise",
+        ], stderr
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
