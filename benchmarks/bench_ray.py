@@ -2,15 +2,16 @@
 
 Runs a reduced copy of the embedded default (``configs/default.toml`` with ``--per-speaker`` utterances per
 speaker and ``--trials`` target and non-target trials per list: the full default takes about 6 minutes a run on a
-2-core machine, and this benchmark makes four) with: the local executor with 1 and 2 operator processes, and the
-Ray executor on a local cluster of 1 and 2 nodes of one CPU each (``ray.cluster_utils.Cluster``), each from an
-empty cache. It checks that every run wrote the same ``results.csv`` bytes, and prints the ratios (Ray's overhead
-against the local executor on the same CPUs; 2 workers against 1), the cluster start, the per-label throughput the
-actors measured, the driver's cost per cache entry (read + verify) and per trial (a fully cached rerun), and a
-projection: with one actor per label, the embedding stage takes max(slowest label, sum over labels / N GPUs); the
-operator stage R realisations / CPUs; the driver its per-entry and per-trial costs. The counts come from ``--plan``
-(``interbias plan configs/full.toml --json``) or, without it, from this run; per-label GPU throughputs from
-``--throughput`` (JSON ``{label: utterances per second on one GPU}``), else this machine's CPU figures.
+2-core machine, and this benchmark makes six), after an untimed warm-up run, with: the local executor with 1 and 2
+operator processes, and the Ray executor on a local cluster of 1 and 2 nodes of one CPU each
+(``ray.cluster_utils.Cluster``), each from an empty cache. It checks that every run wrote the same ``results.csv``
+bytes, and prints the ratios (Ray against the local executor on the same CPUs; 2 workers against 1), the cluster
+start, the per-label throughput the actors measured, the driver's cost per cache entry (read + verify) and per
+trial (the scoring arithmetic), and a projection: with one actor per label, the embedding stage takes
+max(slowest label, sum over labels / N GPUs); the operator stage R realisations / CPUs; the driver its per-entry and
+per-trial costs. The counts come from ``--plan`` (``interbias plan configs/full.toml --json``) or, without it, from
+this run; per-label GPU throughputs from ``--throughput`` (JSON ``{label: utterances per second on one GPU}``), else
+this machine's CPU figures, else ``--assume-utt-per-s`` (printed as assumed).
 """
 
 from __future__ import annotations
