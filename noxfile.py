@@ -44,7 +44,7 @@ def install_system_packages(session: nox.Session, wanted: list[str] | None = Non
 
 def install_runner(session: nox.Session) -> None:
     install_system_packages(session)
-    session.install("-e", ".[runner,cpu,conversion,rooms,test]")
+    session.install("-e", ".[runner,cpu,conversion,rooms,ray,test]")
 
 
 @nox.session(python=PYTHON)

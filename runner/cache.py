@@ -119,21 +119,38 @@ class EmbeddingCache:
         """Where the entry of ``key`` lives."""
         return self.root / key[:2] / f"{key}{SUFFIX}"
 
-    def get(self, key: str) -> CachedEmbedding | None:
-        """The verified entry of ``key``; None when there is none or it was rejected (then removed)."""
+    def _load(self, key: str) -> CachedEmbedding:
         path = self.path(key)
         try:
             if not stat.S_ISREG(path.lstat().st_mode):  # a FIFO would block, a link may point anywhere
                 raise CacheEntryRejected("not a regular file")
             return decode_entry(path.read_bytes(), key)
         except FileNotFoundError:
+            raise
+        except OSError as error:
+            raise CacheEntryRejected(f"unreadable ({error.strerror})") from None
+
+    def get(self, key: str) -> CachedEmbedding | None:
+        """The verified entry of ``key``; None when there is none or it was rejected (then removed)."""
+        try:
+            return self._load(key)
+        except FileNotFoundError:
             return None
-        except (CacheEntryRejected, OSError) as rejection:
-            reason = f"unreadable ({rejection.strerror})" if isinstance(rejection, OSError) else str(rejection)
-            self.rejected[reason] += 1
+        except CacheEntryRejected as rejection:
+            self.rejected[str(rejection)] += 1
             with contextlib.suppress(OSError):  # a folder or a read-only cache: leave it, put() will say
-                path.unlink()
+                self.path(key).unlink()
             return None
+
+    def read(self, key: str) -> CachedEmbedding:
+        """The verified entry of ``key``, or ``CacheEntryRejected`` naming the file and why (absence included): for
+        a reader that must not recompute, such as the Ray driver checking what a worker wrote."""
+        try:
+            return self._load(key)
+        except FileNotFoundError:
+            raise CacheEntryRejected(f"{self.path(key)}: no such entry") from None
+        except CacheEntryRejected as rejection:
+            raise CacheEntryRejected(f"{self.path(key)}: {rejection}") from None
 
     def put(self, key: str, entry: CachedEmbedding) -> None:
         """Write the entry of ``key`` (atomically: readers see the old entry or the new one)."""

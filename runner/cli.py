@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import typer
 
@@ -25,6 +25,9 @@ corpus_app = typer.Typer(add_completion=False, no_args_is_help=True, help=f"Corp
 app.add_typer(corpus_app, name="corpus")
 checkpoints_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Encoder checkpoint folders.")
 app.add_typer(checkpoints_app, name="checkpoints")
+
+if TYPE_CHECKING:
+    from runner.pipeline import Executor
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Top-level modules of the [runner] extra: without them the runner cannot work, and says so in one line.
@@ -125,6 +128,32 @@ DigestOpt = Annotated[
 DeviceOpt = Annotated[
     str, typer.Option("--device", help="cpu, cuda or cuda:N for every encoder; CUDA that is not there is an error.")
 ]
+ExecutorOpt = Annotated[
+    Literal["local", "ray"],
+    typer.Option("--executor", help="Where the embeddings are computed: this machine, or a Ray cluster (extra ray)."),
+]
+AddressOpt = Annotated[
+    str | None,
+    typer.Option("--address", help="Ray cluster to use (--executor ray); default: a local one started for the run."),
+]
+GpusOpt = Annotated[
+    float, typer.Option("--gpus-per-actor", min=0, help="GPUs per encoder actor (--executor ray), e.g. 0.25.")
+]
+
+
+def make_executor(
+    executor: str, *, workers: int, address: str | None, gpus_per_actor: float, device: str
+) -> tuple[Executor, str]:
+    """The executor, and the device the driver loads the encoders on (on Ray it only reads their records)."""
+    if executor == "ray":
+        from runner.ray_executor import RayExecutor
+
+        return RayExecutor(address=address, gpus_per_actor=gpus_per_actor, device=device), "cpu"
+    if address is not None or gpus_per_actor:
+        raise InputError("--executor local", "--address and --gpus-per-actor are options of --executor ray")
+    from runner.pipeline import LocalExecutor
+
+    return LocalExecutor(workers), device
 
 
 @app.command()
@@ -137,6 +166,9 @@ def run(
     image_digest: DigestOpt = None,
     device: DeviceOpt = "cpu",
     workers: Annotated[int, typer.Option(min=0, help="Processes that apply the operators (0: in-process).")] = 2,
+    executor: ExecutorOpt = "local",
+    address: AddressOpt = None,
+    gpus_per_actor: GpusOpt = 0.0,
     json_output: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
     progress: Annotated[
         bool, typer.Option(help="A progress bar on a terminal; one line per stage when stdout is not one.")
@@ -158,9 +190,13 @@ def run(
     from runner.pipeline import run as run_pipeline
     from runner.reproduce import check_run_inputs
 
+    chosen, driver_device = make_executor(
+        executor, workers=workers, address=address, gpus_per_actor=gpus_per_actor, device=device
+    )
+
     def run_one(path: Path, folder: Path) -> Any:
         loaded = load_config(path)
-        check_run_inputs(loaded, device, image_digest)
+        check_run_inputs(loaded, driver_device, image_digest)  # on Ray the actors' device is checked by Ray
         return run_pipeline(
             loaded,
             folder,
@@ -169,8 +205,9 @@ def run(
             image_digest=image_digest,
             command_line=sys.argv,
             progress=progress and not json_output,  # stage lines go to stdout, which --json keeps for the JSON
-            device=device,
+            device=driver_device,
             workers=workers,
+            executor=chosen,
         )
 
     if seeds > 1:
@@ -329,6 +366,9 @@ def reproduce(
     claims: Annotated[
         Path | None, typer.Option("--claims", help="TOML file of published numbers the audit checks.")
     ] = None,
+    executor: ExecutorOpt = "local",
+    address: AddressOpt = None,
+    gpus_per_actor: GpusOpt = 0.0,
     device: DeviceOpt = "cpu",
 ) -> None:
     """The whole loop: build the corpus, run, sign, audit the bundle, write the report.
@@ -337,6 +377,9 @@ def reproduce(
     """
     from runner.reproduce import reproduce as reproduce_loop
 
+    chosen, driver_device = make_executor(
+        executor, workers=2, address=address, gpus_per_actor=gpus_per_actor, device=device
+    )
     code = reproduce_loop(
         config,
         out,
@@ -345,7 +388,8 @@ def reproduce(
         image_digest=image_digest,
         dry_run=dry_run,
         claims=claims,
-        device=device,
+        executor=chosen,
+        device=driver_device,
     )
     raise typer.Exit(code)
 

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -94,7 +94,8 @@ Degraded = tuple[np.ndarray | None, int, list[dict[str, Any]]]
 _worker_context: dict[str, Any] = {}
 
 
-def _init_worker(seed: int, sources: dict[str, NoiseSources]) -> None:
+def init_worker(seed: int, sources: dict[str, NoiseSources]) -> None:
+    """Bind the run's seed and noise material for ``degrade`` in this process (a pool or cluster worker)."""
     _worker_context.update(seed=seed, sources=sources)
     if multiprocessing.parent_process() is not None:  # a worker: end with the run, even when it is killed
         threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
@@ -129,12 +130,124 @@ def degrade(job: DegradeJob) -> Degraded:
     return (None if result.status == "failed" else result.wave), result.sr, outcomes
 
 
-class Embedder:
-    """Computes or fetches the embeddings of (utterance, chain) sides for every encoder of the run.
+@dataclass(frozen=True)
+class EmbedJob:
+    """One side to realise once, and the cache key under which each encoder still lacking it stores its entry."""
 
-    Degradation (operators, codecs) runs in ``workers`` processes ahead of the encoders, which run in this
-    process in batches; ``workers=0`` degrades in this process.
+    degrade: DegradeJob
+    keys: dict[str, str]
+
+
+def embed_realised(
+    encoder: Encoder, items: list[tuple[str, Degraded]]
+) -> tuple[list[tuple[str, CachedEmbedding]], int]:
+    """Each (key, realised side) as a cache entry of ``encoder``, and the number of forward passes.
+
+    One ``embed`` call per sample rate, in the given order (the encoder buckets by length inside it): every
+    executor hands the same items in the same order, so the vectors are the same bytes wherever they are computed.
+    A side whose chain failed gets an entry without a vector.
     """
+    usable = [(index, wave, sr) for index, (_, (wave, sr, _)) in enumerate(items) if wave is not None]
+    vectors: dict[int, np.ndarray] = {}
+    for rate in sorted({sr for _, _, sr in usable}):
+        same_rate = [(index, wave) for index, wave, sr in usable if sr == rate]
+        embedded = encoder.embed([wave for _, wave in same_rate], rate)
+        vectors.update(zip([index for index, _ in same_rate], embedded, strict=True))
+    entries = [(key, CachedEmbedding(vectors.get(index), realised[2])) for index, (key, realised) in enumerate(items)]
+    return entries, len(usable)
+
+
+@dataclass(frozen=True)
+class EmbedWork:
+    """What an executor is handed: the run's configuration (seed, batch size, encoder specs), the driver's
+    encoders (their cache keys; the local executor runs them), the cache, each corpus's noise material, the jobs."""
+
+    config: RunConfig
+    encoders: dict[str, Encoder]
+    cache: EmbeddingCache
+    sources: dict[str, NoiseSources]
+    jobs: list[EmbedJob]
+    progress: bool
+
+
+class Executor(Protocol):
+    """Where the work of ``Embedder`` runs: realise each job's chain, embed it with each encoder it lacks, and
+    store each entry in the cache under its key; then return the entries, verified, in job order."""
+
+    forward_passes: int
+
+    def compute(self, work: EmbedWork) -> list[dict[str, CachedEmbedding]]: ...
+
+    def describe(self) -> dict[str, Any]:
+        """What executed the run, for ``environment.json``."""
+        ...
+
+
+class LocalExecutor:
+    """The default: operators in ``workers`` local processes (0: in this process) ahead of the encoders, which
+    run in this process in batches of the run's ``batch_size``."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.forward_passes = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "local", "workers": self.workers}
+
+    def compute(self, work: EmbedWork) -> list[dict[str, CachedEmbedding]]:
+        computed: list[dict[str, CachedEmbedding]] = []
+        degrade_jobs = [job.degrade for job in work.jobs]
+        with (
+            _progress(len(work.jobs), "embeddings", work.progress) as bar,
+            self._degraded(work.config, work.sources, degrade_jobs) as done,
+        ):
+            batch: list[tuple[EmbedJob, Degraded]] = []
+            for job, realised in zip(work.jobs, done, strict=True):
+                batch.append((job, realised))
+                if len(batch) == work.config.batch_size:
+                    computed.extend(self._embed_batch(work.encoders, work.cache, batch))
+                    bar.update(len(batch))
+                    batch = []
+            computed.extend(self._embed_batch(work.encoders, work.cache, batch))
+            bar.update(len(batch))
+        return computed
+
+    @contextmanager
+    def _degraded(
+        self, config: RunConfig, sources: dict[str, NoiseSources], jobs: list[DegradeJob]
+    ) -> Iterator[Iterable[Degraded]]:
+        """The degraded audio of each job, in order, computed ahead by the worker processes."""
+        if self.workers == 0 or len(jobs) < 2:
+            init_worker(config.seed, sources)
+            yield map(degrade, jobs)
+            return
+        context = multiprocessing.get_context("spawn")  # no fork of a process that holds torch threads
+        with ProcessPoolExecutor(
+            self.workers, context, initializer=init_worker, initargs=(config.seed, sources)
+        ) as pool:
+            try:
+                yield pool.map(degrade, jobs, chunksize=4)
+            except BaseException:
+                pool.shutdown(cancel_futures=True)
+                raise
+
+    def _embed_batch(
+        self, encoders: dict[str, Encoder], cache: EmbeddingCache, batch: list[tuple[EmbedJob, Degraded]]
+    ) -> list[dict[str, CachedEmbedding]]:
+        computed: list[dict[str, CachedEmbedding]] = [{} for _ in batch]
+        for label, encoder in encoders.items():
+            held = [index for index, (job, _) in enumerate(batch) if label in job.keys]
+            entries, passes = embed_realised(encoder, [(batch[i][0].keys[label], batch[i][1]) for i in held])
+            self.forward_passes += passes
+            for index, (key, entry) in zip(held, entries, strict=True):
+                cache.put(key, entry)
+                computed[index][label] = entry
+        return computed
+
+
+class Embedder:
+    """Computes or fetches the embeddings of (utterance, chain) sides for every encoder of the run: verified
+    cache entries are used as they are, the rest is computed by the ``executor``."""
 
     def __init__(
         self,
@@ -143,15 +256,14 @@ class Embedder:
         encoders: dict[str, Encoder],
         cache: EmbeddingCache,
         sources: dict[str, NoiseSources],
-        workers: int,
+        executor: Executor,
     ) -> None:
         self.config = config
         self.encoders = encoders
         self.cache = cache
         self.sources = sources
-        self.workers = workers
+        self.executor = executor
         self.rows = {name: pool.set_index("utt_id") for name, pool in pools.items()}
-        self.forward_passes = 0
         self.cached = 0
         self.material: dict[tuple[str, str], str] = {}
 
@@ -173,70 +285,32 @@ class Embedder:
     def embed_all(
         self, chains: dict[str, Chain], sides: Iterable[Side], progress: bool
     ) -> dict[tuple[Side, str], CachedEmbedding]:
-        """Every side's embedding for every encoder; misses are degraded, embedded in batches and cached."""
+        """Every side's embedding for every encoder; misses are realised, embedded in batches and cached."""
         results: dict[tuple[Side, str], CachedEmbedding] = {}
-        pending: list[tuple[Side, list[str]]] = []
+        jobs: list[EmbedJob] = []
         sides = set(sides)
         for corpus, identifier in sorted({(side.corpus, side.chain_id) for side in sides}):
             chain = OperatorChain.from_specs(list(chains[identifier]), sources=self.sources[corpus])
             self.material[(corpus, identifier)] = chain.fingerprint()
         for side in sorted(sides, key=lambda side: (side.corpus, side.chain_id, side.utt_id)):
-            missing = []
+            missing = {}
             for label in self.encoders:
-                entry = self.cache.get(self._key(side, label))
+                key = self._key(side, label)
+                entry = self.cache.get(key)
                 if entry is None:
-                    missing.append(label)
+                    missing[label] = key
                 else:
                     results[(side, label)] = entry
                     self.cached += 1
             if missing:
-                pending.append((side, missing))
-        jobs = [DegradeJob(side, chains[side.chain_id], self._audio_path(side)) for side, _ in pending]
-        with _progress(len(pending), "embeddings", progress) as bar, self._degraded(jobs) as degraded:
-            batch: list[tuple[Side, list[str], Degraded]] = []
-            for (side, missing), realised in zip(pending, degraded, strict=True):
-                batch.append((side, missing, realised))
-                if len(batch) == self.config.batch_size:
-                    self._embed_batch(batch, results)
-                    bar.update(len(batch))
-                    batch = []
-            self._embed_batch(batch, results)
-            bar.update(len(batch))
+                jobs.append(EmbedJob(DegradeJob(side, chains[side.chain_id], self._audio_path(side)), missing))
+        computed = self.executor.compute(
+            EmbedWork(self.config, self.encoders, self.cache, self.sources, jobs, progress)
+        )
+        for job, entries in zip(jobs, computed, strict=True):
+            for label, entry in entries.items():
+                results[(job.degrade.side, label)] = entry
         return results
-
-    @contextmanager
-    def _degraded(self, jobs: list[DegradeJob]) -> Iterator[Iterable[Degraded]]:
-        """The degraded audio of each job, in order, computed ahead by the worker processes."""
-        if self.workers == 0 or len(jobs) < 2:
-            _init_worker(self.config.seed, self.sources)
-            yield map(degrade, jobs)
-            return
-        context = multiprocessing.get_context("spawn")  # no fork of a process that holds torch threads
-        with ProcessPoolExecutor(
-            self.workers, context, initializer=_init_worker, initargs=(self.config.seed, self.sources)
-        ) as pool:
-            try:
-                yield pool.map(degrade, jobs, chunksize=4)
-            except BaseException:
-                pool.shutdown(cancel_futures=True)
-                raise
-
-    def _embed_batch(
-        self, batch: list[tuple[Side, list[str], Degraded]], results: dict[tuple[Side, str], CachedEmbedding]
-    ) -> None:
-        for label in self.encoders:
-            sides = [(side, realised) for side, missing, realised in batch if label in missing]
-            usable = [(side, wave, sr) for side, (wave, sr, _) in sides if wave is not None]
-            vectors: dict[Side, np.ndarray] = {}
-            for rate in sorted({sr for _, _, sr in usable}):
-                same_rate = [(side, wave) for side, wave, sr in usable if sr == rate]
-                embedded = self.encoders[label].embed([wave for _, wave in same_rate], rate)
-                self.forward_passes += len(same_rate)
-                vectors.update(zip([side for side, _ in same_rate], embedded, strict=True))
-            for side, realised in sides:
-                entry = CachedEmbedding(vectors.get(side), realised[2])
-                self.cache.put(self._key(side, label), entry)
-                results[(side, label)] = entry
 
 
 def _side_status(entry: CachedEmbedding) -> str:
@@ -434,8 +508,10 @@ def run(
     device: str = "cpu",
     workers: int = 2,
     encoder_factory: Callable[[EncoderSpec, str], Encoder] | None = None,
+    executor: Executor | None = None,
 ) -> RunSummary:
-    """Run the configuration and write its bundle into ``out``.
+    """Run the configuration and write its bundle into ``out``; the embeddings are computed by ``executor``
+    (default: this machine, with ``workers`` operator processes), everything else here.
 
     The cache folder holds the embeddings and the digest index of the input files (corpus audio, music,
     checkpoints), so that an unchanged rerun reads no input file twice; the index is saved even when the run
@@ -456,6 +532,7 @@ def run(
                 device=device,
                 workers=workers,
                 encoder_factory=encoder_factory,
+                executor=executor,
             )
         except BaseException:
             with contextlib.suppress(OSError):  # the run's own failure is the one to report
@@ -478,6 +555,7 @@ def _run(
     device: str,
     workers: int,
     encoder_factory: Callable[[EncoderSpec, str], Encoder] | None,
+    executor: Executor | None,
 ) -> RunSummary:
     from provenance.environment import capture_environment
     from provenance.manifest import write_manifest
@@ -527,9 +605,10 @@ def _run(
         for name in corpora
     }
     cache = EmbeddingCache(cache_root / "embeddings")
-    embedder = Embedder(config, pools, encoders, cache, sources, workers)
+    executor = executor or LocalExecutor(workers)
+    embedder = Embedder(config, pools, encoders, cache, sources, executor)
     embeddings = embedder.embed_all(chains, sides, progress)
-    stages.done("embeddings", f"{embedder.forward_passes} computed, {embedder.cached} from cache")
+    stages.done("embeddings", f"{executor.forward_passes} computed, {embedder.cached} from cache")
 
     operators = _operator_report(config, plans, chains, embeddings, sources)
     failures = sum(chain["failed"] for chain in operators["chains"].values())
@@ -584,6 +663,7 @@ def _run(
         device=device,
         execution=execution_summary({label: encoder.checkpoint.runtime for label, encoder in encoders.items()}),
     )
+    environment["executor"] = executor.describe()
     atomic_write_text(out / "environment.json", json.dumps(environment, indent=2, sort_keys=True))
     results = pd.DataFrame(rows)
     for column in ("n_target", "n_nontarget", "n_unscored", "seed"):
@@ -599,7 +679,7 @@ def _run(
         n_trial_lists=len(trial_lists),
         n_trials=n_trials,
         n_utterances=sum(len(pool) for pool in pools.values()),
-        forward_passes=embedder.forward_passes,
+        forward_passes=executor.forward_passes,
         embeddings_cached=embedder.cached,
         cache_rejected=sum(cache.rejected.values()),
         operator_counts={

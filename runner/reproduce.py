@@ -9,11 +9,15 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from runner.config import RunConfig, load_config
 from runner.corpora.base import UTTERANCES_FILE
+
+if TYPE_CHECKING:
+    from runner.pipeline import Executor
 
 REPORT_FOLDER = "report"
 
@@ -72,10 +76,13 @@ def reproduce(
     image_digest: str | None = None,
     dry_run: bool = False,
     claims: Path | None = None,
+    executor: Executor | None = None,
     device: str = "cpu",
 ) -> int:
     """Run the loop and return the audit's exit code (0 pass, 1 findings, 2 input error). ``claims``: published
-    numbers to check in the audit, read (and refused when malformed) before the run starts."""
+    numbers to check in the audit, read (and refused when malformed) before the run starts; ``executor`` computes
+    the embeddings (default: this machine; a ``RayExecutor`` without an address starts a local Ray cluster for the
+    run and stops it after)."""
     from audit.claims import read_claims
     from audit.cli import audit_results, exit_code
     from provenance.keys import key_id, load_private_key
@@ -105,6 +112,7 @@ def reproduce(
         image_digest=image_digest,
         command_line=sys.argv,
         device=device,
+        executor=executor,
     )
     _say(
         f"run {summary.run_id}: {summary.n_records} records, {summary.n_trials} trials, "

@@ -13,7 +13,7 @@ import blake3
 import numpy as np
 import pytest
 
-from runner.cache import MAGIC, CachedEmbedding, EmbeddingCache, embedding_key
+from runner.cache import MAGIC, CachedEmbedding, CacheEntryRejected, EmbeddingCache, embedding_key
 
 OUTCOMES = [{"status": "applied", "reason": "white noise at 0 dB", "details": {"snr_db": 0.0}}]
 
@@ -101,3 +101,18 @@ def test_each_damage_kind_is_rejected_counted_and_recomputable(tmp_path: Path, k
         cache.put(key("a"), entry(0))
         again = cache.get(key("a"))
         assert again is not None and np.array_equal(again.vector, entry(0).vector)  # type: ignore[arg-type]
+
+
+def test_read_names_the_file_and_why_for_a_reader_that_must_not_recompute(tmp_path: Path) -> None:
+    """The Ray driver reads back what a worker wrote: absence and damage are errors there, never a miss."""
+    cache = EmbeddingCache(tmp_path)
+    entry = CachedEmbedding(np.ones(4, dtype=np.float32) / 2, [{"status": "applied"}])
+    cache.put("k1", entry)
+    assert np.array_equal(cache.read("k1").vector, entry.vector)
+    with pytest.raises(CacheEntryRejected, match="no such entry"):
+        cache.read("k2")
+    cache.path("k2").parent.mkdir(parents=True, exist_ok=True)
+    cache.path("k2").write_bytes(cache.path("k1").read_bytes())  # a swapped file
+    with pytest.raises(CacheEntryRejected, match="another key"):
+        cache.read("k2")
+    assert cache.path("k2").exists() and not cache.rejected  # read neither removes nor counts: the caller decides

@@ -1,0 +1,431 @@
+"""The Ray executor: operator realisations as Ray tasks, embeddings in one Ray actor per encoder label.
+
+``interbias run CONFIG --executor ray [--address ADDR] [--gpus-per-actor F]``. Only the embeddings move to the
+cluster: the driver plans, looks the cache up, and hands each missing (utterance, chain) side to a CPU task that
+realises its chain (``pipeline.degrade``); the realised audio stays in Ray's object store and goes to the actor of
+each encoder that lacks it, which holds its model once (``num_gpus=F``, fractional allowed) and embeds in the
+same chunks of ``batch_size`` sides as the local executor (``pipeline.embed_realised``; the encoder buckets each
+chunk by length), so the vectors are the same bytes. The actor writes each entry to the shared cache folder; the
+driver then reads every entry back and verifies it (``EmbeddingCache.read``) before it counts: a worker's word is
+never taken. Trials, scoring, the bundle and its signature stay on the driver.
+
+What every node must share, at the same paths: the corpus and music folders and the checkpoints (read), the cache
+folder (written). The driver stages each corpus's utterance table (babble material) in the cache folder under its
+BLAKE3, and a worker checks the digest before it uses one. A killed worker is retried by Ray (tasks
+``max_retries``; actors ``max_restarts`` / ``max_task_retries``, the model reloaded); a killed driver resumes from
+the entries already in the cache. Resources are checked before any work: an actor needing a GPU that no node has
+is one line, not a hang.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from audit.errors import InputError
+from provenance.atomic import atomic_write_bytes
+from provenance.digests import bytes_digest, file_digest
+from runner.cache import CachedEmbedding, CacheEntryRejected, EmbeddingCache
+from runner.config import RunConfig
+from runner.encoders import Encoder, EncoderSpec
+from runner.operators import NoiseSources
+from runner.pipeline import Degraded, DegradeJob, EmbedJob, EmbedWork, RunError, degrade, embed_realised, init_worker
+
+TABLES_FOLDER = "tables"
+TASK_RETRIES = 3  # a realisation task whose worker process died is run again (Ray's max_retries)
+ACTOR_RESTARTS = 3  # an encoder actor whose process died is restarted, its model reloaded, its calls retried
+ACTOR_READY_S = 900.0  # loading the largest checkpoint; past this an actor that is not placed is an error
+LOCAL_OBJECT_STORE = 256 * 1024**2  # a cluster started for one run holds only the chunks in flight
+PROBE_S = 10.0  # a head that takes no TCP connection in this time is not there
+
+
+@dataclass(frozen=True)
+class StagedTable:
+    """A corpus's utterance table as staged in the shared cache folder, with the material it points to."""
+
+    path: Path
+    blake3: str
+    audio_root: Path
+    music_dir: Path | None
+
+
+@dataclass(frozen=True)
+class WorkerContext:
+    """What a realisation task needs besides its job: the seed and each corpus's staged noise material."""
+
+    token: str
+    seed: int
+    tables: dict[str, StagedTable]
+
+
+_bound: dict[str, bool] = {}
+
+
+def _bind(context: WorkerContext) -> None:
+    """Verify the staged tables and bind the noise material in this worker process, once per run."""
+    if context.token in _bound:
+        return
+    sources = {}
+    for name, table in context.tables.items():
+        if not table.path.is_file() or file_digest(table.path).blake3 != table.blake3:
+            raise RunError(f"staged utterance table {table.path} is absent or altered on this node")
+        sources[name] = NoiseSources(utterances=table.path, audio_root=table.audio_root, music_dir=table.music_dir)
+    init_worker(context.seed, sources)
+    _bound.clear()
+    _bound[context.token] = True
+
+
+def _realise(context: WorkerContext, job: DegradeJob) -> Degraded:
+    """A Ray task: the side's chain applied to its clean audio (``pipeline.degrade``)."""
+    _bind(context)
+    return degrade(job)
+
+
+class EncoderActor:
+    """A Ray actor holding one encoder: embeds realised sides and writes their entries to the shared cache.
+
+    The model is loaded on first use (so a restarted actor reloads it) and must have the driver's cache key:
+    a checkpoint that differs on this node is refused rather than mixed into the run.
+    """
+
+    def __init__(self, spec: EncoderSpec, device: str, cache_key: str, cache_root: Path) -> None:
+        self.spec = spec
+        self.device = device
+        self.cache_key = cache_key
+        self.cache = EmbeddingCache(cache_root)
+        self.encoder: Encoder | None = None
+
+    def _loaded(self) -> Encoder:
+        if self.encoder is None:
+            encoder = self.spec.load(device=self.device)
+            if encoder.checkpoint.cache_key != self.cache_key:
+                raise RunError(
+                    f"encoder {self.spec.label} on node {_node()} has cache key {encoder.checkpoint.cache_key}, "
+                    f"the driver's is {self.cache_key}: checkpoint {self.spec.checkpoint} differs between nodes"
+                )
+            self.encoder = encoder
+        return self.encoder
+
+    def ready(self) -> dict[str, Any]:
+        """Load the model; where it runs and its runtime record."""
+        encoder = self._loaded()
+        return {"node": _node(), "pid": os.getpid(), "runtime": encoder.checkpoint.runtime}
+
+    def embed(self, keys: list[str], *realised: Degraded) -> tuple[int, float]:
+        """Embed the realised sides (audio copied out of the read-only object store), store each entry under its
+        key; the number of forward passes and the seconds they took (the label's throughput)."""
+        started = time.perf_counter()
+        items = [
+            (key, (None if wave is None else np.array(wave), sr, outcomes))
+            for key, (wave, sr, outcomes) in zip(keys, realised, strict=True)
+        ]
+        entries, passes = embed_realised(self._loaded(), items)
+        for key, entry in entries:
+            self.cache.put(key, entry)
+        return passes, time.perf_counter() - started
+
+
+def _node() -> str:
+    import ray
+
+    return str(ray.util.get_node_ip_address())
+
+
+def _probe(address: str) -> None:
+    """Refuse, in one line, an address that is not ``HOST:PORT`` (or ``ray://HOST:PORT``, or ``auto``) or whose port
+    takes no connection: Ray itself would retry such an address for minutes."""
+    if address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise InputError(f"--address {address}", "expected HOST:PORT (the head's GCS port, e.g. 10.0.0.1:6379)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_S).close()
+    except OSError as error:
+        raise InputError(f"--address {address}", f"no Ray cluster answers there ({error})") from None
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise InputError("--executor ray", "needs the ray extra: pip install 'interbias-sv[ray]'") from None
+    return ray
+
+
+def _cause(error: BaseException) -> BaseException:
+    """The application error inside Ray's wrappers (a task error raised in a task the call depended on)."""
+    while getattr(error, "cause", None) is not None and isinstance(error.cause, BaseException):  # type: ignore[attr-defined]
+        error = error.cause  # type: ignore[attr-defined]
+    return error
+
+
+class _Stages:
+    """Progress of each stage across the cluster: a bar per stage on a terminal, else one line per stage as it
+    ends (stderr, so that an error stays the last line)."""
+
+    def __init__(self, totals: dict[str, int], enabled: bool, where: str) -> None:
+        from tqdm import tqdm
+
+        self.totals, self.done = totals, dict.fromkeys(totals, 0)
+        self.seconds: dict[str, float] = {}
+        self.enabled, self.where = enabled, where
+        self.started = time.perf_counter()
+        self.terminal = enabled and sys.stderr.isatty()
+        self.bars = {
+            stage: tqdm(total=total, desc=stage, unit="side", file=sys.stderr, leave=False, position=index)
+            for index, (stage, total) in enumerate(totals.items())
+            if self.terminal
+        }
+
+    def advance(self, stage: str, count: int) -> None:
+        if count == 0:
+            return
+        self.done[stage] += count
+        if self.done[stage] == self.totals[stage]:
+            self.seconds[stage] = time.perf_counter() - self.started
+        if stage in self.bars:
+            self.bars[stage].update(count)
+        elif self.enabled and stage in self.seconds:
+            elapsed = self.seconds[stage]
+            print(f"[ray] {stage}: {self.totals[stage]} sides in {elapsed:.1f} s on {self.where}", file=sys.stderr)
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.close()
+
+
+@dataclass
+class RayExecutor:
+    """Runs the embedding work of a run on the Ray cluster at ``address`` (None: a local one started for the
+    run and stopped after). ``device`` is the actors' torch device; a GPU device needs ``gpus_per_actor``."""
+
+    address: str | None = None
+    gpus_per_actor: float = 0.0
+    device: str = "cpu"
+    forward_passes: int = 0
+    _description: dict[str, Any] = field(default_factory=dict)
+    _session_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.gpus_per_actor < 0:
+            raise InputError("--gpus-per-actor", f"must be 0 or more, got {self.gpus_per_actor:g}")
+        on_gpu = self.device.startswith("cuda")
+        if on_gpu != (self.gpus_per_actor > 0):
+            needs = "--gpus-per-actor above 0" if on_gpu else "--device cuda (else the GPU stays idle)"
+            raise InputError(
+                "--executor ray", f"--device {self.device} with --gpus-per-actor {self.gpus_per_actor:g}: needs {needs}"
+            )
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "ray", **self._description}
+
+    def compute(self, work: EmbedWork) -> list[dict[str, CachedEmbedding]]:
+        ray = _import_ray()
+        owned = not ray.is_initialized()
+        if owned:
+            self._connect(ray)
+        try:
+            self._describe_cluster(ray, len(work.encoders))
+            if not work.jobs:
+                return []
+            return self._compute(ray, work)
+        finally:
+            if owned:
+                ray.shutdown()  # a cluster started for the run stops with it; a given one is only left
+
+    def _connect(self, ray: Any) -> None:
+        options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+        if self.address is None:
+            options.update(address="local", include_dashboard=False, object_store_memory=LOCAL_OBJECT_STORE)
+        else:
+            _probe(self.address)
+            options.update(address=self.address)
+        try:
+            context = ray.init(**options)
+        except ConnectionError as error:
+            raise InputError(f"--address {self.address}", f"no Ray cluster answers ({error})") from None
+        if self.address is None:
+            self._session_dir = str(context.address_info["session_dir"])
+
+    def _describe_cluster(self, ray: Any, n_actors: int) -> None:
+        """Record the cluster and refuse, before any work, actors that no node (or not all nodes) can hold."""
+        nodes = sorted(
+            (
+                {
+                    "address": node["NodeManagerAddress"],
+                    "node_id": node["NodeID"],
+                    "cpus": node["Resources"].get("CPU", 0.0),
+                    "gpus": node["Resources"].get("GPU", 0.0),
+                }
+                for node in ray.nodes()
+                if node["Alive"]
+            ),
+            key=lambda node: (node["address"], node["node_id"]),
+        )
+        self._description = {
+            "ray_version": ray.__version__,
+            "address": self.address or "local (started for the run)",
+            **({"session_dir": self._session_dir} if self._session_dir else {}),
+            "nodes": nodes,
+            "cpus": sum(node["cpus"] for node in nodes),
+            "gpus": sum(node["gpus"] for node in nodes),
+            "gpus_per_actor": self.gpus_per_actor,
+            "device": self.device,
+        }
+        if self.gpus_per_actor > 0:
+            fits = sum(int(node["gpus"] / self.gpus_per_actor + 1e-9) for node in nodes)
+            if fits < n_actors:
+                gpus = ", ".join(f"{node['gpus']:g}" for node in nodes)
+                raise InputError(
+                    f"ray cluster {self._description['address']}",
+                    f"{n_actors} encoder actor(s) of {self.gpus_per_actor:g} GPU each do not fit its nodes' GPUs "
+                    f"({gpus}); lower --gpus-per-actor or run fewer encoders",
+                )
+        if not any(node["cpus"] >= 1 for node in nodes):
+            raise InputError(f"ray cluster {self._description['address']}", "no node has a CPU for the operators")
+
+    def _stage_tables(self, cache: EmbeddingCache, sources: dict[str, NoiseSources]) -> dict[str, StagedTable]:
+        """Copy each utterance table into the shared cache folder under its digest (the bundle is the driver's)."""
+        staged = {}
+        for name, bound in sources.items():
+            if bound.utterances is None:
+                raise RunError(f"corpus {name} has no utterance table to stage for the workers")
+            data = Path(bound.utterances).read_bytes()
+            digest = bytes_digest(data).blake3
+            path = cache.root.parent / TABLES_FOLDER / f"{digest}.csv"
+            if not path.is_file() or file_digest(path).blake3 != digest:
+                atomic_write_bytes(path, data)
+            audio_root = Path(bound.audio_root or Path(bound.utterances).parent).resolve()
+            music = None if bound.music_dir is None else Path(bound.music_dir).resolve()
+            staged[name] = StagedTable(path, digest, audio_root, music)
+        return staged
+
+    def _compute(self, ray: Any, work: EmbedWork) -> list[dict[str, CachedEmbedding]]:
+        config, jobs = work.config, work.jobs
+        shared = EmbeddingCache(work.cache.root.resolve())
+        tables = self._stage_tables(shared, work.sources)
+        token = bytes_digest(repr((config.seed, sorted(tables.items()))).encode()).blake3
+        context = ray.put(WorkerContext(token, config.seed, tables))
+        realise = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(_realise)
+        # An actor takes no CPU slot (Ray would hold one per actor for its lifetime): with more labels than CPUs the
+        # operator tasks would never run. CPU encoders share the cores with the tasks; the GPU is the actor's.
+        actor_class = ray.remote(max_restarts=ACTOR_RESTARTS, max_task_retries=ACTOR_RESTARTS)(EncoderActor)
+        specs = {spec.label: spec for spec in config.encoders}
+        actors = {
+            label: actor_class.options(num_cpus=0, num_gpus=self.gpus_per_actor).remote(
+                specs[label], self.device, encoder.checkpoint.cache_key, shared.root
+            )
+            for label, encoder in work.encoders.items()
+        }
+        try:
+            ready = self._get(ray, [actor.ready.remote() for actor in actors.values()], ACTOR_READY_S)
+            self._description["actors"] = dict(zip(actors, ready, strict=True))
+            lacking = {f"embed {label}": sum(label in job.keys for job in jobs) for label in work.encoders}
+            totals = {"realise": len(jobs)} | {stage: total for stage, total in lacking.items() if total}
+            where = f"{len(self._description['nodes'])} node(s), {self._description['cpus']:g} CPU(s)"
+            stages = _Stages(totals, work.progress, where)
+            try:
+                return self._pipelined(ray, config, shared, jobs, context, realise, actors, stages)
+            finally:
+                stages.close()
+                self._description["stages"] = {
+                    stage: {
+                        "sides": total,
+                        "seconds": round(stages.seconds[stage], 3) if stage in stages.seconds else None,
+                    }
+                    for stage, total in totals.items()
+                }
+        finally:
+            for actor in actors.values():
+                ray.kill(actor)
+
+    def _pipelined(
+        self,
+        ray: Any,
+        config: RunConfig,
+        cache: EmbeddingCache,
+        jobs: list[EmbedJob],
+        context: Any,
+        realise: Any,
+        actors: dict[str, Any],
+        stages: _Stages,
+    ) -> list[dict[str, CachedEmbedding]]:
+        """Submit chunk after chunk (a bounded window in flight), collect them in order."""
+        results: list[dict[str, CachedEmbedding]] = [{} for _ in jobs]
+        window = max(2, 2 * int(self._description["cpus"]))
+        inflight: deque[tuple[int, dict[str, tuple[list[int], Any]]]] = deque()
+        realising: list[Any] = []
+        for start in range(0, len(jobs), config.batch_size):
+            chunk = jobs[start : start + config.batch_size]
+            refs = [realise.remote(context, job.degrade) for job in chunk]
+            realising.extend(refs)
+            calls = {}
+            for label, actor in actors.items():
+                held = [index for index, job in enumerate(chunk) if label in job.keys]
+                if held:
+                    keys = [chunk[index].keys[label] for index in held]
+                    calls[label] = (held, actor.embed.remote(keys, *[refs[index] for index in held]))
+            inflight.append((start, calls))
+            while len(inflight) > window:
+                realising = self._collect(ray, cache, jobs, results, inflight.popleft(), realising, stages)
+        while inflight:
+            realising = self._collect(ray, cache, jobs, results, inflight.popleft(), realising, stages)
+        return results
+
+    def _collect(
+        self,
+        ray: Any,
+        cache: EmbeddingCache,
+        jobs: list[EmbedJob],
+        results: list[dict[str, CachedEmbedding]],
+        chunk: tuple[int, dict[str, tuple[list[int], Any]]],
+        realising: list[Any],
+        stages: _Stages,
+    ) -> list[Any]:
+        """Wait for one chunk's actor calls, then read back and verify every entry they wrote."""
+        start, calls = chunk
+        for label, (held, call) in calls.items():
+            passes, seconds = self._get(ray, [call], None)[0]
+            self.forward_passes += passes
+            actor = self._description["actors"][label]
+            actor["forward_passes"] = actor.get("forward_passes", 0) + passes
+            actor["busy_s"] = round(actor.get("busy_s", 0.0) + seconds, 3)
+            if realising:
+                done, realising = ray.wait(realising, num_returns=len(realising), timeout=0, fetch_local=False)
+                stages.advance("realise", len(done))
+            for index in held:
+                job = jobs[start + index]
+                try:
+                    results[start + index][label] = cache.read(job.keys[label])
+                except CacheEntryRejected as error:
+                    raise RunError(
+                        f"the entry an encoder actor wrote for {job.degrade.side.corpus}/{job.degrade.side.utt_id} "
+                        f"is not good on the driver ({error}); --cache must be a folder every node shares"
+                    ) from None
+            stages.advance(f"embed {label}", len(held))
+        return realising
+
+    def _get(self, ray: Any, refs: list[Any], timeout: float | None) -> list[Any]:
+        """``ray.get`` with the application's error re-raised as itself, and Ray's own failures as one RunError."""
+        try:
+            return list(ray.get(refs, timeout=timeout))
+        except ray.exceptions.GetTimeoutError:
+            raise RunError(
+                f"encoder actors not ready after {timeout:g} s; free resources: {ray.available_resources()}"
+            ) from None
+        except ray.exceptions.RayError as error:
+            cause = _cause(error)
+            if cause is not error:
+                raise cause from None
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise RunError(f"the Ray cluster could not finish the work: {first}") from None
