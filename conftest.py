@@ -1,4 +1,5 @@
-"""Suite-wide test setup."""
+"""Suite-wide test setup, at the root: a conftest.py in tests/ would put tests/ on sys.path, where tests/reports
+shadows the reports package."""
 
 from __future__ import annotations
 
