@@ -394,7 +394,7 @@ def _cache_entry_bytes(dim: int) -> int:
     with tempfile.TemporaryDirectory(prefix="interbias-plan-") as folder:
         cache = EmbeddingCache(Path(folder))
         cache.put("0" * 40, CachedEmbedding(np.zeros(dim, dtype=np.float32), outcomes))
-        return sum(path.stat().st_size for path in Path(folder).rglob("*.npz"))
+        return cache.path("0" * 40).stat().st_size
 
 
 def _groups_of(config: RunConfig, experiment: ExperimentDesign, n_subgroups: int) -> tuple[list[_SideGroup], int]:
