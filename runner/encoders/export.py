@@ -31,10 +31,34 @@ MIN_COSINE = 0.999
 SAMPLE_RATE = 16000
 
 
+class EmbeddingOnly(torch.nn.Module):
+    """A toolkit model that returns a tuple, reduced to its last element, the embedding.
+
+    WeSpeaker's speaker models return ``(embed_a, embed_b)`` (or ``(tensor(0.0), embed_a)`` with one embedding
+    layer), the embedding last, as its own ``export_onnx.py`` and ``extract.py`` read them; exported as they
+    are, the graph would have two outputs and the first would not be the embedding.
+    """
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        output = self.model(features)
+        return output[-1] if isinstance(output, tuple | list) else output
+
+
 def export_module(module: torch.nn.Module, input_kind: str, folder: Path) -> Path:
     """``folder/model.onnx`` of ``module``: one input, ``(batch, samples)`` waveforms or ``(batch, frames, 80)``
-    filterbanks with dynamic batch and time, one output ``embedding`` (TorchScript exporter, as the toolkits use)."""
+    filterbanks with dynamic batch and time, one output ``embedding`` (TorchScript exporter, as the toolkits use).
+
+    A module that returns several tensors is refused: wrap it (``EmbeddingOnly``) so that the graph's one output
+    is the embedding."""
     example = torch.randn(1, SAMPLE_RATE) * 0.1 if input_kind == "waveform" else torch.randn(1, 200, 80)
+    with torch.inference_mode():
+        output = module.eval()(example)
+    if not isinstance(output, torch.Tensor):
+        raise TypeError(f"{type(module).__name__} returns {type(output).__name__}, not one tensor: wrap it")
     axes = {0: "batch", 1: "samples" if input_kind == "waveform" else "frames"}
     folder.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():  # the TorchScript exporter warns about its deprecation and traced shapes
@@ -101,7 +125,8 @@ class Recipe:
 
 
 def _wespeaker(checkpoint: Path, config: Path | None) -> torch.nn.Module:
-    """As ``wespeaker/bin/export_onnx.py``: the model named in the experiment's config.yaml, then its weights."""
+    """As ``wespeaker/bin/export_onnx.py``: the model named in the experiment's config.yaml, then its weights,
+    returning the embedding alone (WeSpeaker's models return a tuple)."""
     import yaml
 
     if config is None:
@@ -111,7 +136,7 @@ def _wespeaker(checkpoint: Path, config: Path | None) -> torch.nn.Module:
     load_checkpoint = importlib.import_module("wespeaker.utils.checkpoint").load_checkpoint
     model = get_speaker_model(configs["model"])(**configs["model_args"])
     load_checkpoint(model, str(checkpoint))
-    return model
+    return EmbeddingOnly(model)
 
 
 def _campplus(checkpoint: Path, config: Path | None) -> torch.nn.Module:
@@ -167,7 +192,6 @@ def original_embeddings(
     with torch.inference_mode():
         for clip in clips:
             output = module.eval()(front_end(clip)[None])
-            output = output[-1] if isinstance(output, tuple) else output  # some toolkits return (logits, embedding)
             rows.append(output.reshape(-1).float().numpy())
     return np.stack(rows)
 

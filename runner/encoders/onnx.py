@@ -1,6 +1,8 @@
 """Exported encoders (CAM++, ERes2Net, ECAPA exports, RawNet3) run through onnxruntime.
 
-The checkpoint folder holds the ``.onnx`` file (``model_file``). The graph must have one input, either
+The checkpoint folder holds the ``.onnx`` file (``model_file``). The graph must have one input and one output,
+or name the embedding among its outputs with ``output_name`` (a graph that also returns logits, say: taking the
+first output would be a silent guess). The input is either
 ``(batch, samples)`` waveforms (``input="waveform"``) or ``(batch, frames, mel bins)`` Kaldi filterbanks
 (``input="fbank"``), computed here with ``torchaudio.compliance.kaldi.fbank`` (no dither) and, with ``cmn``,
 the per-utterance mean removed, as WeSpeaker and 3D-Speaker do before export. Their conventions differ
@@ -87,6 +89,9 @@ class OnnxEncoder(Encoder):
             names = [i.name for i in session.get_inputs()]
             raise CheckpointError(folder / model_file, f"expected a graph with one input, found {names}")
         outputs = [o.name for o in session.get_outputs()]
+        if output_name is None and len(outputs) > 1:
+            problem = f"graph has {len(outputs)} outputs {outputs}; name the embedding with the option output_name"
+            raise CheckpointError(folder / model_file, problem)
         if output_name is not None and output_name not in outputs:
             raise CheckpointError(folder / model_file, f"graph has no output {output_name!r}; it has {outputs}")
         frontend = {

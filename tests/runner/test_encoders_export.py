@@ -10,7 +10,10 @@ steps, not 3D-Speaker's own code.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,6 +23,7 @@ from test_encoders_torch import decode
 from runner.encoders import load_encoder, load_roster
 from runner.encoders.export import (
     RECIPE_FRONT_ENDS,
+    EmbeddingOnly,
     compare,
     export_module,
     main,
@@ -107,27 +111,97 @@ class CAMPPlus(torch.nn.Module):
 '''
 
 
+WESPEAKER_MODELS = '''\
+import torch
+
+
+class ECAPA_TDNN(torch.nn.Module):
+    """A small module returning what WeSpeaker's speaker models return: (tensor(0.0), embedding)."""
+
+    def __init__(self, feat_dim=80, embed_dim=16):
+        super().__init__()
+        self.seg_1 = torch.nn.Linear(2 * feat_dim, embed_dim)
+
+    def forward(self, x):
+        return torch.tensor(0.0), self.seg_1(torch.cat([x.mean(dim=1), x.std(dim=1)], dim=-1))
+
+
+def get_speaker_model(name):
+    return {"ECAPA_TDNN": ECAPA_TDNN}[name]
+'''
+WESPEAKER_CHECKPOINT = """\
+import torch
+
+
+def load_checkpoint(model, path):
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+"""
+
+
+def source_module(path: Path) -> Any:
+    """The module at ``path``, imported on its own (to save weights the command will load)."""
+    spec = importlib.util.spec_from_file_location(path.stem + "_source", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_export(arguments: list[str], source: Path, package: str) -> int:
+    """The export command on ``source``, then its package dropped from sys.path and sys.modules."""
+    try:
+        return main([*arguments, "--source", str(source)])
+    finally:
+        sys.path.remove(str(source.resolve()))
+        for name in [m for m in sys.modules if m.split(".")[0] == package]:
+            del sys.modules[name]
+
+
 @pytest.mark.slow
 def test_the_export_command_builds_exports_and_compares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     package = tmp_path / "source" / "speakerlab" / "models" / "campplus"
     package.mkdir(parents=True)
     (package / "DTDNN.py").write_text(CAMPPLUS_SOURCE)
-    import importlib.util
-    import sys
-
-    spec = importlib.util.spec_from_file_location("campplus_source", package / "DTDNN.py")
-    assert spec is not None and spec.loader is not None
-    source = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(source)
     torch.manual_seed(8)
-    torch.save(source.CAMPPlus(feat_dim=80, embedding_size=512).state_dict(), tmp_path / "campplus.bin")
+    campplus = source_module(package / "DTDNN.py").CAMPPlus(feat_dim=80, embedding_size=512)
+    torch.save(campplus.state_dict(), tmp_path / "campplus.bin")
     out = tmp_path / "3d-speaker" / "campplus_voxceleb"
-    try:
-        arguments = ["campplus", "--source", str(tmp_path / "source"), "--checkpoint", str(tmp_path / "campplus.bin")]
-        assert main([*arguments, "--out", str(out)]) == 0
-    finally:
-        sys.path.remove(str((tmp_path / "source").resolve()))
-        for name in [m for m in sys.modules if m.startswith("speakerlab")]:
-            del sys.modules[name]
+    arguments = ["campplus", "--checkpoint", str(tmp_path / "campplus.bin"), "--out", str(out)]
+    assert run_export(arguments, tmp_path / "source", "speakerlab") == 0
     assert (out / "model.onnx").is_file()
     assert "cosines against the original [1.0, 1.0, 1.0]" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_wespeaker_models_are_exported_with_their_embedding_as_the_one_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import onnx
+
+    source = tmp_path / "source" / "wespeaker"
+    for folder, name, text in (
+        ("models", "speaker_model.py", WESPEAKER_MODELS),
+        ("utils", "checkpoint.py", WESPEAKER_CHECKPOINT),
+    ):
+        (source / folder).mkdir(parents=True)
+        (source / folder / name).write_text(text)
+    torch.manual_seed(9)
+    model = source_module(source / "models" / "speaker_model.py").ECAPA_TDNN(feat_dim=80, embed_dim=16)
+    torch.save(model.state_dict(), tmp_path / "avg_model.pt")
+    (tmp_path / "config.yaml").write_text("model: ECAPA_TDNN\nmodel_args:\n  feat_dim: 80\n  embed_dim: 16\n")
+    with pytest.raises(TypeError, match="returns tuple, not one tensor"):
+        export_module(model, "fbank", tmp_path / "bare")
+    out = tmp_path / "wespeaker" / "voxceleb_ECAPA1024"
+    arguments = ["wespeaker", "--checkpoint", str(tmp_path / "avg_model.pt"), "--config", str(tmp_path / "config.yaml")]
+    assert run_export([*arguments, "--out", str(out)], tmp_path / "source", "wespeaker") == 0
+    assert "cosines against the original [1.0, 1.0, 1.0]" in capsys.readouterr().out
+    assert [output.name for output in onnx.load(str(out / "model.onnx")).graph.output] == ["embedding"]
+    # Oracle: the model's second output, fed by WeSpeaker's front end, against the runner's embedding.
+    clip = (np.random.default_rng(10).standard_normal(12000) * 0.1).astype(np.float32)
+    with torch.no_grad():
+        reference = model(wespeaker_front_end(clip)[None])[1][0].numpy()
+    runner_side = load_encoder("onnx", "ecapa-tdnn-large", out, **ROSTER["ecapa-tdnn-large"].options).embed(
+        [clip], 16000
+    )
+    np.testing.assert_allclose(runner_side[0], reference / np.linalg.norm(reference), atol=1e-5)
+    assert isinstance(EmbeddingOnly(model)(torch.randn(1, 50, 80)), torch.Tensor)

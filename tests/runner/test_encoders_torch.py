@@ -279,6 +279,49 @@ def test_onnx_waveform_encoder(tmp_path: Path) -> None:
     np.testing.assert_allclose(embeddings[3], reference / np.linalg.norm(reference), atol=1e-5)
 
 
+class LogitsAndEmbedding(torch.nn.Module):
+    """(batch, frames, 80) -> (logits, 8-d embedding): a graph with two outputs, the embedding second."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = TinyFbankEncoder()
+        self.head = torch.nn.Linear(8, 3)
+
+    def forward(self, feats: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        embedding = self.body(feats)
+        return self.head(embedding), embedding
+
+
+def test_onnx_graph_with_two_outputs_needs_the_embedding_named(tmp_path: Path) -> None:
+    from runner.cli import failure_line
+
+    pytest.importorskip("onnxruntime")
+    torch.manual_seed(2)
+    module = LogitsAndEmbedding().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            module,
+            (torch.randn(2, 50, 80),),
+            str(tmp_path / "model.onnx"),
+            input_names=["feats"],
+            output_names=["logits", "embedding"],
+            dynamic_axes={"feats": {0: "batch", 1: "frames"}, "logits": {0: "batch"}, "embedding": {0: "batch"}},
+            dynamo=False,
+        )
+    with pytest.raises(CheckpointError) as refused:
+        load_encoder("onnx", "two-outputs", tmp_path)
+    line, code = failure_line(refused.value)
+    expected = "graph has 2 outputs ['logits', 'embedding']; name the embedding with the option output_name"
+    assert (line, code) == (f"error: {tmp_path / 'model.onnx'}: {expected}", 2)
+    encoder = load_encoder("onnx", "two-outputs", tmp_path, output_name="embedding")
+    assert encoder.checkpoint.config["output_name"] == "embedding"
+    feats = torch.from_numpy(encoder._features(WAVES[0]))[None]  # type: ignore[attr-defined]
+    with torch.no_grad():
+        reference = module(feats)[1][0].numpy()
+    np.testing.assert_allclose(encoder.embed([WAVES[0]], 16000)[0], reference / np.linalg.norm(reference), atol=1e-5)
+
+
 def test_onnx_errors(fbank_onnx: tuple[Path, torch.nn.Module], tmp_path: Path) -> None:
     folder, _ = fbank_onnx
     with pytest.raises(CheckpointError, match=r"model\.onnx"):
