@@ -102,12 +102,3 @@ def resample(wave: np.ndarray, source_rate: int, target_rate: int) -> np.ndarray
     common = gcd(source_rate, target_rate)
     resampled = resample_poly(wave, target_rate // common, source_rate // common)
     return np.asarray(resampled, dtype=np.float32)
-
-
-def pad_batch(waves: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Zero-padded ``(batch, longest)`` float32 array and the true lengths (int64)."""
-    lengths = np.array([len(w) for w in waves], dtype=np.int64)
-    padded = np.zeros((len(waves), int(lengths.max())), dtype=np.float32)
-    for row, wave in enumerate(waves):
-        padded[row, : len(wave)] = wave
-    return padded, lengths

@@ -1,10 +1,12 @@
 """Every paper label loaded from a checkpoint of its published size and layout (random weights, synthesised
-offline), embedding two short clips of different lengths: shape and dimension as the roster declares, and the
-batched embeddings equal to the one-at-a-time ones within 1e-5 cosine."""
+offline), embedding four short clips of different lengths: shape and dimension as the roster declares, the
+batching the roster states (padded, except the ONNX graphs: equal lengths only), and the batched embeddings equal
+to the one-at-a-time ones within 1e-5 cosine."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -63,13 +65,17 @@ def test_the_twelve_labels_have_a_recipe_and_published_layouts(real_size_checkpo
 
 
 @pytest.mark.parametrize("label", PAPER)
-def test_every_loader_embeds_at_the_real_size_and_batches_exactly(real_size_checkpoints: Path, label: str) -> None:
-    spec = specs(real_size_checkpoints)[label]
+def test_every_loader_embeds_at_the_real_size_and_batches_exactly(
+    real_size_checkpoint: Callable[[str], Path], label: str
+) -> None:
+    spec = specs(real_size_checkpoint(label))[label]
     encoder = spec.load()
+    # Padded labels pad these to 101 frames; 51 / 101 * 101 > 51 in float32, so frame counting is exercised too.
+    assert encoder.checkpoint.runtime["batching"]["equal_length_only"] is (spec.kind == "onnx")
     rng = np.random.default_rng(7)
-    clips = [(rng.standard_normal(n) * 0.1).astype(np.float32) for n in (9600, 7200)]  # 0.6 s and 0.45 s
+    clips = [(rng.standard_normal(n) * 0.1).astype(np.float32) for n in (16000, 8000, 9600, 7200)]
     batched = encoder.embed(clips, 16000)
-    assert batched.shape == (2, spec.dim)
+    assert batched.shape == (4, spec.dim)
     one_by_one = np.stack([encoder.embed([clip], 16000)[0] for clip in clips])
     assert np.min(np.sum(batched * one_by_one, axis=1)) > 1 - 1e-5
     assert encoder.checkpoint.files["SYNTHESISED.json"].size > 0  # the folder digest covers the marker too

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.runner
 
 SOUNDS = Path("/usr/share/asterisk/sounds")
 
-TINY_ECAPA = """\
+TINY_FRONT = """\
 sample_rate: 16000
 n_mels: 24
 compute_features: !new:speechbrain.lobes.features.Fbank
@@ -28,6 +28,10 @@ compute_features: !new:speechbrain.lobes.features.Fbank
 mean_var_norm: !new:speechbrain.processing.features.InputNormalization
     norm_type: sentence
     std_norm: False
+"""
+TINY_ECAPA = (
+    TINY_FRONT
+    + """\
 embedding_model: !new:speechbrain.lobes.models.ECAPA_TDNN.ECAPA_TDNN
     input_size: !ref <n_mels>
     channels: [32, 32, 32, 32, 96]
@@ -48,6 +52,28 @@ pretrainer: !new:speechbrain.utils.parameter_transfer.Pretrainer
     loadables:
         embedding_model: !ref <embedding_model>
 """
+)
+
+
+TINY_XVECTOR = (
+    TINY_FRONT
+    + """\
+embedding_model: !new:speechbrain.lobes.models.Xvector.Xvector
+    in_channels: !ref <n_mels>
+    tdnn_blocks: 5
+    tdnn_channels: [16, 16, 16, 16, 48]
+    tdnn_kernel_sizes: [5, 3, 3, 1, 1]
+    tdnn_dilations: [1, 2, 3, 1, 1]
+    lin_neurons: 12
+modules:
+    compute_features: !ref <compute_features>
+    mean_var_norm: !ref <mean_var_norm>
+    embedding_model: !ref <embedding_model>
+pretrainer: !new:speechbrain.utils.parameter_transfer.Pretrainer
+    loadables:
+        embedding_model: !ref <embedding_model>
+"""
+)
 
 
 def noise(seed: int, n: int) -> np.ndarray:
@@ -74,12 +100,13 @@ def assert_files_digested(record: dict, folder: Path) -> None:
 
 
 def write_tiny_ecapa(folder: Path, hparams: str = TINY_ECAPA) -> torch.nn.Module:
+    """A folder of ``hparams`` with the seeded weights of its embedding model (TINY_ECAPA's unless given)."""
     from hyperpyyaml import load_hyperpyyaml
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "hyperparams.yaml").write_text(hparams)
     torch.manual_seed(0)
-    model = load_hyperpyyaml(TINY_ECAPA)["embedding_model"]
+    model = load_hyperpyyaml(hparams)["embedding_model"]
     torch.save(model.state_dict(), folder / "embedding_model.ckpt")
     return model.eval()
 
@@ -114,16 +141,113 @@ def test_speechbrain_embeds_with_the_saved_weights(ecapa_folder: Path) -> None:
     assert float(embeddings[0] @ (reference / np.linalg.norm(reference))) == pytest.approx(1.0, abs=1e-5)
 
 
-def test_speechbrain_batched_equals_unbatched_and_is_deterministic(ecapa_folder: Path) -> None:
+def test_speechbrain_padded_batches_equal_unbatched_and_are_deterministic(ecapa_folder: Path) -> None:
+    # WAVES pads 51- and 76-frame rows to 101 frames: 51 / 101 * 101 > 51 in float32 (relative_lengths' case).
     encoder = load_encoder("speechbrain", "tiny-ecapa", ecapa_folder, max_batch_size=4)
+    batching = encoder.checkpoint.runtime["batching"]
+    assert batching["equal_length_only"] is False and batching["padding"].startswith("per-utterance filterbank")
+    assert "statistics_pooling_noise" not in batching  # ECAPA's attentive pooling adds none
     batched = encoder.embed(WAVES, 16000)
     one_by_one = np.stack([encoder.embed([w], 16000)[0] for w in WAVES])
+    assert np.min(np.sum(batched * one_by_one, axis=1)) > 1 - 1e-5
     np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
     np.testing.assert_array_equal(batched, encoder.embed(WAVES, 16000))
-    assert encoder.checkpoint.runtime["batching"]["equal_length_only"] is True
-    padded = load_encoder("speechbrain", "tiny-ecapa", ecapa_folder, padded_batches=True)
-    assert padded.checkpoint.runtime["batching"]["equal_length_only"] is False
-    np.testing.assert_allclose(np.linalg.norm(padded.embed(WAVES, 16000), axis=1), 1.0, atol=1e-6)
+    # The check has teeth: speechbrain's own encode_batch on the zero-padded samples lets the padding in.
+    lengths = np.array([len(w) for w in WAVES])
+    padded = np.stack([np.pad(w, (0, lengths.max() - len(w))) for w in WAVES])
+    with torch.inference_mode():
+        recipe = encoder.classifier.encode_batch(
+            torch.from_numpy(padded), torch.tensor(lengths / lengths.max()).float()
+        )
+    recipe_rows = recipe.squeeze(1).numpy() / np.linalg.norm(recipe.squeeze(1).numpy(), axis=1, keepdims=True)
+    assert np.min(np.sum(recipe_rows * one_by_one, axis=1)) < 0.999
+
+
+def test_speechbrain_xvector_batches_padded_with_seeded_pooling_noise(tmp_path: Path) -> None:
+    from speechbrain.lobes.features import Fbank
+    from speechbrain.processing.features import InputNormalization
+
+    model = write_tiny_ecapa(tmp_path, TINY_XVECTOR)
+    encoder = load_encoder("speechbrain", "tiny-xvector", tmp_path)
+    batching = encoder.checkpoint.runtime["batching"]
+    assert batching["equal_length_only"] is False
+    assert batching["statistics_pooling_noise"] == "one draw for one row, seed 0, every row"
+    torch.manual_seed(1)
+    next_draw = torch.randn(1)
+    torch.manual_seed(1)
+    batched = encoder.embed(WAVES, 16000)
+    assert torch.equal(torch.randn(1), next_draw)  # the global RNG is neither used nor reseeded
+    one_by_one = np.stack([encoder.embed([w], 16000)[0] for w in WAVES])
+    assert batched.shape == (5, 12)
+    np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
+    np.testing.assert_array_equal(batched, encoder.embed(WAVES, 16000))
+    # Oracle: speechbrain's own forward on one utterance with the global seed at 0 (its dither drawn for one row).
+    with torch.inference_mode():
+        feats = Fbank(n_mels=24)(torch.from_numpy(WAVES[3])[None])
+        feats = InputNormalization(norm_type="sentence", std_norm=False)(feats, torch.ones(1))
+        torch.manual_seed(0)
+        reference = model(feats, torch.ones(1)).squeeze().numpy()
+        torch.manual_seed(5)
+        dithered_otherwise = model(feats, torch.ones(1)).squeeze().numpy()
+    np.testing.assert_allclose(batched[3], reference / np.linalg.norm(reference), atol=1e-6)
+    assert not np.array_equal(reference, dithered_otherwise)  # the dither is there, and the seed decides it
+
+
+@pytest.mark.parametrize("skip_transpose", [True, False])
+def test_reflect_past_end_gives_each_row_its_own_reflect_padding(skip_transpose: bool) -> None:
+    from speechbrain.nnet.CNN import Conv1d
+
+    from runner.encoders.speechbrain import ReflectPastEnd
+
+    torch.manual_seed(3)
+    conv = Conv1d(in_channels=4, out_channels=5, kernel_size=3, dilation=3, skip_transpose=skip_transpose).eval()
+    frames = [20, 11, 7]
+    rows = [torch.randn(1, 4, n) for n in frames]  # (batch, channels, time)
+    padded = torch.zeros(3, 4, 20)
+    for row, values in enumerate(rows):
+        padded[row, :, : frames[row]] = values[0] + 0  # zeros past each end, as after padding
+    layout = (lambda x: x) if skip_transpose else (lambda x: x.transpose(1, 2))
+    padding = ReflectPastEnd(torch.nn.Sequential(conv))
+    with torch.no_grad(), padding.past(frames):
+        batched = layout(conv(layout(padded)))
+    unhooked = layout(conv(layout(padded))).detach()
+    for row, values in enumerate(rows):
+        alone = layout(conv(layout(values))).detach()
+        torch.testing.assert_close(batched[row : row + 1, :, : frames[row]], alone, atol=1e-6, rtol=1e-6)
+        if frames[row] < 20:  # without the hook the last valid frames see zeros instead of the reflection
+            assert not torch.allclose(unhooked[row : row + 1, :, : frames[row]], alone, atol=1e-4)
+
+
+def test_relative_lengths_count_every_frame_for_every_speechbrain_consumer() -> None:
+    from speechbrain.dataio.dataio import length_to_mask
+    from speechbrain.processing.features import make_padding_mask
+
+    from runner.encoders.speechbrain import relative_lengths
+
+    plain_overshoots = 0
+    rng = np.random.default_rng(11)
+    every_pair = [list(range(1, longest + 1)) for longest in range(1, 500)]
+    long_rows = [
+        [*np.sort(rng.choice(longest - 1, 300, replace=False) + 1).tolist(), longest] for longest in (6007, 30011)
+    ]
+    for frames in every_pair + long_rows:  # up to 5 minutes of audio in one row
+        longest = frames[-1]
+        relative = relative_lengths(frames)
+        expected = torch.tensor(frames)
+        assert relative[-1] == 1.0
+        assert torch.equal(length_to_mask(relative * longest, max_len=longest).sum(1).long(), expected)  # ECAPA
+        stand_in = torch.zeros(len(frames), longest, 1)  # (batch, time, features) as InputNormalization sees it
+        assert torch.equal(make_padding_mask(stand_in, relative).sum((1, 2)), expected)
+        assert torch.equal(torch.round(relative * longest).long(), expected)  # statistics pooling
+        plain = torch.tensor(frames, dtype=torch.float32) / longest
+        plain_overshoots += int((length_to_mask(plain * longest, max_len=longest).sum(1).long() > expected).sum())
+    assert plain_overshoots > 1000  # frames / longest alone lets a padding frame in, often
+
+
+def test_speechbrain_batches_equal_lengths_only_where_padding_is_not_made_exact(tmp_path: Path) -> None:
+    write_tiny_ecapa(tmp_path, TINY_ECAPA.replace("norm_type: sentence", "norm_type: batch"))
+    batching = load_encoder("speechbrain", "batch-norm-ecapa", tmp_path).checkpoint.runtime["batching"]
+    assert batching["equal_length_only"] is True and batching["padding"] == "none: equal lengths only"
 
 
 def test_speechbrain_record(ecapa_folder: Path) -> None:
