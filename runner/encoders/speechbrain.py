@@ -69,7 +69,8 @@ class SpeechBrainEncoder(Encoder):
         self.classifier = classifier
         self.device = torch.device(record.runtime["device"])
         self.dtype = record.runtime["dtype"]
-        self.padding = ReflectPastEnd(classifier.mods.embedding_model)
+        # Equal-length batches never pad, and models not checked here may hold convolutions the hooks cannot fix.
+        self.padding = None if policy.equal_length_only else ReflectPastEnd(classifier.mods.embedding_model)
 
     @classmethod
     def load(
@@ -152,7 +153,7 @@ class SpeechBrainEncoder(Encoder):
             frames = [len(f) for f in feats]
             relative = relative_lengths(frames).to(self.device)
             batch = mods.mean_var_norm(torch.nn.utils.rnn.pad_sequence(feats, batch_first=True), relative)
-            with self.padding.past(frames):
+            with self.padding.past(frames) if self.padding else contextlib.nullcontext():
                 embeddings = mods.embedding_model(batch, relative)
         return embeddings.float().squeeze(1).cpu().numpy()
 

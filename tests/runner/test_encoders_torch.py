@@ -246,8 +246,11 @@ def test_relative_lengths_count_every_frame_for_every_speechbrain_consumer() -> 
 
 def test_speechbrain_batches_equal_lengths_only_where_padding_is_not_made_exact(tmp_path: Path) -> None:
     write_tiny_ecapa(tmp_path, TINY_ECAPA.replace("norm_type: sentence", "norm_type: batch"))
-    batching = load_encoder("speechbrain", "batch-norm-ecapa", tmp_path).checkpoint.runtime["batching"]
+    encoder = load_encoder("speechbrain", "batch-norm-ecapa", tmp_path)
+    batching = encoder.checkpoint.runtime["batching"]
     assert batching["equal_length_only"] is True and batching["padding"] == "none: equal lengths only"
+    assert encoder.padding is None  # type: ignore[attr-defined]  (no hooks on a model batched unpadded)
+    assert encoder.embed(WAVES, 16000).shape == (5, 16)
 
 
 def test_speechbrain_record(ecapa_folder: Path) -> None:
