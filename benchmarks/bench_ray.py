@@ -1,17 +1,18 @@
 """The Ray executor against the local one on the same work, and a projection to the full registry on N GPUs.
 
-Runs a reduced copy of the embedded default (``configs/default.toml`` with ``--per-speaker`` utterances per
-speaker and ``--trials`` target and non-target trials per list: the full default takes about 6 minutes a run on a
-2-core machine, and this benchmark makes six), after an untimed warm-up run, with: the local executor with 1 and 2
+Runs a reduced copy of the embedded default (``configs/default.toml`` with ``--per-speaker`` utterances per speaker
+and ``--trials`` target and non-target trials per list: the full default takes about 6 minutes a run on a 2-core
+machine, and this benchmark makes seven), after an untimed warm-up run, with: the local executor with 1 and 2
 operator processes, and the Ray executor on a local cluster of 1 and 2 nodes of one CPU each
-(``ray.cluster_utils.Cluster``), each from an empty cache. It checks that every run wrote the same ``results.csv``
-bytes, and prints the ratios (Ray against the local executor on the same CPUs; 2 workers against 1), the cluster
-start, the per-label throughput the actors measured, the driver's cost per cache entry (read + verify) and per
-trial (the scoring arithmetic), and a projection: with one actor per label, the embedding stage takes
-max(slowest label, sum over labels / N GPUs); the operator stage R realisations / CPUs; the driver its per-entry and
-per-trial costs. The counts come from ``--plan`` (``interbias plan configs/full.toml --json``) or, without it, from
-this run; per-label GPU throughputs from ``--throughput`` (JSON ``{label: utterances per second on one GPU}``), else
-this machine's CPU figures, else ``--assume-utt-per-s`` (printed as assumed).
+(``ray.cluster_utils.Cluster``), and on the 2 nodes with a pool of 2 actors per encoder label, each from an empty
+cache. It checks that every run wrote the same ``results.csv`` bytes, and prints the ratios (Ray against the local
+executor on the same CPUs; 2 workers against 1), the cluster start, the per-label throughput the actors measured,
+the driver's cost per cache entry (read + verify) and per trial (the scoring arithmetic), and a projection: with the
+default pools (max(1, N // labels) one-GPU actors per label), the embedding stage takes max(slowest label / its
+pool, sum over labels / N GPUs); the operator stage R realisations / CPUs; the driver its per-entry and per-trial
+costs. The counts come from ``--plan`` (``interbias plan configs/full.toml --json``) or, without it, from this run;
+per-label GPU throughputs from ``--throughput`` (JSON ``{label: utterances per second on one GPU}``), else this
+machine's CPU figures, else ``--assume-utt-per-s`` (printed as assumed).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def ray_cluster(nodes: int) -> Any:
 def verify_rate(cache_root: Path) -> tuple[int, float]:
     """Entries in a cache and the driver's seconds per entry to read and verify them."""
     cache = EmbeddingCache(cache_root / "embeddings")
-    keys = [path.stem for path in sorted((cache_root / "embeddings").glob("*/*.npz"))]
+    keys = [path.stem for path in sorted((cache_root / "embeddings").glob("*/*.emb"))]
     started = time.perf_counter()
     for key in keys:
         cache.read(key)
@@ -97,7 +98,8 @@ def scoring_seconds(trials: int = 100_000, dim: int = 256) -> float:
 
 
 def projection(counts: dict[str, Any], speeds: dict[str, float], costs: dict[str, float], gpus: list[int]) -> list[str]:
-    """Hours per stage on N GPUs (one actor per label) and which stage bounds the run."""
+    """Hours per stage on N GPUs (the default pools: max(1, N // labels) actors of one GPU per label) and which
+    stage bounds the run."""
     per_label = {label: counts["embeddings_per_label"] / speed for label, speed in speeds.items()}
     lines = [
         f"projection for {counts['source']}: {counts['embeddings_per_label']:,} embeddings per label x "
@@ -108,11 +110,12 @@ def projection(counts: dict[str, Any], speeds: dict[str, float], costs: dict[str
         counts["embeddings_per_label"] * len(speeds) * costs["verify_s"] + counts["trials"] * costs["trial_s"]
     ) / 3600
     for n in gpus:
-        embed = max(max(per_label.values()), sum(per_label.values()) / n) / 3600
+        pool = max(1, n // len(per_label))
+        embed = max(max(per_label.values()) / pool, sum(per_label.values()) / n) / 3600
         operators = counts["realisations"] * costs["realise_s"] / max(costs["cpus_per_gpu"] * n, 1) / 3600
         stages = {"embedding": embed, "operators": operators, "driver": driver}
         bound = max(stages, key=lambda stage: stages[stage])
-        if bound == "embedding" and embed * 3600 == max(per_label.values()):
+        if bound == "embedding" and embed * 3600 == max(per_label.values()) / pool:
             bound = f"label {max(per_label, key=lambda label: per_label[label])}"
         lines.append(f"  {n:>5} {embed:>9.2f} {operators:>12.2f} {driver:>9.2f} {bound:>12}")
     return lines
@@ -126,7 +129,7 @@ def main() -> None:
     parser.add_argument("--plan", type=Path, help="`interbias plan CONFIG --json` output to project")
     parser.add_argument("--throughput", type=Path, help="JSON {label: utterances/s on one GPU}")
     parser.add_argument("--assume-utt-per-s", type=float, help="stand-in figure for labels with none (say so)")
-    parser.add_argument("--gpus", type=int, nargs="+", default=[1, 2, 4, 8, 12, 16])
+    parser.add_argument("--gpus", type=int, nargs="+", default=[1, 2, 4, 8, 12, 16, 24, 48, 96])
     parser.add_argument("--cpus-per-gpu", type=int, default=8, help="operator CPUs per GPU in the projection")
     args = parser.parse_args()
 
@@ -149,18 +152,20 @@ def main() -> None:
             results[name] = (work / f"local{workers}" / "out" / "results.csv").read_bytes()
         environment: dict[str, Any] = {}
         starts: dict[int, float] = {}
-        for nodes in (1, 2):
+        for nodes, pool in ((1, None), (2, None), (2, 2)):
             started = time.perf_counter()
             cluster = ray_cluster(nodes)
-            starts[nodes] = time.perf_counter() - started
+            starts.setdefault(nodes, time.perf_counter() - started)  # the first start of each size
             try:
-                name = f"ray, {nodes} node(s) x 1 CPU"
+                name = f"ray, {nodes} node(s) x 1 CPU" + (f", {pool} actors/label" if pool else "")
+                folder = work / f"ray{nodes}-{pool or 'default'}"
                 walls[name], summaries[name] = timed_run(
-                    config_path, work / f"ray{nodes}", RayExecutor(cluster.address)
+                    config_path, folder, RayExecutor(cluster.address, actors_per_label=pool)
                 )
                 print(f"  {name}: {walls[name]:.1f} s (cluster start {starts[nodes]:.1f} s)", flush=True)
-                results[name] = (work / f"ray{nodes}" / "out" / "results.csv").read_bytes()
-                environment = json.loads((work / f"ray{nodes}" / "out" / "environment.json").read_text())["executor"]
+                results[name] = (folder / "out" / "results.csv").read_bytes()
+                if pool is None:  # the per-actor figures of the default pool (one actor per label here)
+                    environment = json.loads((folder / "out" / "environment.json").read_text())["executor"]
             finally:
                 cluster.shutdown()
         started = time.perf_counter()
@@ -173,20 +178,21 @@ def main() -> None:
         print(f"same results.csv bytes in all {len(results)} runs: {len(set(results.values())) == 1}")
         base = walls["local, 1 operator process(es)"]
         for name, wall in walls.items():
-            print(f"  {name:<34} {wall:7.1f} s   {wall / base:5.2f}x of local/1")
+            print(f"  {name:<42} {wall:7.1f} s   {wall / base:5.2f}x of local/1")
         print(
             f"  ray overhead on 1 CPU: {walls['ray, 1 node(s) x 1 CPU'] / base:.2f}x; 2 nodes vs 1: "
-            f"{walls['ray, 1 node(s) x 1 CPU'] / walls['ray, 2 node(s) x 1 CPU']:.2f}x faster; "
+            f"{walls['ray, 1 node(s) x 1 CPU'] / walls['ray, 2 node(s) x 1 CPU']:.2f}x faster; 2 actors/label vs 1: "
+            f"{walls['ray, 2 node(s) x 1 CPU'] / walls['ray, 2 node(s) x 1 CPU, 2 actors/label']:.2f}x faster; "
             f"cluster start {starts[1]:.1f} s (1 node), {starts[2]:.1f} s (2 nodes)"
         )
         print(
             f"  fully cached rerun (driver only): {rerun:.1f} s; {n_entries:,} entries read and verified at "
             f"{verify_s * 1e3:.2f} ms each"
         )
-        speeds = {
-            label: actor["forward_passes"] / actor["busy_s"]
-            for label, actor in environment.get("actors", {}).items()
-            if actor.get("busy_s")
+        speeds = {  # per actor: the pool's forward passes over its members' busy seconds
+            label: sum(actor["forward_passes"] for actor in pool) / sum(actor["busy_s"] for actor in pool)
+            for label, pool in environment.get("actors", {}).items()
+            if any(actor.get("busy_s") for actor in pool)
         }
         for label, speed in speeds.items():
             print(f"  actor {label}: {speed:.1f} utt/s on this CPU")

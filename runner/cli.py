@@ -139,18 +139,37 @@ AddressOpt = Annotated[
 GpusOpt = Annotated[
     float, typer.Option("--gpus-per-actor", min=0, help="GPUs per encoder actor (--executor ray), e.g. 0.25.")
 ]
+ActorsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--actors-per-label",
+        min=1,
+        help="Encoder actors per label (--executor ray); default: the cluster's GPU slots (or CPUs) per label.",
+    ),
+]
 
 
 def make_executor(
-    executor: str, *, workers: int, address: str | None, gpus_per_actor: float, device: str
+    executor: str,
+    *,
+    workers: int,
+    address: str | None,
+    gpus_per_actor: float,
+    device: str,
+    actors_per_label: int | None = None,
 ) -> tuple[Executor, str]:
     """The executor, and the device the driver loads the encoders on (on Ray it only reads their records)."""
     if executor == "ray":
         from runner.ray_executor import RayExecutor
 
-        return RayExecutor(address=address, gpus_per_actor=gpus_per_actor, device=device), "cpu"
-    if address is not None or gpus_per_actor:
-        raise InputError("--executor local", "--address and --gpus-per-actor are options of --executor ray")
+        chosen = RayExecutor(
+            address=address, gpus_per_actor=gpus_per_actor, device=device, actors_per_label=actors_per_label
+        )
+        return chosen, "cpu"
+    if address is not None or gpus_per_actor or actors_per_label is not None:
+        raise InputError(
+            "--executor local", "--address, --gpus-per-actor and --actors-per-label are options of --executor ray"
+        )
     from runner.pipeline import LocalExecutor
 
     return LocalExecutor(workers), device
@@ -169,9 +188,11 @@ def run(
     executor: ExecutorOpt = "local",
     address: AddressOpt = None,
     gpus_per_actor: GpusOpt = 0.0,
+    actors_per_label: ActorsOpt = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON.")] = False,
     progress: Annotated[
-        bool, typer.Option(help="A progress bar on a terminal; one line per stage when stdout is not one.")
+        bool,
+        typer.Option(help="Progress bars on a terminal; else a line per stage (and through a long one) on stderr."),
     ] = True,
     seeds: Annotated[
         int,
@@ -191,7 +212,12 @@ def run(
     from runner.reproduce import check_run_inputs
 
     chosen, driver_device = make_executor(
-        executor, workers=workers, address=address, gpus_per_actor=gpus_per_actor, device=device
+        executor,
+        workers=workers,
+        address=address,
+        gpus_per_actor=gpus_per_actor,
+        device=device,
+        actors_per_label=actors_per_label,
     )
 
     def run_one(path: Path, folder: Path) -> Any:
@@ -204,7 +230,7 @@ def run(
             signing_key=key,
             image_digest=image_digest,
             command_line=sys.argv,
-            progress=progress and not json_output,  # stage lines go to stdout, which --json keeps for the JSON
+            progress=progress,  # stage lines go to stderr: stdout keeps the summary (--json) alone
             device=driver_device,
             workers=workers,
             executor=chosen,
@@ -369,6 +395,7 @@ def reproduce(
     executor: ExecutorOpt = "local",
     address: AddressOpt = None,
     gpus_per_actor: GpusOpt = 0.0,
+    actors_per_label: ActorsOpt = None,
     device: DeviceOpt = "cpu",
 ) -> None:
     """The whole loop: build the corpus, run, sign, audit the bundle, write the report.
@@ -378,7 +405,12 @@ def reproduce(
     from runner.reproduce import reproduce as reproduce_loop
 
     chosen, driver_device = make_executor(
-        executor, workers=2, address=address, gpus_per_actor=gpus_per_actor, device=device
+        executor,
+        workers=2,
+        address=address,
+        gpus_per_actor=gpus_per_actor,
+        device=device,
+        actors_per_label=actors_per_label,
     )
     code = reproduce_loop(
         config,

@@ -73,14 +73,6 @@ class RunSummary:
     operator_counts: dict[str, int] = field(default_factory=dict)
 
 
-def _progress(total: int, description: str, enabled: bool) -> Any:
-    """A progress bar on a terminal only: an error must stay the one line on a redirected stderr."""
-    from tqdm import tqdm
-
-    shown = enabled and sys.stderr.isatty()
-    return tqdm(total=total, desc=description, unit="utt", disable=not shown, file=sys.stderr, leave=False)
-
-
 @dataclass(frozen=True)
 class DegradeJob:
     """What a worker needs to degrade one side: the chain's specs and the clean audio's path."""
@@ -160,14 +152,15 @@ def embed_realised(
 @dataclass(frozen=True)
 class EmbedWork:
     """What an executor is handed: the run's configuration (seed, batch size, encoder specs), the driver's
-    encoders (their cache keys; the local executor runs them), the cache, each corpus's noise material, the jobs."""
+    encoders (their cache keys; the local executor runs them), the cache, each corpus's noise material, the jobs,
+    and the run's stage log (the embedding stage's progress goes through it)."""
 
     config: RunConfig
     encoders: dict[str, Encoder]
     cache: EmbeddingCache
     sources: dict[str, NoiseSources]
     jobs: list[EmbedJob]
-    progress: bool
+    stages: StageLog
 
 
 class Executor(Protocol):
@@ -198,7 +191,7 @@ class LocalExecutor:
         computed: list[dict[str, CachedEmbedding]] = []
         degrade_jobs = [job.degrade for job in work.jobs]
         with (
-            _progress(len(work.jobs), "embeddings", work.progress) as bar,
+            work.stages.part("embeddings", "sides embedded", len(work.jobs)) as bar,
             self._degraded(work.config, work.sources, degrade_jobs) as done,
         ):
             batch: list[tuple[EmbedJob, Degraded]] = []
@@ -206,10 +199,10 @@ class LocalExecutor:
                 batch.append((job, realised))
                 if len(batch) == work.config.batch_size:
                     computed.extend(self._embed_batch(work.encoders, work.cache, batch))
-                    bar.update(len(batch))
+                    bar.advance(len(batch))
                     batch = []
             computed.extend(self._embed_batch(work.encoders, work.cache, batch))
-            bar.update(len(batch))
+            bar.advance(len(batch))
         return computed
 
     @contextmanager
@@ -283,7 +276,7 @@ class Embedder:
         return self.config.corpora[side.corpus].root / str(self.rows[side.corpus].at[side.utt_id, "path"])
 
     def embed_all(
-        self, chains: dict[str, Chain], sides: Iterable[Side], progress: bool
+        self, chains: dict[str, Chain], sides: Iterable[Side], stages: StageLog
     ) -> dict[tuple[Side, str], CachedEmbedding]:
         """Every side's embedding for every encoder; misses are realised, embedded in batches and cached."""
         results: dict[tuple[Side, str], CachedEmbedding] = {}
@@ -304,9 +297,7 @@ class Embedder:
                     self.cached += 1
             if missing:
                 jobs.append(EmbedJob(DegradeJob(side, chains[side.chain_id], self._audio_path(side)), missing))
-        computed = self.executor.compute(
-            EmbedWork(self.config, self.encoders, self.cache, self.sources, jobs, progress)
-        )
+        computed = self.executor.compute(EmbedWork(self.config, self.encoders, self.cache, self.sources, jobs, stages))
         for job, entries in zip(jobs, computed, strict=True):
             for label, entry in entries.items():
                 results[(job.degrade.side, label)] = entry
@@ -561,7 +552,7 @@ def _run(
     from provenance.manifest import write_manifest
 
     out = Path(out)
-    stages = StageLog.for_log(6, progress)
+    stages = StageLog.for_run(6, progress)
     corpora = _load_corpora(config)  # the corpus folders are only read
     pools = {
         name: select_pool(table.frame, config.corpora[name].utterances_per_speaker, config.seed)
@@ -607,7 +598,7 @@ def _run(
     cache = EmbeddingCache(cache_root / "embeddings")
     executor = executor or LocalExecutor(workers)
     embedder = Embedder(config, pools, encoders, cache, sources, executor)
-    embeddings = embedder.embed_all(chains, sides, progress)
+    embeddings = embedder.embed_all(chains, sides, stages)
     stages.done("embeddings", f"{executor.forward_passes} computed, {embedder.cached} from cache")
 
     operators = _operator_report(config, plans, chains, embeddings, sources)

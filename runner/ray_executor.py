@@ -1,13 +1,14 @@
-"""The Ray executor: operator realisations as Ray tasks, embeddings in one Ray actor per encoder label.
+"""The Ray executor: operator realisations as Ray tasks, embeddings in a pool of Ray actors per encoder label.
 
-``interbias run CONFIG --executor ray [--address ADDR] [--gpus-per-actor F]``. Only the embeddings move to the
-cluster: the driver plans, looks the cache up, and hands each missing (utterance, chain) side to a CPU task that
-realises its chain (``pipeline.degrade``); the realised audio stays in Ray's object store and goes to the actor of
-each encoder that lacks it, which holds its model once (``num_gpus=F``, fractional allowed) and embeds in the
-same chunks of ``batch_size`` sides as the local executor (``pipeline.embed_realised``; the encoder buckets each
-chunk by length), so the vectors are the same bytes. The actor writes each entry to the shared cache folder; the
-driver then reads every entry back and verifies it (``EmbeddingCache.read``) before it counts: a worker's word is
-never taken. Trials, scoring, the bundle and its signature stay on the driver.
+``interbias run CONFIG --executor ray [--address ADDR] [--gpus-per-actor F] [--actors-per-label N]``. Only the
+embeddings move to the cluster: the driver plans, looks the cache up, and hands each missing (utterance, chain)
+side to a CPU task that realises its chain (``pipeline.degrade``); the realised audio stays in Ray's object store
+and goes to an actor of each encoder that lacks it. Each actor holds its model once (``num_gpus=F``, fractional
+allowed) and embeds whole chunks of ``batch_size`` sides, the same chunks as the local executor
+(``pipeline.embed_realised``; the encoder buckets each chunk by length), chunk ``c`` going to actor ``c mod N`` of
+the label's pool, so the vectors are the same bytes whichever actor computed them. The actor writes each entry to
+the shared cache folder; the driver then reads every entry back and verifies it (``EmbeddingCache.read``) before
+it counts: a worker's word is never taken. Trials, scoring, the bundle and its signature stay on the driver.
 
 What every node must share, at the same paths: the corpus and music folders and the checkpoints (read), the cache
 folder (written). The driver stages each corpus's utterance table (babble material) in the cache folder under its
@@ -22,7 +23,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -39,6 +39,7 @@ from runner.config import RunConfig
 from runner.encoders import Encoder, EncoderSpec
 from runner.operators import NoiseSources
 from runner.pipeline import Degraded, DegradeJob, EmbedJob, EmbedWork, RunError, degrade, embed_realised, init_worker
+from runner.stages import StagePart
 
 TABLES_FOLDER = "tables"
 TASK_RETRIES = 3  # a realisation task whose worker process died is run again (Ray's max_retries)
@@ -46,6 +47,24 @@ ACTOR_RESTARTS = 3  # an encoder actor whose process died is restarted, its mode
 ACTOR_READY_S = 900.0  # loading the largest checkpoint; past this an actor that is not placed is an error
 LOCAL_OBJECT_STORE = 256 * 1024**2  # a cluster started for one run holds only the chunks in flight
 PROBE_S = 10.0  # a head that takes no TCP connection in this time is not there
+CPU_ACTORS_PER_LABEL = 4  # the default pool of a CPU encoder at most: each actor holds its own copy of the model
+
+
+def pool_size(nodes: list[dict[str, Any]], n_labels: int, gpus_per_actor: float, chunks: int) -> int:
+    """The default number of actors per encoder label: the cluster's actor slots shared by the labels (each node's
+    GPUs / ``gpus_per_actor``, or on CPU its CPUs, at most ``CPU_ACTORS_PER_LABEL``), at least one, and never more
+    than the run's chunks (an actor without a chunk would only load its model)."""
+    if gpus_per_actor > 0:
+        slots = gpu_slots(nodes, gpus_per_actor)
+        size = slots // max(n_labels, 1)
+    else:
+        size = min(int(sum(node["cpus"] for node in nodes)) // max(n_labels, 1), CPU_ACTORS_PER_LABEL)
+    return max(1, min(size, chunks))
+
+
+def gpu_slots(nodes: list[dict[str, Any]], gpus_per_actor: float) -> int:
+    """How many actors of ``gpus_per_actor`` GPUs the nodes hold (an actor is never split across nodes)."""
+    return sum(int(node["gpus"] / gpus_per_actor + 1e-9) for node in nodes)
 
 
 @dataclass(frozen=True)
@@ -169,49 +188,16 @@ def _cause(error: BaseException) -> BaseException:
     return error
 
 
-class _Stages:
-    """Progress of each stage across the cluster: a bar per stage on a terminal, else one line per stage as it
-    ends (stderr, so that an error stays the last line)."""
-
-    def __init__(self, totals: dict[str, int], enabled: bool, where: str) -> None:
-        from tqdm import tqdm
-
-        self.totals, self.done = totals, dict.fromkeys(totals, 0)
-        self.seconds: dict[str, float] = {}
-        self.enabled, self.where = enabled, where
-        self.started = time.perf_counter()
-        self.terminal = enabled and sys.stderr.isatty()
-        self.bars = {
-            stage: tqdm(total=total, desc=stage, unit="side", file=sys.stderr, leave=False, position=index)
-            for index, (stage, total) in enumerate(totals.items())
-            if self.terminal
-        }
-
-    def advance(self, stage: str, count: int) -> None:
-        if count == 0:
-            return
-        self.done[stage] += count
-        if self.done[stage] == self.totals[stage]:
-            self.seconds[stage] = time.perf_counter() - self.started
-        if stage in self.bars:
-            self.bars[stage].update(count)
-        elif self.enabled and stage in self.seconds:
-            elapsed = self.seconds[stage]
-            print(f"[ray] {stage}: {self.totals[stage]} sides in {elapsed:.1f} s on {self.where}", file=sys.stderr)
-
-    def close(self) -> None:
-        for bar in self.bars.values():
-            bar.close()
-
-
 @dataclass
 class RayExecutor:
     """Runs the embedding work of a run on the Ray cluster at ``address`` (None: a local one started for the
-    run and stopped after). ``device`` is the actors' torch device; a GPU device needs ``gpus_per_actor``."""
+    run and stopped after). ``device`` is the actors' torch device; a GPU device needs ``gpus_per_actor``.
+    ``actors_per_label``: the size of each label's pool (None: ``pool_size``)."""
 
     address: str | None = None
     gpus_per_actor: float = 0.0
     device: str = "cpu"
+    actors_per_label: int | None = None
     forward_passes: int = 0
     _description: dict[str, Any] = field(default_factory=dict)
     _session_dir: str | None = None
@@ -219,6 +205,8 @@ class RayExecutor:
     def __post_init__(self) -> None:
         if self.gpus_per_actor < 0:
             raise InputError("--gpus-per-actor", f"must be 0 or more, got {self.gpus_per_actor:g}")
+        if self.actors_per_label is not None and self.actors_per_label < 1:
+            raise InputError("--actors-per-label", f"must be 1 or more, got {self.actors_per_label}")
         on_gpu = self.device.startswith("cuda")
         if on_gpu != (self.gpus_per_actor > 0):
             needs = "--gpus-per-actor above 0" if on_gpu else "--device cuda (else the GPU stays idle)"
@@ -235,7 +223,7 @@ class RayExecutor:
         if owned:
             self._connect(ray)
         try:
-            self._describe_cluster(ray, len(work.encoders))
+            self._describe_cluster(ray, len(work.encoders) * (self.actors_per_label or 1))
             if not work.jobs:
                 return []
             return self._compute(ray, work)
@@ -282,15 +270,13 @@ class RayExecutor:
             "gpus_per_actor": self.gpus_per_actor,
             "device": self.device,
         }
-        if self.gpus_per_actor > 0:
-            fits = sum(int(node["gpus"] / self.gpus_per_actor + 1e-9) for node in nodes)
-            if fits < n_actors:
-                gpus = ", ".join(f"{node['gpus']:g}" for node in nodes)
-                raise InputError(
-                    f"ray cluster {self._description['address']}",
-                    f"{n_actors} encoder actor(s) of {self.gpus_per_actor:g} GPU each do not fit its nodes' GPUs "
-                    f"({gpus}); lower --gpus-per-actor or run fewer encoders",
-                )
+        if self.gpus_per_actor > 0 and gpu_slots(nodes, self.gpus_per_actor) < n_actors:
+            gpus = ", ".join(f"{node['gpus']:g}" for node in nodes)
+            raise InputError(
+                f"ray cluster {self._description['address']}",
+                f"{n_actors} encoder actor(s) of {self.gpus_per_actor:g} GPU each do not fit its nodes' GPUs "
+                f"({gpus}); lower --gpus-per-actor or --actors-per-label, or run fewer encoders",
+            )
         if not any(node["cpus"] >= 1 for node in nodes):
             raise InputError(f"ray cluster {self._description['address']}", "no node has a CPU for the operators")
 
@@ -321,33 +307,45 @@ class RayExecutor:
         # operator tasks would never run. CPU encoders share the cores with the tasks; the GPU is the actor's.
         actor_class = ray.remote(max_restarts=ACTOR_RESTARTS, max_task_retries=ACTOR_RESTARTS)(EncoderActor)
         specs = {spec.label: spec for spec in config.encoders}
-        actors = {
-            label: actor_class.options(num_cpus=0, num_gpus=self.gpus_per_actor).remote(
-                specs[label], self.device, encoder.checkpoint.cache_key, shared.root
-            )
+        chunks = -(-len(jobs) // config.batch_size)
+        size = self.actors_per_label or pool_size(
+            self._description["nodes"], len(work.encoders), self.gpus_per_actor, chunks
+        )
+        self._description["actors_per_label"] = size
+        pools = {
+            label: [
+                actor_class.options(num_cpus=0, num_gpus=self.gpus_per_actor).remote(
+                    specs[label], self.device, encoder.checkpoint.cache_key, shared.root
+                )
+                for _ in range(size)
+            ]
             for label, encoder in work.encoders.items()
         }
         try:
-            ready = self._get(ray, [actor.ready.remote() for actor in actors.values()], ACTOR_READY_S)
-            self._description["actors"] = dict(zip(actors, ready, strict=True))
+            ready = self._get(ray, [actor.ready.remote() for pool in pools.values() for actor in pool], ACTOR_READY_S)
+            self._description["actors"] = {label: ready[n * size : (n + 1) * size] for n, label in enumerate(pools)}
             lacking = {f"embed {label}": sum(label in job.keys for job in jobs) for label in work.encoders}
             totals = {"realise": len(jobs)} | {stage: total for stage, total in lacking.items() if total}
             where = f"{len(self._description['nodes'])} node(s), {self._description['cpus']:g} CPU(s)"
-            stages = _Stages(totals, work.progress, where)
+            whats = {"realise": f"sides realised on {where}"}
+            whats |= {f"embed {label}": f"sides embedded by {label} ({size} actor(s))" for label in pools}
+            parts = {
+                stage: work.stages.part("embeddings", whats[stage], total, position)
+                for position, (stage, total) in enumerate(totals.items())
+            }
             try:
-                return self._pipelined(ray, config, shared, jobs, context, realise, actors, stages)
+                return self._pipelined(ray, config, shared, jobs, context, realise, pools, parts)
             finally:
-                stages.close()
+                for part in parts.values():
+                    part.close()
                 self._description["stages"] = {
-                    stage: {
-                        "sides": total,
-                        "seconds": round(stages.seconds[stage], 3) if stage in stages.seconds else None,
-                    }
-                    for stage, total in totals.items()
+                    stage: {"sides": part.total, "seconds": None if part.seconds is None else round(part.seconds, 3)}
+                    for stage, part in parts.items()
                 }
         finally:
-            for actor in actors.values():
-                ray.kill(actor)
+            for pool in pools.values():
+                for actor in pool:
+                    ray.kill(actor)
 
     def _pipelined(
         self,
@@ -357,29 +355,31 @@ class RayExecutor:
         jobs: list[EmbedJob],
         context: Any,
         realise: Any,
-        actors: dict[str, Any],
-        stages: _Stages,
+        pools: dict[str, list[Any]],
+        parts: dict[str, StagePart],
     ) -> list[dict[str, CachedEmbedding]]:
-        """Submit chunk after chunk (a bounded window in flight), collect them in order."""
+        """Submit chunk after chunk (a bounded window in flight; chunk ``c`` to actor ``c mod N`` of each label's
+        pool), collect them in order."""
         results: list[dict[str, CachedEmbedding]] = [{} for _ in jobs]
         window = max(2, 2 * int(self._description["cpus"]))
-        inflight: deque[tuple[int, dict[str, tuple[list[int], Any]]]] = deque()
+        inflight: deque[tuple[int, dict[str, tuple[int, list[int], Any]]]] = deque()
         realising: list[Any] = []
-        for start in range(0, len(jobs), config.batch_size):
+        for number, start in enumerate(range(0, len(jobs), config.batch_size)):
             chunk = jobs[start : start + config.batch_size]
             refs = [realise.remote(context, job.degrade) for job in chunk]
             realising.extend(refs)
             calls = {}
-            for label, actor in actors.items():
+            for label, pool in pools.items():
                 held = [index for index, job in enumerate(chunk) if label in job.keys]
                 if held:
                     keys = [chunk[index].keys[label] for index in held]
-                    calls[label] = (held, actor.embed.remote(keys, *[refs[index] for index in held]))
+                    member = number % len(pool)
+                    calls[label] = (member, held, pool[member].embed.remote(keys, *[refs[index] for index in held]))
             inflight.append((start, calls))
             while len(inflight) > window:
-                realising = self._collect(ray, cache, jobs, results, inflight.popleft(), realising, stages)
+                realising = self._collect(ray, cache, jobs, results, inflight.popleft(), realising, parts)
         while inflight:
-            realising = self._collect(ray, cache, jobs, results, inflight.popleft(), realising, stages)
+            realising = self._collect(ray, cache, jobs, results, inflight.popleft(), realising, parts)
         return results
 
     def _collect(
@@ -388,21 +388,21 @@ class RayExecutor:
         cache: EmbeddingCache,
         jobs: list[EmbedJob],
         results: list[dict[str, CachedEmbedding]],
-        chunk: tuple[int, dict[str, tuple[list[int], Any]]],
+        chunk: tuple[int, dict[str, tuple[int, list[int], Any]]],
         realising: list[Any],
-        stages: _Stages,
+        parts: dict[str, StagePart],
     ) -> list[Any]:
         """Wait for one chunk's actor calls, then read back and verify every entry they wrote."""
         start, calls = chunk
-        for label, (held, call) in calls.items():
+        for label, (member, held, call) in calls.items():
             passes, seconds = self._get(ray, [call], None)[0]
             self.forward_passes += passes
-            actor = self._description["actors"][label]
+            actor = self._description["actors"][label][member]
             actor["forward_passes"] = actor.get("forward_passes", 0) + passes
             actor["busy_s"] = round(actor.get("busy_s", 0.0) + seconds, 3)
             if realising:
                 done, realising = ray.wait(realising, num_returns=len(realising), timeout=0, fetch_local=False)
-                stages.advance("realise", len(done))
+                parts["realise"].advance(len(done))
             for index in held:
                 job = jobs[start + index]
                 try:
@@ -412,7 +412,7 @@ class RayExecutor:
                         f"the entry an encoder actor wrote for {job.degrade.side.corpus}/{job.degrade.side.utt_id} "
                         f"is not good on the driver ({error}); --cache must be a folder every node shares"
                     ) from None
-            stages.advance(f"embed {label}", len(held))
+            parts[f"embed {label}"].advance(len(held))
         return realising
 
     def _get(self, ray: Any, refs: list[Any], timeout: float | None) -> list[Any]:

@@ -1,8 +1,11 @@
-"""One line per stage of a run, with its counts and elapsed time, for a log that is not a terminal.
+"""Progress of a run: one line per stage, and lines through a long stage, on stderr.
 
-A terminal gets the progress bar; a redirected stdout (a CI log, ``nohup``) would otherwise stay silent for the
-whole embedding stage. Each line says what finished, what it counted and how long it and the run so far took:
-``stage 3/6 embeddings: 1200 computed, 40 from cache (612.4 s; 640.2 s in all)``.
+A terminal gets progress bars; a redirected stderr (a CI log, ``nohup``, a cluster job's log) would otherwise stay
+silent for the whole embedding stage. Each stage line says what finished, what it counted and how long it and the
+run so far took: ``stage 4/6 embeddings: 1200 computed, 40 from cache (612.4 s; 640.2 s in all)``; a long stage
+also says how far it is each time another tenth of a part of it is done:
+``stage 4/6 embeddings: 120/1200 sides embedded (61.0 s)``. Everything goes to stderr, so that stdout holds only
+the result (the ``--json`` summary) and a failure is the last line; every line starts with ``stage ``.
 """
 
 from __future__ import annotations
@@ -10,11 +13,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
+
+TENTHS = 10  # lines through a part of a stage: one each time another tenth is done
 
 
 class StageLog:
-    """Prints a line as each of ``n_stages`` stages finishes, when ``enabled`` (no output otherwise)."""
+    """Prints a line as each of ``n_stages`` stages finishes, when ``enabled`` (no output otherwise); ``terminal``:
+    the parts of a stage are bars instead."""
 
     def __init__(
         self,
@@ -22,27 +28,76 @@ class StageLog:
         enabled: bool,
         stream: TextIO | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        terminal: bool = False,
     ) -> None:
         self.n_stages = n_stages
         self.enabled = enabled
         self.stream = stream
         self.clock = clock
+        self.terminal = terminal
         self.started = self.last = clock()
         self.done_stages = 0
 
     @classmethod
-    def for_log(cls, n_stages: int, wanted: bool) -> StageLog:
-        """Enabled when ``wanted`` and stdout is not a terminal (a terminal has the progress bar)."""
-        return cls(n_stages, wanted and not sys.stdout.isatty())
+    def for_run(cls, n_stages: int, wanted: bool) -> StageLog:
+        """Lines when ``wanted`` and stderr is not a terminal; bars when it is one."""
+        terminal = sys.stderr.isatty()
+        return cls(n_stages, wanted and not terminal, terminal=wanted and terminal)
+
+    def write(self, stage: str, text: str) -> None:
+        """One line about ``stage``, the next one to finish."""
+        line = f"stage {self.done_stages + 1}/{self.n_stages} {stage}: {text}"
+        print(line, file=self.stream or sys.stderr, flush=True)
 
     def done(self, stage: str, counts: str) -> None:
         """Mark ``stage`` finished with ``counts`` (plain words: ``12 records, 3 trial lists``)."""
         now = self.clock()
-        self.done_stages += 1
         if self.enabled:
-            line = (
-                f"stage {self.done_stages}/{self.n_stages} {stage}: {counts} "
-                f"({now - self.last:.1f} s; {now - self.started:.1f} s in all)"
-            )
-            print(line, file=self.stream or sys.stdout, flush=True)
+            self.write(stage, f"{counts} ({now - self.last:.1f} s; {now - self.started:.1f} s in all)")
+        self.done_stages += 1
         self.last = now
+
+    def part(self, stage: str, what: str, total: int, position: int = 0) -> StagePart:
+        """A counter of ``total`` items through ``stage`` (the next one to finish), ``what`` naming them."""
+        return StagePart(self, stage, what, total, position)
+
+
+class StagePart:
+    """How far a part of a stage is: a bar on a terminal, else a line each time another tenth is done (so always
+    one when it is complete); ``seconds`` is its time from creation to completion."""
+
+    def __init__(self, log: StageLog, stage: str, what: str, total: int, position: int) -> None:
+        self.log, self.stage, self.what, self.total = log, stage, what, total
+        self.count = self.tenths = 0
+        self.started = log.clock()
+        self.seconds: float | None = None
+        self.bar: Any = None
+        if log.terminal and total:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=f"{stage}: {what}", file=sys.stderr, leave=False, position=position)
+
+    def advance(self, count: int) -> None:
+        if count == 0:
+            return
+        self.count += count
+        now = self.log.clock()
+        if self.count >= self.total:
+            self.seconds = now - self.started
+        if self.bar is not None:
+            self.bar.update(count)
+            return
+        tenths = self.count * TENTHS // self.total
+        if self.log.enabled and tenths > self.tenths:
+            self.log.write(self.stage, f"{self.count}/{self.total} {self.what} ({now - self.started:.1f} s)")
+        self.tenths = tenths
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def __enter__(self) -> StagePart:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -119,7 +119,9 @@ def test_lock_agrees_with_pyproject() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     pins = lock_pins(LOCK.read_text())
     extras = project["optional-dependencies"]
-    required = [Requirement(text) for text in project["dependencies"] + extras["runner"] + extras["gpu"]]
+    required = [
+        Requirement(text) for text in project["dependencies"] + extras["runner"] + extras["gpu"] + extras["ray"]
+    ]
     for requirement in required:
         name = canonicalize_name(requirement.name)
         assert name in pins, f"{requirement} is not in the lock: regenerate it with containers/lock.sh"

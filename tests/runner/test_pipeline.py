@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_output import split_output
 from sklearn.metrics import roc_curve
 
 from audit.errors import InputError
@@ -25,6 +26,9 @@ from runner.encoders import Encoder, EncoderSpec
 from runner.pipeline import run
 
 ROOT = Path(__file__).resolve().parents[2]
+STAGES = [
+    f"stage {n}/6 {name}" for n, name in enumerate(["corpora", "encoders", "plan", "embeddings", "scores", "bundle"], 1)
+]
 PROVENANCE_COLUMNS = ["checkpoint_blake3", "trial_list_id", "scores_blake3", "run_id"]
 
 pytestmark = pytest.mark.skipif(
@@ -169,13 +173,12 @@ def test_rerun_does_no_forward_pass_and_writes_the_same_bytes(
     run(config, out, cache_root=folder / "cache", progress=True, encoder_factory=counting_factory(made))
     assert [encoder.embedded for encoder in made] == [0, 0]
     assert (out / "results.csv").read_bytes() == before
-    # stdout is not a terminal here: one line per stage, with its counts and times.
-    lines = capsys.readouterr().out.splitlines()
-    assert [line.split(":")[0] for line in lines] == [
-        f"stage {n}/6 {stage}"
-        for n, stage in enumerate(["corpora", "encoders", "plan", "embeddings", "scores", "bundle"], 1)
-    ]
-    assert lines[3].startswith("stage 4/6 embeddings: 0 computed, ") and lines[3].endswith(" s in all)")
+    # stderr is not a terminal here: one line per stage, with its counts and times, on stderr alone; nothing to
+    # compute, so no line through the embedding stage.
+    captured = capsys.readouterr()
+    output = split_output(captured.out, captured.err)
+    assert captured.out == "" and output.other == [] and output.finished() == STAGES
+    assert output.progress[3].startswith("stage 4/6 embeddings: 0 computed, ")
 
 
 def test_killed_run_resumes_to_the_same_bytes(finished: tuple[Path, Path, list], tmp_path: Path) -> None:
@@ -233,12 +236,13 @@ def test_missing_and_corrupt_audio_are_one_line_and_exit_2(corpus: Path, tmp_pat
     config = write_config(tmp_path, broken, ["mfcc-stats"])
     result = cli("run", str(config), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "cache"))
     assert result.returncode == 2, result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1 and str(victim) in result.stderr
+    output = split_output(result.stdout, result.stderr)  # the corrupt file is read in the embedding stage
+    assert len(output.other) == 1 and str(victim) in output.other[0] and output.finished() == STAGES[:3]
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "out" / "results.csv").exists()
     victim.unlink()
     result = cli("run", str(config), "--out", str(tmp_path / "out2"), "--cache", str(tmp_path / "cache"))
-    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert result.returncode == 2 and len(split_output(result.stdout, result.stderr).other) == 1, result.stderr
     assert not (tmp_path / "out2" / "results.csv").exists()
 
 
@@ -246,12 +250,35 @@ def test_missing_checkpoint_and_unknown_operator_are_one_line_and_exit_2(corpus:
     config = write_config(tmp_path, corpus, ["ecapa-tdnn"])
     result = cli("run", str(config), "--out", str(tmp_path / "out"))
     assert result.returncode == 2 and "spkrec-ecapa-voxceleb" in result.stderr, result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
+    output = split_output(result.stdout, result.stderr)  # the corpus stage finished before the encoders failed
+    assert len(output.other) == 1 and output.finished() == STAGES[:1]
     text = write_config(tmp_path, corpus, ["mfcc-stats"]).read_text().replace('name = "white"', 'name = "brown"')
     (tmp_path / "run.toml").write_text(text)
     result = cli("run", str(tmp_path / "run.toml"), "--out", str(tmp_path / "out"))
     assert result.returncode == 2 and "brown" in result.stderr and "white-0dB" in result.stderr, result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_json_stdout_is_the_summary_alone_and_progress_goes_to_stderr(corpus: Path, tmp_path: Path) -> None:
+    # The oracle for the counts is the bundle: operators.json counts each distinct side once (one label here), the
+    # embedding stage's lines climb to that count, a forward pass is made for each side that was not failed, and
+    # every line of stderr is a progress line (no failure).
+    config = write_config(tmp_path, corpus, ["mfcc-stats"])
+    out = tmp_path / "out"
+    args = ["run", str(config), "--out", str(out), "--cache", str(tmp_path / "cache"), "--workers", "0", "--json"]
+    result = cli(*args)
+    assert result.returncode == 0, result.stderr
+    output = split_output(result.stdout, result.stderr, json_stdout=True)
+    summary = output.result
+    operators = list(json.loads((out / "operators.json").read_text())["chains"].values())
+    sides = sum(chain["applied"] + chain["failed"] + chain["fallback"] for chain in operators)
+    embedded = sides - sum(chain["failed"] for chain in operators)
+    assert summary["forward_passes"] == embedded > 0 and summary["embeddings_cached"] == 0
+    assert output.other == [] and output.finished() == STAGES
+    parts = output.parts("stage 4/6 embeddings", "sides embedded")
+    assert parts[-1] == (sides, sides) and 1 <= len(parts) <= 10
+    assert [done for done, _ in parts] == sorted({done for done, _ in parts})  # climbing, one line per tenth
+    assert f"stage 4/6 embeddings: {embedded} computed, 0 from cache (" in result.stderr
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,9 @@
 """The runner on a real Ray cluster (a head and a second node on 127.0.0.1, started and stopped here).
 
 Oracle: the local executor on the same configuration and seed. The Ray run's results, trial lists, scores and
-operators.json must be the same bytes; so must they after an encoder actor is killed mid-run (Ray restarts it),
-after the driver is killed and rerun (resumed from the shared cache), and when ``reproduce`` starts its own
-local cluster. Only environment.json differs: it records the cluster.
+operators.json must be the same bytes, with a pool of two actors per label or one; so must they after an encoder
+actor is killed mid-run (Ray restarts it), after the driver is killed and rerun (resumed from the shared cache),
+and when ``reproduce`` starts its own local cluster. Only environment.json differs: it records the cluster.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_output import split_output
 
 os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # read when Ray is imported: every node on 127.0.0.1
 import ray
@@ -154,8 +155,9 @@ def assert_same_bytes(bundle: Path, oracle: Path) -> None:
         assert (bundle / name).read_bytes() == (oracle / name).read_bytes(), name
 
 
-def ray_run(config_file: Path, out: Path, cache: Path, address: str) -> RunSummary:
-    return run(load_config(config_file), out, cache_root=cache, progress=False, executor=RayExecutor(address=address))
+def ray_run(config_file: Path, out: Path, cache: Path, address: str, actors_per_label: int | None = None) -> RunSummary:
+    executor = RayExecutor(address=address, actors_per_label=actors_per_label)
+    return run(load_config(config_file), out, cache_root=cache, progress=False, executor=executor)
 
 
 def entries(cache: Path) -> list[Path]:
@@ -173,15 +175,19 @@ def test_ray_run_is_byte_identical_and_never_trusts_a_bad_entry(
 ) -> None:
     out = out_path(local)
     try:
-        summary = ray_run(config_file, out, tmp_path / "cache", cluster.address)
+        summary = ray_run(config_file, out, tmp_path / "cache", cluster.address, actors_per_label=2)
         assert_same_bytes(out, local[0])
         assert summary.forward_passes == local[2]
         environment = json.loads((out / "environment.json").read_text())["executor"]
         assert environment["name"] == "ray" and environment["ray_version"] == ray.__version__
         assert len(environment["nodes"]) == 2 and environment["cpus"] == 2 and environment["gpus"] == 0
+        # A pool of two actors per label, each a process of its own that embedded chunks (they alternate).
         actors = environment["actors"]
-        assert set(actors) == {"mfcc-stats", "mfcc-13"} and all(actor["busy_s"] > 0 for actor in actors.values())
-        assert sum(actor["forward_passes"] for actor in actors.values()) == summary.forward_passes
+        assert environment["actors_per_label"] == 2 and set(actors) == {"mfcc-stats", "mfcc-13"}
+        pool = [actor for label in actors for actor in actors[label]]
+        assert [len(members) for members in actors.values()] == [2, 2] and len({a["pid"] for a in pool}) == 4
+        assert all(actor["busy_s"] > 0 and actor["forward_passes"] > 0 for actor in pool)
+        assert sum(actor["forward_passes"] for actor in pool) == summary.forward_passes
         stages = environment["stages"]
         assert set(stages) == {"realise", "embed mfcc-stats", "embed mfcc-13"}
         assert stages["realise"]["sides"] == stages["embed mfcc-13"]["sides"] == len(entries(tmp_path / "cache")) / 2
@@ -262,9 +268,24 @@ def test_a_killed_driver_resumes_from_the_shared_cache(
         resumed = cli(*args, "--json")
         stdout, stderr = resumed.communicate(timeout=300)
         assert resumed.returncode == 0, stderr
-        summary = json.loads(stdout)
+        output = split_output(stdout, stderr, json_stdout=True)
+        summary = output.result
         assert summary["embeddings_cached"] >= 6 and summary["forward_passes"] < local[2]
         assert_same_bytes(out, local[0])
+        # Progress across the cluster, on stderr: every stage finished, and each part of the embedding stage
+        # (realising on the cluster, each label's pool) climbed to its total, the totals environment.json records.
+        assert output.other == [] and output.finished() == [
+            f"stage {n}/6 {name}"
+            for n, name in enumerate(["corpora", "encoders", "plan", "embeddings", "scores", "bundle"], 1)
+        ]
+        stages = json.loads((out / "environment.json").read_text())["executor"]["stages"]
+        whats = {"realise": "sides realised on 2 node(s), 2 CPU(s)"}
+        whats |= {f"embed {label}": f"sides embedded by {label} (1 actor(s))" for label in ("mfcc-stats", "mfcc-13")}
+        for stage, what in whats.items():
+            parts = output.parts("stage 4/6 embeddings", what)
+            assert parts and parts[-1] == (stages[stage]["sides"],) * 2 and len(parts) <= 10, (stage, stderr)
+        embedded = [stages[f"embed {label}"]["sides"] for label in ("mfcc-stats", "mfcc-13")]
+        assert sum(embedded) == summary["forward_passes"] and stages["realise"]["sides"] == max(embedded)
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -293,15 +314,16 @@ def test_resources_and_options_the_cluster_cannot_meet_are_one_line(
         ],
         "needs --gpus-per-actor above 0": ["--executor", "ray", "--device", "cuda"],
         "are options of --executor ray": ["--address", cluster.address],
+        "--actors-per-label are options": ["--actors-per-label", "2"],
         "expected HOST:PORT": ["--executor", "ray", "--address", "head-without-port"],
         "no Ray cluster answers there": ["--executor", "ray", "--address", f"127.0.0.1:{closed_port()}"],
     }
     for expected, extra in cases.items():
         process = cli(*base, *extra)
-        _, stderr = process.communicate(timeout=300)
-        failure = [line for line in stderr.strip().splitlines() if not line.startswith("stage ")]
-        assert process.returncode == 2 and len(failure) == 1 and "Traceback" not in stderr, stderr  # after stage lines
-        assert expected in stderr and "Traceback" not in stderr
+        stdout, stderr = process.communicate(timeout=300)
+        failure = split_output(stdout, stderr).other  # the last line, after the stages that finished
+        assert process.returncode == 2 and len(failure) == 1 and "Traceback" not in stderr, stderr
+        assert expected in failure[0]
     assert not entries(tmp_path / "cache") if (tmp_path / "cache").exists() else True
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from runner.stages import StageLog
 
 
@@ -23,3 +25,34 @@ def test_disabled_prints_nothing() -> None:
     stream = io.StringIO()
     StageLog(1, False, stream).done("plan", "3 records")
     assert stream.getvalue() == ""
+
+
+def test_a_part_says_how_far_it_is_at_each_tenth_and_when_complete() -> None:
+    # 100 items in steps of 15, 4, 11, 0, 70: tenths 1, 1 (19: no new tenth, no line), 3, -, 10; one line at each new
+    # tenth, with the time since the part began (the clock reads 2.0 when it begins).
+    ticks = iter([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 9.5])
+    stream = io.StringIO()
+    log = StageLog(6, True, stream, clock=lambda: next(ticks))
+    log.done("corpora", "1 corpus")
+    with log.part("embeddings", "sides embedded", 100) as part:
+        for step in (15, 4, 11, 0, 70):
+            part.advance(step)
+    assert part.seconds == 9.5 - 2.0
+    assert stream.getvalue().splitlines()[1:] == [
+        "stage 2/6 embeddings: 15/100 sides embedded (1.0 s)",
+        "stage 2/6 embeddings: 30/100 sides embedded (3.0 s)",
+        "stage 2/6 embeddings: 100/100 sides embedded (7.5 s)",
+    ]
+
+
+def test_lines_go_to_stderr_and_a_terminal_gets_bars_not_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    log = StageLog(1, True)
+    log.part("embeddings", "sides embedded", 2).advance(2)
+    log.done("embeddings", "2 computed")
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.splitlines()[0] == "stage 1/1 embeddings: 2/2 sides embedded (0.0 s)"
+    stream = io.StringIO()
+    terminal = StageLog(1, False, stream, terminal=True)
+    with terminal.part("embeddings", "sides embedded", 2) as part:
+        part.advance(2)
+    assert part.bar is not None and part.bar.n == 2 and stream.getvalue() == ""
