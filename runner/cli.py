@@ -258,20 +258,26 @@ def corpus_build(
 def corpus_check(
     adapter: Annotated[str, typer.Argument(help="Corpus adapter: ravdess, torgo, ears, common_voice, l2_arctic, ...")],
     root: Annotated[Path, typer.Argument(help="The corpus folder (only read).")],
+    release: Annotated[
+        str | None, typer.Option("--release", help="The release a configuration would pin (checked as a run checks).")
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary and every problem as JSON.")] = False,
     shown: Annotated[int, typer.Option("--problems", min=0, help="How many problems to print.")] = 20,
 ) -> None:
     """Read a corpus (or spoof) folder with its adapter, as a run would, and say what it holds and could not use.
 
-    Exit codes: 0 read, 2 usage error or a folder the adapter cannot read (one line on stderr).
+    Exit codes: 0 read, 2 usage error, a folder the adapter cannot read or another release than --release (one
+    line on stderr).
     """
     from runner.corpora import load_corpus
+    from runner.corpora.base import table_release
 
-    table = load_corpus(adapter, root)
+    table = load_corpus(adapter, root, release, "--release")
     frame = table.frame
     summary = {
         "adapter": adapter,
         "root": str(root),
+        "release": table_release(frame),
         "utterances": len(frame),
         "speakers": int(frame["speaker"].nunique()),
         "hours": round(float(frame["duration_s"].sum()) / 3600, 4),
@@ -281,8 +287,8 @@ def corpus_check(
         typer.echo(json.dumps(summary, indent=2))
         return
     typer.echo(
-        f"{adapter} {root}: {summary['utterances']} utterances, {summary['speakers']} speakers, "
-        f"{summary['hours']:.2f} h, {len(table.problems)} problems"
+        f"{adapter} {root}: release {summary['release'] or '(not recorded)'}, {summary['utterances']} utterances, "
+        f"{summary['speakers']} speakers, {summary['hours']:.2f} h, {len(table.problems)} problems"
     )
     for problem in table.problems[:shown]:
         typer.echo(f"  {problem.path}: {problem.reason}")

@@ -53,6 +53,7 @@ REPLICATED = ("E03", "E04", "E05", "E06", "E07")  # single-factor designs whose 
 MIN_BUDGET = 40  # per class and list: small scales keep both classes and a development split for E16
 DEV_SHARE = 0.2  # of E16's (voxceleb1) speakers, declared as development speakers
 RUN_ID = "synthetic-rehearsal"
+SYNTHETIC_RELEASE = "rehearsal"  # the release every synthetic pool records: no published corpus
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,8 @@ def synthetic_pool(name: str, shape: CorpusShape) -> pd.DataFrame:
             "duration_s": 3.0,
             "sample_rate": 16000,
             "blake3": [blake3.blake3(u.encode()).hexdigest() for u in utt_id],
+            "source_package": f"{name} (synthetic)",
+            "source_version": SYNTHETIC_RELEASE,
         }
     )
     for column, values in shape.speaker_columns.items():
@@ -132,6 +135,8 @@ def spoof_pool(name: str, systems: Sequence[str], genuine: pd.DataFrame) -> pd.D
             "duration_s": 3.0,
             "sample_rate": 16000,
             "blake3": [blake3.blake3(u.encode()).hexdigest() for u in utt_id],
+            "source_package": f"{name} (synthetic)",
+            "source_version": SYNTHETIC_RELEASE,
             "spoof_system": np.asarray(systems)[np.arange(len(speakers)) % len(systems)],
             "spoof_system_version": "synthetic",
         }

@@ -115,6 +115,7 @@ def test_the_same_seed_gives_the_same_bundle(tmp_path: Path) -> None:
 # clean + 9 noises, one fixed-threshold setting and one subgroup gap per condition and label.
 FAMILIES = {"E13/speaker": 12, "E14/speaker": 12, "E17/speaker": 2, "E20/speaker": 6}
 E16_CONDITIONS = 10
+USED_CORPORA = ("common_voice", "ears", "l2_arctic", "ravdess", "torgo", "tts_spoofs", "vc_spoofs", "voxceleb1")
 
 
 @pytest.mark.slow  # the whole registry, one label: about 10 s of CPU (the audit's 1,000 resamples are most of it)
@@ -138,6 +139,8 @@ def test_the_full_registry_rehearses_and_verifies(tmp_path: Path) -> None:
         assert family["verdict"] in ("additive within margin", "non-additive", "undetermined")
         assert family["max_abs_ie"]["low"] <= family["max_abs_ie"]["estimate"] <= family["max_abs_ie"]["high"]
     assert len(statistics["fixed_threshold"]) == len(statistics["subgroup_gaps"]) == E16_CONDITIONS
+    corpora = {entry["corpus"]: entry["release"] for entry in report["run"]["corpora"]}
+    assert corpora == {name: f"{name} (synthetic) rehearsal" for name in USED_CORPORA}
     records = pd.read_csv(out / "results.csv")
     assert sorted(records["experiment"].unique()) == sorted(tomllib.loads(FULL.read_text())["registry"]["experiments"])
 
