@@ -157,9 +157,16 @@ def trust_block(bundle: VerifiedBundle) -> dict[str, Any]:
     }
 
 
+def corpus_release(table: pd.DataFrame) -> str:
+    """The releases a signed corpus table records (``package version``, distinct, sorted), or says it records none."""
+    pairs = table[["source_package", "source_version"]].dropna(subset=["source_version"]).drop_duplicates()
+    names = sorted(f"{package} {version}" if isinstance(package, str) else version for package, version in pairs.values)
+    return "; ".join(names) if names else "not recorded"
+
+
 def run_block(bundle: VerifiedBundle) -> dict[str, Any] | None:
     """What was run, as the verified bundle states it (nothing when its signature did not verify): run id, tool
-    version, commit, the configuration's digest, encoders with their checkpoint digests, corpora."""
+    version, commit, the configuration's digest, encoders with their checkpoint digests, corpora and their releases."""
     statement, files = bundle.statement, bundle.files
     if statement is None or not bundle.authentication.signature_verified:
         return None
@@ -185,7 +192,7 @@ def run_block(bundle: VerifiedBundle) -> dict[str, Any] | None:
             if isinstance(entry, dict)
         ],
         "corpora": [
-            {"corpus": name or "(single corpus)", "utterances": len(table)}
+            {"corpus": name or "(single corpus)", "release": corpus_release(table), "utterances": len(table)}
             for name, table in sorted(files.corpus_tables.items())
         ],
     }

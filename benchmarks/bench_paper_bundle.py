@@ -1,8 +1,8 @@
 """`audit verify --bundle --key --out` end to end on a paper-scale bundle, and the time of each audit step.
 
 Usage: ``python benchmarks/bench_paper_bundle.py [--keep DIR] [--scale 1.0] [--default out/default] [--json]``.
-The bundle (``benchmarks/paper_bundle.py``: 4,068 records, ~12 M per-trial scores, signed) is written to a
-temporary folder, or to ``--keep DIR`` and reused from there on later runs. Then:
+The bundle (``runner.rehearsal.write_paper_bundle``, padded, same-list contrasts: 4,068 records, ~12 M per-trial
+scores, signed) is written to a temporary folder, or to ``--keep DIR`` and reused from there on later runs. Then:
 
 1. ``audit verify DIR/results.csv --bundle DIR --key DIR.pub --out REPORT`` runs as a fresh subprocess (imports
    and report writing included, the way a reviewer runs it): wall-clock and CPU seconds, and the peak resident
@@ -37,8 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_bundle import write_paper_bundle
+from runner.rehearsal import write_paper_bundle
 
 TARGET_S, TARGET_RSS_GB, DEFAULT_TARGET_S, BINDING_SHARE = 20.0, 2.0, 5.0, 0.10
 
@@ -177,7 +176,7 @@ def bundle_at(keep: Path | None, folder: Path, scale: float) -> tuple[Path, Path
     public = root.with_name(root.name + ".pub")
     if (root / "results.csv").is_file() and public.is_file():
         return root, public, f"reused {root}"
-    written = write_paper_bundle(root, scale=scale)
+    written = write_paper_bundle(root, scale=scale, pad=True, same_list_contrasts=True)
     return (
         root,
         written.public_key,

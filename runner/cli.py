@@ -284,20 +284,26 @@ def corpus_build(
 def corpus_check(
     adapter: Annotated[str, typer.Argument(help="Corpus adapter: ravdess, torgo, ears, common_voice, l2_arctic, ...")],
     root: Annotated[Path, typer.Argument(help="The corpus folder (only read).")],
+    release: Annotated[
+        str | None, typer.Option("--release", help="The release a configuration would pin (checked as a run checks).")
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary and every problem as JSON.")] = False,
     shown: Annotated[int, typer.Option("--problems", min=0, help="How many problems to print.")] = 20,
 ) -> None:
     """Read a corpus (or spoof) folder with its adapter, as a run would, and say what it holds and could not use.
 
-    Exit codes: 0 read, 2 usage error or a folder the adapter cannot read (one line on stderr).
+    Exit codes: 0 read, 2 usage error, a folder the adapter cannot read or another release than --release (one
+    line on stderr).
     """
     from runner.corpora import load_corpus
+    from runner.corpora.base import table_release
 
-    table = load_corpus(adapter, root)
+    table = load_corpus(adapter, root, release, "--release")
     frame = table.frame
     summary = {
         "adapter": adapter,
         "root": str(root),
+        "release": table_release(frame),
         "utterances": len(frame),
         "speakers": int(frame["speaker"].nunique()),
         "hours": round(float(frame["duration_s"].sum()) / 3600, 4),
@@ -307,8 +313,8 @@ def corpus_check(
         typer.echo(json.dumps(summary, indent=2))
         return
     typer.echo(
-        f"{adapter} {root}: {summary['utterances']} utterances, {summary['speakers']} speakers, "
-        f"{summary['hours']:.2f} h, {len(table.problems)} problems"
+        f"{adapter} {root}: release {summary['release'] or '(not recorded)'}, {summary['utterances']} utterances, "
+        f"{summary['speakers']} speakers, {summary['hours']:.2f} h, {len(table.problems)} problems"
     )
     for problem in table.problems[:shown]:
         typer.echo(f"  {problem.path}: {problem.reason}")
@@ -378,6 +384,48 @@ def plan(
         typer.echo(json.dumps(estimate.as_dict(), indent=2))
     else:
         typer.echo("\n".join(estimate.lines()))
+
+
+@app.command()
+@one_line_errors
+def rehearse(
+    config: Annotated[Path, typer.Argument(help="Run configuration whose registry to rehearse.")] = Path(
+        "configs/full.toml"
+    ),
+    out: Annotated[Path, typer.Option("--out", help="Bundle folder to create (keys beside it: OUT.key, OUT.pub).")] = (
+        Path("out/rehearsal")
+    ),
+    scale: Annotated[
+        float, typer.Option(help="Multiplier on the paper-size trial budgets (1.0: ~12 M with --pad).")
+    ] = 0.01,
+    labels: Annotated[int, typer.Option(min=1, help="The first N encoder labels of the configuration.")] = 12,
+    experiments: Annotated[
+        str | None, typer.Option(help="Comma-separated subset of the configuration's designs (default: all).")
+    ] = None,
+    pad: Annotated[bool, typer.Option(help="Pad to the paper's 339 cells per label with replicate draws.")] = False,
+    same_list: Annotated[
+        bool, typer.Option(help="Score every cell of a two-factor design on one list (no population contrasts).")
+    ] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the synthetic pools, trial lists and scores.")] = 7,
+) -> None:
+    """Rehearse CONFIG's whole analysis path without corpora or checkpoints: a synthetic signed bundle, audited.
+
+    Exit codes: 0 the audit passed, 1 an audit finding, 2 usage or input error (one line on stderr).
+    """
+    from runner.rehearsal import rehearse as rehearse_registry
+
+    done = rehearse_registry(
+        config,
+        out,
+        scale=scale,
+        labels=labels,
+        experiments=experiments.split(",") if experiments else None,
+        pad=pad,
+        same_list_contrasts=same_list,
+        seed=seed,
+    )
+    typer.echo("\n".join(done.lines()))
+    raise typer.Exit(done.exit_code)
 
 
 @app.command()

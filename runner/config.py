@@ -43,7 +43,7 @@ REGISTRY_KEYS = ("experiments", "absent", "removed")
 # The keys each table accepts: anything else is a typo (or a feature this version lacks), never ignored.
 TOP_KEYS = ("run", "corpus", "corpora", "encoders", "conditions", "experiments", "analysis", "registry")
 RUN_KEYS = ("name", "seed", "eer_method", "failure_policy", "p_target", "c_miss", "c_fa", "batch_size")
-CORPUS_KEYS = ("name", "adapter", "root", "music", "utterances_per_speaker")
+CORPUS_KEYS = ("name", "adapter", "root", "music", "utterances_per_speaker", "release")
 ENCODER_KEYS = ("roster", "checkpoints_root", "labels")
 CONDITION_KEYS = ("select", "operators", "spoofs")
 FACTOR_KEYS = ("name", "levels", "reference")
@@ -200,6 +200,7 @@ class CorpusChoice:
     root: Path
     music: Path | None
     utterances_per_speaker: int | None
+    release: str | None = None  # the corpus release the configuration pins (checked against the folder)
 
     @property
     def spoofs(self) -> bool:
@@ -440,12 +441,16 @@ def _read_corpus(table: _Reader, name: str, adapter: str) -> CorpusChoice:
     table.only(CORPUS_KEYS)
     if adapter not in ADAPTERS:
         raise table.fail("adapter", f"unknown corpus adapter {adapter!r} (known: {', '.join(sorted(ADAPTERS))})")
+    release = table.get("release", str, None)
+    if release is not None and not release.strip():
+        raise table.fail("release", "expected the name of a corpus release, got an empty string")
     return CorpusChoice(
         name=name,
         adapter=adapter,
         root=cast(Path, table.path("root")),
         music=table.folder("music", None),
         utterances_per_speaker=table.positive_int("utterances_per_speaker", None),
+        release=release,
     )
 
 

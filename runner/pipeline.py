@@ -695,7 +695,10 @@ def _load_corpora(config: RunConfig) -> dict[str, CorpusTable]:
             missing.append(f"{choice.root} (the {choice.adapter} corpus{build}, [corpora.{name}], for {needed})")
     if missing:
         raise InputError(str(config.source), f"corpus folder not found; provide {'; '.join(missing)}")
-    return {name: load_corpus(choice.adapter, choice.root) for name, choice in _used_corpora(config).items()}
+    return {
+        name: load_corpus(choice.adapter, choice.root, choice.release, f"{config.source} (corpus {name}, release)")
+        for name, choice in _used_corpora(config).items()
+    }
 
 
 def _corpus_digest(corpora: dict[str, CorpusTable]) -> str:

@@ -262,15 +262,20 @@ def parse_scores(name: str, data: bytes) -> RecordScores:
     return RecordScores(labels=labels.astype(np.int8), scores=scores, scored=scored)
 
 
+UTTERANCE_COLUMNS_READ = ("speaker", "spoof_system", "source_package", "source_version")
+
+
 def parse_utterances(name: str, data: bytes) -> pd.DataFrame:
-    """A corpus table reduced to what trials are checked against: ``utt_id`` (unique, the index), ``speaker``,
-    ``spoof_system``."""
+    """A corpus table reduced to what trials are checked against and the run block shows: ``utt_id`` (unique, the
+    index), ``speaker``, ``spoof_system``, and the release each utterance comes from (``source_package``,
+    ``source_version``; empty in tables written before corpora recorded their release)."""
     frame = _csv(name, data, str)
     missing = [column for column in ("utt_id", "speaker") if column not in frame.columns]
     if missing:
         raise BundleFileError(name, f"utterance table lacks column(s) {', '.join(missing)}")
     if frame["utt_id"].isna().any() or frame["utt_id"].duplicated().any():
         raise BundleFileError(name, "utt_id is empty or repeated")
-    if "spoof_system" not in frame.columns:
-        frame["spoof_system"] = None
-    return frame.set_index("utt_id")[["speaker", "spoof_system"]]
+    for column in UTTERANCE_COLUMNS_READ:
+        if column not in frame.columns:
+            frame[column] = None
+    return frame.set_index("utt_id")[list(UTTERANCE_COLUMNS_READ)]

@@ -38,6 +38,7 @@ from runner.corpora.base import (
     CorpusBuilder,
     CorpusError,
     CorpusTable,
+    Release,
     corpus_adapter,
     read_problems,
     read_utterances,
@@ -52,6 +53,8 @@ AUDIO_SUFFIXES = {".g722": "g722", ".gsm": "gsm", ".wav": None}  # suffix -> PyA
 NOT_SPEECH_FOLDER = "silence"
 MANIFEST_FILE = "build-manifest.json"
 AUDIO_FOLDER = "audio"
+# The release of each utterance is its Debian package and version (source_package, source_version).
+RELEASE = Release("Debian asterisk prompt packages", None)
 INSTALL_HINT = "install it as root: apt-get install {package} (or run `nox -s tests` as root)"
 
 
@@ -388,7 +391,7 @@ def _manifest(
     }
 
 
-@corpus_adapter("asterisk")
+@corpus_adapter("asterisk", RELEASE)
 def load_built_default_corpus(root: Path) -> CorpusTable:
     """A default corpus already built in ``root`` (see ``build_default_corpus``)."""
     if not (root / MANIFEST_FILE).is_file():

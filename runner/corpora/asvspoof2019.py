@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, corpus_adapter, sorted_files
+from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, Release, corpus_adapter, sorted_files
 
 CM_FOLDER = "ASVspoof2019_LA_cm_protocols"
 ASV_FOLDER = "ASVspoof2019_LA_asv_protocols"
@@ -34,6 +34,7 @@ CM_PROTOCOLS = {
 ENROLMENT = re.compile(r"^ASVspoof2019\.LA\.asv\.(dev|eval)\.(female|male)\.trn\.txt$")
 GENDERS = {"female": "F", "male": "M"}
 DATABASE = "ASVspoof 2019 LA"
+RELEASE = Release(DATABASE, "2019")  # the LA folder of the Edinburgh DataShare release (doi:10.7488/ds/2555)
 # The attacks' kinds as the database paper publishes them (A16 reuses A04's system, A19 reuses A06's).
 ATTACK_KINDS = {
     **dict.fromkeys(("A01", "A02", "A03", "A04", "A07", "A08", "A09", "A10", "A11", "A12", "A16"), "TTS"),
@@ -110,9 +111,9 @@ def _enrolments(builder: CorpusBuilder) -> dict[tuple[str, str], tuple[str, str,
     return enrolled
 
 
-@corpus_adapter("asvspoof2019_la")
+@corpus_adapter("asvspoof2019_la", RELEASE)
 def load_bona_fide(root: Path) -> CorpusTable:
-    builder = CorpusBuilder(root)
+    builder = CorpusBuilder(root, RELEASE)
     entries = _protocol_entries(builder)
     enrolled = _enrolments(builder)
     gender_of = {speaker: gender for speaker, gender, _ in enrolled.values()}
@@ -134,9 +135,9 @@ def load_bona_fide(root: Path) -> CorpusTable:
     return builder.table()
 
 
-@corpus_adapter("asvspoof2019_la_spoofs", spoofs=True)
+@corpus_adapter("asvspoof2019_la_spoofs", RELEASE, spoofs=True)
 def load_attacks(root: Path) -> CorpusTable:
-    builder = CorpusBuilder(root)
+    builder = CorpusBuilder(root, RELEASE)
     for entry in _protocol_entries(builder):
         if entry.attack is None:
             continue

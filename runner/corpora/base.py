@@ -3,7 +3,10 @@
 An adapter walks a corpus folder and returns a ``CorpusTable``: the utterance table (``schemas.utterances``)
 and the problems it met, one ``(path, reason)`` per file or metadata entry it could not use as published.
 Nothing is dropped silently: a file that is skipped, or kept with a field left empty, has a problem saying so.
-Adapters register themselves by name (``@corpus_adapter("ravdess")``) and are reached through ``load_corpus``.
+Adapters register themselves by name with the release they read (``@corpus_adapter("ravdess", Release("RAVDESS",
+"1.0.0"))``) and are reached through ``load_corpus``. Every row records that release in ``source_package`` and
+``source_version``; where the release is not fixed by the adapter (Common Voice, spoof folders) it is what the folder
+shows or what the configuration declares, and a release nobody declared is a problem, never a guess.
 """
 
 from __future__ import annotations
@@ -80,6 +83,15 @@ def validate_utterances(frame: pd.DataFrame, source: str) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
+class Release:
+    """The published corpus an adapter reads and its release; ``version`` None when the adapter reads every release
+    alike and the folder or the configuration says which one it is."""
+
+    package: str
+    version: str | None
+
+
+@dataclass(frozen=True)
 class CorpusTable:
     """An utterance table (validated, sorted by ``utt_id``) and the problems met while building it."""
 
@@ -125,8 +137,9 @@ def read_problems(path: Path) -> tuple[Problem, ...]:
 class CorpusBuilder:
     """Collects utterance rows and problems while an adapter walks a corpus folder."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, release: Release | None = None) -> None:
         self.root = Path(root).absolute()
+        self.release = release
         self.records: list[dict[str, Any]] = []
         self.files: list[Path] = []  # the audio file of each record
         self.problems: list[Problem] = []
@@ -149,6 +162,9 @@ class CorpusBuilder:
         except AudioUnreadable as exc:
             self.problem(file, f"skipped: {exc}")
             return False
+        if self.release is not None:  # the row's own source (a Debian package of the default corpus) comes first
+            fields.setdefault("source_package", self.release.package)
+            fields.setdefault("source_version", self.release.version)
         self.files.append(Path(file))
         self.records.append(
             {
@@ -179,17 +195,19 @@ class CorpusBuilder:
 
 CorpusAdapter = Callable[[Path], CorpusTable]
 ADAPTERS: dict[str, CorpusAdapter] = {}
+RELEASES: dict[str, Release] = {}  # adapter -> the release it reads
 SPOOF_ADAPTERS: set[str] = set()  # adapters whose tables are spoof folders (speaker: the imitated speaker)
 
 
-def corpus_adapter(name: str, *, spoofs: bool = False) -> Callable[[CorpusAdapter], CorpusAdapter]:
-    """Register ``function(root) -> CorpusTable`` under ``name`` for ``load_corpus``; ``spoofs`` marks an
-    adapter of converted or synthesised speech, usable only through spoof conditions."""
+def corpus_adapter(name: str, release: Release, *, spoofs: bool = False) -> Callable[[CorpusAdapter], CorpusAdapter]:
+    """Register ``function(root) -> CorpusTable`` under ``name`` for ``load_corpus``, with the release it reads;
+    ``spoofs`` marks an adapter of converted or synthesised speech, usable only through spoof conditions."""
 
     def register(function: CorpusAdapter) -> CorpusAdapter:
         if name in ADAPTERS:
             raise ValueError(f"corpus adapter {name!r} registered twice")
         ADAPTERS[name] = function
+        RELEASES[name] = release
         if spoofs:
             SPOOF_ADAPTERS.add(name)
         return function
@@ -197,15 +215,42 @@ def corpus_adapter(name: str, *, spoofs: bool = False) -> Callable[[CorpusAdapte
     return register
 
 
-def load_corpus(name: str, root: Path) -> CorpusTable:
-    """Turn the corpus folder ``root`` into its utterance table with the adapter registered as ``name``."""
+def table_release(frame: pd.DataFrame) -> str | None:
+    """The release a table records: its distinct ``source_version`` values, sorted and joined (None: none)."""
+    versions = sorted({str(value) for value in frame["source_version"].dropna()}) if len(frame) else []
+    return ", ".join(versions) or None
+
+
+def pin_release(table: CorpusTable, name: str, declared: str | None, where: str) -> CorpusTable:
+    """The table with its release checked against ``declared`` (a configuration's ``release``, or None).
+
+    A table that records a release must record exactly the declared one (else a ``CorpusError`` at ``where``, one
+    line); a table that records none takes the declared one, or keeps none with a problem saying how to declare it.
+    """
+    seen = table_release(table.frame)
+    if seen is not None:
+        if declared is not None and declared != seen:
+            raise CorpusError(where, f"release {declared!r} is declared but the {name} folder holds release {seen!r}")
+        return table
+    if declared is None:
+        problem = Problem(".", f"release not recorded: the {name} folder does not show it; declare it (release = ...)")
+        return CorpusTable(table.frame, tuple(sorted({*table.problems, problem})))
+    frame = table.frame.copy()
+    frame["source_package"] = frame["source_package"].fillna(RELEASES[name].package)
+    frame["source_version"] = declared
+    return CorpusTable(validate_utterances(frame, where), table.problems)
+
+
+def load_corpus(name: str, root: Path, release: str | None = None, where: str | None = None) -> CorpusTable:
+    """Turn the corpus folder ``root`` into its utterance table with the adapter registered as ``name``; ``release``
+    is the release the configuration declares at ``where`` (see ``pin_release``)."""
     adapter = ADAPTERS.get(name)
     if adapter is None:
         raise CorpusError("corpus", f"unknown corpus {name!r}; known corpora: {', '.join(sorted(ADAPTERS))}")
     root = Path(root)
     if not root.is_dir():
         raise CorpusError(str(root), f"corpus folder not found: provide the {name} corpus in this folder")
-    return adapter(root)
+    return pin_release(adapter(root), name, release, where or str(root))
 
 
 def sorted_files(root: Path, pattern: str) -> list[Path]:

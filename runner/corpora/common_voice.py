@@ -6,17 +6,22 @@
 Gender ``male``/``male_masculine`` and ``female``/``female_feminine`` map to M/F; any other published value
 leaves gender empty with a problem saying which value it was. A listed clip that is missing or unreadable is a
 problem.
+
+The release: Common Voice ships each locale in ``cv-corpus-<version>-<date>/<locale>/``; the adapter reads every
+release alike and records the version that folder name shows (the root or its parent), else the one the
+configuration declares (``release``), else none, with a problem.
 """
 
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, corpus_adapter
+from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, Release, corpus_adapter
 
 METADATA_FILE = "validated.tsv"
 AGE_BINS = (
@@ -32,6 +37,17 @@ AGE_BINS = (
 )
 GENDERS = {"male": "M", "male_masculine": "M", "female": "F", "female_feminine": "F"}
 REQUIRED_COLUMNS = ("client_id", "path")
+PACKAGE = "Common Voice"
+RELEASE_FOLDER = re.compile(r"^cv-corpus-(?P<version>\d+\.\d+)(?:-\d{4}-\d{2}-\d{2})?$")
+
+
+def folder_release(root: Path) -> str | None:
+    """The version a ``cv-corpus-<version>[-<date>]`` folder name shows (the root or its parent), or None."""
+    for folder in (root, root.parent):
+        match = RELEASE_FOLDER.match(folder.name)
+        if match:
+            return match["version"]
+    return None
 
 
 def _read_metadata(path: Path) -> pd.DataFrame:
@@ -51,9 +67,9 @@ def _optional(value: Any) -> str | None:
     return None if value is None or pd.isna(value) else str(value)
 
 
-@corpus_adapter("common_voice")
+@corpus_adapter("common_voice", Release(PACKAGE, None))
 def load_common_voice(root: Path) -> CorpusTable:
-    builder = CorpusBuilder(root)
+    builder = CorpusBuilder(root, Release(PACKAGE, folder_release(Path(root).resolve())))
     metadata = _read_metadata(builder.root / METADATA_FILE)
     accent_column = "accents" if "accents" in metadata.columns else "accent"
     for number, row in enumerate(metadata.to_dict("records"), start=1):

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, corpus_adapter, sorted_files
+from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, Release, corpus_adapter, sorted_files
 
 SPEAKER = re.compile(r"^p\d{3}$")
 STYLES = ("regular", "loud", "whisper", "highpitch", "lowpitch", "fast", "slow")
@@ -29,6 +29,8 @@ TASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
 GENDERS = {"male": "M", "female": "F"}
 STATISTICS_FILE = "speaker_statistics.json"
 TRANSCRIPTS_FILE = "transcripts.json"
+# EARS publishes no version number: the release is the 107-speaker dataset of Richter et al. (Interspeech 2024).
+RELEASE = Release("EARS", "2024")
 
 
 def parse_name(stem: str) -> dict[str, str]:
@@ -73,9 +75,9 @@ def _speaker_fields(builder: CorpusBuilder, speaker: str, statistics: dict[str, 
     }
 
 
-@corpus_adapter("ears")
+@corpus_adapter("ears", RELEASE)
 def load_ears(root: Path) -> CorpusTable:
-    builder = CorpusBuilder(root)
+    builder = CorpusBuilder(root, RELEASE)
     statistics = _read_json(builder, STATISTICS_FILE)
     transcripts = _read_json(builder, TRANSCRIPTS_FILE)
     speakers: dict[str, dict[str, str | None]] = {}

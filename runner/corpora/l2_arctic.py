@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from runner.corpora.base import CorpusBuilder, CorpusTable, corpus_adapter, sorted_files
+from runner.corpora.base import CorpusBuilder, CorpusTable, Release, corpus_adapter, sorted_files
 
 # The published speaker table of L2-ARCTIC v5: speaker -> (gender, L1).
 SPEAKERS: dict[str, tuple[str, str]] = {
@@ -42,6 +42,7 @@ SPEAKERS: dict[str, tuple[str, str]] = {
 }
 SUITCASE_FOLDER = "suitcase_corpus"
 SCRIPTED_NAME = re.compile(r"^arctic_[ab]\d{4}$")
+RELEASE = Release("L2-ARCTIC", "5.0")  # 24 speakers and the suitcase corpus
 
 
 def _transcript(wav: Path) -> str | None:
@@ -52,9 +53,9 @@ def _transcript(wav: Path) -> str | None:
     return " ".join(text_file.read_text(encoding="utf-8", errors="replace").split())
 
 
-@corpus_adapter("l2_arctic")
+@corpus_adapter("l2_arctic", RELEASE)
 def load_l2_arctic(root: Path) -> CorpusTable:
-    builder = CorpusBuilder(root)
+    builder = CorpusBuilder(root, RELEASE)
     for file in sorted_files(builder.root, "*.wav"):
         parts = Path(builder.relative(file)).parts
         if len(parts) != 3 or parts[1] != "wav":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from runner.corpora.base import CorpusBuilder, CorpusTable, corpus_adapter, sorted_files
+from runner.corpora.base import CorpusBuilder, CorpusTable, Release, corpus_adapter, sorted_files
 
 FILE_NAME = re.compile(r"^(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})$")
 MODALITIES = {"01": "audio-video", "02": "video", "03": "audio"}
@@ -29,6 +29,8 @@ EMOTIONS = {
 INTENSITIES = {"01": "normal", "02": "strong"}
 STATEMENTS = {"01": "Kids are talking by the door", "02": "Dogs are sitting by the door"}
 REPETITIONS = {"01", "02"}
+# The speech audio of Zenodo record 1188976 (doi:10.5281/zenodo.1188976), version 1.0.0: Audio_Speech_Actors_01-24.
+RELEASE = Release("RAVDESS", "1.0.0")
 
 
 def parse_name(stem: str) -> dict[str, str]:
@@ -62,10 +64,10 @@ def parse_name(stem: str) -> dict[str, str]:
     }
 
 
-@corpus_adapter("ravdess")
+@corpus_adapter("ravdess", RELEASE)
 def load_ravdess(root: Path) -> CorpusTable:
     """The audio files of a RAVDESS folder (any wrapper folder above ``Actor_NN`` is fine)."""
-    builder = CorpusBuilder(root)
+    builder = CorpusBuilder(root, RELEASE)
     for file in sorted_files(builder.root, "*.wav"):
         try:
             fields = parse_name(file.stem)

@@ -18,11 +18,13 @@ from __future__ import annotations
 import csv
 from pathlib import Path, PurePosixPath
 
-from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, corpus_adapter, sorted_files
+from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, Release, corpus_adapter, sorted_files
 
 MANIFEST_FILE = "manifest.csv"
 REQUIRED_FIELDS = ("path", "system", "system_version", "target_speaker")
 AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg")
+# A folder the user made: its release is what the configuration declares (each file's system version is its own).
+RELEASE = Release("spoof folder", None)
 
 
 def _read_manifest(path: Path) -> list[tuple[int, dict[str, str]]]:
@@ -41,9 +43,9 @@ def _read_manifest(path: Path) -> list[tuple[int, dict[str, str]]]:
         ]
 
 
-@corpus_adapter("spoof", spoofs=True)
+@corpus_adapter("spoof", RELEASE, spoofs=True)
 def load_spoof(root: Path) -> CorpusTable:
-    builder = CorpusBuilder(root)
+    builder = CorpusBuilder(root, RELEASE)
     listed: set[str] = set()
     for number, row in _read_manifest(builder.root / MANIFEST_FILE):
         where = f"{MANIFEST_FILE}:{number}"

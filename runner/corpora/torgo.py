@@ -12,16 +12,19 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from runner.corpora.base import CorpusBuilder, CorpusTable, corpus_adapter, sorted_files
+from runner.corpora.base import CorpusBuilder, CorpusTable, Release, corpus_adapter, sorted_files
 
 SPEAKER = re.compile(r"^(?P<gender>[FM])(?P<control>C?)\d{2}$")
 SESSION = re.compile(r"^Session\d+(?:_\d+)?$")
 MICROPHONES = {"wav_arrayMic": "arrayMic", "wav_headMic": "headMic"}
+# TORGO publishes no version number: the release is the one database of Rudzicz et al. (2012), as the University
+# of Toronto distributes it (F.tar.bz2, FC.tar.bz2, M.tar.bz2, MC.tar.bz2).
+RELEASE = Release("TORGO", "2012")
 
 
-@corpus_adapter("torgo")
+@corpus_adapter("torgo", RELEASE)
 def load_torgo(root: Path) -> CorpusTable:
-    builder = CorpusBuilder(root)
+    builder = CorpusBuilder(root, RELEASE)
     for file in sorted_files(builder.root, "*.wav"):
         parts = Path(builder.relative(file)).parts
         if len(parts) != 4:

@@ -15,7 +15,15 @@ from pathlib import Path
 import pandas as pd
 
 from audit.trial_lists import read_voxceleb_trials
-from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, Problem, corpus_adapter, sorted_files
+from runner.corpora.base import (
+    CorpusBuilder,
+    CorpusError,
+    CorpusTable,
+    Problem,
+    Release,
+    corpus_adapter,
+    sorted_files,
+)
 
 METADATA_FILE = "vox1_meta.csv"
 OFFICIAL_TRIAL_LISTS = ("veri_test.txt", "veri_test2.txt", "list_test_all2.txt", "list_test_hard2.txt")
@@ -23,6 +31,7 @@ SPEAKER = re.compile(r"^id\d{5}$")
 SEGMENT = re.compile(r"^\d{5}$")
 GENDERS = {"m": "M", "f": "F"}
 METADATA_COLUMNS = ("VoxCeleb1 ID", "Gender", "Set")
+RELEASE = Release("VoxCeleb1", "1.1")  # vox1_dev_wav and vox1_test_wav, with the cleaned trial lists (*2.txt)
 
 
 def audio_base(root: Path) -> Path:
@@ -50,9 +59,9 @@ def official_trials(root: Path, name: str = "veri_test2.txt") -> pd.DataFrame:
     return read_voxceleb_trials(Path(root) / name)
 
 
-@corpus_adapter("voxceleb1")
+@corpus_adapter("voxceleb1", RELEASE)
 def load_voxceleb1(root: Path) -> CorpusTable:
-    builder = CorpusBuilder(root)
+    builder = CorpusBuilder(root, RELEASE)
     metadata = _read_metadata(builder)
     base = audio_base(builder.root)
     for file in sorted_files(base, "*.wav"):

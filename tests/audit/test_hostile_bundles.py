@@ -91,7 +91,9 @@ def test_the_clean_bundle_passes_under_the_authors_key(bundle: SyntheticBundle) 
     run = report["run"]
     assert run["run_id"] == "run-synthetic-0001" and run["records"] == 8 and run["trial_lists"] == 1
     assert [encoder["label"] for encoder in run["encoders"]] == ["m1", "m2"]
-    assert run["corpora"] == [{"corpus": "(single corpus)", "utterances": len(set(bundle.read_trial_utterances()))}]
+    assert run["corpora"] == [
+        {"corpus": "(single corpus)", "release": "not recorded", "utterances": len(set(bundle.read_trial_utterances()))}
+    ]
 
 
 def test_a_consistent_forgery_resigned_by_another_key(bundle: SyntheticBundle, tmp_path: Path) -> None:

@@ -153,6 +153,14 @@ def test_test_side_selection_when_only_the_test_side_is_degraded(config_path: Pa
             "E14 is listed more than once",
         ),
         (lambda s: s.replace("[run]", '[registry]\nexperiments = ["E01", "E14"]\nremoved = ["E30"]\n\n[run]'), "E30"),
+        (
+            lambda s: s.replace('adapter = "ravdess"\n', 'adapter = "ravdess"\nrelease = " "\n', 1),
+            "corpora.first.release: expected the name of a corpus release, got an empty string",
+        ),
+        (
+            lambda s: s.replace('adapter = "ravdess"\n', 'adapter = "ravdess"\nrelease = 1.0\n', 1),
+            "corpora.first.release: expected",
+        ),
     ],
 )
 def test_bad_corpora_and_metadata_conditions_name_the_key(config_path: Path, edit: object, expected: str) -> None:
@@ -276,7 +284,10 @@ def test_a_run_over_two_corpora_scores_each_corpus_own_audio(config_path: Path, 
     summary = run(config, tmp_path / "out", cache_root=tmp_path / "cache", progress=False, workers=0)
     results = pd.read_csv(tmp_path / "out" / "results.csv")
     assert dict(zip(results["experiment"], results["corpus"], strict=False)) == {"E01": "first", "E14": "second"}
-    assert (tmp_path / "out" / "corpus" / "first" / "utterances.csv").is_file()
+    recorded = pd.read_csv(tmp_path / "out" / "corpus" / "first" / "utterances.csv")
+    assert set(zip(recorded["source_package"], recorded["source_version"].astype(str), strict=True)) == {
+        ("RAVDESS", "1.0.0")  # the release the ravdess adapter reads, recorded in the bundle's corpus table
+    }
     operators = json.loads((tmp_path / "out" / "operators.json").read_text())
     assert sorted(operators["sources"]) == ["first", "second"]
     assert all(key.split(":")[0] in ("first", "second") for key in operators["chains"])
@@ -335,3 +346,21 @@ def test_same_speaker_pairs_are_listed_in_full_enumeration_order_without_n_squar
     targets = frame[frame["label"] == 1]
     assert (targets["enrol_speaker"] == targets["test_speaker"]).all()
     assert (targets["enrol_utt"] != targets["test_utt"]).all()
+
+
+def test_a_pinned_release_the_folder_does_not_hold_is_one_line_before_any_work(
+    config_path: Path, tmp_path: Path
+) -> None:
+    text = config_path.read_text().replace('adapter = "ravdess"\n', 'adapter = "ravdess"\nrelease = "1.0.0"\n', 1)
+    text = text.replace(
+        '[corpora.second]\nadapter = "ravdess"\n', '[corpora.second]\nadapter = "ravdess"\nrelease = "2.0"\n'
+    )
+    config = load_config(write(tmp_path, text))
+    assert (config.corpora["first"].release, config.corpora["second"].release) == ("1.0.0", "2.0")
+    with pytest.raises(InputError) as caught:
+        run(config, tmp_path / "out", cache_root=tmp_path / "cache", progress=False, workers=0)
+    assert caught.value.line() == (
+        f"{tmp_path / 'edited.toml'} (corpus second, release): release '2.0' is declared but the ravdess folder "
+        "holds release '1.0.0'"
+    )
+    assert not (tmp_path / "out").exists()

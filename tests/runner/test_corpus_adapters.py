@@ -304,6 +304,7 @@ def test_spoof_folder_rows_name_system_version_and_target(tmp_path: Path) -> Non
     found = problems(table)
     assert found.pop("vits/broken.wav")[0].startswith(UNREADABLE)
     assert found == {
+        ".": ["release not recorded: the spoof folder does not show it; declare it (release = ...)"],
         "manifest.csv:3": ["skipped: empty system_version"],
         "manifest.csv:4": ["skipped: vits/missing.wav does not exist"],
         "manifest.csv:6": ["skipped: path '../outside.wav' is not relative to the spoof folder"],
@@ -404,18 +405,76 @@ def test_corpus_check_says_what_a_folder_holds_and_what_it_could_not_use(tmp_pat
 
     root = make_spoofs(tmp_path / "spoofs")
     before = {path: path.read_bytes() for path in root.rglob("*") if path.is_file()}
-    shown = check("spoof", str(root), "--problems", "2")
+    shown = check("spoof", str(root), "--release", "tts-2026-11", "--problems", "2")
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
-    assert lines[0] == f"spoof {root}: 2 utterances, 2 speakers, 0.00 h, 7 problems"
+    assert lines[0] == f"spoof {root}: release tts-2026-11, 2 utterances, 2 speakers, 0.00 h, 7 problems"
     assert lines[1:] == [
         "  manifest.csv:3: skipped: empty system_version",
         "  manifest.csv:4: skipped: vits/missing.wav does not exist",
         "  ... 5 more (--problems N, or --json)",
     ]
     summary = json.loads(check("spoof", str(root), "--json").stdout)
-    assert (summary["utterances"], summary["speakers"], len(summary["problems"])) == (2, 2, 7)
+    assert (summary["utterances"], summary["speakers"], len(summary["problems"])) == (2, 2, 8)  # + the release
+    assert summary["release"] is None
     assert summary["hours"] == round(0.75 / 3600, 4)
     assert {path: path.read_bytes() for path in root.rglob("*") if path.is_file()} == before  # only read
     missing = check("spoof", str(tmp_path / "nowhere"))
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "corpus folder not found" in missing.stderr
+
+
+# The release each adapter reads, as its publisher names it (written out by hand, not read from the adapters).
+PUBLISHED_RELEASES = {
+    "ravdess": (make_ravdess, "RAVDESS", "1.0.0"),
+    "torgo": (make_torgo, "TORGO", "2012"),
+    "ears": (make_ears, "EARS", "2024"),
+    "l2_arctic": (make_l2_arctic, "L2-ARCTIC", "5.0"),
+    "voxceleb1": (make_voxceleb1, "VoxCeleb1", "1.1"),
+}
+
+
+@pytest.mark.parametrize("adapter", sorted(PUBLISHED_RELEASES))
+def test_every_row_records_the_release_its_adapter_reads(tmp_path: Path, adapter: str) -> None:
+    make, package, version = PUBLISHED_RELEASES[adapter]
+    table = load_corpus(adapter, make(tmp_path / adapter))
+    assert len(table.frame) > 0
+    assert set(zip(table.frame["source_package"], table.frame["source_version"], strict=True)) == {(package, version)}
+    assert load_corpus(adapter, tmp_path / adapter, version, "here").frame.equals(table.frame)  # the same pin: kept
+    with pytest.raises(CorpusError) as error:
+        load_corpus(adapter, tmp_path / adapter, "0.9", "full.toml (corpus x, release)")
+    assert str(error.value) == (
+        f"full.toml (corpus x, release): release '0.9' is declared but the {adapter} folder holds release '{version}'"
+    )
+
+
+def test_common_voice_records_the_release_its_folder_shows_or_the_one_declared(tmp_path: Path) -> None:
+    shown = make_common_voice(tmp_path / "cv-corpus-17.0-2024-03-15" / "en")
+    table = load_corpus("common_voice", shown)
+    assert set(table.frame["source_version"]) == {"17.0"} and set(table.frame["source_package"]) == {"Common Voice"}
+    with pytest.raises(
+        CorpusError, match=r"release '16\.1' is declared but the common_voice folder holds release '17\.0'"
+    ):
+        load_corpus("common_voice", shown, "16.1")
+    linked = tmp_path / "corpora" / "common_voice"  # as full.toml names it, a link to the release folder
+    linked.parent.mkdir()
+    linked.symlink_to(shown, target_is_directory=True)
+    assert set(load_corpus("common_voice", linked).frame["source_version"]) == {"17.0"}
+    unnamed = make_common_voice(tmp_path / "plain" / "en")
+    declared = load_corpus("common_voice", unnamed, "16.1")
+    assert set(declared.frame["source_version"]) == {"16.1"} and set(declared.frame["source_package"]) == {
+        "Common Voice"
+    }
+    assert "." not in problems(declared)
+    undeclared = load_corpus("common_voice", unnamed)
+    assert undeclared.frame["source_version"].isna().all()
+    assert problems(undeclared)["."] == [
+        "release not recorded: the common_voice folder does not show it; declare it (release = ...)"
+    ]
+
+
+def test_corpus_check_refuses_another_release_in_one_line(tmp_path: Path) -> None:
+    root = make_voxceleb1(tmp_path / "vox")
+    command = [sys.executable, "-m", "runner.cli", "corpus", "check", "voxceleb1", str(root), "--release", "2.0"]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == "error: --release: release '2.0' is declared but the voxceleb1 folder holds release '1.1'\n"

@@ -128,3 +128,12 @@ def test_read_bundle_file_refuses_links_fifos_and_escapes(tmp_path: Path) -> Non
     ):
         with pytest.raises(BundleFileError, match=problem):
             read_bundle_file(bundle, name)
+
+
+def test_a_corpus_table_gives_its_releases_and_an_older_one_says_it_records_none() -> None:
+    from audit.verify import corpus_release
+
+    recorded = b"utt_id,speaker,source_package,source_version\na,s0,pkg-b,2.0\nb,s1,pkg-a,1.1\nc,s1,pkg-a,1.1\n"
+    assert corpus_release(parse_utterances("corpus/x/utterances.csv", recorded)) == "pkg-a 1.1; pkg-b 2.0"
+    older = parse_utterances("corpus/utterances.csv", b"utt_id,speaker\na,s0\n")  # before releases were recorded
+    assert older["source_version"].isna().all() and corpus_release(older) == "not recorded"

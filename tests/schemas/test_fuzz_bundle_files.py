@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from schemas.bundle import (
     SCORE_COLUMNS,
     TRIAL_COLUMNS_READ,
+    UTTERANCE_COLUMNS_READ,
     BundleFileError,
     RecordScores,
     parse_json_object,
@@ -82,7 +83,7 @@ def plausible_trial_lists(draw: st.DrawFn) -> bytes:
 @given(
     data=csv_tables(TRIAL_HEADER)
     | plausible_trial_lists()
-    | csv_tables(["utt_id", "speaker", "spoof_system", "gender"])
+    | csv_tables(["utt_id", "speaker", "spoof_system", "gender", "source_version"])
 )
 def test_any_csv_over_the_bundle_columns(data: bytes) -> None:
     trials = parses_or_refuses(parse_trial_list, data)
@@ -92,7 +93,7 @@ def test_any_csv_over_the_bundle_columns(data: bytes) -> None:
     if trials is not None:
         assert set(TRIAL_COLUMNS_READ) <= set(trials.columns)
     if utterances is not None:
-        assert utterances.index.is_unique and list(utterances.columns) == ["speaker", "spoof_system"]
+        assert utterances.index.is_unique and list(utterances.columns) == list(UTTERANCE_COLUMNS_READ)
 
 
 def _parquet(frame: pd.DataFrame) -> bytes:

@@ -1,5 +1,5 @@
-"""The paper-scale bundle generator of ``benchmarks/`` at a small size: it verifies end to end, and it is built as
-configs/full.toml designs it.
+"""The rehearsal's bundle generator (``runner/rehearsal.py``) at a small size: it verifies end to end, and it is
+built as configs/full.toml designs it; and ``interbias rehearse`` on the whole registry.
 
 Four designs stand for the kinds of the full configuration: E10 (spoof trials from another folder), E14 (a
 two-factor design with a population factor), E15 (declared cross-corpus) and E16 (gender subgroups with declared
@@ -9,6 +9,7 @@ recomputed with scikit-learn's ROC (the oracle of ``tests/provenance/synthetic_b
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tomllib
@@ -17,10 +18,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from runner.rehearsal import PaperBundle, write_paper_bundle
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+FULL = ROOT / "configs" / "full.toml"
 sys.path.insert(0, str(ROOT / "tests" / "provenance"))
-from paper_bundle import PaperBundle, write_paper_bundle  # noqa: E402
 from synthetic_bundle import legacy_eer_oracle  # noqa: E402
 
 DESIGNS = ("E10", "E14", "E15", "E16")
@@ -104,3 +106,56 @@ def test_the_same_seed_gives_the_same_bundle(tmp_path: Path) -> None:
     first, again, other = written("first", 3), written("again", 3), written("other", 4)
     assert (first.root / "results.csv").read_bytes() == (again.root / "results.csv").read_bytes()
     assert not results_of(first)["scores_blake3"].isin(results_of(other)["scores_blake3"]).any()
+
+
+# Contrasts per encoder label of full.toml's families, by hand: levels of factor A x levels of factor B. E13 age
+# (6) x codec (2), E14 emotion (4) x noise (3), E17 session (1) x packet loss (2), E20 emotion (2) x noise/codec
+# (3). Every factor A selects a population (its levels are other speakers or utterances), so every contrast is a
+# population contrast. E15 and E18 are descriptive cross-corpus designs the audit leaves out of the families. E16:
+# clean + 9 noises, one fixed-threshold setting and one subgroup gap per condition and label.
+FAMILIES = {"E13/speaker": 12, "E14/speaker": 12, "E17/speaker": 2, "E20/speaker": 6}
+E16_CONDITIONS = 10
+USED_CORPORA = ("common_voice", "ears", "l2_arctic", "ravdess", "torgo", "tts_spoofs", "vc_spoofs", "voxceleb1")
+
+
+@pytest.mark.slow  # the whole registry, one label: about 10 s of CPU (the audit's 1,000 resamples are most of it)
+def test_the_full_registry_rehearses_and_verifies(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from runner.cli import app
+
+    out = tmp_path / "rehearsal"
+    args = ["rehearse", str(ROOT / "configs" / "full.toml"), "--out", str(out), "--labels", "1", "--scale", "0.001"]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert "audit verify: PASS (0 error flags)" in done.output
+    report = json.loads((out / "report" / "report.json").read_text(encoding="utf-8"))
+    assert report["verdict"] == "pass" and report["trust"]["trust"] == "trusted-key"
+    statistics = report["statistics"]
+    families = statistics["families"]
+    assert {name: family["n_contrasts"] for name, family in families.items()} == FAMILIES
+    assert {name: family["n_population_contrasts"] for name, family in families.items()} == FAMILIES
+    for family in families.values():  # every family has an interval and a verdict
+        assert family["verdict"] in ("additive within margin", "non-additive", "undetermined")
+        assert family["max_abs_ie"]["low"] <= family["max_abs_ie"]["estimate"] <= family["max_abs_ie"]["high"]
+    assert len(statistics["fixed_threshold"]) == len(statistics["subgroup_gaps"]) == E16_CONDITIONS
+    corpora = {entry["corpus"]: entry["release"] for entry in report["run"]["corpora"]}
+    assert corpora == {name: f"{name} (synthetic) rehearsal" for name in USED_CORPORA}
+    records = pd.read_csv(out / "results.csv")
+    assert sorted(records["experiment"].unique()) == sorted(tomllib.loads(FULL.read_text())["registry"]["experiments"])
+
+
+def test_a_rehearsal_refuses_an_existing_folder_and_unknown_corpora(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from runner.cli import app
+
+    existing = tmp_path / "there"
+    existing.mkdir()
+    done = CliRunner().invoke(app, ["rehearse", str(FULL), "--out", str(existing)])
+    assert done.exit_code == 2 and done.output.count("\n") == 1 and "--out exists" in done.output
+    assert list(existing.iterdir()) == []
+    done = CliRunner().invoke(app, ["rehearse", str(ROOT / "configs" / "default.toml"), "--out", str(tmp_path / "d")])
+    assert done.exit_code == 2 and done.output.count("\n") == 1, done.output
+    assert "no rehearsal shape for corpora asterisk" in done.output
+    assert not (tmp_path / "d").exists()

@@ -1,28 +1,32 @@
-"""A signed synthetic bundle at the paper's size, planned by the runner from ``configs/full.toml``.
+"""The full-registry rehearsal: a signed synthetic bundle planned by the runner from a configuration, audited.
+
+One generator for two uses. ``interbias rehearse configs/full.toml --out DIR`` writes a small bundle (budgets
+scaled down, full.toml's own list sharing, so population contrasts are on their populations' lists) and runs
+``audit verify`` on it with the key it was signed with: every design, every family, the fixed-threshold and
+subgroup analyses run as they would on a real run, without the corpora, the checkpoints or an encoder. The
+paper-scale benchmark (``benchmarks/bench_paper_bundle.py``) writes the same kind of bundle at the paper's size.
 
 The records, trial lists and record ids come from the runner's own planner (``runner.plan.plan_run``) on
 synthetic utterance pools shaped like the six corpora and two spoof folders of the full configuration, so trial
 lists are shared exactly as the design shares them: one list per condition cell for all 12 encoders, one per
 population of a population factor, one per gender subgroup of E16, spoof lists built on their genuine list.
 ``configs/full.toml`` plans 215 cells per encoder label (2,580 records); the paper has 4,068 records (339 per
-label), so the remaining 124 cells per label are repeated draws (a fresh trial list each, the condition suffixed
-``#rN``) of the single-factor designs E03-E07. Every trial budget is scaled by one factor so that the bundle holds
-about 12 M per-trial scores; the statistics workload (contrasts, fixed-threshold settings) is full.toml's own.
+label), so with ``pad`` the remaining 124 cells per label are repeated draws (a fresh trial list each, the
+condition suffixed ``#rN``) of the single-factor designs E03-E07. Every trial budget is scaled by one factor so
+that the padded bundle at scale 1 holds about 12 M per-trial scores; the statistics workload (contrasts,
+fixed-threshold settings) is the configuration's own.
 
 Scores are cosines in float32 precision (as the runner's float32 embeddings give them) with speaker effects on
 both sides (some enrolment and test speakers are harder than others, for every encoder alike), an encoder quality
-and a condition penalty; a few trials fail to decode (NaN, ``test-failed``).
+and a condition penalty; a few trials fail to decode (NaN, ``test-failed``). Nothing in them is measured speech:
+the rehearsal checks the path, not the encoders.
 The results rows carry the true metrics of those scores (``audit.metrics.grouped_metrics``, as the runner does),
 and ``provenance.manifest.write_manifest`` signs the bundle with a fresh key written next to it (``B.key``,
 ``B.pub``). The same seed gives the same bundle, byte for byte, apart from the fresh key and its signature.
-
-Usage: ``python benchmarks/paper_bundle.py OUT [--scale 1.0] [--labels 12] [--experiments E13,E16] [--no-pad]
-[--design-lists] [--seed 7]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -41,15 +45,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-ROOT = Path(__file__).resolve().parents[1]
-FULL_CONFIG = ROOT / "configs" / "full.toml"
+FULL_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "full.toml"
 PAPER_RECORDS = 4068
 PAPER_LABELS = 12
 PAPER_SCORES = 12_000_000
 REPLICATED = ("E03", "E04", "E05", "E06", "E07")  # single-factor designs whose draws pad to the paper's count
 MIN_BUDGET = 40  # per class and list: small scales keep both classes and a development split for E16
 DEV_SHARE = 0.2  # of E16's (voxceleb1) speakers, declared as development speakers
-RUN_ID = "paper-scale-synthetic"
+RUN_ID = "synthetic-rehearsal"
+SYNTHETIC_RELEASE = "rehearsal"  # the release every synthetic pool records: no published corpus
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,8 @@ def synthetic_pool(name: str, shape: CorpusShape) -> pd.DataFrame:
             "duration_s": 3.0,
             "sample_rate": 16000,
             "blake3": [blake3.blake3(u.encode()).hexdigest() for u in utt_id],
+            "source_package": f"{name} (synthetic)",
+            "source_version": SYNTHETIC_RELEASE,
         }
     )
     for column, values in shape.speaker_columns.items():
@@ -129,6 +135,8 @@ def spoof_pool(name: str, systems: Sequence[str], genuine: pd.DataFrame) -> pd.D
             "duration_s": 3.0,
             "sample_rate": 16000,
             "blake3": [blake3.blake3(u.encode()).hexdigest() for u in utt_id],
+            "source_package": f"{name} (synthetic)",
+            "source_version": SYNTHETIC_RELEASE,
             "spoof_system": np.asarray(systems)[np.arange(len(speakers)) % len(systems)],
             "spoof_system_version": "synthetic",
         }
@@ -336,10 +344,10 @@ def _operators(planned: list[Planned]) -> dict[str, Any]:
     return {"policy": "drop-trial", "chains": dict(sorted(chains.items())), "records": records}
 
 
-def _config_text(dev_speakers: list[str]) -> str:
-    """full.toml with the development speakers of the fixed-threshold analysis declared in [analysis] (the synthetic
-    corpus's, in place of full.toml's own list)."""
-    text = re.sub(r"(?ms)^dev_speakers = \[.*?\]\n", "", FULL_CONFIG.read_text(encoding="utf-8"), count=1)
+def _config_text(config_path: Path, dev_speakers: list[str]) -> str:
+    """The configuration with the development speakers of the fixed-threshold analysis declared in [analysis] (the
+    synthetic corpus's, in place of the configuration's own list)."""
+    text = re.sub(r"(?ms)^dev_speakers = \[.*?\]\n", "", config_path.read_text(encoding="utf-8"), count=1)
     listed = ", ".join(f'"{speaker}"' for speaker in dev_speakers)
     return text.replace("[analysis]\n", f"[analysis]\ndev_speakers = [{listed}]\n", 1)
 
@@ -357,9 +365,23 @@ class PaperBundle:
     seconds: float
 
 
+def _check_shapes(config: Any) -> None:
+    """Every corpus the configuration's experiments read has a synthetic shape here; else one input error."""
+    from audit.errors import InputError
+
+    used = [name for name in config.corpora if config.experiments_using(name)]
+    unknown = [name for name in used if name not in CORPORA and name not in SPOOF_FOLDERS]
+    if unknown:
+        known = ", ".join([*CORPORA, *SPOOF_FOLDERS])
+        raise InputError(
+            str(config.source), f"no rehearsal shape for corpora {', '.join(unknown)} (the rehearsal knows {known})"
+        )
+
+
 def write_paper_bundle(
     out: Path,
     *,
+    config_path: Path = FULL_CONFIG,
     scale: float = 1.0,
     labels: int = PAPER_LABELS,
     experiments: Sequence[str] | None = None,
@@ -367,14 +389,15 @@ def write_paper_bundle(
     same_list_contrasts: bool = True,
     seed: int = 7,
 ) -> PaperBundle:
-    """Write the bundle into ``out`` (created; must not exist) and its keys at ``out.key`` / ``out.pub``.
+    """Write the bundle of ``config_path`` into ``out`` (created; must not exist) and its keys at ``out.key`` /
+    ``out.pub``.
 
-    ``scale`` multiplies every trial budget (1.0: about 12 M scores in all), ``labels`` keeps the first encoder
-    labels of full.toml, ``experiments`` a subset of its designs; ``pad`` adds the replicate draws that bring the
-    full design to the paper's 339 cells per label. ``same_list_contrasts`` (the workload the issue measured: 384
-    same-list contrasts) scores every cell of a two-factor design on one list; without it the lists are exactly
-    full.toml's, where a population factor (age, emotion, session) pairs each level's terms on that population's
-    list and the audit leaves those contrasts out of the bootstrap statistics.
+    ``scale`` multiplies every trial budget (1.0 with ``pad``: about 12 M scores in all), ``labels`` keeps the
+    first encoder labels of the configuration, ``experiments`` a subset of its designs; ``pad`` adds the replicate
+    draws that bring the full design to the paper's 339 cells per label. ``same_list_contrasts`` (the workload
+    issue 11 measured: 384 same-list contrasts) scores every cell of a two-factor design on one list; without it
+    the lists are exactly the configuration's, where a population factor (age, emotion, session) pairs each
+    level's terms on that population's list and the audit analyses them as population contrasts.
     """
     from audit.metrics import grouped_metrics
     from provenance.environment import write_environment
@@ -384,9 +407,10 @@ def write_paper_bundle(
 
     started = time.perf_counter()
     out = Path(out)
-    out.mkdir(parents=True)
     with _placeholder_roots():
-        config = load_config(FULL_CONFIG)
+        config = load_config(config_path)
+    _check_shapes(config)
+    out.mkdir(parents=True)
     factor = _budget_factor(config, PAPER_RECORDS // PAPER_LABELS) * scale
     chosen = [e for e in config.experiments if experiments is None or e.id in experiments]
     config = replace(
@@ -481,7 +505,7 @@ def write_paper_bundle(
     write_environment(out / "environment.json", {"python": {"version": sys.version.split()[0]}, "seeds": {"run": seed}})
     voxceleb = np.sort(genuine["voxceleb1"]["speaker"].unique())
     dev_speakers = voxceleb[: round(DEV_SHARE * len(voxceleb))].tolist()
-    text = _config_text(dev_speakers)
+    text = _config_text(Path(config_path), dev_speakers)
     (out / "config.toml").write_text(text, encoding="utf-8")
     private_key, public_key = out.with_name(out.name + ".key"), out.with_name(out.name + ".pub")
     generate_keypair(private_key, public_key)
@@ -497,32 +521,66 @@ def write_paper_bundle(
     )
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path, help="bundle folder to create (keys go to OUT.key and OUT.pub)")
-    parser.add_argument("--scale", type=float, default=1.0, help="multiplier on every trial budget (1.0: ~12 M)")
-    parser.add_argument("--labels", type=int, default=PAPER_LABELS, help="first N encoder labels of full.toml")
-    parser.add_argument("--experiments", default=None, help="comma-separated subset of full.toml's designs")
-    parser.add_argument("--no-pad", action="store_true", help="full.toml's cells only (no replicate draws)")
-    parser.add_argument(
-        "--design-lists", action="store_true", help="full.toml's list sharing (population contrasts on two lists)"
-    )
-    parser.add_argument("--seed", type=int, default=7)
-    args = parser.parse_args(argv)
+@dataclass(frozen=True)
+class Rehearsal:
+    """A rehearsal: the bundle written, the audit's report of it and its exit code."""
+
+    bundle: PaperBundle
+    report: dict[str, Any]
+    exit_code: int
+    audit_seconds: float
+
+    def lines(self) -> list[str]:
+        """What was rehearsed and what the audit found, for the terminal."""
+        bundle, report = self.bundle, self.report
+        statistics = report.get("statistics") or {}
+        families = statistics.get("families") or {}
+        contrasts = sum(family["n_contrasts"] for family in families.values())
+        population = sum(family["n_population_contrasts"] for family in families.values())
+        errors = sum(flag["severity"] == "error" for flag in report["flags"])
+        return [
+            f"rehearsal bundle {bundle.root}: {bundle.n_records} records, {bundle.n_trial_lists} trial lists, "
+            f"{bundle.n_scores:,} synthetic scores (no corpus, checkpoint or encoder read) in {bundle.seconds:.1f} s",
+            f"statistics: {len(families)} families, {contrasts} contrasts ({population} population contrasts), "
+            f"{len(statistics.get('fixed_threshold') or [])} fixed-threshold settings, "
+            f"{len(statistics.get('subgroup_gaps') or [])} subgroup gaps",
+            f"audit verify: {report['verdict'].upper()} ({errors} error flags) in {self.audit_seconds:.1f} s; "
+            f"report {bundle.root / 'report'}; public key {bundle.public_key}",
+        ]
+
+
+def rehearse(
+    config_path: Path,
+    out: Path,
+    *,
+    scale: float = 0.01,
+    labels: int = PAPER_LABELS,
+    experiments: Sequence[str] | None = None,
+    pad: bool = False,
+    same_list_contrasts: bool = False,
+    seed: int = 7,
+) -> Rehearsal:
+    """Write the synthetic bundle of ``config_path`` into ``out`` (which must not exist) and audit it as a reviewer
+    would: ``audit verify out/results.csv --bundle out --key out.pub --out out/report``. Defaults: the
+    configuration's own cells and list sharing (population contrasts included) at 1 % of the paper's budgets."""
+    from audit.cli import audit_results, exit_code
+    from audit.errors import InputError
+
+    out = Path(out)
+    if out.exists() or out.is_symlink():
+        raise InputError(str(out), "--out exists; a rehearsal writes a new folder (remove it or choose another)")
+    if scale <= 0:
+        raise InputError("--scale", f"expected a positive budget multiplier, got {scale}")
     bundle = write_paper_bundle(
-        args.out,
-        scale=args.scale,
-        labels=args.labels,
-        experiments=args.experiments.split(",") if args.experiments else None,
-        pad=not args.no_pad,
-        same_list_contrasts=not args.design_lists,
-        seed=args.seed,
+        out,
+        config_path=config_path,
+        scale=scale,
+        labels=labels,
+        experiments=experiments,
+        pad=pad,
+        same_list_contrasts=same_list_contrasts,
+        seed=seed,
     )
-    print(
-        f"wrote {bundle.root}: {bundle.n_records} records, {bundle.n_trial_lists} trial lists, "
-        f"{bundle.n_scores:,} scores in {bundle.seconds:.1f} s; public key {bundle.public_key}"
-    )
-
-
-if __name__ == "__main__":
-    main()
+    started = time.perf_counter()
+    report, _ = audit_results(out / "results.csv", bundle=out, key=bundle.public_key, out=out / "report")
+    return Rehearsal(bundle, report, exit_code(report), time.perf_counter() - started)
