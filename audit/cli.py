@@ -1,6 +1,6 @@
 """The ``audit`` command line: thin wrappers that call the audit and print or write its report.
 
-Exit codes (``audit.errors``): 0 pass, 1 an error-severity flag, 2 usage error or unreadable input, the latter
+Exit codes (``schemas.errors``): 0 pass, 1 an error-severity flag, 2 usage error or unreadable input, the latter
 as one line on stderr and never a traceback.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import typer
 
-from audit.errors import EXIT_FINDING, EXIT_INPUT, EXIT_PASS, InputError
 from provenance.atomic import check_writable_folder
+from schemas.errors import EXIT_FINDING, EXIT_INPUT, EXIT_PASS, InputError
 
 app = typer.Typer(
     name="audit",

@@ -22,9 +22,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from audit.errors import InputError
 from provenance.atomic import atomic_write_text
 from provenance.digests import bytes_digest, file_digest
+from schemas.errors import InputError
 
 # A bare content digest, or a repository digest reference as the engine lists it (``RepoDigests``):
 # [registry[:port]/]path@sha256:<hex>, path components lowercase as the reference grammar requires.

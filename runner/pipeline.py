@@ -31,7 +31,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import soundfile
 
-from audit.errors import InputError
 from audit.metrics import grouped_metrics
 from provenance.atomic import atomic_path, atomic_write_bytes, atomic_write_text, remove_temporaries
 from provenance.digests import DigestIndex, bytes_digest, digest_index, file_digest
@@ -45,6 +44,7 @@ from runner.operators import NoiseSources, chain_id, chain_status
 from runner.plan import RecordPlan, Side, plan_run, run_id_for
 from runner.stages import StageLog
 from runner.trials import select_pool
+from schemas.errors import InputError
 
 TOOL_VERSION = version("interbias-sv")
 RUN_FILE = "run.json"

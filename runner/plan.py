@@ -25,7 +25,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from audit.errors import InputError
 from runner.cache import CachedEmbedding, EmbeddingCache
 from runner.config import Cell, ExperimentDesign, RunConfig, SpoofSource
 from runner.encoders import EncoderSpec
@@ -41,6 +40,7 @@ from runner.trials import (
     sample_selected_trials,
     select_pool,
 )
+from schemas.errors import InputError
 from schemas.scores import ScoresSchema
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")

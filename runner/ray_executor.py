@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from audit.errors import InputError
 from provenance.atomic import atomic_write_bytes
 from provenance.digests import bytes_digest, file_digest
 from runner.cache import CachedEmbedding, CacheEntryRejected, EmbeddingCache
@@ -39,6 +38,7 @@ from runner.config import RunConfig
 from runner.encoders import Encoder, EncoderSpec
 from runner.operators import NoiseSources
 from runner.pipeline import Degraded, DegradeJob, EmbedJob, EmbedWork, RunError, degrade, embed_realised, init_worker
+from schemas.errors import InputError
 
 TABLES_FOLDER = "tables"
 TASK_RETRIES = 3  # a realisation task whose worker process died is run again (Ray's max_retries)

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from audit.errors import InputError
 from provenance.digests import Digest, bytes_digest, file_digest, tree_digest, tree_listing
+from schemas.errors import InputError
 
 
 class CheckpointError(InputError):

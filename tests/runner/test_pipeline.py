@@ -18,11 +18,11 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_curve
 
-from audit.errors import InputError
 from runner.config import load_config
 from runner.corpora.asterisk import build_default_corpus
 from runner.encoders import Encoder, EncoderSpec
 from runner.pipeline import run
+from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 PROVENANCE_COLUMNS = ["checkpoint_blake3", "trial_list_id", "scores_blake3", "run_id"]
