@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import blake3
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from provenance.derivation import derived_id, joined
 from runner.cache import CachedEmbedding, EmbeddingCache
 from runner.config import Cell, ExperimentDesign, RunConfig, SpoofSource
 from runner.encoders import EncoderSpec
@@ -176,7 +176,7 @@ def plan_run(config: RunConfig, pools: Mapping[str, pd.DataFrame]) -> list[Recor
 def run_id_for(config: RunConfig, corpus_digest: str, checkpoint_digests: list[str], version: str) -> str:
     """Same configuration, corpus, checkpoints and toolkit version: same run id."""
     parts = [config.digest.blake3, corpus_digest, *checkpoint_digests, version]
-    return blake3.blake3("\x1f".join(parts).encode()).hexdigest()[:16]
+    return derived_id(joined(*parts))
 
 
 # ---- what a configuration will cost, before any work (``interbias plan``) -------------------------------------

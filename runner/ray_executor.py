@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from provenance.atomic import atomic_write_bytes
+from provenance.derivation import derived_digest
 from provenance.digests import bytes_digest, file_digest
 from runner.cache import CachedEmbedding, CacheEntryRejected, EmbeddingCache
 from runner.config import RunConfig
@@ -314,7 +315,7 @@ class RayExecutor:
         config, jobs = work.config, work.jobs
         shared = EmbeddingCache(work.cache.root.resolve())
         tables = self._stage_tables(shared, work.sources)
-        token = bytes_digest(repr((config.seed, sorted(tables.items()))).encode()).blake3
+        token = derived_digest(repr((config.seed, sorted(tables.items()))).encode())
         context = ray.put(WorkerContext(token, config.seed, tables))
         realise = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(_realise)
         # An actor takes no CPU slot (Ray would hold one per actor for its lifetime): with more labels than CPUs the

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from provenance.canonical import canonical_json
-from provenance.digests import Digest, bytes_digest, file_digest, tree_digest, tree_listing
+from provenance.derivation import derived_digest
+from provenance.digests import Digest, file_digest, tree_digest, tree_listing
 from schemas.errors import InputError
 
 
@@ -60,7 +61,7 @@ class CheckpointRecord:
             "config": self.config,
             "dtype": self.runtime.get("dtype"),
         }
-        return bytes_digest(canonical_json(identity)).blake3
+        return derived_digest(canonical_json(identity))
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -119,7 +120,7 @@ def resolve_file(path: Path) -> ResolvedFiles:
 
 def resolve_config(config: Mapping[str, Any]) -> ResolvedFiles:
     """A weight-free encoder: its checkpoint digest is the digest of its canonical configuration."""
-    return ResolvedFiles({}, bytes_digest(canonical_json(dict(config))).blake3, None)
+    return ResolvedFiles({}, derived_digest(canonical_json(dict(config))), None)
 
 
 def verify_pin(record: CheckpointRecord, expected_blake3: str | None) -> None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 import numpy as np
 
 from provenance.canonical import canonical_json
-from provenance.digests import bytes_digest
+from provenance.derivation import derived_rng
 
 if TYPE_CHECKING:
     from runner.operators.sources import NoiseSources
@@ -230,8 +230,7 @@ def rng_for(seed: int, utt_id: str, spec: Mapping[str, Any] | Operator, occurren
     payload: dict[str, Any] = {"seed": seed, "spec": normalised_spec(spec), "utt_id": utt_id}
     if occurrence:
         payload["occurrence"] = occurrence
-    digest = bytes.fromhex(bytes_digest(canonical_json(payload)).blake3)
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int.from_bytes(digest, "big"))))
+    return derived_rng(canonical_json(payload))
 
 
 def package_version(name: str) -> str:
