@@ -25,7 +25,7 @@ from audit.curves import curves_of_bundle
 from audit.findings import Flag, has_errors, one_per_id
 from audit.flags import AuditConfig, provenance_coverage, raise_flags
 from audit.io import ResultsSource, read_results
-from schemas.errors import InputError
+from schemas.errors import EXIT_FINDING, EXIT_PASS, InputError
 from schemas.results import ValidatedResults, validate_results, with_all_columns
 
 if TYPE_CHECKING:
@@ -223,6 +223,11 @@ def assemble_report(
             "sections": report_sections,
         }
     )
+
+
+def exit_code(report: dict[str, Any]) -> int:
+    """The exit code of a report: 0 only for a pass; a failed or unauthenticated audit is 1."""
+    return EXIT_PASS if report["verdict"] == "pass" else EXIT_FINDING
 
 
 def verify(

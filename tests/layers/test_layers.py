@@ -93,6 +93,17 @@ def test_no_module_imports_up_the_layers() -> None:
     assert found == [], "imports up the layers of DESIGN section 2:\n" + "\n".join(found)
 
 
+def test_no_package_module_imports_a_command_line_module() -> None:
+    """The CLIs are entry points: what the runner (``interbias reproduce``) needs of the audit is its public API
+    (``audit.verify``, ``reports.finish_report``), never ``audit.cli``."""
+    found = []
+    for path in package_modules(LAYERS):
+        name = module_name(path)
+        imported = imported_modules(path.read_text(encoding="utf-8"), name, is_package=path.name == "__init__.py")
+        found += [f"{name} -> {other}" for other in sorted(imported) if other.endswith(".cli") and other != name]
+    assert found == []
+
+
 def test_importing_every_light_module_does_not_import_torch() -> None:
     """A reviewer installs audit/schemas/provenance/reports without torch: no module of theirs may pull it in."""
     names = [module_name(path) for path in package_modules(LIGHT)]
