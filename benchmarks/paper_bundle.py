@@ -23,7 +23,6 @@ Usage: ``python benchmarks/paper_bundle.py OUT [--scale 1.0] [--labels 12] [--ex
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -381,6 +380,7 @@ def write_paper_bundle(
     from provenance.keys import generate_keypair
     from provenance.manifest import write_manifest
     from runner.config import load_config
+    from schemas.bundle import csv_file_bytes, json_file_bytes
 
     started = time.perf_counter()
     out = Path(out)
@@ -475,9 +475,9 @@ def write_paper_bundle(
             }
         )
     results = pd.DataFrame(rows)
-    results.to_csv(out / "results.csv", index=False, lineterminator="\n")
-    (out / "operators.json").write_text(json.dumps(_operators(planned), indent=2, sort_keys=True))
-    (out / "checkpoints.json").write_text(json.dumps(checkpoints, indent=2, sort_keys=True))
+    (out / "results.csv").write_bytes(csv_file_bytes(results))
+    (out / "operators.json").write_bytes(json_file_bytes(_operators(planned)))
+    (out / "checkpoints.json").write_bytes(json_file_bytes(checkpoints))
     write_environment(out / "environment.json", {"python": {"version": sys.version.split()[0]}, "seeds": {"run": seed}})
     voxceleb = np.sort(genuine["voxceleb1"]["speaker"].unique())
     dev_speakers = voxceleb[: round(DEV_SHARE * len(voxceleb))].tolist()

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from provenance.derivation import derived_id, derived_rng, joined
+from schemas.bundle import csv_file_bytes
 from schemas.trials import TrialsSchema
 
 # Below this many candidate pairs every pair is enumerated; above it pairs are drawn by rejection.
@@ -417,5 +418,5 @@ def _finished(trials: pd.DataFrame) -> TrialList:
     frame = trials.copy()
     frame.insert(0, "trial_index", np.arange(len(frame), dtype=np.int64))
     TrialsSchema.validate(frame)
-    csv_bytes = frame.to_csv(index=False, lineterminator="\n").encode()
+    csv_bytes = csv_file_bytes(frame)
     return TrialList(frame, csv_bytes, derived_id(csv_bytes))
