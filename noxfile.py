@@ -60,7 +60,9 @@ def tests(session: nox.Session) -> None:
 def audit(session: nox.Session) -> None:
     """The torch-free tests a reviewer runs on the light install: audit, schemas, provenance and reports."""
     session.install("-e", ".[test]")
-    session.run("pytest", "tests/audit", "tests/schemas", "tests/provenance", "tests/reports", *session.posargs)
+    session.run(
+        "pytest", "tests/audit", "tests/schemas", "tests/provenance", "tests/reports", "tests/layers", *session.posargs
+    )
 
 
 @nox.session(python=PYTHON)

@@ -15,11 +15,11 @@ from typing import Any, cast
 
 import pandas as pd
 
-from audit.errors import InputError
 from audit.verified import DigestMismatchError, LoadedFiles, StatementError, Step, TableBinding, TableBindingError
 from provenance.digests import Digest
 from provenance.statement import PredicateShapeError, RecordBinding, read_bindings, read_checkpoints
 from schemas.bundle import TRIAL_LIST_ID_LENGTH, scores_name, trial_list_name
+from schemas.errors import InputError
 from schemas.results import FLOAT_COLUMNS, INT_COLUMNS
 
 NUMERIC_COLUMNS = frozenset(FLOAT_COLUMNS + INT_COLUMNS)

@@ -27,9 +27,9 @@ from typing import Any
 
 import pandas as pd
 
-from audit.errors import InputError
 from audit.findings import Flag, Severity
 from audit.io import read_toml
+from schemas.errors import InputError
 
 RECORD_SELECTORS = ("record_id", "experiment", "model", "corpus", "condition", "subgroup")
 TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {

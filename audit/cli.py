@@ -1,6 +1,6 @@
 """The ``audit`` command line: thin wrappers that call the audit and print or write its report.
 
-Exit codes (``audit.errors``): 0 pass, 1 an error-severity flag, 2 usage error or unreadable input, the latter
+Exit codes (``schemas.errors``): 0 pass, 1 an error-severity flag, 2 usage error or unreadable input, the latter
 as one line on stderr and never a traceback.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import typer
 
-from audit.errors import EXIT_FINDING, EXIT_INPUT, EXIT_PASS, InputError
 from provenance.atomic import check_writable_folder
+from schemas.errors import EXIT_INPUT, InputError
 
 app = typer.Typer(
     name="audit",
@@ -122,15 +122,9 @@ def audit_results(
         trusted_ids=trusted_ids,
         subset=subset,
     )
-    from reports import artefact_evaluation_summary, write_report
+    from reports import finish_report
 
-    report["sections"].append(artefact_evaluation_summary(report))
-    if out is None:
-        return report, []
-    try:
-        return report, write_report(report, out)
-    except OSError as error:
-        raise InputError(str(error.filename or out), f"cannot write the report: {error.strerror}") from error
+    return report, finish_report(report, out)
 
 
 def check_options(out: Path | None, bundle: Path | None, key: Path | None) -> None:
@@ -168,13 +162,10 @@ def read_trusted_ids(path: Path) -> frozenset[str]:
     return frozenset(ids)
 
 
-def exit_code(report: dict[str, Any]) -> int:
-    """0 only for a pass; a failed or unauthenticated audit exits 1."""
-    return EXIT_PASS if report["verdict"] == "pass" else EXIT_FINDING
-
-
 def finish(report: dict[str, Any], written: list[Path], as_json: bool) -> None:
     """Print the report (JSON or the summary and the files written) and exit with its code."""
+    from audit.verify import exit_code
+
     if as_json:
         typer.echo(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
     else:

@@ -1,6 +1,6 @@
 """Reading a results table: the CSV itself and an optional column rename map (TOML).
 
-Everything unreadable becomes an :class:`~audit.errors.InputError` (exit 2, one line) before any audit step
+Everything unreadable becomes an :class:`~schemas.errors.InputError` (exit 2, one line) before any audit step
 runs. Cells are read as text (only empty cells are missing), so that ``None``, ``NA`` or ``nan`` in a label
 stay labels and numbers are parsed, and reported, by the schema. The user's files are only read, never
 written, and only when they are regular files (a FIFO or a device is refused before it is opened). Text is
@@ -20,10 +20,10 @@ from typing import Any
 
 import pandas as pd
 
-from audit.errors import InputError
 from audit.legacy import LegacyMapping
 from provenance.digests import Digest, bytes_digest
 from provenance.reading import read_regular_file
+from schemas.errors import InputError
 from schemas.results import KNOWN_COLUMNS, REQUIRED_COLUMNS
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import pandas as pd
 
-from audit.errors import InputError
+from schemas.errors import InputError
 from schemas.results import KNOWN_COLUMNS
 
 EER_SCALES = ("fraction", "percent")

@@ -6,7 +6,7 @@
 - ``speechbrain``: ``<enrol> <test> <1|0> <score>`` (the VoxCeleb recipes' ``scores.txt``; ids without ``.wav``).
 
 The format is given or detected from the first non-blank line. A line that does not follow it, or a score that is
-not a number, is an :class:`~audit.errors.InputError` naming the file, line and column. A score that is a number but
+not a number, is an :class:`~schemas.errors.InputError` naming the file, line and column. A score that is a number but
 not finite (``nan``, ``inf``) is kept as NaN: the audit counts such trials as unscored, it does not stop.
 """
 
@@ -21,10 +21,10 @@ from typing import Literal, get_args
 import numpy as np
 import pandas as pd
 
-from audit.errors import InputError
 from audit.io import read_text_and_digest
 from audit.trial_lists import KALDI_LABELS, VOXCELEB_LABELS, numbered_fields
 from provenance.digests import Digest
+from schemas.errors import InputError
 
 ScoreFormat = Literal["kaldi", "voxceleb", "wespeaker", "speechbrain"]
 SCORE_FORMATS: tuple[ScoreFormat, ...] = get_args(ScoreFormat)

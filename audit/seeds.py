@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from audit.contrasts import derive_contrasts
-from audit.errors import InputError
 from audit.io import read_results
+from schemas.errors import InputError
 from schemas.results import validate_results, with_all_columns
 
 RECORD_KEY = ("experiment", "model", "corpus", "condition", "subgroup", "enrol_condition", "test_condition")

@@ -18,9 +18,9 @@ from typing import Literal, get_args
 import numpy as np
 import pandas as pd
 
-from audit.errors import InputError
 from audit.io import read_text_and_digest
 from provenance.digests import Digest
+from schemas.errors import InputError
 
 TrialFormat = Literal["voxceleb", "kaldi"]
 TRIAL_FORMATS: tuple[TrialFormat, ...] = get_args(TrialFormat)

@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 
 from audit.curves import curve
-from audit.errors import InputError
 from audit.findings import Flag, Severity, has_errors
 from audit.flags import count
 from audit.io import read_text
@@ -38,6 +37,7 @@ from audit.statistics import (
 )
 from audit.trial_lists import TrialFormat, TrialList, numbered_fields, read_trial_list
 from audit.verify import TOOL_NAME, json_safe, tool_version
+from schemas.errors import InputError
 
 AUDIO_EXTENSIONS = ("wav", "flac", "m4a", "opus", "mp3", "sph", "ogg")
 AUDIO_EXTENSION = rf"\.(?i:{'|'.join(AUDIO_EXTENSIONS)})$"  # a plain string: pyarrow's RE2 runs it

@@ -1,7 +1,7 @@
 """`audit verify`: a straight line of small steps from a results table to a JSON-able report.
 
 read -> validate -> keep the usable rows -> derive contrasts -> recompute aggregates -> raise flags -> check
-claims -> assemble the report. Unreadable input raises :class:`~audit.errors.InputError` before any step runs;
+claims -> assemble the report. Unreadable input raises :class:`~schemas.errors.InputError` before any step runs;
 everything else (schema failures included) becomes a flag in the report, whose ``verdict`` is ``fail`` when
 any flag is an error. The report's shape is the contract of the renderer in ``reports/``.
 """
@@ -22,10 +22,10 @@ from audit.binding import parse_subset
 from audit.claims import Claim, check_claims, flag_claims, read_claims, record_facts
 from audit.contrasts import ContrastSet, derive_contrasts
 from audit.curves import curves_of_bundle
-from audit.errors import InputError
 from audit.findings import Flag, has_errors, one_per_id
 from audit.flags import AuditConfig, provenance_coverage, raise_flags
 from audit.io import ResultsSource, read_results
+from schemas.errors import EXIT_FINDING, EXIT_PASS, InputError
 from schemas.results import ValidatedResults, validate_results, with_all_columns
 
 if TYPE_CHECKING:
@@ -230,6 +230,11 @@ def assemble_report(
             "sections": report_sections,
         }
     )
+
+
+def exit_code(report: dict[str, Any]) -> int:
+    """The exit code of a report: 0 only for a pass; a failed or unauthenticated audit is 1."""
+    return EXIT_PASS if report["verdict"] == "pass" else EXIT_FINDING
 
 
 def verify(

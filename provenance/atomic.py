@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from audit.errors import InputError
+from schemas.errors import InputError
 
 TEMP_SUFFIX = ".tmp"
 _TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]+\.tmp$")

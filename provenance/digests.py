@@ -29,6 +29,7 @@ from pathlib import Path
 import blake3
 
 from provenance.atomic import atomic_write_bytes
+from provenance.canonical import canonical_json
 
 CHUNK_SIZE = 1 << 20
 RACY_SECONDS = 2.0
@@ -147,7 +148,7 @@ class DigestIndex:
         """Write the index atomically beside its old version (nothing to do without a path)."""
         if self.path is None:
             return
-        body = json.dumps(self.entries, sort_keys=True, separators=(",", ":")).encode()
+        body = canonical_json(self.entries)
         atomic_write_bytes(self.path, blake3.blake3(body).hexdigest().encode() + b"\n" + body)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from provenance.canonical import canonical_json
 from provenance.keys import key_id
 
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
@@ -47,7 +48,7 @@ def sign_envelope(payload: bytes, private_key: Ed25519PrivateKey, payload_type: 
         "payloadType": payload_type,
         "signatures": [{"keyid": key_id(private_key.public_key()), "sig": base64.b64encode(signature).decode("ascii")}],
     }
-    return json.dumps(envelope, sort_keys=True, separators=(",", ":")).encode("ascii") + b"\n"
+    return canonical_json(envelope) + b"\n"
 
 
 def _b64decode(text: object, what: str) -> bytes:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import json
 import os
 import platform
 import re
@@ -22,9 +21,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from audit.errors import InputError
-from provenance.atomic import atomic_write_text
+from provenance.atomic import atomic_write_bytes
 from provenance.digests import bytes_digest, file_digest
+from schemas.bundle import json_file_bytes
+from schemas.errors import InputError
 
 # A bare content digest, or a repository digest reference as the engine lists it (``RepoDigests``):
 # [registry[:port]/]path@sha256:<hex>, path components lowercase as the reference grammar requires.
@@ -238,4 +238,4 @@ def capture_environment(
 
 def write_environment(path: Path, environment: dict[str, Any]) -> None:
     """Write the environment atomically as sorted, indented JSON (readable; its digest binds it)."""
-    atomic_write_text(path, json.dumps(environment, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    atomic_write_bytes(path, json_file_bytes(environment))

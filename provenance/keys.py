@@ -15,10 +15,10 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from audit.errors import InputError
 from provenance.atomic import atomic_write_bytes, check_writable_folder
 from provenance.reading import read_regular_file
 from schemas.bundle import ENVELOPE_FILE, RESULTS_FILE, STATEMENT_FILE
+from schemas.errors import InputError
 
 # Files whose presence marks a folder as an artefact bundle (DESIGN.md section 3).
 BUNDLE_MARKERS = (RESULTS_FILE, STATEMENT_FILE, ENVELOPE_FILE)

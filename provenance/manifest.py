@@ -18,7 +18,6 @@ from typing import Any, cast
 
 import pandas as pd
 
-from audit.errors import InputError
 from provenance.atomic import atomic_write_bytes, atomic_write_text, is_temporary
 from provenance.canonical import canonical_json
 from provenance.digests import Digest, file_digest
@@ -40,6 +39,7 @@ from schemas.bundle import (
     UNSIGNED_FILE,
     scores_name,
 )
+from schemas.errors import InputError
 
 PROVENANCE_COLUMNS = ("record_id", "model", "trial_list_id", "scores_blake3", "checkpoint_blake3", "run_id")
 UNSIGNED_NOTICE = (

@@ -2,7 +2,7 @@
 
 A FIFO blocks a plain ``open`` forever, ``/dev/zero`` never ends and a socket cannot be opened at all, so the
 path is checked before it is opened and the opened descriptor is checked again (a file swapped in between is
-still caught). Anything else is an :class:`~audit.errors.InputError`: one line, exit 2.
+still caught). Anything else is an :class:`~schemas.errors.InputError`: one line, exit 2.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import os
 import stat
 from pathlib import Path
 
-from audit.errors import InputError
 from schemas.bundle import read_if_regular
+from schemas.errors import InputError
 
 _KINDS = (
     (stat.S_ISDIR, "is a directory"),

@@ -1,8 +1,9 @@
 """The rendered provenance report: ``report.json``, ``report.md``, ``report.html`` and ``figures/*.png``.
 
 ``write_report(report, out_dir)`` takes the plain dict that ``audit verify`` builds and writes the four
-outputs, each atomically. Importing this package imports neither matplotlib nor torch: figures import
-matplotlib when they are drawn.
+outputs, each atomically; ``finish_report(report, out_dir)`` is the one ending of a table audit (``audit verify``
+and ``interbias reproduce``): the artefact-evaluation summary added, then the report written. Importing this
+package imports neither matplotlib nor torch: figures import matplotlib when they are drawn.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from reports.figures import render_figures
 from reports.format import to_jsonable
 from reports.html import render_html
 from reports.markdown import render_markdown
+from schemas.errors import InputError
 
-__all__ = ["ReportShapeError", "artefact_evaluation_summary", "report_json", "write_report"]
+__all__ = ["ReportShapeError", "artefact_evaluation_summary", "finish_report", "report_json", "write_report"]
 
 FIGURES_DIR = "figures"
 
@@ -53,3 +55,16 @@ def write_report(report: Mapping[str, Any], out_dir: Path) -> list[Path]:
             atomic_write_bytes(path, figure.png)
             written.append(path)
     return written
+
+
+def finish_report(report: dict[str, Any], out_dir: Path | None) -> list[Path]:
+    """Complete the report of a table audit with its artefact-evaluation summary and write it under ``out_dir``
+    (nothing written without one); return the written paths. A folder that cannot be written is an InputError
+    (one line, exit 2), never a traceback."""
+    report["sections"].append(artefact_evaluation_summary(report))
+    if out_dir is None:
+        return []
+    try:
+        return write_report(report, out_dir)
+    except OSError as error:
+        raise InputError(str(error.filename or out_dir), f"cannot write the report: {error.strerror}") from error

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import blake3
 import numpy as np
 
 from provenance.atomic import atomic_write_bytes
+from provenance.derivation import derived_digest, derived_id, joined
 
 MAGIC = b"interbias-embedding 2\n"
 SUFFIX = ".emb"
@@ -60,7 +60,7 @@ def embedding_key(
 ) -> str:
     """The cache key of one embedding; ``material`` is the digest of the files the chain's operators read."""
     parts = [audio_blake3, chain_id, str(seed), utt_id, encoder_key, material]
-    return blake3.blake3("\x1f".join(parts).encode()).hexdigest()[:40]
+    return derived_id(joined(*parts), 40)
 
 
 def encode_entry(key: str, entry: CachedEmbedding) -> bytes:
@@ -69,7 +69,7 @@ def encode_entry(key: str, entry: CachedEmbedding) -> bytes:
     dim = None if entry.vector is None else len(vector) // _VECTOR_DTYPE.itemsize
     header = json.dumps({"dim": dim, "key": key, "outcomes": entry.outcomes}, sort_keys=True, allow_nan=False)
     payload = header.encode() + b"\n" + vector
-    return MAGIC + blake3.blake3(payload).hexdigest().encode() + b"\n" + payload
+    return MAGIC + derived_digest(payload).encode() + b"\n" + payload
 
 
 def decode_entry(data: bytes, key: str) -> CachedEmbedding:
@@ -80,7 +80,7 @@ def decode_entry(data: bytes, key: str) -> CachedEmbedding:
     if not data.startswith(MAGIC):
         raise CacheEntryRejected("not an embedding cache entry (unknown format)")
     digest, payload = data[len(MAGIC) : len(MAGIC) + _DIGEST_HEX], data[len(MAGIC) + _DIGEST_HEX + 1 :]
-    if len(data) < len(MAGIC) + _DIGEST_HEX + 1 or blake3.blake3(payload).hexdigest().encode() != digest:
+    if len(data) < len(MAGIC) + _DIGEST_HEX + 1 or derived_digest(payload).encode() != digest:
         raise CacheEntryRejected("payload digest mismatch (truncated or damaged)")
     header_bytes, _, vector = payload.partition(b"\n")
     try:

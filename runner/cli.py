@@ -1,6 +1,6 @@
 """``interbias``: run a configuration, build the default corpus, reproduce the whole loop.
 
-Thin commands over ``runner.pipeline`` and ``runner.reproduce``. Exit codes as documented in ``audit.errors``:
+Thin commands over ``runner.pipeline`` and ``runner.reproduce``. Exit codes as documented in ``schemas.errors``:
 0 done (or audit passed), 1 an audit finding or a run that could not finish, 2 a usage or input error.
 """
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import typer
 
-from audit.errors import EXIT_FINDING, EXIT_INPUT, InputError
+from schemas.errors import EXIT_FINDING, EXIT_INPUT, InputError
 
 EXIT_CODES = "Exit codes: 0 done, 1 an audit finding or a run that could not finish, 2 usage or input error."
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)

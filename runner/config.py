@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from audit.analysis import ANALYSIS_KEYS, Analysis, analysis_from_table
-from audit.errors import InputError
 from audit.metrics import EerMethod
 from provenance.digests import Digest, file_digest
 from runner.encoders import EncoderSpec
 from runner.trials import Selection
+from schemas.errors import InputError
 from schemas.utterances import UTTERANCE_COLUMNS
 
 REFERENCE_LEVEL = "none"

@@ -31,9 +31,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import soundfile
 
-from audit.errors import InputError
 from audit.metrics import grouped_metrics
-from provenance.atomic import atomic_path, atomic_write_bytes, atomic_write_text, remove_temporaries
+from provenance.atomic import atomic_path, atomic_write_bytes, remove_temporaries
 from provenance.digests import DigestIndex, bytes_digest, digest_index, file_digest
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
 from runner.config import Chain, CorpusChoice, RunConfig, default_cache_root
@@ -45,9 +44,18 @@ from runner.operators import NoiseSources, chain_id, chain_status
 from runner.plan import RecordPlan, Side, plan_run, run_id_for
 from runner.stages import StageLog
 from runner.trials import select_pool
+from schemas.bundle import (
+    CHECKPOINTS_FILE,
+    ENVIRONMENT_FILE,
+    OPERATORS_FILE,
+    RESULTS_FILE,
+    RUN_FILE,
+    csv_file_bytes,
+    json_file_bytes,
+)
+from schemas.errors import InputError
 
 TOOL_VERSION = version("interbias-sv")
-RUN_FILE = "run.json"
 DIGEST_INDEX_FILE = "digests.json"
 
 
@@ -352,7 +360,7 @@ def _write_run_file(
         record["cache_rejected"] = {"total": sum(rejected.values()), "reasons": dict(sorted(rejected.items()))}
     if unscorable:
         record["unscorable_records"] = {"total": len(unscorable), "records": dict(sorted(unscorable.items()))}
-    atomic_write_text(out / RUN_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
+    atomic_write_bytes(out / RUN_FILE, json_file_bytes(record))
 
 
 def _check_out_folder(out: Path, run_id: str) -> None:
@@ -604,9 +612,9 @@ def _run(
     operators = _operator_report(config, plans, chains, embeddings, sources)
     failures = sum(chain["failed"] for chain in operators["chains"].values())
     if failures and config.failure_policy == "fail-run":
-        atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
+        atomic_write_bytes(out / OPERATORS_FILE, json_file_bytes(operators))
         _write_run_file(out, run_id, cache.rejected)
-        raise RunError(f"{failures} operator failure(s) under the fail-run policy; see {out / 'operators.json'}")
+        raise RunError(f"{failures} operator failure(s) under the fail-run policy; see {out / OPERATORS_FILE}")
 
     score_frames = [_score_record(plan, embeddings) for plan in plans]
     for plan, frame in zip(plans, score_frames, strict=True):
@@ -617,12 +625,12 @@ def _run(
         if (reason := _unscorable(frame)) is not None
     }
     if unscorable:  # reported and counted; no results table is signed over records that have no result
-        atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
+        atomic_write_bytes(out / OPERATORS_FILE, json_file_bytes(operators))
         _write_run_file(out, run_id, cache.rejected, unscorable)
         first, reason = next(iter(unscorable.items()))
         raise RunError(
             f"{len(unscorable)} of {len(plans)} records cannot be scored (first: {first}: {reason}); "
-            f"see {out / 'operators.json'} and {out / RUN_FILE}, fix the input and rerun"
+            f"see {out / OPERATORS_FILE} and {out / RUN_FILE}, fix the input and rerun"
         )
     metrics = _grouped(score_frames, config)
     stages.done("scores", f"{len(score_frames)} records, {sum(len(frame) for frame in score_frames)} trials scored")
@@ -643,10 +651,10 @@ def _run(
             "seed": config.seed,
         }
         rows.append(_results_row(plan, record_metrics, extra))
-    atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
+    atomic_write_bytes(out / OPERATORS_FILE, json_file_bytes(operators))
     _write_run_file(out, run_id, cache.rejected)
     checkpoints = {label: encoder.checkpoint.as_dict() for label, encoder in encoders.items()}
-    atomic_write_text(out / "checkpoints.json", json.dumps(checkpoints, indent=2, sort_keys=True))
+    atomic_write_bytes(out / CHECKPOINTS_FILE, json_file_bytes(checkpoints))
     environment = capture_environment(
         seeds={"run": config.seed},
         command_line=_portable(command_line or sys.argv, out),
@@ -655,11 +663,11 @@ def _run(
         execution=execution_summary({label: encoder.checkpoint.runtime for label, encoder in encoders.items()}),
     )
     environment["executor"] = executor.describe()
-    atomic_write_text(out / "environment.json", json.dumps(environment, indent=2, sort_keys=True))
+    atomic_write_bytes(out / ENVIRONMENT_FILE, json_file_bytes(environment))
     results = pd.DataFrame(rows)
     for column in ("n_target", "n_nontarget", "n_unscored", "seed"):
         results[column] = results[column].astype("int64")
-    atomic_write_bytes(out / "results.csv", results.to_csv(index=False, lineterminator="\n").encode())
+    atomic_write_bytes(out / RESULTS_FILE, csv_file_bytes(results))
     with digest_index(None):  # what is signed is always hashed afresh
         write_manifest(out, run_config=config.raw, signing_key=signing_key)
     stages.done("bundle", f"{len(rows)} results rows, manifest {'signed' if signing_key else 'unsigned'} -> {out}")

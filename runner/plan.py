@@ -19,13 +19,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import blake3
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from audit.errors import InputError
+from provenance.derivation import derived_id, joined
 from runner.cache import CachedEmbedding, EmbeddingCache
 from runner.config import Cell, ExperimentDesign, RunConfig, SpoofSource
 from runner.encoders import EncoderSpec
@@ -41,6 +40,7 @@ from runner.trials import (
     sample_selected_trials,
     select_pool,
 )
+from schemas.errors import InputError
 from schemas.scores import ScoresSchema
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
@@ -176,7 +176,7 @@ def plan_run(config: RunConfig, pools: Mapping[str, pd.DataFrame]) -> list[Recor
 def run_id_for(config: RunConfig, corpus_digest: str, checkpoint_digests: list[str], version: str) -> str:
     """Same configuration, corpus, checkpoints and toolkit version: same run id."""
     parts = [config.digest.blake3, corpus_digest, *checkpoint_digests, version]
-    return blake3.blake3("\x1f".join(parts).encode()).hexdigest()[:16]
+    return derived_id(joined(*parts))
 
 
 # ---- what a configuration will cost, before any work (``interbias plan``) -------------------------------------

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from audit.errors import InputError
 from provenance.atomic import atomic_write_bytes
+from provenance.derivation import derived_digest
 from provenance.digests import bytes_digest, file_digest
 from runner.cache import CachedEmbedding, CacheEntryRejected, EmbeddingCache
 from runner.config import RunConfig
@@ -40,6 +40,7 @@ from runner.encoders import Encoder, EncoderSpec
 from runner.operators import NoiseSources
 from runner.pipeline import Degraded, DegradeJob, EmbedJob, EmbedWork, RunError, degrade, embed_realised, init_worker
 from runner.stages import StagePart
+from schemas.errors import InputError
 
 TABLES_FOLDER = "tables"
 TASK_RETRIES = 3  # a realisation task whose worker process died is run again (Ray's max_retries)
@@ -300,7 +301,7 @@ class RayExecutor:
         config, jobs = work.config, work.jobs
         shared = EmbeddingCache(work.cache.root.resolve())
         tables = self._stage_tables(shared, work.sources)
-        token = bytes_digest(repr((config.seed, sorted(tables.items()))).encode()).blake3
+        token = derived_digest(repr((config.seed, sorted(tables.items()))).encode())
         context = ray.put(WorkerContext(token, config.seed, tables))
         realise = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(_realise)
         # An actor takes no CPU slot (Ray would hold one per actor for its lifetime): with more labels than CPUs the

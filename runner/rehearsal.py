@@ -27,7 +27,6 @@ and ``provenance.manifest.write_manifest`` signs the bundle with a fresh key wri
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -367,7 +366,7 @@ class PaperBundle:
 
 def _check_shapes(config: Any) -> None:
     """Every corpus the configuration's experiments read has a synthetic shape here; else one input error."""
-    from audit.errors import InputError
+    from schemas.errors import InputError
 
     used = [name for name in config.corpora if config.experiments_using(name)]
     unknown = [name for name in used if name not in CORPORA and name not in SPOOF_FOLDERS]
@@ -404,6 +403,7 @@ def write_paper_bundle(
     from provenance.keys import generate_keypair
     from provenance.manifest import write_manifest
     from runner.config import load_config
+    from schemas.bundle import csv_file_bytes, json_file_bytes
 
     started = time.perf_counter()
     out = Path(out)
@@ -499,9 +499,9 @@ def write_paper_bundle(
             }
         )
     results = pd.DataFrame(rows)
-    results.to_csv(out / "results.csv", index=False, lineterminator="\n")
-    (out / "operators.json").write_text(json.dumps(_operators(planned), indent=2, sort_keys=True))
-    (out / "checkpoints.json").write_text(json.dumps(checkpoints, indent=2, sort_keys=True))
+    (out / "results.csv").write_bytes(csv_file_bytes(results))
+    (out / "operators.json").write_bytes(json_file_bytes(_operators(planned)))
+    (out / "checkpoints.json").write_bytes(json_file_bytes(checkpoints))
     write_environment(out / "environment.json", {"python": {"version": sys.version.split()[0]}, "seeds": {"run": seed}})
     voxceleb = np.sort(genuine["voxceleb1"]["speaker"].unique())
     dev_speakers = voxceleb[: round(DEV_SHARE * len(voxceleb))].tolist()
@@ -563,8 +563,9 @@ def rehearse(
     """Write the synthetic bundle of ``config_path`` into ``out`` (which must not exist) and audit it as a reviewer
     would: ``audit verify out/results.csv --bundle out --key out.pub --out out/report``. Defaults: the
     configuration's own cells and list sharing (population contrasts included) at 1 % of the paper's budgets."""
-    from audit.cli import audit_results, exit_code
-    from audit.errors import InputError
+    from audit.verify import exit_code, verify
+    from reports import finish_report
+    from schemas.errors import InputError
 
     out = Path(out)
     if out.exists() or out.is_symlink():
@@ -582,5 +583,6 @@ def rehearse(
         seed=seed,
     )
     started = time.perf_counter()
-    report, _ = audit_results(out / "results.csv", bundle=out, key=bundle.public_key, out=out / "report")
+    report = verify(out / "results.csv", bundle=out, key=bundle.public_key)
+    finish_report(report, out / "report")
     return Rehearsal(bundle, report, exit_code(report), time.perf_counter() - started)

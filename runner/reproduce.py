@@ -84,8 +84,9 @@ def reproduce(
     the embeddings (default: this machine; a ``RayExecutor`` without an address starts a local Ray cluster for the
     run and stops it after)."""
     from audit.claims import read_claims
-    from audit.cli import audit_results, exit_code
+    from audit.verify import exit_code, verify
     from provenance.keys import key_id, load_private_key
+    from reports import finish_report
 
     claim_count = len(read_claims(claims)) if claims is not None else 0
     config = load_config(config_path)
@@ -124,9 +125,8 @@ def reproduce(
     # key id of the given private key (never merely the key the bundle carries).
     trusted = signing_key.with_suffix(".pub") if key is None else None
     trusted_ids = frozenset() if key is None else frozenset({key_id(load_private_key(key).public_key())})
-    report, _ = audit_results(
-        out / "results.csv", claims=claims, bundle=out, key=trusted, trusted_ids=trusted_ids, out=report_dir
-    )
+    report = verify(out / "results.csv", claims=claims, bundle=out, key=trusted, trusted_ids=trusted_ids)
+    finish_report(report, report_dir)
     _say(f"report: {report_dir / 'report.html'} (also report.md, report.json)")
     _say(f"verdict: {report['verdict']} ({sum(f['severity'] == 'error' for f in report['flags'])} error flags)")
     return exit_code(report)

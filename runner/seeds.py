@@ -12,8 +12,8 @@ import re
 import tomllib
 from pathlib import Path
 
-from audit.errors import InputError
 from provenance.atomic import atomic_write_text
+from schemas.errors import InputError
 
 _TABLE = re.compile(r"^\s*\[")
 _SEED = re.compile(r"^(\s*seed\s*=\s*)[^#\n]*(.*)$")

@@ -19,10 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-import blake3
 import numpy as np
 import pandas as pd
 
+from provenance.derivation import derived_id, derived_rng, joined
+from schemas.bundle import csv_file_bytes
 from schemas.trials import TrialsSchema
 
 # Below this many candidate pairs every pair is enumerated; above it pairs are drawn by rejection.
@@ -76,10 +77,9 @@ class TrialList:
     trial_list_id: str
 
 
-def derived_rng(seed: int, *parts: str) -> np.random.Generator:
+def seeded_rng(seed: int, *parts: str) -> np.random.Generator:
     """A generator that depends only on the run seed and the named parts."""
-    digest = blake3.blake3("\x1f".join([str(seed), *parts]).encode()).digest()
-    return np.random.default_rng(int.from_bytes(digest[:16], "little"))
+    return derived_rng(joined(str(seed), *parts))
 
 
 def select_pool(utterances: pd.DataFrame, per_speaker: int | None, seed: int) -> pd.DataFrame:
@@ -89,7 +89,7 @@ def select_pool(utterances: pd.DataFrame, per_speaker: int | None, seed: int) ->
         return ordered.reset_index(drop=True)
     kept = []
     for speaker, group in ordered.groupby("speaker", sort=True):
-        rng = derived_rng(seed, "pool", str(speaker))
+        rng = seeded_rng(seed, "pool", str(speaker))
         take = min(per_speaker, len(group))
         kept.append(group.iloc[np.sort(rng.choice(len(group), size=take, replace=False))])
     return pd.concat(kept).sort_values("utt_id", kind="stable").reset_index(drop=True)
@@ -270,7 +270,7 @@ def sample_selected_trials(
         test_mask &= inside
     selections = f"enrol:{selection_label(enrol_select)}", f"test:{selection_label(test_select)}"
     budgets = f"{n_target}/{n_nontarget}"
-    rng = derived_rng(seed, "trials", experiment_id, subgroup_label or "all", subgroup_side, budgets, *selections)
+    rng = seeded_rng(seed, "trials", experiment_id, subgroup_label or "all", subgroup_side, budgets, *selections)
     speaker_codes = pd.factorize(pool["speaker"], sort=True)[0]
     enrol_positions, test_positions = np.flatnonzero(enrol_mask), np.flatnonzero(test_mask)
     try:
@@ -310,7 +310,7 @@ def sample_trials(
         pool, inside = pool[inside].reset_index(drop=True), np.ones(int(inside.sum()), dtype=bool)
     budgets = f"{n_target}/{n_nontarget}"
     selected_by = () if selection is None else (f"select:{selection}",)
-    rng = derived_rng(seed, "trials", experiment_id, subgroup_label or "all", subgroup_side, budgets, *selected_by)
+    rng = seeded_rng(seed, "trials", experiment_id, subgroup_label or "all", subgroup_side, budgets, *selected_by)
     speaker_codes = pd.factorize(pool["speaker"], sort=True)[0]
     where = f"{experiment_id} ({subgroup_label or 'all speakers'}{'' if selection is None else '; ' + selection})"
     try:
@@ -371,7 +371,7 @@ def add_spoof_trials(
     both = pd.concat([pool[["utt_id", "speaker"]], spoof_pool[["utt_id", "speaker"]]], ignore_index=True)
     speaker_codes = pd.factorize(both["speaker"], sort=True)[0]
     selections = f"enrol:{selection_label(enrol_select)}", f"spoofs:{spoof_corpus}:{selection_label(spoof_select)}"
-    rng = derived_rng(seed, "spoof-trials", experiment_id, subgroup_label or "all", str(n_spoof), *selections)
+    rng = seeded_rng(seed, "spoof-trials", experiment_id, subgroup_label or "all", str(n_spoof), *selections)
     enrol_positions, spoof_positions = np.flatnonzero(enrol_mask), len(pool) + np.flatnonzero(chosen_spoofs)
     try:
         enrol, test = _sample_ordered_pairs(
@@ -418,5 +418,5 @@ def _finished(trials: pd.DataFrame) -> TrialList:
     frame = trials.copy()
     frame.insert(0, "trial_index", np.arange(len(frame), dtype=np.int64))
     TrialsSchema.validate(frame)
-    csv_bytes = frame.to_csv(index=False, lineterminator="\n").encode()
-    return TrialList(frame, csv_bytes, blake3.blake3(csv_bytes).hexdigest()[:16])
+    csv_bytes = csv_file_bytes(frame)
+    return TrialList(frame, csv_bytes, derived_id(csv_bytes))

@@ -139,6 +139,21 @@ def read_bundle_file(root: Path, name: str) -> bytes:
     return data
 
 
+# --- serialisers: what the runner writes -> bytes -----------------------------------------------------------
+
+
+def json_file_bytes(value: dict[str, Any]) -> bytes:
+    """A bundle JSON file (run.json, operators.json, checkpoints.json, environment.json): keys sorted, indent 2,
+    UTF-8 with non-ASCII text kept, one trailing newline. Readable by people; its digest in the statement binds it
+    (the canonical form of ``provenance.canonical`` is for what a digest or an id is taken over)."""
+    return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def csv_file_bytes(frame: pd.DataFrame) -> bytes:
+    """A bundle CSV table (results.csv, the trial lists): a header row, no index column, LF line ends, UTF-8."""
+    return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+
+
 # --- parsers: bytes that were verified -> typed tables ---------------------------------------------------------
 
 

@@ -21,9 +21,9 @@ import pandas as pd
 import pandera.errors
 import soundfile
 
-from audit.errors import InputError
 from provenance.atomic import atomic_write_bytes
 from provenance.digests import file_digests
+from schemas.errors import InputError
 from schemas.utterances import OPTIONAL_COLUMNS, UTTERANCE_COLUMNS, UtteranceSchema
 
 UTTERANCES_FILE = "utterances.csv"

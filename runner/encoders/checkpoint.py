@@ -8,14 +8,15 @@ or the configuration digest, so a results row binds to exactly one checkpoint.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from audit.errors import InputError
-from provenance.digests import Digest, bytes_digest, file_digest, tree_digest, tree_listing
+from provenance.canonical import canonical_json
+from provenance.derivation import derived_digest
+from provenance.digests import Digest, file_digest, tree_digest, tree_listing
+from schemas.errors import InputError
 
 
 class CheckpointError(InputError):
@@ -31,11 +32,6 @@ class EncoderConfigError(InputError):
 
     def __init__(self, label: str, problem: str) -> None:
         super().__init__(f"encoder {label!r}", problem)
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no whitespace: the form that configuration digests are taken of."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 @dataclass(frozen=True)
@@ -65,7 +61,7 @@ class CheckpointRecord:
             "config": self.config,
             "dtype": self.runtime.get("dtype"),
         }
-        return bytes_digest(canonical_json(identity).encode()).blake3
+        return derived_digest(canonical_json(identity))
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -124,7 +120,7 @@ def resolve_file(path: Path) -> ResolvedFiles:
 
 def resolve_config(config: Mapping[str, Any]) -> ResolvedFiles:
     """A weight-free encoder: its checkpoint digest is the digest of its canonical configuration."""
-    return ResolvedFiles({}, bytes_digest(canonical_json(dict(config)).encode()).blake3, None)
+    return ResolvedFiles({}, derived_digest(canonical_json(dict(config))), None)
 
 
 def verify_pin(record: CheckpointRecord, expected_blake3: str | None) -> None:

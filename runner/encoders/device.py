@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from audit.errors import InputError
 from runner.encoders.checkpoint import EncoderConfigError
+from schemas.errors import InputError
 
 PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}
 TORCH_KINDS = frozenset({"resemblyzer", "speechbrain", "transformers_xvector", "transformers_ssl"})

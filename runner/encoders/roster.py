@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from audit.errors import InputError
 from runner.encoders.base import ENCODER_KINDS, Dtype, Encoder, load_encoder
+from schemas.errors import InputError
 
 FAMILIES = ("speaker", "ssl", "baseline")
 WEIGHT_FREE_KINDS = ("mfcc",)

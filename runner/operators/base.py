@@ -11,7 +11,6 @@ packets and the same babble for a given utterance, whatever the order in which u
 
 from __future__ import annotations
 
-import json
 import typing
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -21,7 +20,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 
-from provenance.digests import bytes_digest
+from provenance.canonical import canonical_json
+from provenance.derivation import derived_rng
 
 if TYPE_CHECKING:
     from runner.operators.sources import NoiseSources
@@ -212,11 +212,6 @@ def operator_from_spec(spec: Mapping[str, Any] | Operator, *, sources: NoiseSour
         raise OperatorSpecError(spec, str(error)) from error
 
 
-def canonical_json(value: object) -> str:
-    """Sorted keys, no spaces, no NaN: the byte form that digests and ids are taken over."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
 def normalised_spec(spec: Mapping[str, Any] | Operator) -> dict[str, Any]:
     """The canonical spec (validated, defaults filled in, numbers coerced) of a spec or an operator."""
     return operator_from_spec(spec).spec()
@@ -235,8 +230,7 @@ def rng_for(seed: int, utt_id: str, spec: Mapping[str, Any] | Operator, occurren
     payload: dict[str, Any] = {"seed": seed, "spec": normalised_spec(spec), "utt_id": utt_id}
     if occurrence:
         payload["occurrence"] = occurrence
-    digest = bytes.fromhex(bytes_digest(canonical_json(payload).encode()).blake3)
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int.from_bytes(digest, "big"))))
+    return derived_rng(canonical_json(payload))
 
 
 def package_version(name: str) -> str:
@@ -249,6 +243,6 @@ def package_version(name: str) -> str:
 
 def _show(spec: object) -> str:
     try:
-        return canonical_json(spec)
+        return canonical_json(spec).decode()
     except (TypeError, ValueError):
         return repr(spec)

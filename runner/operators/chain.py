@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from provenance.digests import bytes_digest
-from runner.operators.base import Operator, Outcome, Status, canonical_json, operator_from_spec, rng_for
+from provenance.canonical import canonical_json
+from provenance.derivation import derived_digest, derived_id
+from runner.operators.base import Operator, Outcome, Status, operator_from_spec, rng_for
 from runner.operators.sources import NoiseSources
 
 CHAIN_ID_HEX = 16
@@ -67,12 +68,12 @@ class Chain:
     def fingerprint(self) -> str:
         """BLAKE3 of the canonical description: the operators, their codec versions and the digests of the
         material they read (music, babble table), so a cache key built on it changes when any of those does."""
-        return bytes_digest(canonical_json(self.describe()).encode()).blake3
+        return derived_digest(canonical_json(self.describe()))
 
     def __call__(self, wave: np.ndarray, sr: int, *, seed: int, utt_id: str) -> ChainResult:
         """Apply every operator in order, each with its own derived stream; stop at the first failure."""
         outcomes: list[Outcome] = []
-        seen: Counter[str] = Counter()
+        seen: Counter[bytes] = Counter()
         for operator in self.operators:
             key = canonical_json(operator.spec())
             rng = rng_for(seed, utt_id, operator, occurrence=seen[key])
@@ -87,4 +88,4 @@ class Chain:
 def chain_id(specs: Sequence[Mapping[str, Any] | Operator]) -> str:
     """First 16 hex digits of the BLAKE3 of the canonical JSON of the chain's normalised specs."""
     normalised = [operator_from_spec(spec).spec() for spec in specs]
-    return bytes_digest(canonical_json(normalised).encode()).blake3[:CHAIN_ID_HEX]
+    return derived_id(canonical_json(normalised), CHAIN_ID_HEX)

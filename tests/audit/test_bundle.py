@@ -21,13 +21,13 @@ import pytest
 
 from audit.bundle import NOT_RUN_UNAUTHENTICATED
 from audit.bundle import verify_bundle as verify_bundle_object
-from audit.errors import InputError
 from audit.findings import Flag, Severity, has_errors
 from audit.verified import Trust
 from provenance.canonical import canonical_json
 from provenance.digests import file_digest
 from provenance.dsse import sign_envelope
 from provenance.keys import generate_keypair, load_private_key
+from schemas.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "provenance"))  # the shared bundle factory
 from synthetic_bundle import SyntheticBundle, build_bundle

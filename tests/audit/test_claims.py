@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from audit.claims import Claim, check_claim, read_claims
-from audit.errors import InputError
 from audit.verify import verify
+from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 FACTS: dict[str, Any] = {

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from test_cli import EXAMPLE, ROOT, clean_table, invoke, one_line_error, write
 
-from audit.errors import InputError
 from provenance.keys import key_id, load_private_key, load_public_key
+from schemas.errors import InputError
 
 
 @pytest.fixture

@@ -10,12 +10,12 @@ import pytest
 from test_cli import EXAMPLE, invoke, one_line_error, write
 
 from audit.analysis import read_analysis
-from audit.errors import InputError
 from audit.signature import verify_statement
 from audit.verified import StatementError
 from provenance.dsse import EnvelopeError, parse_envelope
 from provenance.manifest import read_json_object
 from schemas.bundle import BundleFileError, parse_json_object, parse_toml
+from schemas.errors import InputError
 
 DEEP_JSON = b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 HUGE_NUMBER_JSON = b'{"x": ' + b"9" * 5000 + b"}"

@@ -268,8 +268,8 @@ def test_evaluating_on_a_declared_training_corpus_is_flagged(tmp_path: Path) -> 
     ],
 )
 def test_bad_roster_for_training_corpora_is_one_line(tmp_path: Path, body: str, message: str) -> None:
-    from audit.errors import InputError
     from audit.io import read_training_corpora
+    from schemas.errors import InputError
 
     roster = tmp_path / "encoders.toml"
     roster.write_text(body)

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from audit.errors import InputError
 from audit.io import read_results
 from audit.verify import verify
+from schemas.errors import InputError
 from schemas.results import KNOWN_COLUMNS, REQUIRED_COLUMNS, ValidatedResults, validate_results, with_all_columns
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")

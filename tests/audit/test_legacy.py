@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.errors import InputError
 from audit.io import read_results
 from audit.verify import verify
+from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.errors import InputError
 from audit.seeds import read_seed_tables, seed_spread
+from schemas.errors import InputError
 from schemas.results import validate_results, with_all_columns
 
 LEVELS = (("none", "none"), ("x", "none"), ("none", "y"), ("x", "y"))

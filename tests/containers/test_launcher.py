@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from engine_standin import CONTAINER_ID, IMAGE_ID, LOG_FRAMES, EngineStandIn
 
-from audit.errors import InputError
 from runner import container
 from runner.container import (
     ContainerFailed,
@@ -22,6 +21,7 @@ from runner.container import (
     build_context,
     launch,
 )
+from schemas.errors import InputError
 
 STATE = SourceState(revision="0123456789abcdef0123456789abcdef01234567", epoch=1_700_000_000)
 REPO_FILES = {

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.errors import InputError
 from provenance.environment import capture_environment, write_environment
+from schemas.errors import InputError
 
 IMAGE = "sha256:" + "ab" * 32
 

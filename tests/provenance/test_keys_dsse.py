@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from audit.errors import InputError
 from provenance.dsse import EnvelopeError, pae, parse_envelope, sign_envelope, verify_envelope
 from provenance.keys import generate_keypair, key_id, load_private_key, load_public_key
+from schemas.errors import InputError
 
 # RFC 8032 section 7.1, TEST 1.
 RFC_SECRET = bytes.fromhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")

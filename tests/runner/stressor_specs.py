@@ -51,7 +51,7 @@ STRESSOR_SPECS = [
             "steps": 10,
             "reference_utterances": 8,
             "surrogate": "mfcc-stats",
-            "surrogate_blake3": "b593e8480c5c99928529deed522c06e1d7f42ab00a818386ed66eb5bfab7e0e3",
+            "surrogate_blake3": "7f459691ed677e81cf75c4a9513c0114ad20fcaf469bf4cbf4e6b786441ec69f",
         },
     },
 ]

@@ -43,7 +43,10 @@ def test_without_the_runner_extra_one_line_names_it(tmp_path: Path, args: list[s
 @pytest.mark.parametrize(
     ("module", "commands"),
     [
-        ("runner.cli", [[], ["run"], ["rehearse"], ["reproduce"], ["corpus"], ["corpus", "build"], ["corpus", "check"]]),
+        (
+            "runner.cli",
+            [[], ["run"], ["rehearse"], ["reproduce"], ["corpus"], ["corpus", "build"], ["corpus", "check"]],
+        ),
         ("audit.cli", [[], ["verify"], ["scores"], ["keygen"]]),
     ],
 )

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.errors import InputError
 from runner.config import REFERENCE_LEVEL, load_config
+from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = ROOT / "configs" / "default.toml"

@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 from fake_corpora import write_tone
 
-from audit.errors import InputError
 from runner import trials as trials_module
 from runner.config import load_config
 from runner.encoders import load_encoder
 from runner.pipeline import read_clean_wave, run
 from runner.plan import plan_run
 from runner.trials import TrialBudgetError, sample_selected_trials, sample_trials
+from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 ROSTER = ROOT / "configs" / "encoders.toml"

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audit.errors import InputError
 from runner.encoders import EncoderConfigError, load_encoder
 from runner.encoders.device import check_devices, check_session_provider, device_type, onnx_provider
+from schemas.errors import InputError
 
 pytestmark = pytest.mark.runner
 

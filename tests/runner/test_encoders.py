@@ -139,7 +139,16 @@ def test_other_sample_rates_are_resampled_first() -> None:
 def test_mfcc_record_is_the_config_digest() -> None:
     encoder = load_encoder("mfcc", "mfcc-stats", None, n_mfcc=13)
     record = encoder.checkpoint.as_dict()
-    expected = blake3.blake3(json.dumps(record["config"], sort_keys=True, separators=(",", ":")).encode())
+    # provenance.canonical by hand: sorted keys, no spaces, every float as the string of its repr.
+    hand_written = (
+        '{"f_max":"7600.0","f_min":"20.0","frame_length":400,"frame_shift":160,"include_c0":false,"n_fft":512,'
+        '"n_mels":40,"n_mfcc":13,"preemphasis":"0.97","sample_rate":16000}'
+    )
+    assert record["config"] == {
+        **json.loads(hand_written),
+        **{"f_max": 7600.0, "f_min": 20.0, "preemphasis": 0.97},
+    }
+    expected = blake3.blake3(hand_written.encode())
     assert record["checkpoint_blake3"] == expected.hexdigest()
     assert record["files"] == {} and record["config"]["n_mfcc"] == 13 and record["kind"] == "mfcc"
     assert record["checkpoint_blake3"] != load_encoder("mfcc", "m", None).checkpoint.checkpoint_blake3

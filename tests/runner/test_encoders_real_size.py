@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from audit.errors import InputError
 from runner.cli import app
 from runner.encoders import EncoderConfigError, EncoderSpec, load_roster
 from runner.encoders.synthesis import SYNTHESISED, synthesise
+from schemas.errors import InputError
 
 pytestmark = [pytest.mark.runner, pytest.mark.slow]
 

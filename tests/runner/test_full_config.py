@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from fake_corpora import write_text, write_tone
 
-from audit.errors import InputError
 from runner.config import load_config
+from schemas.errors import InputError
 
 pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

@@ -7,6 +7,7 @@ computed here with numpy/scipy, cross-correlation lags, Markov-chain theory for 
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import blake3
@@ -146,7 +147,7 @@ def test_numbers_are_coerced_so_equal_specs_have_one_chain_id() -> None:
     as_int = [{"name": "white", "kwargs": {"snr_db": 5}}]
     assert chain_id(as_int) == chain_id([{"name": "white", "kwargs": {"snr_db": 5.0}}])
     assert chain_id(as_int) != chain_id([{"name": "white", "kwargs": {"snr_db": 6}}])
-    hand_written = '[{"kwargs":{"snr_db":5.0},"name":"white"}]'
+    hand_written = '[{"kwargs":{"snr_db":"5.0"},"name":"white"}]'  # provenance.canonical: a float is its repr
     assert chain_id(as_int) == blake3.blake3(hand_written.encode()).hexdigest()[:16]
 
 
@@ -191,8 +192,9 @@ def test_bad_specs_raise_a_named_error(spec: object, problem: str) -> None:
 
 
 def test_rng_for_is_the_blake3_of_seed_utterance_and_canonical_spec() -> None:
-    hand_written = '{"seed":7,"spec":{"kwargs":{"snr_db":5.0},"name":"white"},"utt_id":"u1"}'
-    entropy = int.from_bytes(blake3.blake3(hand_written.encode()).digest(), "big")
+    hand_written = '{"seed":7,"spec":{"kwargs":{"snr_db":"5.0"},"name":"white"},"utt_id":"u1"}'
+    # The seed: the first 16 bytes of the digest, little-endian (the first 32 hex digits, byte order reversed).
+    entropy = int("".join(reversed(textwrap.wrap(blake3.blake3(hand_written.encode()).hexdigest()[:32], 2))), 16)
     expected = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy))).random(4)
     np.testing.assert_array_equal(rng_for(7, "u1", {"name": "white", "kwargs": {"snr_db": 5}}).random(4), expected)
 

@@ -106,7 +106,9 @@ def test_surrogate_digest_is_declared_and_part_of_the_chain_id() -> None:
     # The chain id (and with it the embedding cache key) is a digest of the canonical spec, which holds the digest.
     normalised = operator_from_spec(spec()).spec()
     assert normalised["kwargs"]["surrogate_blake3"] == DIGEST
-    payload = json.dumps([normalised], sort_keys=True, separators=(",", ":")).encode()
+    # The canonical rule of provenance.canonical, written out here: every float as the string of its repr.
+    as_text = {key: repr(value) if isinstance(value, float) else value for key, value in normalised["kwargs"].items()}
+    payload = json.dumps([{**normalised, "kwargs": as_text}], sort_keys=True, separators=(",", ":")).encode()
     assert chain_id([spec()]) == blake3.blake3(payload).hexdigest()[:16]
 
 

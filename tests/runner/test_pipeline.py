@@ -19,11 +19,11 @@ import pytest
 from cli_output import split_output
 from sklearn.metrics import roc_curve
 
-from audit.errors import InputError
 from runner.config import load_config
 from runner.corpora.asterisk import build_default_corpus
 from runner.encoders import Encoder, EncoderSpec
 from runner.pipeline import run
+from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGES = [

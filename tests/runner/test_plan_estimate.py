@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from audit.errors import InputError
 from runner.cli import app
 from runner.config import load_config
 from runner.operators import chain_id
 from runner.plan import CorpusSize, estimate_plan, load_corpus_sizes, plan_run
+from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 

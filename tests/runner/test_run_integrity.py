@@ -25,10 +25,10 @@ from test_cache import damage
 from test_pipeline import CountingEncoder, counting_factory
 from typer.testing import CliRunner
 
-from audit.errors import InputError
 from runner.config import load_config
 from runner.corpora.asterisk import build_default_corpus
 from runner.pipeline import RunSummary, run
+from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 MUSIC = Path("/usr/share/asterisk/moh")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.errors import InputError
 from runner.config import load_config
 from runner.seeds import seed_configs, seeded_config_text
+from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 

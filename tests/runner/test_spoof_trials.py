@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 from fake_corpora import write_text, write_tone
 
-from audit.errors import InputError
 from runner import trials as trials_module
 from runner.config import SpoofSource, load_config
 from runner.encoders import load_encoder
 from runner.pipeline import read_clean_wave, run
 from runner.trials import SpoofTargetError, TrialBudgetError, add_spoof_trials, sample_selected_trials
+from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 ROSTER = ROOT / "configs" / "encoders.toml"

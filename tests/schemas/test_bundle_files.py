@@ -17,6 +17,8 @@ from pandera.errors import SchemaError, SchemaErrors
 
 from schemas.bundle import (
     BundleFileError,
+    csv_file_bytes,
+    json_file_bytes,
     parse_json_object,
     parse_scores,
     parse_toml,
@@ -137,3 +139,17 @@ def test_a_corpus_table_gives_its_releases_and_an_older_one_says_it_records_none
     assert corpus_release(parse_utterances("corpus/x/utterances.csv", recorded)) == "pkg-a 1.1; pkg-b 2.0"
     older = parse_utterances("corpus/utterances.csv", b"utt_id,speaker\na,s0\n")  # before releases were recorded
     assert older["source_version"].isna().all() and corpus_release(older) == "not recorded"
+
+
+# --- serialisers: the one format of the files the runner writes ------------------------------------------------
+
+
+def test_json_files_are_sorted_indented_utf8_with_one_trailing_newline() -> None:
+    data = json_file_bytes({"b": [1, 0.5], "a": {"é": None}})
+    assert data == '{\n  "a": {\n    "é": null\n  },\n  "b": [\n    1,\n    0.5\n  ]\n}\n'.encode()
+    assert parse_json_object("run.json", data) == {"a": {"é": None}, "b": [1, 0.5]}
+
+
+def test_csv_files_have_no_index_and_lf_line_ends() -> None:
+    frame = pd.DataFrame({"record_id": ["r1", "r2"], "eer": [0.25, 0.1]})
+    assert csv_file_bytes(frame) == b"record_id,eer\nr1,0.25\nr2,0.1\n"
