@@ -45,6 +45,7 @@ from runner.operators import NoiseSources, chain_id, chain_status
 from runner.plan import RecordPlan, Side, plan_run, run_id_for
 from runner.stages import StageLog
 from runner.trials import select_pool
+from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
 
 TOOL_VERSION = version("interbias-sv")
 RUN_FILE = "run.json"
@@ -636,6 +637,7 @@ def _run(
     metrics = _grouped(score_frames, config)
     stages.done("scores", f"{len(score_frames)} records, {sum(len(frame) for frame in score_frames)} trials scored")
     rows = []
+    speakers = {list_id: speaker_counts(trials.frame) for list_id, trials in trial_lists.items()}
     for index, (plan, frame) in enumerate(zip(plans, score_frames, strict=True)):
         record_metrics = {key: values[index].item() for key, values in metrics.items()}
         extra = {
@@ -650,6 +652,7 @@ def _run(
             "scores_blake3": file_digest(out / "scores" / f"{plan.record_id}.parquet").blake3,
             "run_id": run_id,
             "seed": config.seed,
+            **speakers[plan.trials.trial_list_id],
         }
         rows.append(_results_row(plan, record_metrics, extra))
     atomic_write_text(out / "operators.json", json.dumps(operators, indent=2, sort_keys=True))
@@ -666,7 +669,7 @@ def _run(
     environment["executor"] = executor.describe()
     atomic_write_text(out / "environment.json", json.dumps(environment, indent=2, sort_keys=True))
     results = pd.DataFrame(rows)
-    for column in ("n_target", "n_nontarget", "n_unscored", "seed"):
+    for column in ("n_target", "n_nontarget", "n_unscored", "seed", *SPEAKER_COUNT_COLUMNS):
         results[column] = results[column].astype("int64")
     atomic_write_bytes(out / "results.csv", results.to_csv(index=False, lineterminator="\n").encode())
     with digest_index(None):  # what is signed is always hashed afresh

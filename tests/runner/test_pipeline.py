@@ -141,8 +141,12 @@ def test_bundle_rows_carry_provenance_and_rescore_exactly(finished: tuple[Path, 
         scored = scores[scores["status"] == "scored"]
         assert len(scored) == row.n_target + row.n_nontarget
         assert legacy_eer(scored["label"].to_numpy(), scored["score"].to_numpy()) == row.eer_legacy
-        trials = pd.read_csv(out / "trials" / f"{row.trial_list_id}.csv")
+        trials = pd.read_csv(
+            out / "trials" / f"{row.trial_list_id}.csv", dtype={"enrol_speaker": str, "test_speaker": str}
+        )
         assert (trials["label"].to_numpy() == scores["label"].to_numpy()).all()
+        enrol, test = set(trials["enrol_speaker"]), set(trials["test_speaker"])
+        assert (row.n_speakers, row.n_enrol_speakers, row.n_test_speakers) == (len(enrol | test), len(enrol), len(test))
     for name in ("operators.json", "checkpoints.json", "environment.json", "provenance/statement.json"):
         assert (out / name).is_file()
 
