@@ -45,6 +45,7 @@ from runner.operators import NoiseSources, chain_id, chain_status
 from runner.plan import RecordPlan, Side, plan_run, run_id_for
 from runner.stages import StageLog
 from runner.trials import select_pool
+from schemas.bundle import TIMINGS_FILE, timings_bytes
 from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
 
 TOOL_VERSION = version("interbias-sv")
@@ -176,6 +177,7 @@ class Executor(Protocol):
     store each entry in the cache under its key; then return the entries, verified, in job order."""
 
     forward_passes: int
+    label_seconds: dict[str, dict[str, float | None]]  # per label: wall_s and cpu_s (None where not measured)
 
     def compute(self, work: EmbedWork) -> list[dict[str, CachedEmbedding]]: ...
 
@@ -191,6 +193,7 @@ class LocalExecutor:
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self.forward_passes = 0
+        self.label_seconds: dict[str, dict[str, float | None]] = {}
 
     def describe(self) -> dict[str, Any]:
         return {"name": "local", "workers": self.workers}
@@ -238,7 +241,11 @@ class LocalExecutor:
         computed: list[dict[str, CachedEmbedding]] = [{} for _ in batch]
         for label, encoder in encoders.items():
             held = [index for index, (job, _) in enumerate(batch) if label in job.keys]
+            started, started_cpu = time.perf_counter(), time.process_time()
             entries, passes = embed_realised(encoder, [(batch[i][0].keys[label], batch[i][1]) for i in held])
+            spent = self.label_seconds.setdefault(label, {"wall_s": 0.0, "cpu_s": 0.0})
+            spent["wall_s"] = (spent["wall_s"] or 0.0) + time.perf_counter() - started
+            spent["cpu_s"] = (spent["cpu_s"] or 0.0) + time.process_time() - started_cpu
             self.forward_passes += passes
             for index, (key, entry) in zip(held, entries, strict=True):
                 cache.put(key, entry)
@@ -265,8 +272,13 @@ class Embedder:
         self.sources = sources
         self.executor = executor
         self.rows = {name: pool.set_index("utt_id") for name, pool in pools.items()}
+        self.durations = {
+            name: dict(zip(pool["utt_id"], pool["duration_s"].astype(float), strict=True))
+            for name, pool in pools.items()
+        }
         self.cached = 0
         self.material: dict[tuple[str, str], str] = {}
+        self.embedded: dict[str, dict[str, float]] = {}  # label -> sides embedded here and their clean audio seconds
 
     def _key(self, side: Side, label: str) -> str:
         """The cache key; the corpus qualifies the utterance id (babble noise draws from the side's corpus), and
@@ -309,8 +321,13 @@ class Embedder:
             EmbedWork(self.config, self.encoders, self.cache, self.sources, jobs, progress)
         )
         for job, entries in zip(jobs, computed, strict=True):
+            side = job.degrade.side
             for label, entry in entries.items():
-                results[(job.degrade.side, label)] = entry
+                results[(side, label)] = entry
+                if entry.vector is not None:
+                    done = self.embedded.setdefault(label, {"sides": 0, "audio_s": 0.0})
+                    done["sides"] += 1
+                    done["audio_s"] += self.durations[side.corpus][side.utt_id]
         return results
 
 
@@ -672,6 +689,7 @@ def _run(
     for column in ("n_target", "n_nontarget", "n_unscored", "seed", *SPEAKER_COUNT_COLUMNS):
         results[column] = results[column].astype("int64")
     atomic_write_bytes(out / "results.csv", results.to_csv(index=False, lineterminator="\n").encode())
+    atomic_write_bytes(out / TIMINGS_FILE, timings_bytes(_timings(run_id, device, stages, embedder, executor)))
     with digest_index(None):  # what is signed is always hashed afresh
         write_manifest(out, run_config=config.raw, signing_key=signing_key)
     stages.done("bundle", f"{len(rows)} results rows, manifest {'signed' if signing_key else 'unsigned'} -> {out}")
@@ -690,6 +708,33 @@ def _run(
             for status in ("applied", "failed", "fallback")
         },
     )
+
+
+def _timings(run_id: str, device: str, stages: StageLog, embedder: Embedder, executor: Executor) -> dict[str, Any]:
+    """timings.json: wall and CPU seconds of each stage before the bundle is written, and per label the sides this
+    run embedded (cached ones excluded), their clean audio seconds, the seconds spent embedding them and the
+    throughput they give (audio seconds per second, the figure ``interbias plan --throughput-from`` reads)."""
+    encoders = {}
+    for label in embedder.encoders:
+        done = embedder.embedded.get(label, {"sides": 0, "audio_s": 0.0})
+        spent = executor.label_seconds.get(label, {"wall_s": 0.0, "cpu_s": None})
+        wall = spent["wall_s"] or 0.0
+        encoders[label] = {
+            "sides": int(done["sides"]),
+            "audio_s": round(done["audio_s"], 3),
+            "wall_s": round(wall, 3),
+            "cpu_s": None if spent["cpu_s"] is None else round(spent["cpu_s"], 3),
+            "audio_seconds_per_second": round(done["audio_s"] / wall, 3) if done["sides"] and wall > 0 else None,
+        }
+    return {
+        "run_id": run_id,
+        "device": device,
+        "executor": executor.describe()["name"],
+        "cpu_s_counts": "this process and its operator worker processes once ended (not Ray workers or actors)",
+        "stages": stages.seconds,
+        "not_timed": "the bundle stage, which writes and signs this file",
+        "encoders": encoders,
+    }
 
 
 def _used_corpora(config: RunConfig) -> dict[str, CorpusChoice]:

@@ -213,6 +213,7 @@ class RayExecutor:
     gpus_per_actor: float = 0.0
     device: str = "cpu"
     forward_passes: int = 0
+    label_seconds: dict[str, dict[str, float | None]] = field(default_factory=dict)
     _description: dict[str, Any] = field(default_factory=dict)
     _session_dir: str | None = None
 
@@ -397,6 +398,8 @@ class RayExecutor:
         for label, (held, call) in calls.items():
             passes, seconds = self._get(ray, [call], None)[0]
             self.forward_passes += passes
+            spent = self.label_seconds.setdefault(label, {"wall_s": 0.0, "cpu_s": None})  # actor CPU: not measured
+            spent["wall_s"] = (spent["wall_s"] or 0.0) + seconds
             actor = self._description["actors"][label]
             actor["forward_passes"] = actor.get("forward_passes", 0) + passes
             actor["busy_s"] = round(actor.get("busy_s", 0.0) + seconds, 3)
