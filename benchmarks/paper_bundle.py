@@ -4,8 +4,9 @@ The records, trial lists and record ids come from the runner's own planner (``ru
 synthetic utterance pools shaped like the six corpora and two spoof folders of the full configuration, so trial
 lists are shared exactly as the design shares them: one list per condition cell for all 12 encoders, one per
 population of a population factor, one per gender subgroup of E16, spoof lists built on their genuine list.
-``configs/full.toml`` plans 215 cells per encoder label (2,580 records); the paper has 4,068 records (339 per
-label), so the remaining 124 cells per label are repeated draws (a fresh trial list each, the condition suffixed
+``configs/full.toml`` plans 233 cells per encoder label (2,796 records; 18 of them E13's complement cells
+``other-than-<stratum>``); the paper has 4,068 records (339 per label), so the remaining 106 cells per label are
+repeated draws (a fresh trial list each, the condition suffixed
 ``#rN``) of the single-factor designs E03-E07. Every trial budget is scaled by one factor so that the bundle holds
 about 12 M per-trial scores; the statistics workload (contrasts, fixed-threshold settings) is full.toml's own.
 
@@ -460,6 +461,7 @@ def write_paper_bundle(
                 "enrol_condition": cell.enrol_condition,
                 "test_condition": cell.test_condition,
                 "subgroup": item.plan.subgroup,
+                **({"complement_of": cell.complement_of} if cell.complement_of is not None else {}),
                 "eer": values[f"eer_{config.eer_method}"],
                 **values,
                 "eer_method": config.eer_method,

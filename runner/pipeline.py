@@ -508,6 +508,7 @@ def _results_row(plan: RecordPlan, metrics: dict[str, float], extra: dict[str, A
         "enrol_condition": cell.enrol_condition,
         "test_condition": cell.test_condition,
         "subgroup": plan.subgroup,
+        **({"complement_of": cell.complement_of} if cell.complement_of is not None else {}),
         "eer": metrics[f"eer_{extra['eer_method']}"],
         **metrics,
         **{key: value for key, value in extra.items() if key not in ("corpus",)},

@@ -53,6 +53,7 @@ STRING_COLUMNS = (
     "enrol_condition",
     "test_condition",
     "subgroup",
+    "complement_of",
     "eer_method",
     "checkpoint_blake3",
     "trial_list_id",
@@ -88,6 +89,7 @@ class ResultsSchema(pa.DataFrameModel):
     enrol_condition: Series[str] | None = pa.Field(nullable=True)
     test_condition: Series[str] | None = pa.Field(nullable=True)
     subgroup: Series[str] | None = pa.Field(nullable=True)
+    complement_of: Series[str] | None = pa.Field(nullable=True)  # the stratum whose complement this row measures
     eer_legacy: Series[float] | None = pa.Field(ge=0, nullable=True)
     eer_rocch: Series[float] | None = pa.Field(ge=0, nullable=True)
     eer_interp: Series[float] | None = pa.Field(ge=0, nullable=True)

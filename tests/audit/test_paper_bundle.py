@@ -104,3 +104,21 @@ def test_the_same_seed_gives_the_same_bundle(tmp_path: Path) -> None:
     first, again, other = written("first", 3), written("again", 3), written("other", 4)
     assert (first.root / "results.csv").read_bytes() == (again.root / "results.csv").read_bytes()
     assert not results_of(first)["scores_blake3"].isin(results_of(other)["scores_blake3"]).any()
+
+
+@pytest.mark.slow  # a second generated bundle and its whole audit, statistics included
+def test_e13_complement_contrasts_are_a_family_of_their_own(tmp_path: Path) -> None:
+    from audit.verify import verify
+
+    e13 = write_paper_bundle(tmp_path / "e13", scale=0.05, labels=LABELS, experiments=("E13",), pad=False, seed=3)
+    results = results_of(e13)
+    # by hand from full.toml: (1 + 6 strata) x (1 + 2 codecs) = 21 cells, and 6 x 3 complement cells, per label
+    assert len(results) == (21 + 18) * LABELS
+    complement = results[results["complement_of"].notna()]
+    assert sorted(set(complement["level_a"])) == sorted(f"other-than-{s}" for s in set(complement["complement_of"]))
+    report = verify(e13.root / "results.csv", bundle=e13.root, key=e13.public_key)
+    families = report["statistics"]["families"]
+    # both labels are speaker encoders: 6 strata x 2 codecs x 2 labels contrasts in each family
+    assert families["E13/speaker"]["n_contrasts"] == 24
+    assert families["E13/speaker (complement reference)"]["n_contrasts"] == 24
+    assert report["verdict"] == "pass", [f["id"] for f in report["flags"] if f["severity"] == "error"]
