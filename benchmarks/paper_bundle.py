@@ -382,6 +382,7 @@ def write_paper_bundle(
     from provenance.keys import generate_keypair
     from provenance.manifest import write_manifest
     from runner.config import load_config
+    from schemas.trials import speaker_counts
 
     started = time.perf_counter()
     out = Path(out)
@@ -443,6 +444,7 @@ def write_paper_bundle(
         for spec in config.encoders
     }
     rows = []
+    speakers = {list_id: speaker_counts(trials.frame) for list_id, trials in trial_lists.items()}
     for index, (item, record, digest) in enumerate(zip(planned, records, digests, strict=True)):
         design, cell = item.plan.experiment, item.plan.cell
         values = {name: metric[index].item() for name, metric in metrics.items()}
@@ -474,6 +476,7 @@ def write_paper_bundle(
                 "scores_blake3": digest,
                 "run_id": RUN_ID,
                 "seed": seed,
+                **speakers[item.trials.trial_list_id],
             }
         )
     results = pd.DataFrame(rows)

@@ -86,6 +86,13 @@ def test_spoof_and_subgroup_lists_are_what_the_design_asks(bundle: PaperBundle) 
         assert set(trials.loc[development, "label"]) == {"0", "1"}  # a threshold can be chosen on them
 
 
+def test_rows_carry_the_speakers_of_their_trial_lists(bundle: PaperBundle) -> None:
+    for row in results_of(bundle).drop_duplicates("trial_list_id").itertuples():
+        trials = pd.read_csv(bundle.root / "trials" / f"{row.trial_list_id}.csv", dtype=str)
+        enrol, test = set(trials["enrol_speaker"]), set(trials["test_speaker"])
+        assert (row.n_speakers, row.n_enrol_speakers, row.n_test_speakers) == (len(enrol | test), len(enrol), len(test))
+
+
 def test_rows_carry_the_true_metrics_of_their_scores(bundle: PaperBundle) -> None:
     for row in results_of(bundle).itertuples():
         scores = pd.read_parquet(bundle.root / "scores" / f"{row.record_id}.parquet")
