@@ -46,6 +46,13 @@ class _Scores:
         return self.files.trial_lists[self.trial_list[record_id]]
 
 
+def family_of(contrast: Contrast) -> str:
+    """``E14/speaker``; a complement contrast (a stratum against the population it does not overlap) is a family
+    of its own, ``E13/speaker (complement reference)``, never pooled with the overlapping reference's."""
+    family = f"{contrast.experiment}/{contrast.model_family or 'unknown family'}"
+    return f"{family} (complement reference)" if contrast.reference else family
+
+
 def _contrast_input(
     contrast: Contrast, scores: _Scores, held_out_levels: set[str], near_chance_eer: float
 ) -> ContrastInput:
@@ -66,8 +73,9 @@ def _contrast_input(
             "subgroup": contrast.subgroup or "",
             "level_a": contrast.level_a,
             "level_b": contrast.level_b,
+            **({"reference": contrast.reference} if contrast.reference else {}),
         },
-        family=f"{contrast.experiment}/{contrast.model_family or 'unknown family'}",
+        family=family_of(contrast),
         scores={term: scores.scores(record) for term, record in zip(TERMS, records, strict=True)},
         labels=column("label", int),
         clusters=column("enrol_speaker"),

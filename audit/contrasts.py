@@ -8,13 +8,19 @@ levels (none, none), (a, none), (none, b) and (a, b)::
 
 A contrast is computed only when all four terms are measured once each on the same corpus. A missing marginal
 is never replaced by the reference: the setting is returned as incomplete, with the reason, instead.
+
+Rows with ``complement_of`` (a runner design with ``complement_reference``) measure the complement of a factor A
+stratum, level ``other-than-<stratum>``: they are no level of the design's own contrasts. They give the
+*complement contrasts*, each stratum against the population it does not overlap::
+
+    clean = (other-than-s, none)   a = (s, none)   b = (other-than-s, b)   ab = (s, b)
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pandas as pd
@@ -96,6 +102,7 @@ class Contrast:
     factor_b: str
     level_b: str
     terms: tuple[Term, Term, Term, Term]
+    reference: str | None = None  # the complement level (other-than-<level_a>) of a complement contrast
 
     @property
     def eer_clean(self) -> float:
@@ -163,6 +170,7 @@ class Contrast:
             "prediction": self.prediction,
             "ie": self.ie,
             "records": list(self.records),
+            **({"reference": self.reference} if self.reference else {}),
         }
 
 
@@ -201,6 +209,7 @@ class ContrastSet:
 
     contrasts: list[Contrast]
     incomplete: list[IncompleteContrast]
+    complement: list[Contrast] = field(default_factory=list)  # each stratum against its complement
 
 
 def _text(value: Any) -> str | None:
@@ -229,6 +238,12 @@ def derive_contrasts(
     reference = reference_level.lower()
     excluded = set(excluded_experiments)
     factorial = frame[frame["factor_a"].notna() & frame["factor_b"].notna()]
+    complement_rows = factorial["complement_of"].notna() if "complement_of" in factorial else None
+    if complement_rows is not None:
+        complement = complement_contrasts(factorial, complement_rows, reference)
+        factorial = factorial[~complement_rows]
+    else:
+        complement = []
     measured = measured_terms(factorial)
     # (design, model) -> term -> level pair -> corpus -> measured terms
     found: dict[tuple[Any, ...], dict[str, dict[tuple[str, str], dict[str, list[Term]]]]] = defaultdict(
@@ -310,4 +325,37 @@ def derive_contrasts(
                         (clean, a, b, ab),
                     )
                 )
-    return ContrastSet(contrasts, incomplete)
+    return ContrastSet(contrasts, incomplete, complement)
+
+
+def complement_contrasts(factorial: pd.DataFrame, is_complement: pd.Series, reference: str) -> list[Contrast]:
+    """Each stratum s against its complement: per (design, model, corpus, s, b) with the four rows
+    (other-than-s, none), (s, none), (other-than-s, b), (s, b) each measured once; a setting that lacks one, or
+    holds one twice, gives no complement contrast (the design's own contrasts report missing terms)."""
+    measured = measured_terms(factorial)
+    columns = ["experiment", "model", "corpus", "subgroup", "factor_a", "level_a", "factor_b", "level_b"]
+    cells: dict[tuple[Any, ...], list[Term]] = defaultdict(list)
+    strata: set[tuple[Any, ...]] = set()
+    for label, complement, *values in zip(
+        factorial.index, is_complement, *(factorial[c] for c in columns), strict=True
+    ):
+        experiment, model, corpus, subgroup, factor_a, level_a, factor_b, level_b = values
+        level_a, level_b = _level(level_a, reference), _level(level_b, reference)
+        stratum = str(factorial.at[label, "complement_of"]) if complement else level_a
+        design = (experiment, model, corpus, _text(subgroup), factor_a, factor_b, stratum)
+        cells[(*design, bool(complement), level_b)].append(measured[label])
+        if complement and level_b != reference:
+            strata.add((*design, level_b, level_a))
+    contrasts = []
+    for experiment, model, corpus, subgroup, factor_a, factor_b, stratum, level_b, other in sorted(
+        strata, key=lambda key: tuple(map(str, key))
+    ):
+        design = (experiment, model, corpus, subgroup, factor_a, factor_b, stratum)
+        wanted = [(True, reference), (False, reference), (True, level_b), (False, level_b)]
+        found = [cells.get((*design, *term), []) for term in wanted]
+        if all(len(terms) == 1 for terms in found):
+            terms = (found[0][0], found[1][0], found[2][0], found[3][0])
+            contrasts.append(
+                Contrast(experiment, model, corpus, subgroup, factor_a, stratum, factor_b, level_b, terms, other)
+            )
+    return contrasts

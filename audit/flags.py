@@ -420,6 +420,26 @@ def flag_budget_mismatch(contrasts: Sequence[Contrast], pairs: Sequence[GapPair]
     )
 
 
+def flag_single_speaker_subgroup(frame: pd.DataFrame) -> Flag | None:
+    """``single-speaker-subgroup``: a subgroup record whose enrolment side (the side a subgroup restricts) has one
+    speaker, by the row's ``n_enrol_speakers``: its EER, and any gap built on it, is that speaker's, with no
+    speaker-level uncertainty. Rows without the count are not judged."""
+    if "subgroup" not in frame or "n_enrol_speakers" not in frame:
+        return None
+    single = frame[frame["subgroup"].notna() & (frame["n_enrol_speakers"] == 1).fillna(False).astype(bool)]
+    if single.empty:
+        return None
+    cells = sorted({(str(e), str(s)) for e, s in zip(single["experiment"], single["subgroup"], strict=True)})
+    return Flag(
+        "single-speaker-subgroup",
+        Severity.WARNING,
+        f"{count(len(single), 'subgroup record has', 'subgroup records have')} one enrolment speaker: its EER "
+        "describes that speaker, not the subgroup's population, and a gap built on it cannot be generalised.",
+        _ids(single),
+        {"cells": [{"experiment": e, "subgroup": s} for e, s in cells]},
+    )
+
+
 def flag_duplicate_checkpoint(table: pd.DataFrame) -> Flag | None:
     """``duplicate-checkpoint``: two or more encoder labels whose rows record the same checkpoint digest, so
     the labels are not distinct encoders (the paper's roster could not show that they were)."""
@@ -563,6 +583,7 @@ def raise_flags(
         flag_substituted_reference(contrasts),
         *flag_trial_matching(contrasts),
         flag_unpaired_gender(unpaired),
+        flag_single_speaker_subgroup(usable),
         flag_budget_mismatch(contrasts, pairs, config),
         flag_missing_provenance(table, config),
         flag_duplicate_checkpoint(usable),

@@ -11,6 +11,7 @@ import numpy as np
 from audit.metrics import grouped_metrics
 from audit.verified import LoadedFiles, ScoreMismatchError, Step, UnmatchedTrialsError
 from schemas.bundle import RecordScores
+from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
 
 # Declared tolerance for a re-scored metric against the table (absolute, on fractions).
 METRIC_TOLERANCE = 1e-6
@@ -62,9 +63,16 @@ def _row_costs(row: dict[str, Any]) -> tuple[float, float, float]:
     return p_target, c_miss, c_fa
 
 
-def _compare(row: dict[str, Any], recomputed: dict[str, float]) -> list[str]:
-    """Differences between a row and the metrics recomputed for it, as plain phrases."""
+def _compare(row: dict[str, Any], recomputed: dict[str, float], speakers: dict[str, int] | None) -> list[str]:
+    """Differences between a row and the metrics recomputed for it, and between its speaker counts (where it gives
+    them) and those of its signed trial list, as plain phrases."""
     problems = []
+    for column in SPEAKER_COUNT_COLUMNS:
+        given = row.get(column)
+        if given is None or (isinstance(given, float) and math.isnan(given)) or speakers is None:
+            continue
+        if _number(given) != speakers[column]:
+            problems.append(f"{column} {given} but its trial list has {speakers[column]}")
     method = str(row.get("eer_method"))
     eer = _number(row.get("eer"))
     if method not in EER_KEYS:
@@ -104,6 +112,7 @@ def verify_rescored_metrics(files: LoadedFiles) -> tuple[None, Step]:
         if _scorable(files.scores[str(row["record_id"])]):
             by_costs[_row_costs(row)].append(row)
     table = []
+    speakers = {list_id: speaker_counts(trials) for list_id, trials in files.trial_lists.items()}
     for (p_target, c_miss, c_fa), group in by_costs.items():
         scored = [files.scores[str(row["record_id"])] for row in group]
         metrics = grouped_metrics(
@@ -117,7 +126,8 @@ def verify_rescored_metrics(files: LoadedFiles) -> tuple[None, Step]:
         )
         for position, row in enumerate(group):
             recomputed = {key: float(np.asarray(values)[position]) for key, values in metrics.items()}
-            failures += [{"record_id": str(row["record_id"]), "problem": p} for p in _compare(row, recomputed)]
+            counts = speakers.get(str(row.get("trial_list_id")))
+            failures += [{"record_id": str(row["record_id"]), "problem": p} for p in _compare(row, recomputed, counts)]
             table.append(
                 {
                     "record_id": str(row["record_id"]),
@@ -138,7 +148,8 @@ def verify_rescored_metrics(files: LoadedFiles) -> tuple[None, Step]:
     return None, Step(
         [
             f"All {len(rows)} records re-score to the signed EER (the row's eer_method, and each EER variant "
-            f"given), counts, minDCF and AUC within {METRIC_TOLERANCE}."
+            f"given), counts, minDCF and AUC within {METRIC_TOLERANCE}; the speaker counts given equal their "
+            "trial lists'."
         ],
         table,
     )

@@ -288,7 +288,7 @@ def verify(
         flags.extend(verified.flags)
         report_sections.extend(verified.sections)
         statistics, statistics_sections, statistics_flags = statistics_of_bundle(
-            rows.usable, contrast_set.contrasts, verified, config.near_chance_eer
+            rows.usable, [*contrast_set.contrasts, *contrast_set.complement], verified, config.near_chance_eer
         )
         flags.extend(statistics_flags)
         report_sections.extend(statistics_sections)

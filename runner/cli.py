@@ -358,13 +358,20 @@ def plan(
             "--throughput", help="bench_encoders.py --save file (default: throughput-cpu.json beside CONFIG)."
         ),
     ] = None,
+    throughput_from: Annotated[
+        Path | None,
+        typer.Option("--throughput-from", help="A bundle whose timings.json gives each label's measured throughput."),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
     """What CONFIG will cost before any work: utterances, trials, records, embeddings, disk and time."""
     import os
 
     from runner.config import load_config
-    from runner.plan import estimate_plan, load_corpus_sizes, load_throughput
+    from runner.plan import estimate_plan, load_bundle_throughput, load_corpus_sizes, load_throughput
+
+    if throughput is not None and throughput_from is not None:
+        raise InputError("--throughput-from", "give either --throughput FILE or --throughput-from BUNDLE, not both")
 
     if not corpora:  # declared sizes: the corpus and checkpoint folders are never read, and need not be set
         for name in ("INTERBIAS_CORPORA", "INTERBIAS_CHECKPOINTS"):
@@ -373,6 +380,8 @@ def plan(
     beside = Path(config).resolve().parent
     speeds_file = throughput or (beside / "throughput-cpu.json")
     speeds = load_throughput(speeds_file) if throughput is not None or speeds_file.is_file() else None
+    if throughput_from is not None:
+        speeds = load_bundle_throughput(throughput_from)
     if corpora:
         from runner.pipeline import _load_corpora
 

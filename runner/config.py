@@ -34,6 +34,7 @@ from schemas.utterances import UTTERANCE_COLUMNS
 
 REFERENCE_LEVEL = "none"
 CLEAN = "clean"
+COMPLEMENT_PREFIX = "other-than-"  # the level of a stratum's complement population: other-than-<stratum>
 EXPERIMENT_USES = ("interaction", "mismatch", "subgroup-gap", "descriptive")
 FAILURE_POLICIES = ("drop-trial", "fail-run")
 EER_METHODS = ("legacy", "rocch", "interp")
@@ -61,6 +62,7 @@ EXPERIMENT_KEYS = (
     "test_conditions",
     "subgroup",
     "subgroup_side",
+    "complement_reference",
 )
 
 OperatorSpec = dict[str, Any]
@@ -106,6 +108,7 @@ class Cell:
     enrol_select: Selection = ()
     test_select: Selection = ()
     spoof: SpoofSource | None = None
+    complement_of: str | None = None  # the factor A stratum whose complement this cell's population is
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,7 @@ class ExperimentDesign:
     test_conditions: tuple[str, ...] = ()
     subgroup: str | None = None
     subgroup_side: Literal["both", "enrol"] = "both"
+    complement_reference: bool = False
 
     def cells(
         self,
@@ -175,7 +179,55 @@ class ExperimentDesign:
                     raise ValueError("a spoof level applies to the test side only, one per cell (degrade = 'test')")
                 enrol = (label, chain, select) if self.degrade == "both" else (CLEAN, (), ())
                 cells.append(
-                    Cell(label, enrol[0], label, enrol[1], chain, level_a, level_b, enrol[2], select, *spoof[:1])
+                    Cell(
+                        label,
+                        enrol[0],
+                        label,
+                        enrol[1],
+                        chain,
+                        level_a,
+                        level_b,
+                        enrol[2],
+                        select,
+                        spoof[0] if spoof else None,
+                    )
+                )
+        if self.complement_reference:
+            cells += self._complement_cells(conditions, chosen, levels_b)
+        return cells
+
+    def _complement_cells(
+        self, conditions: dict[str, Chain], chosen: Mapping[str, Selection], levels_b: tuple[str, ...]
+    ) -> list[Cell]:
+        """For each stratum of factor A, the cells of its complement ``other-than-<stratum>`` (the union of the
+        other strata) at every level of factor B: the reference population that does not overlap the stratum.
+
+        The strata must be metadata selections on one shared column (ValueError otherwise), so the complement is
+        exactly the other strata's values; utterances in no stratum (an unknown age) are in no complement."""
+        assert self.factor_a is not None
+        strata = [chosen.get(level, ()) for level in self.factor_a.levels]
+        columns = {selection[0][0] if len(selection) == 1 else None for selection in strata}
+        if None in columns or len(columns) != 1 or any(conditions[level] for level in self.factor_a.levels):
+            raise ValueError(
+                "complement_reference needs factor_a levels that each select one and the same column and apply "
+                "no operator (strata of one population)"
+            )
+        values = [set(selection[0][1]) for selection in strata]
+        if sum(len(v) for v in values) != len(set().union(*values)):
+            raise ValueError("complement_reference needs factor_a strata whose values do not overlap")
+        column = columns.pop()
+        cells = []
+        for stratum, own in zip(self.factor_a.levels, values, strict=True):
+            level_a = f"{COMPLEMENT_PREFIX}{stratum}"
+            rest: Selection = ((str(column), tuple(sorted(set().union(*values) - own))),)
+            for level_b in levels_b:
+                applied = [level_b] if level_b != REFERENCE_LEVEL else []
+                chain: Chain = tuple(spec for level in applied for spec in conditions[level])
+                select = merge_selections([rest, *(chosen.get(level, ()) for level in applied)])
+                label = "+".join([level_a, *applied])
+                enrol = (label, chain, select) if self.degrade == "both" else (CLEAN, (), ())
+                cells.append(
+                    Cell(label, enrol[0], label, enrol[1], chain, level_a, level_b, enrol[2], select, None, stratum)
                 )
         return cells
 
@@ -584,7 +636,10 @@ def _read_experiment(
         test_conditions=test,
         subgroup=table.get("subgroup", str, None),
         subgroup_side=cast(Literal["both", "enrol"], table.choice("subgroup_side", ("both", "enrol"), "both")),
+        complement_reference=table.get("complement_reference", bool, False),
     )
+    if design.complement_reference and (factor_b is None or design.use != "interaction"):
+        raise table.fail("complement_reference", "needs an interaction design with factor_a and factor_b")
     try:
         design.cells(conditions, selections, spoofs)
     except ValueError as error:

@@ -50,10 +50,12 @@ from schemas.bundle import (
     OPERATORS_FILE,
     RESULTS_FILE,
     RUN_FILE,
+    TIMINGS_FILE,
     csv_file_bytes,
     json_file_bytes,
 )
 from schemas.errors import InputError
+from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
 
 TOOL_VERSION = version("interbias-sv")
 DIGEST_INDEX_FILE = "digests.json"
@@ -176,6 +178,7 @@ class Executor(Protocol):
     store each entry in the cache under its key; then return the entries, verified, in job order."""
 
     forward_passes: int
+    label_seconds: dict[str, dict[str, float | None]]  # per label: wall_s and cpu_s (None where not measured)
 
     def compute(self, work: EmbedWork) -> list[dict[str, CachedEmbedding]]: ...
 
@@ -191,6 +194,7 @@ class LocalExecutor:
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self.forward_passes = 0
+        self.label_seconds: dict[str, dict[str, float | None]] = {}
 
     def describe(self) -> dict[str, Any]:
         return {"name": "local", "workers": self.workers}
@@ -238,7 +242,11 @@ class LocalExecutor:
         computed: list[dict[str, CachedEmbedding]] = [{} for _ in batch]
         for label, encoder in encoders.items():
             held = [index for index, (job, _) in enumerate(batch) if label in job.keys]
+            started, started_cpu = time.perf_counter(), time.process_time()
             entries, passes = embed_realised(encoder, [(batch[i][0].keys[label], batch[i][1]) for i in held])
+            spent = self.label_seconds.setdefault(label, {"wall_s": 0.0, "cpu_s": 0.0})
+            spent["wall_s"] = (spent["wall_s"] or 0.0) + time.perf_counter() - started
+            spent["cpu_s"] = (spent["cpu_s"] or 0.0) + time.process_time() - started_cpu
             self.forward_passes += passes
             for index, (key, entry) in zip(held, entries, strict=True):
                 cache.put(key, entry)
@@ -265,8 +273,13 @@ class Embedder:
         self.sources = sources
         self.executor = executor
         self.rows = {name: pool.set_index("utt_id") for name, pool in pools.items()}
+        self.durations = {
+            name: dict(zip(pool["utt_id"], pool["duration_s"].astype(float), strict=True))
+            for name, pool in pools.items()
+        }
         self.cached = 0
         self.material: dict[tuple[str, str], str] = {}
+        self.embedded: dict[str, dict[str, float]] = {}  # label -> sides embedded here and their clean audio seconds
 
     def _key(self, side: Side, label: str) -> str:
         """The cache key; the corpus qualifies the utterance id (babble noise draws from the side's corpus), and
@@ -307,8 +320,13 @@ class Embedder:
                 jobs.append(EmbedJob(DegradeJob(side, chains[side.chain_id], self._audio_path(side)), missing))
         computed = self.executor.compute(EmbedWork(self.config, self.encoders, self.cache, self.sources, jobs, stages))
         for job, entries in zip(jobs, computed, strict=True):
+            side = job.degrade.side
             for label, entry in entries.items():
-                results[(job.degrade.side, label)] = entry
+                results[(side, label)] = entry
+                if entry.vector is not None:
+                    done = self.embedded.setdefault(label, {"sides": 0, "audio_s": 0.0})
+                    done["sides"] += 1
+                    done["audio_s"] += self.durations[side.corpus][side.utt_id]
         return results
 
 
@@ -489,6 +507,7 @@ def _results_row(plan: RecordPlan, metrics: dict[str, float], extra: dict[str, A
         "enrol_condition": cell.enrol_condition,
         "test_condition": cell.test_condition,
         "subgroup": plan.subgroup,
+        **({"complement_of": cell.complement_of} if cell.complement_of is not None else {}),
         "eer": metrics[f"eer_{extra['eer_method']}"],
         **metrics,
         **{key: value for key, value in extra.items() if key not in ("corpus",)},
@@ -635,6 +654,7 @@ def _run(
     metrics = _grouped(score_frames, config)
     stages.done("scores", f"{len(score_frames)} records, {sum(len(frame) for frame in score_frames)} trials scored")
     rows = []
+    speakers = {list_id: speaker_counts(trials.frame) for list_id, trials in trial_lists.items()}
     for index, (plan, frame) in enumerate(zip(plans, score_frames, strict=True)):
         record_metrics = {key: values[index].item() for key, values in metrics.items()}
         extra = {
@@ -649,6 +669,7 @@ def _run(
             "scores_blake3": file_digest(out / "scores" / f"{plan.record_id}.parquet").blake3,
             "run_id": run_id,
             "seed": config.seed,
+            **speakers[plan.trials.trial_list_id],
         }
         rows.append(_results_row(plan, record_metrics, extra))
     atomic_write_bytes(out / OPERATORS_FILE, json_file_bytes(operators))
@@ -665,9 +686,10 @@ def _run(
     environment["executor"] = executor.describe()
     atomic_write_bytes(out / ENVIRONMENT_FILE, json_file_bytes(environment))
     results = pd.DataFrame(rows)
-    for column in ("n_target", "n_nontarget", "n_unscored", "seed"):
+    for column in ("n_target", "n_nontarget", "n_unscored", "seed", *SPEAKER_COUNT_COLUMNS):
         results[column] = results[column].astype("int64")
     atomic_write_bytes(out / RESULTS_FILE, csv_file_bytes(results))
+    atomic_write_bytes(out / TIMINGS_FILE, json_file_bytes(_timings(run_id, device, stages, embedder, executor)))
     with digest_index(None):  # what is signed is always hashed afresh
         write_manifest(out, run_config=config.raw, signing_key=signing_key)
     stages.done("bundle", f"{len(rows)} results rows, manifest {'signed' if signing_key else 'unsigned'} -> {out}")
@@ -686,6 +708,33 @@ def _run(
             for status in ("applied", "failed", "fallback")
         },
     )
+
+
+def _timings(run_id: str, device: str, stages: StageLog, embedder: Embedder, executor: Executor) -> dict[str, Any]:
+    """timings.json: wall and CPU seconds of each stage before the bundle is written, and per label the sides this
+    run embedded (cached ones excluded), their clean audio seconds, the seconds spent embedding them and the
+    throughput they give (audio seconds per second, the figure ``interbias plan --throughput-from`` reads)."""
+    encoders = {}
+    for label in embedder.encoders:
+        done = embedder.embedded.get(label, {"sides": 0, "audio_s": 0.0})
+        spent = executor.label_seconds.get(label, {"wall_s": 0.0, "cpu_s": None})
+        wall = spent["wall_s"] or 0.0
+        encoders[label] = {
+            "sides": int(done["sides"]),
+            "audio_s": round(done["audio_s"], 3),
+            "wall_s": round(wall, 3),
+            "cpu_s": None if spent["cpu_s"] is None else round(spent["cpu_s"], 3),
+            "audio_seconds_per_second": round(done["audio_s"] / wall, 3) if done["sides"] and wall > 0 else None,
+        }
+    return {
+        "run_id": run_id,
+        "device": device,
+        "executor": executor.describe()["name"],
+        "cpu_s_counts": "this process and its operator worker processes once ended (not Ray workers or actors)",
+        "stages": stages.seconds,
+        "not_timed": "the bundle stage, which writes and signs this file",
+        "encoders": encoders,
+    }
 
 
 def _used_corpora(config: RunConfig) -> dict[str, CorpusChoice]:

@@ -285,6 +285,32 @@ def load_throughput(path: Path) -> Throughput:
     return Throughput(speeds, f"{path.name}: {where}")
 
 
+def load_bundle_throughput(bundle: Path) -> Throughput:
+    """The throughput a run measured, per label, from its bundle's ``timings.json``: the clean audio seconds it
+    embedded over the seconds that took. A label the run embedded nothing for (all cached) gets no figure.
+
+    The file is read as a bundle file (regular, inside the bundle) but its signature is not checked: a plan is an
+    estimate, and ``audit verify --bundle`` is where a bundle is trusted."""
+    from schemas.bundle import TIMINGS_FILE, BundleFileError, parse_timings, read_bundle_file
+
+    bundle = Path(bundle)
+    try:
+        data = read_bundle_file(bundle, TIMINGS_FILE)
+        figures = parse_timings(TIMINGS_FILE, data)
+        document = json.loads(data)
+    except BundleFileError as error:
+        raise InputError(
+            str(bundle / error.name), f"{error.problem} (--throughput-from needs a bundle with timings)"
+        ) from None
+    speeds = {
+        label: row["audio_s"] / row["wall_s"]
+        for label, row in figures.items()
+        if row["audio_s"] > 0 and row["wall_s"] > 0
+    }
+    where = f"run {document.get('run_id', '?')}, device {document.get('device', '?')}, {document.get('executor', '?')}"
+    return Throughput(speeds, f"{bundle.name}/{TIMINGS_FILE}: {where}")
+
+
 @dataclass
 class Tally:
     """The counts of an experiment, or of the whole run."""

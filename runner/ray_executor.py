@@ -200,6 +200,7 @@ class RayExecutor:
     device: str = "cpu"
     actors_per_label: int | None = None
     forward_passes: int = 0
+    label_seconds: dict[str, dict[str, float | None]] = field(default_factory=dict)
     _description: dict[str, Any] = field(default_factory=dict)
     _session_dir: str | None = None
 
@@ -398,6 +399,8 @@ class RayExecutor:
         for label, (member, held, call) in calls.items():
             passes, seconds = self._get(ray, [call], None)[0]
             self.forward_passes += passes
+            spent = self.label_seconds.setdefault(label, {"wall_s": 0.0, "cpu_s": None})  # actor CPU: not measured
+            spent["wall_s"] = (spent["wall_s"] or 0.0) + seconds
             actor = self._description["actors"][label][member]
             actor["forward_passes"] = actor.get("forward_passes", 0) + passes
             actor["busy_s"] = round(actor.get("busy_s", 0.0) + seconds, 3)

@@ -10,11 +10,11 @@ The records, trial lists and record ids come from the runner's own planner (``ru
 synthetic utterance pools shaped like the six corpora and two spoof folders of the full configuration, so trial
 lists are shared exactly as the design shares them: one list per condition cell for all 12 encoders, one per
 population of a population factor, one per gender subgroup of E16, spoof lists built on their genuine list.
-``configs/full.toml`` plans 215 cells per encoder label (2,580 records); the paper has 4,068 records (339 per
-label), so with ``pad`` the remaining 124 cells per label are repeated draws (a fresh trial list each, the
-condition suffixed ``#rN``) of the single-factor designs E03-E07. Every trial budget is scaled by one factor so
-that the padded bundle at scale 1 holds about 12 M per-trial scores; the statistics workload (contrasts,
-fixed-threshold settings) is the configuration's own.
+``configs/full.toml`` plans 233 cells per encoder label (2,796 records; 18 of them E13's complement cells
+``other-than-<stratum>``); the paper has 4,068 records (339 per label), so with ``pad`` the remaining 106 cells per
+label are repeated draws (a fresh trial list each, the condition suffixed ``#rN``) of the single-factor designs
+E03-E07. Every trial budget is scaled by one factor so that the padded bundle at scale 1 holds about 12 M per-trial
+scores; the statistics workload (contrasts, fixed-threshold settings) is the configuration's own.
 
 Scores are cosines in float32 precision (as the runner's float32 embeddings give them) with speaker effects on
 both sides (some enrolment and test speakers are harder than others, for every encoder alike), an encoder quality
@@ -404,6 +404,7 @@ def write_paper_bundle(
     from provenance.manifest import write_manifest
     from runner.config import load_config
     from schemas.bundle import csv_file_bytes, json_file_bytes
+    from schemas.trials import speaker_counts
 
     started = time.perf_counter()
     out = Path(out)
@@ -466,6 +467,7 @@ def write_paper_bundle(
         for spec in config.encoders
     }
     rows = []
+    speakers = {list_id: speaker_counts(trials.frame) for list_id, trials in trial_lists.items()}
     for index, (item, record, digest) in enumerate(zip(planned, records, digests, strict=True)):
         design, cell = item.plan.experiment, item.plan.cell
         values = {name: metric[index].item() for name, metric in metrics.items()}
@@ -484,6 +486,7 @@ def write_paper_bundle(
                 "enrol_condition": cell.enrol_condition,
                 "test_condition": cell.test_condition,
                 "subgroup": item.plan.subgroup,
+                **({"complement_of": cell.complement_of} if cell.complement_of is not None else {}),
                 "eer": values[f"eer_{config.eer_method}"],
                 **values,
                 "eer_method": config.eer_method,
@@ -496,6 +499,7 @@ def write_paper_bundle(
                 "scores_blake3": digest,
                 "run_id": RUN_ID,
                 "seed": seed,
+                **speakers[item.trials.trial_list_id],
             }
         )
     results = pd.DataFrame(rows)

@@ -1,4 +1,5 @@
-"""Progress of a run: one line per stage, and lines through a long stage, on stderr.
+"""Progress of a run: one line per stage, and lines through a long stage, on stderr; and the wall and CPU seconds
+of each stage, for the bundle's ``timings.json``.
 
 A terminal gets progress bars; a redirected stderr (a CI log, ``nohup``, a cluster job's log) would otherwise stay
 silent for the whole embedding stage. Each stage line says what finished, what it counted and how long it and the
@@ -10,6 +11,7 @@ the result (the ``--json`` summary) and a failure is the last line; every line s
 
 from __future__ import annotations
 
+import resource
 import sys
 import time
 from collections.abc import Callable
@@ -18,9 +20,17 @@ from typing import Any, TextIO
 TENTHS = 10  # lines through a part of a stage: one each time another tenth is done
 
 
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and of its child processes that have ended (the operator
+    workers, once their pool is shut down)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 class StageLog:
-    """Prints a line as each of ``n_stages`` stages finishes, when ``enabled`` (no output otherwise); ``terminal``:
-    the parts of a stage are bars instead."""
+    """Prints a line as each of ``n_stages`` stages finishes, when ``enabled`` (no output otherwise; ``terminal``:
+    the parts of a stage are bars instead), and keeps each stage's wall and CPU seconds in ``seconds`` either way."""
 
     def __init__(
         self,
@@ -29,14 +39,18 @@ class StageLog:
         stream: TextIO | None = None,
         clock: Callable[[], float] = time.perf_counter,
         terminal: bool = False,
+        cpu_clock: Callable[[], float] = cpu_seconds,
     ) -> None:
         self.n_stages = n_stages
         self.enabled = enabled
         self.stream = stream
         self.clock = clock
         self.terminal = terminal
+        self.cpu_clock = cpu_clock
         self.started = self.last = clock()
+        self.last_cpu = cpu_clock()
         self.done_stages = 0
+        self.seconds: dict[str, dict[str, float]] = {}
 
     @classmethod
     def for_run(cls, n_stages: int, wanted: bool) -> StageLog:
@@ -51,7 +65,9 @@ class StageLog:
 
     def done(self, stage: str, counts: str) -> None:
         """Mark ``stage`` finished with ``counts`` (plain words: ``12 records, 3 trial lists``)."""
-        now = self.clock()
+        now, cpu = self.clock(), self.cpu_clock()
+        self.seconds[stage] = {"wall_s": round(now - self.last, 3), "cpu_s": round(cpu - self.last_cpu, 3)}
+        self.last_cpu = cpu
         if self.enabled:
             self.write(stage, f"{counts} ({now - self.last:.1f} s; {now - self.started:.1f} s in all)")
         self.done_stages += 1

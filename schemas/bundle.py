@@ -31,6 +31,7 @@ CHECKPOINTS_FILE = "checkpoints.json"
 ENVIRONMENT_FILE = "environment.json"
 CONFIG_FILE = "config.toml"
 RUN_FILE = "run.json"
+TIMINGS_FILE = "timings.json"
 TRIALS_DIR = "trials"
 SCORES_DIR = "scores"
 CORPUS_DIR = "corpus"
@@ -47,6 +48,9 @@ UNSIGNED_FILE = f"{PROVENANCE_DIR}/UNSIGNED.txt"
 PROVENANCE_FILES = (STATEMENT_FILE, ENVELOPE_FILE, PUBLIC_KEY_FILE, KEY_ID_FILE, UNSIGNED_FILE)
 NOT_SUBJECTS = (PROVENANCE_DIR, REPORT_DIR)
 REQUIRED_FILES = (RESULTS_FILE, OPERATORS_FILE, CHECKPOINTS_FILE, ENVIRONMENT_FILE)
+# Files that record the machine and the clock: two runs of one configuration may differ in these (and in the
+# signature), never in any other file.
+RUN_SPECIFIC_FILES = (ENVIRONMENT_FILE, TIMINGS_FILE)
 TRIAL_LIST_ID_LENGTH = 16
 SCORE_COLUMNS = ("trial_index", "label", "score", "status")
 TRIAL_COLUMNS_READ = ("enrol_utt", "test_utt", "label", "enrol_speaker", "test_speaker")
@@ -294,3 +298,20 @@ def parse_utterances(name: str, data: bytes) -> pd.DataFrame:
         if column not in frame.columns:
             frame[column] = None
     return frame.set_index("utt_id")[list(UTTERANCE_COLUMNS_READ)]
+
+
+def parse_timings(name: str, data: bytes) -> dict[str, dict[str, float]]:
+    """Per encoder label of ``timings.json``: the ``audio_s`` it embedded and the ``wall_s`` that took (numbers >=
+    0), the figures a throughput is made of."""
+    document = parse_json_object(name, data)
+    encoders = document.get("encoders")
+    if not isinstance(encoders, dict):
+        raise BundleFileError(name, "expected an object 'encoders' of label -> figures")
+    figures = {}
+    for label, row in encoders.items():
+        values = {key: row.get(key) if isinstance(row, dict) else None for key in ("audio_s", "wall_s")}
+        for key, value in values.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) or value < 0:
+                raise BundleFileError(name, f"encoders.{label}.{key}: expected a number >= 0, got {value!r}")
+        figures[str(label)] = {key: float(value) for key, value in values.items()}  # type: ignore[arg-type]
+    return figures

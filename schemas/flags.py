@@ -43,6 +43,7 @@ _KINDS = (
     FlagKind("unmatched-trials", _E, "Terms or encoders scored on different trials are not comparable."),
     FlagKind("trials-unverifiable", _W, "Without trial identities, matched sampling cannot be checked."),
     FlagKind("unpaired-subgroup", _W, "Gender rows that do not pair cannot give a gap."),
+    FlagKind("single-speaker-subgroup", _W, "A subgroup of one speaker describes that speaker, not a population."),
     FlagKind("budget-mismatch", _W, "Trial budgets that differ change the uncertainty of each term."),
     FlagKind("missing-provenance", _W, "Rows without checkpoint digest, run id or trial list cannot be traced."),
     FlagKind("coverage", _W, "Experiments or encoders missing from the expected matrix."),

@@ -37,7 +37,8 @@ REQUIRED_COLUMNS = (
     "n_nontarget",
 )
 FLOAT_COLUMNS = ("eer", "eer_legacy", "eer_rocch", "eer_interp", "min_dcf", "auc", "p_target", "c_miss", "c_fa")
-INT_COLUMNS = ("n_target", "n_nontarget", "n_unscored", "seed")
+# Speaker counts (schemas.trials.speaker_counts) are optional: a table not made from a bundle may lack them.
+INT_COLUMNS = ("n_target", "n_nontarget", "n_unscored", "seed", "n_speakers", "n_enrol_speakers", "n_test_speakers")
 STRING_COLUMNS = (
     "record_id",
     "experiment",
@@ -52,6 +53,7 @@ STRING_COLUMNS = (
     "enrol_condition",
     "test_condition",
     "subgroup",
+    "complement_of",
     "eer_method",
     "checkpoint_blake3",
     "trial_list_id",
@@ -87,6 +89,7 @@ class ResultsSchema(pa.DataFrameModel):
     enrol_condition: Series[str] | None = pa.Field(nullable=True)
     test_condition: Series[str] | None = pa.Field(nullable=True)
     subgroup: Series[str] | None = pa.Field(nullable=True)
+    complement_of: Series[str] | None = pa.Field(nullable=True)  # the stratum whose complement this row measures
     eer_legacy: Series[float] | None = pa.Field(ge=0, nullable=True)
     eer_rocch: Series[float] | None = pa.Field(ge=0, nullable=True)
     eer_interp: Series[float] | None = pa.Field(ge=0, nullable=True)
@@ -102,6 +105,9 @@ class ResultsSchema(pa.DataFrameModel):
     run_id: Series[str] | None = pa.Field(nullable=True)
     n_unscored: Series[pd.Int64Dtype] | None = pa.Field(ge=0, nullable=True)
     seed: Series[pd.Int64Dtype] | None = pa.Field(nullable=True)
+    n_speakers: Series[pd.Int64Dtype] | None = pa.Field(gt=0, nullable=True)
+    n_enrol_speakers: Series[pd.Int64Dtype] | None = pa.Field(gt=0, nullable=True)
+    n_test_speakers: Series[pd.Int64Dtype] | None = pa.Field(gt=0, nullable=True)
 
     @pa.check(*FLOAT_COLUMNS, name="finite")
     def finite(cls, series: pd.Series) -> pd.Series:

@@ -12,6 +12,22 @@ import pandera.pandas as pa
 from pandera.typing import Series
 
 TRIAL_KINDS = ("target", "nontarget", "spoof")
+SPEAKER_COUNT_COLUMNS = ("n_speakers", "n_enrol_speakers", "n_test_speakers")
+
+
+def speaker_counts(trials: pd.DataFrame) -> dict[str, int]:
+    """The speakers behind a trial list: distinct speakers on either side, on the enrolment side, on the test side.
+
+    Counted over every trial of the list (scored or not), so the runner writes them and the audit re-derives them
+    from the same signed list. A spoof trial's test speaker is the speaker the file imitates. A subgroup limits the
+    enrolment side, so ``n_enrol_speakers`` is the number of the subgroup's speakers.
+    """
+    enrol, test = trials["enrol_speaker"].astype(str), trials["test_speaker"].astype(str)
+    return {
+        "n_speakers": len(set(enrol) | set(test)),
+        "n_enrol_speakers": int(enrol.nunique()),
+        "n_test_speakers": int(test.nunique()),
+    }
 
 
 class TrialsSchema(pa.DataFrameModel):

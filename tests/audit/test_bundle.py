@@ -317,3 +317,38 @@ def test_signed_bundle_without_its_public_key_needs_a_reviewer_key(bundle: Synth
 def test_an_unreadable_reviewer_key_is_an_input_error(bundle: SyntheticBundle, tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"absent\.pub"):
         verify_bundle(bundle.read_results(), bundle.root, tmp_path / "absent.pub")
+
+
+def _hand_counted_speakers(bundle_root: Path, list_id: str) -> dict[str, int]:
+    """Speakers of a trial list counted with plain sets over the CSV rows (not schemas.trials)."""
+    trials = pd.read_csv(bundle_root / "trials" / f"{list_id}.csv", dtype=str)
+    enrol, test = set(trials["enrol_speaker"]), set(trials["test_speaker"])
+    return {"n_speakers": len(enrol | test), "n_enrol_speakers": len(enrol), "n_test_speakers": len(test)}
+
+
+def _with_counts(root: Path, wrong_record: str | None = None) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """A results edit adding the hand-counted speakers (one enrolment speaker short for ``wrong_record``)."""
+
+    def edit(results: pd.DataFrame) -> pd.DataFrame:
+        counts = _hand_counted_speakers(root, str(results["trial_list_id"].iloc[0]))
+        results = results.assign(**counts)
+        results.loc[results["record_id"] == wrong_record, "n_enrol_speakers"] = counts["n_enrol_speakers"] - 1
+        return results
+
+    return edit
+
+
+def test_speaker_counts_are_checked_against_the_signed_trial_list(tmp_path: Path) -> None:
+    good = build_bundle(tmp_path / "good", results_edit=_with_counts(tmp_path / "good" / "bundle"))
+    assert good.read_results()[
+        ["n_speakers", "n_enrol_speakers", "n_test_speakers"]
+    ].drop_duplicates().values.tolist() == [[6, 6, 6]]  # six speakers s0..s5, each on both sides of 160 trials
+    flags, sections = verify_bundle(good.read_results(), good.root, good.public_key)
+    assert flags == []
+    assert "speaker counts given equal their trial lists'" in _sections(sections)["bundle-rescore"]["lines"][0]
+    bad = build_bundle(tmp_path / "bad", results_edit=_with_counts(tmp_path / "bad" / "bundle", RECORD))
+    flags, _ = verify_bundle(bad.read_results(), bad.root, bad.public_key)
+    assert _error_ids(flags) == {"score-mismatch"}
+    assert _failures(flags, "score-mismatch") == [
+        {"record_id": RECORD, "problem": "n_enrol_speakers 5 but its trial list has 6"}
+    ]

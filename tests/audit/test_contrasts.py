@@ -152,3 +152,42 @@ def test_rows_without_both_factors_are_not_contrasts() -> None:
 )
 def test_trial_matching_of_the_four_terms(lists: tuple[str | None, ...], expected: str) -> None:
     assert trial_matching(lists) == expected
+
+
+def _complement_rows(model: str = "m1") -> list[dict[str, object]]:
+    """The design's four terms for stratum ``noisy`` and its complement's two rows (other-than-noisy)."""
+    rows = [
+        term("clean", 0.10, model),
+        term("a", 0.20, model),
+        term("b", 0.30, model),
+        term("ab", 0.50, model),
+    ]
+    for level_b, eer in (("none", 0.12), ("opus", 0.28)):
+        rows.append(
+            term("clean", eer, model, tag=f"other-{level_b}")
+            | {"level_a": "other-than-noisy", "level_b": level_b, "complement_of": "noisy"}
+        )
+    return rows
+
+
+def test_a_stratum_against_its_complement_by_hand() -> None:
+    result = derive_contrasts(frame(_complement_rows() + _complement_rows("m2")))
+    # the design's own contrast is unchanged and the complement rows make no contrast against the all reference
+    assert [(c.model, c.level_a, c.reference) for c in result.contrasts] == [
+        ("m1", "noisy", None),
+        ("m2", "noisy", None),
+    ]
+    assert result.contrasts[0].ie == pytest.approx(0.50 - (0.20 + 0.30 - 0.10))
+    assert result.incomplete == []
+    first, second = result.complement
+    # prediction = EER(noisy) + EER(other-than-noisy + opus) - EER(other-than-noisy) = 0.20 + 0.28 - 0.12 = 0.36
+    assert (first.model, first.level_a, first.level_b, first.reference) == ("m1", "noisy", "opus", "other-than-noisy")
+    assert first.prediction == pytest.approx(0.36) and first.ie == pytest.approx(0.14)
+    assert first.records == ("m1-c1-clean-other-none", "m1-c1-a-", "m1-c1-clean-other-opus", "m1-c1-ab-")
+    assert second.model == "m2" and second.as_dict()["reference"] == "other-than-noisy"
+
+
+def test_a_complement_setting_without_its_terms_gives_no_complement_contrast() -> None:
+    rows = [row for row in _complement_rows() if row["record_id"] != "m1-c1-clean-other-none"]
+    result = derive_contrasts(frame(rows))
+    assert result.complement == [] and len(result.contrasts) == 1

@@ -275,3 +275,25 @@ def test_bad_roster_for_training_corpora_is_one_line(tmp_path: Path, body: str, 
     roster.write_text(body)
     with pytest.raises(InputError, match=message):
         read_training_corpora(roster)
+
+
+def test_single_speaker_subgroup_is_flagged_from_the_enrolment_speaker_count(tmp_path: Path) -> None:
+    # Hand-worked: F has 3 enrolment speakers, M one (two records of M: clean and noise); the table-wide row
+    # without a subgroup has one enrolment speaker too but is no subgroup; a row without the count is not judged.
+    rows = [
+        row("F-clean", 0.1, subgroup="gender=F", n_speakers=4, n_enrol_speakers=3, n_test_speakers=4),
+        row("M-clean", 0.1, subgroup="gender=M", n_speakers=4, n_enrol_speakers=1, n_test_speakers=4),
+        row("M-noise", 0.2, subgroup="gender=M", n_speakers=4, n_enrol_speakers=1, n_test_speakers=4),
+        row("all", 0.1, n_speakers=1, n_enrol_speakers=1, n_test_speakers=1),
+        row("unknown", 0.1, subgroup="gender=X"),
+    ]
+    flag = flags_of(audit(tmp_path, rows))["single-speaker-subgroup"]
+    assert flag["severity"] == "warning"
+    assert flag["records"] == ["M-clean", "M-noise"]
+    assert flag["details"]["cells"] == [{"experiment": "E14", "subgroup": "gender=M"}]
+    assert flag["message"].startswith("2 subgroup records have one enrolment speaker")
+
+
+def test_no_single_speaker_flag_without_the_counts(tmp_path: Path) -> None:
+    rows = [row("F-clean", 0.1, subgroup="gender=F"), row("M-clean", 0.1, subgroup="gender=M")]
+    assert "single-speaker-subgroup" not in flags_of(audit(tmp_path, rows))

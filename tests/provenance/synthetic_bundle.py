@@ -138,12 +138,14 @@ def build_bundle(
     fallback_record: str | None = None,
     corpus_table_edit: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
     analysis: str | None = None,
+    results_edit: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
 ) -> SyntheticBundle:
     """Write a complete bundle under ``tmp_path/bundle`` and its keys under ``tmp_path/keys``.
 
     ``odd_trial_list_record`` scores that record on a second trial list (an unmatched contrast term);
     ``fallback_record`` gives that record's noise chain three fallbacks; ``corpus_table_edit`` changes the
-    corpus table before the bundle is signed; ``analysis`` is the body of a ``config.toml`` ``[analysis]`` table.
+    corpus table before the bundle is signed; ``analysis`` is the body of a ``config.toml`` ``[analysis]`` table;
+    ``results_edit`` changes the results table before it is written and signed.
     """
     root = tmp_path / "bundle"
     (root / "scores").mkdir(parents=True)
@@ -233,6 +235,8 @@ def build_bundle(
                 }
             )
     results = pd.DataFrame(rows)
+    if results_edit is not None:
+        results = results_edit(results)
     results.to_csv(root / "results.csv", index=False)
     (root / "checkpoints.json").write_text(json.dumps(checkpoints, indent=2))
     (root / "operators.json").write_text(

@@ -145,10 +145,27 @@ def test_bundle_rows_carry_provenance_and_rescore_exactly(finished: tuple[Path, 
         scored = scores[scores["status"] == "scored"]
         assert len(scored) == row.n_target + row.n_nontarget
         assert legacy_eer(scored["label"].to_numpy(), scored["score"].to_numpy()) == row.eer_legacy
-        trials = pd.read_csv(out / "trials" / f"{row.trial_list_id}.csv")
+        trials = pd.read_csv(
+            out / "trials" / f"{row.trial_list_id}.csv", dtype={"enrol_speaker": str, "test_speaker": str}
+        )
         assert (trials["label"].to_numpy() == scores["label"].to_numpy()).all()
+        enrol, test = set(trials["enrol_speaker"]), set(trials["test_speaker"])
+        assert (row.n_speakers, row.n_enrol_speakers, row.n_test_speakers) == (len(enrol | test), len(enrol), len(test))
     for name in ("operators.json", "checkpoints.json", "environment.json", "provenance/statement.json"):
         assert (out / name).is_file()
+    timings = json.loads((out / "timings.json").read_text())
+    assert set(timings["stages"]) == {"corpora", "encoders", "plan", "embeddings", "scores"}
+    assert all(stage["wall_s"] >= 0 and stage["cpu_s"] >= 0 for stage in timings["stages"].values())
+    statement = json.loads((out / "provenance" / "statement.json").read_text())
+    assert "timings.json" in {subject["name"] for subject in statement["subject"]}  # signed like the others
+    # cold cache: both labels embed the same sides, whose audio is their clean utterances' durations
+    pool = pd.read_csv(out / "corpus" / "utterances.csv")["duration_s"]
+    first, second = timings["encoders"].values()
+    assert (first["sides"], first["audio_s"]) == (second["sides"], second["audio_s"])
+    for label, row in timings["encoders"].items():
+        assert row["sides"] > 0 and row["wall_s"] > 0 and row["cpu_s"] > 0
+        assert pool.min() * row["sides"] <= row["audio_s"] <= pool.max() * row["sides"]
+        assert row["audio_seconds_per_second"] == pytest.approx(row["audio_s"] / row["wall_s"], rel=1e-3), label
 
 
 def test_pretrained_encoder_is_well_below_chance_and_noise_raises_its_eer(

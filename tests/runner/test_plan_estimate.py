@@ -264,3 +264,53 @@ def test_plan_with_corpora_reads_them_and_counts_the_runs_sides(tmp_path: Path) 
     assert (plan["total"]["records"], plan["total"]["trials"]) == (len(plans), 40)
     assert plan["total"]["embeddings_per_label"] == len(sides)
     assert plan["total"]["operator_realisations"] == sum(s.chain_id != chain_id([]) for s in sides)
+
+
+def _bundle_with_timings(folder: Path, encoders: object) -> Path:
+    folder.mkdir(parents=True)
+    timings = {"run_id": "0123456789abcdef", "device": "cpu", "executor": "local", "encoders": encoders}
+    (folder / "timings.json").write_text(json.dumps(timings))
+    return folder
+
+
+def test_plan_takes_the_throughput_a_bundle_measured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("INTERBIAS_CORPORA", raising=False)
+    monkeypatch.delenv("INTERBIAS_CHECKPOINTS", raising=False)
+    bundle = _bundle_with_timings(
+        tmp_path / "bundle",
+        {
+            "ecapa-tdnn": {"sides": 40, "audio_s": 120.0, "wall_s": 40.0, "cpu_s": 70.0},  # 3 audio s per s
+            "campplus": {"sides": 0, "audio_s": 0.0, "wall_s": 0.0, "cpu_s": 0.0},  # all cached: no figure
+        },
+    )
+    done = CliRunner().invoke(
+        app, ["plan", str(ROOT / "configs" / "full.toml"), "--json", "--throughput-from", str(bundle)]
+    )
+    assert done.exit_code == 0, done.output
+    plan = json.loads(done.stdout)
+    ecapa = plan["labels"]["ecapa-tdnn"]
+    assert ecapa["audio_seconds_per_second"] == pytest.approx(3.0)
+    assert ecapa["hours"] == pytest.approx(plan["total"]["audio_seconds_per_label"] / 3.0 / 3600)
+    assert ecapa["throughput_source"] == "bundle/timings.json: run 0123456789abcdef, device cpu, local"
+    assert plan["labels"]["campplus"]["hours"] is None and plan["labels"]["wavlm-large"]["hours"] is None
+
+
+@pytest.mark.parametrize(
+    ("encoders", "problem"),
+    [
+        ([], "expected an object 'encoders'"),
+        ({"ecapa-tdnn": {"audio_s": -1, "wall_s": 2}}, "encoders.ecapa-tdnn.audio_s: expected a number >= 0"),
+        ({"ecapa-tdnn": {"audio_s": 1, "wall_s": True}}, "encoders.ecapa-tdnn.wall_s: expected a number >= 0"),
+        ({"ecapa-tdnn": "fast"}, "encoders.ecapa-tdnn.audio_s: expected a number >= 0"),
+    ],
+)
+def test_a_bad_or_absent_timings_file_is_one_line(tmp_path: Path, encoders: object, problem: str) -> None:
+    full = str(ROOT / "configs" / "full.toml")
+    bundle = _bundle_with_timings(tmp_path / "bundle", encoders)
+    done = CliRunner().invoke(app, ["plan", full, "--throughput-from", str(bundle)])
+    assert done.exit_code == 2 and problem in done.stderr and "Traceback" not in done.output
+    (bundle / "timings.json").unlink()
+    absent = CliRunner().invoke(app, ["plan", full, "--throughput-from", str(bundle)])
+    assert absent.exit_code == 2 and "timings.json: missing" in absent.stderr
+    both = CliRunner().invoke(app, ["plan", full, "--throughput-from", str(bundle), "--throughput", full])
+    assert both.exit_code == 2 and "not both" in both.stderr

@@ -88,6 +88,13 @@ def test_spoof_and_subgroup_lists_are_what_the_design_asks(bundle: PaperBundle) 
         assert set(trials.loc[development, "label"]) == {"0", "1"}  # a threshold can be chosen on them
 
 
+def test_rows_carry_the_speakers_of_their_trial_lists(bundle: PaperBundle) -> None:
+    for row in results_of(bundle).drop_duplicates("trial_list_id").itertuples():
+        trials = pd.read_csv(bundle.root / "trials" / f"{row.trial_list_id}.csv", dtype=str)
+        enrol, test = set(trials["enrol_speaker"]), set(trials["test_speaker"])
+        assert (row.n_speakers, row.n_enrol_speakers, row.n_test_speakers) == (len(enrol | test), len(enrol), len(test))
+
+
 def test_rows_carry_the_true_metrics_of_their_scores(bundle: PaperBundle) -> None:
     for row in results_of(bundle).itertuples():
         scores = pd.read_parquet(bundle.root / "scores" / f"{row.record_id}.parquet")
@@ -112,8 +119,15 @@ def test_the_same_seed_gives_the_same_bundle(tmp_path: Path) -> None:
 # (6) x codec (2), E14 emotion (4) x noise (3), E17 session (1) x packet loss (2), E20 emotion (2) x noise/codec
 # (3). Every factor A selects a population (its levels are other speakers or utterances), so every contrast is a
 # population contrast. E15 and E18 are descriptive cross-corpus designs the audit leaves out of the families. E16:
-# clean + 9 noises, one fixed-threshold setting and one subgroup gap per condition and label.
-FAMILIES = {"E13/speaker": 12, "E14/speaker": 12, "E17/speaker": 2, "E20/speaker": 6}
+# clean + 9 noises, one fixed-threshold setting and one subgroup gap per condition and label. E13 declares
+# complement_reference: each of its 6 strata against the other 5 at each of 2 codecs, a family of its own.
+FAMILIES = {
+    "E13/speaker": 12,
+    "E13/speaker (complement reference)": 12,
+    "E14/speaker": 12,
+    "E17/speaker": 2,
+    "E20/speaker": 6,
+}
 E16_CONDITIONS = 10
 USED_CORPORA = ("common_voice", "ears", "l2_arctic", "ravdess", "torgo", "tts_spoofs", "vc_spoofs", "voxceleb1")
 
@@ -159,3 +173,21 @@ def test_a_rehearsal_refuses_an_existing_folder_and_unknown_corpora(tmp_path: Pa
     assert done.exit_code == 2 and done.output.count("\n") == 1, done.output
     assert "no rehearsal shape for corpora asterisk" in done.output
     assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.slow  # a second generated bundle and its whole audit, statistics included
+def test_e13_complement_contrasts_are_a_family_of_their_own(tmp_path: Path) -> None:
+    from audit.verify import verify
+
+    e13 = write_paper_bundle(tmp_path / "e13", scale=0.05, labels=LABELS, experiments=("E13",), pad=False, seed=3)
+    results = results_of(e13)
+    # by hand from full.toml: (1 + 6 strata) x (1 + 2 codecs) = 21 cells, and 6 x 3 complement cells, per label
+    assert len(results) == (21 + 18) * LABELS
+    complement = results[results["complement_of"].notna()]
+    assert sorted(set(complement["level_a"])) == sorted(f"other-than-{s}" for s in set(complement["complement_of"]))
+    report = verify(e13.root / "results.csv", bundle=e13.root, key=e13.public_key)
+    families = report["statistics"]["families"]
+    # both labels are speaker encoders: 6 strata x 2 codecs x 2 labels contrasts in each family
+    assert families["E13/speaker"]["n_contrasts"] == 24
+    assert families["E13/speaker (complement reference)"]["n_contrasts"] == 24
+    assert report["verdict"] == "pass", [f["id"] for f in report["flags"] if f["severity"] == "error"]

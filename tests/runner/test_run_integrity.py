@@ -28,6 +28,7 @@ from typer.testing import CliRunner
 from runner.config import load_config
 from runner.corpora.asterisk import build_default_corpus
 from runner.pipeline import RunSummary, run
+from schemas.bundle import RUN_SPECIFIC_FILES, TIMINGS_FILE
 from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -264,10 +265,14 @@ def test_an_unexpected_failure_is_one_line_exit_1(
 
 
 def bundle_bytes(out: Path) -> dict[str, bytes]:
+    """Every file but the signature's and timings.json (a run-specific file: the clock). environment.json, the other
+    run-specific file, is the same on one machine and is compared."""
     return {
         path.relative_to(out).as_posix(): path.read_bytes()
         for path in sorted(out.rglob("*"))
-        if path.is_file() and path.relative_to(out).parts[0] != "provenance"
+        if path.is_file()
+        and path.relative_to(out).parts[0] != "provenance"
+        and path.relative_to(out).as_posix() != TIMINGS_FILE
     }
 
 
@@ -282,7 +287,12 @@ def test_two_folders_give_the_same_bundle_with_modes_from_the_umask(
         os.umask(previous)
     here, there = bundle_bytes(folder / "out"), bundle_bytes(tmp_path / "elsewhere" / "out")
     assert list(here) == list(there) and [name for name in here if here[name] != there[name]] == []
-    for name in ("operators.json", "run.json", "environment.json"):
+    assert TIMINGS_FILE in RUN_SPECIFIC_FILES
+    for name in ("operators.json", "run.json", "environment.json", TIMINGS_FILE):
+        here[name], there[name] = (
+            (folder / "out" / name).read_bytes(),
+            (tmp_path / "elsewhere" / "out" / name).read_bytes(),
+        )
         assert str(folder) not in here[name].decode() and str(tmp_path) not in there[name].decode()
     statement = json.loads((tmp_path / "elsewhere" / "out" / "provenance" / "statement.json").read_text())
     assert str(tmp_path) not in json.dumps(statement)

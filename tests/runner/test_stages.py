@@ -56,3 +56,11 @@ def test_lines_go_to_stderr_and_a_terminal_gets_bars_not_lines(capsys: pytest.Ca
     with terminal.part("embeddings", "sides embedded", 2) as part:
         part.advance(2)
     assert part.bar is not None and part.bar.n == 2 and stream.getvalue() == ""
+
+
+def test_each_stage_keeps_its_wall_and_cpu_seconds() -> None:
+    ticks, cpu = iter([10.0, 12.5, 20.0]), iter([1.0, 2.0, 2.25])
+    log = StageLog(2, False, io.StringIO(), clock=lambda: next(ticks), cpu_clock=lambda: next(cpu))
+    log.done("plan", "3 records")
+    log.done("embeddings", "7 computed")
+    assert log.seconds == {"plan": {"wall_s": 2.5, "cpu_s": 1.0}, "embeddings": {"wall_s": 7.5, "cpu_s": 0.25}}
