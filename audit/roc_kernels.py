@@ -1,14 +1,16 @@
-"""Compiled loops behind ``audit.weighted_roc``: weighted ROC curves of many resamples, streamed.
+"""Compiled loops behind ``audit.weighted_roc``: weighted ROC curves of many resamples at once.
 
-A resample row gives each speaker a multiplicity; a trial weighs its enrolment speaker's times its partner's
-(``weights[row, enrol] * weights[row, partner]``; a partner code ``n_speakers`` means 1: a target trial).
-The trials come sorted by descending score; ``group_end`` closes each run of equal scores (one threshold),
-``unit_end`` each run of thresholds that ``rocch`` may pool without looking (a run of one class, or one mixed
-threshold). Each row streams its trials once, with no per-row matrix: ``interp`` and ``legacy`` stop at the
-crossing (or the first point roc_curve keeps after it), ``rocch`` runs pool-adjacent-violators as the steps
-arrive. Every decision (crossing, kept point, pooling) is an exact comparison of integer-valued float64 sums,
-as the reference implementations in ``audit.metrics`` make them on counts. Compiled once per machine
-(``cache=True``); loaded only when a bootstrap runs.
+Weights come transposed and local to one trial list: ``weights[speaker, row]`` is a speaker's multiplicity in
+resample ``row``, with a last speaker of weight 1 (the partner of a target trial, or of every trial under one-way
+clustering). A trial weighs ``weights[enrol, row] * weights[partner, row]``. The trials come sorted by
+descending score and cut into units (``unit_end``): one unit per threshold for ``interp`` and ``legacy``, one
+per run of thresholds that ``rocch`` may pool without looking (a run of one class, or one threshold holding
+both). A block of rows sums every unit's target and non-target weight in one pass over the trials, the inner
+loop running over the block's rows (contiguous, vectorised); each row then walks its units: ``interp`` and
+``legacy`` stop at the crossing (or at the first point roc_curve keeps after it), ``rocch`` runs
+pool-adjacent-violators. Every decision (crossing, kept point, pooling) is an exact comparison of
+integer-valued float64 sums, as ``audit.metrics`` makes it on counts. Compiled once per machine
+(``cache=True``), and loaded only when a bootstrap runs.
 """
 
 from __future__ import annotations
@@ -19,25 +21,17 @@ from numba import njit, prange
 INTERP, LEGACY, ROCCH = 0, 1, 2
 
 
-@njit(cache=True, inline="always")
-def _weight(weights, row, enrol, partner, n_speakers):
-    value = weights[row, enrol]
-    if partner != n_speakers:
-        value *= weights[row, partner]
-    return value
-
-
 @njit(cache=True, parallel=True)
 def weighted_sums(weights, enrol, partner, values):
-    """(rows x columns): per row, each column of ``values`` (trials x columns) summed with the trials' weights."""
-    rows, n_speakers = weights.shape
-    out = np.zeros((rows, values.shape[1]))
-    for row in prange(rows):
+    """(columns x rows): each column of ``values`` (trials x columns) summed with each row's trial weights."""
+    rows = weights.shape[1]
+    out = np.zeros((values.shape[1], rows))
+    for column in prange(values.shape[1]):
         for trial in range(enrol.size):
-            weight = _weight(weights, row, enrol[trial], partner[trial], n_speakers)
-            if weight != 0.0:
-                for column in range(values.shape[1]):
-                    out[row, column] += weight * values[trial, column]
+            value = values[trial, column]
+            if value != 0.0:
+                for row in range(rows):
+                    out[column, row] += value * weights[enrol[trial], row] * weights[partner[trial], row]
     return out
 
 
@@ -67,119 +61,174 @@ def _legacy(before_tps, before_fps, at_origin, tps, fps, n_target, n_nontarget):
 
 
 @njit(cache=True)
-def _curve_eer(weights, row, enrol, partner, labels, group_end, n_target, n_nontarget, legacy):
-    """``interp`` or ``legacy`` EER of one row, streaming its present points (thresholds that carry weight).
-
-    roc_curve keeps a present point unless its steps in and out are equal (both counts): the first, the last
-    and every change of step. ``legacy`` takes the last kept point before the crossing and the first kept one
-    at or after it.
-    """
-    n_speakers = weights.shape[1]
+def _crossing(tps, fps, n_target, n_nontarget):
+    """The first unit whose point has fpr >= fnr (``fps * P + tps * N >= P * N``, exact); cumulative weight is
+    monotone, so a binary search. It holds at the last unit, and its unit carries weight (else the test held one
+    unit earlier)."""
     goal = n_target * n_nontarget
-    tps = fps = 0.0  # the last present point
-    step_tps = step_fps = 0.0  # the step into it
-    kept_tps = kept_fps = 0.0  # the last kept point before it
-    before_tps = before_fps = 0.0  # legacy: the last kept point before the crossing
-    n_present = 0
-    crossed = at_origin = False
-    start = 0
-    for end in group_end:
-        group_tps = group_fps = 0.0
-        for trial in range(start, end):
-            weight = _weight(weights, row, enrol[trial], partner[trial], n_speakers)
-            if labels[trial]:
-                group_tps += weight
-            else:
-                group_fps += weight
-        start = end
-        if group_tps + group_fps == 0.0:
-            continue  # a threshold this row did not draw: its point repeats the last one
-        if n_present == 1 or (n_present > 1 and (group_tps != step_tps or group_fps != step_fps)):
-            if crossed:
-                break  # the last present point is the first kept one at or after the crossing
-            kept_tps, kept_fps = tps, fps
-        step_tps, step_fps = group_tps, group_fps
-        tps += group_tps
-        fps += group_fps
-        n_present += 1
-        if not crossed and fps * n_target + tps * n_nontarget >= goal:
-            if not legacy:
-                return _interp(tps, fps, tps - group_tps, fps - group_fps, n_present > 1, n_target, n_nontarget)
-            crossed, at_origin = True, n_present == 1
-            before_tps, before_fps = kept_tps, kept_fps
-    return _legacy(before_tps, before_fps, at_origin, tps, fps, n_target, n_nontarget)  # the last point is kept
+    low, high = 0, tps.size - 1
+    while low < high:
+        middle = (low + high) // 2
+        if fps[middle] * n_target + tps[middle] * n_nontarget >= goal:
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 @njit(cache=True)
-def _rocch(weights, row, enrol, partner, labels, unit_end, n_target, n_nontarget, block_tps, block_trials):
-    """ROCCH EER of one row: PAV on the steps' target rates as they arrive (exact cross-multiplied
-    comparisons), then the largest crossing of a hull edge's line with pfa = pmiss (0 for an edge at
-    pfa = 0 or pmiss = 0, as BOSARIS ``rocch2eer``)."""
-    n_speakers = weights.shape[1]
+def _present_before(tps, fps, unit):
+    """The last unit whose point differs from ``unit``'s (the present point before it), or -1 (the origin)."""
+    total = tps[unit] + fps[unit]
+    unit -= 1
+    while unit >= 0 and tps[unit] + fps[unit] == total:
+        unit -= 1
+    return unit
+
+
+@njit(cache=True)
+def _present_after(tps, fps, unit):
+    """The first unit whose point differs from ``unit``'s, or the number of units when it is the last point."""
+    total = tps[unit] + fps[unit]
+    unit += 1
+    while unit < tps.size and tps[unit] + fps[unit] == total:
+        unit += 1
+    return unit
+
+
+@njit(cache=True)
+def _kept(tps, fps, unit):
+    """roc_curve keeps a point unless its steps in and out are equal (both counts): the first, the last and
+    every change of step."""
+    before, after = _present_before(tps, fps, unit), _present_after(tps, fps, unit)
+    if before < 0 or after == tps.size:
+        return True
+    return tps[unit] - tps[before] != tps[after] - tps[unit] or fps[unit] - fps[before] != fps[after] - fps[unit]
+
+
+@njit(cache=True)
+def _curve_eer(tps, fps, n_target, n_nontarget, legacy):
+    """``interp`` or ``legacy`` EER of one row from its cumulative weights at each threshold.
+
+    ``interp`` interpolates between the crossing and the point before it (or (0, 0)). ``legacy`` takes the
+    last kept point before the crossing (or the origin) and the first kept one at or after it; the present
+    points near the crossing are found by walking over the thresholds this row did not draw.
+    """
+    after = _crossing(tps, fps, n_target, n_nontarget)
+    if not legacy:
+        has_previous = after > 0
+        return _interp(
+            tps[after],
+            fps[after],
+            tps[after - 1] if has_previous else 0.0,
+            fps[after - 1] if has_previous else 0.0,
+            has_previous,
+            n_target,
+            n_nontarget,
+        )
+    before = _present_before(tps, fps, after)
+    while not _kept(tps, fps, after):
+        after = _present_after(tps, fps, after)
+    while before >= 0 and not _kept(tps, fps, before):
+        before = _present_before(tps, fps, before)
+    if before < 0:
+        return _legacy(0.0, 0.0, True, tps[after], fps[after], n_target, n_nontarget)
+    return _legacy(tps[before], fps[before], False, tps[after], fps[after], n_target, n_nontarget)
+
+
+@njit(cache=True)
+def _rocch(cumulative_tps, cumulative_fps, n_target, n_nontarget, block_tps, block_trials):
+    """ROCCH EER of one row from its cumulative weights at each unit's end: PAV on the units' target rates
+    (exact cross-multiplied comparisons), then the largest crossing of a hull edge's line with pfa = pmiss, as
+    BOSARIS ``rocch2eer``. One block (constant scores) is the chance diagonal's edge: 0.5."""
     n_blocks = 0
-    start = 0
-    for end in unit_end:
-        unit_tps = unit_trials = 0.0
-        for trial in range(start, end):
-            weight = _weight(weights, row, enrol[trial], partner[trial], n_speakers)
-            unit_trials += weight
-            if labels[trial]:
-                unit_tps += weight
-        start = end
-        if unit_trials == 0.0:
+    before_tps = before_fps = 0.0
+    for unit in range(cumulative_tps.size):
+        tps = cumulative_tps[unit] - before_tps
+        trials = tps + cumulative_fps[unit] - before_fps
+        before_tps, before_fps = cumulative_tps[unit], cumulative_fps[unit]
+        if trials == 0.0:
             continue
         # pool while the block before has a lower target rate than this one (rates must not increase)
-        while n_blocks > 0 and block_tps[n_blocks - 1] * unit_trials < unit_tps * block_trials[n_blocks - 1]:
+        while n_blocks > 0 and block_tps[n_blocks - 1] * trials < tps * block_trials[n_blocks - 1]:
             n_blocks -= 1
-            unit_tps += block_tps[n_blocks]
-            unit_trials += block_trials[n_blocks]
-        block_tps[n_blocks] = unit_tps
-        block_trials[n_blocks] = unit_trials
+            tps += block_tps[n_blocks]
+            trials += block_trials[n_blocks]
+        block_tps[n_blocks] = tps
+        block_trials[n_blocks] = trials
         n_blocks += 1
-    eer = 0.0  # one block (constant scores) is the chance diagonal's edge: 0.5
-    tps = fps = 0.0
-    fa_before, miss_before = 0.0, 1.0
+    # The hull is convex and falls from (0, 1) to (1, 0), so every edge's line lies on or below it and the largest
+    # crossing is the edge that spans the diagonal: it ends at the first vertex with pmiss <= pfa (exact test).
+    tps = fps = tps_before = fps_before = 0.0
     for block in range(n_blocks):
+        tps_before, fps_before = tps, fps
         tps += block_tps[block]
         fps += block_trials[block] - block_tps[block]
-        p_fa = fps / n_nontarget
-        p_miss = (n_target - tps) / n_target
-        d_fa, d_miss = p_fa - fa_before, p_miss - miss_before
-        if d_fa != 0.0 and d_miss != 0.0:
-            crossing = (d_fa * miss_before - d_miss * fa_before) / (d_fa - d_miss)
-            if crossing > eer:
-                eer = crossing
-        fa_before, miss_before = p_fa, p_miss
-    return eer
+        if (n_target - tps) * n_nontarget <= fps * n_target:
+            break
+    p_fa, p_miss = fps / n_nontarget, (n_target - tps) / n_target
+    fa_before, miss_before = fps_before / n_nontarget, (n_target - tps_before) / n_target
+    d_fa, d_miss = p_fa - fa_before, p_miss - miss_before
+    if d_fa == 0.0 or d_miss == 0.0:
+        return 0.0  # an edge at pfa = 0 or pmiss = 0: BOSARIS counts 0
+    return (d_fa * miss_before - d_miss * fa_before) / (d_fa - d_miss)
 
 
 @njit(cache=True, parallel=True)
-def eer_of_rows(weights, enrol, partner, labels, group_end, unit_end, n_target, n_nontarget, method):
-    """The EER of every row of ``weights`` (rows x speakers) in ``method``; NaN where a class weighs 0."""
-    rows = weights.shape[0]
+def eer_of_rows(weights, enrol, partner, labels, unit_end, method, sums, stack):
+    """The EER of every resample row (``weights``: speakers x rows) in ``method``; NaN where a class weighs 0.
+
+    ``sums`` (workers x 2 x units x block) and ``stack`` (workers x 2 x units) are reused scratch space, one
+    slice per worker: fresh allocations of this size cost more in page faults than the arithmetic. Worker
+    ``k`` takes the blocks of rows ``k``, ``k + workers``, ...
+    """
+    rows = weights.shape[1]
+    workers, block = sums.shape[0], sums.shape[3]
+    n_units = unit_end.size
     out = np.full(rows, np.nan)
-    n_chunks = min(rows, 64)
-    for chunk in prange(n_chunks):
-        block_tps = np.empty(unit_end.size)
-        block_trials = np.empty(unit_end.size)
-        for row in range(chunk * rows // n_chunks, (chunk + 1) * rows // n_chunks):
-            if n_target[row] == 0.0 or n_nontarget[row] == 0.0:
-                continue
-            if method == ROCCH:
-                out[row] = _rocch(
-                    weights,
-                    row,
-                    enrol,
-                    partner,
-                    labels,
-                    unit_end,
-                    n_target[row],
-                    n_nontarget[row],
-                    block_tps,
-                    block_trials,
-                )
-            else:
-                out[row] = _curve_eer(
-                    weights, row, enrol, partner, labels, group_end, n_target[row], n_nontarget[row], method == LEGACY
-                )
+    for worker in prange(workers):
+        tps, fps = sums[worker, 0], sums[worker, 1]  # cumulative weight at each unit's end
+        n_target, n_nontarget = np.zeros(block), np.zeros(block)  # running sums, the totals at the end
+        for low in range(worker * block, rows, workers * block):
+            width = min(block, rows - low)
+            n_target[:] = 0.0
+            n_nontarget[:] = 0.0
+            start = 0
+            for unit in range(n_units):
+                for trial in range(start, unit_end[unit]):
+                    enrolled, partnered = enrol[trial], partner[trial]
+                    if labels[trial]:
+                        for row in range(width):
+                            n_target[row] += weights[enrolled, low + row] * weights[partnered, low + row]
+                    else:
+                        for row in range(width):
+                            n_nontarget[row] += weights[enrolled, low + row] * weights[partnered, low + row]
+                for row in range(width):
+                    tps[unit, row] = n_target[row]
+                    fps[unit, row] = n_nontarget[row]
+                start = unit_end[unit]
+            for row in range(width):
+                if n_target[row] == 0.0 or n_nontarget[row] == 0.0:
+                    continue
+                if method == ROCCH:
+                    eer = _rocch(
+                        tps[:n_units, row],
+                        fps[:n_units, row],
+                        n_target[row],
+                        n_nontarget[row],
+                        stack[worker, 0],
+                        stack[worker, 1],
+                    )
+                else:
+                    eer = _curve_eer(
+                        tps[:n_units, row], fps[:n_units, row], n_target[row], n_nontarget[row], method == LEGACY
+                    )
+                out[low + row] = eer
     return out
+
+
+def workers() -> int:
+    """Threads the parallel loops run on (``NUMBA_NUM_THREADS``, default the machine's cores)."""
+    from numba import get_num_threads
+
+    return int(get_num_threads())

@@ -5,8 +5,8 @@ enrolment speaker's multiplicity times its partner's (``audit.statistics.pair_co
 ``n_speakers`` stands for a weight of 1, a trial of one speaker or one-way clustering). A row of integer weights
 is a resample of the trials, and its EER equals ``audit.metrics.eer`` of the trials repeated that often (tested
 bit for bit for ``legacy``, to 1e-12 for ``interp`` and ``rocch``). The trials are sorted once per score
-array; each row then streams them in compiled code (``audit.roc_kernels``), so no (rows x trials) matrix is
-ever built.
+array; compiled loops (``audit.roc_kernels``) then sum each threshold's weight for a block of rows at a time
+and walk each row's curve, so memory stays near ``_BLOCK_BYTES`` per core whatever the number of resamples.
 """
 
 from __future__ import annotations
@@ -21,63 +21,53 @@ from audit.metrics import EER_METHODS, EerMethod, MetricInputError
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 _METHOD_CODES = {"interp": 0, "legacy": 1, "rocch": 2}  # audit.roc_kernels' INTERP, LEGACY, ROCCH
+_BLOCK_BYTES = 4 << 20  # per block of rows: its units' cumulative target and non-target sums
 
 
 class WeightedRocInputError(MetricInputError):
     """Weights, codes or scores on which a weighted ROC is not defined."""
 
 
-def _codes(weights: FloatArray, clusters: ArrayLike, partners: ArrayLike | None) -> tuple[IntArray, IntArray]:
-    """Enrolment and partner codes checked against the weight columns (the compiled loops do not check)."""
-    n_speakers = weights.shape[1]
-    enrol = np.ascontiguousarray(clusters, dtype=np.int64)
-    partner = (
-        np.full(enrol.size, n_speakers, dtype=np.int64)
-        if partners is None
-        else np.ascontiguousarray(partners, dtype=np.int64)
-    )
-    if partner.shape != enrol.shape:
-        raise WeightedRocInputError(f"{enrol.size} enrolment codes but {partner.size} partner codes")
-    if enrol.size and (enrol.min() < 0 or enrol.max() >= n_speakers or partner.min() < 0 or partner.max() > n_speakers):
-        raise WeightedRocInputError(f"speaker codes must lie in 0..{n_speakers - 1} (partners up to {n_speakers})")
-    return enrol, partner
+@dataclass(frozen=True)
+class _Local:
+    """The weights of the speakers one trial list involves, transposed (speakers x rows, C order) with a last
+    speaker of weight 1, and each trial's enrolment and partner code into it: the loops then read a few
+    contiguous rows of weights, whatever the number of speakers drawn."""
 
+    weights: FloatArray
+    enrol: IntArray
+    partner: IntArray
 
-def _weights(weights: ArrayLike) -> FloatArray:
-    array = np.ascontiguousarray(weights, dtype=np.float64)
-    if array.ndim != 2:
-        raise WeightedRocInputError(f"weights must be (resamples x speakers), got shape {array.shape}")
-    return array
+    @classmethod
+    def of(cls, weights: ArrayLike, clusters: ArrayLike, partners: ArrayLike | None) -> _Local:
+        weight_array = np.asarray(weights, dtype=np.float64)
+        if weight_array.ndim != 2:
+            raise WeightedRocInputError(f"weights must be (resamples x speakers), got shape {weight_array.shape}")
+        n_speakers = weight_array.shape[1]
+        enrol = np.asarray(clusters, dtype=np.int64)
+        partner = np.full(enrol.size, n_speakers, dtype=np.int64) if partners is None else np.asarray(partners)
+        partner = partner.astype(np.int64, copy=False)
+        if partner.shape != enrol.shape or enrol.ndim != 1:
+            raise WeightedRocInputError(f"{enrol.size} enrolment codes but {partner.size} partner codes")
+        out_of_range = enrol.size and (enrol.min() < 0 or enrol.max() >= n_speakers)
+        if out_of_range or (partner.size and (partner.min() < 0 or partner.max() > n_speakers)):
+            raise WeightedRocInputError(f"speaker codes must lie in 0..{n_speakers - 1} (partners up to {n_speakers})")
+        used, local = np.unique(np.concatenate([enrol, partner]), return_inverse=True)
+        has_one = used.size > 0 and used[-1] == n_speakers
+        drawn = used[:-1] if has_one else used
+        local_weights = np.ones((drawn.size + 1, weight_array.shape[0]))
+        local_weights[: drawn.size] = weight_array[:, drawn].T  # the weight-1 speaker, if used, is the last code
+        return cls(local_weights, local[: enrol.size], local[enrol.size :])
 
 
 def weighted_sums(weights: ArrayLike, clusters: ArrayLike, partners: ArrayLike | None, values: ArrayLike) -> FloatArray:
     """(resamples x columns): each column of ``values`` (trials x columns) summed with each row's trial weights."""
     from audit import roc_kernels
 
-    weight_array = _weights(weights)
-    enrol, partner = _codes(weight_array, clusters, partners)
-    value_array = np.ascontiguousarray(values, dtype=np.float64).reshape(enrol.size, -1)
-    sums: FloatArray = roc_kernels.weighted_sums(weight_array, enrol, partner, value_array)
-    return sums
-
-
-def class_totals(
-    weights: ArrayLike, clusters: ArrayLike, labels: ArrayLike, partners: ArrayLike | None = None
-) -> tuple[FloatArray, FloatArray]:
-    """Per row, the total weight of the target and of the non-target trials, summed over distinct speaker
-    pairs (a trial list repeats pairs, so this is much shorter than a pass over the trials)."""
-    weight_array = _weights(weights)
-    enrol, partner = _codes(weight_array, clusters, partners)
-    label_array = np.asarray(labels).astype(bool)
-    pair = (enrol * (weight_array.shape[1] + 1) + partner) * 2 + label_array
-    distinct, counts = np.unique(pair, return_counts=True)
-    is_target = (distinct & 1).astype(bool)
-    speakers = distinct >> 1
-    per_class = np.column_stack([np.where(is_target, counts, 0), np.where(is_target, 0, counts)])
-    sums = weighted_sums(
-        weight_array, speakers // (weight_array.shape[1] + 1), speakers % (weight_array.shape[1] + 1), per_class
-    )
-    return sums[:, 0].copy(), sums[:, 1].copy()
+    local = _Local.of(weights, clusters, partners)
+    value_array = np.ascontiguousarray(values, dtype=np.float64).reshape(local.enrol.size, -1)
+    sums = roc_kernels.weighted_sums(local.weights, local.enrol, local.partner, value_array)
+    return np.ascontiguousarray(sums.T)
 
 
 @dataclass(frozen=True)
@@ -86,21 +76,17 @@ class SortedTrials:
     (``group_end``) and where each run that ROCCH pools without looking ends (``unit_end``: a run of
     thresholds of one class, or one threshold holding both)."""
 
-    enrol: IntArray
-    partner: IntArray
+    order: IntArray
     labels: NDArray[np.bool_]
     group_end: IntArray
     unit_end: IntArray
 
     @classmethod
-    def of(cls, scores: ArrayLike, labels: ArrayLike, enrol: IntArray, partner: IntArray) -> SortedTrials:
+    def of(cls, scores: ArrayLike, labels: ArrayLike) -> SortedTrials:
         score_array = np.asarray(scores, dtype=np.float64)
         label_array = np.asarray(labels).astype(bool)
-        if not (score_array.shape == label_array.shape == enrol.shape):
-            raise WeightedRocInputError(
-                f"scores, labels and speaker codes differ in length ({score_array.size}, {label_array.size}, "
-                f"{enrol.size})"
-            )
+        if score_array.shape != label_array.shape or score_array.ndim != 1:
+            raise WeightedRocInputError(f"{score_array.size} scores but {label_array.size} labels")
         if not np.isfinite(score_array).all():
             raise WeightedRocInputError("scores must be finite (drop unscored trials first)")
         order = np.argsort(-score_array, kind="stable")
@@ -111,13 +97,7 @@ class SortedTrials:
         targets = np.add.reduceat(ordered_labels.astype(np.int64), group_start) if ordered.size else group_end
         kind = np.where(targets == 0, 0, np.where(targets == group_end - group_start, 1, 2))  # non-target, target, both
         closes_unit = np.append((kind[:-1] == 2) | (kind[1:] != kind[:-1]), True)
-        return cls(
-            enrol=np.ascontiguousarray(enrol[order]),
-            partner=np.ascontiguousarray(partner[order]),
-            labels=np.ascontiguousarray(ordered_labels),
-            group_end=group_end,
-            unit_end=np.ascontiguousarray(group_end[closes_unit]),
-        )
+        return cls(order, np.ascontiguousarray(ordered_labels), group_end, np.ascontiguousarray(group_end[closes_unit]))
 
 
 def weighted_eer(
@@ -127,27 +107,49 @@ def weighted_eer(
     weights: ArrayLike,
     method: EerMethod = "interp",
     partners: ArrayLike | None = None,
-    totals: tuple[FloatArray, FloatArray] | None = None,
 ) -> FloatArray:
     """The EER of each row of speaker ``weights`` (resamples x speakers) in ``method``; NaN where a class
-    weighs 0. ``totals``: the rows' class totals when the caller has them (``class_totals``)."""
+    weighs 0."""
     from audit import roc_kernels
 
     if method not in EER_METHODS:
         raise WeightedRocInputError(f"unknown bootstrap EER method {method!r}: expected interp, legacy or rocch")
-    weight_array = _weights(weights)
-    enrol, partner = _codes(weight_array, clusters, partners)
-    trials = SortedTrials.of(scores, labels, enrol, partner)
-    n_target, n_nontarget = totals if totals is not None else class_totals(weight_array, enrol, labels, partner)
+    local = _Local.of(weights, clusters, partners)
+    trials = SortedTrials.of(scores, labels)
+    if trials.order.size != local.enrol.size:
+        raise WeightedRocInputError(f"{trials.order.size} scores but {local.enrol.size} speaker codes")
+    units = trials.unit_end if method == "rocch" else trials.group_end
+    sums, stack = _SCRATCH.of(units.size, roc_kernels.workers())
     eers: FloatArray = roc_kernels.eer_of_rows(
-        weight_array,
-        trials.enrol,
-        trials.partner,
+        local.weights,
+        np.ascontiguousarray(local.enrol[trials.order]),
+        np.ascontiguousarray(local.partner[trials.order]),
         trials.labels,
-        trials.group_end,
-        trials.unit_end,
-        np.ascontiguousarray(n_target, dtype=np.float64),
-        np.ascontiguousarray(n_nontarget, dtype=np.float64),
+        units,
         _METHOD_CODES[method],
+        sums,
+        stack,
     )
     return eers
+
+
+class _Scratch:
+    """Scratch arrays of the compiled loops, kept between calls and grown when a trial list needs more: a
+    bootstrap makes thousands of calls, and fresh arrays of a few MB each cost more in page faults than the
+    arithmetic they hold. Blocks hold as many rows as keep a worker's unit sums near ``_BLOCK_BYTES``."""
+
+    def __init__(self) -> None:
+        self.sums = np.empty((0, 2, 0, 0))
+        self.stack = np.empty((0, 2, 0))
+
+    def of(self, n_units: int, workers: int) -> tuple[FloatArray, FloatArray]:
+        block = int(np.clip(_BLOCK_BYTES // (16 * max(1, n_units)), 4, 64))
+        if self.sums.shape[0] != workers or self.sums.shape[2] < n_units or self.sums.shape[3] != block:
+            capacity = max(n_units, self.sums.shape[2] if self.sums.shape[3] == block else 0)
+            self.sums = np.empty((workers, 2, capacity, block))
+        if self.stack.shape[0] != workers or self.stack.shape[2] < n_units:
+            self.stack = np.empty((workers, 2, max(n_units, self.stack.shape[2])))
+        return self.sums, self.stack
+
+
+_SCRATCH = _Scratch()
