@@ -15,8 +15,17 @@ integer-valued float64 sums, as ``audit.metrics`` makes it on counts. Compiled o
 
 from __future__ import annotations
 
+import os
+
+import numba
 import numpy as np
 from numba import njit, prange
+
+# A bootstrap makes thousands of calls of a few ms: OpenMP's workers spin between them and, on a shared machine,
+# took twice the CPU time for the same wall time (measured); numba's own work queue sleeps. A user's
+# NUMBA_THREADING_LAYER still wins.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"
 
 INTERP, LEGACY, ROCCH = 0, 1, 2
 
@@ -229,6 +238,4 @@ def eer_of_rows(weights, enrol, partner, labels, unit_end, method, sums, stack):
 
 def workers() -> int:
     """Threads the parallel loops run on (``NUMBA_NUM_THREADS``, default the machine's cores)."""
-    from numba import get_num_threads
-
-    return int(get_num_threads())
+    return int(numba.get_num_threads())
