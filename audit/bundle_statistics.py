@@ -38,6 +38,7 @@ class _Scores:
     def __init__(self, bundle: VerifiedBundle) -> None:
         self.files = bundle.files
         self.trial_list = bundle.trial_list_of
+        self._columns: dict[str, dict[str, np.ndarray]] = {}
 
     def scores(self, record_id: str) -> np.ndarray:
         return self.files.scores[record_id].scores
@@ -45,17 +46,30 @@ class _Scores:
     def trials(self, record_id: str) -> pd.DataFrame:
         return self.files.trial_lists[self.trial_list[record_id]]
 
+    def columns(self, record_id: str) -> dict[str, np.ndarray]:
+        """The record's trial list as arrays (label as int, speakers as str), made once per list: every contrast
+        on the list then hands the statistics the same arrays, whose speaker codes are computed once."""
+        list_id = self.trial_list[record_id]
+        if list_id not in self._columns:
+            frame = self.files.trial_lists[list_id]
+            self._columns[list_id] = {
+                "label": frame["label"].astype(int).to_numpy(),
+                "enrol_speaker": frame["enrol_speaker"].astype(str).to_numpy(),
+                "test_speaker": frame["test_speaker"].astype(str).to_numpy(),
+            }
+        return self._columns[list_id]
+
 
 def _contrast_input(
     contrast: Contrast, scores: _Scores, held_out_levels: set[str], near_chance_eer: float
 ) -> ContrastInput:
     """The four terms' scores and trials; terms on different trial lists make a population contrast."""
     records = contrast.records
-    trials = {term: scores.trials(record) for term, record in zip(TERMS, records, strict=True)}
+    columns = {term: scores.columns(record) for term, record in zip(TERMS, records, strict=True)}
     shared = len({scores.trial_list[r] for r in records}) == 1
 
-    def column(name: str, kind: type = str) -> Any:
-        per_term = {term: frame[name].astype(kind).to_numpy() for term, frame in trials.items()}
+    def column(name: str) -> Any:
+        per_term = {term: arrays[name] for term, arrays in columns.items()}
         return per_term["clean"] if shared else per_term
 
     return ContrastInput(
@@ -69,7 +83,7 @@ def _contrast_input(
         },
         family=f"{contrast.experiment}/{contrast.model_family or 'unknown family'}",
         scores={term: scores.scores(record) for term, record in zip(TERMS, records, strict=True)},
-        labels=column("label", int),
+        labels=column("label"),
         clusters=column("enrol_speaker"),
         test_speakers=column("test_speaker"),
         held_out=bool({contrast.level_a, contrast.level_b} & held_out_levels),

@@ -25,7 +25,7 @@ from numba import njit, prange
 # took twice the CPU time for the same wall time (measured); numba's own work queue sleeps. A user's
 # NUMBA_THREADING_LAYER still wins.
 if "NUMBA_THREADING_LAYER" not in os.environ:
-    numba.config.THREADING_LAYER = "workqueue"
+    numba.config.THREADING_LAYER = "workqueue"  # type: ignore[attr-defined]
 
 INTERP, LEGACY, ROCCH = 0, 1, 2
 

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -150,12 +150,25 @@ class SpeakerDraws:
     index: NDArray[np.str_]
     weights: FloatArray
     seed: int
+    _codes: dict[tuple[int, int], tuple[Any, Any, tuple[IntArray, IntArray | None]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def of(cls, speaker_ids: Sequence[ArrayLike], n_resamples: int, seed: int) -> SpeakerDraws:
-        arrays = [np.asarray(ids).astype(str) for ids in speaker_ids]
+        distinct = {id(ids): ids for ids in speaker_ids}.values()  # a trial list's column, given once per term
+        arrays = [np.unique(np.asarray(ids).astype(str)) for ids in distinct]
         index = np.unique(np.concatenate(arrays)) if arrays else np.array([], dtype=str)
-        return cls(index, draw_cluster_weights(index.size, n_resamples, seed), seed)
+        # Fortran order: a trial list's speakers are then contiguous rows of ``weights.T`` (audit.weighted_roc)
+        return cls(index, np.asfortranarray(draw_cluster_weights(index.size, n_resamples, seed)), seed)
+
+    def codes(self, enrol: NDArray[Any], test: NDArray[Any] | None) -> tuple[IntArray, IntArray | None]:
+        """``pair_codes`` of these speaker arrays, computed once per pair of array objects: the terms of many
+        contrasts share a trial list's columns (the cache holds the arrays, so their ids stay theirs)."""
+        key = (id(enrol), id(test))
+        if key not in self._codes:
+            self._codes[key] = (enrol, test, pair_codes(self.index, enrol, test))
+        return self._codes[key][2]
 
 
 @dataclass(frozen=True)
@@ -227,11 +240,11 @@ def _scored_trials(contrast: ContrastInput) -> tuple[dict[str, _TermTrials], int
         kept = dict.fromkeys(TERMS, shared)
     trials = {
         term: _TermTrials(
-            scores=arrays["scores"][kept[term]],
-            labels=arrays["labels"][kept[term]].astype(bool),
-            enrol=arrays["clusters"][kept[term]],
-            test=None if arrays["test_speakers"] is None else arrays["test_speakers"][kept[term]],
-            subgroups=None if arrays["subgroups"] is None else arrays["subgroups"][kept[term]],
+            scores=_kept(arrays["scores"], kept[term]),
+            labels=_kept(arrays["labels"], kept[term]).astype(bool),
+            enrol=_kept(arrays["clusters"], kept[term]),
+            test=_kept(arrays["test_speakers"], kept[term]),
+            subgroups=_kept(arrays["subgroups"], kept[term]),
         )
         for term, arrays in raw.items()
     }
@@ -240,6 +253,13 @@ def _scored_trials(contrast: ContrastInput) -> tuple[dict[str, _TermTrials], int
     else:
         n_unscored = int(kept["clean"].size - kept["clean"].sum())
     return trials, n_unscored
+
+
+def _kept(values: Any, kept: NDArray[np.bool_]) -> Any:
+    """The kept trials' values: the array itself when every trial is kept (shared arrays stay shared)."""
+    if values is None or kept.all():
+        return values
+    return values[kept]
 
 
 def _cluster_description(trials: Mapping[str, _TermTrials]) -> str:
@@ -273,7 +293,7 @@ def _bootstrap_contrast(
     trials, n_unscored = _scored_trials(contrast)
     speakers = [ids for term in trials.values() for ids in term.speakers()]
     draws_of = shared if shared is not None else SpeakerDraws.of(speakers, n_resamples, seed)
-    codes = {term: pair_codes(draws_of.index, t.enrol, t.test) for term, t in trials.items()}
+    codes = {term: draws_of.codes(t.enrol, t.test) for term, t in trials.items()}
 
     def term_draws(term: str, t: _TermTrials) -> tuple[float, FloatArray]:
         """A term's EER and draws; with record ids and a cache, once per (record, kept trials)."""
@@ -311,7 +331,7 @@ def _bootstrap_contrast(
         "n_unscored_dropped": n_unscored,
         "n_target_clean": int(trials["clean"].labels.sum()),
         "n_nontarget_clean": int((~trials["clean"].labels).sum()),
-        "n_clusters": int(np.unique(np.concatenate([np.asarray(ids).astype(str) for ids in speakers])).size),
+        "n_clusters": _n_speakers(codes.values(), draws_of.index.size),
         "n_resamples": int(draws_of.weights.shape[0]),
         "seed": draws_of.seed,
         "level": level,
@@ -320,6 +340,12 @@ def _bootstrap_contrast(
     if all(t.subgroups is not None for t in trials.values()):
         summary["subgroups"] = _subgroup_gaps(trials, codes, draws_of.weights, level, eer_method)
     return _ContrastDraws(estimate=estimate, draws=draws, summary=summary)
+
+
+def _n_speakers(codes: Iterable[tuple[IntArray, IntArray | None]], n_index: int) -> int:
+    """Distinct speakers behind these trials' codes (a partner code ``n_index`` is a target trial's own speaker)."""
+    used = [code[code < n_index] for pair in codes for code in pair if code is not None]
+    return int(np.unique(np.concatenate(used)).size) if used else 0
 
 
 def _interval(estimate: float, draws: FloatArray, level: float) -> dict[str, Any]:

@@ -56,7 +56,8 @@ class _Local:
         has_one = used.size > 0 and used[-1] == n_speakers
         drawn = used[:-1] if has_one else used
         local_weights = np.ones((drawn.size + 1, weight_array.shape[0]))
-        local_weights[: drawn.size] = weight_array[:, drawn].T  # the weight-1 speaker, if used, is the last code
+        local_weights[: drawn.size] = weight_array.T[drawn]  # contiguous rows when the caller keeps weights in F order
+        # (the weight-1 speaker, if used, is the last code)
         return cls(local_weights, local[: enrol.size], local[enrol.size :])
 
 
