@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -255,6 +255,24 @@ def _scored_trials(contrast: ContrastInput) -> tuple[dict[str, _TermTrials], int
     return trials, n_unscored
 
 
+class _DrawCache:
+    """Values computed once per audit for one record's trials (or a part of them, e.g. one subgroup): a record
+    is a term of many contrasts. Keyed by record id, the part, and the scores themselves (their digest), so a
+    record scored differently in two places is never served the other's value."""
+
+    def __init__(self) -> None:
+        self._values: dict[tuple[str, str, int, bytes], Any] = {}
+
+    def get(self, record: str | None, part: str, scores: FloatArray, compute: Callable[..., Any], *args: Any) -> Any:
+        """``compute(*args)``, or its value for this record, part and scores when computed before."""
+        if record is None:
+            return compute(*args)
+        key = (record, part, scores.size, hashlib.blake2b(scores.tobytes()).digest())
+        if key not in self._values:
+            self._values[key] = compute(*args)
+        return self._values[key]
+
+
 def _kept(values: Any, kept: NDArray[np.bool_]) -> Any:
     """The kept trials' values: the array itself when every trial is kept (shared arrays stay shared)."""
     if values is None or kept.all():
@@ -288,28 +306,24 @@ def _bootstrap_contrast(
     level: float,
     eer_method: BootstrapEerMethod,
     shared: SpeakerDraws | None,
-    cache: dict[tuple[str, int, bytes], tuple[float, FloatArray]] | None = None,
+    cache: _DrawCache | None = None,
 ) -> _ContrastDraws:
     trials, n_unscored = _scored_trials(contrast)
     speakers = [ids for term in trials.values() for ids in term.speakers()]
     draws_of = shared if shared is not None else SpeakerDraws.of(speakers, n_resamples, seed)
     codes = {term: draws_of.codes(t.enrol, t.test) for term, t in trials.items()}
+    cache = cache or _DrawCache()
+    records = dict(contrast.records) if contrast.records is not None else dict.fromkeys(TERMS)
 
     def term_draws(term: str, t: _TermTrials) -> tuple[float, FloatArray]:
-        """A term's EER and draws; with record ids and a cache, once per (record, kept trials)."""
-        key = None
-        if cache is not None and contrast.records is not None:
-            key = (contrast.records[term], t.scores.size, hashlib.blake2b(t.scores.tobytes()).digest())
-            if key in cache:
-                return cache[key]
+        """A term's EER and draws, once per (record, scored trials) when the contrast names its records."""
         enrol, partner = codes[term]
-        value = (
-            eer(t.scores, t.labels, eer_method),
-            weighted_eer(t.scores, t.labels, enrol, draws_of.weights, eer_method, partner),
+        return cast(
+            tuple[float, FloatArray],
+            cache.get(
+                records[term], "all trials", t.scores, _eer_and_draws, t, enrol, partner, draws_of.weights, eer_method
+            ),
         )
-        if key is not None and cache is not None:
-            cache[key] = value
-        return value
 
     try:
         computed = {term: term_draws(term, t) for term, t in trials.items()}
@@ -338,7 +352,7 @@ def _bootstrap_contrast(
         "estimates": {name: _interval(estimate[name], draws[name], level) for name in estimate},
     }
     if all(t.subgroups is not None for t in trials.values()):
-        summary["subgroups"] = _subgroup_gaps(trials, codes, draws_of.weights, level, eer_method)
+        summary["subgroups"] = _subgroup_gaps(trials, codes, draws_of.weights, level, eer_method, cache, records)
     return _ContrastDraws(estimate=estimate, draws=draws, summary=summary)
 
 
@@ -346,6 +360,12 @@ def _n_speakers(codes: Iterable[tuple[IntArray, IntArray | None]], n_index: int)
     """Distinct speakers behind these trials' codes (a partner code ``n_index`` is a target trial's own speaker)."""
     used = [code[code < n_index] for pair in codes for code in pair if code is not None]
     return int(np.unique(np.concatenate(used)).size) if used else 0
+
+
+def _eer_and_draws(
+    t: _TermTrials, enrol: IntArray, partner: IntArray | None, weights: FloatArray, eer_method: BootstrapEerMethod
+) -> tuple[float, FloatArray]:
+    return eer(t.scores, t.labels, eer_method), weighted_eer(t.scores, t.labels, enrol, weights, eer_method, partner)
 
 
 def _interval(estimate: float, draws: FloatArray, level: float) -> dict[str, Any]:
@@ -358,17 +378,26 @@ def _subgroup_gaps(
     weights: FloatArray,
     level: float,
     eer_method: BootstrapEerMethod,
+    cache: _DrawCache | None = None,
+    records: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """Per term, each subgroup's EER and its signed gap to the first subgroup (sorted), plus the range
     (largest minus smallest subgroup EER), all with intervals from the same resamples. A subgroup whose EER
-    is undefined in some term (one class) is left out of every term and listed with why."""
+    is undefined in some term (one class) is left out of every term and listed with why. With ``records``,
+    each record's subgroup values are computed once per audit (``cache``)."""
+    cache = cache or _DrawCache()
     as_text = {term: np.asarray([str(name) for name in t.subgroups]) for term, t in trials.items()}  # type: ignore[union-attr]
     estimates: dict[str, dict[str, float]] = {term: {} for term in trials}
     undefined: dict[str, str] = {}
+
+    def member_eer(term: str, name: str) -> float:
+        t, member = trials[term], as_text[term] == name
+        return float(eer(t.scores[member], t.labels[member], eer_method))
+
     for name in sorted(set().union(*(set(groups.tolist()) for groups in as_text.values()))):
         try:
             values = {
-                term: eer(t.scores[as_text[term] == name], t.labels[as_text[term] == name], eer_method)
+                term: cache.get((records or {}).get(term), f"subgroup {name} eer", t.scores, member_eer, term, name)
                 for term, t in trials.items()
             }
         except MetricInputError as error:
@@ -383,7 +412,11 @@ def _subgroup_gaps(
         draws = {}
         for name in names:
             member = as_text[term] == name
-            draws[name] = weighted_eer(
+            draws[name] = cache.get(
+                (records or {}).get(term),
+                f"subgroup {name} draws",
+                t.scores,
+                weighted_eer,
                 t.scores[member],
                 t.labels[member],
                 enrol[member],
@@ -856,7 +889,7 @@ def bundle_statistics(
     ]
     speaker_ids += [np.asarray(ids) for s in subgroup_settings for ids in (s.enrol_speaker, s.test_speaker)]
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
-    cache: dict[tuple[str, int, bytes], tuple[float, FloatArray]] = {}
+    cache = _DrawCache()
     contrast_draws = [_bootstrap_contrast(c, n_resamples, seed, level, eer_method, shared, cache) for c in contrasts]
     summaries = [{**r.summary, "tost": tost_verdict(r.draws["ie"], margin, alpha)} for r in contrast_draws]
     families: dict[str, list[int]] = defaultdict(list)
