@@ -38,12 +38,26 @@ class _Scores:
     def __init__(self, bundle: VerifiedBundle) -> None:
         self.files = bundle.files
         self.trial_list = bundle.trial_list_of
+        self._columns: dict[str, dict[str, np.ndarray]] = {}
 
     def scores(self, record_id: str) -> np.ndarray:
         return self.files.scores[record_id].scores
 
     def trials(self, record_id: str) -> pd.DataFrame:
         return self.files.trial_lists[self.trial_list[record_id]]
+
+    def columns(self, record_id: str) -> dict[str, np.ndarray]:
+        """The record's trial list as arrays (label as int, speakers as str), made once per list: every contrast
+        on the list then hands the statistics the same arrays, whose speaker codes are computed once."""
+        list_id = self.trial_list[record_id]
+        if list_id not in self._columns:
+            frame = self.files.trial_lists[list_id]
+            self._columns[list_id] = {
+                "label": frame["label"].astype(int).to_numpy(),
+                "enrol_speaker": frame["enrol_speaker"].astype(str).to_numpy(),
+                "test_speaker": frame["test_speaker"].astype(str).to_numpy(),
+            }
+        return self._columns[list_id]
 
 
 def family_of(contrast: Contrast) -> str:
@@ -58,11 +72,11 @@ def _contrast_input(
 ) -> ContrastInput:
     """The four terms' scores and trials; terms on different trial lists make a population contrast."""
     records = contrast.records
-    trials = {term: scores.trials(record) for term, record in zip(TERMS, records, strict=True)}
+    columns = {term: scores.columns(record) for term, record in zip(TERMS, records, strict=True)}
     shared = len({scores.trial_list[r] for r in records}) == 1
 
-    def column(name: str, kind: type = str) -> Any:
-        per_term = {term: frame[name].astype(kind).to_numpy() for term, frame in trials.items()}
+    def column(name: str) -> Any:
+        per_term = {term: arrays[name] for term, arrays in columns.items()}
         return per_term["clean"] if shared else per_term
 
     return ContrastInput(
@@ -77,7 +91,7 @@ def _contrast_input(
         },
         family=family_of(contrast),
         scores={term: scores.scores(record) for term, record in zip(TERMS, records, strict=True)},
-        labels=column("label", int),
+        labels=column("label"),
         clusters=column("enrol_speaker"),
         test_speakers=column("test_speaker"),
         held_out=bool({contrast.level_a, contrast.level_b} & held_out_levels),

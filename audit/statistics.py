@@ -21,8 +21,8 @@ its trials in every list.
 
 **EER variant.** Bootstrap draws and their point estimates use one EER variant of ``audit.metrics``, named
 ``eer_method`` in every result (the bundle path takes the rows' own): ``interp``, ``legacy`` (the paper's
-routine, bit for bit) or ``rocch`` (one PAV call over all resamples). For a resample, each equals
-``audit.metrics.eer`` of the trials repeated as often as their weight (tested).
+routine, bit for bit) or ``rocch`` (BOSARIS' convex hull). For a resample, each equals
+``audit.metrics.eer`` of the trials repeated as often as their weight (``audit.weighted_roc``, tested).
 
 **Few speakers.** Below ``FEW_SPEAKERS`` (30) speakers a contrast's result carries the coverage that the same
 bootstrap achieved on a matched simulation, and the report warns.
@@ -36,28 +36,22 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from audit.contrasts import TERMS
-from audit.metrics import EER_METHODS, EerMethod, MetricInputError, eer, rocch_eer_of_points
+from audit.metrics import EER_METHODS, EerMethod, MetricInputError, eer
+from audit.weighted_roc import weighted_eer, weighted_sums
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 Verdict = Literal["additive within margin", "non-additive", "undetermined"]
 BootstrapEerMethod = EerMethod
 BOOTSTRAP_EER_METHODS = EER_METHODS
-
-# Points each side of the crossing tried first for the hull's EER edge (then checked): at least this many, or
-# this share of the curve; on 50,000 trials the edge reaches about 1/16 of the curve, so 1/12 rarely falls back.
-_ROCCH_WINDOW = 64
-_ROCCH_WINDOW_SHARE = 12
-_ROCCH_TOLERANCE = 1e-12  # a point this far below the edge's line counts as on it (float rounding)
-_RESAMPLE_CHUNK_TRIALS = 2_000_000  # weights held at once (rows x trials), about 16 MB of float64
 
 
 class StatisticsInputError(MetricInputError):
@@ -96,253 +90,6 @@ def pair_codes(index: NDArray[Any], enrol: ArrayLike, test: ArrayLike | None) ->
     test_ids = np.asarray(test).astype(str)
     partner = np.where(test_ids == enrol_ids, index.size, np.searchsorted(index, test_ids)).astype(np.int64)
     return enrol_codes, partner
-
-
-def trial_weights(weights: FloatArray, clusters: IntArray, partners: IntArray | None) -> FloatArray:
-    """(rows x trials) weight of each trial in each resample: its enrolment speaker's multiplicity times its
-    partner's (two-way: a pair counts once per drawn copy of each of its two speakers)."""
-    drawn = weights[:, clusters]
-    if partners is not None:
-        drawn *= np.hstack([weights, np.ones((weights.shape[0], 1))])[:, partners]
-    return drawn
-
-
-@dataclass(frozen=True)
-class _SortedTrials:
-    """One score array's trials, targets and non-targets each sorted by descending score, and for every
-    distinct threshold (descending) how many of each score at or above it."""
-
-    target_cluster: IntArray
-    nontarget_cluster: IntArray
-    target_partner: IntArray | None
-    nontarget_partner: IntArray | None
-    targets_at_or_above: IntArray  # per distinct threshold
-    nontargets_at_or_above: IntArray
-
-    @classmethod
-    def of(
-        cls, scores: FloatArray, labels: NDArray[np.bool_], clusters: IntArray, partners: IntArray | None
-    ) -> _SortedTrials:
-        target_scores, nontarget_scores = scores[labels], scores[~labels]
-        target_order = np.argsort(-target_scores, kind="stable")
-        nontarget_order = np.argsort(-nontarget_scores, kind="stable")
-        thresholds = np.unique(scores)[::-1]
-        ascending_targets = np.sort(target_scores)
-        ascending_nontargets = np.sort(nontarget_scores)
-        return cls(
-            target_cluster=clusters[labels][target_order],
-            nontarget_cluster=clusters[~labels][nontarget_order],
-            target_partner=None if partners is None else partners[labels][target_order],
-            nontarget_partner=None if partners is None else partners[~labels][nontarget_order],
-            targets_at_or_above=target_scores.size - np.searchsorted(ascending_targets, thresholds, "left"),
-            nontargets_at_or_above=nontarget_scores.size - np.searchsorted(ascending_nontargets, thresholds, "left"),
-        )
-
-
-def weighted_eer(
-    scores: ArrayLike,
-    labels: ArrayLike,
-    clusters: IntArray,
-    weights: FloatArray,
-    method: BootstrapEerMethod = "interp",
-    partners: IntArray | None = None,
-) -> FloatArray:
-    """The EER of each row of speaker ``weights`` (rows x speakers); NaN where a class weighs 0.
-
-    A trial weighs its enrolment speaker's (``clusters``) multiplicity, times its partner's when ``partners``
-    is given (two-way, ``pair_codes``). A row of integer weights is a resample: each trial counts as often as
-    its weight, and the result equals ``audit.metrics.eer`` of the trials repeated that often (tested).
-    Weighted ROC points come from cumulative weights over each class sorted once; the crossing with
-    ``fpr = fnr`` is found per row by a vectorised binary search over thresholds (the exact integer test
-    ``fps * P + tps * N >= P * N``). ``interp`` then interpolates from the point before it; ``legacy`` walks
-    to the nearest points that ``roc_curve`` keeps on either side (see ``_WeightedRoc.legacy``); ``rocch``
-    pools each row's steps with PAV (``audit.metrics.rocch_eer_of_steps``).
-    """
-    if method not in BOOTSTRAP_EER_METHODS:
-        raise StatisticsInputError(f"unknown bootstrap EER method {method!r}: expected interp, legacy or rocch")
-    score_array = np.asarray(scores, dtype=float)
-    label_array = np.asarray(labels).astype(bool)
-    trials = _SortedTrials.of(score_array, label_array, clusters, partners)
-    rows = weights.shape[0]
-    chunk = max(1, _RESAMPLE_CHUNK_TRIALS // max(1, score_array.size))
-    result = np.empty(rows)
-    for start in range(0, rows, chunk):  # a loop over blocks of resamples, bounded memory
-        block = weights[start : start + chunk]
-        roc = _WeightedRoc(
-            _cumulative(block, trials.target_cluster, trials.target_partner),
-            _cumulative(block, trials.nontarget_cluster, trials.nontarget_partner),
-            trials,
-        )
-        result[start : start + chunk] = getattr(roc, method)()
-    return result
-
-
-def _cumulative(weights: FloatArray, sorted_clusters: IntArray, sorted_partners: IntArray | None) -> FloatArray:
-    """Per row, cumulative weight of the sorted trials, with a leading 0 column."""
-    out = np.zeros((weights.shape[0], sorted_clusters.size + 1))
-    np.cumsum(trial_weights(weights, sorted_clusters, sorted_partners), axis=1, out=out[:, 1:])
-    return out
-
-
-class _WeightedRoc:
-    """Weighted ROC points of a block of resamples at every distinct threshold (descending), one row each.
-
-    A threshold whose trials all weigh 0 in a row repeats the previous point there; the points ``roc_curve``
-    would see for the resampled trials are the distinct ones ("present"). Cumulative weight is monotone in
-    the threshold, so every search below is a vectorised binary search.
-    """
-
-    def __init__(self, target_cum: FloatArray, nontarget_cum: FloatArray, trials: _SortedTrials) -> None:
-        self.target_cum = target_cum
-        self.nontarget_cum = nontarget_cum
-        self.trials = trials
-        self.rows = np.arange(target_cum.shape[0])
-        self.last = trials.targets_at_or_above.size - 1
-        self.n_target = target_cum[:, -1]
-        self.n_nontarget = nontarget_cum[:, -1]
-
-    def point(self, threshold: IntArray) -> tuple[FloatArray, FloatArray]:
-        """(tps, fps) per row at the given threshold index per row."""
-        return (
-            self.target_cum[self.rows, self.trials.targets_at_or_above[threshold]],
-            self.nontarget_cum[self.rows, self.trials.nontargets_at_or_above[threshold]],
-        )
-
-    def total(self, threshold: IntArray) -> FloatArray:
-        tps, fps = self.point(threshold)
-        return tps + fps
-
-    def first_where(self, low: IntArray, test: Callable[[IntArray], NDArray[np.bool_]]) -> IntArray:
-        """Per row, the first threshold at or after ``low`` where ``test`` (monotone) holds, else the last."""
-        high = np.full(self.rows.size, self.last)
-        low = np.minimum(low, high)
-        while np.any(low < high):
-            middle = (low + high) // 2
-            holds = test(middle)
-            high = np.where(holds, middle, high)
-            low = np.where(holds, low, middle + 1)
-        return np.minimum(low, self.last)  # past the last where the test never holds
-
-    def crossing(self) -> IntArray:
-        """First threshold with fpr >= fnr (it holds at the last one)."""
-        goal = self.n_target * self.n_nontarget
-
-        def reached(threshold: IntArray) -> NDArray[np.bool_]:
-            tps, fps = self.point(threshold)
-            return fps * self.n_target + tps * self.n_nontarget >= goal
-
-        return self.first_where(np.zeros(self.rows.size, dtype=np.int64), reached)
-
-    def rates(self, threshold: IntArray) -> tuple[FloatArray, FloatArray]:
-        """(fpr, fnr) with roc_curve's arithmetic."""
-        tps, fps = self.point(threshold)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return fps / self.n_nontarget, 1 - tps / self.n_target
-
-    def defined(self, values: FloatArray) -> FloatArray:
-        return np.where((self.n_target > 0) & (self.n_nontarget > 0), values, np.nan)
-
-    def interp(self) -> FloatArray:
-        """Linear crossing from the point before the crossing ((0, 0) if none weighs anything)."""
-        after = self.crossing()
-        fpr, fnr = self.rates(after)
-        fpr_before, fnr_before = self.rates(np.maximum(after - 1, 0))
-        has_before = after > 0
-        fpr_before = np.where(has_before, fpr_before, 0.0)
-        side_before = np.where(has_before, fpr_before - fnr_before, -1.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            side = fpr - fnr
-            return self.defined(fpr_before + (fpr - fpr_before) * (-side_before / (side - side_before)))
-
-    def legacy(self) -> FloatArray:
-        """roc_curve's kept points nearest the crossing on either side, the first smaller |fnr - fpr| of the
-        two, mean of the rates (the prepended (0, 0) counts before every point, with gap 1 and value 0.5).
-
-        |fnr - fpr| falls strictly along the present points up to the crossing and rises after it, so the
-        answer is the last kept point before the crossing or the first kept one at or after it.
-        """
-        after = self.crossing()  # present: a repeated point would have crossed already
-        while not np.all(kept := self.kept(after)):
-            after = np.where(kept, after, self.next_present(after)[0])
-        before, at_origin = self.previous_present(after)
-        while not np.all(done := at_origin | self.kept(before)):
-            earlier, origin = self.previous_present(before)
-            before = np.where(done, before, earlier)
-            at_origin |= ~done & origin
-        fpr, fnr = self.rates(after)
-        fpr_before, fnr_before = self.rates(before)
-        fpr_before = np.where(at_origin, 0.0, fpr_before)
-        fnr_before = np.where(at_origin, 1.0, fnr_before)
-        take_before = np.abs(fnr_before - fpr_before) <= np.abs(fnr - fpr)
-        return self.defined(np.where(take_before, (fpr_before + fnr_before) / 2, (fpr + fnr) / 2))
-
-    def rocch(self) -> FloatArray:
-        """ROCCH EER per row, exact, from a window of points around each row's crossing.
-
-        The hull of a subset of the ROC points (with the curve's ends) lies on or above the full hull, so its EER
-        is an upper bound; when every point of the full curve lies on or above the line of the subset's EER edge,
-        that line supports the full hull too and the two EERs are equal. Rows that fail this check (a hull edge
-        reaching beyond the window) are recomputed from all their points. Rows with an empty class are NaN.
-        """
-        defined = np.flatnonzero((self.n_target > 0) & (self.n_nontarget > 0))
-        result = np.full(self.rows.size, np.nan)
-        if defined.size == 0:
-            return result
-        half = max(_ROCCH_WINDOW, self.last // _ROCCH_WINDOW_SHARE)
-        window = np.clip(self.crossing()[defined, None] + np.arange(-half, half + 1), 0, self.last)
-        window = np.hstack([window, np.full((defined.size, 1), self.last)])  # the curve's far end, (1, 1)
-        eers, edges = self._rocch_of(defined, window, with_edges=True)
-        tps = self.target_cum[defined][:, self.trials.targets_at_or_above]
-        fps = self.nontarget_cum[defined][:, self.trials.nontargets_at_or_above]
-        p_miss = 1.0 - tps / self.n_target[defined, None]
-        p_fa = fps / self.n_nontarget[defined, None]
-        fa, miss, d_fa, d_miss = (edges[:, k, None] for k in range(4))
-        side = (p_miss - miss) * d_fa - (p_fa - fa) * d_miss  # >= 0: on or above the edge's line
-        supported = (eers == 0) | (side.min(axis=1) >= -_ROCCH_TOLERANCE)
-        result[defined] = eers
-        if not supported.all():
-            rows = defined[~supported]
-            everything = np.broadcast_to(np.arange(self.last + 1), (rows.size, self.last + 1))
-            result[rows] = self._rocch_of(rows, everything)
-        return result
-
-    def _rocch_of(self, rows: IntArray, thresholds: IntArray, *, with_edges: bool = False) -> Any:
-        """ROCCH EERs of the given rows over the given threshold indices (rows x points), one PAV call."""
-        tps = self.target_cum[rows[:, None], self.trials.targets_at_or_above[thresholds]]
-        fps = self.nontarget_cum[rows[:, None], self.trials.nontargets_at_or_above[thresholds]]
-        first = np.zeros(tps.shape, dtype=bool)
-        first[:, 0] = True
-        return rocch_eer_of_points(
-            tps.ravel(),
-            fps.ravel(),
-            np.repeat(self.n_target[rows], tps.shape[1]),
-            np.repeat(self.n_nontarget[rows], tps.shape[1]),
-            first.ravel(),
-            with_edges=with_edges,
-        )
-
-    def next_present(self, threshold: IntArray) -> tuple[IntArray, NDArray[np.bool_]]:
-        """The next threshold adding weight after ``threshold``, and whether there is one."""
-        total = self.total(threshold)
-        following = self.first_where(threshold + 1, lambda t: self.total(t) > total)
-        return following, self.total(following) > total
-
-    def previous_present(self, threshold: IntArray) -> tuple[IntArray, NDArray[np.bool_]]:
-        """A threshold at the present point before ``threshold``'s, and whether there is none (origin)."""
-        total = self.total(threshold)
-        first = self.first_where(np.zeros(self.rows.size, dtype=np.int64), lambda t: self.total(t) >= total)
-        earlier = np.maximum(first - 1, 0)
-        return earlier, (first == 0) | (self.total(earlier) == 0)
-
-    def kept(self, threshold: IntArray) -> NDArray[np.bool_]:
-        """roc_curve keeps a point unless it lies midway between its present neighbours (equal steps)."""
-        tps, fps = self.point(threshold)
-        earlier, no_earlier = self.previous_present(threshold)
-        following, has_following = self.next_present(threshold)
-        tps_before, fps_before = self.point(earlier)
-        tps_after, fps_after = self.point(following)
-        midway = (2 * tps == tps_before + tps_after) & (2 * fps == fps_before + fps_after)
-        return no_earlier | ~has_following | ~midway
 
 
 def percentile_interval(draws: FloatArray, level: float) -> dict[str, Any]:
@@ -403,12 +150,25 @@ class SpeakerDraws:
     index: NDArray[np.str_]
     weights: FloatArray
     seed: int
+    _codes: dict[tuple[int, int], tuple[Any, Any, tuple[IntArray, IntArray | None]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def of(cls, speaker_ids: Sequence[ArrayLike], n_resamples: int, seed: int) -> SpeakerDraws:
-        arrays = [np.asarray(ids).astype(str) for ids in speaker_ids]
+        distinct = {id(ids): ids for ids in speaker_ids}.values()  # a trial list's column, given once per term
+        arrays = [np.unique(np.asarray(ids).astype(str)) for ids in distinct]
         index = np.unique(np.concatenate(arrays)) if arrays else np.array([], dtype=str)
-        return cls(index, draw_cluster_weights(index.size, n_resamples, seed), seed)
+        # Fortran order: a trial list's speakers are then contiguous rows of ``weights.T`` (audit.weighted_roc)
+        return cls(index, np.asfortranarray(draw_cluster_weights(index.size, n_resamples, seed)), seed)
+
+    def codes(self, enrol: NDArray[Any], test: NDArray[Any] | None) -> tuple[IntArray, IntArray | None]:
+        """``pair_codes`` of these speaker arrays, computed once per pair of array objects: the terms of many
+        contrasts share a trial list's columns (the cache holds the arrays, so their ids stay theirs)."""
+        key = (id(enrol), id(test))
+        if key not in self._codes:
+            self._codes[key] = (enrol, test, pair_codes(self.index, enrol, test))
+        return self._codes[key][2]
 
 
 @dataclass(frozen=True)
@@ -480,11 +240,11 @@ def _scored_trials(contrast: ContrastInput) -> tuple[dict[str, _TermTrials], int
         kept = dict.fromkeys(TERMS, shared)
     trials = {
         term: _TermTrials(
-            scores=arrays["scores"][kept[term]],
-            labels=arrays["labels"][kept[term]].astype(bool),
-            enrol=arrays["clusters"][kept[term]],
-            test=None if arrays["test_speakers"] is None else arrays["test_speakers"][kept[term]],
-            subgroups=None if arrays["subgroups"] is None else arrays["subgroups"][kept[term]],
+            scores=_kept(arrays["scores"], kept[term]),
+            labels=_kept(arrays["labels"], kept[term]).astype(bool),
+            enrol=_kept(arrays["clusters"], kept[term]),
+            test=_kept(arrays["test_speakers"], kept[term]),
+            subgroups=_kept(arrays["subgroups"], kept[term]),
         )
         for term, arrays in raw.items()
     }
@@ -493,6 +253,31 @@ def _scored_trials(contrast: ContrastInput) -> tuple[dict[str, _TermTrials], int
     else:
         n_unscored = int(kept["clean"].size - kept["clean"].sum())
     return trials, n_unscored
+
+
+class _DrawCache:
+    """Values computed once per audit for one record's trials (or a part of them, e.g. one subgroup): a record
+    is a term of many contrasts. Keyed by record id, the part, and the scores themselves (their digest), so a
+    record scored differently in two places is never served the other's value."""
+
+    def __init__(self) -> None:
+        self._values: dict[tuple[str, str, int, bytes], Any] = {}
+
+    def get(self, record: str | None, part: str, scores: FloatArray, compute: Callable[..., Any], *args: Any) -> Any:
+        """``compute(*args)``, or its value for this record, part and scores when computed before."""
+        if record is None:
+            return compute(*args)
+        key = (record, part, scores.size, hashlib.blake2b(scores.tobytes()).digest())
+        if key not in self._values:
+            self._values[key] = compute(*args)
+        return self._values[key]
+
+
+def _kept(values: Any, kept: NDArray[np.bool_]) -> Any:
+    """The kept trials' values: the array itself when every trial is kept (shared arrays stay shared)."""
+    if values is None or kept.all():
+        return values
+    return values[kept]
 
 
 def _cluster_description(trials: Mapping[str, _TermTrials]) -> str:
@@ -521,28 +306,24 @@ def _bootstrap_contrast(
     level: float,
     eer_method: BootstrapEerMethod,
     shared: SpeakerDraws | None,
-    cache: dict[tuple[str, int, bytes], tuple[float, FloatArray]] | None = None,
+    cache: _DrawCache | None = None,
 ) -> _ContrastDraws:
     trials, n_unscored = _scored_trials(contrast)
     speakers = [ids for term in trials.values() for ids in term.speakers()]
     draws_of = shared if shared is not None else SpeakerDraws.of(speakers, n_resamples, seed)
-    codes = {term: pair_codes(draws_of.index, t.enrol, t.test) for term, t in trials.items()}
+    codes = {term: draws_of.codes(t.enrol, t.test) for term, t in trials.items()}
+    cache = cache or _DrawCache()
+    records = dict(contrast.records) if contrast.records is not None else dict.fromkeys(TERMS)
 
     def term_draws(term: str, t: _TermTrials) -> tuple[float, FloatArray]:
-        """A term's EER and draws; with record ids and a cache, once per (record, kept trials)."""
-        key = None
-        if cache is not None and contrast.records is not None:
-            key = (contrast.records[term], t.scores.size, hashlib.blake2b(t.scores.tobytes()).digest())
-            if key in cache:
-                return cache[key]
+        """A term's EER and draws, once per (record, scored trials) when the contrast names its records."""
         enrol, partner = codes[term]
-        value = (
-            eer(t.scores, t.labels, eer_method),
-            weighted_eer(t.scores, t.labels, enrol, draws_of.weights, eer_method, partner),
+        return cast(
+            tuple[float, FloatArray],
+            cache.get(
+                records[term], "all trials", t.scores, _eer_and_draws, t, enrol, partner, draws_of.weights, eer_method
+            ),
         )
-        if key is not None and cache is not None:
-            cache[key] = value
-        return value
 
     try:
         computed = {term: term_draws(term, t) for term, t in trials.items()}
@@ -564,15 +345,27 @@ def _bootstrap_contrast(
         "n_unscored_dropped": n_unscored,
         "n_target_clean": int(trials["clean"].labels.sum()),
         "n_nontarget_clean": int((~trials["clean"].labels).sum()),
-        "n_clusters": int(np.unique(np.concatenate([np.asarray(ids).astype(str) for ids in speakers])).size),
+        "n_clusters": _n_speakers(codes.values(), draws_of.index.size),
         "n_resamples": int(draws_of.weights.shape[0]),
         "seed": draws_of.seed,
         "level": level,
         "estimates": {name: _interval(estimate[name], draws[name], level) for name in estimate},
     }
     if all(t.subgroups is not None for t in trials.values()):
-        summary["subgroups"] = _subgroup_gaps(trials, codes, draws_of.weights, level, eer_method)
+        summary["subgroups"] = _subgroup_gaps(trials, codes, draws_of.weights, level, eer_method, cache, records)
     return _ContrastDraws(estimate=estimate, draws=draws, summary=summary)
+
+
+def _n_speakers(codes: Iterable[tuple[IntArray, IntArray | None]], n_index: int) -> int:
+    """Distinct speakers behind these trials' codes (a partner code ``n_index`` is a target trial's own speaker)."""
+    used = [code[code < n_index] for pair in codes for code in pair if code is not None]
+    return int(np.unique(np.concatenate(used)).size) if used else 0
+
+
+def _eer_and_draws(
+    t: _TermTrials, enrol: IntArray, partner: IntArray | None, weights: FloatArray, eer_method: BootstrapEerMethod
+) -> tuple[float, FloatArray]:
+    return eer(t.scores, t.labels, eer_method), weighted_eer(t.scores, t.labels, enrol, weights, eer_method, partner)
 
 
 def _interval(estimate: float, draws: FloatArray, level: float) -> dict[str, Any]:
@@ -585,17 +378,26 @@ def _subgroup_gaps(
     weights: FloatArray,
     level: float,
     eer_method: BootstrapEerMethod,
+    cache: _DrawCache | None = None,
+    records: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """Per term, each subgroup's EER and its signed gap to the first subgroup (sorted), plus the range
     (largest minus smallest subgroup EER), all with intervals from the same resamples. A subgroup whose EER
-    is undefined in some term (one class) is left out of every term and listed with why."""
+    is undefined in some term (one class) is left out of every term and listed with why. With ``records``,
+    each record's subgroup values are computed once per audit (``cache``)."""
+    cache = cache or _DrawCache()
     as_text = {term: np.asarray([str(name) for name in t.subgroups]) for term, t in trials.items()}  # type: ignore[union-attr]
     estimates: dict[str, dict[str, float]] = {term: {} for term in trials}
     undefined: dict[str, str] = {}
+
+    def member_eer(term: str, name: str) -> float:
+        t, member = trials[term], as_text[term] == name
+        return float(eer(t.scores[member], t.labels[member], eer_method))
+
     for name in sorted(set().union(*(set(groups.tolist()) for groups in as_text.values()))):
         try:
             values = {
-                term: eer(t.scores[as_text[term] == name], t.labels[as_text[term] == name], eer_method)
+                term: cache.get((records or {}).get(term), f"subgroup {name} eer", t.scores, member_eer, term, name)
                 for term, t in trials.items()
             }
         except MetricInputError as error:
@@ -610,7 +412,11 @@ def _subgroup_gaps(
         draws = {}
         for name in names:
             member = as_text[term] == name
-            draws[name] = weighted_eer(
+            draws[name] = cache.get(
+                (records or {}).get(term),
+                f"subgroup {name} draws",
+                t.scores,
+                weighted_eer,
                 t.scores[member],
                 t.labels[member],
                 enrol[member],
@@ -863,10 +669,7 @@ def _error_rates(
     counted = np.column_stack(
         [~labels & accepted, ~labels, labels & ~accepted, labels]  # false accepts, non-targets, ...
     ).astype(float)
-    chunk = max(1, _RESAMPLE_CHUNK_TRIALS // max(1, scores.size))
-    totals = np.vstack(
-        [trial_weights(weights[start : start + chunk], *codes) @ counted for start in range(0, weights.shape[0], chunk)]
-    )
+    totals = weighted_sums(weights, *codes, counted)
     point = counted.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         far_draws, frr_draws = totals[:, 0] / totals[:, 1], totals[:, 2] / totals[:, 3]
@@ -1086,7 +889,7 @@ def bundle_statistics(
     ]
     speaker_ids += [np.asarray(ids) for s in subgroup_settings for ids in (s.enrol_speaker, s.test_speaker)]
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
-    cache: dict[tuple[str, int, bytes], tuple[float, FloatArray]] = {}
+    cache = _DrawCache()
     contrast_draws = [_bootstrap_contrast(c, n_resamples, seed, level, eer_method, shared, cache) for c in contrasts]
     summaries = [{**r.summary, "tost": tost_verdict(r.draws["ie"], margin, alpha)} for r in contrast_draws]
     families: dict[str, list[int]] = defaultdict(list)

@@ -33,10 +33,10 @@ from audit.statistics import (
     cluster_codes,
     draw_cluster_weights,
     percentile_interval,
-    weighted_eer,
 )
 from audit.trial_lists import TrialFormat, TrialList, numbered_fields, read_trial_list
 from audit.verify import TOOL_NAME, json_safe, tool_version
+from audit.weighted_roc import weighted_eer
 from schemas.errors import InputError
 
 AUDIO_EXTENSIONS = ("wav", "flac", "m4a", "opus", "mp3", "sph", "ogg")

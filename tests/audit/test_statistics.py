@@ -31,8 +31,8 @@ from audit.statistics import (
     small_sample_warnings,
     subgroup_gap_intervals,
     tost_verdict,
-    weighted_eer,
 )
+from audit.weighted_roc import WeightedRocInputError, weighted_eer
 
 TERMS = ("clean", "a", "b", "ab")
 
@@ -371,7 +371,7 @@ def test_legacy_estimates_are_the_papers_routine() -> None:
     assert result["eer_method"] == "legacy" == result["contrasts"][0]["eer_method"]
     for term in TERMS:
         assert estimates[term]["estimate"] == eer(contrast.scores[term], contrast.labels, "legacy")
-    with pytest.raises(StatisticsInputError, match="unknown bootstrap EER method"):
+    with pytest.raises(WeightedRocInputError, match="unknown bootstrap EER method"):
         weighted_eer([0.1, 0.2], [0, 1], np.array([0, 1]), np.ones((1, 2)), "bogus")  # type: ignore[arg-type]
 
 

@@ -1,0 +1,60 @@
+"""audit.weighted_roc beyond the EER oracles of test_statistics: weighted sums against a plain loop over the
+resampled trials, the weights' memory layout, and codes that would read outside the weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from audit.weighted_roc import WeightedRocInputError, weighted_eer, weighted_sums
+
+
+def _design(rng: np.random.Generator, n: int = 300, speakers: int = 9) -> tuple[np.ndarray, ...]:
+    enrol = rng.integers(0, speakers, n)
+    labels = rng.integers(0, 2, n)
+    partner = np.where(labels == 1, speakers, (enrol + rng.integers(1, speakers, n)) % speakers)  # targets: weight 1
+    scores = np.round(rng.normal(labels, 1.0), 2)
+    weights = rng.integers(0, 4, size=(25, speakers)).astype(float)
+    return enrol, partner, labels, scores, weights
+
+
+def test_weighted_sums_equal_a_loop_over_the_trials_repeated() -> None:
+    rng = np.random.default_rng(3)
+    enrol, partner, labels, scores, weights = _design(rng)
+    values = np.column_stack([labels, scores, np.ones(labels.size)])
+    expected = np.zeros((weights.shape[0], values.shape[1]))
+    for row, multiplicity in enumerate(weights):
+        with_one = np.append(multiplicity, 1.0)
+        for trial in range(labels.size):
+            expected[row] += with_one[enrol[trial]] * with_one[partner[trial]] * values[trial]
+    assert np.allclose(weighted_sums(weights, enrol, partner, values), expected, rtol=0, atol=1e-9)
+
+
+def test_the_weights_layout_does_not_change_a_draw() -> None:
+    rng = np.random.default_rng(4)
+    enrol, partner, labels, scores, weights = _design(rng)
+    for method in ("interp", "legacy", "rocch"):
+        c_order = weighted_eer(scores, labels, enrol, weights, method, partner)  # type: ignore[arg-type]
+        f_order = weighted_eer(scores, labels, enrol, np.asfortranarray(weights), method, partner)  # type: ignore[arg-type]
+        assert np.array_equal(c_order, f_order, equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    ("enrol", "partner", "match"),
+    [
+        ([0, 9], [1, 2], "speaker codes must lie in 0..8"),  # an enrolment code past the weights
+        ([0, -1], [1, 2], "speaker codes"),
+        ([0, 1], [1, 10], "partners up to 9"),  # 9 is the weight-1 partner; 10 is outside
+        ([0, 1], [1], "2 enrolment codes but 1 partner codes"),
+    ],
+)
+def test_codes_outside_the_weights_are_refused_before_the_compiled_loops(
+    enrol: list[int], partner: list[int], match: str
+) -> None:
+    with pytest.raises(WeightedRocInputError, match=match):
+        weighted_eer([0.1, 0.9], [0, 1], enrol, np.ones((3, 9)), "rocch", partner)
+
+
+def test_scores_that_are_not_finite_are_refused() -> None:
+    with pytest.raises(WeightedRocInputError, match="finite"):
+        weighted_eer([0.1, np.nan], [0, 1], [0, 1], np.ones((3, 2)))
