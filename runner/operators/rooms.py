@@ -164,6 +164,8 @@ class RoomReverb(Operator):
                 rt60_s_realised=figures.rt60_s,
                 drr_db=figures.drr_db,
                 room_m=room_text,
+                mic_m=",".join(f"{value:.4f}" for value in mic),
+                source_m=",".join(f"{value:.4f}" for value in source),
                 absorption=float(absorption),
                 max_order=int(max_order),
                 source_distance_m=distance,
