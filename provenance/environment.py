@@ -218,7 +218,7 @@ def capture_environment(
         "python": {
             "version": platform.python_version(),
             "implementation": platform.python_implementation(),
-            "executable": sys.executable,
+            "executable": Path(sys.executable).name,  # its name only: the bundle never names a machine's folders
         },
         "distributions": _distributions(),
         "machine": _machine(),

@@ -420,19 +420,22 @@ def _unscorable(frame: pd.DataFrame) -> str | None:
     return None
 
 
-def _portable(command_line: list[str], out: Path) -> list[str]:
-    """The command line with the --out folder written as ``$OUT``, so that the bundle does not name it."""
-    names = {str(out), str(out.resolve())}
-    portable = []
+def _portable(command_line: list[str], folders: dict[str, Path]) -> list[str]:
+    """The command line without any machine's folders: each of ``folders`` (placeholder -> folder, such as
+    ``$OUT`` -> the --out folder) as its placeholder, any other absolute path (the program, the configuration,
+    the key) as its name."""
+    placeholders = {str(path): name for name, folder in folders.items() for path in (folder, folder.resolve())}
+
+    def portable(value: str) -> str:
+        if value in placeholders:
+            return placeholders[value]
+        return Path(value).name if os.path.isabs(value) else value
+
+    written = []
     for argument in command_line:
         flag, equals, value = argument.partition("=")
-        if argument in names:
-            portable.append("$OUT")
-        elif equals and flag == "--out" and value in names:
-            portable.append("--out=$OUT")
-        else:
-            portable.append(argument)
-    return portable
+        written.append(f"{flag}={portable(value)}" if equals and flag.startswith("--") else portable(argument))
+    return written
 
 
 def _operator_report(
@@ -678,7 +681,7 @@ def _run(
     atomic_write_bytes(out / CHECKPOINTS_FILE, json_file_bytes(checkpoints))
     environment = capture_environment(
         seeds={"run": config.seed},
-        command_line=_portable(command_line or sys.argv, out),
+        command_line=_portable(command_line or sys.argv, {"$OUT": out, "$CACHE": cache_root}),
         image_digest=image_digest,
         device=device,
         execution=execution_summary({label: encoder.checkpoint.runtime for label, encoder in encoders.items()}),

@@ -133,5 +133,5 @@ def load_encoder(
             raise EncoderConfigError(label, f"options {unknown} are not options of kind {kind!r} {sorted(accepted)}")
     policy = BatchPolicy(max_batch_size=max_batch_size, max_batch_seconds=max_batch_seconds)
     encoder = cls.load(label, None if checkpoint is None else Path(checkpoint), device, dtype, policy, **options)
-    verify_pin(encoder.checkpoint, expected_blake3)
+    verify_pin(encoder.checkpoint, expected_blake3, None if checkpoint is None else Path(checkpoint))
     return encoder

@@ -119,7 +119,7 @@ class MfccStatsEncoder(Encoder):
             config=asdict(config),
             files=resolved.files,
             checkpoint_blake3=resolved.checkpoint_blake3,
-            path=None,
+            name=None,
             runtime={
                 "device": "cpu",
                 "requested_device": device,  # numpy has no accelerator path: the run's device does not apply

@@ -39,6 +39,7 @@ def test_clean_repo_and_run_facts(repo: Path) -> None:
     assert env["seeds"] == {"global": 7} and env["command_line"] == ["interbias", "run"]
     assert env["container_image"] == IMAGE
     assert env["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
+    assert env["python"]["executable"] == Path(sys.executable).name  # its name: no machine's folder is recorded
     assert env["distributions"]["packages"]["numpy"] == importlib.metadata.version("numpy")
     assert env["machine"]["cpu"]["logical_cores"] > 0
     torch = env["torch"]
