@@ -1,11 +1,12 @@
 """Capture the environment a run executed in, for ``environment.json`` in the bundle.
 
 Everything a reviewer needs to judge whether a rerun can match: Python and every installed distribution, the
-OS, CPU and memory, torch/CUDA/cuDNN/GPU/driver when torch is importable, the determinism settings, the seeds,
-the command line, the git commit with a dirty flag and a digest of the uncommitted diff, the container
-image digest passed in by the launcher (``sha256:<hex>`` or ``name@sha256:<hex>``, recorded as given),
-onnxruntime's version and execution providers, and the device the run asked for with what each encoder ran
-on. torch and onnxruntime are imported lazily, here only, so that ``import provenance`` stays light.
+OS, CPU and memory, torch/CUDA/cuDNN/GPU/driver and the determinism settings when the run imported torch (its
+installed version when it did not), the seeds, the command line, the git commit with a dirty flag and a digest of
+the uncommitted diff, the container image digest passed in by the launcher (``sha256:<hex>`` or
+``name@sha256:<hex>``, recorded as given), onnxruntime's version and execution providers, and the device the run
+asked for with what each encoder ran on. onnxruntime is imported lazily, here only, and torch never, so that
+``import provenance`` stays light.
 Whatever cannot be determined is written as ``{"available": false, "reason": ...}``, never left out silently.
 """
 
@@ -105,14 +106,25 @@ def _gpu_driver() -> str | dict[str, Any]:
 
 
 def _torch() -> dict[str, Any]:
-    """torch, CUDA, cuDNN, GPUs and the determinism switches; imported only when installed."""
+    """torch, CUDA, cuDNN, GPUs and the determinism switches as this process has them. A process that never
+    imported torch (a run whose embeddings all came from the cache) records the installed version only: importing
+    torch here would cost seconds to describe settings that no computation of the run used."""
     if importlib.util.find_spec("torch") is None:
         return _unavailable("torch is not installed")
+    if "torch" not in sys.modules:
+        return {
+            "available": True,
+            "imported": False,
+            "version": importlib.metadata.version("torch"),
+            "reason": "not imported by this process: no computation used it (checkpoints.json holds each "
+            "encoder's runtime when it was loaded)",
+        }
     import torch
 
     cuda_available = torch.cuda.is_available()
     info: dict[str, Any] = {
         "available": True,
+        "imported": True,
         "version": torch.__version__,
         "cuda_build": torch.version.cuda,
         "cudnn_version": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,

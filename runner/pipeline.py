@@ -1,8 +1,9 @@
 """The run: plan, embed (cached), score, and write the artefact bundle of DESIGN.md section 3.
 
-A straight line: load the corpora and the encoders, plan the records, compute every needed (utterance, chain)
-embedding once per encoder (cached by content digest), score each record's trials by cosine, compute the metrics
-with ``audit.metrics`` and write the bundle files atomically, then the manifest. A killed run resumes: cached
+A straight line: load the corpora, ready the encoders (each loads on its first forward pass: an unchanged rerun
+loads none), plan the records, compute every needed (utterance, chain) embedding once per encoder (cached by
+content digest), score each record's trials by cosine, compute the metrics with ``audit.metrics`` and write the
+bundle files atomically, then the manifest. A killed run resumes: cached
 embeddings are not recomputed, finished score files are kept, and the final bytes are the same.
 """
 
@@ -37,7 +38,8 @@ from provenance.digests import DigestIndex, bytes_digest, digest_index, file_dig
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
 from runner.config import Chain, CorpusChoice, RunConfig, default_cache_root
 from runner.corpora.base import PROBLEMS_FILE, UTTERANCES_FILE, CorpusTable, load_corpus
-from runner.encoders import Encoder, EncoderSpec
+from runner.encoders import EncoderHandle, EncoderSpec
+from runner.encoders.deferred import DeferredEncoder, RecordStore
 from runner.encoders.device import execution_summary
 from runner.operators import Chain as OperatorChain
 from runner.operators import NoiseSources, chain_id, chain_status
@@ -59,6 +61,7 @@ from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
 
 TOOL_VERSION = version("interbias-sv")
 DIGEST_INDEX_FILE = "digests.json"
+CHECKPOINT_RECORDS_FOLDER = "checkpoints"
 
 
 class RunError(Exception):
@@ -141,7 +144,7 @@ class EmbedJob:
 
 
 def embed_realised(
-    encoder: Encoder, items: list[tuple[str, Degraded]]
+    encoder: EncoderHandle, items: list[tuple[str, Degraded]]
 ) -> tuple[list[tuple[str, CachedEmbedding]], int]:
     """Each (key, realised side) as a cache entry of ``encoder``, and the number of forward passes.
 
@@ -166,7 +169,7 @@ class EmbedWork:
     and the run's stage log (the embedding stage's progress goes through it)."""
 
     config: RunConfig
-    encoders: dict[str, Encoder]
+    encoders: dict[str, EncoderHandle]
     cache: EmbeddingCache
     sources: dict[str, NoiseSources]
     jobs: list[EmbedJob]
@@ -237,7 +240,7 @@ class LocalExecutor:
                 raise
 
     def _embed_batch(
-        self, encoders: dict[str, Encoder], cache: EmbeddingCache, batch: list[tuple[EmbedJob, Degraded]]
+        self, encoders: dict[str, EncoderHandle], cache: EmbeddingCache, batch: list[tuple[EmbedJob, Degraded]]
     ) -> list[dict[str, CachedEmbedding]]:
         computed: list[dict[str, CachedEmbedding]] = [{} for _ in batch]
         for label, encoder in encoders.items():
@@ -262,7 +265,7 @@ class Embedder:
         self,
         config: RunConfig,
         pools: dict[str, pd.DataFrame],
-        encoders: dict[str, Encoder],
+        encoders: dict[str, EncoderHandle],
         cache: EmbeddingCache,
         sources: dict[str, NoiseSources],
         executor: Executor,
@@ -528,7 +531,7 @@ def run(
     progress: bool = True,
     device: str = "cpu",
     workers: int = 2,
-    encoder_factory: Callable[[EncoderSpec, str], Encoder] | None = None,
+    encoder_factory: Callable[[EncoderSpec, str], EncoderHandle] | None = None,
     executor: Executor | None = None,
 ) -> RunSummary:
     """Run the configuration and write its bundle into ``out``; the embeddings are computed by ``executor``
@@ -575,7 +578,7 @@ def _run(
     progress: bool,
     device: str,
     workers: int,
-    encoder_factory: Callable[[EncoderSpec, str], Encoder] | None,
+    encoder_factory: Callable[[EncoderSpec, str], EncoderHandle] | None,
     executor: Executor | None,
 ) -> RunSummary:
     from provenance.environment import capture_environment
@@ -591,9 +594,10 @@ def _run(
     corpus_digest = _corpus_digest(corpora)
     stages.done("corpora", f"{sum(len(pool) for pool in pools.values())} utterances from {len(corpora)} corpora")
     load = encoder_factory or (lambda spec, on: spec.load(device=on))
-    encoders = {spec.label: load(spec, device) for spec in config.encoders}
+    store = RecordStore(cache_root / CHECKPOINT_RECORDS_FOLDER)
+    encoders: dict[str, EncoderHandle] = {s.label: DeferredEncoder(s, device, load, store) for s in config.encoders}
     checkpoint_digests = [encoders[c.label].checkpoint.checkpoint_blake3 for c in config.encoders]
-    stages.done("encoders", f"{len(encoders)} loaded")
+    stages.done("encoders", f"{len(encoders)} ready (each loaded on its first forward pass, if any)")
     run_id = run_id_for(config, corpus_digest, checkpoint_digests, TOOL_VERSION)
     plans = plan_run(config, pools)
     _check_out_folder(out, run_id)

@@ -65,6 +65,23 @@ class CheckpointRecord:
         }
         return derived_digest(canonical_json(identity))
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CheckpointRecord:
+        """The record that ``as_dict`` gave ``data``; a ``cache_key`` that is not the record's is a ValueError."""
+        record = cls(
+            label=data["label"],
+            kind=data["kind"],
+            class_name=data["class"],
+            config=data["config"],
+            files={name: Digest(**digest) for name, digest in data["files"].items()},
+            checkpoint_blake3=data["checkpoint_blake3"],
+            name=data["name"],
+            runtime=data["runtime"],
+        )
+        if record.cache_key != data["cache_key"]:
+            raise ValueError(f"cache_key {data['cache_key']} is not the record's {record.cache_key}")
+        return record
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "label": self.label,
