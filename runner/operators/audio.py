@@ -60,9 +60,8 @@ def resample(wave: np.ndarray, from_sr: int, to_sr: int) -> np.ndarray:
     """Polyphase resampling (zero-phase FIR, so no delay) between integer rates, float32 out."""
     if from_sr == to_sr:
         return wave.astype(np.float32, copy=False)
-    from scipy.signal import (
-        resample_poly,
-    )  # scipy.signal is imported on first use: a run whose embeddings are all cached needs none
+    # on first use: a run whose embeddings are all cached imports no scipy.signal
+    from scipy.signal import resample_poly
 
     common = gcd(from_sr, to_sr)
     return resample_poly(wave, to_sr // common, from_sr // common).astype(np.float32)

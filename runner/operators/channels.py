@@ -63,10 +63,8 @@ class TooShort(ValueError):
 
 def zero_phase_band_pass(wave: np.ndarray, sr: int, band: tuple[float, float], order: int) -> np.ndarray:
     """Butterworth band-pass of ``order`` run forwards and backwards (no delay, magnitude |H|^2), float32."""
-    from scipy.signal import (
-        butter,
-        sosfiltfilt,
-    )  # scipy.signal is imported on first use: a run whose embeddings are all cached needs none
+    # on first use: a run whose embeddings are all cached imports no scipy.signal
+    from scipy.signal import butter, sosfiltfilt
 
     sos = butter(order, band, btype="bandpass", fs=sr, output="sos")
     minimum = 3 * (2 * len(sos) + 1)  # sosfiltfilt's edge padding

@@ -34,9 +34,8 @@ class Speed(Operator):
             raise ValueError(f"factor must be within [0.25, 4] and not 1, got {self.factor}")
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
-        from scipy.signal import (
-            resample_poly,
-        )  # scipy.signal is imported on first use: a run whose embeddings are all cached needs none
+        # on first use: a run whose embeddings are all cached imports no scipy.signal
+        from scipy.signal import resample_poly
 
         ratio = Fraction(self.factor).limit_denominator(MAX_DENOMINATOR)
         out = resample_poly(wave, ratio.denominator, ratio.numerator).astype(np.float32)
