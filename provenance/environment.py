@@ -12,6 +12,7 @@ Whatever cannot be determined is written as ``{"available": false, "reason": ...
 
 from __future__ import annotations
 
+import email.parser
 import importlib.metadata
 import importlib.util
 import os
@@ -48,13 +49,21 @@ def _unavailable(reason: str) -> dict[str, Any]:
     return {"available": False, "reason": reason}
 
 
+def _name_and_version(dist: importlib.metadata.Distribution) -> tuple[str | None, str | None]:
+    """The Name and Version headers of a distribution's metadata, as ``dist.metadata`` gives them; only the header
+    block is parsed (the long description after it is most of what ``dist.metadata`` spends its time on)."""
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    headers = email.parser.HeaderParser().parsestr(text.partition("\n\n")[0])
+    return headers["Name"], headers["Version"]
+
+
 def _distributions() -> dict[str, Any]:
     """Installed distribution name -> version; names found twice (shadowed installs) are listed apart."""
-    versions: dict[str, list[str]] = {}
+    versions: dict[str, list[str | None]] = {}
     for dist in importlib.metadata.distributions():
-        name = dist.metadata["Name"]
+        name, found = _name_and_version(dist)
         if name:
-            versions.setdefault(re.sub(r"[-_.]+", "-", name).lower(), []).append(dist.version)
+            versions.setdefault(re.sub(r"[-_.]+", "-", name).lower(), []).append(found)
     return {
         "packages": {name: found[0] for name, found in sorted(versions.items())},
         "duplicates": {name: found for name, found in sorted(versions.items()) if len(found) > 1},

@@ -149,15 +149,16 @@ class DeferredEncoder:
     @property
     def checkpoint(self) -> CheckpointRecord:
         if self._record is None:
-            self._loaded()
+            self.load()
         assert self._record is not None
         return self._record
 
     def embed(self, waves: Sequence[np.ndarray], sr: int) -> np.ndarray:
-        return self._loaded().embed(waves, sr)
+        return self.load().embed(waves, sr)
 
-    def _loaded(self) -> EncoderHandle:
-        """The loaded encoder; its record replaces the stored one, which must have had the same cache key."""
+    def load(self) -> EncoderHandle:
+        """The encoder, loaded now if it is not yet (an executor loads it before it times forward passes); its
+        record replaces the stored one, which must have had the same cache key."""
         if self._encoder is None:
             encoder = self._load(self.spec, self.device)
             record = encoder.checkpoint
