@@ -45,6 +45,7 @@ def main() -> None:
     cache = work / "cache"
     shutil.rmtree(work / "out", ignore_errors=True)
     shutil.rmtree(cache / "embeddings", ignore_errors=True)
+    shutil.rmtree(cache / "checkpoints", ignore_errors=True)  # the records of loaded encoders
     (cache / "digests.json").unlink(missing_ok=True)
     rows = [
         ("cold (empty cache)", timed_run(args.config, work / "out", cache)),

@@ -1,16 +1,18 @@
 """Capture the environment a run executed in, for ``environment.json`` in the bundle.
 
 Everything a reviewer needs to judge whether a rerun can match: Python and every installed distribution, the
-OS, CPU and memory, torch/CUDA/cuDNN/GPU/driver when torch is importable, the determinism settings, the seeds,
-the command line, the git commit with a dirty flag and a digest of the uncommitted diff, the container
-image digest passed in by the launcher (``sha256:<hex>`` or ``name@sha256:<hex>``, recorded as given),
-onnxruntime's version and execution providers, and the device the run asked for with what each encoder ran
-on. torch and onnxruntime are imported lazily, here only, so that ``import provenance`` stays light.
+OS, CPU and memory, torch/CUDA/cuDNN/GPU/driver and the determinism settings when the run imported torch (its
+installed version when it did not), the seeds, the command line, the git commit with a dirty flag and a digest of
+the uncommitted diff, the container image digest passed in by the launcher (``sha256:<hex>`` or
+``name@sha256:<hex>``, recorded as given), onnxruntime's version and execution providers, and the device the run
+asked for with what each encoder ran on. onnxruntime is imported lazily, here only, and torch never, so that
+``import provenance`` stays light.
 Whatever cannot be determined is written as ``{"available": false, "reason": ...}``, never left out silently.
 """
 
 from __future__ import annotations
 
+import email.parser
 import importlib.metadata
 import importlib.util
 import os
@@ -47,13 +49,21 @@ def _unavailable(reason: str) -> dict[str, Any]:
     return {"available": False, "reason": reason}
 
 
+def _name_and_version(dist: importlib.metadata.Distribution) -> tuple[str | None, str | None]:
+    """The Name and Version headers of a distribution's metadata, as ``dist.metadata`` gives them; only the header
+    block is parsed (the long description after it is most of what ``dist.metadata`` spends its time on)."""
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    headers = email.parser.HeaderParser().parsestr(text.partition("\n\n")[0])
+    return headers["Name"], headers["Version"]
+
+
 def _distributions() -> dict[str, Any]:
     """Installed distribution name -> version; names found twice (shadowed installs) are listed apart."""
-    versions: dict[str, list[str]] = {}
+    versions: dict[str, list[str | None]] = {}
     for dist in importlib.metadata.distributions():
-        name = dist.metadata["Name"]
+        name, found = _name_and_version(dist)
         if name:
-            versions.setdefault(re.sub(r"[-_.]+", "-", name).lower(), []).append(dist.version)
+            versions.setdefault(re.sub(r"[-_.]+", "-", name).lower(), []).append(found)
     return {
         "packages": {name: found[0] for name, found in sorted(versions.items())},
         "duplicates": {name: found for name, found in sorted(versions.items()) if len(found) > 1},
@@ -105,14 +115,25 @@ def _gpu_driver() -> str | dict[str, Any]:
 
 
 def _torch() -> dict[str, Any]:
-    """torch, CUDA, cuDNN, GPUs and the determinism switches; imported only when installed."""
+    """torch, CUDA, cuDNN, GPUs and the determinism switches as this process has them. A process that never
+    imported torch (a run whose embeddings all came from the cache) records the installed version only: importing
+    torch here would cost seconds to describe settings that no computation of the run used."""
     if importlib.util.find_spec("torch") is None:
         return _unavailable("torch is not installed")
+    if "torch" not in sys.modules:
+        return {
+            "available": True,
+            "imported": False,
+            "version": importlib.metadata.version("torch"),
+            "reason": "not imported by this process: no computation used it (checkpoints.json holds each "
+            "encoder's runtime when it was loaded)",
+        }
     import torch
 
     cuda_available = torch.cuda.is_available()
     info: dict[str, Any] = {
         "available": True,
+        "imported": True,
         "version": torch.__version__,
         "cuda_build": torch.version.cuda,
         "cudnn_version": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
@@ -218,7 +239,7 @@ def capture_environment(
         "python": {
             "version": platform.python_version(),
             "implementation": platform.python_implementation(),
-            "executable": sys.executable,
+            "executable": Path(sys.executable).name,  # its name only: the bundle never names a machine's folders
         },
         "distributions": _distributions(),
         "machine": _machine(),

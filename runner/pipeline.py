@@ -1,8 +1,9 @@
 """The run: plan, embed (cached), score, and write the artefact bundle of DESIGN.md section 3.
 
-A straight line: load the corpora and the encoders, plan the records, compute every needed (utterance, chain)
-embedding once per encoder (cached by content digest), score each record's trials by cosine, compute the metrics
-with ``audit.metrics`` and write the bundle files atomically, then the manifest. A killed run resumes: cached
+A straight line: load the corpora, ready the encoders (each loads on its first forward pass: an unchanged rerun
+loads none), plan the records, compute every needed (utterance, chain) embedding once per encoder (cached by
+content digest), score each record's trials by cosine, compute the metrics with ``audit.metrics`` and write the
+bundle files atomically, then the manifest. A killed run resumes: cached
 embeddings are not recomputed, finished score files are kept, and the final bytes are the same.
 """
 
@@ -37,7 +38,8 @@ from provenance.digests import DigestIndex, bytes_digest, digest_index, file_dig
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
 from runner.config import Chain, CorpusChoice, RunConfig, default_cache_root
 from runner.corpora.base import PROBLEMS_FILE, UTTERANCES_FILE, CorpusTable, load_corpus
-from runner.encoders import Encoder, EncoderSpec
+from runner.encoders import EncoderHandle, EncoderSpec
+from runner.encoders.deferred import DeferredEncoder, RecordStore
 from runner.encoders.device import execution_summary
 from runner.operators import Chain as OperatorChain
 from runner.operators import NoiseSources, chain_id, chain_status
@@ -59,6 +61,7 @@ from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
 
 TOOL_VERSION = version("interbias-sv")
 DIGEST_INDEX_FILE = "digests.json"
+CHECKPOINT_RECORDS_FOLDER = "checkpoints"
 
 
 class RunError(Exception):
@@ -141,7 +144,7 @@ class EmbedJob:
 
 
 def embed_realised(
-    encoder: Encoder, items: list[tuple[str, Degraded]]
+    encoder: EncoderHandle, items: list[tuple[str, Degraded]]
 ) -> tuple[list[tuple[str, CachedEmbedding]], int]:
     """Each (key, realised side) as a cache entry of ``encoder``, and the number of forward passes.
 
@@ -166,7 +169,7 @@ class EmbedWork:
     and the run's stage log (the embedding stage's progress goes through it)."""
 
     config: RunConfig
-    encoders: dict[str, Encoder]
+    encoders: dict[str, DeferredEncoder]
     cache: EmbeddingCache
     sources: dict[str, NoiseSources]
     jobs: list[EmbedJob]
@@ -237,11 +240,13 @@ class LocalExecutor:
                 raise
 
     def _embed_batch(
-        self, encoders: dict[str, Encoder], cache: EmbeddingCache, batch: list[tuple[EmbedJob, Degraded]]
+        self, encoders: dict[str, DeferredEncoder], cache: EmbeddingCache, batch: list[tuple[EmbedJob, Degraded]]
     ) -> list[dict[str, CachedEmbedding]]:
         computed: list[dict[str, CachedEmbedding]] = [{} for _ in batch]
         for label, encoder in encoders.items():
             held = [index for index, (job, _) in enumerate(batch) if label in job.keys]
+            if held:
+                encoder.load()  # before the clock starts: a label's seconds are its forward passes'
             started, started_cpu = time.perf_counter(), time.process_time()
             entries, passes = embed_realised(encoder, [(batch[i][0].keys[label], batch[i][1]) for i in held])
             spent = self.label_seconds.setdefault(label, {"wall_s": 0.0, "cpu_s": 0.0})
@@ -262,7 +267,7 @@ class Embedder:
         self,
         config: RunConfig,
         pools: dict[str, pd.DataFrame],
-        encoders: dict[str, Encoder],
+        encoders: dict[str, DeferredEncoder],
         cache: EmbeddingCache,
         sources: dict[str, NoiseSources],
         executor: Executor,
@@ -273,6 +278,9 @@ class Embedder:
         self.sources = sources
         self.executor = executor
         self.rows = {name: pool.set_index("utt_id") for name, pool in pools.items()}
+        self.audio_blake3 = {
+            name: dict(zip(pool["utt_id"], pool["blake3"], strict=True)) for name, pool in pools.items()
+        }
         self.durations = {
             name: dict(zip(pool["utt_id"], pool["duration_s"].astype(float), strict=True))
             for name, pool in pools.items()
@@ -281,15 +289,15 @@ class Embedder:
         self.material: dict[tuple[str, str], str] = {}
         self.embedded: dict[str, dict[str, float]] = {}  # label -> sides embedded here and their clean audio seconds
 
-    def _key(self, side: Side, label: str) -> str:
+    def _key(self, side: Side, encoder_key: str) -> str:
         """The cache key; the corpus qualifies the utterance id (babble noise draws from the side's corpus), and
         the chain's fingerprint in that corpus covers the material its operators read."""
         return embedding_key(
-            audio_blake3=str(self.rows[side.corpus].at[side.utt_id, "blake3"]),
+            audio_blake3=str(self.audio_blake3[side.corpus][side.utt_id]),
             chain_id=side.chain_id,
             seed=self.config.seed,
             utt_id=f"{side.corpus}/{side.utt_id}",
-            encoder_key=self.encoders[label].checkpoint.cache_key,
+            encoder_key=encoder_key,
             material=self.material[(side.corpus, side.chain_id)],
         )
 
@@ -306,10 +314,11 @@ class Embedder:
         for corpus, identifier in sorted({(side.corpus, side.chain_id) for side in sides}):
             chain = OperatorChain.from_specs(list(chains[identifier]), sources=self.sources[corpus])
             self.material[(corpus, identifier)] = chain.fingerprint()
+        encoder_keys = {label: encoder.checkpoint.cache_key for label, encoder in self.encoders.items()}
         for side in sorted(sides, key=lambda side: (side.corpus, side.chain_id, side.utt_id)):
             missing = {}
-            for label in self.encoders:
-                key = self._key(side, label)
+            for label, encoder_key in encoder_keys.items():
+                key = self._key(side, encoder_key)
                 entry = self.cache.get(key)
                 if entry is None:
                     missing[label] = key
@@ -420,19 +429,22 @@ def _unscorable(frame: pd.DataFrame) -> str | None:
     return None
 
 
-def _portable(command_line: list[str], out: Path) -> list[str]:
-    """The command line with the --out folder written as ``$OUT``, so that the bundle does not name it."""
-    names = {str(out), str(out.resolve())}
-    portable = []
+def _portable(command_line: list[str], folders: dict[str, Path]) -> list[str]:
+    """The command line without any machine's folders: each of ``folders`` (placeholder -> folder, such as
+    ``$OUT`` -> the --out folder) as its placeholder, any other absolute path (the program, the configuration,
+    the key) as its name."""
+    placeholders = {str(path): name for name, folder in folders.items() for path in (folder, folder.resolve())}
+
+    def portable(value: str) -> str:
+        if value in placeholders:
+            return placeholders[value]
+        return Path(value).name if os.path.isabs(value) else value
+
+    written = []
     for argument in command_line:
         flag, equals, value = argument.partition("=")
-        if argument in names:
-            portable.append("$OUT")
-        elif equals and flag == "--out" and value in names:
-            portable.append("--out=$OUT")
-        else:
-            portable.append(argument)
-    return portable
+        written.append(f"{flag}={portable(value)}" if equals and flag.startswith("--") else portable(argument))
+    return written
 
 
 def _operator_report(
@@ -525,7 +537,7 @@ def run(
     progress: bool = True,
     device: str = "cpu",
     workers: int = 2,
-    encoder_factory: Callable[[EncoderSpec, str], Encoder] | None = None,
+    encoder_factory: Callable[[EncoderSpec, str], EncoderHandle] | None = None,
     executor: Executor | None = None,
 ) -> RunSummary:
     """Run the configuration and write its bundle into ``out``; the embeddings are computed by ``executor``
@@ -572,7 +584,7 @@ def _run(
     progress: bool,
     device: str,
     workers: int,
-    encoder_factory: Callable[[EncoderSpec, str], Encoder] | None,
+    encoder_factory: Callable[[EncoderSpec, str], EncoderHandle] | None,
     executor: Executor | None,
 ) -> RunSummary:
     from provenance.environment import capture_environment
@@ -588,9 +600,10 @@ def _run(
     corpus_digest = _corpus_digest(corpora)
     stages.done("corpora", f"{sum(len(pool) for pool in pools.values())} utterances from {len(corpora)} corpora")
     load = encoder_factory or (lambda spec, on: spec.load(device=on))
-    encoders = {spec.label: load(spec, device) for spec in config.encoders}
+    store = RecordStore(cache_root / CHECKPOINT_RECORDS_FOLDER)
+    encoders = {spec.label: DeferredEncoder(spec, device, load, store) for spec in config.encoders}
     checkpoint_digests = [encoders[c.label].checkpoint.checkpoint_blake3 for c in config.encoders]
-    stages.done("encoders", f"{len(encoders)} loaded")
+    stages.done("encoders", f"{len(encoders)} ready (each loaded on its first forward pass, if any)")
     run_id = run_id_for(config, corpus_digest, checkpoint_digests, TOOL_VERSION)
     plans = plan_run(config, pools)
     _check_out_folder(out, run_id)
@@ -678,7 +691,7 @@ def _run(
     atomic_write_bytes(out / CHECKPOINTS_FILE, json_file_bytes(checkpoints))
     environment = capture_environment(
         seeds={"run": config.seed},
-        command_line=_portable(command_line or sys.argv, out),
+        command_line=_portable(command_line or sys.argv, {"$OUT": out, "$CACHE": cache_root}),
         image_digest=image_digest,
         device=device,
         execution=execution_summary({label: encoder.checkpoint.runtime for label, encoder in encoders.items()}),

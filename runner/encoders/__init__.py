@@ -7,7 +7,7 @@
 is loaded.
 """
 
-from runner.encoders.base import DTYPES, ENCODER_KINDS, Dtype, Encoder, load_encoder
+from runner.encoders.base import DTYPES, ENCODER_KINDS, Dtype, Encoder, EncoderHandle, load_encoder
 from runner.encoders.batching import BatchPolicy, WaveformError, plan_batches, resample
 from runner.encoders.checkpoint import CheckpointError, CheckpointRecord, EncoderConfigError
 from runner.encoders.roster import FAMILIES, EncoderSpec, RosterError, load_roster
@@ -22,6 +22,7 @@ __all__ = [
     "Dtype",
     "Encoder",
     "EncoderConfigError",
+    "EncoderHandle",
     "EncoderSpec",
     "RosterError",
     "WaveformError",

@@ -15,7 +15,7 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 import numpy as np
 
@@ -34,6 +34,16 @@ ENCODER_KINDS: dict[str, str] = {
     "mfcc": "runner.encoders.mfcc:MfccStatsEncoder",
     "onnx": "runner.encoders.onnx:OnnxEncoder",
 }
+
+
+class EncoderHandle(Protocol):
+    """What a run uses of an encoder: its checkpoint record and its forward pass (an ``Encoder``, or a wrapper
+    that loads one when first needed)."""
+
+    @property
+    def checkpoint(self) -> CheckpointRecord: ...
+
+    def embed(self, waves: Sequence[np.ndarray], sr: int) -> np.ndarray: ...
 
 
 class Encoder(ABC):
@@ -133,5 +143,5 @@ def load_encoder(
             raise EncoderConfigError(label, f"options {unknown} are not options of kind {kind!r} {sorted(accepted)}")
     policy = BatchPolicy(max_batch_size=max_batch_size, max_batch_seconds=max_batch_seconds)
     encoder = cls.load(label, None if checkpoint is None else Path(checkpoint), device, dtype, policy, **options)
-    verify_pin(encoder.checkpoint, expected_blake3)
+    verify_pin(encoder.checkpoint, expected_blake3, None if checkpoint is None else Path(checkpoint))
     return encoder

@@ -15,7 +15,6 @@ from math import gcd
 from typing import Any
 
 import numpy as np
-from scipy.signal import resample_poly
 
 # Operators may push a signal a little past full scale (noise at low SNR); integer PCM left unscaled is
 # thousands of times larger. Anything above this peak is refused rather than embedded.
@@ -99,6 +98,8 @@ def resample(wave: np.ndarray, source_rate: int, target_rate: int) -> np.ndarray
         return wave
     if source_rate <= 0:
         raise ValueError(f"sample rate must be positive, got {source_rate}")
+    from scipy.signal import resample_poly  # on the first resampling: a run with no forward pass needs none
+
     common = gcd(source_rate, target_rate)
     resampled = resample_poly(wave, target_rate // common, source_rate // common)
     return np.asarray(resampled, dtype=np.float32)

@@ -3,11 +3,13 @@
 A checkpoint is either a folder (speechbrain, transformers, ONNX exports), one file (resemblyzer's weights) or
 nothing at all (MFCC statistics, whose record digests its configuration instead). Every file that the loader
 reads is listed with ``{sha256, blake3, size}``; ``checkpoint_blake3`` is the folder digest, the file digest,
-or the configuration digest, so a results row binds to exactly one checkpoint.
+or the configuration digest, so a results row binds to exactly one checkpoint. The record names the checkpoint
+by its file or folder name, never by where it lies: a bundle is the same bytes on every machine.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +46,7 @@ class CheckpointRecord:
     config: dict[str, Any]
     files: dict[str, Digest]
     checkpoint_blake3: str
-    path: str | None
+    name: str | None  # the checkpoint's file or folder name (None: no weights)
     runtime: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -63,13 +65,30 @@ class CheckpointRecord:
         }
         return derived_digest(canonical_json(identity))
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CheckpointRecord:
+        """The record that ``as_dict`` gave ``data``; a ``cache_key`` that is not the record's is a ValueError."""
+        record = cls(
+            label=data["label"],
+            kind=data["kind"],
+            class_name=data["class"],
+            config=data["config"],
+            files={name: Digest(**digest) for name, digest in data["files"].items()},
+            checkpoint_blake3=data["checkpoint_blake3"],
+            name=data["name"],
+            runtime=data["runtime"],
+        )
+        if record.cache_key != data["cache_key"]:
+            raise ValueError(f"cache_key {data['cache_key']} is not the record's {record.cache_key}")
+        return record
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "label": self.label,
             "kind": self.kind,
             "class": self.class_name,
             "config": self.config,
-            "path": self.path,
+            "name": self.name,
             "files": {name: digest.as_dict() for name, digest in self.files.items()},
             "checkpoint_blake3": self.checkpoint_blake3,
             "cache_key": self.cache_key,
@@ -103,19 +122,19 @@ class ResolvedFiles:
 
     files: dict[str, Digest]
     checkpoint_blake3: str
-    path: str | None
+    name: str | None
 
 
 def resolve_folder(folder: Path) -> ResolvedFiles:
     """Digest every regular file in a checkpoint folder (the folder digest covers them all)."""
     files = dict(tree_listing(folder))
-    return ResolvedFiles(files, tree_digest(folder).blake3, str(Path(folder).resolve()))
+    return ResolvedFiles(files, tree_digest(folder).blake3, Path(os.path.abspath(folder)).name)
 
 
 def resolve_file(path: Path) -> ResolvedFiles:
     """Digest a single-file checkpoint."""
     digest = file_digest(path)
-    return ResolvedFiles({Path(path).name: digest}, digest.blake3, str(Path(path).resolve()))
+    return ResolvedFiles({Path(path).name: digest}, digest.blake3, Path(path).name)
 
 
 def resolve_config(config: Mapping[str, Any]) -> ResolvedFiles:
@@ -123,10 +142,10 @@ def resolve_config(config: Mapping[str, Any]) -> ResolvedFiles:
     return ResolvedFiles({}, derived_digest(canonical_json(dict(config))), None)
 
 
-def verify_pin(record: CheckpointRecord, expected_blake3: str | None) -> None:
-    """Fail when the roster pins a checkpoint digest and the loaded checkpoint has another one."""
+def verify_pin(record: CheckpointRecord, expected_blake3: str | None, checkpoint: Path | None) -> None:
+    """Fail when the roster pins a checkpoint digest and the loaded ``checkpoint`` has another one."""
     if expected_blake3 is not None and expected_blake3 != record.checkpoint_blake3:
         raise CheckpointError(
-            record.path or f"encoder {record.label!r}",
+            checkpoint or f"encoder {record.label!r}",
             f"checkpoint BLAKE3 {record.checkpoint_blake3} differs from the pinned {expected_blake3}",
         )

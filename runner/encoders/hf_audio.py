@@ -202,7 +202,7 @@ def hf_record(
         },
         files=resolved.files,
         checkpoint_blake3=resolved.checkpoint_blake3,
-        path=resolved.path,
+        name=resolved.name,
         runtime={**runtime, "batching": {**policy.as_dict(), "padding": padding}},
     )
     return record, policy

@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy.fft import dct, rfft
-from scipy.signal import get_window
 
 from runner.encoders.base import Dtype, Encoder
 from runner.encoders.batching import BatchPolicy
@@ -70,6 +69,8 @@ def mel_filterbank(config: MfccConfig) -> np.ndarray:
 
 def frames_of(wave: np.ndarray, config: MfccConfig) -> np.ndarray:
     """Pre-emphasised, windowed frames (n_frames, frame_length); the tail shorter than a frame is dropped."""
+    from scipy.signal import get_window  # on first use: the operators import this module, a cached run needs none
+
     emphasised = np.concatenate([wave[:1], wave[1:] - config.preemphasis * wave[:-1]]).astype(np.float64)
     framed = np.lib.stride_tricks.sliding_window_view(emphasised, config.frame_length)[:: config.frame_shift]
     return framed * get_window("hamming", config.frame_length, fftbins=True)
@@ -119,7 +120,7 @@ class MfccStatsEncoder(Encoder):
             config=asdict(config),
             files=resolved.files,
             checkpoint_blake3=resolved.checkpoint_blake3,
-            path=None,
+            name=None,
             runtime={
                 "device": "cpu",
                 "requested_device": device,  # numpy has no accelerator path: the run's device does not apply

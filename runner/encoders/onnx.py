@@ -115,7 +115,7 @@ class OnnxEncoder(Encoder):
             config={"model_file": model_file, **frontend},
             files=resolved.files,
             checkpoint_blake3=resolved.checkpoint_blake3,
-            path=resolved.path,
+            name=resolved.name,
             runtime={
                 "device": device,
                 "dtype": "fp32",

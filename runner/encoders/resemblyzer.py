@@ -99,7 +99,7 @@ class ResemblyzerEncoder(Encoder):
             },
             files=resolved.files,
             checkpoint_blake3=resolved.checkpoint_blake3,
-            path=resolved.path,
+            name=resolved.name,
             runtime={**runtime, "resemblyzer": _package_version(), "batching": policy.as_dict()},
         )
         return cls(record, model, options, policy)

@@ -57,6 +57,7 @@ EXACT_PADDING_MODELS = ("speechbrain.lobes.models.ECAPA_TDNN.ECAPA_TDNN", "speec
 ROW_NORMALISATIONS = ("sentence", "global")
 PADDING = "per-utterance filterbank, relative frame lengths, each row reflected at its own end"
 POOLING_NOISE_SEED = 0
+CHECKPOINT_FOLDER = "$CHECKPOINT"  # how the record writes the checkpoint folder an override points to
 
 
 class SpeechBrainEncoder(Encoder):
@@ -133,14 +134,14 @@ class SpeechBrainEncoder(Encoder):
             config={
                 "interface": "speechbrain.inference.speaker.EncoderClassifier",
                 "hparams_file": hparams_file,
-                "overrides": overrides,
+                "overrides": {key: CHECKPOINT_FOLDER for key in overrides},  # the folder, wherever it lies
                 "loadables": sorted(pretrainer.loadables),
                 "unused_checkpoint_keys": unused,
                 "sample_rate": sample_rate,
             },
             files=resolved.files,
             checkpoint_blake3=resolved.checkpoint_blake3,
-            path=resolved.path,
+            name=resolved.name,
             runtime={**runtime, "speechbrain": _package_version(), "batching": batching},
         )
         return cls(record, classifier, sample_rate, policy)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import av
 import numpy as np
-from scipy.signal import resample_poly
 
 # Raw codec files that carry no container header: PyAV must be told their format.
 RAW_FORMATS = {".g722": "g722", ".ul": "mulaw", ".ulaw": "mulaw", ".al": "alaw", ".alaw": "alaw"}
@@ -61,6 +60,9 @@ def resample(wave: np.ndarray, from_sr: int, to_sr: int) -> np.ndarray:
     """Polyphase resampling (zero-phase FIR, so no delay) between integer rates, float32 out."""
     if from_sr == to_sr:
         return wave.astype(np.float32, copy=False)
+    # on first use: a run whose embeddings are all cached imports no scipy.signal
+    from scipy.signal import resample_poly
+
     common = gcd(from_sr, to_sr)
     return resample_poly(wave, to_sr // common, from_sr // common).astype(np.float32)
 

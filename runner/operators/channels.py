@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from scipy.signal import butter, fftconvolve, firwin2, sosfiltfilt
 
 from runner.operators.audio import fit_length, resample
 from runner.operators.base import Operator, Outcome, Result, package_version, register
@@ -64,6 +63,9 @@ class TooShort(ValueError):
 
 def zero_phase_band_pass(wave: np.ndarray, sr: int, band: tuple[float, float], order: int) -> np.ndarray:
     """Butterworth band-pass of ``order`` run forwards and backwards (no delay, magnitude |H|^2), float32."""
+    # on first use: a run whose embeddings are all cached imports no scipy.signal
+    from scipy.signal import butter, sosfiltfilt
+
     sos = butter(order, band, btype="bandpass", fs=sr, output="sos")
     minimum = 3 * (2 * len(sos) + 1)  # sosfiltfilt's edge padding
     if len(wave) <= minimum:
@@ -125,9 +127,13 @@ class DeviceResponse(Operator):
         """The FIR (``FIR_TAPS`` long, linear phase) whose magnitude follows the curve up to ``sr / 2``."""
         grid = np.concatenate([[0.0], np.geomspace(10.0, sr / 2, DESIGN_POINTS)])
         gains = 10.0 ** (curve_db(DEVICE_RESPONSES[self.kind][self.model], grid) / 20.0)
+        from scipy.signal import firwin2
+
         return firwin2(FIR_TAPS, grid, gains, fs=sr)
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
+        from scipy.signal import fftconvolve
+
         delay = (FIR_TAPS - 1) // 2
         out = fftconvolve(wave.astype(np.float64), self.taps(sr))[delay : delay + len(wave)].astype(np.float32)
         reason = f"{self.model} {self.kind} response (an approximation of the device class), linear-phase FIR"

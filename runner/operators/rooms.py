@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.signal import fftconvolve
 
 from provenance.digests import file_digest
 from runner.operators.base import Operator, Outcome, Result, package_version, register
@@ -57,6 +56,9 @@ def rir_figures(rir: np.ndarray, direct: int, sr: int) -> RoomFigures:
 
 def reverberate(wave: np.ndarray, rir: np.ndarray, direct: int) -> np.ndarray:
     """``wave`` convolved with ``rir``, the direct path moved to lag 0, the input's length and RMS level."""
+    # on first use: a run whose embeddings are all cached imports no scipy.signal
+    from scipy.signal import fftconvolve
+
     wet = fftconvolve(wave.astype(np.float64), rir.astype(np.float64))[direct : direct + len(wave)]
     level_in, level_out = np.sqrt(np.mean(wave.astype(np.float64) ** 2)), np.sqrt(np.mean(wet**2))
     return (wet * (level_in / level_out)).astype(np.float32)

@@ -14,7 +14,6 @@ from typing import Any, cast
 
 import av
 import numpy as np
-from scipy.signal import resample_poly
 
 from runner.operators.audio import ffmpeg_versions, frame_to_float
 from runner.operators.base import Operator, Outcome, Result, register
@@ -35,6 +34,9 @@ class Speed(Operator):
             raise ValueError(f"factor must be within [0.25, 4] and not 1, got {self.factor}")
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
+        # on first use: a run whose embeddings are all cached imports no scipy.signal
+        from scipy.signal import resample_poly
+
         ratio = Fraction(self.factor).limit_denominator(MAX_DENOMINATOR)
         out = resample_poly(wave, ratio.denominator, ratio.numerator).astype(np.float32)
         realised = len(out) / len(wave)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import importlib.util
 import json
 import subprocess
 import sys
@@ -39,10 +40,11 @@ def test_clean_repo_and_run_facts(repo: Path) -> None:
     assert env["seeds"] == {"global": 7} and env["command_line"] == ["interbias", "run"]
     assert env["container_image"] == IMAGE
     assert env["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
+    assert env["python"]["executable"] == Path(sys.executable).name  # its name: no machine's folder is recorded
     assert env["distributions"]["packages"]["numpy"] == importlib.metadata.version("numpy")
     assert env["machine"]["cpu"]["logical_cores"] > 0
     torch = env["torch"]
-    if torch["available"]:
+    if torch["available"] and torch["imported"]:
         import torch as torch_module
 
         assert torch["version"] == torch_module.__version__
@@ -51,6 +53,20 @@ def test_clean_repo_and_run_facts(repo: Path) -> None:
         )
         assert torch["determinism"]["num_threads"] == torch_module.get_num_threads()
     json.dumps(env)  # serialisable as is
+
+
+def test_a_process_that_never_imported_torch_records_its_version_without_importing_it(repo: Path) -> None:
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed")
+    code = (
+        "import json, sys; from provenance.environment import capture_environment; "
+        "print(json.dumps([capture_environment(seeds=[1], command_line=['x'])['torch'], 'torch' in sys.modules]))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    torch, imported = json.loads(result.stdout)
+    assert imported is False and torch["imported"] is False
+    assert torch["version"] == importlib.metadata.version("torch") and "determinism" not in torch
 
 
 def test_dirty_diff_digest_is_the_digest_of_git_diff(repo: Path) -> None:

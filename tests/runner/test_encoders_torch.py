@@ -4,6 +4,7 @@ and loaded back through the same code path, and resemblyzer's shipped weights on
 from __future__ import annotations
 
 import hashlib
+import json
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -88,7 +89,8 @@ def sha256_of(path: Path) -> str:
 
 
 def assert_files_digested(record: dict, folder: Path) -> None:
-    """Every file in the folder is listed with the SHA-256 that hashlib gives."""
+    """Every file in the folder is listed with the SHA-256 that hashlib gives; the folder is named, never located."""
+    assert record["name"] == folder.name and str(folder.parent) not in json.dumps(record)
     on_disk = {p.relative_to(folder).as_posix(): p for p in folder.rglob("*") if p.is_file()}
     assert set(record["files"]) == set(on_disk)
     for name, path in on_disk.items():
@@ -281,7 +283,7 @@ def test_speechbrain_hub_pretrained_path_is_redirected_to_the_folder(tmp_path: P
     hparams += "    paths:\n        embedding_model: !ref <pretrained_path>/embedding_model.ckpt\n"
     write_tiny_ecapa(tmp_path, hparams)
     encoder = load_encoder("speechbrain", "hub-named", tmp_path)
-    assert encoder.checkpoint.config["overrides"] == {"pretrained_path": str(tmp_path.resolve())}
+    assert encoder.checkpoint.config["overrides"] == {"pretrained_path": "$CHECKPOINT"}  # no machine's folder
     assert encoder.embed(WAVES[:1], 16000).shape == (1, 16)
 
 
@@ -511,6 +513,7 @@ def test_resemblyzer_record_digests_the_shipped_weights(resemblyzer: object) -> 
         }
     }
     assert record["config"]["trim_silence"] is False and record["config"]["shipped_with_package"] is True
+    assert record["name"] == "pretrained.pt" and str(weights.parent) not in json.dumps(record)
     assert record["config"]["unused_checkpoint_keys"] == ["similarity_bias", "similarity_weight"]
     waves = [noise(0, 4000), noise(1, 30000), noise(2, 9000)]
     batched = resemblyzer.embed(waves, 8000)  # type: ignore[attr-defined]

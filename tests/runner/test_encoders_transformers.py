@@ -86,6 +86,7 @@ def test_ssl_record_and_bf16(wavlm_layer: tuple[Path, Any]) -> None:
     record = load_encoder("transformers_ssl", "tiny-wavlm", folder).checkpoint.as_dict()
     assert record["class"] == "transformers.models.wavlm.modeling_wavlm.WavLMModel"
     assert record["config"]["model_type"] == "wavlm"
+    assert record["name"] == folder.name and str(folder.parent) not in json.dumps(record)
     for path in folder.iterdir():
         assert record["files"][path.name]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     bf16 = load_encoder("transformers_ssl", "tiny-wavlm", folder, dtype="bf16")
