@@ -232,8 +232,16 @@ def is_clean(condition: str, clean_labels: Iterable[str]) -> bool:
     return condition.strip().lower() in {label.lower() for label in clean_labels}
 
 
+def _fewest_speakers(terms: Iterable[Term]) -> int | None:
+    """The fewest enrolment speakers behind ``terms`` (None when a row does not say): how thin a gap's side is."""
+    counts = [term.n_enrol_speakers for term in terms]
+    known = [count for count in counts if count is not None]
+    return min(known) if known and len(known) == len(counts) else None
+
+
 def gender_gaps(pairs: Sequence[GapPair], clean_labels: Iterable[str]) -> list[dict[str, Any]]:
-    """Table 9: per experiment, corpus and condition: mean and maximum absolute gap, mean signed gap."""
+    """Table 9: per experiment, corpus and condition: mean and maximum absolute gap, mean signed gap, and the
+    fewest enrolment speakers behind a female and a male row (a gap of one speaker per side is that speaker's)."""
     clean = tuple(clean_labels)
     groups: dict[tuple[str, str, str], list[GapPair]] = defaultdict(list)
     for pair in pairs:
@@ -253,13 +261,16 @@ def gender_gaps(pairs: Sequence[GapPair], clean_labels: Iterable[str]) -> list[d
                 "gap_abs_sd": sd_abs,
                 "gap_abs_max": max(absolute),
                 "gap_signed_mean": mean_sd([p.gap for p in members])[0],
+                "speakers_f": _fewest_speakers(p.female for p in members),
+                "speakers_m": _fewest_speakers(p.male for p in members),
             }
         )
     return rows
 
 
 def gap_ratios(pairs: Sequence[GapPair], clean_labels: Iterable[str]) -> list[dict[str, Any]]:
-    """Table 10: each model's signed gap under a condition divided by its signed clean gap (same corpus)."""
+    """Table 10: each model's signed gap under a condition divided by its signed clean gap (same corpus), with the
+    enrolment speakers behind its female and male rows."""
     clean = tuple(clean_labels)
     clean_pairs = {(p.experiment, p.model, p.corpus): p for p in pairs if is_clean(p.condition, clean)}
     rows = []
@@ -276,6 +287,8 @@ def gap_ratios(pairs: Sequence[GapPair], clean_labels: Iterable[str]) -> list[di
                 "gap": pair.gap,
                 "clean_gap": reference.gap,
                 "ratio": pair.gap / reference.gap if reference.gap != 0 else None,
+                "speakers_f": pair.female.n_enrol_speakers,
+                "speakers_m": pair.male.n_enrol_speakers,
                 "records": [*pair.records, *reference.records],
             }
         )

@@ -40,6 +40,7 @@ class Term:
     model_family: str | None
     trial_list_id: str | None
     scores_blake3: str | None
+    n_enrol_speakers: int | None = None  # the enrolment speakers behind the row, when the table says
 
     @property
     def counts(self) -> tuple[int, int]:
@@ -56,11 +57,12 @@ def measured_terms(frame: pd.DataFrame) -> dict[Any, Term]:
         "model_family",
         "trial_list_id",
         "scores_blake3",
+        "n_enrol_speakers",
     )
     return {
         label: Term(str(record), float(eer), int(n_target), int(n_nontarget), _text(family), _text(trials),
-                    _text(scores))
-        for label, record, eer, n_target, n_nontarget, family, trials, scores in zip(
+                    _text(scores), None if pd.isna(speakers) else int(speakers))
+        for label, record, eer, n_target, n_nontarget, family, trials, scores, speakers in zip(
             frame.index, *(frame[c].tolist() for c in columns), strict=True
         )
     }  # fmt: skip

@@ -12,6 +12,7 @@ import pandas as pd
 
 from audit.contrasts import derive_contrasts, trial_matching
 from audit.verified import LoadedFiles, Step, TrialUtterancesError, UnmatchedTrialsError
+from schemas.results import with_all_columns
 
 
 def _text(value: Any) -> str | None:
@@ -24,20 +25,11 @@ def _column(frame: pd.DataFrame, name: str) -> list[str | None]:
     return [_text(value) for value in frame[name]] if name in frame.columns else [None] * len(frame)
 
 
-def _contrast_frame(results: pd.DataFrame) -> pd.DataFrame:
-    """The results with the columns derive_contrasts reads (absent optional ones as empty)."""
-    frame = results.copy()
-    for column in ("subgroup", "factor_a", "level_a", "factor_b", "level_b", "model_family", "trial_list_id"):
-        if column not in frame.columns:
-            frame[column] = None
-    return frame
-
-
 def verify_shared_trial_lists(files: LoadedFiles) -> tuple[None, Step]:
     """The four terms of every contrast, and all encoders of one condition, share one trial list."""
     if files.results is None:
         raise UnmatchedTrialsError("shared-trial-list", "No verified results.csv: trial sharing cannot be checked.")
-    frame = _contrast_frame(files.results)
+    frame = with_all_columns(files.results)
     failures = []
     by_record = dict(zip(_column(frame, "record_id"), _column(frame, "trial_list_id"), strict=True))
     contrasts = derive_contrasts(frame).contrasts

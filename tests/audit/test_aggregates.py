@@ -164,6 +164,20 @@ def test_gap_ratios_divide_by_the_models_own_clean_gap() -> None:
     assert len(ratios) == 4  # the clean condition is not divided by itself
 
 
+def test_gaps_carry_the_fewest_speakers_behind_each_side() -> None:
+    rows = gender_rows()
+    for index, row in enumerate(rows):  # F rows of m1 have 3 speakers, of m2 5; every M row a single speaker
+        row.update(n_speakers=4, n_enrol_speakers=(3 if str(row["model"]) == "m1" else 5) if index % 2 == 0 else 1)
+    pairs, _ = gender_gap_pairs(frame(rows))
+    gaps = {g["condition"]: g for g in gender_gaps(pairs, ["clean"])}
+    assert (gaps["babble snr=0"]["speakers_f"], gaps["babble snr=0"]["speakers_m"]) == (3, 1)
+    ratios = {(r["model"], r["condition"]): r for r in gap_ratios(pairs, ["clean"])}
+    assert (ratios[("m2", "babble snr=5")]["speakers_f"], ratios[("m2", "babble snr=5")]["speakers_m"]) == (5, 1)
+    # a table that does not count its speakers says nothing rather than a number
+    unknown = {g["condition"]: g for g in gender_gaps(gender_gap_pairs(frame(gender_rows()))[0], ["clean"])}
+    assert (unknown["clean"]["speakers_f"], unknown["clean"]["speakers_m"]) == (None, None)
+
+
 def test_unpaired_gender_rows_are_returned_not_dropped() -> None:
     rows = [*gender_rows(), record("E16", "m1", "babble snr=10", 0.07, subgroup="gender=F")]
     pairs, unpaired = gender_gap_pairs(frame(rows))
