@@ -28,7 +28,6 @@ from typing import Any
 
 import av
 import numpy as np
-from tqdm import tqdm
 
 from provenance.atomic import atomic_write_bytes, atomic_write_text
 from provenance.digests import bytes_digest, file_digest, file_digests
@@ -43,6 +42,7 @@ from runner.corpora.base import (
     read_problems,
     read_utterances,
 )
+from runner.stages import StageLog
 
 FORMAT_VERSION = 1
 SAMPLE_RATE = 16_000
@@ -291,13 +291,14 @@ def build_default_corpus(
         name: {"kept": 0, "not_speech": 0, "too_short": 0, "failed": 0} for name in installed
     }
     total = sum(len(s) for s in sources.values())
-    with tqdm(total=total, desc="default corpus", unit="prompt", disable=not progress) as bar:
+    log = StageLog.for_run(1, progress)  # a bar on a terminal, else a line each tenth of the prompts
+    with log.part("default corpus", "prompts read", total) as prompts:
         for voice in VOICES:
             kept = 0
             for source in _interleaved([sources[p.name] for p in voice.packages]):
                 if max_per_speaker is not None and kept >= max_per_speaker:
                     break
-                bar.update()
+                prompts.advance(1)
                 count = counts[source.package.name]
                 reason = _add_prompt(builder, source, installed[source.package.name], min_duration_s)
                 if reason is None:
@@ -305,6 +306,7 @@ def build_default_corpus(
                     count["kept"] += 1
                 else:
                     count[reason] += 1
+    log.done("default corpus", f"{sum(c['kept'] for c in counts.values())} utterances kept")
     table = builder.table()
     _remove_stale_audio(out_dir, set(table.frame["path"]))
     table.write(out_dir)

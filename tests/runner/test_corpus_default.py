@@ -167,3 +167,12 @@ def test_missing_package_names_it_and_the_install_command() -> None:
 def test_unbuilt_folder_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(CorpusError, match="interbias corpus build"):
         load_corpus("asterisk", tmp_path)
+
+
+def test_progress_off_a_terminal_is_stage_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Redirected stderr (a CI log) gets plain stage lines, never a progress bar's carriage returns."""
+    table = build_default_corpus(tmp_path / "corpus", max_per_speaker=2, progress=True)
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert "\r" not in err and lines and all(line.startswith("stage 1/1 default corpus: ") for line in lines)
+    assert lines[-1].startswith(f"stage 1/1 default corpus: {len(table.frame)} utterances kept (")
