@@ -192,6 +192,14 @@ def test_ray_run_is_byte_identical_and_never_trusts_a_bad_entry(
         assert set(stages) == {"realise", "embed mfcc-stats", "embed mfcc-13"}
         assert stages["realise"]["sides"] == stages["embed mfcc-13"]["sides"] == len(entries(tmp_path / "cache")) / 2
         assert json.loads((local[0] / "environment.json").read_text())["executor"] == {"name": "local", "workers": 0}
+        # timings.json: each label's sides and audio are the local run's; its seconds are the pool's wall time
+        # (actor CPU is not measured, so none is claimed).
+        timings, local_timings = (json.loads((folder / "timings.json").read_text()) for folder in (out, local[0]))
+        assert timings["executor"] == "ray" and set(timings["encoders"]) == set(local_timings["encoders"])
+        for label, row in timings["encoders"].items():
+            expected = local_timings["encoders"][label]
+            assert (row["sides"], row["audio_s"]) == (expected["sides"], expected["audio_s"]) and row["sides"] > 0
+            assert row["wall_s"] > 0 and row["cpu_s"] is None and row["audio_seconds_per_second"] > 0, label
         # One entry the workers wrote is altered: the driver refuses it, has it recomputed, the bytes hold.
         victim = entries(tmp_path / "cache")[0]
         data = bytearray(victim.read_bytes())
