@@ -52,13 +52,17 @@ class _Local:
         out_of_range = enrol.size and (enrol.min() < 0 or enrol.max() >= n_speakers)
         if out_of_range or (partner.size and (partner.min() < 0 or partner.max() > n_speakers)):
             raise WeightedRocInputError(f"speaker codes must lie in 0..{n_speakers - 1} (partners up to {n_speakers})")
-        used, local = np.unique(np.concatenate([enrol, partner]), return_inverse=True)
-        has_one = used.size > 0 and used[-1] == n_speakers
-        drawn = used[:-1] if has_one else used
-        local_weights = np.ones((drawn.size + 1, weight_array.shape[0]))
-        local_weights[: drawn.size] = weight_array.T[drawn]  # contiguous rows when the caller keeps weights in F order
-        # (the weight-1 speaker, if used, is the last code)
-        return cls(local_weights, local[: enrol.size], local[enrol.size :])
+        used = np.zeros(n_speakers + 1, dtype=bool)
+        used[enrol] = True
+        used[partner] = True
+        drawn = np.flatnonzero(used[:n_speakers])
+        local = np.cumsum(used) - 1  # code -> local code; the weight-1 code n_speakers -> drawn.size, the last row
+        # One gather into a fresh array (contiguous rows when the caller keeps weights in F order), the last row then
+        # set to 1: a gather into a prepared array costs three times as much.
+        rows = weight_array.shape[0]
+        local_weights = weight_array.T[np.append(drawn, 0)] if n_speakers else np.empty((1, rows))
+        local_weights[drawn.size] = 1.0
+        return cls(local_weights, local[enrol], local[partner])
 
 
 def weighted_sums(weights: ArrayLike, clusters: ArrayLike, partners: ArrayLike | None, values: ArrayLike) -> FloatArray:
