@@ -388,7 +388,7 @@ def _subgroup_gaps(
     is undefined in some term (one class) is left out of every term and listed with why. With ``records``,
     each record's subgroup values are computed once per audit (``cache``)."""
     cache = cache or _DrawCache()
-    as_text = {term: np.asarray([str(name) for name in t.subgroups]) for term, t in trials.items()}  # type: ignore[union-attr]
+    as_text = {term: np.asarray(t.subgroups, dtype=object).astype(str) for term, t in trials.items()}
     estimates: dict[str, dict[str, float]] = {term: {} for term in trials}
     undefined: dict[str, str] = {}
 

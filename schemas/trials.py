@@ -24,7 +24,7 @@ def speaker_counts(trials: pd.DataFrame) -> dict[str, int]:
     """
     enrol, test = trials["enrol_speaker"].astype(str), trials["test_speaker"].astype(str)
     return {
-        "n_speakers": len(set(enrol) | set(test)),
+        "n_speakers": int(pd.concat([enrol, test], ignore_index=True).nunique()),
         "n_enrol_speakers": int(enrol.nunique()),
         "n_test_speakers": int(test.nunique()),
     }
