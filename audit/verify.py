@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,7 @@ from audit.curves import curves_of_bundle
 from audit.findings import Flag, has_errors, one_per_id
 from audit.flags import AuditConfig, provenance_coverage, raise_flags
 from audit.io import ResultsSource, read_results
+from provenance.environment import installed_version
 from schemas.errors import EXIT_FINDING, EXIT_PASS, InputError
 from schemas.results import ValidatedResults, validate_results, with_all_columns
 
@@ -36,10 +36,7 @@ TOOL_NAME = "interbias-sv audit"
 
 def tool_version() -> str:
     """The installed distribution's version, or says plainly that the code runs uninstalled."""
-    try:
-        return version("interbias-sv")
-    except PackageNotFoundError:
-        return "unknown (interbias-sv is not installed)"
+    return installed_version("interbias-sv") or "unknown (interbias-sv is not installed)"
 
 
 @dataclass(frozen=True)

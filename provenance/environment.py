@@ -164,7 +164,7 @@ def _onnxruntime() -> dict[str, Any]:
     import onnxruntime
 
     # Both distributions install the same ``onnxruntime`` package: which one is there decides the providers.
-    names = [name for name in ("onnxruntime", "onnxruntime-gpu") if _installed(name)]
+    names = [name for name in ("onnxruntime", "onnxruntime-gpu") if installed_version(name) is not None]
     return {
         "available": True,
         "version": onnxruntime.__version__,
@@ -173,12 +173,12 @@ def _onnxruntime() -> dict[str, Any]:
     }
 
 
-def _installed(name: str) -> bool:
+def installed_version(name: str) -> str | None:
+    """The installed version of distribution ``name``, None when it is not installed (each caller says so its way)."""
     try:
-        importlib.metadata.version(name)
+        return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
+        return None
 
 
 def check_image_digest(image_digest: str) -> str:

@@ -10,7 +10,6 @@ an ``InputError``: a manifest is never written over files that do not agree with
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from provenance.atomic import atomic_write_bytes, atomic_write_text, is_temporar
 from provenance.canonical import canonical_json
 from provenance.digests import Digest, file_digest
 from provenance.dsse import sign_envelope
+from provenance.environment import installed_version
 from provenance.keys import key_id, load_private_key, public_key_pem
 from provenance.statement import RecordBinding, build_predicate, build_statement
 from schemas.bundle import (
@@ -173,10 +173,7 @@ def _bind_record(
 
 
 def _builder_version() -> str:
-    try:
-        return importlib.metadata.version("interbias-sv")
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed as a distribution"
+    return installed_version("interbias-sv") or "not installed as a distribution"
 
 
 def build_run_statement(bundle_dir: Path, run_config: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,6 @@ with another cache key than the record already used stops the run (the stale ent
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import json
 import os
 import platform
@@ -28,7 +27,7 @@ from provenance.atomic import atomic_write_bytes
 from provenance.canonical import canonical_json
 from provenance.derivation import derived_digest
 from provenance.digests import path_digest
-from provenance.environment import NVIDIA_DRIVER_FILE, THREAD_ENV_VARS
+from provenance.environment import NVIDIA_DRIVER_FILE, THREAD_ENV_VARS, installed_version
 from runner.encoders.base import EncoderHandle
 from runner.encoders.checkpoint import CheckpointError, CheckpointRecord, verify_pin
 from runner.encoders.roster import EncoderSpec
@@ -48,19 +47,12 @@ RUNTIME_DISTRIBUTIONS = (
 )
 
 
-def _version(name: str) -> str | None:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def runtime_identity() -> dict[str, Any]:
     """What a loaded record's runtime settings follow from on this machine: Python, the runtime distributions'
     versions, the CPUs this process may use, the thread and device variables and the NVIDIA driver."""
     return {
         "python": platform.python_version(),
-        "distributions": {name: _version(name) for name in RUNTIME_DISTRIBUTIONS},
+        "distributions": {name: installed_version(name) for name in RUNTIME_DISTRIBUTIONS},
         "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "environment_variables": {name: os.environ.get(name) for name in THREAD_ENV_VARS},
         "nvidia_driver": NVIDIA_DRIVER_FILE.read_text(errors="replace") if NVIDIA_DRIVER_FILE.exists() else None,

@@ -15,13 +15,13 @@ import typing
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 
 from provenance.canonical import canonical_json
 from provenance.derivation import derived_rng
+from provenance.environment import installed_version
 
 if TYPE_CHECKING:
     from runner.operators.sources import NoiseSources
@@ -235,10 +235,7 @@ def rng_for(seed: int, utt_id: str, spec: Mapping[str, Any] | Operator, occurren
 
 def package_version(name: str) -> str:
     """The installed version of a distribution, or "not installed", for an operator's description."""
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "not installed"
+    return installed_version(name) or "not installed"
 
 
 def _show(spec: object) -> str:
