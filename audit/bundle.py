@@ -236,7 +236,7 @@ def verify_bundle(
     statuses = check.step("rows", verify_rows, files, statement, verified.digests)
     binding = check.step("table-binding", verify_table_binding, table, files, subset)
     check.step("trial-order", verify_scores_follow_trial_lists, files)
-    check.step("rescore", verify_rescored_metrics, files)
+    rescored = check.step("rescore", verify_rescored_metrics, files)
     check.step("shared-trials", verify_shared_trial_lists, files)
     check.step("trial-utterances", verify_trial_utterances, files)
     check.step("operators", verify_operator_outcomes, files)
@@ -251,4 +251,5 @@ def verify_bundle(
         binding,
         merge_flags(check.flags),
         check.sections,
+        rescored or {},
     )

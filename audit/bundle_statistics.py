@@ -38,6 +38,7 @@ class _Scores:
     def __init__(self, bundle: VerifiedBundle) -> None:
         self.files = bundle.files
         self.trial_list = bundle.trial_list_of
+        self.rescored = bundle.rescored
         self._columns: dict[str, dict[str, np.ndarray]] = {}
 
     def scores(self, record_id: str) -> np.ndarray:
@@ -68,9 +69,10 @@ def family_of(contrast: Contrast) -> str:
 
 
 def _contrast_input(
-    contrast: Contrast, scores: _Scores, held_out_levels: set[str], near_chance_eer: float
+    contrast: Contrast, scores: _Scores, held_out_levels: set[str], near_chance_eer: float, eer_method: str
 ) -> ContrastInput:
-    """The four terms' scores and trials; terms on different trial lists make a population contrast."""
+    """The four terms' scores and trials; terms on different trial lists make a population contrast. A term's
+    point EER comes from the re-scoring of its record's verified scores where that ran."""
     records = contrast.records
     columns = {term: scores.columns(record) for term, record in zip(TERMS, records, strict=True)}
     shared = len({scores.trial_list[r] for r in records}) == 1
@@ -98,6 +100,11 @@ def _contrast_input(
         model=contrast.model,
         records=dict(zip(TERMS, records, strict=True)),
         caveats=contrast.caveats(near_chance_eer),
+        point_eers={
+            term: scores.rescored[record][f"eer_{eer_method}"]
+            for term, record in zip(TERMS, records, strict=True)
+            if f"eer_{eer_method}" in scores.rescored.get(record, {})
+        },
     )
 
 
@@ -264,10 +271,11 @@ def _statistics(
             }
         ]
     scores = _Scores(bundle)
+    eer_method, method_note = statistics_eer_method(results, analysis.bootstrap_eer_method)
     inputs, skipped = [], []
     for contrast in contrasts:
         try:
-            inputs.append(_contrast_input(contrast, scores, set(analysis.held_out_levels), near_chance_eer))
+            inputs.append(_contrast_input(contrast, scores, set(analysis.held_out_levels), near_chance_eer, eer_method))
         except (OSError, ValueError, KeyError) as error:
             skipped.append(f"{'/'.join(contrast.records)}: {error}")
     dev_speakers = list(analysis.dev_speakers)
@@ -276,7 +284,6 @@ def _statistics(
     except (KeyError, ValueError) as error:
         return None, [section | {"status": "failed", "lines": [f"The subgroup records cannot be pooled: {error}."]}]
     fixed = _fixed_threshold_inputs(settings, dev_speakers) if dev_speakers else []
-    eer_method, method_note = statistics_eer_method(results, analysis.bootstrap_eer_method)
     try:
         statistics = bundle_statistics(
             inputs,

@@ -99,8 +99,9 @@ def _scorable(record: RecordScores) -> bool:
     return bool(labels.any() and (labels == 0).any())
 
 
-def verify_rescored_metrics(files: LoadedFiles) -> tuple[None, Step]:
-    """Re-score every signed row from its verified scores (one grouped pass per cost setting) and compare."""
+def verify_rescored_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, float]], Step]:
+    """Re-score every signed row from its verified scores (one grouped pass per cost setting) and compare.
+    Returns each re-scored record's metrics (the statistics take their point EERs from them)."""
     rows = [row for row in _signed_rows(files) if str(row.get("record_id")) in files.scores]
     failures = [
         {"record_id": str(row["record_id"]), "problem": "cannot be scored: needs scored trials of both classes"}
@@ -112,6 +113,7 @@ def verify_rescored_metrics(files: LoadedFiles) -> tuple[None, Step]:
         if _scorable(files.scores[str(row["record_id"])]):
             by_costs[_row_costs(row)].append(row)
     table = []
+    rescored: dict[str, dict[str, float]] = {}
     speakers = {list_id: speaker_counts(trials) for list_id, trials in files.trial_lists.items()}
     for (p_target, c_miss, c_fa), group in by_costs.items():
         scored = [files.scores[str(row["record_id"])] for row in group]
@@ -126,6 +128,7 @@ def verify_rescored_metrics(files: LoadedFiles) -> tuple[None, Step]:
         )
         for position, row in enumerate(group):
             recomputed = {key: float(np.asarray(values)[position]) for key, values in metrics.items()}
+            rescored[str(row["record_id"])] = recomputed
             counts = speakers.get(str(row.get("trial_list_id")))
             failures += [{"record_id": str(row["record_id"]), "problem": p} for p in _compare(row, recomputed, counts)]
             table.append(
@@ -144,8 +147,9 @@ def verify_rescored_metrics(files: LoadedFiles) -> tuple[None, Step]:
             f"(tolerance {METRIC_TOLERANCE}).",
             records=records,
             failures=failures,
+            partial=rescored,
         )
-    return None, Step(
+    return rescored, Step(
         [
             f"All {len(rows)} records re-score to the signed EER (the row's eer_method, and each EER variant "
             f"given), counts, minDCF and AUC within {METRIC_TOLERANCE}; the speaker counts given equal their "

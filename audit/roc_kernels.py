@@ -1,16 +1,18 @@
 """Compiled loops behind ``audit.weighted_roc``: weighted ROC curves of many resamples at once.
 
-Weights come transposed and local to one trial list: ``weights[speaker, row]`` is a speaker's multiplicity in
-resample ``row``, with a last speaker of weight 1 (the partner of a target trial, or of every trial under one-way
-clustering). A trial weighs ``weights[enrol, row] * weights[partner, row]``. The trials come sorted by
-descending score and cut into units (``unit_end``): one unit per threshold for ``interp`` and ``legacy``, one
-per run of thresholds that ``rocch`` may pool without looking (a run of one class, or one threshold holding
-both). A block of rows sums every unit's target and non-target weight in one pass over the trials, the inner
-loop running over the block's rows (contiguous, vectorised); each row then walks its units: ``interp`` and
-``legacy`` stop at the crossing (or at the first point roc_curve keeps after it), ``rocch`` runs
-pool-adjacent-violators. Every decision (crossing, kept point, pooling) is an exact comparison of
-integer-valued float64 sums, as ``audit.metrics`` makes it on counts. Compiled once per machine
-(``cache=True``), and loaded only when a bootstrap runs.
+Weights come in tiles local to one trial list: ``weights[tile, speaker, row]`` is a speaker's multiplicity in
+resample ``tile * block + row``, with a last speaker of weight 1 (the partner of a target trial, or of every trial
+under one-way clustering), so a trial reads two contiguous runs of ``block`` weights. A trial weighs
+``weights[., enrol, row] * weights[., partner, row]``. The trials come sorted by descending score and cut into
+units (``unit_end``): one unit per threshold for ``interp`` and ``legacy``, one per run of thresholds that no
+hull vertex can split for ``rocch`` (a run of one class, or one threshold holding both). A tile sums every
+unit's target and non-target weight in one pass over the trials, the inner loop running over the tile's rows
+(contiguous, vectorised). ``interp`` and ``legacy`` then walk each row's curve to the crossing (or to the first
+point roc_curve keeps after it); ``rocch`` finds, for all the tile's rows at once, the hull edge that crosses
+pfa = pmiss by narrowing a chord to it (each step a vectorised pass over the units between the chord's ends). Every
+decision (crossing, kept point, hull vertex) is an exact comparison of integer-valued float64 sums and of their
+products, as ``audit.metrics`` makes it on counts (``weighted_roc`` refuses weights whose products could pass
+2**53). Compiled once per machine (``cache=True``), and loaded only when a bootstrap runs.
 """
 
 from __future__ import annotations
@@ -32,15 +34,20 @@ INTERP, LEGACY, ROCCH = 0, 1, 2
 
 @njit(cache=True, parallel=True)
 def weighted_sums(weights, enrol, partner, values):
-    """(columns x rows): each column of ``values`` (trials x columns) summed with each row's trial weights."""
-    rows = weights.shape[1]
-    out = np.zeros((values.shape[1], rows))
-    for column in prange(values.shape[1]):
+    """(columns x tiles x tile rows): each column of ``values`` (trials x columns) summed with each row's trial
+    weights."""
+    tiles, block = weights.shape[0], weights.shape[2]
+    out = np.zeros((values.shape[1], tiles, block))
+    for tile in prange(tiles):
+        tile_weights = weights[tile]
         for trial in range(enrol.size):
-            value = values[trial, column]
-            if value != 0.0:
-                for row in range(rows):
-                    out[column, row] += value * weights[enrol[trial], row] * weights[partner[trial], row]
+            enrolled, partnered = tile_weights[enrol[trial]], tile_weights[partner[trial]]
+            for column in range(values.shape[1]):
+                value = values[trial, column]
+                if value != 0.0:
+                    sums = out[column, tile]
+                    for row in range(block):
+                        sums[row] += value * enrolled[row] * partnered[row]
     return out
 
 
@@ -146,93 +153,124 @@ def _curve_eer(tps, fps, n_target, n_nontarget, legacy):
 
 
 @njit(cache=True)
-def _rocch(cumulative_tps, cumulative_fps, n_target, n_nontarget, block_tps, block_trials):
-    """ROCCH EER of one row from its cumulative weights at each unit's end: PAV on the units' target rates
-    (exact cross-multiplied comparisons), then the largest crossing of a hull edge's line with pfa = pmiss, as
-    BOSARIS ``rocch2eer``. One block (constant scores) is the chance diagonal's edge: 0.5."""
-    n_blocks = 0
-    before_tps = before_fps = 0.0
-    for unit in range(cumulative_tps.size):
-        tps = cumulative_tps[unit] - before_tps
-        trials = tps + cumulative_fps[unit] - before_fps
-        before_tps, before_fps = cumulative_tps[unit], cumulative_fps[unit]
-        if trials == 0.0:
-            continue
-        # pool while the block before has a lower target rate than this one (rates must not increase)
-        while n_blocks > 0 and block_tps[n_blocks - 1] * trials < tps * block_trials[n_blocks - 1]:
-            n_blocks -= 1
-            tps += block_tps[n_blocks]
-            trials += block_trials[n_blocks]
-        block_tps[n_blocks] = tps
-        block_trials[n_blocks] = trials
-        n_blocks += 1
-    # The hull is convex and falls from (0, 1) to (1, 0), so every edge's line lies on or below it and the largest
-    # crossing is the edge that spans the diagonal: it ends at the first vertex with pmiss <= pfa (exact test).
-    tps = fps = tps_before = fps_before = 0.0
-    for block in range(n_blocks):
-        tps_before, fps_before = tps, fps
-        tps += block_tps[block]
-        fps += block_trials[block] - block_tps[block]
-        if (n_target - tps) * n_nontarget <= fps * n_target:
+def _hull_eers(tps, fps, n_target, n_nontarget, out):
+    """ROCCH EER of each row of a tile from its cumulative weights at each unit's end (``tps``, ``fps``: units x
+    block), as BOSARIS ``rocch2eer`` takes it: the crossing of pfa = pmiss with the hull edge that spans it.
+
+    Each row keeps a chord from A (a hull point with pmiss > pfa, first the origin) to B (one with pmiss <= pfa,
+    first the end of the curve). The unit point farthest above the chord (least ``dT * F - dF * T``) is a hull
+    vertex; it replaces A or B by the side of the diagonal it lies on, until no point lies above: the chord is
+    then the hull edge. Only units between A and B can lie above a chord of a concave hull, so each pass covers
+    the range between the tile's chords. The EER is then taken, as the pool-adjacent-violators walk would, from
+    the first point on that edge with pmiss <= pfa and the point on it before (or the origin).
+    """
+    n_units, width = tps.shape[0], n_target.size
+    low_end, high_end = np.full(width, -1), np.full(width, n_units - 1)
+    a_tps, a_fps, b_tps, b_fps = np.zeros(width), np.zeros(width), n_target.copy(), n_nontarget.copy()
+    slope_t, slope_f, best, arg = np.empty(width), np.empty(width), np.empty(width), np.empty(width)
+    active = (n_target > 0.0) & (n_nontarget > 0.0)
+    while True:
+        first, last = n_units, -1
+        for row in range(width):
+            if active[row]:
+                first, last = min(first, low_end[row] + 1), max(last, high_end[row] - 1)
+        if first > last:
             break
-    p_fa, p_miss = fps / n_nontarget, (n_target - tps) / n_target
-    fa_before, miss_before = fps_before / n_nontarget, (n_target - tps_before) / n_target
-    d_fa, d_miss = p_fa - fa_before, p_miss - miss_before
-    if d_fa == 0.0 or d_miss == 0.0:
-        return 0.0  # an edge at pfa = 0 or pmiss = 0: BOSARIS counts 0
-    return (d_fa * miss_before - d_miss * fa_before) / (d_fa - d_miss)
+        for row in range(width):
+            slope_t[row], slope_f[row] = b_tps[row] - a_tps[row], b_fps[row] - a_fps[row]
+            best[row] = slope_t[row] * a_fps[row] - slope_f[row] * a_tps[row]
+            arg[row] = -1.0
+        for unit in range(first, last + 1):  # branch-free, so it vectorises over the rows
+            unit_tps, unit_fps, code = tps[unit], fps[unit], float(unit)
+            for row in range(width):
+                value = slope_t[row] * unit_fps[row] - slope_f[row] * unit_tps[row]
+                arg[row] = code if value < best[row] else arg[row]
+                best[row] = min(value, best[row])
+        for row in range(width):
+            if not active[row]:
+                continue
+            if arg[row] < 0.0:
+                active[row] = False  # no point above the chord: it is the hull edge
+                continue
+            vertex = int(arg[row])
+            t, f = tps[vertex, row], fps[vertex, row]
+            if (n_target[row] - t) * n_nontarget[row] > f * n_target[row]:
+                a_tps[row], a_fps[row], low_end[row] = t, f, vertex
+            else:
+                b_tps[row], b_fps[row], high_end[row] = t, f, vertex
+    # On the edge's line: the first point with pmiss <= pfa, and the last one before it.
+    first, last = n_units, -1
+    before, after, line = np.full(width, -1.0), np.full(width, -1.0), np.empty(width)
+    for row in range(width):
+        slope_t[row], slope_f[row] = b_tps[row] - a_tps[row], b_fps[row] - a_fps[row]
+        line[row] = slope_t[row] * a_fps[row] - slope_f[row] * a_tps[row]
+        if n_target[row] > 0.0 and n_nontarget[row] > 0.0:
+            first, last = min(first, max(low_end[row], 0)), max(last, high_end[row])
+    for unit in range(first, last + 1):
+        unit_tps, unit_fps, code = tps[unit], fps[unit], float(unit)
+        for row in range(width):
+            on_edge = slope_t[row] * unit_fps[row] - slope_f[row] * unit_tps[row] == line[row]
+            crossed = (n_target[row] - unit_tps[row]) * n_nontarget[row] <= unit_fps[row] * n_target[row]
+            before[row] = code if on_edge and not crossed else before[row]
+            after[row] = code if on_edge and crossed and after[row] < 0.0 else after[row]
+    for row in range(width):
+        if n_target[row] == 0.0 or n_nontarget[row] == 0.0:
+            continue
+        tps_after, fps_after = tps[int(after[row]), row], fps[int(after[row]), row]
+        tps_before = tps[int(before[row]), row] if before[row] >= 0.0 else 0.0
+        fps_before = fps[int(before[row]), row] if before[row] >= 0.0 else 0.0
+        p_fa, p_miss = fps_after / n_nontarget[row], (n_target[row] - tps_after) / n_target[row]
+        fa_before, miss_before = fps_before / n_nontarget[row], (n_target[row] - tps_before) / n_target[row]
+        d_fa, d_miss = p_fa - fa_before, p_miss - miss_before
+        if d_fa == 0.0 or d_miss == 0.0:
+            out[row] = 0.0  # an edge at pfa = 0 or pmiss = 0: BOSARIS counts 0
+        else:
+            out[row] = (d_fa * miss_before - d_miss * fa_before) / (d_fa - d_miss)
 
 
 @njit(cache=True, parallel=True)
-def eer_of_rows(weights, enrol, partner, labels, unit_end, method, sums, stack):
-    """The EER of every resample row (``weights``: speakers x rows) in ``method``; NaN where a class weighs 0.
+def eer_of_rows(weights, enrol, partner, labels, unit_end, method, block, sums):
+    """The EER of every resample row (``weights``: tiles x speakers x tile rows) in ``method``, ``block`` rows at a
+    time (a divisor of the tile's rows); NaN where a class weighs 0.
 
-    ``sums`` (workers x 2 x units x block) and ``stack`` (workers x 2 x units) are reused scratch space, one
-    slice per worker: fresh allocations of this size cost more in page faults than the arithmetic. Worker
-    ``k`` takes the blocks of rows ``k``, ``k + workers``, ...
+    ``sums`` (workers x 2 x units x block) is reused scratch space, one slice per worker: fresh allocations of
+    this size cost more in page faults than the arithmetic. Worker ``k`` takes the blocks ``k``, ``k + workers``...
     """
-    rows = weights.shape[1]
-    workers, block = sums.shape[0], sums.shape[3]
+    tile_rows = weights.shape[2]
+    parts = tile_rows // block
+    blocks = weights.shape[0] * parts
+    workers = sums.shape[0]
     n_units = unit_end.size
-    out = np.full(rows, np.nan)
+    out = np.full(weights.shape[0] * tile_rows, np.nan)
     for worker in prange(workers):
-        tps, fps = sums[worker, 0], sums[worker, 1]  # cumulative weight at each unit's end
+        tps, fps = sums[worker, 0, :n_units], sums[worker, 1, :n_units]  # cumulative weight at each unit's end
         n_target, n_nontarget = np.zeros(block), np.zeros(block)  # running sums, the totals at the end
-        for low in range(worker * block, rows, workers * block):
-            width = min(block, rows - low)
+        for index in range(worker, blocks, workers):
+            tile_weights = weights[index // parts]
+            low = (index % parts) * block
             n_target[:] = 0.0
             n_nontarget[:] = 0.0
             start = 0
             for unit in range(n_units):
                 for trial in range(start, unit_end[unit]):
-                    enrolled, partnered = enrol[trial], partner[trial]
+                    enrolled = tile_weights[enrol[trial], low : low + block]
+                    partnered = tile_weights[partner[trial], low : low + block]
                     if labels[trial]:
-                        for row in range(width):
-                            n_target[row] += weights[enrolled, low + row] * weights[partnered, low + row]
+                        for row in range(block):
+                            n_target[row] += enrolled[row] * partnered[row]
                     else:
-                        for row in range(width):
-                            n_nontarget[row] += weights[enrolled, low + row] * weights[partnered, low + row]
-                for row in range(width):
-                    tps[unit, row] = n_target[row]
-                    fps[unit, row] = n_nontarget[row]
+                        for row in range(block):
+                            n_nontarget[row] += enrolled[row] * partnered[row]
+                tps[unit] = n_target
+                fps[unit] = n_nontarget
                 start = unit_end[unit]
-            for row in range(width):
-                if n_target[row] == 0.0 or n_nontarget[row] == 0.0:
-                    continue
-                if method == ROCCH:
-                    eer = _rocch(
-                        tps[:n_units, row],
-                        fps[:n_units, row],
-                        n_target[row],
-                        n_nontarget[row],
-                        stack[worker, 0],
-                        stack[worker, 1],
-                    )
-                else:
-                    eer = _curve_eer(
-                        tps[:n_units, row], fps[:n_units, row], n_target[row], n_nontarget[row], method == LEGACY
-                    )
-                out[low + row] = eer
+            rows = out[index * block : (index + 1) * block]
+            if method == ROCCH:
+                _hull_eers(tps, fps, n_target, n_nontarget, rows)
+                continue
+            for row in range(block):
+                if n_target[row] > 0.0 and n_nontarget[row] > 0.0:
+                    rows[row] = _curve_eer(tps[:, row], fps[:, row], n_target[row], n_nontarget[row], method == LEGACY)
     return out
 
 

@@ -45,7 +45,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from audit.contrasts import TERMS
 from audit.metrics import EER_METHODS, EerMethod, MetricInputError, eer
-from audit.weighted_roc import weighted_eer, weighted_sums
+from audit.weighted_roc import ResampleWeights, weighted_eer, weighted_sums
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -132,6 +132,9 @@ class ContrastInput:
     test_speakers: ArrayLike | Mapping[str, ArrayLike] | None = None
     records: Mapping[str, str] | None = None  # term -> record id: a record's draws are computed once per audit
     caveats: tuple[str, ...] = ()  # the audit's flags on this contrast (``Contrast.caveats``), shown in summaries
+    # term -> the EER of its record over every trial it scored, in the bootstrap's method, when the caller has it
+    # (the audit's re-scoring of verified scores): the term's point estimate when it keeps every scored trial
+    point_eers: Mapping[str, float] | None = None
 
     @property
     def population(self) -> bool:
@@ -143,12 +146,12 @@ class ContrastInput:
 @dataclass(frozen=True)
 class SpeakerDraws:
     """Speaker multiplicities drawn once and shared by every contrast, encoder and trial list that involves
-    these speakers: ``index`` the sorted speaker ids, ``weights`` (resamples x speakers) from
-    ``draw_cluster_weights``. A speaker id must name one speaker across the whole set (qualify it by corpus
-    where two corpora could reuse an id)."""
+    these speakers: ``index`` the sorted speaker ids, ``weights`` the resamples x speakers of
+    ``draw_cluster_weights`` in the compiled loops' layout (made once). A speaker id must name one speaker
+    across the whole set (qualify it by corpus where two corpora could reuse an id)."""
 
     index: NDArray[np.str_]
-    weights: FloatArray
+    weights: ResampleWeights
     seed: int
     _codes: dict[tuple[int, int], tuple[Any, Any, tuple[IntArray, IntArray | None]]] = field(
         default_factory=dict, compare=False, repr=False
@@ -161,8 +164,7 @@ class SpeakerDraws:
         for ids in distinct:  # hashed, not sorted per array: thousands of columns at paper scale (2 s against 0.1)
             seen.update(np.asarray(ids).tolist())
         index = np.unique(np.array(list(seen), dtype=object).astype(str)) if seen else np.array([], dtype=str)
-        # Fortran order: a trial list's speakers are then contiguous rows of ``weights.T`` (audit.weighted_roc)
-        return cls(index, np.asfortranarray(draw_cluster_weights(index.size, n_resamples, seed)), seed)
+        return cls(index, ResampleWeights.of(draw_cluster_weights(index.size, n_resamples, seed)), seed)
 
     def codes(self, enrol: NDArray[Any], test: NDArray[Any] | None) -> tuple[IntArray, IntArray | None]:
         """``pair_codes`` of these speaker arrays, computed once per pair of array objects: the terms of many
@@ -182,6 +184,7 @@ class _TermTrials:
     enrol: NDArray[Any]
     test: NDArray[Any] | None
     subgroups: NDArray[Any] | None
+    all_scored: bool  # every trial its record scored is kept (the record's own EER is the term's)
 
     def speakers(self) -> list[NDArray[Any]]:
         return [self.enrol] if self.test is None else [self.enrol, self.test]
@@ -247,6 +250,7 @@ def _scored_trials(contrast: ContrastInput) -> tuple[dict[str, _TermTrials], int
             enrol=_kept(arrays["clusters"], kept[term]),
             test=_kept(arrays["test_speakers"], kept[term]),
             subgroups=_kept(arrays["subgroups"], kept[term]),
+            all_scored=contrast.population or int(kept[term].sum()) == int(np.isfinite(arrays["scores"]).sum()),
         )
         for term, arrays in raw.items()
     }
@@ -320,10 +324,20 @@ def _bootstrap_contrast(
     def term_draws(term: str, t: _TermTrials) -> tuple[float, FloatArray]:
         """A term's EER and draws, once per (record, scored trials) when the contrast names its records."""
         enrol, partner = codes[term]
+        point = (contrast.point_eers or {}).get(term) if t.all_scored else None
         return cast(
             tuple[float, FloatArray],
             cache.get(
-                records[term], "all trials", t.scores, _eer_and_draws, t, enrol, partner, draws_of.weights, eer_method
+                records[term],
+                "all trials",
+                t.scores,
+                _eer_and_draws,
+                t,
+                enrol,
+                partner,
+                draws_of.weights,
+                eer_method,
+                point,
             ),
         )
 
@@ -348,7 +362,7 @@ def _bootstrap_contrast(
         "n_target_clean": int(trials["clean"].labels.sum()),
         "n_nontarget_clean": int((~trials["clean"].labels).sum()),
         "n_clusters": _n_speakers(codes.values(), draws_of.index.size),
-        "n_resamples": int(draws_of.weights.shape[0]),
+        "n_resamples": draws_of.weights.rows,
         "seed": draws_of.seed,
         "level": level,
         "estimates": {name: _interval(estimate[name], draws[name], level) for name in estimate},
@@ -365,9 +379,16 @@ def _n_speakers(codes: Iterable[tuple[IntArray, IntArray | None]], n_index: int)
 
 
 def _eer_and_draws(
-    t: _TermTrials, enrol: IntArray, partner: IntArray | None, weights: FloatArray, eer_method: BootstrapEerMethod
+    t: _TermTrials,
+    enrol: IntArray,
+    partner: IntArray | None,
+    weights: ResampleWeights,
+    eer_method: BootstrapEerMethod,
+    point: float | None,
 ) -> tuple[float, FloatArray]:
-    return eer(t.scores, t.labels, eer_method), weighted_eer(t.scores, t.labels, enrol, weights, eer_method, partner)
+    """The term's EER (``point`` when the caller computed it) and its draws."""
+    estimate = eer(t.scores, t.labels, eer_method) if point is None else point
+    return estimate, weighted_eer(t.scores, t.labels, enrol, weights, eer_method, partner)
 
 
 def _interval(estimate: float, draws: FloatArray, level: float) -> dict[str, Any]:
@@ -377,7 +398,7 @@ def _interval(estimate: float, draws: FloatArray, level: float) -> dict[str, Any
 def _subgroup_gaps(
     trials: Mapping[str, _TermTrials],
     codes: Mapping[str, tuple[IntArray, IntArray | None]],
-    weights: FloatArray,
+    weights: ResampleWeights,
     level: float,
     eer_method: BootstrapEerMethod,
     cache: _DrawCache | None = None,
@@ -468,6 +489,7 @@ def subgroup_gap_intervals(
         enrol=np.asarray(record.enrol_speaker)[scored],
         test=np.asarray(record.test_speaker)[scored],
         subgroups=np.asarray(record.subgroups).astype(str)[scored],
+        all_scored=True,
     )
     codes = {"eer": pair_codes(draws.index, trials.enrol, trials.test)}
     gaps = _subgroup_gaps({"eer": trials}, codes, draws.weights, level, eer_method)

@@ -191,6 +191,7 @@ class VerifiedBundle:
     binding: TableBinding | None
     flags: list[Flag]
     sections: list[dict[str, Any]]
+    rescored: dict[str, dict[str, float]] = field(default_factory=dict)  # record_id -> metrics from verified scores
 
     @property
     def intact(self) -> bool:

@@ -5,8 +5,8 @@ enrolment speaker's multiplicity times its partner's (``audit.statistics.pair_co
 ``n_speakers`` stands for a weight of 1, a trial of one speaker or one-way clustering). A row of integer weights
 is a resample of the trials, and its EER equals ``audit.metrics.eer`` of the trials repeated that often (tested
 bit for bit for ``legacy``, to 1e-12 for ``interp`` and ``rocch``). The trials are sorted once per score
-array; compiled loops (``audit.roc_kernels``) then sum each threshold's weight for a block of rows at a time
-and walk each row's curve, so memory stays near ``_BLOCK_BYTES`` per core whatever the number of resamples.
+array; compiled loops (``audit.roc_kernels``) then sum each threshold's weight for a tile of rows at a time
+and find each row's EER, so memory stays near ``_BLOCK_BYTES`` per core whatever the number of resamples.
 """
 
 from __future__ import annotations
@@ -21,58 +21,72 @@ from audit.metrics import EER_METHODS, EerMethod, MetricInputError
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 _METHOD_CODES = {"interp": 0, "legacy": 1, "rocch": 2}  # audit.roc_kernels' INTERP, LEGACY, ROCCH
-_BLOCK_BYTES = 4 << 20  # per block of rows: its units' cumulative target and non-target sums
+_BLOCK_BYTES = 4 << 20  # per tile of rows: its units' cumulative target and non-target sums
+_EXACT = float(2**53)  # float64 holds every integer below: the loops' products of weight sums must stay under it
 
 
 class WeightedRocInputError(MetricInputError):
     """Weights, codes or scores on which a weighted ROC is not defined."""
 
 
-@dataclass(frozen=True)
-class _Local:
-    """The weights of the speakers one trial list involves, transposed (speakers x rows, C order) with a last
-    speaker of weight 1, and each trial's enrolment and partner code into it: the loops then read a few
-    contiguous rows of weights, whatever the number of speakers drawn."""
+TILE = 64  # resamples per tile of ResampleWeights
 
-    weights: FloatArray
-    enrol: IntArray
-    partner: IntArray
+
+@dataclass(frozen=True)
+class ResampleWeights:
+    """Speaker multiplicities of every resample in the compiled loops' layout, built once per draw and shared by
+    every call: tiles of ``TILE`` rows (tiles x speakers + 1 x ``TILE``, C order), so a trial reads two contiguous
+    runs of weights; the last speaker weighs 1 (the partner code ``n_speakers``), rows past the last resample
+    weigh 0."""
+
+    tiles: FloatArray
+    rows: int
+    n_speakers: int
+    heaviest: float
 
     @classmethod
-    def of(cls, weights: ArrayLike, clusters: ArrayLike, partners: ArrayLike | None) -> _Local:
+    def of(cls, weights: ArrayLike | ResampleWeights) -> ResampleWeights:
+        """``weights`` (resamples x speakers) in tiles; prepared weights as they are."""
+        if isinstance(weights, ResampleWeights):
+            return weights
         weight_array = np.asarray(weights, dtype=np.float64)
         if weight_array.ndim != 2:
             raise WeightedRocInputError(f"weights must be (resamples x speakers), got shape {weight_array.shape}")
-        n_speakers = weight_array.shape[1]
-        enrol = np.asarray(clusters, dtype=np.int64)
-        partner = np.full(enrol.size, n_speakers, dtype=np.int64) if partners is None else np.asarray(partners)
-        partner = partner.astype(np.int64, copy=False)
-        if partner.shape != enrol.shape or enrol.ndim != 1:
-            raise WeightedRocInputError(f"{enrol.size} enrolment codes but {partner.size} partner codes")
-        out_of_range = enrol.size and (enrol.min() < 0 or enrol.max() >= n_speakers)
-        if out_of_range or (partner.size and (partner.min() < 0 or partner.max() > n_speakers)):
-            raise WeightedRocInputError(f"speaker codes must lie in 0..{n_speakers - 1} (partners up to {n_speakers})")
-        used = np.zeros(n_speakers + 1, dtype=bool)
-        used[enrol] = True
-        used[partner] = True
-        drawn = np.flatnonzero(used[:n_speakers])
-        local = np.cumsum(used) - 1  # code -> local code; the weight-1 code n_speakers -> drawn.size, the last row
-        # One gather into a fresh array (contiguous rows when the caller keeps weights in F order), the last row then
-        # set to 1: a gather into a prepared array costs three times as much.
-        rows = weight_array.shape[0]
-        local_weights = weight_array.T[np.append(drawn, 0)] if n_speakers else np.empty((1, rows))
-        local_weights[drawn.size] = 1.0
-        return cls(local_weights, local[enrol], local[partner])
+        rows, n_speakers = weight_array.shape
+        tiles = -(-rows // TILE)
+        padded = np.zeros((tiles * TILE, n_speakers + 1))
+        padded[:rows, :n_speakers] = weight_array
+        padded[:, n_speakers] = 1.0
+        heaviest = float(weight_array.max()) if weight_array.size else 0.0
+        tiled = np.ascontiguousarray(padded.reshape(tiles, TILE, n_speakers + 1).transpose(0, 2, 1))
+        return cls(tiled, rows, n_speakers, max(heaviest, 1.0))
 
 
-def weighted_sums(weights: ArrayLike, clusters: ArrayLike, partners: ArrayLike | None, values: ArrayLike) -> FloatArray:
+def _codes(weights: ResampleWeights, clusters: ArrayLike, partners: ArrayLike | None) -> tuple[IntArray, IntArray]:
+    """Each trial's enrolment and partner code, checked against the weights (``n_speakers``: weight 1)."""
+    n_speakers = weights.n_speakers
+    enrol = np.asarray(clusters, dtype=np.int64)
+    partner = np.full(enrol.size, n_speakers, dtype=np.int64) if partners is None else np.asarray(partners)
+    partner = partner.astype(np.int64, copy=False)
+    if partner.shape != enrol.shape or enrol.ndim != 1:
+        raise WeightedRocInputError(f"{enrol.size} enrolment codes but {partner.size} partner codes")
+    out_of_range = enrol.size and (enrol.min() < 0 or enrol.max() >= n_speakers)
+    if out_of_range or (partner.size and (partner.min() < 0 or partner.max() > n_speakers)):
+        raise WeightedRocInputError(f"speaker codes must lie in 0..{n_speakers - 1} (partners up to {n_speakers})")
+    return enrol, partner
+
+
+def weighted_sums(
+    weights: ArrayLike | ResampleWeights, clusters: ArrayLike, partners: ArrayLike | None, values: ArrayLike
+) -> FloatArray:
     """(resamples x columns): each column of ``values`` (trials x columns) summed with each row's trial weights."""
     from audit import roc_kernels
 
-    local = _Local.of(weights, clusters, partners)
-    value_array = np.ascontiguousarray(values, dtype=np.float64).reshape(local.enrol.size, -1)
-    sums = roc_kernels.weighted_sums(local.weights, local.enrol, local.partner, value_array)
-    return np.ascontiguousarray(sums.T)
+    resampled = ResampleWeights.of(weights)
+    enrol, partner = _codes(resampled, clusters, partners)
+    value_array = np.ascontiguousarray(values, dtype=np.float64).reshape(enrol.size, -1)
+    sums = roc_kernels.weighted_sums(resampled.tiles, enrol, partner, value_array)
+    return np.ascontiguousarray(sums.reshape(value_array.shape[1], -1)[:, : resampled.rows].T)
 
 
 @dataclass(frozen=True)
@@ -109,52 +123,61 @@ def weighted_eer(
     scores: ArrayLike,
     labels: ArrayLike,
     clusters: ArrayLike,
-    weights: ArrayLike,
+    weights: ArrayLike | ResampleWeights,
     method: EerMethod = "interp",
     partners: ArrayLike | None = None,
 ) -> FloatArray:
-    """The EER of each row of speaker ``weights`` (resamples x speakers) in ``method``; NaN where a class
-    weighs 0."""
+    """The EER of each row of speaker ``weights`` (resamples x speakers, or prepared) in ``method``; NaN where a
+    class weighs 0."""
     from audit import roc_kernels
 
     if method not in EER_METHODS:
         raise WeightedRocInputError(f"unknown bootstrap EER method {method!r}: expected interp, legacy or rocch")
-    local = _Local.of(weights, clusters, partners)
+    resampled = ResampleWeights.of(weights)
+    enrol, partner = _codes(resampled, clusters, partners)
     trials = SortedTrials.of(scores, labels)
-    if trials.order.size != local.enrol.size:
-        raise WeightedRocInputError(f"{trials.order.size} scores but {local.enrol.size} speaker codes")
+    if trials.order.size != enrol.size:
+        raise WeightedRocInputError(f"{trials.order.size} scores but {enrol.size} speaker codes")
+    if (resampled.heaviest**2 * enrol.size) ** 2 >= _EXACT:
+        raise WeightedRocInputError(
+            f"weights up to {resampled.heaviest:g} over {enrol.size} trials: products of the weighted counts could "
+            "pass 2**53, where float64 stops being exact"
+        )
     units = trials.unit_end if method == "rocch" else trials.group_end
-    sums, stack = _SCRATCH.of(units.size, roc_kernels.workers())
+    block = _block(units.size)
     eers: FloatArray = roc_kernels.eer_of_rows(
-        local.weights,
-        np.ascontiguousarray(local.enrol[trials.order]),
-        np.ascontiguousarray(local.partner[trials.order]),
+        resampled.tiles,
+        np.ascontiguousarray(enrol[trials.order]),
+        np.ascontiguousarray(partner[trials.order]),
         trials.labels,
         units,
         _METHOD_CODES[method],
-        sums,
-        stack,
+        block,
+        _SCRATCH.of(units.size, roc_kernels.workers(), block),
     )
-    return eers
+    return eers[: resampled.rows]
+
+
+def _block(n_units: int) -> int:
+    """Rows the loops take at a time: a power of two from 8 (one vector of a wide machine) to ``TILE``, keeping
+    a worker's unit sums near ``_BLOCK_BYTES``."""
+    fitting = max(8, min(TILE, _BLOCK_BYTES // (16 * max(1, n_units))))
+    return 1 << (fitting.bit_length() - 1)
 
 
 class _Scratch:
-    """Scratch arrays of the compiled loops, kept between calls and grown when a trial list needs more: a
-    bootstrap makes thousands of calls, and fresh arrays of a few MB each cost more in page faults than the
-    arithmetic they hold. Blocks hold as many rows as keep a worker's unit sums near ``_BLOCK_BYTES``."""
+    """The unit sums of the compiled loops (workers x 2 x units x block), kept between calls and grown when a trial
+    list needs more: a bootstrap makes thousands of calls, and fresh arrays of a few MB each cost more in page
+    faults than the arithmetic they hold."""
 
     def __init__(self) -> None:
         self.sums = np.empty((0, 2, 0, 0))
-        self.stack = np.empty((0, 2, 0))
 
-    def of(self, n_units: int, workers: int) -> tuple[FloatArray, FloatArray]:
-        block = int(np.clip(_BLOCK_BYTES // (16 * max(1, n_units)), 4, 64))
+    def of(self, n_units: int, workers: int, block: int) -> FloatArray:
         if self.sums.shape[0] != workers or self.sums.shape[2] < n_units or self.sums.shape[3] != block:
             capacity = max(n_units, self.sums.shape[2] if self.sums.shape[3] == block else 0)
             self.sums = np.empty((workers, 2, capacity, block))
-        if self.stack.shape[0] != workers or self.stack.shape[2] < n_units:
-            self.stack = np.empty((workers, 2, max(n_units, self.stack.shape[2])))
-        return self.sums, self.stack
+        return self.sums
 
 
 _SCRATCH = _Scratch()

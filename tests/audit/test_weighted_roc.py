@@ -58,3 +58,16 @@ def test_codes_outside_the_weights_are_refused_before_the_compiled_loops(
 def test_scores_that_are_not_finite_are_refused() -> None:
     with pytest.raises(WeightedRocInputError, match="finite"):
         weighted_eer([0.1, np.nan], [0, 1], [0, 1], np.ones((3, 2)))
+
+
+def test_constant_scores_give_the_chance_edge_in_every_method() -> None:
+    weights = np.array([[1.0, 2.0, 0.0], [3.0, 1.0, 1.0]])
+    for method in ("interp", "legacy", "rocch"):
+        draws = weighted_eer(np.zeros(6), [1, 0, 1, 0, 1, 0], [0, 1, 2, 0, 1, 2], weights, method)  # type: ignore[arg-type]
+        assert np.array_equal(draws, [0.5, 0.5])
+
+
+def test_weights_whose_counts_float64_cannot_hold_exactly_are_refused() -> None:
+    # weights up to 1e4 over 1,000 trials: counts up to 1e11, their products past 2**53
+    with pytest.raises(WeightedRocInputError, match="2\\*\\*53"):
+        weighted_eer(np.arange(1000.0), np.arange(1000) % 2, np.zeros(1000, dtype=int), np.full((2, 1), 1e4), "rocch")
