@@ -313,7 +313,10 @@ def _bootstrap_contrast(
     eer_method: BootstrapEerMethod,
     shared: SpeakerDraws | None,
     cache: _DrawCache | None = None,
+    subgroup_terms: Sequence[str] = TERMS,
 ) -> _ContrastDraws:
+    """The contrast's draws and summary; subgroup gaps for ``subgroup_terms`` (a simulation needs the clean
+    term's only)."""
     trials, n_unscored = _scored_trials(contrast)
     speakers = [ids for term in trials.values() for ids in term.speakers()]
     draws_of = shared if shared is not None else SpeakerDraws.of(speakers, n_resamples, seed)
@@ -368,7 +371,9 @@ def _bootstrap_contrast(
         "estimates": {name: _interval(estimate[name], draws[name], level) for name in estimate},
     }
     if all(t.subgroups is not None for t in trials.values()):
-        summary["subgroups"] = _subgroup_gaps(trials, codes, draws_of.weights, level, eer_method, cache, records)
+        summary["subgroups"] = _subgroup_gaps(
+            {term: trials[term] for term in subgroup_terms}, codes, draws_of.weights, level, eer_method, cache, records
+        )
     return _ContrastDraws(estimate=estimate, draws=draws, summary=summary)
 
 
@@ -601,6 +606,7 @@ def fixed_threshold_analysis(
     seed: int = 0,
     level: float = 0.95,
     eer_method: BootstrapEerMethod = "interp",
+    draws: SpeakerDraws | None = None,
 ) -> dict[str, Any]:
     """FAR and FRR per subgroup at one threshold chosen on development speakers.
 
@@ -608,8 +614,9 @@ def fixed_threshold_analysis(
     evaluation trials have neither; trials mixing the two are excluded and counted. The threshold (accept
     ``score >= threshold``) is the development threshold where |FAR - FRR| is smallest (``"eer"``) or the
     lowest one whose development FAR does not exceed ``operating_point`` (a target FAR). Intervals come from
-    the speaker-cluster bootstrap of the evaluation trials (clusters: enrolment speakers). Per-subgroup
-    EERs (``eer_method``) on the evaluation trials are reported beside them, as the paper's gaps.
+    the two-way speaker bootstrap of the evaluation trials: their speakers' multiplicities in ``draws`` (the
+    audit's shared draws), else drawn here from ``n_resamples`` and ``seed``. Per-subgroup EERs
+    (``eer_method``) on the evaluation trials are reported beside them, as the paper's gaps.
     """
     scores = np.asarray(record.scores, dtype=float)
     labels = np.asarray(record.labels).astype(bool)
@@ -629,8 +636,9 @@ def fixed_threshold_analysis(
     index = np.unique(np.concatenate([enrol[evaluation], test[evaluation]]))
     if index.size < 2:
         raise StatisticsInputError(f"record {dict(record.key)}: fewer than 2 evaluation speakers")
-    weights = draw_cluster_weights(index.size, n_resamples, seed)
-    codes, partners = pair_codes(index, enrol[evaluation], test[evaluation])
+    if draws is None:
+        draws = SpeakerDraws.of([index], n_resamples, seed)
+    codes, partners = pair_codes(draws.index, enrol[evaluation], test[evaluation])
     assert partners is not None
     eval_scores, eval_labels, eval_groups = scores[evaluation], labels[evaluation], subgroups[evaluation]
     per_subgroup: dict[str, Any] = {}
@@ -641,7 +649,7 @@ def fixed_threshold_analysis(
             eval_labels[member],
             (codes[member], partners[member]),
             threshold,
-            weights,
+            draws.weights,
             level,
             eer_method,
         )
@@ -653,8 +661,8 @@ def fixed_threshold_analysis(
         "n_eval_trials": int(evaluation.sum()),
         "n_mixed_excluded": int((scored & ~dev & ~evaluation).sum()),
         "n_unscored": int((~scored).sum()),
-        "n_resamples": n_resamples,
-        "seed": seed,
+        "n_resamples": draws.weights.rows,
+        "seed": draws.seed,
         "level": level,
         "cluster": "enrolment and test speakers (two-way)",
         "n_speakers": int(index.size),
@@ -684,7 +692,7 @@ def _error_rates(
     labels: NDArray[np.bool_],
     codes: tuple[IntArray, IntArray],
     threshold: float,
-    weights: FloatArray,
+    weights: ResampleWeights,
     level: float,
     eer_method: BootstrapEerMethod,
 ) -> dict[str, Any]:
@@ -831,6 +839,7 @@ def _fixed_threshold_or_reason(
     seed: int,
     level: float,
     eer_method: BootstrapEerMethod,
+    draws: SpeakerDraws | None,
 ) -> dict[str, Any]:
     """One record's fixed-threshold analysis, or why it has none (e.g. its development trials lack a class):
     one record cannot stop the others, and the reason is written, not dropped."""
@@ -842,6 +851,7 @@ def _fixed_threshold_or_reason(
             seed=seed,
             level=level,
             eer_method=eer_method,
+            draws=draws,
         )
     except StatisticsInputError as error:
         return {"key": dict(record.key), "skipped": str(error)}
@@ -911,7 +921,8 @@ def bundle_statistics(
     speaker_ids = [
         ids for contrast in contrasts for term in _scored_trials(contrast)[0].values() for ids in term.speakers()
     ]
-    speaker_ids += [np.asarray(ids) for s in subgroup_settings for ids in (s.enrol_speaker, s.test_speaker)]
+    settings = [*subgroup_settings, *fixed_threshold]
+    speaker_ids += [np.asarray(ids) for s in settings for ids in (s.enrol_speaker, s.test_speaker)]
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
     cache = _DrawCache()
     contrast_draws = [_bootstrap_contrast(c, n_resamples, seed, level, eer_method, shared, cache) for c in contrasts]
@@ -971,7 +982,7 @@ def bundle_statistics(
         subgroup_gap_intervals(setting, shared, level, eer_method) for setting in subgroup_settings if shared
     ]
     result["fixed_threshold"] = [
-        _fixed_threshold_or_reason(record, operating_point, n_resamples, seed, level, eer_method)
+        _fixed_threshold_or_reason(record, operating_point, n_resamples, seed, level, eer_method, shared)
         for record in fixed_threshold
     ]
     return result
@@ -1068,9 +1079,10 @@ def simulated_coverage(
     truth = design.truth()
     covered = dict.fromkeys(truth, 0)
     for index in range(n_datasets):
-        summary = bootstrap_contrast(
-            design.dataset(rng, two_way), n_resamples=n_resamples, seed=index, level=level, eer_method=eer_method
-        )
+        dataset = design.dataset(rng, two_way)
+        summary = _bootstrap_contrast(
+            dataset, n_resamples, index, level, eer_method, None, subgroup_terms=("clean",)
+        ).summary
         intervals = {
             "clean": summary["estimates"]["clean"],
             "ie": summary["estimates"]["ie"],
