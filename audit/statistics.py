@@ -34,6 +34,7 @@ target or no non-target trial has no EER: it is counted (``n_undefined``), never
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -79,17 +80,37 @@ def draw_cluster_weights(n_clusters: int, n_resamples: int, seed: int) -> FloatA
     return np.bincount(drawn.ravel(), minlength=n_resamples * n_clusters).reshape(n_resamples, -1).astype(float)
 
 
-def pair_codes(index: NDArray[Any], enrol: ArrayLike, test: ArrayLike | None) -> tuple[IntArray, IntArray | None]:
+def pair_codes(
+    index: NDArray[Any], enrol: ArrayLike, test: ArrayLike | None, positions: Mapping[str, int] | None = None
+) -> tuple[IntArray, IntArray | None]:
     """Speaker codes of each trial in the sorted speaker ``index``: the enrolment speaker, and the partner
     (the test speaker of a trial between two speakers; ``len(index)``, a column of weight 1, for a trial of one
-    speaker). ``test`` None: one-way clustering on the enrolment speaker (no partner)."""
-    enrol_ids = np.asarray(enrol).astype(str)
-    enrol_codes = np.searchsorted(index, enrol_ids).astype(np.int64)
+    speaker). ``test`` None: one-way clustering on the enrolment speaker (no partner). ``positions`` (id ->
+    position in ``index``, made here when not given) is a hashed lookup: ids are compared as text, and an id
+    missing from the index is refused."""
+    positions = positions if positions is not None else _positions(index)
+    enrol_codes = _codes_of(positions, enrol)
     if test is None:
         return enrol_codes, None
-    test_ids = np.asarray(test).astype(str)
-    partner = np.where(test_ids == enrol_ids, index.size, np.searchsorted(index, test_ids)).astype(np.int64)
-    return enrol_codes, partner
+    test_codes = _codes_of(positions, test)
+    return enrol_codes, np.where(test_codes == enrol_codes, len(positions), test_codes)
+
+
+def _positions(index: NDArray[Any]) -> dict[str, int]:
+    return {str(speaker): position for position, speaker in enumerate(np.asarray(index).tolist())}
+
+
+def _codes_of(positions: Mapping[str, int], ids: ArrayLike) -> IntArray:
+    array = np.asarray(ids)
+    keys = array.tolist() if array.dtype.kind in "UO" else array.astype(str).tolist()
+    try:
+        return np.fromiter(map(positions.__getitem__, keys), dtype=np.int64, count=len(keys))
+    except (KeyError, TypeError):
+        pass
+    try:  # objects other than text (e.g. numbers) are compared as their text
+        return np.fromiter(map(positions.__getitem__, map(str, keys)), dtype=np.int64, count=len(keys))
+    except KeyError as error:
+        raise StatisticsInputError(f"speaker {error} is not among the drawn speakers") from None
 
 
 def percentile_interval(draws: FloatArray, level: float) -> dict[str, Any]:
@@ -171,8 +192,13 @@ class SpeakerDraws:
         contrasts share a trial list's columns (the cache holds the arrays, so their ids stay theirs)."""
         key = (id(enrol), id(test))
         if key not in self._codes:
-            self._codes[key] = (enrol, test, pair_codes(self.index, enrol, test))
+            self._codes[key] = (enrol, test, pair_codes(self.index, enrol, test, self.positions))
         return self._codes[key][2]
+
+    @functools.cached_property
+    def positions(self) -> dict[str, int]:
+        """Each speaker id's position in ``index``, for ``pair_codes``."""
+        return _positions(self.index)
 
 
 @dataclass(frozen=True)
@@ -496,7 +522,7 @@ def subgroup_gap_intervals(
         subgroups=np.asarray(record.subgroups).astype(str)[scored],
         all_scored=True,
     )
-    codes = {"eer": pair_codes(draws.index, trials.enrol, trials.test)}
+    codes = {"eer": pair_codes(draws.index, trials.enrol, trials.test, draws.positions)}
     gaps = _subgroup_gaps({"eer": trials}, codes, draws.weights, level, eer_method)
     assert trials.subgroups is not None
     speakers = {
@@ -638,7 +664,7 @@ def fixed_threshold_analysis(
         raise StatisticsInputError(f"record {dict(record.key)}: fewer than 2 evaluation speakers")
     if draws is None:
         draws = SpeakerDraws.of([index], n_resamples, seed)
-    codes, partners = pair_codes(draws.index, enrol[evaluation], test[evaluation])
+    codes, partners = pair_codes(draws.index, enrol[evaluation], test[evaluation], draws.positions)
     assert partners is not None
     eval_scores, eval_labels, eval_groups = scores[evaluation], labels[evaluation], subgroups[evaluation]
     per_subgroup: dict[str, Any] = {}

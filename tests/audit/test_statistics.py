@@ -629,3 +629,11 @@ def test_a_family_with_flagged_contrasts_says_so_and_gives_the_unflagged_summary
     alone = bundle_statistics([clean], margin=0.02, n_resamples=40, matched_simulations=2)["families"]["E13"]
     assert family["unflagged"]["mean_abs_ie"]["estimate"] == alone["mean_abs_ie"]["estimate"]
     assert [c["caveats"] for c in result["contrasts"]] == [[], ["near-chance-prediction"]]
+
+
+def test_pair_codes_look_speakers_up_as_text_and_refuse_an_unknown_one() -> None:
+    index = np.array(["1", "2", "spk-a"])
+    enrol, partner = pair_codes(index, np.array([1, 2, 2], dtype=object), np.array(["2", "2", "spk-a"]))
+    assert enrol.tolist() == [0, 1, 1] and partner is not None and partner.tolist() == [1, 3, 2]  # 3: weight 1
+    with pytest.raises(StatisticsInputError, match="spk-b"):
+        pair_codes(index, ["spk-a"], ["spk-b"])
