@@ -24,6 +24,7 @@ EER variants:
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal, get_args
@@ -40,6 +41,7 @@ IntArray = NDArray[np.int64]
 
 _NEGLIGIBLE_WEIGHT = 1e-300  # PAV needs positive weights; this one changes no float64 mean
 _SHOWN_RECORDS = 10  # offending record codes named in one error message
+_CHUNK_TRIALS = 1 << 18  # grouped_metrics takes records in chunks of about this many trials
 
 
 class MetricInputError(ValueError):
@@ -447,6 +449,45 @@ def grouped_metrics(
     chance values: EER 0.5, minDCF 1, AUC 0.5); otherwise ``MetricInputError`` names the offending record codes.
     """
     values, label_codes, records, count = _as_inputs(scores, labels, record_index, n_records)
+    if values.size <= _CHUNK_TRIALS:
+        return _grouped(values, label_codes, records, count, p_target, c_miss, c_fa)
+    # Records in chunks of about _CHUNK_TRIALS trials: one pass over everything is three times slower (its
+    # temporaries leave the cache). Each record's trials stay together, so its metrics are its own.
+    trials = np.bincount(records.view(np.int64), minlength=count)
+    targets = np.bincount(records.view(np.int64), weights=label_codes, minlength=count)
+    if (trials == 0).any():
+        raise MetricInputError(
+            f"{_describe(np.flatnonzero(trials == 0), count)} have no trials (both classes are needed)"
+        )
+    one_class = np.flatnonzero((targets == 0) | (targets == trials))
+    if one_class.size:
+        raise MetricInputError(
+            f"{_describe(one_class, count)} hold only one class: targets and non-targets are both needed"
+        )
+    if (records[1:] < records[:-1]).any():
+        order = np.argsort(records, kind="stable")
+        values, label_codes, records = values[order], label_codes[order], records[order]
+    ends = np.cumsum(trials)
+    cuts = np.unique(np.searchsorted(ends, np.arange(_CHUNK_TRIALS, values.size, _CHUNK_TRIALS), "left") + 1)
+    bounds = [0, *cuts[cuts < count].tolist(), count]
+    parts = []
+    for first, last in itertools.pairwise(bounds):
+        low, high = int(ends[first - 1]) if first else 0, int(ends[last - 1])
+        local = records[low:high] - np.uint64(first)
+        parts.append(_grouped(values[low:high], label_codes[low:high], local, last - first, p_target, c_miss, c_fa))
+    return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+
+
+def _grouped(
+    values: FloatArray,
+    label_codes: NDArray[np.uint8],
+    records: NDArray[np.uint64],
+    count: int,
+    p_target: float,
+    c_miss: float,
+    c_fa: float,
+) -> dict[str, np.ndarray]:
+    """``grouped_metrics`` of validated inputs in one pass."""
     roc = _roc_corners(values, label_codes, records, count)
     per_segment = {
         "eer_legacy": _legacy_eer(roc),

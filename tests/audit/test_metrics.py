@@ -321,3 +321,28 @@ def test_espnet_published_score_files(name: str, published_eer: float, published
     labels = np.array([int(label) for _, _, label in rows])
     assert eer(scores, labels, "legacy") == published_eer
     assert min_dcf(scores, labels, p_target=0.05) == published_min_dcf
+
+
+def test_grouped_metrics_in_chunks_equal_one_pass_and_name_records_by_their_own_codes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import audit.metrics
+
+    rng = np.random.default_rng(17)
+    records = rng.permutation(np.repeat(np.arange(40), rng.integers(5, 60, 40)))  # interleaved, as callers may
+    labels = (rng.random(records.size) < 0.4).astype(int)
+    for record in range(40):  # both classes in every record
+        labels[np.flatnonzero(records == record)[:2]] = [0, 1]
+    scores = np.round(rng.normal(labels, 1.0), 1)
+    one_pass = grouped_metrics(scores, labels, records, 40)
+    monkeypatch.setattr(audit.metrics, "_CHUNK_TRIALS", 64)
+    chunked = grouped_metrics(scores, labels, records, 40)
+    for name, values in one_pass.items():
+        tolerance = 1e-15 if name == "eer_rocch" else 0.0  # PAV may pool collinear points differently
+        np.testing.assert_allclose(chunked[name], values, rtol=0, atol=tolerance)
+    one_class = labels.copy()
+    one_class[records == 27] = 1
+    with pytest.raises(MetricInputError, match=r"record\(s\) 27 hold only one class"):
+        grouped_metrics(scores, one_class, records, 40)
+    with pytest.raises(MetricInputError, match=r"record\(s\) 40 have no trials"):
+        grouped_metrics(scores, labels, records, 41)
