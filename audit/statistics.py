@@ -14,14 +14,16 @@ The scheme is mildly conservative for IE (the pair-level noise is counted more t
 Given no test speakers, one-way clustering on the enrolment speaker is used and said (``cluster``).
 
 **One draw, shared.** ``bundle_statistics`` draws the speaker multiplicities once, over every speaker of every
-contrast (``SpeakerDraws``), and every term, contrast, encoder and trial list uses the same rows: the four terms
-of a contrast, family summaries and population contrasts are resampled jointly. A population contrast (terms
+contrast and subgroup setting (``SpeakerDraws``), and every term, contrast, encoder, trial list, subgroup gap and
+fixed-threshold setting uses the same rows: the four terms of a contrast, family summaries and population
+contrasts are resampled jointly. A population contrast (terms
 on different trial lists: E13, E14, E17, E20) is resampled through its speakers: a drawn speaker keeps all
 its trials in every list.
 
 **EER variant.** Bootstrap draws and their point estimates use one EER variant of ``audit.metrics``, named
-``eer_method`` in every result (the bundle path takes the rows' own): ``interp``, ``legacy`` (the paper's
-routine, bit for bit) or ``rocch`` (BOSARIS' convex hull). For a resample, each equals
+``eer_method`` in every result (the bundle path takes the rows' own, and a term's point estimate from the
+re-scoring of its record's verified scores): ``interp``, ``legacy`` (the paper's routine, bit for bit) or
+``rocch`` (BOSARIS' convex hull). For a resample, each equals
 ``audit.metrics.eer`` of the trials repeated as often as their weight (``audit.weighted_roc``, tested).
 
 **Few speakers.** Below ``FEW_SPEAKERS`` (30) speakers a contrast's result carries the coverage that the same
