@@ -341,10 +341,7 @@ def _bootstrap_contrast(
     eer_method: BootstrapEerMethod,
     shared: SpeakerDraws | None,
     cache: _DrawCache | None = None,
-    subgroup_terms: Sequence[str] = TERMS,
 ) -> _ContrastDraws:
-    """The contrast's draws and summary; subgroup gaps for ``subgroup_terms`` (a simulation needs the clean
-    term's only)."""
     trials, n_unscored = _scored_trials(contrast)
     speakers = [ids for term in trials.values() for ids in term.speakers()]
     draws_of = shared if shared is not None else SpeakerDraws.of(speakers, n_resamples, seed)
@@ -399,9 +396,7 @@ def _bootstrap_contrast(
         "estimates": {name: _interval(estimate[name], draws[name], level) for name in estimate},
     }
     if all(t.subgroups is not None for t in trials.values()):
-        summary["subgroups"] = _subgroup_gaps(
-            {term: trials[term] for term in subgroup_terms}, codes, draws_of.weights, level, eer_method, cache, records
-        )
+        summary["subgroups"] = _subgroup_gaps(trials, codes, draws_of.weights, level, eer_method, cache, records)
     return _ContrastDraws(estimate=estimate, draws=draws, summary=summary)
 
 
@@ -1107,15 +1102,7 @@ def simulated_coverage(
     truth = design.truth()
     covered = dict.fromkeys(truth, 0)
     for index in range(n_datasets):
-        dataset = design.dataset(rng, two_way)
-        summary = _bootstrap_contrast(
-            dataset, n_resamples, index, level, eer_method, None, subgroup_terms=("clean",)
-        ).summary
-        intervals = {
-            "clean": summary["estimates"]["clean"],
-            "ie": summary["estimates"]["ie"],
-            "gap": summary["subgroups"]["terms"]["clean"]["gap_to_reference"]["M"],
-        }
+        intervals = _simulated_intervals(design.dataset(rng, two_way), n_resamples, index, level, eer_method)
         for name, interval in intervals.items():
             # the gap is M minus F (F is the reference): the truth is its negative
             value = -truth[name] if name == "gap" else truth[name]
@@ -1128,4 +1115,34 @@ def simulated_coverage(
         "eer_method": eer_method,
         "cluster": "two-way" if two_way else "enrolment speaker",
         "coverage": {name: hits / n_datasets for name, hits in covered.items()},
+    }
+
+
+def _simulated_intervals(
+    dataset: ContrastInput, n_resamples: int, seed: int, level: float, eer_method: BootstrapEerMethod
+) -> dict[str, dict[str, Any]]:
+    """The intervals a coverage count scores, for one simulated dataset: the clean EER, IE and the clean term's
+    gap M minus F, from the draws ``bootstrap_contrast`` makes for them (the same speaker draws, codes and
+    weighted EERs; tested equal), without the point estimates and summaries a coverage count does not use."""
+    trials, _ = _scored_trials(dataset)
+    draws = SpeakerDraws.of([ids for t in trials.values() for ids in t.speakers()], n_resamples, seed)
+
+    def eer_draws(t: _TermTrials, member: NDArray[np.bool_] | slice = slice(None)) -> FloatArray:
+        enrol, partner = draws.codes(t.enrol, t.test)
+        return weighted_eer(
+            t.scores[member],
+            t.labels[member],
+            enrol[member],
+            draws.weights,
+            eer_method,
+            None if partner is None else partner[member],
+        )
+
+    terms = _contrast_values({term: eer_draws(t) for term, t in trials.items()})
+    groups = np.asarray(trials["clean"].subgroups).astype(str)
+    gap = eer_draws(trials["clean"], groups == "M") - eer_draws(trials["clean"], groups == "F")
+    return {
+        "clean": percentile_interval(terms["clean"], level),
+        "ie": percentile_interval(terms["ie"], level),
+        "gap": percentile_interval(gap, level),
     }

@@ -637,3 +637,22 @@ def test_pair_codes_look_speakers_up_as_text_and_refuse_an_unknown_one() -> None
     assert enrol.tolist() == [0, 1, 1] and partner is not None and partner.tolist() == [1, 3, 2]  # 3: weight 1
     with pytest.raises(StatisticsInputError, match="spk-b"):
         pair_codes(index, ["spk-a"], ["spk-b"])
+
+
+@pytest.mark.parametrize("eer_method", ["interp", "rocch"])
+def test_the_coverage_count_scores_the_intervals_bootstrap_contrast_gives(eer_method: str) -> None:
+    from audit.statistics import _simulated_intervals
+
+    design = CoverageDesign(n_speakers=12, targets_per_speaker=6, nontargets_per_speaker=9)
+    rng = np.random.default_rng(5)
+    for index in range(3):
+        dataset = design.dataset(rng)
+        summary = bootstrap_contrast(dataset, n_resamples=50, seed=index, eer_method=eer_method)  # type: ignore[arg-type]
+        lean = _simulated_intervals(dataset, 50, index, 0.95, eer_method)  # type: ignore[arg-type]
+        expected = {
+            "clean": summary["estimates"]["clean"],
+            "ie": summary["estimates"]["ie"],
+            "gap": summary["subgroups"]["terms"]["clean"]["gap_to_reference"]["M"],
+        }
+        for name, interval in lean.items():
+            assert {key: expected[name][key] for key in interval} == interval
