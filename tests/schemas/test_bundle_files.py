@@ -20,6 +20,7 @@ from schemas.bundle import (
     csv_file_bytes,
     json_file_bytes,
     parse_json_object,
+    parse_score_files,
     parse_scores,
     parse_toml,
     parse_trial_list,
@@ -91,6 +92,30 @@ def test_the_scores_check_also_requires_trial_list_order() -> None:
     frame = _scores().iloc[[1, 0, 2, 3, 4, 5]]
     with pytest.raises(BundleFileError, match="trial_index"):
         parse_scores("scores/r.parquet", _parquet(frame))
+
+
+def test_score_files_checked_together_each_get_what_a_file_alone_gets() -> None:
+    """The rules run once over many files' rows: each file's outcome is still its own (bad neighbours, an empty
+    file, several row groups, string and large_string status)."""
+    files = {f"scores/{case}.parquet": _parquet(edit(_scores())) for case, edit in sorted(CASES.items())}
+    files["scores/empty.parquet"] = _parquet(_scores().iloc[:0])
+    large = pa.Table.from_pandas(_scores(), preserve_index=False)
+    large = large.set_column(3, "status", large.column("status").cast(pa.large_string()))
+    buffer = io.BytesIO()
+    pq.write_table(large, buffer, row_group_size=4)
+    files["scores/groups.parquet"] = buffer.getvalue()
+    together = parse_score_files(files)
+    assert list(together) == list(files)
+    for name, data in files.items():
+        alone = parse_score_files({name: data})[name]
+        assert type(together[name]) is type(alone)
+        if isinstance(alone, BundleFileError):
+            assert str(together[name]) == str(alone)
+        else:
+            for field in ("labels", "scores", "scored"):
+                np.testing.assert_array_equal(getattr(together[name], field), getattr(alone, field))
+    assert not isinstance(together["scores/groups.parquet"], BundleFileError)
+    assert "a status is not one of" in str(together["scores/empty.parquet"])
 
 
 @pytest.mark.parametrize(
