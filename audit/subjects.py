@@ -8,7 +8,7 @@ Each subject is read once: its bytes are digested and, when they match the state
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -222,7 +222,7 @@ def load_files(verified: VerifiedBytes) -> tuple[LoadedFiles, Step]:
     )
     if files.results is not None and "record_id" not in files.results.columns:
         failures.append({"file": RESULTS_FILE, "problem": "no record_id column"})
-        files = LoadedFiles(**{**files.__dict__, "results": None})
+        files = replace(files, results=None)
     if failures:
         raise BundleSchemaError(
             "bundle-schema",
