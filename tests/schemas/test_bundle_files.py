@@ -28,6 +28,7 @@ from schemas.bundle import (
     read_bundle_file,
 )
 from schemas.scores import ScoresSchema
+from schemas.trials import TrialsSchema, plainly_valid
 
 
 def _scores() -> pd.DataFrame:
@@ -116,6 +117,38 @@ def test_score_files_checked_together_each_get_what_a_file_alone_gets() -> None:
                 np.testing.assert_array_equal(getattr(together[name], field), getattr(alone, field))
     assert not isinstance(together["scores/groups.parquet"], BundleFileError)
     assert "a status is not one of" in str(together["scores/empty.parquet"])
+
+
+TRIALS = (
+    b"trial_index,enrol_utt,test_utt,label,enrol_speaker,test_speaker\n0,a1,b1,0,a,b\n1,a1,a2,1,a,a\n2,b2,a2,0,b,a\n"
+)
+TRIAL_CASES = {
+    "valid": TRIALS,
+    "label-2": TRIALS.replace(b"1,a1,a2,1,a,a", b"1,a1,a2,2,a,a"),
+    "index-order": TRIALS.replace(b"\n0,a1", b"\n7,a1"),
+    "index-twice": TRIALS.replace(b"\n1,a1", b"\n0,a1"),
+    "index-negative": TRIALS.replace(b"\n2,b2", b"\n-2,b2"),
+    "index-float": TRIALS.replace(b"\n2,b2", b"\n2.0,b2"),
+    "empty-utterance": TRIALS.replace(b",b2,", b",,"),
+    "empty-speaker": TRIALS.replace(b",0,b,a", b",0,,a"),
+    "label-speakers": TRIALS.replace(b"0,a1,b1,0,a,b", b"0,a1,b1,1,a,b"),
+    "self-trial": TRIALS.replace(b"1,a1,a2", b"1,a1,a1"),
+    "extra-column": TRIALS.replace(b"test_speaker\n", b"test_speaker,x\n").replace(b"\n", b",1\n")[:-2] + b"\n",
+    "subgroup": TRIALS.replace(b"test_speaker\n", b"test_speaker,subgroup\n").replace(b",b\n", b",b,F\n"),
+    "header-only": TRIALS.split(b"\n")[0] + b"\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRIAL_CASES))
+def test_a_trial_list_passed_without_pandera_passes_pandera(case: str) -> None:
+    """parse_trial_list skips pandera only for lists that ``plainly_valid`` passes: each of them passes the model
+    unchanged, and the plain valid list is one of them."""
+    text = dict.fromkeys(("enrol_utt", "test_utt", "enrol_speaker", "test_speaker"), str)
+    frame = pd.read_csv(io.BytesIO(TRIAL_CASES[case]), dtype=text, keep_default_na=False, na_values=[""])
+    assert plainly_valid(frame) == (case == "valid")
+    if plainly_valid(frame):
+        pd.testing.assert_frame_equal(TrialsSchema.validate(frame, lazy=True), frame, check_exact=True)
+        assert parse_trial_list("trials/t.csv", TRIAL_CASES[case]) is not None
 
 
 @pytest.mark.parametrize(
