@@ -278,6 +278,7 @@ def _score_table(item: tuple[str, bytes]) -> Any:
 
 
 def _score_tables(items: list[tuple[str, bytes]]) -> list[Any]:
+    """:func:`_score_table` of each item, in order: one thread's share of a batch."""
     return [_score_table(item) for item in items]
 
 
