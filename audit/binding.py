@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import pandas as pd
 
@@ -20,7 +20,7 @@ from provenance.digests import Digest
 from provenance.statement import PredicateShapeError, RecordBinding, read_bindings, read_checkpoints
 from schemas.bundle import TRIAL_LIST_ID_LENGTH, scores_name, trial_list_name
 from schemas.errors import InputError
-from schemas.results import FLOAT_COLUMNS, INT_COLUMNS
+from schemas.results import FLOAT_COLUMNS, INT_COLUMNS, row_dicts
 
 NUMERIC_COLUMNS = frozenset(FLOAT_COLUMNS + INT_COLUMNS)
 _DECIMAL = re.compile(r"^[+-]?\d*\.(\d+)$")
@@ -98,7 +98,7 @@ def verify_rows(
         raise StatementError("predicate-shape", f"The predicate cannot be read: {error}", partial={}) from error
     if files.results is None:
         raise DigestMismatchError("row-binding", "No verified results.csv to bind to the statement.", partial={})
-    rows = cast(list[dict[str, Any]], files.results.to_dict("records"))
+    rows = files.signed_rows
     statuses: dict[str, RowStatus] = {}
     failures = []
     for number, row in enumerate(rows, start=1):
@@ -206,14 +206,14 @@ def verify_table_binding(table: pd.DataFrame, files: LoadedFiles, subset: Subset
         raise TableBindingError("no-signed-table", "No verified results.csv: the audited table cannot be bound.")
     if "record_id" not in table.columns:
         raise TableBindingError("no-record-id", "The audited table has no record_id column to bind its rows.")
-    signed_rows = {str(row["record_id"]): row for row in signed.to_dict("records")}
+    signed_rows = {str(row["record_id"]): row for row in files.signed_rows}
     in_subset = signed.index[subset.mask(signed)] if subset else signed.index
     expected = {str(signed.at[i, "record_id"]) for i in in_subset}
     columns = [c for c in table.columns if c in signed.columns and c != "record_id"]
     failures: list[dict[str, Any]] = []
     rounded: set[str] = set()
     seen: set[str] = set()
-    for number, row in enumerate(table.to_dict("records"), start=1):
+    for number, row in enumerate(row_dicts(table), start=1):
         record_id = _text(row.get("record_id"))
         if record_id is None or record_id not in signed_rows:
             failures.append({"row": number, "record_id": record_id, "problem": "not a record of the signed table"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -19,14 +19,10 @@ DEFAULT_COSTS = {"p_target": 0.01, "c_miss": 1.0, "c_fa": 1.0}  # DESIGN.md sect
 EER_KEYS = {"legacy": "eer_legacy", "rocch": "eer_rocch", "interp": "eer_interp"}
 
 
-def _signed_rows(files: LoadedFiles) -> list[dict[str, Any]]:
-    return [] if files.results is None else cast(list[dict[str, Any]], files.results.to_dict("records"))
-
-
 def verify_scores_follow_trial_lists(files: LoadedFiles) -> tuple[None, Step]:
     """Each signed row has verified scores with one row per trial of its verified trial list, same labels."""
     failures = []
-    for row in _signed_rows(files):
+    for row in files.signed_rows:
         record_id, list_id = str(row.get("record_id")), str(row.get("trial_list_id"))
         record, trials = files.scores.get(record_id), files.trial_lists.get(list_id)
         if record is None or trials is None:
@@ -102,16 +98,16 @@ def _scorable(record: RecordScores) -> bool:
 def verify_rescored_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, float]], Step]:
     """Re-score every signed row from its verified scores (one grouped pass per cost setting) and compare.
     Returns each re-scored record's metrics (the statistics take their point EERs from them)."""
-    rows = [row for row in _signed_rows(files) if str(row.get("record_id")) in files.scores]
-    failures = [
-        {"record_id": str(row["record_id"]), "problem": "cannot be scored: needs scored trials of both classes"}
-        for row in rows
-        if not _scorable(files.scores[str(row["record_id"])])
-    ]
+    rows = [row for row in files.signed_rows if str(row.get("record_id")) in files.scores]
+    failures = []
     by_costs: dict[tuple[float, float, float], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         if _scorable(files.scores[str(row["record_id"])]):
             by_costs[_row_costs(row)].append(row)
+        else:
+            failures.append(
+                {"record_id": str(row["record_id"]), "problem": "cannot be scored: needs scored trials of both classes"}
+            )
     table = []
     rescored: dict[str, dict[str, float]] = {}
     speakers = {list_id: speaker_counts(trials) for list_id, trials in files.trial_lists.items()}

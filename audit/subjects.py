@@ -8,7 +8,7 @@ Each subject is read once: its bytes are digested and, when they match the state
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from schemas.bundle import (
     is_safe_name,
     parse_json_object,
     parse_results,
-    parse_scores,
+    parse_score_files,
     parse_toml,
     parse_trial_list,
     parse_utterances,
@@ -193,6 +193,9 @@ def load_files(verified: VerifiedBytes) -> tuple[LoadedFiles, Step]:
     trial_lists = {}
     scores: dict[str, RecordScores] = {}
     corpus_tables: dict[str, pd.DataFrame] = {}
+    score_files = parse_score_files(
+        {name: data for name, data in contents.items() if name.startswith(f"{SCORES_DIR}/")}
+    )
     for name in sorted(contents):
         if name.startswith(f"{TRIALS_DIR}/"):
             list_id = name.removeprefix(f"{TRIALS_DIR}/").removesuffix(".csv")
@@ -201,7 +204,9 @@ def load_files(verified: VerifiedBytes) -> tuple[LoadedFiles, Step]:
             elif (frame := parse(name, parse_trial_list)) is not None:
                 trial_lists[list_id] = frame
         elif name.startswith(f"{SCORES_DIR}/"):
-            if (record := parse(name, parse_scores)) is not None:
+            if isinstance(record := score_files[name], BundleFileError):
+                failures.append({"file": name, "problem": record.problem})
+            else:
                 scores[name.removeprefix(f"{SCORES_DIR}/").removesuffix(".parquet")] = record
         elif name.startswith(f"{CORPUS_DIR}/") and (table := parse(name, parse_utterances)) is not None:
             corpus_tables[_corpus_name(name)] = table
@@ -217,7 +222,7 @@ def load_files(verified: VerifiedBytes) -> tuple[LoadedFiles, Step]:
     )
     if files.results is not None and "record_id" not in files.results.columns:
         failures.append({"file": RESULTS_FILE, "problem": "no record_id column"})
-        files = LoadedFiles(**{**files.__dict__, "results": None})
+        files = replace(files, results=None)
     if failures:
         raise BundleSchemaError(
             "bundle-schema",

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from audit.findings import Flag, Severity
+from schemas.results import row_dicts
 
 if TYPE_CHECKING:  # the table-only audit does not load pyarrow
     import pandas as pd
@@ -166,6 +168,11 @@ class LoadedFiles:
     checkpoints: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
     environment: dict[str, Any] | None = None
+
+    @cached_property
+    def signed_rows(self) -> list[dict[str, Any]]:
+        """The rows of the signed results table as dicts (none without one), made once for every step."""
+        return [] if self.results is None else row_dicts(self.results)
 
 
 @dataclass(frozen=True)

@@ -152,6 +152,13 @@ class ValidatedResults:
         return len({f.row for f in self.failures if f.row is not None})
 
 
+def row_dicts(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """``frame.to_dict("records")``, built column by column (a sixth of its time on a results table)."""
+    columns = frame.columns.tolist()
+    values = zip(*(frame.iloc[:, position].tolist() for position in range(len(columns))), strict=True)
+    return [dict(zip(columns, row, strict=True)) for row in values]
+
+
 def with_all_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every absent results column added, typed and missing, so readers need no presence tests.
 

@@ -20,6 +20,7 @@ from schemas.bundle import (
     csv_file_bytes,
     json_file_bytes,
     parse_json_object,
+    parse_score_files,
     parse_scores,
     parse_toml,
     parse_trial_list,
@@ -27,6 +28,7 @@ from schemas.bundle import (
     read_bundle_file,
 )
 from schemas.scores import ScoresSchema
+from schemas.trials import TrialsSchema, plainly_valid
 
 
 def _scores() -> pd.DataFrame:
@@ -91,6 +93,62 @@ def test_the_scores_check_also_requires_trial_list_order() -> None:
     frame = _scores().iloc[[1, 0, 2, 3, 4, 5]]
     with pytest.raises(BundleFileError, match="trial_index"):
         parse_scores("scores/r.parquet", _parquet(frame))
+
+
+def test_score_files_checked_together_each_get_what_a_file_alone_gets() -> None:
+    """The rules run once over many files' rows: each file's outcome is still its own (bad neighbours, an empty
+    file, several row groups, string and large_string status)."""
+    files = {f"scores/{case}.parquet": _parquet(edit(_scores())) for case, edit in sorted(CASES.items())}
+    files["scores/empty.parquet"] = _parquet(_scores().iloc[:0])
+    large = pa.Table.from_pandas(_scores(), preserve_index=False)
+    large = large.set_column(3, "status", large.column("status").cast(pa.large_string()))
+    buffer = io.BytesIO()
+    pq.write_table(large, buffer, row_group_size=4)
+    files["scores/groups.parquet"] = buffer.getvalue()
+    together = parse_score_files(files)
+    assert list(together) == list(files)
+    for name, data in files.items():
+        alone = parse_score_files({name: data})[name]
+        assert type(together[name]) is type(alone)
+        if isinstance(alone, BundleFileError):
+            assert str(together[name]) == str(alone)
+        else:
+            for field in ("labels", "scores", "scored"):
+                np.testing.assert_array_equal(getattr(together[name], field), getattr(alone, field))
+    assert not isinstance(together["scores/groups.parquet"], BundleFileError)
+    assert "a status is not one of" in str(together["scores/empty.parquet"])
+
+
+TRIALS = (
+    b"trial_index,enrol_utt,test_utt,label,enrol_speaker,test_speaker\n0,a1,b1,0,a,b\n1,a1,a2,1,a,a\n2,b2,a2,0,b,a\n"
+)
+TRIAL_CASES = {
+    "valid": TRIALS,
+    "label-2": TRIALS.replace(b"1,a1,a2,1,a,a", b"1,a1,a2,2,a,a"),
+    "index-order": TRIALS.replace(b"\n0,a1", b"\n7,a1"),
+    "index-twice": TRIALS.replace(b"\n1,a1", b"\n0,a1"),
+    "index-negative": TRIALS.replace(b"\n2,b2", b"\n-2,b2"),
+    "index-float": TRIALS.replace(b"\n2,b2", b"\n2.0,b2"),
+    "empty-utterance": TRIALS.replace(b",b2,", b",,"),
+    "empty-speaker": TRIALS.replace(b",0,b,a", b",0,,a"),
+    "label-speakers": TRIALS.replace(b"0,a1,b1,0,a,b", b"0,a1,b1,1,a,b"),
+    "self-trial": TRIALS.replace(b"1,a1,a2", b"1,a1,a1"),
+    "extra-column": TRIALS.replace(b"test_speaker\n", b"test_speaker,x\n").replace(b"\n", b",1\n")[:-2] + b"\n",
+    "subgroup": TRIALS.replace(b"test_speaker\n", b"test_speaker,subgroup\n").replace(b",b\n", b",b,F\n"),
+    "header-only": TRIALS.split(b"\n")[0] + b"\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRIAL_CASES))
+def test_a_trial_list_passed_without_pandera_passes_pandera(case: str) -> None:
+    """parse_trial_list skips pandera only for lists that ``plainly_valid`` passes: each of them passes the model
+    unchanged, and the plain valid list is one of them."""
+    text = dict.fromkeys(("enrol_utt", "test_utt", "enrol_speaker", "test_speaker"), str)
+    frame = pd.read_csv(io.BytesIO(TRIAL_CASES[case]), dtype=text, keep_default_na=False, na_values=[""])
+    assert plainly_valid(frame) == (case == "valid")
+    if plainly_valid(frame):
+        pd.testing.assert_frame_equal(TrialsSchema.validate(frame, lazy=True), frame, check_exact=True)
+        assert parse_trial_list("trials/t.csv", TRIAL_CASES[case]) is not None
 
 
 @pytest.mark.parametrize(
