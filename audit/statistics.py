@@ -402,8 +402,12 @@ def _bootstrap_contrast(
 
 def _n_speakers(codes: Iterable[tuple[IntArray, IntArray | None]], n_index: int) -> int:
     """Distinct speakers behind these trials' codes (a partner code ``n_index`` is a target trial's own speaker)."""
-    used = [code[code < n_index] for pair in codes for code in pair if code is not None]
-    return int(np.unique(np.concatenate(used)).size) if used else 0
+    used = np.zeros(n_index + 1, dtype=bool)
+    for pair in codes:
+        for code in pair:
+            if code is not None:
+                used[code] = True
+    return int(used[:n_index].sum())
 
 
 def _eer_and_draws(
@@ -1041,17 +1045,17 @@ class CoverageDesign:
         """The EER of the population: targets a mixture of N(mu + shift, s_t) (share ``shifted_share``) and
         N(mu, s_t), non-targets N(0, s_n); the threshold where the miss and false-alarm rates meet."""
         from scipy.optimize import brentq
-        from scipy.stats import norm
+        from scipy.special import ndtr  # the normal CDF (scipy.stats.norm's, without importing scipy.stats)
 
         target = np.sqrt(1.0 + self.target_sd**2 + self.condition_sd**2)
         nontarget = np.sqrt(1.0 + 2.0 * self.nontarget_sd**2)
 
         def miss(x: float) -> float:
-            shifted = norm.cdf((x - mu - self.subgroup_shift) / target)
-            return float(shifted_share * shifted + (1 - shifted_share) * norm.cdf((x - mu) / target))
+            shifted = ndtr((x - mu - self.subgroup_shift) / target)
+            return float(shifted_share * shifted + (1 - shifted_share) * ndtr((x - mu) / target))
 
-        threshold = brentq(lambda x: miss(x) - norm.sf(x / nontarget), -20.0, 20.0, xtol=1e-14)
-        return float(norm.sf(threshold / nontarget))
+        threshold = brentq(lambda x: miss(x) - ndtr(-x / nontarget), -20.0, 20.0, xtol=1e-14)
+        return float(ndtr(-threshold / nontarget))
 
     def truth(self) -> dict[str, float]:
         """True clean EER, IE (half the speakers in the shifted subgroup) and clean-term gap F minus M."""
