@@ -258,25 +258,25 @@ def det_curves(report: Mapping[str, Any]) -> FigureOutcome:
     )
 
     def draw(figure: Figure, axes: Axes) -> None:
-        from scipy.stats import norm
+        from scipy.special import ndtri  # the normal deviate (scipy.stats.norm.ppf's, without importing scipy.stats)
 
         low, high = DET_LIMITS
         for curve in curves:
             det = curve["det"]
             p_fa = [min(max(v, low), high) for v in det["p_fa"]]
             p_miss = [min(max(v, low), high) for v in det["p_miss"]]
-            (line,) = axes.plot(norm.ppf(p_fa), norm.ppf(p_miss), linewidth=1.2, label=_label(curve.get("group")))
+            (line,) = axes.plot(ndtri(p_fa), ndtri(p_miss), linewidth=1.2, label=_label(curve.get("group")))
             eer = _number(curve.get("eer_interp"))
             if eer is not None:
-                point = norm.ppf(min(max(eer, low), high))
+                point = ndtri(min(max(eer, low), high))
                 axes.plot([point], [point], marker="o", color=line.get_color(), markersize=5)
-        ticks = norm.ppf(DET_TICKS)
+        ticks = ndtri(DET_TICKS)
         labels = [f"{100 * t:g}" for t in DET_TICKS]
         axes.set_xticks(ticks, labels)
         axes.set_yticks(ticks, labels)
-        axes.set_xlim(norm.ppf(low), norm.ppf(high))
-        axes.set_ylim(norm.ppf(low), norm.ppf(high))
-        axes.plot(norm.ppf([low, high]), norm.ppf([low, high]), color="0.7", linestyle=":", linewidth=0.8)
+        axes.set_xlim(ndtri(low), ndtri(high))
+        axes.set_ylim(ndtri(low), ndtri(high))
+        axes.plot(ndtri([low, high]), ndtri([low, high]), color="0.7", linestyle=":", linewidth=0.8)
         axes.grid(True, color="0.9")
         axes.set_xlabel("false-alarm probability (%)")
         axes.set_ylabel("miss probability (%)")
