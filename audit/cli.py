@@ -110,21 +110,32 @@ def audit_results(
     run_verify = import_quietly()
     from audit.flags import AuditConfig
     from audit.io import read_training_corpora
+    from reports import finish_report
+    from reports.figures import BackgroundFigures
 
     config = AuditConfig(training_corpora=read_training_corpora(roster)) if roster is not None else None
-    report = run_verify(
-        results,
-        columns=columns,
-        claims=claims,
-        config=config,
-        bundle=bundle,
-        key=key,
-        trusted_ids=trusted_ids,
-        subset=subset,
-    )
-    from reports import finish_report
-
-    return report, finish_report(report, out)
+    drawing: list[BackgroundFigures] = []
+    try:
+        report = run_verify(
+            results,
+            columns=columns,
+            claims=claims,
+            config=config,
+            bundle=bundle,
+            key=key,
+            trusted_ids=trusted_ids,
+            subset=subset,
+            before_statistics=(
+                (lambda partial: drawing.append(BackgroundFigures(partial)))
+                if out is not None and BackgroundFigures.available()
+                else None
+            ),
+        )
+        figures = drawing[0].result() if drawing else None
+    finally:
+        for process in drawing:
+            process.close()
+    return report, finish_report(report, out, figures)
 
 
 def check_options(out: Path | None, bundle: Path | None, key: Path | None) -> None:

@@ -9,6 +9,7 @@ any flag is an error. The report's shape is the contract of the renderer in ``re
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -244,12 +245,15 @@ def verify(
     key: Path | None = None,
     trusted_ids: frozenset[str] = frozenset(),
     subset: str | None = None,
+    before_statistics: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Audit one results table (and, with ``bundle``, the artefact bundle it came from) and return the report.
 
     ``key`` is the public key the reviewer trusts (or ``trusted_ids``, key ids they trust); a bundle signed by no
     trusted key is ``unauthenticated``. ``subset`` declares which signed rows the table covers. Raises InputError
-    for unreadable input.
+    for unreadable input. ``before_statistics`` is called with the report's ``aggregates`` and ``curves`` (all its
+    figures read) before the bundle's statistics, the longest step, begin: the command line draws the figures
+    meanwhile.
     """
     config = config or AuditConfig()
     if bundle is not None and not Path(bundle).is_dir():
@@ -276,7 +280,7 @@ def verify(
     claim_results = check_claims(claim_list, facts)
     flags.extend(flag_claims(claim_results))
     report_sections = sections(rows, bundle is not None)
-    verified = statistics = None
+    verified = statistics = curves = None
     if bundle is not None:
         from audit.bundle import verify_bundle
         from audit.bundle_statistics import statistics_of_bundle
@@ -284,6 +288,9 @@ def verify(
         verified = verify_bundle(source.frame, Path(bundle), key, trusted_ids=trusted_ids, subset=declared_subset)
         flags.extend(verified.flags)
         report_sections.extend(verified.sections)
+        curves = json_safe(curves_of_bundle(rows.usable, verified, config.clean_labels))
+        if before_statistics is not None:
+            before_statistics({"aggregates": json_safe(aggregates), "curves": curves})
         statistics, statistics_sections, statistics_flags = statistics_of_bundle(
             rows.usable, [*contrast_set.contrasts, *contrast_set.complement], verified, config.near_chance_eer
         )
@@ -293,5 +300,5 @@ def verify(
     if statistics is not None:
         report["statistics"] = json_safe(statistics)
     if verified is not None:
-        report["curves"] = json_safe(curves_of_bundle(rows.usable, verified, config.clean_labels))
+        report["curves"] = curves
     return report

@@ -16,7 +16,7 @@ from typing import Any
 from provenance.atomic import atomic_write_bytes, atomic_write_text
 from reports.badges import artefact_evaluation_summary
 from reports.document import ReportShapeError, build_document
-from reports.figures import render_figures
+from reports.figures import FigureOutcome, render_figures
 from reports.format import to_jsonable
 from reports.html import render_html
 from reports.markdown import render_markdown
@@ -32,14 +32,15 @@ def report_json(report: Mapping[str, Any]) -> str:
     return json.dumps(to_jsonable(report), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def write_report(report: Mapping[str, Any], out_dir: Path) -> list[Path]:
+def write_report(report: Mapping[str, Any], out_dir: Path, figures: list[FigureOutcome] | None = None) -> list[Path]:
     """Write the report under ``out_dir`` and return the written paths (json, md, html, then figures).
 
+    ``figures``: the report's figures when drawn already (``render_figures`` of its aggregates and curves).
     A figure skipped for lack of data is noted in the report, and a file of that name left by an earlier run
     is removed, so the folder never shows a figure the report does not.
     """
     out_dir = Path(out_dir)
-    figures = render_figures(report)
+    figures = render_figures(report) if figures is None else figures
     blocks = build_document(report, figures)
     title = f"Provenance report: {Path(str((report.get('source') or {}).get('path', 'results'))).name}"
 
@@ -57,14 +58,16 @@ def write_report(report: Mapping[str, Any], out_dir: Path) -> list[Path]:
     return written
 
 
-def finish_report(report: dict[str, Any], out_dir: Path | None) -> list[Path]:
+def finish_report(
+    report: dict[str, Any], out_dir: Path | None, figures: list[FigureOutcome] | None = None
+) -> list[Path]:
     """Complete the report of a table audit with its artefact-evaluation summary and write it under ``out_dir``
-    (nothing written without one); return the written paths. A folder that cannot be written is an InputError
-    (one line, exit 2), never a traceback."""
+    (nothing written without one, ``figures`` when drawn already); return the written paths. A folder that cannot
+    be written is an InputError (one line, exit 2), never a traceback."""
     report["sections"].append(artefact_evaluation_summary(report))
     if out_dir is None:
         return []
     try:
-        return write_report(report, out_dir)
+        return write_report(report, out_dir, figures)
     except OSError as error:
         raise InputError(str(error.filename or out_dir), f"cannot write the report: {error.strerror}") from error
