@@ -109,12 +109,13 @@ def audit_results(
     """The audit of a table (and bundle), with the artefact-evaluation summary, written to ``out`` if given."""
     run_verify = import_quietly()
     from audit.flags import AuditConfig
+    from audit.forked import Forked
     from audit.io import read_training_corpora
     from reports import finish_report
-    from reports.figures import BackgroundFigures
+    from reports.figures import FigureOutcome, render_figures
 
     config = AuditConfig(training_corpora=read_training_corpora(roster)) if roster is not None else None
-    drawing: list[BackgroundFigures] = []
+    drawing: list[Forked[list[FigureOutcome]]] = []
     try:
         report = run_verify(
             results,
@@ -125,11 +126,7 @@ def audit_results(
             key=key,
             trusted_ids=trusted_ids,
             subset=subset,
-            before_statistics=(
-                (lambda partial: drawing.append(BackgroundFigures(partial)))
-                if out is not None and BackgroundFigures.available()
-                else None
-            ),
+            before_statistics=(lambda partial: drawing.append(Forked(render_figures, partial))) if out else None,
         )
         figures = drawing[0].result() if drawing else None
     finally:

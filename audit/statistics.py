@@ -47,6 +47,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from audit.contrasts import TERMS
+from audit.forked import Forked
 from audit.metrics import EER_METHODS, EerMethod, MetricInputError, eer
 from audit.weighted_roc import ResampleWeights, weighted_eer, weighted_sums
 
@@ -951,6 +952,47 @@ def bundle_statistics(
     settings = [*subgroup_settings, *fixed_threshold]
     speaker_ids += [np.asarray(ids) for s in settings for ids in (s.enrol_speaker, s.test_speaker)]
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
+    # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (audit.forked).
+    with Forked(
+        _settings_statistics,
+        subgroup_settings,
+        fixed_threshold,
+        shared,
+        operating_point,
+        n_resamples,
+        seed,
+        level,
+        eer_method,
+    ) as beside:
+        result = _contrast_statistics(
+            contrasts,
+            shared,
+            margin,
+            acceptable_error,
+            n_resamples,
+            seed,
+            level,
+            alpha,
+            eer_method,
+            matched_simulations,
+        )
+        result["subgroup_gaps"], result["fixed_threshold"] = beside.result()
+    return result
+
+
+def _contrast_statistics(
+    contrasts: Sequence[ContrastInput],
+    shared: SpeakerDraws | None,
+    margin: float,
+    acceptable_error: float | None,
+    n_resamples: int,
+    seed: int,
+    level: float,
+    alpha: float,
+    eer_method: BootstrapEerMethod,
+    matched_simulations: int,
+) -> dict[str, Any]:
+    """``bundle_statistics`` of the contrasts: intervals, verdicts, families, coupling, held-out validation."""
     cache = _DrawCache()
     contrast_draws = [_bootstrap_contrast(c, n_resamples, seed, level, eer_method, shared, cache) for c in contrasts]
     summaries = [{**r.summary, "tost": tost_verdict(r.draws["ie"], margin, alpha)} for r in contrast_draws]
@@ -1005,14 +1047,26 @@ def bundle_statistics(
             ],
             acceptable_error,
         )
-    result["subgroup_gaps"] = [
-        subgroup_gap_intervals(setting, shared, level, eer_method) for setting in subgroup_settings if shared
-    ]
-    result["fixed_threshold"] = [
+    return result
+
+
+def _settings_statistics(
+    subgroup_settings: Sequence[SubgroupInput],
+    fixed_threshold: Sequence[FixedThresholdInput],
+    shared: SpeakerDraws | None,
+    operating_point: Literal["eer"] | float,
+    n_resamples: int,
+    seed: int,
+    level: float,
+    eer_method: BootstrapEerMethod,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``bundle_statistics`` of the subgroup settings: their gap intervals and fixed-threshold analyses."""
+    gaps = [subgroup_gap_intervals(setting, shared, level, eer_method) for setting in subgroup_settings if shared]
+    fixed = [
         _fixed_threshold_or_reason(record, operating_point, n_resamples, seed, level, eer_method, shared)
         for record in fixed_threshold
     ]
-    return result
+    return gaps, fixed
 
 
 # --------------------------------------------------------------------------------------------------------

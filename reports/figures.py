@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import io
 import math
-import multiprocessing
-import sys
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -408,50 +405,3 @@ def render_figures(report: Mapping[str, Any]) -> list[FigureOutcome]:
     """Every figure of the report, drawn or skipped, in a fixed order. Figures read only the report's
     ``aggregates`` and ``curves``, so they can be drawn before its statistics are in."""
     return [make(report) for make in FIGURES]
-
-
-class BackgroundFigures:
-    """``render_figures`` of a report's ``aggregates`` and ``curves``, drawn in a forked process while the caller
-    goes on: an audit's statistics keep one core busy (their compiled loops gain nothing from the second), the
-    figures, the report's costliest part, take the other. The bytes are those drawn in process (tested).
-    ``available`` on Linux only (fork is unsafe elsewhere); ``result`` returns the figures or raises what went
-    wrong in the process; ``close`` ends a process whose figures are not collected."""
-
-    def __init__(self, partial: Mapping[str, Any]) -> None:
-        context = multiprocessing.get_context("fork")
-        self._receive, send = context.Pipe(duplex=False)
-        self._process = context.Process(target=_draw_into, args=(partial, send), daemon=True)
-        self._process.start()
-        send.close()
-
-    @staticmethod
-    def available() -> bool:
-        return sys.platform == "linux"
-
-    def result(self) -> list[FigureOutcome]:
-        try:
-            status, payload = self._receive.recv()
-        except EOFError:
-            self._process.join()
-            raise RuntimeError(f"the figure process ended without figures (exit {self._process.exitcode})") from None
-        self._process.join()
-        if status != "drawn":
-            raise RuntimeError(f"drawing the figures failed:\n{payload}")
-        figures: list[FigureOutcome] = payload
-        return figures
-
-    def close(self) -> None:
-        if self._process.is_alive():
-            self._process.terminate()
-        self._process.join()
-        self._receive.close()
-
-
-def _draw_into(partial: Mapping[str, Any], send: Any) -> None:
-    """The forked process: the figures, or the traceback of what stopped them, sent back once."""
-    try:
-        send.send(("drawn", render_figures(partial)))
-    except BaseException as error:  # reported to the caller, which raises it there
-        send.send(("failed", "".join(traceback.format_exception(error))))
-    finally:
-        send.close()

@@ -1,0 +1,102 @@
+"""audit.forked: work run beside the audit in a forked process gives what the call gives in process, and what
+goes wrong there is raised here. The command line draws a bundle audit's figures and the subgroup settings'
+statistics that way: the written report must be the one drawn in process, byte for byte."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import audit.statistics
+from audit.cli import audit_results
+from audit.forked import Forked
+from audit.statistics import CoverageDesign, FixedThresholdInput, SubgroupInput, bundle_statistics
+from audit.verify import verify
+from reports import finish_report
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "provenance"))
+from synthetic_bundle import build_bundle
+
+
+class _Unpicklable(Exception):
+    def __init__(self) -> None:
+        super().__init__("holds a lock")
+        self.lock = threading.Lock()
+
+
+def _raise_unpicklable() -> None:
+    raise _Unpicklable
+
+
+def test_the_value_and_the_exception_come_back() -> None:
+    with Forked(np.add, np.arange(3), 1) as forked:
+        assert forked.result().tolist() == [1, 2, 3]
+    with Forked(int, "x") as forked, pytest.raises(ValueError, match="invalid literal") as raised:
+        forked.result()
+    assert any("raised in a forked process" in note for note in raised.value.__notes__)
+    with Forked(_raise_unpicklable) as forked, pytest.raises(RuntimeError, match="holds a lock"):
+        forked.result()
+
+
+def test_a_process_that_dies_is_an_error_not_a_hang() -> None:
+    with Forked(os._exit, 3) as forked, pytest.raises(RuntimeError, match="exit 3"):
+        forked.result()
+
+
+def test_the_subgroup_settings_computed_beside_the_contrasts_equal_those_computed_in_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    design = CoverageDesign(12, targets_per_speaker=6, nontargets_per_speaker=9)
+    contrast = design.dataset(np.random.default_rng(40))
+    labels, enrol, test = (np.asarray(v) for v in (contrast.labels, contrast.clusters, contrast.test_speakers))
+    fields = (np.asarray(contrast.scores["clean"]), labels, enrol, test, np.asarray(contrast.subgroups))
+    setting = SubgroupInput({"setting": "s"}, *fields)
+    fixed = FixedThresholdInput({"setting": "s"}, *fields, dev_speakers=["0", "1", "2", "3"])
+
+    def run() -> dict[str, object]:
+        return bundle_statistics(
+            [contrast],
+            margin=0.02,
+            subgroup_settings=[setting],
+            fixed_threshold=[fixed],
+            n_resamples=40,
+            matched_simulations=3,
+        )
+
+    beside = run()
+    monkeypatch.setattr(audit.statistics, "Forked", _InLine)
+    in_line = run()
+    assert beside["subgroup_gaps"] and beside["fixed_threshold"]
+    assert beside == in_line
+
+
+class _InLine:
+    """Forked's interface, the call made when its value is asked for."""
+
+    def __init__(self, function: object, *args: object) -> None:
+        self.function, self.args = function, args
+
+    def result(self) -> object:
+        return self.function(*self.args)  # type: ignore[operator]
+
+    def __enter__(self) -> _InLine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def test_a_report_drawn_beside_the_statistics_is_the_report_drawn_in_process(tmp_path: Path) -> None:
+    bundle = build_bundle(tmp_path)
+    results = bundle.root / "results.csv"
+    _, written = audit_results(results, bundle=bundle.root, key=bundle.public_key, out=tmp_path / "beside")
+    in_process = verify(results, bundle=bundle.root, key=bundle.public_key)
+    finish_report(in_process, tmp_path / "in-process")
+    assert any(path.suffix == ".png" for path in written)
+    for path in written:
+        assert path.read_bytes() == (tmp_path / "in-process" / path.relative_to(tmp_path / "beside")).read_bytes()
