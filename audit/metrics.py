@@ -449,10 +449,12 @@ def grouped_metrics(
     chance values: EER 0.5, minDCF 1, AUC 0.5); otherwise ``MetricInputError`` names the offending record codes.
     """
     values, label_codes, records, count = _as_inputs(scores, labels, record_index, n_records)
-    if values.size <= _CHUNK_TRIALS:
+    if values.size <= _CHUNK_TRIALS or (records[1:] < records[:-1]).any():
         return _grouped(values, label_codes, records, count, p_target, c_miss, c_fa)
-    # Records in chunks of about _CHUNK_TRIALS trials: one pass over everything is three times slower (its
-    # temporaries leave the cache). Each record's trials stay together, so its metrics are its own.
+    # Records in order (as the runner and the audit pass them) are taken in chunks of about _CHUNK_TRIALS trials:
+    # 0.6 s for 12 M trials, steadily, where one pass takes 0.8 to 2.7 s (its large temporaries are paged in anew).
+    # Interleaved records take one pass: sorting them into chunks first costs more. A record's trials stay
+    # together, so its metrics are its own.
     trials = np.bincount(records.view(np.int64), minlength=count)
     targets = np.bincount(records.view(np.int64), weights=label_codes, minlength=count)
     if (trials == 0).any():
@@ -464,9 +466,6 @@ def grouped_metrics(
         raise MetricInputError(
             f"{_describe(one_class, count)} hold only one class: targets and non-targets are both needed"
         )
-    if (records[1:] < records[:-1]).any():
-        order = np.argsort(records, kind="stable")
-        values, label_codes, records = values[order], label_codes[order], records[order]
     ends = np.cumsum(trials)
     cuts = np.unique(np.searchsorted(ends, np.arange(_CHUNK_TRIALS, values.size, _CHUNK_TRIALS), "left") + 1)
     bounds = [0, *cuts[cuts < count].tolist(), count]

@@ -329,7 +329,7 @@ def test_grouped_metrics_in_chunks_equal_one_pass_and_name_records_by_their_own_
     import audit.metrics
 
     rng = np.random.default_rng(17)
-    records = rng.permutation(np.repeat(np.arange(40), rng.integers(5, 60, 40)))  # interleaved, as callers may
+    records = np.repeat(np.arange(40), rng.integers(5, 60, 40))  # in order: chunked (interleaved: one pass)
     labels = (rng.random(records.size) < 0.4).astype(int)
     for record in range(40):  # both classes in every record
         labels[np.flatnonzero(records == record)[:2]] = [0, 1]
@@ -337,9 +337,12 @@ def test_grouped_metrics_in_chunks_equal_one_pass_and_name_records_by_their_own_
     one_pass = grouped_metrics(scores, labels, records, 40)
     monkeypatch.setattr(audit.metrics, "_CHUNK_TRIALS", 64)
     chunked = grouped_metrics(scores, labels, records, 40)
+    shuffled = rng.permutation(records.size)
+    interleaved = grouped_metrics(scores[shuffled], labels[shuffled], records[shuffled], 40)
     for name, values in one_pass.items():
         tolerance = 1e-15 if name == "eer_rocch" else 0.0  # PAV may pool collinear points differently
         np.testing.assert_allclose(chunked[name], values, rtol=0, atol=tolerance)
+        np.testing.assert_allclose(interleaved[name], values, rtol=0, atol=tolerance)
     one_class = labels.copy()
     one_class[records == 27] = 1
     with pytest.raises(MetricInputError, match=r"record\(s\) 27 hold only one class"):
