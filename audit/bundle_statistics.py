@@ -25,6 +25,7 @@ from audit.analysis import Analysis, analysis_from_table
 from audit.contrasts import Contrast
 from audit.findings import Flag, Severity
 from audit.metrics import MetricInputError
+from audit.rescore import EER_KEYS
 from audit.statistics import ContrastInput, FixedThresholdInput, SubgroupInput, bundle_statistics
 from audit.verified import VerifiedBundle
 from schemas.results import EER_METHODS
@@ -75,6 +76,7 @@ def _contrast_input(
     point EER comes from the re-scoring of its record's verified scores where that ran."""
     records = contrast.records
     columns = {term: scores.columns(record) for term, record in zip(TERMS, records, strict=True)}
+    point_column = EER_KEYS[eer_method]  # statistics_eer_method names a known method
     shared = len({scores.trial_list[r] for r in records}) == 1
 
     def column(name: str) -> Any:
@@ -101,9 +103,9 @@ def _contrast_input(
         records=dict(zip(TERMS, records, strict=True)),
         caveats=contrast.caveats(near_chance_eer),
         point_eers={
-            term: scores.rescored[record][f"eer_{eer_method}"]
+            term: scores.rescored[record][point_column]
             for term, record in zip(TERMS, records, strict=True)
-            if f"eer_{eer_method}" in scores.rescored.get(record, {})
+            if point_column in scores.rescored.get(record, {})
         },
     )
 

@@ -20,12 +20,13 @@ T = TypeVar("T")
 
 class Forked(Generic[T]):
     """``function(*args)`` started in a forked process; ``result`` waits for its value (or raises its exception,
-    the forked traceback added as a note); ``close`` ends a process whose value is not collected."""
+    the forked traceback added as a note); ``close`` ends a process whose value is not collected. ``fork=False``
+    (nothing worth a process) runs the call in line when its value is asked for, as outside Linux."""
 
-    def __init__(self, function: Callable[..., T], *args: Any) -> None:
+    def __init__(self, function: Callable[..., T], *args: Any, fork: bool = True) -> None:
         self._function, self._args = function, args
         self._process: Any = None
-        if sys.platform == "linux":
+        if fork and sys.platform == "linux":
             context = multiprocessing.get_context("fork")
             self._receive, send = context.Pipe(duplex=False)
             self._process = context.Process(target=_run, args=(function, args, send), daemon=True)

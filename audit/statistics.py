@@ -424,6 +424,25 @@ def _eer_and_draws(
     return estimate, weighted_eer(t.scores, t.labels, enrol, weights, eer_method, partner)
 
 
+def _member_draws(
+    t: _TermTrials,
+    codes: tuple[IntArray, IntArray | None],
+    weights: ResampleWeights,
+    eer_method: BootstrapEerMethod,
+    member: NDArray[np.bool_],
+) -> FloatArray:
+    """The draws of the EER of the trials of ``t`` in ``member`` (a subgroup)."""
+    enrol, partner = codes
+    return weighted_eer(
+        t.scores[member],
+        t.labels[member],
+        enrol[member],
+        weights,
+        eer_method,
+        None if partner is None else partner[member],
+    )
+
+
 def _interval(estimate: float, draws: FloatArray, level: float) -> dict[str, Any]:
     return {"estimate": float(estimate), **percentile_interval(draws, level)}
 
@@ -464,7 +483,7 @@ def _subgroup_gaps(
     names = sorted(next(iter(estimates.values())))
     result: dict[str, Any] = {"reference": names[0] if names else None, "undefined": undefined, "terms": {}}
     for term in trials if names else ():
-        t, (enrol, partner) = trials[term], codes[term]
+        t = trials[term]
         draws = {}
         for name in names:
             member = as_text[term] == name
@@ -472,13 +491,12 @@ def _subgroup_gaps(
                 (records or {}).get(term),
                 f"subgroup {name} draws",
                 t.scores,
-                weighted_eer,
-                t.scores[member],
-                t.labels[member],
-                enrol[member],
+                _member_draws,
+                t,
+                codes[term],
                 weights,
                 eer_method,
-                None if partner is None else partner[member],
+                member,
             )
         stacked = np.vstack([draws[name] for name in names])
         point = np.array([estimates[term][name] for name in names])
@@ -963,6 +981,7 @@ def bundle_statistics(
         seed,
         level,
         eer_method,
+        fork=bool(settings),
     ) as beside:
         result = _contrast_statistics(
             contrasts,
@@ -1185,18 +1204,10 @@ def _simulated_intervals(
     trials, _ = _scored_trials(dataset)
     draws = SpeakerDraws.of([ids for t in trials.values() for ids in t.speakers()], n_resamples, seed)
 
-    def eer_draws(t: _TermTrials, member: NDArray[np.bool_] | slice = slice(None)) -> FloatArray:
-        enrol, partner = draws.codes(t.enrol, t.test)
-        return weighted_eer(
-            t.scores[member],
-            t.labels[member],
-            enrol[member],
-            draws.weights,
-            eer_method,
-            None if partner is None else partner[member],
-        )
+    def eer_draws(t: _TermTrials, member: NDArray[np.bool_]) -> FloatArray:
+        return _member_draws(t, draws.codes(t.enrol, t.test), draws.weights, eer_method, member)
 
-    terms = _contrast_values({term: eer_draws(t) for term, t in trials.items()})
+    terms = _contrast_values({term: eer_draws(t, np.ones(t.labels.size, dtype=bool)) for term, t in trials.items()})
     groups = np.asarray(trials["clean"].subgroups).astype(str)
     gap = eer_draws(trials["clean"], groups == "M") - eer_draws(trials["clean"], groups == "F")
     return {

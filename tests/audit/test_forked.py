@@ -4,6 +4,7 @@ statistics that way: the written report must be the one drawn in process, byte f
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -69,26 +70,11 @@ def test_the_subgroup_settings_computed_beside_the_contrasts_equal_those_compute
         )
 
     beside = run()
-    monkeypatch.setattr(audit.statistics, "Forked", _InLine)
+    unforked = functools.partial(Forked, fork=False)
+    monkeypatch.setattr(audit.statistics, "Forked", lambda function, *args, fork: unforked(function, *args))
     in_line = run()
     assert beside["subgroup_gaps"] and beside["fixed_threshold"]
     assert beside == in_line
-
-
-class _InLine:
-    """Forked's interface, the call made when its value is asked for."""
-
-    def __init__(self, function: object, *args: object) -> None:
-        self.function, self.args = function, args
-
-    def result(self) -> object:
-        return self.function(*self.args)  # type: ignore[operator]
-
-    def __enter__(self) -> _InLine:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def test_a_report_drawn_beside_the_statistics_is_the_report_drawn_in_process(tmp_path: Path) -> None:
