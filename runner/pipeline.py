@@ -17,9 +17,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version
@@ -41,6 +41,7 @@ from runner.corpora.base import PROBLEMS_FILE, UTTERANCES_FILE, CorpusTable, loa
 from runner.encoders import EncoderHandle, EncoderSpec
 from runner.encoders.deferred import DeferredEncoder, RecordStore
 from runner.encoders.device import execution_summary
+from runner.encoders.weights import weights_origin
 from runner.operators import Chain as OperatorChain
 from runner.operators import NoiseSources, chain_id, chain_status
 from runner.plan import RecordPlan, Side, plan_run, run_id_for
@@ -190,6 +191,20 @@ class Executor(Protocol):
         ...
 
 
+LOOKAHEAD_BATCHES = 2
+
+
+def ahead(pool: ProcessPoolExecutor, jobs: list[DegradeJob], window: int) -> Iterator[Degraded]:
+    """``degrade`` of each job in order, with at most ``window`` jobs submitted and not yet taken."""
+    pending: deque[Future[Degraded]] = deque(pool.submit(degrade, job) for job in jobs[:window])
+    for job in jobs[window:]:
+        done = pending.popleft().result()
+        pending.append(pool.submit(degrade, job))
+        yield done
+    while pending:
+        yield pending.popleft().result()
+
+
 class LocalExecutor:
     """The default: operators in ``workers`` local processes (0: in this process) ahead of the encoders, which
     run in this process in batches of the run's ``batch_size``."""
@@ -207,46 +222,57 @@ class LocalExecutor:
         degrade_jobs = [job.degrade for job in work.jobs]
         with (
             work.stages.part("embeddings", "sides embedded", len(work.jobs)) as bar,
-            self._degraded(work.config, work.sources, degrade_jobs) as done,
+            self._degraded(work.config, work.sources, degrade_jobs, work.stages) as done,
         ):
             batch: list[tuple[EmbedJob, Degraded]] = []
             for job, realised in zip(work.jobs, done, strict=True):
                 batch.append((job, realised))
                 if len(batch) == work.config.batch_size:
-                    computed.extend(self._embed_batch(work.encoders, work.cache, batch))
+                    computed.extend(self._embed_batch(work.encoders, work.cache, batch, work.stages))
                     bar.advance(len(batch))
                     batch = []
-            computed.extend(self._embed_batch(work.encoders, work.cache, batch))
+            computed.extend(self._embed_batch(work.encoders, work.cache, batch, work.stages))
             bar.advance(len(batch))
         return computed
 
     @contextmanager
     def _degraded(
-        self, config: RunConfig, sources: dict[str, NoiseSources], jobs: list[DegradeJob]
+        self, config: RunConfig, sources: dict[str, NoiseSources], jobs: list[DegradeJob], stages: StageLog
     ) -> Iterator[Iterable[Degraded]]:
-        """The degraded audio of each job, in order, computed ahead by the worker processes."""
+        """The degraded audio of each job, in order, computed ahead by the worker processes: at most
+        ``LOOKAHEAD_BATCHES`` of the run's batches ahead of the encoders, so that the workers do not take the cores
+        from the first forward passes (the first progress line then comes after one batch, not after every
+        degradation of the run)."""
         if self.workers == 0 or len(jobs) < 2:
             init_worker(config.seed, sources)
             yield map(degrade, jobs)
             return
         context = multiprocessing.get_context("spawn")  # no fork of a process that holds torch threads
+        stages.note("embeddings", f"... starting {self.workers} operator worker processes (spawn) ...")
         with ProcessPoolExecutor(
             self.workers, context, initializer=init_worker, initargs=(config.seed, sources)
         ) as pool:
             try:
-                yield pool.map(degrade, jobs, chunksize=4)
+                yield ahead(pool, jobs, LOOKAHEAD_BATCHES * config.batch_size)
             except BaseException:
                 pool.shutdown(cancel_futures=True)
                 raise
 
     def _embed_batch(
-        self, encoders: dict[str, DeferredEncoder], cache: EmbeddingCache, batch: list[tuple[EmbedJob, Degraded]]
+        self,
+        encoders: dict[str, DeferredEncoder],
+        cache: EmbeddingCache,
+        batch: list[tuple[EmbedJob, Degraded]],
+        stages: StageLog,
     ) -> list[dict[str, CachedEmbedding]]:
         computed: list[dict[str, CachedEmbedding]] = [{} for _ in batch]
         for label, encoder in encoders.items():
             held = [index for index, (job, _) in enumerate(batch) if label in job.keys]
-            if held:
-                encoder.load()  # before the clock starts: a label's seconds are its forward passes'
+            if held and not encoder.loaded:  # before the clock starts: a label's seconds are its forward passes'
+                stages.note("embeddings", f"... loading encoder {label} ({encoder.spec.kind}) ...")
+                started = time.perf_counter()
+                encoder.load()
+                stages.note("embeddings", f"encoder {label} loaded in {time.perf_counter() - started:.1f} s")
             started, started_cpu = time.perf_counter(), time.process_time()
             entries, passes = embed_realised(encoder, [(batch[i][0].keys[label], batch[i][1]) for i in held])
             spent = self.label_seconds.setdefault(label, {"wall_s": 0.0, "cpu_s": 0.0})
@@ -687,7 +713,11 @@ def _run(
         rows.append(_results_row(plan, record_metrics, extra))
     atomic_write_bytes(out / OPERATORS_FILE, json_file_bytes(operators))
     _write_run_file(out, run_id, cache.rejected)
-    checkpoints = {label: encoder.checkpoint.as_dict() for label, encoder in encoders.items()}
+    pins = {spec.label: spec.weights for spec in config.encoders}
+    checkpoints = {
+        label: {**encoder.checkpoint.as_dict(), "weights": weights_origin(encoder.checkpoint, pins[label])}
+        for label, encoder in encoders.items()
+    }
     atomic_write_bytes(out / CHECKPOINTS_FILE, json_file_bytes(checkpoints))
     environment = capture_environment(
         seeds={"run": config.seed},

@@ -463,6 +463,7 @@ def write_paper_bundle(
             "kind": spec.kind,
             "class": "synthetic",
             "checkpoint_blake3": blake3.blake3(f"synthetic-{spec.label}".encode()).hexdigest(),
+            "weights": {"origin": "rehearsal", "weights": "no encoder ran: the scores are simulated"},
         }
         for spec in config.encoders
     }

@@ -4,9 +4,11 @@ of each stage, for the bundle's ``timings.json``.
 A terminal gets progress bars; a redirected stderr (a CI log, ``nohup``, a cluster job's log) would otherwise stay
 silent for the whole embedding stage. Each stage line says what finished, what it counted and how long it and the
 run so far took: ``stage 4/6 embeddings: 1200 computed, 40 from cache (612.4 s; 640.2 s in all)``; a long stage
-also says how far it is each time another tenth of a part of it is done:
-``stage 4/6 embeddings: 120/1200 sides embedded (61.0 s)``. Everything goes to stderr, so that stdout holds only
-the result (the ``--json`` summary) and a failure is the last line; every line starts with ``stage ``.
+also says how far it is after its first step and each time another tenth of a part of it is done, with an estimate
+of the time left: ``stage 4/6 embeddings: 120/1200 sides embedded (61.0 s; about 549 s left)``, and what it is
+doing while nothing can be counted yet (``... loading encoder ecapa-tdnn ...``, then ``encoder ecapa-tdnn loaded in
+5.9 s``). Everything goes to stderr, so that stdout holds only the result (the ``--json`` summary) and a failure is
+the last line; every line starts with ``stage ``.
 """
 
 from __future__ import annotations
@@ -73,14 +75,24 @@ class StageLog:
         self.done_stages += 1
         self.last = now
 
+    def note(self, stage: str, text: str) -> None:
+        """What ``stage`` (the next one to finish) is doing: a line, or a message above the bars on a terminal."""
+        if self.enabled:
+            self.write(stage, text)
+        elif self.terminal:
+            from tqdm import tqdm
+
+            tqdm.write(f"{stage}: {text}", file=sys.stderr)
+
     def part(self, stage: str, what: str, total: int, position: int = 0) -> StagePart:
         """A counter of ``total`` items through ``stage`` (the next one to finish), ``what`` naming them."""
         return StagePart(self, stage, what, total, position)
 
 
 class StagePart:
-    """How far a part of a stage is: a bar on a terminal, else a line each time another tenth is done (so always
-    one when it is complete); ``seconds`` is its time from creation to completion."""
+    """How far a part of a stage is: a bar on a terminal, else a line after the first step and each time another
+    tenth is done (so always one when it is complete), with the time left at the rate so far; ``seconds`` is its
+    time from creation to completion."""
 
     def __init__(self, log: StageLog, stage: str, what: str, total: int, position: int) -> None:
         self.log, self.stage, self.what, self.total = log, stage, what, total
@@ -104,8 +116,15 @@ class StagePart:
             self.bar.update(count)
             return
         tenths = self.count * TENTHS // self.total
-        if self.log.enabled and tenths > self.tenths:
-            self.log.write(self.stage, f"{self.count}/{self.total} {self.what} ({now - self.started:.1f} s)")
+        first = self.count == count
+        if self.log.enabled and (tenths > self.tenths or first):
+            elapsed = now - self.started
+            left = (
+                ""
+                if self.count >= self.total
+                else f"; about {elapsed / self.count * (self.total - self.count):.0f} s left"
+            )
+            self.log.write(self.stage, f"{self.count}/{self.total} {self.what} ({elapsed:.1f} s{left})")
         self.tenths = tenths
 
     def close(self) -> None:

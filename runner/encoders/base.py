@@ -29,6 +29,7 @@ DTYPES: tuple[str, ...] = ("fp32", "bf16")
 ENCODER_KINDS: dict[str, str] = {
     "resemblyzer": "runner.encoders.resemblyzer:ResemblyzerEncoder",
     "speechbrain": "runner.encoders.speechbrain:SpeechBrainEncoder",
+    "campplus": "runner.encoders.campplus:CampplusEncoder",
     "transformers_xvector": "runner.encoders.transformers_xvector:TransformersXVectorEncoder",
     "transformers_ssl": "runner.encoders.transformers_ssl:TransformersSSLEncoder",
     "mfcc": "runner.encoders.mfcc:MfccStatsEncoder",

@@ -145,6 +145,11 @@ class DeferredEncoder:
         assert self._record is not None
         return self._record
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (``load`` has nothing left to do)."""
+        return self._encoder is not None
+
     def embed(self, waves: Sequence[np.ndarray], sr: int) -> np.ndarray:
         return self.load().embed(waves, sr)
 

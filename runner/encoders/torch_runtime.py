@@ -65,14 +65,23 @@ def deterministic_settings(device: torch.device, dtype: str) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def inference(device: torch.device, dtype: str) -> Iterator[None]:
-    """No gradients, and bf16 autocast when asked for."""
-    with torch.inference_mode():
-        if dtype == "bf16":
-            with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
+def inference(device: torch.device, dtype: str, onednn: bool = True) -> Iterator[None]:
+    """No gradients, bf16 autocast when asked for, and on the CPU oneDNN's kernels only where ``onednn``.
+
+    oneDNN builds its convolution primitives for each input shape: for utterances that each have a length of
+    their own, torch's native convolutions were measured faster (``CPU_ONEDNN`` of the adapters that say so).
+    """
+    previous = torch.backends.mkldnn.enabled
+    torch.backends.mkldnn.enabled = onednn or device.type != "cpu"
+    try:
+        with torch.inference_mode():
+            if dtype == "bf16":
+                with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
+                    yield
+            else:
                 yield
-        else:
-            yield
+    finally:
+        torch.backends.mkldnn.enabled = previous
 
 
 def freeze(module: torch.nn.Module) -> torch.nn.Module:

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 STAGE_END = re.compile(r"^(stage \d+/\d+ [^:]+): .* \(\d+\.\d s; \d+\.\d s in all\)$")
-STAGE_PART = re.compile(r"^(stage \d+/\d+ [^:]+): (\d+)/(\d+) (.+) \(\d+\.\d s\)$")
+STAGE_PART = re.compile(r"^(stage \d+/\d+ [^:]+): (\d+)/(\d+) (.+) \(\d+\.\d s(?:; about \d+ s left)?\)$")
+STAGE_NOTE = re.compile(r"^(stage \d+/\d+ [^:]+): (?:\.\.\. .+ \.\.\.|.+ in \d+\.\d s)$")
 
 
 @dataclass(frozen=True)
@@ -40,5 +41,5 @@ def split_output(stdout: str, stderr: str, *, json_stdout: bool = False) -> CliO
     if len(other) == 1:
         assert lines[-1] == other[0], f"the failure is not the last line of stderr:\n{stderr}"
     for line in progress:
-        assert STAGE_END.match(line) or STAGE_PART.match(line), f"not a progress line: {line}"
+        assert STAGE_END.match(line) or STAGE_PART.match(line) or STAGE_NOTE.match(line), f"not a progress line: {line}"
     return CliOutput(json.loads(stdout) if json_stdout else None, progress, other)

@@ -16,7 +16,8 @@ DEFAULT = ROOT / "configs" / "default.toml"
 def test_default_config_loads_with_its_designs() -> None:
     config = load_config(DEFAULT)
     assert [e.id for e in config.experiments] == ["D01", "D02", "D03", "D04"]
-    assert [e.label for e in config.encoders] == ["resemblyzer", "mfcc-stats"]
+    assert [e.label for e in config.encoders] == ["ecapa-tdnn", "campplus-zh-en", "resemblyzer", "mfcc-stats"]
+    assert config.encoders[0].weights is not None and config.encoders[1].weights is not None
     noise_x_codec = config.experiments[0]
     cells = noise_x_codec.cells(config.conditions)
     # (1 reference + 3 noise levels) x (1 reference + 2 codecs) = 12 cells, the reference first.
@@ -46,7 +47,7 @@ def test_default_config_loads_with_its_designs() -> None:
         (lambda s: s.replace('name = "pink", kwargs = { snr_db = 0 }', 'name = "brown"'), "pink-0dB[0]"),
         (lambda s: s.replace("bitrate = 12200", "bitrate = 12000"), "amrnb-12k2[0]"),
         (
-            lambda s: s.replace('labels = ["resemblyzer", "mfcc-stats"]', 'labels = ["ecapa"]'),
+            lambda s: s.replace('"resemblyzer", "mfcc-stats"]', '"ecapa"]'),
             "unknown encoder",
         ),
         (lambda s: s.replace('id = "D02"', 'id = "D01"'), "unique ids"),
@@ -71,7 +72,7 @@ def test_bad_configs_name_the_problem(tmp_path: Path, edit: object, expected: st
     ("edit", "expected"),
     [
         (
-            lambda s: s.replace("utterances_per_speaker = 30", "utterances_per_speker = 30"),
+            lambda s: s.replace("utterances_per_speaker = 12", "utterances_per_speker = 12"),
             "corpus.utterances_per_speker: unknown key in [corpus]; did you mean 'utterances_per_speaker'?",
         ),
         (
@@ -95,7 +96,7 @@ def test_bad_configs_name_the_problem(tmp_path: Path, edit: object, expected: st
             "experiments[0].factor_a.nmae: unknown key in [experiments[0].factor_a]; did you mean 'name'?",
         ),
         (
-            lambda s: s.replace('labels = ["resemblyzer"', 'lables = ["resemblyzer"'),
+            lambda s: s.replace('labels = ["ecapa-tdnn"', 'lables = ["ecapa-tdnn"'),
             "encoders.lables: unknown key in [encoders]; did you mean 'labels'?",
         ),
         (lambda s: s + "\n[zzz]\nq = 1\n", "zzz: unknown table in the top level; valid keys: run, corpus"),

@@ -270,7 +270,10 @@ def test_roster_label_loads_from_the_checkpoints_root_and_honours_its_pin(tmp_pa
     roster = Path(__file__).resolve().parents[2] / "configs" / "encoders.toml"
     spec = next(s for s in load_roster(roster, checkpoints_root=tmp_path) if s.label == "ecapa-tdnn")
     write_tiny_ecapa(tmp_path / "speechbrain" / "spkrec-ecapa-voxceleb")
-    digest = spec.load().checkpoint.checkpoint_blake3
+    # The shipped pin is the real weights' folder: a tiny random model in its place is refused.
+    with pytest.raises(CheckpointError, match=f"differs from the pinned {spec.blake3}"):
+        spec.load()
+    digest = replace(spec, blake3=None).load().checkpoint.checkpoint_blake3
     pinned = replace(spec, blake3=digest)
     assert pinned.load().checkpoint.checkpoint_blake3 == digest
     (tmp_path / "speechbrain" / "spkrec-ecapa-voxceleb" / "notes.txt").write_text("one more file")

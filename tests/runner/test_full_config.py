@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from fake_corpora import write_text, write_tone
+from synthesised_roster import write_synthesised_roster
 
 from runner.config import load_config
 from schemas.errors import InputError
@@ -187,11 +188,10 @@ def test_a_registry_that_disagrees_with_the_experiments_is_refused(env: Path, tm
 
 
 def reduced_copy(folder: Path) -> Path:
-    """Every experiment kept; budgets of two target and two non-target trials; two tiny encoders."""
+    """Every experiment kept; budgets of two target and two non-target trials; two encoders, synthesised."""
     text = re.sub(r"(?m)^(target_trials|nontarget_trials) = \d+", r"\1 = 2", FULL.read_text())
     text = re.sub(r"(?s)labels = \[.*?\]", f"labels = {json.dumps(TWO_ENCODERS)}", text, count=1)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "encoders.toml").write_bytes((ROOT / "configs" / "encoders.toml").read_bytes())
+    write_synthesised_roster(folder)  # random-weight syntheses under the real labels' names
     (folder / "full.toml").write_text(text)
     return folder / "full.toml"
 

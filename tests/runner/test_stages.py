@@ -28,8 +28,9 @@ def test_disabled_prints_nothing() -> None:
 
 
 def test_a_part_says_how_far_it_is_at_each_tenth_and_when_complete() -> None:
-    # 100 items in steps of 15, 4, 11, 0, 70: tenths 1, 1 (19: no new tenth, no line), 3, -, 10; one line at each new
-    # tenth, with the time since the part began (the clock reads 2.0 when it begins).
+    # 100 items in steps of 15, 4, 11, 0, 70: tenths 1, 1 (19: no new tenth, no line), 3, -, 10; one line after the
+    # first step and at each new tenth, with the time since the part began (the clock reads 2.0 when it begins) and
+    # the time left at the rate so far (15 in 1 s: 85 left take about 6 s; 30 in 3 s: 70 take 7 s).
     ticks = iter([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 9.5])
     stream = io.StringIO()
     log = StageLog(6, True, stream, clock=lambda: next(ticks))
@@ -39,9 +40,22 @@ def test_a_part_says_how_far_it_is_at_each_tenth_and_when_complete() -> None:
             part.advance(step)
     assert part.seconds == 9.5 - 2.0
     assert stream.getvalue().splitlines()[1:] == [
-        "stage 2/6 embeddings: 15/100 sides embedded (1.0 s)",
-        "stage 2/6 embeddings: 30/100 sides embedded (3.0 s)",
+        "stage 2/6 embeddings: 15/100 sides embedded (1.0 s; about 6 s left)",
+        "stage 2/6 embeddings: 30/100 sides embedded (3.0 s; about 7 s left)",
         "stage 2/6 embeddings: 100/100 sides embedded (7.5 s)",
+    ]
+
+
+def test_the_first_step_gets_a_line_before_its_tenth_and_notes_say_what_is_happening() -> None:
+    ticks = iter([0.0, 4.0, 5.0])
+    stream = io.StringIO()
+    log = StageLog(1, True, stream, clock=lambda: next(ticks))
+    log.note("embeddings", "... loading encoder ecapa-tdnn (speechbrain) ...")
+    with log.part("embeddings", "sides embedded", 1000) as part:
+        part.advance(32)
+    assert stream.getvalue().splitlines() == [
+        "stage 1/1 embeddings: ... loading encoder ecapa-tdnn (speechbrain) ...",
+        "stage 1/1 embeddings: 32/1000 sides embedded (1.0 s; about 30 s left)",
     ]
 
 
