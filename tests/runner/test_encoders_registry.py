@@ -182,9 +182,9 @@ def clean_eer(embeddings: np.ndarray, speakers: list[str]) -> float:
 
 
 def test_real_encoders_beat_chance_and_the_mfcc_baseline(speech: tuple, embedded: dict) -> None:
-    """Measured here (84 utterances, 7 speakers, 3,486 pairs): ECAPA 0.017, CAM++ zh-en 0.047, MFCC stats 0.262."""
+    """Measured here (84 utterances, 7 speakers, 3,486 pairs, ROCCH): ECAPA 0.028, CAM++ zh-en 0.034, MFCC statistics
+    0.186; chance is 0.5."""
     found = {label: clean_eer(vectors, speech[1]) for label, vectors in embedded.items()}
-    print(found)
-    assert found["ecapa-tdnn"] < 0.06 and found["campplus-zh-en"] < 0.10, found
+    assert found["ecapa-tdnn"] < 0.06 and found["campplus-zh-en"] < 0.08, found
     assert found["mfcc-stats"] > 0.15, found
     assert max(found["ecapa-tdnn"], found["campplus-zh-en"]) < found["mfcc-stats"] / 2, found
