@@ -39,8 +39,9 @@ ARCHITECTURE_FILE = "camplusplus.py"
 ARCHITECTURE_CLASS = "CAMPPlus"
 SAMPLE_RATE = 16_000
 MIN_SECONDS = 0.1
-# oneDNN's convolutions on the CPU: off, since every utterance brings a new shape (84 utterances of the default
-# corpus, 2 threads: 30.4 audio s/s with torch's native convolutions, 21.7 with oneDNN's).
+# oneDNN's convolutions on the CPU: off, since every utterance brings a new shape (30 utterances of the default
+# corpus at new lengths each time, 2 threads, interleaved: 28.4-30.8 audio s/s with torch's native convolutions,
+# 23.2-30.4 with oneDNN's; ECAPA-TDNN showed no difference, 21-22 against 19-26, and keeps oneDNN).
 CPU_ONEDNN = False
 
 

@@ -58,9 +58,6 @@ ROW_NORMALISATIONS = ("sentence", "global")
 PADDING = "per-utterance filterbank, relative frame lengths, each row reflected at its own end"
 POOLING_NOISE_SEED = 0
 CHECKPOINT_FOLDER = "$CHECKPOINT"  # how the record writes the checkpoint folder an override points to
-# oneDNN's convolutions on the CPU: off, since every utterance brings a new shape (ECAPA-TDNN, 40 utterances of the
-# default corpus one at a time, 2 threads: 20.0 audio s/s with torch's native convolutions, 16.8 with oneDNN's).
-CPU_ONEDNN = False
 
 
 class SpeechBrainEncoder(Encoder):
@@ -145,14 +142,14 @@ class SpeechBrainEncoder(Encoder):
             files=resolved.files,
             checkpoint_blake3=resolved.checkpoint_blake3,
             name=resolved.name,
-            runtime={**runtime, "speechbrain": _package_version(), "batching": batching, "cpu_onednn": CPU_ONEDNN},
+            runtime={**runtime, "speechbrain": _package_version(), "batching": batching},
         )
         return cls(record, classifier, sample_rate, policy)
 
     def _embed_batch(self, waves: list[np.ndarray]) -> np.ndarray:
         """``encode_batch``'s three steps (features, input normalisation, embedding model) on a padded batch."""
         mods = self.classifier.mods
-        with inference(self.device, self.dtype, onednn=CPU_ONEDNN):
+        with inference(self.device, self.dtype):
             feats = [mods.compute_features(torch.from_numpy(wave)[None].to(self.device))[0] for wave in waves]
             frames = [len(f) for f in feats]
             relative = relative_lengths(frames).to(self.device)

@@ -68,8 +68,8 @@ def deterministic_settings(device: torch.device, dtype: str) -> dict[str, Any]:
 def inference(device: torch.device, dtype: str, onednn: bool = True) -> Iterator[None]:
     """No gradients, bf16 autocast when asked for, and on the CPU oneDNN's kernels only where ``onednn``.
 
-    oneDNN builds its convolution primitives for each input shape: for utterances that each have a length of
-    their own, torch's native convolutions were measured faster (``CPU_ONEDNN`` of the adapters that say so).
+    oneDNN builds its convolution primitives for each input shape: for CAM++ on utterances that each have a
+    length of their own, torch's native convolutions were measured faster (``campplus.CPU_ONEDNN``).
     """
     previous = torch.backends.mkldnn.enabled
     torch.backends.mkldnn.enabled = onednn or device.type != "cpu"
