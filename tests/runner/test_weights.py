@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -193,18 +195,12 @@ def test_an_existing_folder_that_is_not_the_pin_is_never_replaced(
 )
 def test_malformed_pins_are_one_line_errors(field: str, value: str, needle: str) -> None:
     text = roster_text("a" * 64)
-    import re
-
     text = re.sub(rf"(?m)^{field} = .*$", f"{field} = {value}", text)
-    import tomllib
-
     with pytest.raises(InputError, match=needle):
         read_weights("roster.toml", tomllib.loads(text)["weights"])
 
 
 def test_member_names_that_escape_the_folder_are_refused() -> None:
-    import tomllib
-
     document = tomllib.loads(roster_text("a" * 64).replace('"arch/model.py"', '"../../etc/model.py"'))
     with pytest.raises(InputError, match="plain relative name"):
         read_weights("roster.toml", document["weights"])
