@@ -9,7 +9,6 @@ from __future__ import annotations
 import gc
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ app = typer.Typer(
 
 def show_version(value: bool) -> None:
     if value:
-        from audit.verify import tool_version
+        from audit.result import tool_version
 
         typer.echo(f"audit (interbias-sv) {tool_version()}")
         raise typer.Exit()
@@ -79,7 +78,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def import_quietly() -> Callable[..., dict[str, Any]]:
+def import_quietly() -> None:
     """Import the audit (pandas, pandera: most of a run's time) with the cyclic garbage collector paused.
 
     Nothing those imports allocate becomes garbage, so collections during the import only cost time; freezing
@@ -87,11 +86,10 @@ def import_quietly() -> Callable[..., dict[str, Any]]:
     """
     gc.disable()
     try:
-        from audit.verify import verify as run_verify
+        import audit.verify  # noqa: F401
     finally:
         gc.freeze()
         gc.enable()
-    return run_verify
 
 
 def audit_results(
@@ -106,32 +104,28 @@ def audit_results(
     out: Path | None = None,
     roster: Path | None = None,
 ) -> tuple[dict[str, Any], list[Path]]:
-    """The audit of a table (and bundle), with the artefact-evaluation summary, written to ``out`` if given."""
-    run_verify = import_quietly()
-    from audit.flags import AuditConfig
-    from audit.forked import Forked
-    from audit.io import read_training_corpora
+    """The audit in its two phases, the figures drawn in a forked process between them when ``out`` is given;
+    the artefact-evaluation summary added and the report written to ``out``."""
+    import_quietly()
+    from audit.statistics.forked import Forked
+    from audit.table.flags import AuditConfig
+    from audit.table.reading import read_training_corpora
+    from audit.verify import audit_table, finish_audit
     from reports import finish_report
-    from reports.figures import FigureOutcome, render_figures
+    from reports.figures import render_figures
 
     config = AuditConfig(training_corpora=read_training_corpora(roster)) if roster is not None else None
-    drawing: list[Forked[list[FigureOutcome]]] = []
+    table = audit_table(
+        results, columns=columns, claims=claims, config=config, bundle=bundle, key=key, trusted_ids=trusted_ids,
+        subset=subset,
+    )  # fmt: skip
+    drawing = Forked(render_figures, table.figure_data) if out is not None and table.verified is not None else None
     try:
-        report = run_verify(
-            results,
-            columns=columns,
-            claims=claims,
-            config=config,
-            bundle=bundle,
-            key=key,
-            trusted_ids=trusted_ids,
-            subset=subset,
-            before_statistics=(lambda partial: drawing.append(Forked(render_figures, partial))) if out else None,
-        )
-        figures = drawing[0].result() if drawing else None
+        report = finish_audit(table)
+        figures = drawing.result() if drawing is not None else None
     finally:
-        for process in drawing:
-            process.close()
+        if drawing is not None:
+            drawing.close()
     return report, finish_report(report, out, figures)
 
 
@@ -155,7 +149,7 @@ def check_options(out: Path | None, bundle: Path | None, key: Path | None) -> No
 
 def read_trusted_ids(path: Path) -> frozenset[str]:
     """Key ids (64 hex characters, as ``audit keygen`` prints them), one per line; ``#`` starts a comment."""
-    from audit.io import read_text
+    from audit.table.reading import read_text
 
     ids = set()
     for number, line in enumerate(read_text(Path(path), "a file of trusted key ids").splitlines(), start=1):
@@ -172,7 +166,7 @@ def read_trusted_ids(path: Path) -> frozenset[str]:
 
 def finish(report: dict[str, Any], written: list[Path], as_json: bool) -> None:
     """Print the report (JSON or the summary and the files written) and exit with its code."""
-    from audit.verify import exit_code
+    from audit.result import exit_code
 
     if as_json:
         typer.echo(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
@@ -266,13 +260,13 @@ def scores(
     Exit codes: 0 pass, 1 an error-severity finding (unscored, duplicated or mislabelled trials), 2 usage error or
     unreadable input (one line on stderr).
     """
-    from audit.score_files import SCORE_FORMATS
+    from audit.scores.files import SCORE_FORMATS
 
     if score_format is not None and score_format not in SCORE_FORMATS:
         typer.echo(f"--format: expected one of {', '.join(SCORE_FORMATS)}, got {score_format!r}", err=True)
         raise typer.Exit(EXIT_INPUT)
     try:
-        from audit.trial_scores import ScoringConfig, audit_scores
+        from audit.scores.scoring import ScoringConfig, audit_scores
 
         config = ScoringConfig(p_target=p_target, c_miss=c_miss, c_fa=c_fa, n_resamples=resamples, seed=seed)
         report = audit_scores(
@@ -294,7 +288,7 @@ def seeds(
     as_json: bool = typer.Option(False, "--json", help="print every record's and contrast's spread as JSON"),
 ) -> None:
     """The spread of every EER and IE across seeds (trial sampling and degradation)."""
-    from audit.seeds import read_seed_tables, seed_spread
+    from audit.table.seeds import read_seed_tables, seed_spread
 
     try:
         spread = seed_spread(read_seed_tables(results))

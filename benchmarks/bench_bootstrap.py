@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from audit.contrasts import TERMS
-from audit.statistics import ContrastInput, bootstrap_contrast
+from audit.statistics.contrasts import ContrastInput, bootstrap_contrast
+from audit.table.contrasts import TERMS
 
 
 def _contrast(n_trials: int, n_speakers: int) -> ContrastInput:

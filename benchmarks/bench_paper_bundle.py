@@ -54,38 +54,39 @@ STEPS: dict[str, tuple[tuple[str, str], ...]] = {
         ("audit.verify", "check_claims"),
     ),
     "signature": (
-        ("audit.bundle", "verify_signature"),
-        ("audit.bundle", "verify_statement"),
-        ("audit.bundle", "verify_statement_copy"),
+        ("audit.bundle.verification", "verify_signature"),
+        ("audit.bundle.verification", "verify_statement"),
+        ("audit.bundle.verification", "verify_statement_copy"),
     ),
     "digests": (
-        ("audit.bundle", "verify_subject_names"),
-        ("audit.bundle", "verify_subject_digests"),
-        ("audit.bundle", "verify_every_file_is_subject"),
+        ("audit.bundle.verification", "verify_subject_names"),
+        ("audit.bundle.verification", "verify_subject_digests"),
+        ("audit.bundle.verification", "verify_every_file_is_subject"),
     ),
-    "parsing (schemas)": (("audit.bundle", "load_files"),),
-    "binding": (("audit.bundle", "verify_rows"), ("audit.bundle", "verify_table_binding")),
+    "parsing (schemas)": (("audit.bundle.verification", "load_files"),),
+    "binding": (("audit.bundle.verification", "verify_rows"), ("audit.bundle.verification", "verify_table_binding")),
     "re-scoring": (
-        ("audit.bundle", "verify_scores_follow_trial_lists"),
-        ("audit.bundle", "verify_rescored_metrics"),
+        ("audit.bundle.verification", "verify_scores_follow_trial_lists"),
+        ("audit.bundle.verification", "verify_rescored_metrics"),
     ),
-    "shared trial lists": (("audit.bundle", "verify_shared_trial_lists"),),
-    "trial utterances": (("audit.bundle", "verify_trial_utterances"),),
-    "operators": (("audit.bundle", "verify_operator_outcomes"),),
-    "statistics": (("audit.bundle_statistics", "statistics_of_bundle"),),
+    "shared trial lists": (("audit.bundle.verification", "verify_shared_trial_lists"),),
+    "trial utterances": (("audit.bundle.verification", "verify_trial_utterances"),),
+    "operators": (("audit.bundle.verification", "verify_operator_outcomes"),),
+    "statistics": (("audit.statistics.bundle", "statistics_of_bundle"),),
     "report": (("reports", "artefact_evaluation_summary"), ("reports", "write_report")),
 }
 # Parts of a step, shown under it (their time is inside the step's): private names, for finding hot spots.
 PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "statistics: gathering inputs": (
-        ("audit.bundle_statistics", "_contrast_input"),
-        ("audit.bundle_statistics", "_subgroup_settings"),
+        ("audit.statistics.bundle", "_contrast_input"),
+        ("audit.statistics.bundle", "_subgroup_settings"),
     ),
-    "statistics: contrast bootstrap": (("audit.statistics", "_bootstrap_contrast"),),
-    "statistics: matched coverage simulations": (("audit.statistics", "small_sample_warnings"),),
-    "statistics: coupling simulation": (("audit.statistics", "coupling_under_additivity"),),
+    "statistics: contrast bootstrap": (("audit.statistics.section", "_bootstrap_contrast"),),
+    "statistics: matched coverage simulations": (("audit.statistics.section", "small_sample_warnings"),),
+    "statistics: coupling simulation": (("audit.statistics.section", "coupling_under_additivity"),),
 }
-# Work the audit runs in forked processes beside the rest (audit.forked): its time shows here only as the wait for it.
+# Work the audit runs in forked processes beside the rest (audit.statistics.forked): its time shows only as the
+# wait for it.
 FORKED = "the subgroup settings' statistics (gaps, fixed threshold) and the report's figures"
 
 

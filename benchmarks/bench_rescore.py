@@ -1,4 +1,4 @@
-"""Re-scoring throughput: ``audit.metrics.grouped_metrics`` on 12 M per-trial scores in 4,068 records.
+"""Re-scoring throughput: ``audit.metrics.point.grouped_metrics`` on 12 M per-trial scores in 4,068 records.
 
 Side by side with its floor (one ``np.argsort`` of all the scores) and with its peer (a per-record
 ``sklearn.metrics.roc_curve`` loop that computes the legacy EER alone). DESIGN.md section 8 asks for at most
@@ -8,7 +8,7 @@ machine the CPU time is the stable figure (all three contenders are single-threa
 Usage: ``python benchmarks/bench_rescore.py [--trials 12000000] [--records 4068] [--scores float32|float64]
 [--repeats 1] [--json]``. ``float32`` scores are cosines as the runner writes them (float32 arithmetic,
 stored as float64): their order codes come straight from the bits. ``float64`` are full-precision doubles:
-``audit.metrics`` packs them exactly, bucket by bucket, at the cost of one more sort of the scores. The
+``audit.metrics.point`` packs them exactly, bucket by bucket, at the cost of one more sort of the scores. The
 sklearn loop gets its records already split (in its favour). The best of ``--repeats`` runs is shown.
 """
 
@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 from sklearn.metrics import roc_curve
 
-from audit.metrics import grouped_metrics
+from audit.metrics.point import grouped_metrics
 
 
 def _best_seconds(action: Callable[[], object], repeats: int) -> dict[str, float]:

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit.score_files import read_score_file
-from audit.trial_lists import read_trial_list
-from audit.trial_scores import join, speakers_of
+from audit.scores.files import read_score_file
+from audit.scores.scoring import join, speakers_of
+from audit.scores.trial_lists import read_trial_list
 
 
 def _best_cpu(action: Callable[[], Any], repeats: int) -> float:

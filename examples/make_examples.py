@@ -498,7 +498,7 @@ LEGACY_COLUMNS_TOML = """\
 # Every name on the left must exist in the legacy header and every name on the right must be a results.csv
 # column (see schemas/results.py), or `audit verify` stops with exit 2 naming the problem.
 # A mapping may also rewrite values: eer_scale = "fraction" | "percent", [experiments], [values.<column>],
-# [conditions."label"] and [snr] (see audit/legacy.py, and legacy-mapping.toml for a filled example).
+# [conditions."label"] and [snr] (see audit/table/legacy.py, and legacy-mapping.toml for a filled example).
 
 [columns]
 # "Experiment" = "experiment"

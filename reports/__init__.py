@@ -17,10 +17,10 @@ from provenance.atomic import atomic_write_bytes, atomic_write_text
 from reports.badges import artefact_evaluation_summary
 from reports.document import ReportShapeError, build_document
 from reports.figures import FigureOutcome, render_figures
-from reports.format import to_jsonable
 from reports.html import render_html
 from reports.markdown import render_markdown
 from schemas.errors import InputError
+from schemas.jsonable import json_safe
 
 __all__ = ["ReportShapeError", "artefact_evaluation_summary", "finish_report", "report_json", "write_report"]
 
@@ -29,7 +29,7 @@ FIGURES_DIR = "figures"
 
 def report_json(report: Mapping[str, Any]) -> str:
     """The report as strict JSON (sorted keys, indent 2); NaN and infinities are written as null."""
-    return json.dumps(to_jsonable(report), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(json_safe(report), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def write_report(report: Mapping[str, Any], out_dir: Path, figures: list[FigureOutcome] | None = None) -> list[Path]:

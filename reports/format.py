@@ -58,20 +58,3 @@ def format_value(value: Any) -> str:
     if hasattr(value, "item"):  # numpy scalar: print it as the Python number it holds
         return format_value(value.item())
     return str(value)
-
-
-def to_jsonable(value: Any) -> Any:
-    """A copy of ``value`` that strict JSON can hold: NaN and infinities become null (JSON has no such
-    numbers), numpy scalars and arrays become Python numbers and lists, tuples become lists, keys become
-    strings."""
-    if isinstance(value, Mapping):
-        return {str(key): to_jsonable(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_jsonable(item) for item in value]
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if value is None or isinstance(value, str | int):
-        return value
-    if hasattr(value, "tolist"):  # numpy scalar or array
-        return to_jsonable(value.tolist())
-    raise TypeError(f"report value of type {type(value).__name__} cannot be written as JSON: {value!r}")

@@ -39,7 +39,7 @@ INSTALL_RUNNER = "pip install 'interbias-sv[runner]'"
 
 def show_version(value: bool) -> None:
     if value:
-        from audit.verify import tool_version
+        from audit.result import tool_version
 
         typer.echo(f"interbias (interbias-sv) {tool_version()}")
         raise typer.Exit()

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from audit.analysis import ANALYSIS_KEYS, Analysis, analysis_from_table
-from audit.metrics import EerMethod
+from audit.metrics.point import EerMethod
+from audit.table.analysis import ANALYSIS_KEYS, Analysis, analysis_from_table
 from provenance.digests import Digest, file_digest
 from runner.encoders import EncoderSpec
 from runner.trials import Selection

@@ -2,7 +2,7 @@
 
 A straight line: load the corpora, ready the encoders (each loads on its first forward pass: an unchanged rerun
 loads none), plan the records, compute every needed (utterance, chain) embedding once per encoder (cached by
-content digest), score each record's trials by cosine, compute the metrics with ``audit.metrics`` and write the
+content digest), score each record's trials by cosine, compute the metrics with ``audit.metrics.point`` and write the
 bundle files atomically, then the manifest. A killed run resumes: cached
 embeddings are not recomputed, finished score files are kept, and the final bytes are the same.
 """
@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import soundfile
 
-from audit.metrics import grouped_metrics
+from audit.metrics.point import grouped_metrics
 from provenance.atomic import atomic_path, atomic_write_bytes, remove_temporaries
 from provenance.digests import DigestIndex, bytes_digest, digest_index, file_digest
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key

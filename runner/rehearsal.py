@@ -20,7 +20,7 @@ Scores are cosines in float32 precision (as the runner's float32 embeddings give
 both sides (some enrolment and test speakers are harder than others, for every encoder alike), an encoder quality
 and a condition penalty; a few trials fail to decode (NaN, ``test-failed``). Nothing in them is measured speech:
 the rehearsal checks the path, not the encoders.
-The results rows carry the true metrics of those scores (``audit.metrics.grouped_metrics``, as the runner does),
+The results rows carry the true metrics of those scores (``audit.metrics.point.grouped_metrics``, as the runner does),
 and ``provenance.manifest.write_manifest`` signs the bundle with a fresh key written next to it (``B.key``,
 ``B.pub``). The same seed gives the same bundle, byte for byte, apart from the fresh key and its signature.
 """
@@ -398,7 +398,7 @@ def write_paper_bundle(
     the lists are exactly the configuration's, where a population factor (age, emotion, session) pairs each
     level's terms on that population's list and the audit analyses them as population contrasts.
     """
-    from audit.metrics import grouped_metrics
+    from audit.metrics.point import grouped_metrics
     from provenance.environment import write_environment
     from provenance.keys import generate_keypair
     from provenance.manifest import write_manifest
@@ -568,7 +568,8 @@ def rehearse(
     """Write the synthetic bundle of ``config_path`` into ``out`` (which must not exist) and audit it as a reviewer
     would: ``audit verify out/results.csv --bundle out --key out.pub --out out/report``. Defaults: the
     configuration's own cells and list sharing (population contrasts included) at 1 % of the paper's budgets."""
-    from audit.verify import exit_code, verify
+    from audit.result import exit_code
+    from audit.verify import verify
     from reports import finish_report
     from schemas.errors import InputError
 

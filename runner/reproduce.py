@@ -60,7 +60,7 @@ def check_run_inputs(config: RunConfig, device: str, image_digest: str | None) -
     """What would otherwise fail late is checked before a run starts: the device for every encoder of the
     configuration, and the form of the image digest that environment.json records."""
     from provenance.environment import check_image_digest
-    from runner.encoders.device import check_devices
+    from runner.encoders.preflight import check_devices
 
     if image_digest is not None:
         check_image_digest(image_digest)
@@ -83,8 +83,9 @@ def reproduce(
     numbers to check in the audit, read (and refused when malformed) before the run starts; ``executor`` computes
     the embeddings (default: this machine; a ``RayExecutor`` without an address starts a local Ray cluster for the
     run and stops it after)."""
-    from audit.claims import read_claims
-    from audit.verify import exit_code, verify
+    from audit.result import exit_code
+    from audit.table.claims import read_claims
+    from audit.verify import verify
     from provenance.keys import key_id, load_private_key
     from reports import finish_report
 

@@ -1,6 +1,6 @@
 """The flag registry: every finding the audit can raise, with its severity and what it means for a reader.
 
-One home for the list (DESIGN.md section 5). The audit raises flags only under these ids (``audit.findings.Flag``
+One home for the list (DESIGN.md section 5). The audit raises flags only under these ids (``audit.table.findings.Flag``
 refuses any other), and the report's renderer reads the sentences from here, so a flag cannot be raised in one
 place and lost in another. Severity ``error`` fails the audit (exit 1).
 """
@@ -52,7 +52,7 @@ _KINDS = (
     FlagKind("missing-reference-level", _W, "Without its declared reference level, Table 8's ratios are not computed."),
     FlagKind("claims-not-reproduced", _E, "A published number does not follow from the table."),
     FlagKind("claims-not-computable", _W, "A published number cannot be recomputed from the table."),
-    # audit scores: a reviewer's trial list and score file (audit/trial_scores.py)
+    # audit scores: a reviewer's trial list and score file (audit/scores/scoring.py)
     FlagKind("duplicated-trials", _E, "A pair listed twice: which score belongs to which occurrence is unknown."),
     FlagKind("duplicated-scores", _E, "A pair scored twice: the metrics use the first score only."),
     FlagKind("unscored-trials", _E, "Trials without a score: the metrics cover part of the list, not the list."),

@@ -21,7 +21,7 @@ from pandera.errors import SchemaErrors
 from pandera.typing import Series
 
 # Experiment ids are free (a legacy table may say vox1_O); E01..E21 name the paper's experiments, and only rows with
-# those ids are held to the paper's experiment x model coverage (audit.flags.flag_coverage).
+# those ids are held to the paper's experiment x model coverage (audit.table.flags.flag_coverage).
 PAPER_EXPERIMENT_PATTERN = r"^E(0[1-9]|1[0-9]|2[01])$"
 MODEL_FAMILIES = ("speaker", "ssl", "baseline")
 EER_METHODS = ("legacy", "rocch", "interp")

@@ -15,7 +15,14 @@ from typing import Any
 
 import pandas as pd
 
-from audit.verified import DigestMismatchError, LoadedFiles, StatementError, Step, TableBinding, TableBindingError
+from audit.bundle.verified import (
+    DigestMismatchError,
+    LoadedFiles,
+    StatementError,
+    Step,
+    TableBinding,
+    TableBindingError,
+)
 from provenance.digests import Digest
 from provenance.statement import PredicateShapeError, RecordBinding, read_bindings, read_checkpoints
 from schemas.bundle import TRIAL_LIST_ID_LENGTH, scores_name, trial_list_name

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from audit.aggregates import is_clean
-from audit.metrics import MetricInputError, eer
+from audit.metrics.point import MetricInputError, eer
+from audit.table.aggregates import is_clean
 
 if TYPE_CHECKING:
-    from audit.verified import VerifiedBundle
+    from audit.bundle.verified import VerifiedBundle
 
 DET_POINTS = 300  # points of a DET curve kept in the report
 HISTOGRAM_BINS = 40

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from audit.metrics import grouped_metrics
-from audit.verified import LoadedFiles, ScoreMismatchError, Step, UnmatchedTrialsError
+from audit.bundle.verified import LoadedFiles, ScoreMismatchError, Step, UnmatchedTrialsError
+from audit.metrics.point import grouped_metrics
 from schemas.bundle import RecordScores
 from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
 

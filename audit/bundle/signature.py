@@ -17,7 +17,7 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit.verified import Authentication, BadSignatureError, DigestMismatchError, StatementError, Step, Trust
+from audit.bundle.verified import Authentication, BadSignatureError, DigestMismatchError, StatementError, Step, Trust
 from provenance.dsse import IN_TOTO_PAYLOAD_TYPE, EnvelopeError, parse_envelope, verify_envelope
 from provenance.keys import load_public_key
 from provenance.statement import BUILD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE

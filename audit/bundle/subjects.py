@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from audit.verified import BundleSchemaError, DigestMismatchError, LoadedFiles, Step, SubjectEscapeError
+from audit.bundle.verified import BundleSchemaError, DigestMismatchError, LoadedFiles, Step, SubjectEscapeError
 from provenance.digests import Digest, bytes_digest
 from schemas.bundle import (
     CHECKPOINTS_FILE,

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit.contrasts import derive_contrasts, trial_matching
-from audit.verified import LoadedFiles, Step, TrialUtterancesError, UnmatchedTrialsError
+from audit.bundle.verified import LoadedFiles, Step, TrialUtterancesError, UnmatchedTrialsError
+from audit.table.contrasts import derive_contrasts, trial_matching
 from schemas.results import with_all_columns
 
 

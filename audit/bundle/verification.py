@@ -1,10 +1,10 @@
-"""Verify an artefact bundle end to end and return a :class:`~audit.verified.VerifiedBundle`.
+"""Verify an artefact bundle end to end and return a :class:`~audit.bundle.verified.VerifiedBundle`.
 
 In-toto style, one straight line of small ``verify_*`` steps: signature, statement, subject names, digests (each
 file read once, its verified bytes kept), every file covered, the files parsed against their schemas, the signed
 rows bound to the statement, the audited table bound to the signed rows, scores following their trial lists,
 re-scored metrics, shared trial lists, trial utterances, operator outcomes, coverage. Each step returns what later
-steps need, or raises one :class:`~audit.verified.BundleError` (a flag) with whatever partial result later steps can
+steps need, or raises one :class:`~audit.bundle.BundleError` (a flag) with whatever partial result later steps can
 still use; each adds one report section ``{id, title, status, lines, table}``.
 
 When the signature fails (or the bundle is unsigned) nothing in the payload is parsed: every later step is
@@ -23,19 +23,18 @@ from typing import Any
 
 import pandas as pd
 
-from audit.binding import RowStatus, Subset, verify_rows, verify_table_binding
-from audit.findings import Flag, Severity
-from audit.rescore import verify_rescored_metrics, verify_scores_follow_trial_lists
-from audit.signature import verify_signature, verify_statement, verify_statement_copy
-from audit.subjects import (
+from audit.bundle.binding import RowStatus, Subset, verify_rows, verify_table_binding
+from audit.bundle.rescore import verify_rescored_metrics, verify_scores_follow_trial_lists
+from audit.bundle.signature import verify_signature, verify_statement, verify_statement_copy
+from audit.bundle.subjects import (
     VerifiedBytes,
     load_files,
     verify_every_file_is_subject,
     verify_subject_digests,
     verify_subject_names,
 )
-from audit.trial_checks import verify_shared_trial_lists, verify_trial_utterances
-from audit.verified import (
+from audit.bundle.trial_checks import verify_shared_trial_lists, verify_trial_utterances
+from audit.bundle.verified import (
     Authentication,
     BundleError,
     DigestMismatchError,
@@ -45,6 +44,7 @@ from audit.verified import (
     Trust,
     VerifiedBundle,
 )
+from audit.table.findings import Flag, Severity
 from schemas.bundle import OPERATORS_FILE
 
 NOT_RUN_UNAUTHENTICATED = "Not run: unauthenticated (the signature step failed, so nothing in the bundle is trusted)."

@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from audit.findings import Flag, Severity
+from audit.table.findings import Flag, Severity
 from schemas.results import row_dicts
 
 if TYPE_CHECKING:  # the table-only audit does not load pyarrow

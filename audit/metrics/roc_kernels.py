@@ -1,4 +1,4 @@
-"""Compiled loops behind ``audit.weighted_roc``: weighted ROC curves of many resamples at once.
+"""Compiled loops behind ``audit.metrics.weighted_roc``: weighted ROC curves of many resamples at once.
 
 Weights come in tiles local to one trial list: ``weights[tile, speaker, row]`` is a speaker's multiplicity in
 resample ``tile * block + row``, with a last speaker of weight 1 (the partner of a target trial, or of every trial
@@ -11,7 +11,7 @@ unit's target and non-target weight in one pass over the trials, the inner loop 
 point roc_curve keeps after it); ``rocch`` finds, for all the tile's rows at once, the hull edge that crosses
 pfa = pmiss by narrowing a chord to it (each step a vectorised pass over the units between the chord's ends). Every
 decision (crossing, kept point, hull vertex) is an exact comparison of integer-valued float64 sums and of their
-products, as ``audit.metrics`` makes it on counts (``weighted_roc`` refuses weights whose products could pass
+products, as ``audit.metrics.point`` makes it on counts (``weighted_roc`` refuses weights whose products could pass
 2**53). Compiled once per machine (``cache=True``), and loaded only when a bootstrap runs.
 """
 

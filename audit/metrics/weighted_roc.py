@@ -3,9 +3,9 @@
 A resample is a row of speaker multiplicities (``audit.statistics.draw_cluster_weights``); a trial weighs its
 enrolment speaker's multiplicity times its partner's (``audit.statistics.pair_codes``: the partner code
 ``n_speakers`` stands for a weight of 1, a trial of one speaker or one-way clustering). A row of integer weights
-is a resample of the trials, and its EER equals ``audit.metrics.eer`` of the trials repeated that often (tested
+is a resample of the trials, and its EER equals ``audit.metrics.point.eer`` of the trials repeated that often (tested
 bit for bit for ``legacy``, to 1e-12 for ``interp`` and ``rocch``). The trials are sorted once per score
-array; compiled loops (``audit.roc_kernels``) then sum each threshold's weight for a tile of rows at a time
+array; compiled loops (``audit.metrics.roc_kernels``) then sum each threshold's weight for a tile of rows at a time
 and find each row's EER, so memory stays near ``_BLOCK_BYTES`` per core whatever the number of resamples.
 """
 
@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from audit.metrics import EER_METHODS, EerMethod, MetricInputError
+from audit.metrics.point import EER_METHODS, EerMethod, MetricInputError
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-_METHOD_CODES = {"interp": 0, "legacy": 1, "rocch": 2}  # audit.roc_kernels' INTERP, LEGACY, ROCCH
+_METHOD_CODES = {"interp": 0, "legacy": 1, "rocch": 2}  # audit.metrics.roc_kernels' INTERP, LEGACY, ROCCH
 _BLOCK_BYTES = 4 << 20  # per tile of rows: its units' cumulative target and non-target sums
 _EXACT = float(2**53)  # float64 holds every integer below: the loops' products of weight sums must stay under it
 
@@ -80,7 +80,7 @@ def weighted_sums(
     weights: ArrayLike | ResampleWeights, clusters: ArrayLike, partners: ArrayLike | None, values: ArrayLike
 ) -> FloatArray:
     """(resamples x columns): each column of ``values`` (trials x columns) summed with each row's trial weights."""
-    from audit import roc_kernels
+    from audit.metrics import roc_kernels
 
     resampled = ResampleWeights.of(weights)
     enrol, partner = _codes(resampled, clusters, partners)
@@ -129,7 +129,7 @@ def weighted_eer(
 ) -> FloatArray:
     """The EER of each row of speaker ``weights`` (resamples x speakers, or prepared) in ``method``; NaN where a
     class weighs 0."""
-    from audit import roc_kernels
+    from audit.metrics import roc_kernels
 
     if method not in EER_METHODS:
         raise WeightedRocInputError(f"unknown bootstrap EER method {method!r}: expected interp, legacy or rocch")

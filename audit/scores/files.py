@@ -21,8 +21,8 @@ from typing import Literal, get_args
 import numpy as np
 import pandas as pd
 
-from audit.io import read_text_and_digest
-from audit.trial_lists import KALDI_LABELS, VOXCELEB_LABELS, numbered_fields
+from audit.scores.trial_lists import KALDI_LABELS, VOXCELEB_LABELS, numbered_fields
+from audit.table.reading import read_text_and_digest
 from provenance.digests import Digest
 from schemas.errors import InputError
 

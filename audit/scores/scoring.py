@@ -22,22 +22,18 @@ from typing import Any, get_args
 import numpy as np
 import pandas as pd
 
-from audit.curves import curve
-from audit.findings import Flag, Severity, has_errors
-from audit.flags import count
-from audit.io import read_text
-from audit.metrics import EER_METHODS, MetricInputError, grouped_metrics
-from audit.score_files import NO_LABEL, ScoreFile, ScoreFormat, read_score_file
-from audit.statistics import (
-    BootstrapEerMethod,
-    cluster_codes,
-    draw_cluster_weights,
-    percentile_interval,
-)
-from audit.trial_lists import TrialFormat, TrialList, numbered_fields, read_trial_list
-from audit.verify import TOOL_NAME, json_safe, tool_version
-from audit.weighted_roc import weighted_eer
+from audit.bundle.curves import curve
+from audit.metrics.point import EER_METHODS, MetricInputError, grouped_metrics
+from audit.metrics.weighted_roc import weighted_eer
+from audit.result import TOOL_NAME, tool_version
+from audit.scores.files import NO_LABEL, ScoreFile, ScoreFormat, read_score_file
+from audit.scores.trial_lists import TrialFormat, TrialList, numbered_fields, read_trial_list
+from audit.statistics.draws import BootstrapEerMethod, cluster_codes, draw_cluster_weights, percentile_interval
+from audit.table.findings import Flag, Severity, has_errors
+from audit.table.flags import count
+from audit.table.reading import read_text
 from schemas.errors import InputError
+from schemas.jsonable import json_safe
 
 AUDIO_EXTENSIONS = ("wav", "flac", "m4a", "opus", "mp3", "sph", "ogg")
 AUDIO_EXTENSION = rf"\.(?i:{'|'.join(AUDIO_EXTENSIONS)})$"  # a plain string: pyarrow's RE2 runs it

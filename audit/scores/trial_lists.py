@@ -18,7 +18,7 @@ from typing import Literal, get_args
 import numpy as np
 import pandas as pd
 
-from audit.io import read_text_and_digest
+from audit.table.reading import read_text_and_digest
 from provenance.digests import Digest
 from schemas.errors import InputError
 

@@ -1,8 +1,8 @@
 """Per-trial statistics of a verified bundle: the scores and trial lists of each contrast and of each subgroup record,
-as ``audit.bundle.verify_bundle`` loaded them from verified bytes, into ``audit.statistics.bundle_statistics``.
+as ``audit.bundle.verify_bundle`` loaded them from verified bytes, into ``audit.statistics.statistics_section``.
 
 What is declared before the run comes from the bundle's own ``config.toml`` (signed with the rest; read by
-``audit.analysis``), table
+``audit.table.analysis``), table
 ``[analysis]``: ``equivalence_margin`` (EER units; TOST verdicts need it), ``acceptable_error`` (held-out
 validation of additive predictions), ``held_out_levels`` (factor levels whose settings were held out),
 ``dev_speakers`` (the development speakers of the fixed-threshold subgroup analysis), ``operating_point``
@@ -21,13 +21,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit.analysis import Analysis, analysis_from_table
-from audit.contrasts import Contrast
-from audit.findings import Flag, Severity
-from audit.metrics import MetricInputError
-from audit.rescore import EER_KEYS
-from audit.statistics import ContrastInput, FixedThresholdInput, SubgroupInput, bundle_statistics
-from audit.verified import VerifiedBundle
+from audit.bundle.rescore import EER_KEYS
+from audit.bundle.verified import VerifiedBundle
+from audit.metrics.point import MetricInputError
+from audit.statistics.contrasts import ContrastInput
+from audit.statistics.section import statistics_section
+from audit.statistics.subgroups import FixedThresholdInput, SubgroupInput
+from audit.table.analysis import Analysis, analysis_from_table
+from audit.table.contrasts import Contrast
+from audit.table.findings import Flag, Severity
 from schemas.results import EER_METHODS
 
 TERMS = ("clean", "a", "b", "ab")
@@ -287,7 +289,7 @@ def _statistics(
         return None, [section | {"status": "failed", "lines": [f"The subgroup records cannot be pooled: {error}."]}]
     fixed = _fixed_threshold_inputs(settings, dev_speakers) if dev_speakers else []
     try:
-        statistics = bundle_statistics(
+        statistics = statistics_section(
             inputs,
             margin=float(margin),
             acceptable_error=analysis.acceptable_error,

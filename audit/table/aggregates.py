@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit.contrasts import Contrast, ContrastSet, Term, measured_terms
+from audit.table.contrasts import Contrast, ContrastSet, Term, measured_terms
 
 _SNR_PATTERNS = (
     re.compile(r"snr\s*[=:_]?\s*([-+]?\d+(?:\.\d+)?)\s*(?:db)?", re.IGNORECASE),

@@ -27,8 +27,8 @@ from typing import Any
 
 import pandas as pd
 
-from audit.findings import Flag, Severity
-from audit.io import read_toml
+from audit.table.findings import Flag, Severity
+from audit.table.reading import read_toml
 from schemas.errors import InputError
 
 RECORD_SELECTORS = ("record_id", "experiment", "model", "corpus", "condition", "subgroup")

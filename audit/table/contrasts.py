@@ -142,7 +142,7 @@ class Contrast:
         return self.eer_a + self.eer_b - self.eer_clean
 
     def caveats(self, near_chance_eer: float) -> tuple[str, ...]:
-        """The flags this contrast carries that limit what its IE means (the ids of ``audit.flags``):
+        """The flags this contrast carries that limit what its IE means (the ids of ``audit.table.flags``):
         ``near-chance-prediction`` (the prediction or a term at or above ``near_chance_eer``) and
         ``unmatched-trials`` (the terms mix trial lists)."""
         near = max(self.prediction, *(term.eer for term in self.terms)) >= near_chance_eer

@@ -1,6 +1,6 @@
 """The findings a results table alone can show (DESIGN.md section 5), thresholds declared in one place.
 
-Each ``flag_*`` function looks at one thing and returns a :class:`~audit.findings.Flag` (or ``None`` when
+Each ``flag_*`` function looks at one thing and returns a :class:`~audit.table.findings.Flag` (or ``None`` when
 there is nothing to say): a stable id, a severity, the record ids concerned and one plain sentence. Thresholds
 live in :class:`AuditConfig`, which the report prints, so a reader knows which values produced the flags.
 """
@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from audit.aggregates import GapPair, UnpairedGender, emotion_reference_level, is_clean
-from audit.contrasts import Contrast, ContrastSet, IncompleteContrast
-from audit.findings import Flag, Severity
+from audit.table.aggregates import GapPair, UnpairedGender, emotion_reference_level, is_clean
+from audit.table.contrasts import Contrast, ContrastSet, IncompleteContrast
+from audit.table.findings import Flag, Severity
 from schemas.results import PAPER_EXPERIMENT_PATTERN, ValidatedResults
 
 # The 17 experiments of the benchmark (E09, E12, E19 are absent and E21 was removed).

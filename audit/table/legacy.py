@@ -50,7 +50,7 @@ def _strings(source: str, where: str, table: Any) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class LegacyMapping:
-    """The value-level part of a mapping file (the column renames are read by ``audit.io``)."""
+    """The value-level part of a mapping file (the column renames are read by ``audit.table.reading``)."""
 
     source: str
     eer_scale: str | None = None

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from audit.legacy import LegacyMapping
+from audit.table.legacy import LegacyMapping
 from provenance.digests import Digest, bytes_digest
 from provenance.reading import read_regular_file
 from schemas.errors import InputError
@@ -112,7 +112,7 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
 
 def read_column_map(path: Path) -> tuple[dict[str, str], LegacyMapping]:
     """Read a mapping file: its ``[columns]`` table of ``"legacy name" = "canonical name"`` pairs, checked, and
-    its value-level part (``audit.legacy``)."""
+    its value-level part (``audit.table.legacy``)."""
     document = read_toml(path, "a TOML column map")
     return _column_renames(path, document), LegacyMapping.of(str(path), document)
 

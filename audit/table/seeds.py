@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit.contrasts import derive_contrasts
-from audit.io import read_results
+from audit.table.contrasts import derive_contrasts
+from audit.table.reading import read_results
 from schemas.errors import InputError
 from schemas.results import validate_results, with_all_columns
 

@@ -4,7 +4,7 @@ folders (converted or synthesised speech with a manifest).
 Importing this package registers every adapter, so ``load_corpus(name, root)`` knows them all.
 """
 
-from audit.trial_lists import TrialListError, read_kaldi_trials, read_voxceleb_trials
+from audit.scores.trial_lists import TrialListError, read_kaldi_trials, read_voxceleb_trials
 from runner.corpora import asterisk, asvspoof2019, common_voice, ears, l2_arctic, ravdess, spoof, torgo, voxceleb1
 from runner.corpora.asterisk import build_default_corpus
 from runner.corpora.base import (

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from audit.trial_lists import read_voxceleb_trials
+from audit.scores.trial_lists import read_voxceleb_trials
 from runner.corpora.base import (
     CorpusBuilder,
     CorpusError,

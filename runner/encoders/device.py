@@ -9,14 +9,13 @@ whatever the run asks for and records the request (see ``mfcc``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from runner.encoders.checkpoint import EncoderConfigError
-from schemas.errors import InputError
 
 PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}
-TORCH_KINDS = frozenset({"resemblyzer", "speechbrain", "transformers_xvector", "transformers_ssl"})
+TORCH_KINDS = frozenset({"campplus", "resemblyzer", "speechbrain", "transformers_xvector", "transformers_ssl"})
 ONNX_KINDS = frozenset({"onnx"})
 
 
@@ -54,29 +53,6 @@ def check_session_provider(session: Any, provider: str, label: str) -> None:
     running = list(session.get_providers())
     if not running or running[0] != provider:
         raise EncoderConfigError(label, f"asked for {provider}, but the onnxruntime session runs on {running}")
-
-
-def check_devices(device: str, labels_by_kind: Iterable[tuple[str, str]]) -> None:
-    """Fail, before any corpus is read or model loaded, when ``device`` is not there for some encoder.
-
-    ``labels_by_kind`` is (label, loader kind) pairs. Every label that cannot have the device is named in
-    one line, with what torch and onnxruntime offer here.
-    """
-    problems: list[str] = []
-    for label, kind in labels_by_kind:
-        try:
-            if device_type(device, label) == "cpu":
-                continue
-            if kind in TORCH_KINDS:
-                from runner.encoders.torch_runtime import torch_device
-
-                torch_device(device, label)
-            elif kind in ONNX_KINDS:
-                onnx_provider(device, label)
-        except EncoderConfigError as error:
-            problems.append(f"{label} ({error.problem})")
-    if problems:
-        raise InputError(f"device {device!r}", "not available for " + "; ".join(problems))
 
 
 def execution_summary(runtimes: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from test_cli import EXAMPLE, invoke, one_line_error, write
 
-from audit.analysis import read_analysis
-from audit.signature import verify_statement
-from audit.verified import StatementError
+from audit.bundle.signature import verify_statement
+from audit.bundle.verified import StatementError
+from audit.table.analysis import read_analysis
 from provenance.dsse import EnvelopeError, parse_envelope
 from provenance.manifest import read_json_object
 from schemas.bundle import BundleFileError, parse_json_object, parse_toml

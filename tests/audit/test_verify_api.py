@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.verify import exit_code, verify
+from audit.result import exit_code
+from audit.verify import verify
 from reports import finish_report
 from reports.badges import SECTION_ID
 from schemas.errors import InputError

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from audit.verify import weights_summary
+from audit.result import weights_summary
 
 
 def test_registry_weights_name_their_upstream_licence_and_wheel() -> None:

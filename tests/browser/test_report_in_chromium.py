@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from audit.cli import audit_results
-from audit.trial_scores import ScoringConfig, audit_scores
+from audit.scores.scoring import ScoringConfig, audit_scores
 from reports import write_report
 
 ROOT = Path(__file__).resolve().parents[2]

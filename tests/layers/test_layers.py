@@ -1,7 +1,9 @@
 """The layering of DESIGN section 2, read from the code: no import goes up the house, and the light packages never
 import torch.
 
-The layers, bottom to top: schemas <- provenance <- audit <- reports <- runner. Every ``import`` and ``from ...
+The layers, bottom to top: schemas <- provenance <- audit <- reports <- runner; inside ``audit`` its wings,
+metrics <- table <- bundle <- statistics <- result <- scores | verify <- cli (``scores`` and ``verify`` are peers:
+neither imports the other). No module imports itself back through a circle of imports. Every ``import`` and ``from ...
 import`` of every module counts, wherever it stands (a lazy import inside a function is still a dependency). The
 one deliberate exception is DESIGN's: the ``audit`` CLI calls ``reports`` to render.
 
@@ -21,6 +23,16 @@ LAYERS = ("schemas", "provenance", "audit", "reports", "runner")
 RANK = {name: rank for rank, name in enumerate(LAYERS)}
 LIGHT = ("schemas", "provenance", "audit", "reports")
 EXCEPTIONS = {("audit.cli", "reports")}
+WINGS = {
+    "audit.metrics": 0,
+    "audit.table": 1,
+    "audit.bundle": 2,
+    "audit.statistics": 3,
+    "audit.result": 4,
+    "audit.scores": 5,
+    "audit.verify": 5,
+    "audit.cli": 6,
+}
 
 
 def module_name(path: Path) -> str:
@@ -57,6 +69,46 @@ def upward_imports(source: str, module: str, *, is_package: bool = False) -> lis
     return found
 
 
+def wing_of(module: str) -> str | None:
+    """The audit wing a module belongs to (``audit.table.flags`` -> ``audit.table``); None outside them."""
+    parts = module.split(".")
+    wing = ".".join(parts[:2])
+    return wing if parts[0] == "audit" and wing in WINGS else None
+
+
+def wing_violations(source: str, module: str, *, is_package: bool = False) -> list[str]:
+    """The imports of an audit module that go up the wings, or sideways to a peer, as ``"module -> imported"``."""
+    own = wing_of(module)
+    if own is None:
+        return []
+    found = []
+    for name in sorted(imported_modules(source, module, is_package=is_package)):
+        other = wing_of(name)
+        if other is not None and other != own and WINGS[other] >= WINGS[own]:
+            found.append(f"{module} -> {name}")
+    return found
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every circle of imports among the modules of ``graph`` (each module's imports resolved to modules of the
+    graph; an import of a package counts as one of its ``__init__``), found by depth-first search."""
+    circles, state = [], dict.fromkeys(graph, 0)  # 0 unvisited, 1 on the path, 2 done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for other in sorted(graph[node]):
+            if state[other] == 1:
+                circles.append([*path[path.index(other) :], other])
+            elif state[other] == 0:
+                visit(other, [*path, other])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if state[node] == 0:
+            visit(node, [node])
+    return circles
+
+
 def package_modules(packages: tuple[str, ...]) -> list[Path]:
     return sorted(path for package in packages for path in (ROOT / package).rglob("*.py"))
 
@@ -66,20 +118,20 @@ def test_the_checker_finds_upward_imports_in_every_form() -> None:
     source = (
         "import numpy\n"
         "import schemas.results\n"
-        "from audit.metrics import eer\n"
+        "from audit.metrics.point import eer\n"
         "def late():\n"
         "    import runner.cache\n"
         "from . import digests\n"
     )
     assert upward_imports(source, "provenance.manifest") == [
-        "provenance.manifest -> audit.metrics",
+        "provenance.manifest -> audit.metrics.point",
         "provenance.manifest -> runner.cache",
     ]
     assert upward_imports("from ..audit import flags\n", "schemas.sub.mod") == []  # resolves to schemas.audit
     assert upward_imports("from .. import reports\n", "audit.sub.mod") == []  # resolves to audit
     assert upward_imports("from reports import write_report\n", "audit.cli") == []  # DESIGN's exception
     assert upward_imports("from reports import write_report\n", "audit.verify") == ["audit.verify -> reports"]
-    assert upward_imports("from audit.metrics import eer\n", "runner.pipeline") == []
+    assert upward_imports("from audit.metrics.point import eer\n", "runner.pipeline") == []
     assert imported_modules("from .digests import x\n", "provenance", is_package=True) == {"provenance.digests"}
 
 
@@ -116,3 +168,36 @@ def test_importing_every_light_module_does_not_import_torch() -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_the_wing_checker_and_the_circle_finder_on_known_answers() -> None:
+    assert wing_violations("from audit.table.flags import raise_flags\n", "audit.metrics.point") == [
+        "audit.metrics.point -> audit.table.flags"
+    ]
+    assert wing_violations("from audit.verify import verify\n", "audit.scores.scoring") == [
+        "audit.scores.scoring -> audit.verify"
+    ]  # peers
+    assert wing_violations("from audit.result import json_safe\n", "audit.scores.scoring") == []
+    assert wing_violations("from .point import eer\n", "audit.metrics.weighted_roc") == []
+    assert wing_violations("from audit.bundle import verify_bundle\n", "audit.statistics.bundle") == []
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert import_circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_audit_module_imports_up_its_wings() -> None:
+    found = []
+    for path in package_modules(("audit",)):
+        name = module_name(path)
+        found += wing_violations(path.read_text(encoding="utf-8"), name, is_package=path.name == "__init__.py")
+    assert found == [], "imports up the audit's wings:\n" + "\n".join(found)
+
+
+def test_no_circle_of_imports() -> None:
+    paths = {module_name(path): path for path in package_modules(LAYERS)}
+    graph = {}
+    for name, path in paths.items():
+        imported = imported_modules(path.read_text(encoding="utf-8"), name, is_package=path.name == "__init__.py")
+        resolved = {other for other in imported if other in paths}
+        resolved |= {other.rpartition(".")[0] for other in imported if other.rpartition(".")[0] in paths}
+        graph[name] = {other for other in resolved if other != name and not name.startswith(other + ".")}
+    assert import_circles(graph) == []

@@ -28,7 +28,7 @@ def _ink(png: bytes) -> float:
 
 
 def _audit_gap_rows() -> list[dict[str, Any]]:
-    """Rows as ``audit.aggregates.gap_vs_snr`` writes them: two experiments, a clean mean beside each."""
+    """Rows as ``audit.table.aggregates.gap_vs_snr`` writes them: two experiments, a clean mean beside each."""
     rows = []
     for experiment in ("E16", "E17"):
         for noise in ("babble", "music"):
@@ -97,7 +97,7 @@ def test_coupling_note_lists_every_expected_correlation() -> None:
 
 
 def _scores_report() -> dict[str, Any]:
-    from audit.curves import det_points, score_histogram
+    from audit.bundle.curves import det_points, score_histogram
 
     scores = np.array([0.9, 0.8, 0.7, 0.3, 0.2, 0.1])
     labels = np.array([1, 1, 0, 1, 0, 0])
@@ -111,7 +111,7 @@ def _scores_report() -> dict[str, Any]:
 
 
 def test_det_points_are_the_hand_computed_curve() -> None:
-    from audit.curves import det_points
+    from audit.bundle.curves import det_points
 
     # 0.9 T, 0.8 T, 0.7 N, 0.3 T, 0.2 N, 0.1 N: Pfa steps by thirds at non-targets, Pmiss at targets.
     det = det_points(np.array([0.9, 0.8, 0.7, 0.3, 0.2, 0.1]), np.array([1, 1, 0, 1, 0, 0]))

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from reports import report_json
-from reports.format import format_list, format_number, format_value, to_jsonable
+from reports.format import format_list, format_number, format_value
+from schemas.jsonable import json_safe
 
 
 @pytest.mark.parametrize(
@@ -56,9 +57,9 @@ def test_long_lists_are_cut_with_a_count() -> None:
 
 def test_to_jsonable_makes_strict_json() -> None:
     value = {"eer": float("nan"), "n": np.int64(3), "v": np.array([0.5, np.inf]), 1: ("x",)}
-    assert to_jsonable(value) == {"eer": None, "n": 3, "v": [0.5, None], "1": ["x"]}
+    assert json_safe(value) == {"eer": None, "n": 3, "v": [0.5, None], "1": ["x"]}
     with pytest.raises(TypeError, match="object"):
-        to_jsonable({"bad": object()})
+        json_safe({"bad": object()})
 
 
 def test_report_json_is_sorted_indented_and_strict() -> None:

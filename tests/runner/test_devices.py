@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from runner.encoders import EncoderConfigError, load_encoder
-from runner.encoders.device import check_devices, check_session_provider, device_type, onnx_provider
+from runner.encoders.device import check_session_provider, device_type, onnx_provider
+from runner.encoders.preflight import check_devices
 from schemas.errors import InputError
 
 pytestmark = pytest.mark.runner

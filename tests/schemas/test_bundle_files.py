@@ -191,7 +191,7 @@ def test_read_bundle_file_refuses_links_fifos_and_escapes(tmp_path: Path) -> Non
 
 
 def test_a_corpus_table_gives_its_releases_and_an_older_one_says_it_records_none() -> None:
-    from audit.verify import corpus_release
+    from audit.result import corpus_release
 
     recorded = b"utt_id,speaker,source_package,source_version\na,s0,pkg-b,2.0\nb,s1,pkg-a,1.1\nc,s1,pkg-a,1.1\n"
     assert corpus_release(parse_utterances("corpus/x/utterances.csv", recorded)) == "pkg-a 1.1; pkg-b 2.0"

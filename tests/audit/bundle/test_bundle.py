@@ -3,7 +3,7 @@ flag.
 
 The bundles are written by ``tests/provenance/synthetic_bundle.py``; the rows' metrics there come from
 independent oracles (sklearn's roc_curve snippet, a brute-force minDCF sweep, sklearn's AUC), not from
-``audit.metrics``.
+``audit.metrics.point``.
 """
 
 from __future__ import annotations
@@ -19,17 +19,17 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from audit.bundle import NOT_RUN_UNAUTHENTICATED
-from audit.bundle import verify_bundle as verify_bundle_object
-from audit.findings import Flag, Severity, has_errors
-from audit.verified import Trust
+from audit.bundle.verification import NOT_RUN_UNAUTHENTICATED
+from audit.bundle.verification import verify_bundle as verify_bundle_object
+from audit.bundle.verified import Trust
+from audit.table.findings import Flag, Severity, has_errors
 from provenance.canonical import canonical_json
 from provenance.digests import file_digest
 from provenance.dsse import sign_envelope
 from provenance.keys import generate_keypair, load_private_key
 from schemas.errors import InputError
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "provenance"))  # the shared bundle factory
+sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
 from synthetic_bundle import SyntheticBundle, build_bundle
 
 RECORD = "E13-m1-babble-opus"

@@ -13,10 +13,10 @@ from scipy.interpolate import interp1d
 from scipy.optimize import brentq
 from sklearn.metrics import roc_curve
 
-from audit.bundle import verify_bundle
-from audit.curves import curves_of_bundle
+from audit.bundle.curves import curves_of_bundle
+from audit.bundle.verification import verify_bundle
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "provenance"))  # the shared bundle factory
+sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
 from synthetic_bundle import build_bundle
 
 

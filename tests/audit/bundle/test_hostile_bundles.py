@@ -26,7 +26,7 @@ from provenance.dsse import sign_envelope
 from provenance.keys import generate_keypair, load_private_key
 from provenance.manifest import write_manifest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "provenance"))  # the shared bundle factory
+sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
 from synthetic_bundle import RUN_CONFIG, SyntheticBundle, build_bundle
 
 ANALYSIS = 'equivalence_margin = 0.05\nn_resamples = 40\nseed = 3\ndev_speakers = ["s0", "s1"]'

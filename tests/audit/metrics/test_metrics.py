@@ -1,4 +1,4 @@
-"""audit.metrics against independent oracles: hand-worked cases, sklearn, VoxSRC's routine, brute force.
+"""audit.metrics.point against independent oracles: hand-worked cases, sklearn, VoxSRC's routine, brute force.
 
 Oracles used here and where they come from:
 - hand-worked cases (the working is in each test's comment);
@@ -21,7 +21,7 @@ from scipy.interpolate import interp1d
 from scipy.optimize import brentq
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from audit.metrics import (
+from audit.metrics.point import (
     EER_METHODS,
     MetricInputError,
     _order_codes,
@@ -306,11 +306,11 @@ def test_importing_metrics_does_not_import_torch() -> None:
     import subprocess
     import sys
 
-    probe = "import sys, audit.metrics; print('torch' in sys.modules)"
+    probe = "import sys, audit.metrics.point; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "False"
 
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 @pytest.mark.parametrize(("name", "published_eer", "published_min_dcf"), [("eer0", 0.0, 0.0), ("eer100", 1.0, 1.0)])
@@ -326,7 +326,7 @@ def test_espnet_published_score_files(name: str, published_eer: float, published
 def test_grouped_metrics_in_chunks_equal_one_pass_and_name_records_by_their_own_codes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import audit.metrics
+    import audit.metrics.point
 
     rng = np.random.default_rng(17)
     records = np.repeat(np.arange(40), rng.integers(5, 60, 40))  # in order: chunked (interleaved: one pass)
@@ -335,7 +335,7 @@ def test_grouped_metrics_in_chunks_equal_one_pass_and_name_records_by_their_own_
         labels[np.flatnonzero(records == record)[:2]] = [0, 1]
     scores = np.round(rng.normal(labels, 1.0), 1)
     one_pass = grouped_metrics(scores, labels, records, 40)
-    monkeypatch.setattr(audit.metrics, "_CHUNK_TRIALS", 64)
+    monkeypatch.setattr(audit.metrics.point, "_CHUNK_TRIALS", 64)
     chunked = grouped_metrics(scores, labels, records, 40)
     shuffled = rng.permutation(records.size)
     interleaved = grouped_metrics(scores[shuffled], labels[shuffled], records[shuffled], 40)

@@ -1,4 +1,4 @@
-"""audit.weighted_roc beyond the EER oracles of test_statistics: weighted sums against a plain loop over the
+"""audit.metrics.weighted_roc beyond the EER oracles of test_statistics: weighted sums against a plain loop over the
 resampled trials, the weights' memory layout, and codes that would read outside the weights."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.weighted_roc import WeightedRocInputError, weighted_eer, weighted_sums
+from audit.metrics.weighted_roc import WeightedRocInputError, weighted_eer, weighted_sums
 
 
 def _design(rng: np.random.Generator, n: int = 300, speakers: int = 9) -> tuple[np.ndarray, ...]:

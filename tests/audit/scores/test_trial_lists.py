@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.trial_lists import TrialListError, read_kaldi_trials, read_voxceleb_trials
+from audit.scores.trial_lists import TrialListError, read_kaldi_trials, read_voxceleb_trials
 
 
 def test_voxceleb_list_keeps_order_and_labels(tmp_path: Path) -> None:

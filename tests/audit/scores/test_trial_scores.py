@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from audit.metrics import eer
-from audit.statistics import cluster_codes, draw_cluster_weights
-from audit.trial_scores import ScoringConfig, audit_scores
+from audit.metrics.point import eer
+from audit.scores.scoring import ScoringConfig, audit_scores
+from audit.statistics.draws import cluster_codes, draw_cluster_weights
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 runner = CliRunner()
 
 # Hand-computed case. Descending: 0.9 T, 0.8 T, 0.7 N, 0.3 T, 0.2 N, 0.1 N (3 targets, 3 non-targets).
@@ -97,7 +97,7 @@ def test_the_espnet_oracle_files(tmp_path: Path, name: str, expected_eer: float,
 
 
 def test_the_interval_is_the_percentile_of_resampled_eers(tmp_path: Path) -> None:
-    """Oracle: each draw's EER recomputed by audit.metrics.eer on the trials repeated as often as their enrolment
+    """Oracle: each draw's EER recomputed by audit.metrics.point.eer on the trials repeated as often as their enrolment
     speaker was drawn."""
     rng = np.random.default_rng(3)
     trials = []

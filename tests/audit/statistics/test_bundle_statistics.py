@@ -1,6 +1,6 @@
-"""audit.bundle_statistics on a real folder of trial lists and parquet scores: a population contrast (factor A
+"""audit.statistics.bundle on a real folder of trial lists and parquet scores: a population contrast (factor A
 selects other utterances, so its terms use two trial lists) gets statistics, labelled as such, in the row's EER
-variant; oracles: audit.metrics on each term's own list, and the same contrast on one shared list."""
+variant; oracles: audit.metrics.point on each term's own list, and the same contrast on one shared list."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.bundle_statistics import statistics_of_bundle
-from audit.contrasts import derive_contrasts
-from audit.metrics import eer
-from audit.verified import Authentication, LoadedFiles, Trust, VerifiedBundle
+from audit.bundle.verified import Authentication, LoadedFiles, Trust, VerifiedBundle
+from audit.metrics.point import eer
+from audit.statistics.bundle import statistics_of_bundle
+from audit.table.contrasts import derive_contrasts
 from schemas.bundle import RecordScores
 from schemas.results import validate_results, with_all_columns
 

@@ -1,4 +1,4 @@
-"""audit.forked: work run beside the audit in a forked process gives what the call gives in process, and what
+"""audit.statistics.forked: work run beside the audit in a forked process gives what the call gives in process, and what
 goes wrong there is raised here. The command line draws a bundle audit's figures and the subgroup settings'
 statistics that way: the written report must be the one drawn in process, byte for byte."""
 
@@ -13,14 +13,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import audit.statistics
+import audit.statistics.section
 from audit.cli import audit_results
-from audit.forked import Forked
-from audit.statistics import CoverageDesign, FixedThresholdInput, SubgroupInput, bundle_statistics
+from audit.statistics.coverage import CoverageDesign
+from audit.statistics.forked import Forked
+from audit.statistics.section import statistics_section
+from audit.statistics.subgroups import FixedThresholdInput, SubgroupInput
 from audit.verify import verify
 from reports import finish_report
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "provenance"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "provenance"))
 from synthetic_bundle import build_bundle
 
 
@@ -60,7 +62,7 @@ def test_the_subgroup_settings_computed_beside_the_contrasts_equal_those_compute
     fixed = FixedThresholdInput({"setting": "s"}, *fields, dev_speakers=["0", "1", "2", "3"])
 
     def run() -> dict[str, object]:
-        return bundle_statistics(
+        return statistics_section(
             [contrast],
             margin=0.02,
             subgroup_settings=[setting],
@@ -71,7 +73,7 @@ def test_the_subgroup_settings_computed_beside_the_contrasts_equal_those_compute
 
     beside = run()
     unforked = functools.partial(Forked, fork=False)
-    monkeypatch.setattr(audit.statistics, "Forked", lambda function, *args, fork: unforked(function, *args))
+    monkeypatch.setattr(audit.statistics.section, "Forked", lambda function, *args, fork: unforked(function, *args))
     in_line = run()
     assert beside["subgroup_gaps"] and beside["fixed_threshold"]
     assert beside == in_line

@@ -9,30 +9,26 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from audit.metrics import eer
-from audit.statistics import (
-    ContrastInput,
-    CoverageDesign,
-    FixedThresholdInput,
-    SpeakerDraws,
+from audit.metrics.point import eer
+from audit.metrics.weighted_roc import WeightedRocInputError, weighted_eer
+from audit.statistics.contrasts import ContrastInput, SpeakerDraws, bootstrap_contrast
+from audit.statistics.coupling import coupling_under_additivity
+from audit.statistics.coverage import CoverageDesign, simulated_coverage
+from audit.statistics.draws import (
     StatisticsInputError,
-    SubgroupInput,
-    bootstrap_contrast,
-    bundle_statistics,
     cluster_codes,
-    coupling_under_additivity,
     draw_cluster_weights,
-    family_summary,
-    fixed_threshold_analysis,
-    held_out_validation,
     pair_codes,
     percentile_interval,
-    simulated_coverage,
-    small_sample_warnings,
-    subgroup_gap_intervals,
-    tost_verdict,
 )
-from audit.weighted_roc import WeightedRocInputError, weighted_eer
+from audit.statistics.equivalence import family_summary, held_out_validation, tost_verdict
+from audit.statistics.section import small_sample_warnings, statistics_section
+from audit.statistics.subgroups import (
+    FixedThresholdInput,
+    SubgroupInput,
+    fixed_threshold_analysis,
+    subgroup_gap_intervals,
+)
 
 TERMS = ("clean", "a", "b", "ab")
 
@@ -259,7 +255,7 @@ def test_bundle_statistics_is_json_and_complete() -> None:
         _contrast(rng, {}, key={"model": "m1", "setting": "s2"}, model="m1", held_out=True),
         _contrast(rng, {"a": 0.2}, key={"model": "m2", "setting": "s1"}, model="m2", family="E14"),
     ]
-    result = bundle_statistics(
+    result = statistics_section(
         contrasts, margin=0.01, acceptable_error=0.02, n_resamples=100, seed=3, matched_simulations=10
     )
     json.dumps(result, allow_nan=False)  # strict JSON: undefined values are None, never NaN
@@ -339,7 +335,7 @@ def test_unreachable_target_far_rejects_every_development_trial() -> None:
 
 def test_weighted_legacy_on_many_small_resamples_with_empty_speakers() -> None:
     # Small tied datasets, few speakers: many thresholds weigh 0 in a resample, the hard case for roc_curve's
-    # dropped points. Oracle: audit.metrics (itself tested against sklearn) on the repeated trials.
+    # dropped points. Oracle: audit.metrics.point (itself tested against sklearn) on the repeated trials.
     rng = np.random.default_rng(13)
     checked = 0
     for _ in range(150):
@@ -366,7 +362,7 @@ def test_weighted_legacy_on_many_small_resamples_with_empty_speakers() -> None:
 def test_legacy_estimates_are_the_papers_routine() -> None:
     rng = np.random.default_rng(14)
     contrast = _contrast(rng, {"ab": 0.3})
-    result = bundle_statistics([contrast], margin=0.01, n_resamples=40, eer_method="legacy", matched_simulations=5)
+    result = statistics_section([contrast], margin=0.01, n_resamples=40, eer_method="legacy", matched_simulations=5)
     estimates = result["contrasts"][0]["estimates"]
     assert result["eer_method"] == "legacy" == result["contrasts"][0]["eer_method"]
     for term in TERMS:
@@ -534,7 +530,7 @@ def test_a_record_without_development_classes_is_skipped_with_its_reason() -> No
         ["d1", "d2"],
     )
     rng = np.random.default_rng(38)
-    result = bundle_statistics(
+    result = statistics_section(
         [_contrast(rng, {})], margin=0.02, fixed_threshold=[record], n_resamples=20, matched_simulations=5
     )
     assert result["fixed_threshold"] == [
@@ -545,7 +541,7 @@ def test_a_record_without_development_classes_is_skipped_with_its_reason() -> No
 
 def test_subgroup_gap_intervals_match_the_contrast_path_and_count_speakers() -> None:
     # The same trials and the same speaker draws give the same gap interval as a contrast's clean term; the
-    # gap estimate is the difference of the subgroups' own EERs (audit.metrics), and speakers are counted.
+    # gap estimate is the difference of the subgroups' own EERs (audit.metrics.point), and speakers are counted.
     design = CoverageDesign(9, targets_per_speaker=5, nontargets_per_speaker=8)
     contrast = design.dataset(np.random.default_rng(39))
     labels, enrol, test = (np.asarray(v) for v in (contrast.labels, contrast.clusters, contrast.test_speakers))
@@ -564,7 +560,7 @@ def test_subgroup_gap_intervals_match_the_contrast_path_and_count_speakers() -> 
 def test_a_record_shared_by_contrasts_is_bootstrapped_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # Two contrasts of one model share the clean and A records: with record ids each record's draws are computed
     # once, and every result is the one computed without the cache.
-    import audit.statistics as statistics
+    import audit.statistics.contrasts as statistics
 
     rng = np.random.default_rng(40)
     first = _contrast(rng, {"ab": 0.3}, key={"setting": "1"})
@@ -577,14 +573,14 @@ def test_a_record_shared_by_contrasts_is_bootstrapped_once(monkeypatch: pytest.M
     calls = []
     original = statistics.weighted_eer
     monkeypatch.setattr(statistics, "weighted_eer", lambda *a, **k: calls.append(1) or original(*a, **k))
-    plain = bundle_statistics([first, second], margin=0.02, n_resamples=30, matched_simulations=2)
+    plain = statistics_section([first, second], margin=0.02, n_resamples=30, matched_simulations=2)
     n_plain = len(calls)
     calls.clear()
     with_ids = [
         ContrastInput(c.key, c.family, c.scores, c.labels, c.clusters, records=r)
         for c, r in zip((first, second), records, strict=True)
     ]
-    cached = bundle_statistics(with_ids, margin=0.02, n_resamples=30, matched_simulations=2)
+    cached = statistics_section(with_ids, margin=0.02, n_resamples=30, matched_simulations=2)
     assert n_plain - len(calls) == 3  # clean, A and the shared B/AB record: 5 distinct records, not 8
     for got, expected in zip(cached["contrasts"], plain["contrasts"], strict=True):
         assert got["estimates"] == expected["estimates"]
@@ -622,11 +618,11 @@ def test_a_family_with_flagged_contrasts_says_so_and_gives_the_unflagged_summary
     rng = np.random.default_rng(42)
     clean = _contrast(rng, {}, key={"setting": "ok"})
     flagged = _contrast(rng, {"ab": 0.8}, key={"setting": "near chance"}, caveats=("near-chance-prediction",))
-    result = bundle_statistics([clean, flagged], margin=0.02, n_resamples=40, matched_simulations=2)
+    result = statistics_section([clean, flagged], margin=0.02, n_resamples=40, matched_simulations=2)
     family = result["families"]["E13"]
     assert family["n_contrasts"] == 2 and family["n_flagged"] == 1
     assert family["unflagged"]["n_contrasts"] == 1
-    alone = bundle_statistics([clean], margin=0.02, n_resamples=40, matched_simulations=2)["families"]["E13"]
+    alone = statistics_section([clean], margin=0.02, n_resamples=40, matched_simulations=2)["families"]["E13"]
     assert family["unflagged"]["mean_abs_ie"]["estimate"] == alone["mean_abs_ie"]["estimate"]
     assert [c["caveats"] for c in result["contrasts"]] == [[], ["near-chance-prediction"]]
 
@@ -641,7 +637,7 @@ def test_pair_codes_look_speakers_up_as_text_and_refuse_an_unknown_one() -> None
 
 @pytest.mark.parametrize("eer_method", ["interp", "rocch"])
 def test_the_coverage_count_scores_the_intervals_bootstrap_contrast_gives(eer_method: str) -> None:
-    from audit.statistics import _simulated_intervals
+    from audit.statistics.coverage import _simulated_intervals
 
     design = CoverageDesign(n_speakers=12, targets_per_speaker=6, nontargets_per_speaker=9)
     rng = np.random.default_rng(5)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from audit.bundle_statistics import statistics_eer_method
+from audit.statistics.bundle import statistics_eer_method
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.aggregates import (
+from audit.table.aggregates import (
     binomial_eer_variance,
     condition_means,
     emotion_matrix,
@@ -26,7 +26,7 @@ from audit.aggregates import (
     per_experiment,
     summarise_contrasts,
 )
-from audit.contrasts import derive_contrasts
+from audit.table.contrasts import derive_contrasts
 from schemas.results import validate_results, with_all_columns
 
 

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.analysis import _READERS, N_RESAMPLES_MAX, SEED_MAX, Analysis, read_analysis
+from audit.table.analysis import _READERS, N_RESAMPLES_MAX, SEED_MAX, Analysis, read_analysis
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_every_field_has_a_reader() -> None:

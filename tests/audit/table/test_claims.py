@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from audit.claims import Claim, check_claim, read_claims
+from audit.table.claims import Claim, check_claim, read_claims
 from audit.verify import verify
 from schemas.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FACTS: dict[str, Any] = {
     "table": {"n_records": 10, "n_trials": 5000, "checkpoint_blake3": 4},
     "per_encoder": [{"model": "CAM++", "macro_eer": 0.0982}, {"model": "ECAPA", "macro_eer": 0.1013}],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from audit.contrasts import derive_contrasts, trial_matching
+from audit.table.contrasts import derive_contrasts, trial_matching
 from schemas.results import validate_results, with_all_columns
 
 LEVELS = {"clean": ("none", "none"), "a": ("noisy", "none"), "b": ("none", "opus"), "ab": ("noisy", "opus")}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from audit.flags import AuditConfig
+from audit.table.flags import AuditConfig
 from audit.verify import verify
 
 ONE_EXPERIMENT = AuditConfig(expected_experiments=("E14",))
@@ -246,7 +246,7 @@ def test_two_labels_with_one_checkpoint_digest_are_flagged(tmp_path: Path) -> No
 def test_evaluating_on_a_declared_training_corpus_is_flagged(tmp_path: Path) -> None:
     roster = tmp_path / "encoders.toml"
     roster.write_text('[[encoders]]\nlabel = "m1"\ntraining_corpora = ["VoxCeleb1"]\n\n[[encoders]]\nlabel = "m2"\n')
-    from audit.io import read_training_corpora
+    from audit.table.reading import read_training_corpora
 
     config = AuditConfig(expected_experiments=("E14",), training_corpora=read_training_corpora(roster))
     rows = contrast("m1", (0.1, 0.2, 0.2, 0.3), **{t: {"corpus": "voxceleb1"} for t in LEVELS})
@@ -268,7 +268,7 @@ def test_evaluating_on_a_declared_training_corpus_is_flagged(tmp_path: Path) -> 
     ],
 )
 def test_bad_roster_for_training_corpora_is_one_line(tmp_path: Path, body: str, message: str) -> None:
-    from audit.io import read_training_corpora
+    from audit.table.reading import read_training_corpora
     from schemas.errors import InputError
 
     roster = tmp_path / "encoders.toml"

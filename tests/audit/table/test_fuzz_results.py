@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from audit.io import read_results
+from audit.table.reading import read_results
 from audit.verify import verify
 from schemas.errors import InputError
 from schemas.results import KNOWN_COLUMNS, REQUIRED_COLUMNS, ValidatedResults, validate_results, with_all_columns

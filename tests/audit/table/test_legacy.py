@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from audit.io import read_results
+from audit.table.reading import read_results
 from audit.verify import verify
 from schemas.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
 HEADER = "Run,Exp,Model,Condition,Gender,EER,n_target,n_nontarget"
 COLUMNS = '[columns]\n"Run" = "record_id"\n"Exp" = "experiment"\n"Gender" = "subgroup"\n"EER" = "eer"\n'

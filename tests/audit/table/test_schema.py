@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.io import read_results
+from audit.table.reading import read_results
 from schemas.results import REQUIRED_COLUMNS, validate_results
 
 HEADER = "record_id,experiment,model,corpus,condition,eer,n_target,n_nontarget"

@@ -1,4 +1,4 @@
-"""audit.seeds: the spread of EERs and IEs across seeds, worked by hand; bad inputs are one line."""
+"""audit.table.seeds: the spread of EERs and IEs across seeds, worked by hand; bad inputs are one line."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.seeds import read_seed_tables, seed_spread
+from audit.table.seeds import read_seed_tables, seed_spread
 from schemas.errors import InputError
 from schemas.results import validate_results, with_all_columns
 

@@ -1,0 +1,8 @@
+"""The verification metrics: point metrics (EER in three variants, minDCF, AUC) in ``point``; the bootstrap's
+weighted ROC curves of many resamples in ``weighted_roc`` (numba kernels in ``roc_kernels``, imported only when
+that module is).
+"""
+
+from audit.metrics.point import EER_METHODS, EerMethod, MetricInputError, auc, eer, grouped_metrics, min_dcf
+
+__all__ = ["EER_METHODS", "EerMethod", "MetricInputError", "auc", "eer", "grouped_metrics", "min_dcf"]

@@ -1,0 +1,20 @@
+"""A reviewer's own trial list and score file: the readers (``trial_lists``, ``files``) and the ``audit scores``
+line that joins and scores them (``scoring``).
+"""
+
+from audit.scores.files import SCORE_FORMATS, read_score_file
+from audit.scores.scoring import ScoringConfig, audit_scores, join, speakers_of
+from audit.scores.trial_lists import TrialListError, read_kaldi_trials, read_trial_list, read_voxceleb_trials
+
+__all__ = [
+    "SCORE_FORMATS",
+    "ScoringConfig",
+    "TrialListError",
+    "audit_scores",
+    "join",
+    "read_kaldi_trials",
+    "read_score_file",
+    "read_trial_list",
+    "read_voxceleb_trials",
+    "speakers_of",
+]

@@ -1,0 +1,77 @@
+"""Coupling of IE and its additive prediction under additivity: the correlation the shared terms imply."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from audit.statistics.contrasts import _contrast_values
+from audit.statistics.draws import FloatArray, percentile_interval
+from audit.table.contrasts import TERMS
+
+# Coupling of IE and prediction
+
+
+def coupling_under_additivity(
+    estimates: Sequence[Mapping[str, float]], draws: Sequence[Mapping[str, FloatArray]], level: float = 0.95
+) -> dict[str, Any]:
+    """Observed correlation of IE with the prediction across contrasts, beside the correlation expected when
+    every contrast is exactly additive and only the trial noise of the bootstrap remains.
+
+    IE = EER(A+B) - prediction shares the prediction's terms with the opposite sign, so noise alone makes
+    them negatively correlated. The measured estimates already carry their noise once, so none is added
+    again: with each contrast's bootstrap covariance of (prediction, IE), averaged over contrasts
+    (``noise_cov``, ``noise_var_prediction``, ``noise_var_ie``), and the observed spread of the predictions
+    across contrasts (signal plus noise), the expected correlation is
+    ``noise_cov / sqrt(max(spread, noise_var_prediction) * noise_var_ie)``. Its range for this many
+    contrasts: per draw ``s``, the predictions' centres shrunk to the signal spread plus their draw-``s``
+    deviations, against IE = the draw-``s`` deviations of IE, correlated across contrasts.
+    """
+    if len(estimates) < 3:
+        return {"n_contrasts": len(estimates), "observed": None, "expected_under_additivity": None}
+    point = {term: np.array([e[term] for e in estimates]) for term in TERMS}
+    prediction, ie = _prediction_and_ie(point)
+    observed = _correlation(prediction, ie)
+    stacked = {term: np.vstack([d[term] for d in draws]) for term in TERMS}  # contrasts x resamples
+    prediction_draws, ie_draws = _prediction_and_ie(stacked)
+    usable = np.all(np.isfinite(prediction_draws) & np.isfinite(ie_draws), axis=0)
+    if usable.sum() < 2 or not np.all(np.isfinite(prediction)):
+        return {"n_contrasts": len(estimates), "observed": observed, "expected_under_additivity": None}
+    d_prediction = prediction_draws[:, usable] - prediction_draws[:, usable].mean(axis=1, keepdims=True)
+    d_ie = ie_draws[:, usable] - ie_draws[:, usable].mean(axis=1, keepdims=True)
+    noise_cov = float(np.mean(np.mean(d_prediction * d_ie, axis=1)))
+    noise_var_prediction = float(np.mean(np.mean(d_prediction**2, axis=1)))
+    noise_var_ie = float(np.mean(np.mean(d_ie**2, axis=1)))
+    spread = float(np.var(prediction))
+    denominator = np.sqrt(max(spread, noise_var_prediction) * noise_var_ie)
+    shrink = np.sqrt(max(spread - noise_var_prediction, 0.0) / spread) if spread > 0 else 0.0
+    centres = prediction.mean() + (prediction - prediction.mean()) * shrink
+    simulated = centres[:, None] + d_prediction
+    correlations = np.array(
+        [_correlation(simulated[:, s], d_ie[:, s]) for s in range(d_ie.shape[1])], dtype=float
+    )  # NaN where a draw has no spread: counted as n_undefined
+    return {
+        "n_contrasts": len(estimates),
+        "observed": observed,
+        "expected_under_additivity": {
+            "r": float(noise_cov / denominator) if denominator > 0 else None,
+            "median": float(np.nanmedian(correlations)) if np.isfinite(correlations).any() else None,
+            **percentile_interval(correlations, level),
+            "n_simulations": int(np.isfinite(correlations).sum()),
+            "noise_share_of_prediction_spread": float(min(1.0, noise_var_prediction / spread)) if spread else 1.0,
+        },
+    }
+
+
+def _prediction_and_ie(terms: Mapping[str, FloatArray]) -> tuple[FloatArray, FloatArray]:
+    values = _contrast_values(dict(terms))
+    return values["prediction"], values["ie"]
+
+
+def _correlation(x: FloatArray, y: FloatArray) -> float | None:
+    """Pearson correlation; None when either side is undefined or has no spread (strict JSON has no NaN)."""
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))) or np.std(x) == 0 or np.std(y) == 0:
+        return None
+    return float(np.corrcoef(x, y)[0, 1])

@@ -1,0 +1,84 @@
+"""Speaker-cluster draws: two-way multiplicities of the speaker bootstrap, trial codes, percentile intervals."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from audit.metrics.point import EER_METHODS, EerMethod, MetricInputError
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+Verdict = Literal["additive within margin", "non-additive", "undetermined"]
+BootstrapEerMethod = EerMethod
+BOOTSTRAP_EER_METHODS = EER_METHODS
+
+
+class StatisticsInputError(MetricInputError):
+    """Inputs on which a statistic is not defined (mismatched lengths, missing terms, overlapping splits)."""
+
+
+# Speaker-cluster bootstrap of weighted EERs
+
+
+def cluster_codes(clusters: ArrayLike) -> tuple[IntArray, int]:
+    """Integer codes 0..C-1 for per-trial cluster ids (sorted ids, so equal id lists give equal codes)."""
+    _, codes = np.unique(np.asarray(clusters), return_inverse=True)
+    return codes.astype(np.int64), int(codes.max()) + 1 if codes.size else 0
+
+
+def draw_cluster_weights(n_clusters: int, n_resamples: int, seed: int) -> FloatArray:
+    """(n_resamples, n_clusters) multiplicities: each row draws ``n_clusters`` clusters with replacement."""
+    if n_clusters < 2:
+        raise StatisticsInputError(f"the bootstrap needs at least 2 speaker clusters, got {n_clusters}")
+    if n_resamples < 1:
+        raise StatisticsInputError(f"n_resamples must be positive, got {n_resamples}")
+    drawn = np.random.default_rng(seed).integers(0, n_clusters, size=(n_resamples, n_clusters))
+    drawn += np.arange(n_resamples)[:, None] * n_clusters  # one bincount for all rows
+    return np.bincount(drawn.ravel(), minlength=n_resamples * n_clusters).reshape(n_resamples, -1).astype(float)
+
+
+def pair_codes(
+    index: NDArray[Any], enrol: ArrayLike, test: ArrayLike | None, positions: Mapping[str, int] | None = None
+) -> tuple[IntArray, IntArray | None]:
+    """Speaker codes of each trial in the sorted speaker ``index``: the enrolment speaker, and the partner
+    (the test speaker of a trial between two speakers; ``len(index)``, a column of weight 1, for a trial of one
+    speaker). ``test`` None: one-way clustering on the enrolment speaker (no partner). ``positions`` (id ->
+    position in ``index``, made here when not given) is a hashed lookup: ids are compared as text, and an id
+    missing from the index is refused."""
+    positions = positions if positions is not None else _positions(index)
+    enrol_codes = _codes_of(positions, enrol)
+    if test is None:
+        return enrol_codes, None
+    test_codes = _codes_of(positions, test)
+    return enrol_codes, np.where(test_codes == enrol_codes, len(positions), test_codes)
+
+
+def _positions(index: NDArray[Any]) -> dict[str, int]:
+    return {str(speaker): position for position, speaker in enumerate(np.asarray(index).tolist())}
+
+
+def _codes_of(positions: Mapping[str, int], ids: ArrayLike) -> IntArray:
+    array = np.asarray(ids)
+    keys = array.tolist() if array.dtype.kind in "UO" else array.astype(str).tolist()
+    try:
+        return np.fromiter(map(positions.__getitem__, keys), dtype=np.int64, count=len(keys))
+    except (KeyError, TypeError):
+        pass
+    try:  # objects other than text (e.g. numbers) are compared as their text
+        return np.fromiter(map(positions.__getitem__, map(str, keys)), dtype=np.int64, count=len(keys))
+    except KeyError as error:
+        raise StatisticsInputError(f"speaker {error} is not among the drawn speakers") from None
+
+
+def percentile_interval(draws: FloatArray, level: float) -> dict[str, Any]:
+    """Percentile interval of the defined draws, with how many draws were undefined (NaN)."""
+    defined = draws[np.isfinite(draws)]
+    tail = (1.0 - level) / 2.0
+    if defined.size == 0:
+        return {"low": None, "high": None, "n_undefined": int(draws.size)}
+    low, high = np.quantile(defined, [tail, 1.0 - tail])
+    return {"low": float(low), "high": float(high), "n_undefined": int(draws.size - defined.size)}

@@ -1,0 +1,234 @@
+"""The statistics section of a bundle audit: every contrast and subgroup setting from one shared draw."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from audit.statistics.contrasts import ContrastInput, SpeakerDraws, _bootstrap_contrast, _DrawCache, _scored_trials
+from audit.statistics.coupling import coupling_under_additivity
+from audit.statistics.coverage import CoverageDesign, simulated_coverage
+from audit.statistics.draws import BootstrapEerMethod, StatisticsInputError
+from audit.statistics.equivalence import family_summary, held_out_validation, tost_verdict
+from audit.statistics.forked import Forked
+from audit.statistics.subgroups import (
+    FixedThresholdInput,
+    SubgroupInput,
+    fixed_threshold_analysis,
+    subgroup_gap_intervals,
+)
+
+# Entry point for the audit of a bundle
+
+
+def _fixed_threshold_or_reason(
+    record: FixedThresholdInput,
+    operating_point: Literal["eer"] | float,
+    n_resamples: int,
+    seed: int,
+    level: float,
+    eer_method: BootstrapEerMethod,
+    draws: SpeakerDraws | None,
+) -> dict[str, Any]:
+    """One record's fixed-threshold analysis, or why it has none (e.g. its development trials lack a class):
+    one record cannot stop the others, and the reason is written, not dropped."""
+    try:
+        return fixed_threshold_analysis(
+            record,
+            operating_point=operating_point,
+            n_resamples=n_resamples,
+            seed=seed,
+            level=level,
+            eer_method=eer_method,
+            draws=draws,
+        )
+    except StatisticsInputError as error:
+        return {"key": dict(record.key), "skipped": str(error)}
+
+
+FEW_SPEAKERS = 30  # below this many speakers a contrast's intervals carry a matched-simulation warning
+
+
+def small_sample_warnings(
+    summaries: Sequence[dict[str, Any]], eer_method: BootstrapEerMethod, level: float, *, n_datasets: int = 100
+) -> list[str]:
+    """One warning per speaker count below ``FEW_SPEAKERS``, stating the coverage that the same bootstrap
+    achieved on a matched simulation (``CoverageDesign`` with that many speakers and the contrasts' median
+    target and non-target trials per speaker); each summary gets its ``matched_coverage``."""
+    by_size: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for summary in summaries:
+        if summary["n_clusters"] < FEW_SPEAKERS:
+            by_size[summary["n_clusters"]].append(summary)
+    warnings = []
+    for n_speakers, members in sorted(by_size.items()):
+        design = CoverageDesign(
+            n_speakers=max(n_speakers, 2),
+            targets_per_speaker=max(1, int(np.median([m["n_target_clean"] for m in members]) // n_speakers)),
+            nontargets_per_speaker=max(1, int(np.median([m["n_nontarget_clean"] for m in members]) // n_speakers)),
+        )
+        achieved = simulated_coverage(
+            design, n_datasets=n_datasets, n_resamples=100, level=level, eer_method=eer_method
+        )
+        for member in members:
+            member["matched_coverage"] = achieved
+        rates = achieved["coverage"]
+        warnings.append(
+            f"Warning: {len(members)} contrast(s) rest on {n_speakers} speakers (fewer than {FEW_SPEAKERS}); on a "
+            f"matched simulation ({n_datasets} datasets) the {level:.0%} intervals covered the truth "
+            f"{rates['clean']:.0%} of the time for a single EER, {rates['ie']:.0%} for IE and {rates['gap']:.0%} "
+            "for a subgroup gap."
+        )
+    return warnings
+
+
+def statistics_section(
+    contrasts: Sequence[ContrastInput],
+    *,
+    margin: float,
+    acceptable_error: float | None = None,
+    fixed_threshold: Sequence[FixedThresholdInput] = (),
+    subgroup_settings: Sequence[SubgroupInput] = (),
+    operating_point: Literal["eer"] | float = "eer",
+    n_resamples: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    alpha: float = 0.05,
+    eer_method: BootstrapEerMethod = "interp",
+    matched_simulations: int = 100,
+) -> dict[str, Any]:
+    """Every issue-7 statistic of a bundle, JSON-able, for ``report.json`` (section ``statistics``).
+
+    ``contrasts``: one :class:`ContrastInput` per contrast with per-trial scores (four terms' score arrays,
+    shared labels, enrolment-speaker clusters, optional subgroups, family, held-out marker). ``margin``: the
+    practical equivalence margin declared before the run (EER units). ``acceptable_error``: the predeclared
+    error for held-out predictions (held-out validation is skipped when None). ``fixed_threshold``: records
+    for the common-threshold subgroup analysis. ``subgroup_settings``: pooled subgroup records whose gaps get
+    intervals (``subgroup_gap_intervals``). ``matched_simulations``: datasets of the matched simulation
+    behind each few-speakers warning. The speaker draws are made once, over every speaker of every contrast,
+    and shared by all of them.
+    """
+    speaker_ids = [
+        ids for contrast in contrasts for term in _scored_trials(contrast)[0].values() for ids in term.speakers()
+    ]
+    settings = [*subgroup_settings, *fixed_threshold]
+    speaker_ids += [np.asarray(ids) for s in settings for ids in (s.enrol_speaker, s.test_speaker)]
+    shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
+    # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (audit.statistics.forked).
+    with Forked(
+        _settings_statistics,
+        subgroup_settings,
+        fixed_threshold,
+        shared,
+        operating_point,
+        n_resamples,
+        seed,
+        level,
+        eer_method,
+        fork=bool(settings),
+    ) as beside:
+        result = _contrast_statistics(
+            contrasts,
+            shared,
+            margin,
+            acceptable_error,
+            n_resamples,
+            seed,
+            level,
+            alpha,
+            eer_method,
+            matched_simulations,
+        )
+        result["subgroup_gaps"], result["fixed_threshold"] = beside.result()
+    return result
+
+
+def _contrast_statistics(
+    contrasts: Sequence[ContrastInput],
+    shared: SpeakerDraws | None,
+    margin: float,
+    acceptable_error: float | None,
+    n_resamples: int,
+    seed: int,
+    level: float,
+    alpha: float,
+    eer_method: BootstrapEerMethod,
+    matched_simulations: int,
+) -> dict[str, Any]:
+    """``statistics_section`` of the contrasts: intervals, verdicts, families, coupling, held-out validation."""
+    cache = _DrawCache()
+    contrast_draws = [_bootstrap_contrast(c, n_resamples, seed, level, eer_method, shared, cache) for c in contrasts]
+    summaries = [{**r.summary, "tost": tost_verdict(r.draws["ie"], margin, alpha)} for r in contrast_draws]
+    families: dict[str, list[int]] = defaultdict(list)
+    for index, contrast in enumerate(contrasts):
+        families[contrast.family].append(index)
+
+    def summary_of(members: list[int]) -> dict[str, Any]:
+        return family_summary(
+            [contrast_draws[i].estimate["ie"] for i in members],
+            np.vstack([contrast_draws[i].draws["ie"] for i in members]),
+            [summaries[i]["tost"]["verdict"] for i in members],
+            level,
+        )
+
+    family_results = {}
+    for family, members in sorted(families.items()):
+        unflagged = [i for i in members if not contrasts[i].caveats]
+        family_results[family] = summary_of(members) | {
+            "n_population_contrasts": sum(contrasts[i].population for i in members),
+            "n_flagged": len(members) - len(unflagged),
+            "unflagged": summary_of(unflagged) if unflagged and len(unflagged) < len(members) else None,
+        }
+    for summary, contrast in zip(summaries, contrasts, strict=True):
+        summary["caveats"] = list(contrast.caveats)
+    result: dict[str, Any] = {
+        "coverage_warnings": small_sample_warnings(summaries, eer_method, level, n_datasets=matched_simulations),
+        "eer_method": eer_method,
+        "cluster": "enrolment and test speakers (two-way) where test speakers are given, else enrolment speaker",
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "level": level,
+        "margin": margin,
+        "alpha": alpha,
+        "contrasts": summaries,
+        "families": family_results,
+        "coupling": coupling_under_additivity(
+            [r.estimate for r in contrast_draws], [r.draws for r in contrast_draws], level
+        ),
+    }
+    if acceptable_error is not None:
+        result["held_out"] = held_out_validation(
+            [
+                {
+                    "model": c.model,
+                    "held_out": c.held_out,
+                    "prediction": r.estimate["prediction"],
+                    "observed": r.estimate["ab"],
+                    "key": c.key,
+                }
+                for c, r in zip(contrasts, contrast_draws, strict=True)
+            ],
+            acceptable_error,
+        )
+    return result
+
+
+def _settings_statistics(
+    subgroup_settings: Sequence[SubgroupInput],
+    fixed_threshold: Sequence[FixedThresholdInput],
+    shared: SpeakerDraws | None,
+    operating_point: Literal["eer"] | float,
+    n_resamples: int,
+    seed: int,
+    level: float,
+    eer_method: BootstrapEerMethod,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``statistics_section`` of the subgroup settings: their gap intervals and fixed-threshold analyses."""
+    gaps = [subgroup_gap_intervals(setting, shared, level, eer_method) for setting in subgroup_settings if shared]
+    fixed = [
+        _fixed_threshold_or_reason(record, operating_point, n_resamples, seed, level, eer_method, shared)
+        for record in fixed_threshold
+    ]
+    return gaps, fixed
