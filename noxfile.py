@@ -67,7 +67,14 @@ def audit(session: nox.Session) -> None:
     """The torch-free tests a reviewer runs on the light install: audit, schemas, provenance and reports."""
     session.install("-e", ".[test]")
     session.run(
-        "pytest", "tests/audit", "tests/schemas", "tests/provenance", "tests/reports", "tests/layers", *session.posargs
+        "pytest",
+        "tests/audit",
+        "tests/schemas",
+        "tests/provenance",
+        "tests/reports",
+        "tests/layers",
+        "tests/docs",
+        *session.posargs,
     )
 
 

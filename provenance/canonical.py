@@ -18,8 +18,10 @@ import math
 import numbers
 from typing import Any
 
+from schemas.errors import Error
 
-class CanonicalJSONError(ValueError):
+
+class CanonicalJSONError(Error, ValueError):
     """A value that has no canonical JSON form (NaN, a non-str key, an unsupported type)."""
 
 

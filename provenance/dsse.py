@@ -17,11 +17,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from provenance.canonical import canonical_json
 from provenance.keys import key_id
+from schemas.errors import Error
 
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 
 
-class EnvelopeError(ValueError):
+class EnvelopeError(Error, ValueError):
     """An envelope that cannot be parsed, or whose signature does not verify under the trusted key."""
 
 

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from provenance.digests import Digest
+from schemas.errors import Error
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
@@ -105,7 +106,7 @@ def build_statement(subjects: list[tuple[str, Digest]], predicate: dict[str, Any
     }
 
 
-class PredicateShapeError(ValueError):
+class PredicateShapeError(Error, ValueError):
     """A predicate that does not have the shape ``build_predicate`` writes."""
 
 

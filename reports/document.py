@@ -17,6 +17,7 @@ from typing import Any
 from reports.blocks import Block, BulletList, Callout, Contents, Figure, Heading, Paragraph, Table, Tone
 from reports.figures import FigureOutcome
 from reports.format import format_list, format_value
+from schemas.errors import Error
 
 SEVERITY_ORDER = ("error", "warning", "info")
 MAX_TABLE_ROWS = 1000  # longer tables are cut, with a line saying how many rows are only in report.json
@@ -41,7 +42,7 @@ CONTRAST_DEFINITION = (
 )
 
 
-class ReportShapeError(ValueError):
+class ReportShapeError(Error, ValueError):
     """The report dict does not have the documented shape (a bug in its producer, not bad user input)."""
 
 

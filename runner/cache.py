@@ -36,6 +36,7 @@ import numpy as np
 
 from provenance.atomic import atomic_write_bytes
 from provenance.derivation import derived_digest, derived_id, joined
+from schemas.errors import Error
 
 MAGIC = b"interbias-embedding 2\n"
 SUFFIX = ".emb"
@@ -43,7 +44,7 @@ _VECTOR_DTYPE = np.dtype("<f4")
 _DIGEST_HEX = 64
 
 
-class CacheEntryRejected(Exception):
+class CacheEntryRejectedError(Error):
     """A cache entry that does not verify; the message says why (it is counted, never shown as a crash)."""
 
 
@@ -74,30 +75,30 @@ def encode_entry(key: str, entry: CachedEmbedding) -> bytes:
 
 def decode_entry(data: bytes, key: str) -> CachedEmbedding:
     """The entry in ``data`` if its payload digest matches and it was written under ``key``; otherwise
-    ``CacheEntryRejected`` saying what is wrong."""
+    ``CacheEntryRejectedError`` saying what is wrong."""
     if not data:
-        raise CacheEntryRejected("empty file")
+        raise CacheEntryRejectedError("empty file")
     if not data.startswith(MAGIC):
-        raise CacheEntryRejected("not an embedding cache entry (unknown format)")
+        raise CacheEntryRejectedError("not an embedding cache entry (unknown format)")
     digest, payload = data[len(MAGIC) : len(MAGIC) + _DIGEST_HEX], data[len(MAGIC) + _DIGEST_HEX + 1 :]
     if len(data) < len(MAGIC) + _DIGEST_HEX + 1 or derived_digest(payload).encode() != digest:
-        raise CacheEntryRejected("payload digest mismatch (truncated or damaged)")
+        raise CacheEntryRejectedError("payload digest mismatch (truncated or damaged)")
     header_bytes, _, vector = payload.partition(b"\n")
     try:
         header = json.loads(header_bytes)
         dim, written_key, outcomes = header["dim"], header["key"], header["outcomes"]
     except (UnicodeDecodeError, json.JSONDecodeError, TypeError, KeyError):
-        raise CacheEntryRejected("unreadable header") from None
+        raise CacheEntryRejectedError("unreadable header") from None
     if written_key != key:
-        raise CacheEntryRejected("written under another key (swapped or misplaced file)")
+        raise CacheEntryRejectedError("written under another key (swapped or misplaced file)")
     if not isinstance(outcomes, list) or not all(isinstance(o, dict) and "status" in o for o in outcomes):
-        raise CacheEntryRejected("outcomes are not a list of operator outcomes")
+        raise CacheEntryRejectedError("outcomes are not a list of operator outcomes")
     expected = 0 if dim is None else dim * _VECTOR_DTYPE.itemsize if isinstance(dim, int) and dim > 0 else -1
     if len(vector) != expected:
-        raise CacheEntryRejected(f"payload holds {len(vector)} bytes, the header declares dim {dim}")
+        raise CacheEntryRejectedError(f"payload holds {len(vector)} bytes, the header declares dim {dim}")
     values = None if dim is None else np.frombuffer(vector, dtype=_VECTOR_DTYPE).astype(np.float32)
     if values is not None and not np.isfinite(values).all():
-        raise CacheEntryRejected("non-finite values in the embedding")
+        raise CacheEntryRejectedError("non-finite values in the embedding")
     return CachedEmbedding(values, outcomes)
 
 
@@ -123,12 +124,12 @@ class EmbeddingCache:
         path = self.path(key)
         try:
             if not stat.S_ISREG(path.lstat().st_mode):  # a FIFO would block, a link may point anywhere
-                raise CacheEntryRejected("not a regular file")
+                raise CacheEntryRejectedError("not a regular file")
             return decode_entry(path.read_bytes(), key)
         except FileNotFoundError:
             raise
         except OSError as error:
-            raise CacheEntryRejected(f"unreadable ({error.strerror})") from None
+            raise CacheEntryRejectedError(f"unreadable ({error.strerror})") from None
 
     def get(self, key: str) -> CachedEmbedding | None:
         """The verified entry of ``key``; None when there is none or it was rejected (then removed)."""
@@ -136,21 +137,21 @@ class EmbeddingCache:
             return self._load(key)
         except FileNotFoundError:
             return None
-        except CacheEntryRejected as rejection:
+        except CacheEntryRejectedError as rejection:
             self.rejected[str(rejection)] += 1
             with contextlib.suppress(OSError):  # a folder or a read-only cache: leave it, put() will say
                 self.path(key).unlink()
             return None
 
     def read(self, key: str) -> CachedEmbedding:
-        """The verified entry of ``key``, or ``CacheEntryRejected`` naming the file and why (absence included): for
+        """The verified entry of ``key``, or ``CacheEntryRejectedError`` naming the file and why (absence included): for
         a reader that must not recompute, such as the Ray driver checking what a worker wrote."""
         try:
             return self._load(key)
         except FileNotFoundError:
-            raise CacheEntryRejected(f"{self.path(key)}: no such entry") from None
-        except CacheEntryRejected as rejection:
-            raise CacheEntryRejected(f"{self.path(key)}: {rejection}") from None
+            raise CacheEntryRejectedError(f"{self.path(key)}: no such entry") from None
+        except CacheEntryRejectedError as rejection:
+            raise CacheEntryRejectedError(f"{self.path(key)}: {rejection}") from None
 
     def put(self, key: str, entry: CachedEmbedding) -> None:
         """Write the entry of ``key`` (atomically: readers see the old entry or the new one)."""

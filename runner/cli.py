@@ -6,18 +6,17 @@ Thin commands over ``runner.pipeline`` and ``runner.reproduce``. Exit codes as d
 
 from __future__ import annotations
 
-import errno
 import json
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
-from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import typer
 
-from schemas.errors import EXIT_FINDING, EXIT_INPUT, InputError
+from audit._cli import plumbing
+from schemas.errors import EXIT_INPUT, InputError
 
 EXIT_CODES = "Exit codes: 0 done, 1 an audit finding or a run that could not finish, 2 usage or input error."
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -37,30 +36,33 @@ RUNNER_EXTRA_MODULES = frozenset(
 INSTALL_RUNNER = "pip install 'interbias-sv[runner]'"
 
 
-def show_version(value: bool) -> None:
-    if value:
-        from audit.result import tool_version
-
-        typer.echo(f"interbias (interbias-sv) {tool_version()}")
-        raise typer.Exit()
-
-
-def fail_without_extra(error: ModuleNotFoundError) -> None:
-    """One line naming the [runner] extra when ``error`` is one of its modules (the light install); otherwise
-    nothing: the caller reports it as any other failure."""
-    if (error.name or "").partition(".")[0] not in RUNNER_EXTRA_MODULES:
-        return
-    typer.echo(f"error: the runner needs its extra (no module named {error.name!r}): {INSTALL_RUNNER}", err=True)
-    raise typer.Exit(EXIT_INPUT) from None
+def extra_missing(error: BaseException) -> tuple[str, int] | None:
+    """One line naming the [runner] extra when ``error`` is a missing module of it (the light install); else None,
+    and the failure is reported as any other."""
+    if not isinstance(error, ModuleNotFoundError) or (error.name or "").partition(".")[0] not in RUNNER_EXTRA_MODULES:
+        return None
+    return f"error: the runner needs its extra (no module named {error.name!r}): {INSTALL_RUNNER}", EXIT_INPUT
 
 
-_debug = {"traceback": False}
+INPUT_PREFIX = "error: "
+one_line_errors = plumbing.one_line_errors(input_prefix=INPUT_PREFIX, hook=extra_missing)
+
+
+def failure_line(error: BaseException) -> tuple[str, int]:
+    """The one stderr line and exit code of a failure: input errors exit 2, everything else that stops a run 1."""
+    return plumbing.failure_line(error, input_prefix=INPUT_PREFIX)
 
 
 @app.callback()
 def main(
     version: Annotated[
-        bool, typer.Option("--version", callback=show_version, is_eager=True, help="Print the version and exit.")
+        bool,
+        typer.Option(
+            "--version",
+            callback=plumbing.version_callback("interbias"),
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
     ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of a failure (not one line).")] = False,
 ) -> None:
@@ -69,52 +71,7 @@ def main(
     Exit codes: 0 done (or audit passed), 1 an audit finding or a run that could not finish, 2 usage or input
     error; each failure is one stderr line (--debug shows the traceback).
     """
-    _debug["traceback"] = debug
-
-
-def failure_line(error: BaseException) -> tuple[str, int]:
-    """The one stderr line and exit code of a failure: input errors exit 2, everything else that stops a run 1."""
-    from runner.pipeline import RunError
-
-    if isinstance(error, InputError):
-        return f"error: {error.line()}", EXIT_INPUT
-    if isinstance(error, RunError):
-        return f"run failed: {error}", EXIT_FINDING
-    if isinstance(error, OSError):
-        where = f"{error.filename}: " if error.filename else ""
-        what = error.strerror or str(error)
-        if error.errno == errno.ENOSPC:
-            hint = "free some space and rerun the same command (it resumes where it stopped)"
-        elif error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-            hint = "make the folder writable or choose another (--out, --cache)"
-        else:
-            hint = "fix the file system problem and rerun the same command (it resumes where it stopped)"
-        return f"run failed: {where}{what}; {hint}", EXIT_FINDING
-    if isinstance(error, KeyboardInterrupt):
-        return "interrupted: rerun the same command to resume", EXIT_FINDING
-    name = type(error).__name__
-    return f"run failed: internal error {name}: {error} (rerun with --debug for the traceback)", EXIT_FINDING
-
-
-def one_line_errors(command: F) -> F:
-    """Turn every failure into one stderr line and its exit code (``interbias --debug`` shows the traceback)."""
-
-    @wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except (typer.Exit, typer.Abort):
-            raise
-        except (Exception, KeyboardInterrupt) as error:
-            if _debug["traceback"]:
-                raise
-            if isinstance(error, ModuleNotFoundError):
-                fail_without_extra(error)  # the light install: one line naming the extra
-            line, code = failure_line(error)
-            typer.echo(" ".join(line.split()), err=True)
-            raise typer.Exit(code) from None
-
-    return wrapper  # type: ignore[return-value]
+    plumbing.debug_callback(debug)
 
 
 ConfigArg = Annotated[Path, typer.Argument(help="Run configuration (TOML).")]

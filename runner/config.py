@@ -396,7 +396,13 @@ def _resolve(source: Path, value: str) -> Path:
 
 
 def load_config(path: Path) -> RunConfig:
-    """Read and validate a run configuration; every problem is one InputError."""
+    """Read and validate a run configuration; every problem is one InputError.
+
+    Example:
+        >>> config = load_config(Path("configs/default.toml"))
+        >>> [encoder.label for encoder in config.encoders], len(config.experiments)
+        (['ecapa-tdnn', 'campplus-zh-en', 'resemblyzer', 'mfcc-stats'], 4)
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError(str(path), "configuration file not found")

@@ -70,15 +70,15 @@ SCRATCH_CACHE_DIR = "/tmp/interbias-cache"
 Write = Callable[[bytes], None]
 
 
-class EngineUnreachable(InputError):
+class EngineUnreachableError(InputError):
     """The Docker engine does not answer: nothing was built or run."""
 
 
-class ImageUnavailable(InputError):
+class ImageUnavailableError(InputError):
     """The image could not be built, or the image named is not in the engine."""
 
 
-class ContainerFailed(InputError):
+class ContainerFailedError(InputError):
     """The engine refused to create or start the container (for example: no GPU runtime)."""
 
 
@@ -104,7 +104,7 @@ def connect(base_url: str | None = None) -> docker.DockerClient:
         client.ping()
     except (docker.errors.DockerException, requests.exceptions.RequestException) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise EngineUnreachable(
+        raise EngineUnreachableError(
             f"docker engine at {url}", f"unreachable ({reason}); start Docker or set DOCKER_HOST"
         ) from None
     return client
@@ -169,7 +169,7 @@ def _follow_build(chunks: Iterable[dict[str, Any]], write: Write) -> str:
         if "error" in chunk:
             detail = str(chunk.get("errorDetail", {}).get("message") or chunk["error"]).strip()
             last_line = detail.splitlines()[-1] if detail else "the engine gave no reason"
-            raise ImageUnavailable(DOCKERFILE, f"build failed: {last_line}")
+            raise ImageUnavailableError(DOCKERFILE, f"build failed: {last_line}")
         if "stream" in chunk:
             write(str(chunk["stream"]).encode())
         aux = chunk.get("aux")
@@ -199,7 +199,7 @@ def build_image(
         image_id = _follow_build(chunks, write)
         return client.images.get(image_id or tag)
     except docker.errors.APIError as error:
-        raise ImageUnavailable(DOCKERFILE, f"build failed: {error.explanation or error}") from None
+        raise ImageUnavailableError(DOCKERFILE, f"build failed: {error.explanation or error}") from None
 
 
 def find_image(client: docker.DockerClient, name: str) -> Image:
@@ -207,7 +207,7 @@ def find_image(client: docker.DockerClient, name: str) -> Image:
     try:
         return client.images.get(name)
     except docker.errors.ImageNotFound:
-        raise ImageUnavailable(name, "image not found in the engine; build it (drop --no-build)") from None
+        raise ImageUnavailableError(name, "image not found in the engine; build it (drop --no-build)") from None
 
 
 def image_reference(image: Image) -> str:
@@ -299,13 +299,15 @@ def run_container(
             security_opt=["no-new-privileges"],
         )
     except docker.errors.APIError as error:
-        raise ContainerFailed(image_id, f"the engine refused the container: {error.explanation or error}") from None
+        raise ContainerFailedError(
+            image_id, f"the engine refused the container: {error.explanation or error}"
+        ) from None
     try:
         try:
             container.start()
         except docker.errors.APIError as error:
             hint = "; for GPUs the engine needs the NVIDIA Container Toolkit (or run with --cpu)" if gpus else ""
-            raise ContainerFailed(image_id, f"cannot start: {error.explanation or error}{hint}") from None
+            raise ContainerFailedError(image_id, f"cannot start: {error.explanation or error}{hint}") from None
         for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=True):
             write(chunk)
         return int(container.wait()["StatusCode"])

@@ -57,16 +57,12 @@ from schemas.bundle import (
     csv_file_bytes,
     json_file_bytes,
 )
-from schemas.errors import InputError
+from schemas.errors import InputError, RunError
 from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
 
 TOOL_VERSION = version("interbias-sv")
 DIGEST_INDEX_FILE = "digests.json"
 CHECKPOINT_RECORDS_FOLDER = "checkpoints"
-
-
-class RunError(Exception):
-    """A run that cannot finish as configured (for example an operator failure under the fail-run policy)."""
 
 
 @dataclass

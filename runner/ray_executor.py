@@ -34,13 +34,13 @@ import numpy as np
 from provenance.atomic import atomic_write_bytes
 from provenance.derivation import derived_digest
 from provenance.digests import bytes_digest, file_digest
-from runner.cache import CachedEmbedding, CacheEntryRejected, EmbeddingCache
+from runner.cache import CachedEmbedding, CacheEntryRejectedError, EmbeddingCache
 from runner.config import RunConfig
 from runner.encoders import Encoder, EncoderSpec
 from runner.operators import NoiseSources
-from runner.pipeline import Degraded, DegradeJob, EmbedJob, EmbedWork, RunError, degrade, embed_realised, init_worker
+from runner.pipeline import Degraded, DegradeJob, EmbedJob, EmbedWork, degrade, embed_realised, init_worker
 from runner.stages import StagePart
-from schemas.errors import InputError
+from schemas.errors import InputError, RunError
 
 TABLES_FOLDER = "tables"
 TASK_RETRIES = 3  # a realisation task whose worker process died is run again (Ray's max_retries)
@@ -411,7 +411,7 @@ class RayExecutor:
                 job = jobs[start + index]
                 try:
                     results[start + index][label] = cache.read(job.keys[label])
-                except CacheEntryRejected as error:
+                except CacheEntryRejectedError as error:
                     raise RunError(
                         f"the entry an encoder actor wrote for {job.degrade.side.corpus}/{job.degrade.side.utt_id} "
                         f"is not good on the driver ({error}); --cache must be a folder every node shares"

@@ -24,6 +24,7 @@ import pandas as pd
 
 from provenance.derivation import derived_id, derived_rng, joined
 from schemas.bundle import csv_file_bytes
+from schemas.errors import Error
 from schemas.trials import TrialsSchema
 
 # Below this many candidate pairs every pair is enumerated; above it pairs are drawn by rejection.
@@ -33,15 +34,15 @@ ENUMERATION_LIMIT = 2_000_000
 Selection = tuple[tuple[str, tuple[str, ...]], ...]
 
 
-class TrialBudgetError(ValueError):
+class TrialBudgetError(Error, ValueError):
     """The design asks for more distinct pairs than the (sub)corpus holds."""
 
 
-class SelectionError(ValueError):
+class SelectionError(Error, ValueError):
     """A metadata selection names a column the utterance table does not have."""
 
 
-class SpoofTargetError(ValueError):
+class SpoofTargetError(Error, ValueError):
     """Spoof files imitate speakers that the genuine corpus does not have (a manifest that names them otherwise)."""
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from pandera.errors import SchemaError, SchemaErrors
 
+from schemas.errors import Error
 from schemas.scores import SCORE_STATUSES, ScoresSchema
 from schemas.trials import TrialsSchema, plainly_valid
 
@@ -59,7 +60,7 @@ SCORE_COLUMNS = ("trial_index", "label", "score", "status")
 TRIAL_COLUMNS_READ = ("enrol_utt", "test_utt", "label", "enrol_speaker", "test_speaker")
 
 
-class BundleFileError(ValueError):
+class BundleFileError(Error, ValueError):
     """A bundle file that cannot be parsed or breaks its schema: ``name`` (bundle-relative) and the problem."""
 
     def __init__(self, name: str, problem: str) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from audit.table.findings import Flag, Severity
+from schemas.errors import Error
 from schemas.results import row_dicts
 
 if TYPE_CHECKING:  # the table-only audit does not load pyarrow
@@ -68,7 +69,7 @@ class Step:
     table: list[dict[str, Any]] = field(default_factory=list)
 
 
-class BundleError(Exception):
+class BundleError(Error):
     """One named failure of one verification step; ``partial`` is what later steps may still use."""
 
     flag_id: ClassVar[str]

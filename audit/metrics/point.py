@@ -33,6 +33,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import isotonic_regression
 
+from schemas.errors import Error
+
 EerMethod = Literal["legacy", "rocch", "interp"]
 EER_METHODS: tuple[EerMethod, ...] = get_args(EerMethod)
 
@@ -44,7 +46,7 @@ _SHOWN_RECORDS = 10  # offending record codes named in one error message
 _CHUNK_TRIALS = 1 << 18  # grouped_metrics takes records in chunks of about this many trials
 
 
-class MetricInputError(ValueError):
+class MetricInputError(Error, ValueError):
     """Scores or labels on which a metric is not defined (NaN, one class, bad labels)."""
 
 
@@ -413,7 +415,25 @@ def _single_record(scores: ArrayLike, labels: ArrayLike) -> _RocCorners:
 
 
 def eer(scores: ArrayLike, labels: ArrayLike, method: EerMethod = "rocch") -> float:
-    """Equal error rate as a fraction, in the named variant (module docstring)."""
+    """Equal error rate as a fraction, in the named variant (module docstring).
+
+    Args:
+        scores: one score per trial, higher meaning "same speaker".
+        labels: 1 for a target trial, 0 for a non-target, per trial.
+        method: ``rocch`` (BOSARIS' convex hull), ``interp`` or ``legacy`` (the paper's routine).
+
+    Returns:
+        The EER as a fraction in [0, 1].
+
+    Example:
+        Targets score 0.35 and 0.8, non-targets 0.1 and 0.4: the hull of the ROC runs from (Pfa, Pmiss) = (0.5, 0)
+        to (0, 0.5) and meets Pfa = Pmiss at 0.25.
+
+        >>> eer([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
+        0.25
+        >>> eer([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1], method="legacy")
+        0.5
+    """
     if method not in _EER_VARIANTS:
         raise MetricInputError(f"unknown EER method {method!r}: expected one of {', '.join(EER_METHODS)}")
     return float(_EER_VARIANTS[method](_single_record(scores, labels))[0])
@@ -422,12 +442,27 @@ def eer(scores: ArrayLike, labels: ArrayLike, method: EerMethod = "rocch") -> fl
 def min_dcf(
     scores: ArrayLike, labels: ArrayLike, p_target: float = 0.01, c_miss: float = 1.0, c_fa: float = 1.0
 ) -> float:
-    """Least ``c_miss*p_target*Pmiss + c_fa*(1-p_target)*Pfa`` over thresholds, over the best trivial cost."""
+    """Least ``c_miss*p_target*Pmiss + c_fa*(1-p_target)*Pfa`` over thresholds, over the best trivial cost.
+
+    Example:
+        At ``p_target`` 0.5 the best threshold misses one target or accepts one non-target of two: cost 0.25, over
+        the trivial 0.5.
+
+        >>> min_dcf([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1], p_target=0.5)
+        0.5
+    """
     return float(_min_dcf(_single_record(scores, labels), p_target, c_miss, c_fa)[0])
 
 
 def auc(scores: ArrayLike, labels: ArrayLike) -> float:
-    """Area under the ROC curve, ties counted as half (Mann-Whitney U / (targets * non-targets))."""
+    """Area under the ROC curve, ties counted as half (Mann-Whitney U / (targets * non-targets)).
+
+    Example:
+        Three of the four (target, non-target) pairs are ordered right:
+
+        >>> auc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
+        0.75
+    """
     return float(_auc(_single_record(scores, labels))[0])
 
 
@@ -447,6 +482,13 @@ def grouped_metrics(
     Returns ``eer_legacy``, ``eer_rocch``, ``eer_interp``, ``min_dcf``, ``auc`` (float64) and ``n_target``,
     ``n_nontarget`` (int64), each of length R. Every record needs both classes (constant scores give the
     chance values: EER 0.5, minDCF 1, AUC 0.5); otherwise ``MetricInputError`` names the offending record codes.
+
+    Example:
+        Record 0 is the four trials of :func:`eer`'s example, record 1 two trials ordered right:
+
+        >>> metrics = grouped_metrics([0.1, 0.4, 0.35, 0.8, 0.2, 0.9], [0, 0, 1, 1, 0, 1], [0, 0, 0, 0, 1, 1])
+        >>> metrics["eer_rocch"].tolist(), metrics["auc"].tolist(), metrics["n_target"].tolist()
+        ([0.25, 0.0], [0.75, 1.0], [2, 1])
     """
     values, label_codes, records, count = _as_inputs(scores, labels, record_index, n_records)
     if values.size <= _CHUNK_TRIALS or (records[1:] < records[:-1]).any():

@@ -25,6 +25,16 @@ def tost_verdict(ie_draws: FloatArray, margin: float, alpha: float = 0.05) -> di
       the margin with one-sided confidence ``1 - alpha``);
     - ``undetermined`` otherwise, including every interval that crosses a margin bound, however close the
       mean is to 0: a small mean is never called equivalence.
+
+    Example:
+        Draws spread evenly over [-0.01, 0.01] lie inside a margin of 0.02; shifted by 0.05 they lie outside it;
+        shifted by 0.02 their interval crosses the margin, and nothing is concluded:
+
+        >>> draws = np.linspace(-0.01, 0.01, 101)
+        >>> tost_verdict(draws, margin=0.02)["verdict"]
+        'additive within margin'
+        >>> tost_verdict(draws + 0.05, margin=0.02)["verdict"], tost_verdict(draws + 0.02, margin=0.02)["verdict"]
+        ('non-additive', 'undetermined')
     """
     if not margin > 0:
         raise StatisticsInputError(f"the equivalence margin must be positive, got {margin}")

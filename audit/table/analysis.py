@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from schemas.errors import Error
+
 N_RESAMPLES_MAX = 100_000
 SEED_MAX = 2**63 - 1
 
@@ -38,7 +40,7 @@ class Analysis:
     matched_simulations: int = 100
 
 
-class _Invalid(ValueError):
+class _InvalidAnalysisError(Error, ValueError):
     """One value's problem, reported as ``analysis.KEY: problem``."""
 
 
@@ -66,7 +68,7 @@ def _shown(value: Any) -> str:
 
 def _fraction(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
-        raise _Invalid(f"expected a number strictly between 0 and 1, got {_shown(value)}")
+        raise _InvalidAnalysisError(f"expected a number strictly between 0 and 1, got {_shown(value)}")
     return float(value)
 
 
@@ -74,20 +76,20 @@ def _operating_point(value: Any) -> Literal["eer"] | float:
     if value == "eer" and isinstance(value, str):
         return "eer"
     if isinstance(value, str):
-        raise _Invalid(f'expected "eer" or a target FAR strictly between 0 and 1, got {_shown(value)}')
+        raise _InvalidAnalysisError(f'expected "eer" or a target FAR strictly between 0 and 1, got {_shown(value)}')
     return _fraction(value)
 
 
 def _strings(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
-        raise _Invalid(f"expected a list of non-empty strings, got {_shown(value)}")
+        raise _InvalidAnalysisError(f"expected a list of non-empty strings, got {_shown(value)}")
     return tuple(value)
 
 
 def _integer(low: int, high: int) -> Callable[[Any], int]:
     def read(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise _Invalid(f"expected an integer from {low:,} to {high:,}, got {_shown(value)}")
+            raise _InvalidAnalysisError(f"expected an integer from {low:,} to {high:,}, got {_shown(value)}")
         return value
 
     return read
@@ -95,7 +97,7 @@ def _integer(low: int, high: int) -> Callable[[Any], int]:
 
 def _eer_method(value: Any) -> str:
     if value not in ("legacy", "rocch", "interp"):
-        raise _Invalid(f'expected "legacy", "rocch" or "interp", got {_shown(value)}')
+        raise _InvalidAnalysisError(f'expected "legacy", "rocch" or "interp", got {_shown(value)}')
     return str(value)
 
 
@@ -126,7 +128,7 @@ def analysis_from_table(table: Any) -> tuple[Analysis, list[str]]:
             continue
         try:
             values[key] = reader(value)
-        except _Invalid as problem:
+        except _InvalidAnalysisError as problem:
             problems.append(f"{_key(key)}: {problem}")
     return Analysis(**values), problems
 

@@ -23,7 +23,7 @@ import soundfile
 
 from provenance.atomic import atomic_write_bytes
 from provenance.digests import file_digests
-from schemas.errors import InputError
+from schemas.errors import Error, InputError
 from schemas.utterances import OPTIONAL_COLUMNS, UTTERANCE_COLUMNS, UtteranceSchema
 
 UTTERANCES_FILE = "utterances.csv"
@@ -34,7 +34,7 @@ class CorpusError(InputError):
     """A corpus folder, package or metadata file that is missing or unusable as a whole."""
 
 
-class AudioUnreadable(Exception):
+class AudioUnreadableError(Error):
     """An audio file whose header cannot be read or that holds no samples: a problem, not a crash."""
 
 
@@ -57,9 +57,9 @@ def probe_audio(path: Path) -> AudioHeader:
         info = soundfile.info(str(path))
     except (soundfile.LibsndfileError, RuntimeError, TypeError) as exc:
         reason = getattr(exc, "error_string", None) or str(exc).replace(str(path), "<file>")
-        raise AudioUnreadable(f"unreadable audio ({reason})") from exc
+        raise AudioUnreadableError(f"unreadable audio ({reason})") from exc
     if info.frames <= 0 or info.samplerate <= 0:
-        raise AudioUnreadable("audio holds no samples")
+        raise AudioUnreadableError("audio holds no samples")
     return AudioHeader(info.frames / info.samplerate, int(info.samplerate))
 
 
@@ -159,7 +159,7 @@ class CorpusBuilder:
             raise TypeError(f"not utterance-table columns: {sorted(unknown)}")
         try:
             header = probe_audio(file)
-        except AudioUnreadable as exc:
+        except AudioUnreadableError as exc:
             self.problem(file, f"skipped: {exc}")
             return False
         if self.release is not None:  # the row's own source (a Debian package of the default corpus) comes first

@@ -16,12 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from schemas.errors import Error
+
 # Operators may push a signal a little past full scale (noise at low SNR); integer PCM left unscaled is
 # thousands of times larger. Anything above this peak is refused rather than embedded.
 MAX_PEAK = 4.0
 
 
-class WaveformError(ValueError):
+class WaveformError(Error, ValueError):
     """A waveform handed to ``Encoder.embed`` that is not a finite 1-D float signal of usable length."""
 
     def __init__(self, index: int, problem: str) -> None:

@@ -30,13 +30,13 @@ from runner.operators.base import (
     rng_for,
 )
 from runner.operators.chain import Chain, ChainResult, chain_id, chain_status
-from runner.operators.sources import MissingMaterial, NoiseSources
+from runner.operators.sources import MissingMaterialError, NoiseSources
 
 __all__ = [
     "REGISTRY",
     "Chain",
     "ChainResult",
-    "MissingMaterial",
+    "MissingMaterialError",
     "NoiseSources",
     "Operator",
     "OperatorSpecError",

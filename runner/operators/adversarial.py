@@ -42,7 +42,7 @@ from runner.encoders.base import Encoder
 from runner.encoders.checkpoint import resolve_config, resolve_file
 from runner.encoders.mfcc import MfccConfig, MfccStatsEncoder, mel_filterbank
 from runner.operators.base import BOUND, Operator, Outcome, Result, package_version, register
-from runner.operators.sources import MissingMaterial, NoiseSources
+from runner.operators.sources import MissingMaterialError, NoiseSources
 
 if TYPE_CHECKING:
     import torch
@@ -209,7 +209,7 @@ class AdversarialPerturbation(Operator):
             )
         try:
             reference, label = self._reference(sr, utt_id)
-        except MissingMaterial as error:
+        except MissingMaterialError as error:
             return wave, sr, Outcome.failed(f"adversarial reference: {error}")
         import torch
 
@@ -246,12 +246,14 @@ class AdversarialPerturbation(Operator):
     def _reference(self, sr: int, utt_id: str | None) -> tuple[np.ndarray, str]:
         """The enrolment speaker's mean surrogate embedding over the speaker's other utterances, and a label."""
         if self.sources is None:
-            raise MissingMaterial("the enrolment speaker's embedding needs the corpus utterance table; none is bound")
+            raise MissingMaterialError(
+                "the enrolment speaker's embedding needs the corpus utterance table; none is bound"
+            )
         speaker = self.sources.speaker_of(utt_id, "corpus")
         table = self.sources.corpus_table()
         rows = table[(table["speaker"] == speaker) & (table["utt_id"] != utt_id)].head(self.reference_utterances)
         if rows.empty:
-            raise MissingMaterial(f"speaker {speaker!r} has no other utterance to enrol from")
+            raise MissingMaterialError(f"speaker {speaker!r} has no other utterance to enrol from")
         vectors = [_embedding(self.surrogate, self.sources, str(path), sr) for path in rows["path"]]
         return np.mean(vectors, axis=0), f"speaker {speaker!r} ({len(vectors)} other utterances)"
 

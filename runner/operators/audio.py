@@ -9,11 +9,13 @@ from pathlib import Path
 import av
 import numpy as np
 
+from schemas.errors import Error
+
 # Raw codec files that carry no container header: PyAV must be told their format.
 RAW_FORMATS = {".g722": "g722", ".ul": "mulaw", ".ulaw": "mulaw", ".al": "alaw", ".alaw": "alaw"}
 
 
-class AudioReadError(Exception):
+class AudioReadError(Error):
     """A file that cannot be decoded to audio; the message names the file and the decoder's complaint."""
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from provenance.canonical import canonical_json
 from provenance.derivation import derived_rng
 from provenance.environment import installed_version
+from schemas.errors import Error
 
 if TYPE_CHECKING:
     from runner.operators.sources import NoiseSources
@@ -33,7 +34,7 @@ STATUSES: tuple[Status, ...] = ("applied", "failed", "fallback")
 BOUND: Mapping[str, bool] = {"bound": True}
 
 
-class OperatorSpecError(ValueError):
+class OperatorSpecError(Error, ValueError):
     """A spec naming no registered operator or carrying bad kwargs; the message names the spec."""
 
     def __init__(self, spec: object, problem: str) -> None:

@@ -22,6 +22,7 @@ import numpy as np
 
 from runner.operators.audio import fit_length, resample
 from runner.operators.base import Operator, Outcome, Result, package_version, register
+from schemas.errors import Error
 
 FIR_TAPS = 1025
 DESIGN_POINTS = 512
@@ -57,7 +58,7 @@ def curve_db(points: tuple[tuple[float, float], ...], frequencies: np.ndarray) -
     return np.interp(np.log(np.maximum(frequencies, 1e-3)), np.log(table[:, 0]), table[:, 1])
 
 
-class TooShort(ValueError):
+class TooShortError(Error, ValueError):
     """A wave too short for the zero-phase filter's edge padding; the message says how many samples it needs."""
 
 
@@ -69,7 +70,7 @@ def zero_phase_band_pass(wave: np.ndarray, sr: int, band: tuple[float, float], o
     sos = butter(order, band, btype="bandpass", fs=sr, output="sos")
     minimum = 3 * (2 * len(sos) + 1)  # sosfiltfilt's edge padding
     if len(wave) <= minimum:
-        raise TooShort(f"more than {minimum} samples at {sr} Hz")
+        raise TooShortError(f"more than {minimum} samples at {sr} Hz")
     return sosfiltfilt(sos, wave.astype(np.float64)).astype(np.float32)
 
 
@@ -101,7 +102,7 @@ class BandLimit(Operator):
             return wave, sr, Outcome.failed(f"band_limit: high_hz {self.high_hz:g} is not below {sr} Hz / 2")
         try:
             out = zero_phase_band_pass(wave, sr, (self.low_hz, self.high_hz), self.order)
-        except TooShort as error:
+        except TooShortError as error:
             return wave, sr, Outcome.failed(f"band_limit needs {error}")
         reason = f"Butterworth band-pass {self.low_hz:g}-{self.high_hz:g} Hz, order {self.order}, zero phase"
         return out, sr, Outcome.applied(reason, level_change_db=level_change_db(wave, out))

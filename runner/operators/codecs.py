@@ -28,7 +28,8 @@ import numpy as np
 
 from runner.operators.audio import ffmpeg_versions, fit_length, frame_to_float, resample, to_int16
 from runner.operators.base import Operator, Outcome, Result, register
-from runner.operators.channels import TooShort, zero_phase_band_pass
+from runner.operators.channels import TooShortError, zero_phase_band_pass
+from schemas.errors import Error
 
 CodecName = Literal["opus", "amr_nb", "mp3", "g722", "aac"]
 AMR_NB_MODES = (4750, 5150, 5900, 6700, 7400, 7950, 10200, 12200)
@@ -83,19 +84,19 @@ class RoundTrip:
     decoder: str
 
 
-class CodecUnavailable(Exception):
+class CodecUnavailableError(Error):
     """The encoder is not compiled into this PyAV build."""
 
 
 def round_trip(pcm: np.ndarray, rate: int, encoder: str, container: str, bitrate: int) -> RoundTrip:
     """Encode 16-bit mono ``pcm`` at ``rate`` into ``container`` in memory, then demux and decode all of it.
 
-    Raises CodecUnavailable when the encoder is missing and av.error.FFmpegError when FFmpeg rejects the data.
+    Raises CodecUnavailableError when the encoder is missing and av.error.FFmpegError when FFmpeg rejects the data.
     """
     try:
         av.codec.Codec(encoder, "w")
     except av.codec.codec.UnknownCodecError as error:
-        raise CodecUnavailable(f"encoder {encoder!r} is not available in this PyAV build") from error
+        raise CodecUnavailableError(f"encoder {encoder!r} is not available in this PyAV build") from error
     buffer = io.BytesIO()
     with av.open(buffer, "w", format=container) as output:
         stream = cast(av.audio.stream.AudioStream, output.add_stream(encoder, rate=rate, layout="mono"))
@@ -135,7 +136,7 @@ def codec_channel(
     pcm, clipped = to_int16(at_codec_rate)
     try:
         trip = round_trip(pcm, rate, encoder, container, bitrate)
-    except CodecUnavailable as error:
+    except CodecUnavailableError as error:
         return wave, sr, Outcome.failed(f"{label}: {error}")
     except av.error.FFmpegError as error:
         return wave, sr, Outcome.failed(f"{label} ({encoder}): {type(error).__name__}: {error}")
@@ -239,7 +240,7 @@ class Telephony(Operator):
         narrowband = resample(wave, sr, TELEPHONE_RATE)
         try:
             band_limited = zero_phase_band_pass(narrowband, TELEPHONE_RATE, TELEPHONE_BAND_HZ, TELEPHONE_FILTER_ORDER)
-        except TooShort as error:
+        except TooShortError as error:
             return wave, sr, Outcome.failed(f"telephony needs {error}")
         out, _, outcome = codec_channel(
             band_limited,

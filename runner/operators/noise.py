@@ -17,7 +17,7 @@ from scipy.fft import irfft, next_fast_len
 
 from runner.operators.audio import loop_to_length
 from runner.operators.base import BOUND, Operator, Outcome, Result, register
-from runner.operators.sources import MissingMaterial, NoiseSources
+from runner.operators.sources import MissingMaterialError, NoiseSources
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class AdditiveNoise(Operator):
 
     @abstractmethod
     def draw(self, length: int, sr: int, rng: np.random.Generator, utt_id: str | None) -> NoiseMaterial:
-        """``length`` samples of noise at ``sr``; MissingMaterial when there is nothing to draw from."""
+        """``length`` samples of noise at ``sr``; MissingMaterialError when there is nothing to draw from."""
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
         speech = wave.astype(np.float64)
@@ -54,7 +54,7 @@ class AdditiveNoise(Operator):
             return wave, sr, Outcome.failed("input audio is silent: SNR is undefined")
         try:
             material = self.draw(len(wave), sr, rng, utt_id)
-        except MissingMaterial as error:
+        except MissingMaterialError as error:
             return wave, sr, Outcome.failed(str(error))
         noise = material.samples.astype(np.float64)
         noise_energy = float(np.dot(noise, noise))
@@ -138,13 +138,13 @@ class BabbleNoise(AdditiveNoise):
 
     def draw(self, length: int, sr: int, rng: np.random.Generator, utt_id: str | None) -> NoiseMaterial:
         if self.sources is None:
-            raise MissingMaterial("babble needs noise sources (a corpus utterance table); none are bound")
+            raise MissingMaterialError("babble needs noise sources (a corpus utterance table); none are bound")
         target = self.sources.speaker_of(utt_id, "babble")
         table = self.sources.corpus_table()
         others = table[table["speaker"] != target]
         speakers = sorted(others["speaker"].unique())
         if len(speakers) < self.talkers:
-            raise MissingMaterial(f"babble needs {self.talkers} other speakers, the table has {len(speakers)}")
+            raise MissingMaterialError(f"babble needs {self.talkers} other speakers, the table has {len(speakers)}")
         chosen = rng.choice(len(speakers), size=self.talkers, replace=False)
         babble = np.zeros(length, dtype=np.float64)
         used = []
@@ -154,7 +154,7 @@ class BabbleNoise(AdditiveNoise):
             talker = self.sources.corpus_audio(row["path"], sr).astype(np.float64)
             rms = np.sqrt(np.mean(talker**2))
             if rms == 0.0:
-                raise MissingMaterial(f"babble utterance {row['utt_id']!r} is silent")
+                raise MissingMaterialError(f"babble utterance {row['utt_id']!r} is silent")
             babble += loop_to_length(talker, length, int(rng.integers(len(talker)))) / rms
             used.append(str(row["utt_id"]))
         label = f"babble of {self.talkers} other corpus speakers"
@@ -175,7 +175,7 @@ class MusicNoise(AdditiveNoise):
 
     def draw(self, length: int, sr: int, rng: np.random.Generator, utt_id: str | None) -> NoiseMaterial:
         if self.sources is None:
-            raise MissingMaterial("music needs noise sources (a music folder); none are bound")
+            raise MissingMaterialError("music needs noise sources (a music folder); none are bound")
         files = self.sources.music_files()
         path = files[int(rng.integers(len(files)))]
         music = self.sources.music_audio(path, sr)

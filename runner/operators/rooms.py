@@ -27,7 +27,7 @@ import pandas as pd
 
 from provenance.digests import file_digest
 from runner.operators.base import Operator, Outcome, Result, package_version, register
-from runner.operators.sources import MissingMaterial, decoded_audio, read_listing
+from runner.operators.sources import MissingMaterialError, decoded_audio, read_listing
 
 DIRECT_WINDOW_S = 0.0025
 POSITION_DRAWS = 100
@@ -204,7 +204,7 @@ class MeasuredRir(Operator):
             table = read_rir_manifest(Path(self.manifest))
             row = table.iloc[int(rng.integers(len(table)))]
             rir = self._load(Path(self.manifest).parent, str(row["path"]), str(row["blake3"]), sr)
-        except MissingMaterial as error:
+        except MissingMaterialError as error:
             return wave, sr, Outcome.failed(str(error))
         direct = int(np.argmax(np.abs(rir)))
         figures = rir_figures(rir, direct, sr)
@@ -224,22 +224,22 @@ class MeasuredRir(Operator):
     def _load(root: Path, relative: str, expected_blake3: str, sr: int) -> np.ndarray:
         posix = PurePosixPath(relative)
         if posix.is_absolute() or ".." in posix.parts or not posix.parts:
-            raise MissingMaterial(f"RIR path {relative!r} is not relative to the manifest's folder")
+            raise MissingMaterialError(f"RIR path {relative!r} is not relative to the manifest's folder")
         path = root.joinpath(*posix.parts)
         if not path.is_file():
-            raise MissingMaterial(f"RIR file {path} does not exist or is not a regular file")
+            raise MissingMaterialError(f"RIR file {path} does not exist or is not a regular file")
         actual = file_digest(path).blake3
         if actual != expected_blake3:
-            raise MissingMaterial(f"RIR file {path} has BLAKE3 {actual}, the manifest says {expected_blake3}")
+            raise MissingMaterialError(f"RIR file {path} has BLAKE3 {actual}, the manifest says {expected_blake3}")
         rir = decoded_audio(str(path), sr)
         if not np.any(rir):
-            raise MissingMaterial(f"RIR file {path} is silent")
+            raise MissingMaterialError(f"RIR file {path} is silent")
         return rir
 
 
 def read_rir_manifest(path: Path) -> pd.DataFrame:
-    """The manifest's ``path`` and ``blake3`` columns as strings; MissingMaterial names what is wrong."""
+    """The manifest's ``path`` and ``blake3`` columns as strings; MissingMaterialError names what is wrong."""
     table = read_listing(path, MANIFEST_COLUMNS, "RIR manifest")
     if table.empty:
-        raise MissingMaterial(f"RIR manifest {path} lists no files")
+        raise MissingMaterialError(f"RIR manifest {path} lists no files")
     return table

@@ -14,9 +14,9 @@ from engine_standin import CONTAINER_ID, IMAGE_ID, LOG_FRAMES, EngineStandIn
 
 from runner import container
 from runner.container import (
-    ContainerFailed,
-    EngineUnreachable,
-    ImageUnavailable,
+    ContainerFailedError,
+    EngineUnreachableError,
+    ImageUnavailableError,
     SourceState,
     build_context,
     launch,
@@ -203,7 +203,7 @@ def test_existing_image_from_a_registry_records_its_repository_digest(
 
 def test_unreachable_engine_is_one_line(tmp_path: Path, inputs: dict[str, Path]) -> None:
     url = f"unix://{tmp_path}/no-engine.sock"
-    with pytest.raises(EngineUnreachable) as caught:
+    with pytest.raises(EngineUnreachableError) as caught:
         launch(inputs["config"], inputs["out"], base_url=url, root=inputs["repo"], state=STATE)
     line = caught.value.line()
     assert line.startswith(f"docker engine at {url}: unreachable (")
@@ -228,7 +228,7 @@ def test_cli_prints_one_line_and_exits_2(
 
 def test_build_error_is_reported_from_the_stream(engine: EngineStandIn, inputs: dict[str, Path]) -> None:
     engine.build_error = "The command '/bin/bash -o pipefail -c apt-get update' returned a non-zero code: 100"
-    with pytest.raises(ImageUnavailable) as caught:
+    with pytest.raises(ImageUnavailableError) as caught:
         launch(inputs["config"], inputs["out"], base_url=engine.base_url, root=inputs["repo"], state=STATE,
                write=Sink(engine))  # fmt: skip
     assert caught.value.line() == f"containers/Dockerfile: build failed: {engine.build_error}"
@@ -236,7 +236,7 @@ def test_build_error_is_reported_from_the_stream(engine: EngineStandIn, inputs: 
 
 
 def test_missing_image_without_build(engine: EngineStandIn, inputs: dict[str, Path]) -> None:
-    with pytest.raises(ImageUnavailable, match="other:tag: image not found in the engine"):
+    with pytest.raises(ImageUnavailableError, match="other:tag: image not found in the engine"):
         launch(inputs["config"], inputs["out"], image="other:tag", build=False, base_url=engine.base_url,
                root=inputs["repo"], write=Sink(engine))  # fmt: skip
 
@@ -245,7 +245,7 @@ def test_start_failure_names_the_gpu_runtime_and_removes_the_container(
     engine: EngineStandIn, inputs: dict[str, Path]
 ) -> None:
     engine.start_error = 'could not select device driver "" with capabilities: [[gpu]]'
-    with pytest.raises(ContainerFailed) as caught:
+    with pytest.raises(ContainerFailedError) as caught:
         launch(inputs["config"], inputs["out"], base_url=engine.base_url, root=inputs["repo"], state=STATE,
                write=Sink(engine))  # fmt: skip
     assert engine.start_error in caught.value.line()

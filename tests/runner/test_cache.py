@@ -13,7 +13,7 @@ import blake3
 import numpy as np
 import pytest
 
-from runner.cache import MAGIC, CachedEmbedding, CacheEntryRejected, EmbeddingCache, embedding_key
+from runner.cache import MAGIC, CachedEmbedding, CacheEntryRejectedError, EmbeddingCache, embedding_key
 
 OUTCOMES = [{"status": "applied", "reason": "white noise at 0 dB", "details": {"snr_db": 0.0}}]
 
@@ -109,10 +109,10 @@ def test_read_names_the_file_and_why_for_a_reader_that_must_not_recompute(tmp_pa
     entry = CachedEmbedding(np.ones(4, dtype=np.float32) / 2, [{"status": "applied"}])
     cache.put("k1", entry)
     assert np.array_equal(cache.read("k1").vector, entry.vector)
-    with pytest.raises(CacheEntryRejected, match="no such entry"):
+    with pytest.raises(CacheEntryRejectedError, match="no such entry"):
         cache.read("k2")
     cache.path("k2").parent.mkdir(parents=True, exist_ok=True)
     cache.path("k2").write_bytes(cache.path("k1").read_bytes())  # a swapped file
-    with pytest.raises(CacheEntryRejected, match="another key"):
+    with pytest.raises(CacheEntryRejectedError, match="another key"):
         cache.read("k2")
     assert cache.path("k2").exists() and not cache.rejected  # read neither removes nor counts: the caller decides

@@ -61,7 +61,7 @@ def test_playback_chain_is_its_five_stages_in_order(speech: np.ndarray) -> None:
 
 def test_a_failed_stage_fails_the_preset_and_is_named(speech: np.ndarray, monkeypatch: pytest.MonkeyPatch) -> None:
     def unavailable(*args: object, **kwargs: object) -> None:
-        raise codecs.CodecUnavailable("encoder 'libopus' is not available in this PyAV build")
+        raise codecs.CodecUnavailableError("encoder 'libopus' is not available in this PyAV build")
 
     monkeypatch.setattr(codecs, "round_trip", unavailable)
     preset = operator_from_spec(PRESET)
