@@ -35,10 +35,9 @@ def version_callback(program: str) -> Callable[[bool], None]:
 
     def show(value: bool) -> None:
         if value:
-            from provenance.environment import installed_version
+            from audit.result import tool_version
 
-            version = installed_version("interbias-sv") or "unknown (interbias-sv is not installed)"
-            typer.echo(f"{program} (interbias-sv) {version}")
+            typer.echo(f"{program} (interbias-sv) {tool_version()}")
             raise typer.Exit()
 
     return show
