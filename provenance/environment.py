@@ -23,9 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from provenance.atomic import atomic_write_bytes
 from provenance.digests import bytes_digest, file_digest
-from schemas.bundle import json_file_bytes
 from schemas.errors import InputError
 
 # A bare content digest, or a repository digest reference as the engine lists it (``RepoDigests``):
@@ -255,8 +253,3 @@ def capture_environment(
         "git": _git_state(Path(repo)),
         "container_image": image_digest if image_digest is not None else _unavailable("no image digest passed in"),
     }
-
-
-def write_environment(path: Path, environment: dict[str, Any]) -> None:
-    """Write the environment atomically as sorted, indented JSON (readable; its digest binds it)."""
-    atomic_write_bytes(path, json_file_bytes(environment))

@@ -1,7 +1,8 @@
 """Build, write and (optionally) sign the manifest of a finished bundle.
 
-The runner calls ``write_manifest`` after every other bundle file is written. It digests every file of the
-bundle (all regular files outside ``provenance/`` and ``report/``), binds each results row to the trial list,
+``write_manifest`` digests every file of a bundle on disk (all regular files outside ``provenance/`` and
+``report/``); the runner's ``provenance.writer.BundleWriter`` hands ``run_statement`` the digests of the bytes it
+wrote and the objects it wrote them from instead. Either way the statement binds each results row to the trial list,
 scores file and checkpoint it names, and writes ``provenance/statement.json`` (canonical JSON, the exact bytes
 that are signed). With a key it writes the DSSE envelope ``provenance/run.intoto.jsonl`` and the public key
 and key id beside it; without one it writes ``provenance/UNSIGNED.txt`` saying so. An inconsistent bundle is
@@ -90,14 +91,20 @@ def read_json_object(path: Path) -> dict[str, Any]:
 
 
 def _read_results(path: Path) -> pd.DataFrame:
-    results = pd.read_csv(path, dtype={column: str for column in PROVENANCE_COLUMNS}, keep_default_na=False)
+    return pd.read_csv(path, dtype={column: str for column in PROVENANCE_COLUMNS}, keep_default_na=False)
+
+
+def _checked_provenance(results: pd.DataFrame, results_path: Path) -> pd.DataFrame:
+    """The provenance columns of ``results`` as text, each present and never empty."""
     for column in PROVENANCE_COLUMNS:
         if column not in results.columns:
-            raise InputError(str(path), "missing provenance column", column=column)
-        empty = results.index[results[column].str.len() == 0]
+            raise InputError(str(results_path), "missing provenance column", column=column)
+    text = results[list(PROVENANCE_COLUMNS)].astype(str)
+    for column in PROVENANCE_COLUMNS:
+        empty = text.index[text[column].str.len() == 0]
         if len(empty):
-            raise InputError(str(path), "empty value", row=int(empty[0]) + 1, column=column)
-    return results
+            raise InputError(str(results_path), "empty value", row=int(empty[0]) + 1, column=column)
+    return text
 
 
 def _trial_lists(bundle_dir: Path, digests: dict[str, Digest]) -> dict[str, tuple[str, Digest]]:
@@ -177,23 +184,41 @@ def _builder_version() -> str:
 
 
 def build_run_statement(bundle_dir: Path, run_config: dict[str, Any]) -> dict[str, Any]:
-    """The statement of a bundle, after checking that its files agree with each other."""
+    """The statement of a bundle on disk: every file digested, results, checkpoints and operators read back."""
     bundle_dir = Path(bundle_dir)
     for name in REQUIRED_FILES:
         if not (bundle_dir / name).is_file():
             raise InputError(str(bundle_dir / name), "required bundle file is missing")
-    digests = {name: file_digest(bundle_dir / name) for name in bundle_files(bundle_dir)}
+    return run_statement(
+        bundle_dir,
+        {name: file_digest(bundle_dir / name) for name in bundle_files(bundle_dir)},
+        results=_read_results(bundle_dir / RESULTS_FILE),
+        checkpoints=read_json_object(bundle_dir / CHECKPOINTS_FILE),
+        operators=read_json_object(bundle_dir / OPERATORS_FILE),
+        run_config=run_config,
+    )
+
+
+def run_statement(
+    bundle_dir: Path,
+    digests: dict[str, Digest],
+    *,
+    results: pd.DataFrame,
+    checkpoints: dict[str, Any],
+    operators: dict[str, Any],
+    run_config: dict[str, Any],
+) -> dict[str, Any]:
+    """The statement over the files ``digests`` names, after checking that the results rows, the checkpoints and
+    the operator records agree with those files and with each other (``bundle_dir`` names them in errors)."""
     results_path = bundle_dir / RESULTS_FILE
-    results = _read_results(results_path)
-    run_ids = sorted(set(results["run_id"]))
+    provenance = _checked_provenance(results, results_path)
+    run_ids = sorted(set(provenance["run_id"]))
     if len(run_ids) != 1:
         raise InputError(str(results_path), f"expected one run_id in a bundle, found {run_ids}", column="run_id")
-    checkpoints = read_json_object(bundle_dir / CHECKPOINTS_FILE)
-    operators = read_json_object(bundle_dir / OPERATORS_FILE)
     trial_lists = _trial_lists(bundle_dir, digests)
     records = [
         _bind_record(row, index + 1, results_path, digests, trial_lists, checkpoints, operators.get("records", {}))
-        for index, row in enumerate(cast(list[dict[str, Any]], results.to_dict("records")))
+        for index, row in enumerate(cast(list[dict[str, Any]], provenance.to_dict("records")))
     ]
     predicate = build_predicate(
         run_config=run_config,
@@ -211,12 +236,20 @@ def build_run_statement(bundle_dir: Path, run_config: dict[str, Any]) -> dict[st
     return build_statement(list(digests.items()), predicate)
 
 
+def _check_key_outside(bundle_dir: Path, signing_key: Path | None) -> None:
+    """A private key inside the bundle it signs would become one of its subjects: refused."""
+    if signing_key is not None and Path(signing_key).resolve().is_relative_to(Path(bundle_dir).resolve()):
+        raise InputError(str(signing_key), "the private key lies inside the bundle it would sign; move it out")
+
+
 def write_manifest(bundle_dir: Path, run_config: dict[str, Any], signing_key: Path | None) -> ManifestResult:
     """Write the statement of ``bundle_dir`` and, given a private key, its signed DSSE envelope."""
-    bundle_dir = Path(bundle_dir)
-    if signing_key is not None and Path(signing_key).resolve().is_relative_to(bundle_dir.resolve()):
-        raise InputError(str(signing_key), "the private key lies inside the bundle it would sign; move it out")
-    statement = build_run_statement(bundle_dir, run_config)
+    return write_statement(Path(bundle_dir), build_run_statement(bundle_dir, run_config), signing_key)
+
+
+def write_statement(bundle_dir: Path, statement: dict[str, Any], signing_key: Path | None) -> ManifestResult:
+    """Write ``statement`` into ``bundle_dir/provenance/`` and, given a private key, its signed DSSE envelope."""
+    _check_key_outside(bundle_dir, signing_key)
     payload = canonical_json(statement)
     atomic_write_bytes(bundle_dir / STATEMENT_FILE, payload)
     if signing_key is None:

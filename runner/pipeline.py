@@ -3,18 +3,17 @@
 A straight line: load the corpora, ready the encoders (each loads on its first forward pass: an unchanged rerun
 loads none), plan the records, compute every needed (utterance, chain) embedding once per encoder (cached by
 content digest), score each record's trials by cosine, compute the metrics with ``audit.metrics.point`` and write the
-bundle files atomically, then the manifest. A killed run resumes: cached
-embeddings are not recomputed, finished score files are kept, and the final bytes are the same.
+bundle through ``provenance.writer.BundleWriter`` (atomic files, the statement over the bytes written). A killed
+run resumes: cached embeddings are not recomputed and every file is written again from what this invocation
+computed, so the final bytes are the same and nothing found in the folder is signed.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import multiprocessing
 import os
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter, deque
@@ -28,16 +27,15 @@ from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 import soundfile
 
 from audit.metrics.point import grouped_metrics
-from provenance.atomic import atomic_path, atomic_write_bytes, remove_temporaries
-from provenance.digests import DigestIndex, bytes_digest, digest_index, file_digest
+from provenance.digests import DigestIndex, bytes_digest, digest_index
+from provenance.environment import capture_environment
+from provenance.writer import BundleWriter
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
 from runner.config import Chain, CorpusChoice, RunConfig, default_cache_root
-from runner.corpora.base import PROBLEMS_FILE, UTTERANCES_FILE, CorpusTable, load_corpus
+from runner.corpora.base import CorpusTable, load_corpus
 from runner.encoders import EncoderHandle, EncoderSpec
 from runner.encoders.deferred import DeferredEncoder, RecordStore
 from runner.encoders.device import execution_summary
@@ -46,16 +44,19 @@ from runner.operators import Chain as OperatorChain
 from runner.operators import NoiseSources, chain_id, chain_status
 from runner.plan import RecordPlan, Side, plan_run, run_id_for
 from runner.stages import StageLog
-from runner.trials import select_pool
+from runner.trials import TrialList, select_pool
 from schemas.bundle import (
-    CHECKPOINTS_FILE,
+    CONFIG_FILE,
     ENVIRONMENT_FILE,
     OPERATORS_FILE,
-    RESULTS_FILE,
+    PROBLEMS_FILE,
     RUN_FILE,
     TIMINGS_FILE,
-    csv_file_bytes,
-    json_file_bytes,
+    UTTERANCES_FILE,
+    corpus_folder_name,
+    scores_file_bytes,
+    scores_name,
+    trial_list_name,
 )
 from schemas.errors import InputError, RunError
 from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
@@ -390,50 +391,20 @@ def _score_record(plan: RecordPlan, embeddings: dict[tuple[Side, str], CachedEmb
     )
 
 
-def _write_scores(path: Path, frame: pd.DataFrame, run_id: str) -> None:
-    """Write a score file unless this run already finished it (its metadata names the run id)."""
-    if path.is_file() and pq.read_schema(path).metadata.get(b"run_id") == run_id.encode():
-        return
-    table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata({"run_id": run_id})
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
-
-
 def _write_run_file(
-    out: Path, run_id: str, rejected: Counter[str] | None = None, unscorable: dict[str, str] | None = None
+    writer: BundleWriter,
+    run_id: str,
+    rejected: Counter[str] | None = None,
+    unscorable: dict[str, str] | None = None,
 ) -> None:
     """run.json: the run id (a resumed run checks it); once the embeddings are done, the cache entries this
     invocation rejected (did not verify) and recomputed, by reason; and the records that could not be scored."""
-    record: dict[str, Any] = {"run_id": run_id, "config": "config.toml"}
+    record: dict[str, Any] = {"run_id": run_id, "config": CONFIG_FILE}
     if rejected is not None:
         record["cache_rejected"] = {"total": sum(rejected.values()), "reasons": dict(sorted(rejected.items()))}
     if unscorable:
         record["unscorable_records"] = {"total": len(unscorable), "records": dict(sorted(unscorable.items()))}
-    atomic_write_bytes(out / RUN_FILE, json_file_bytes(record))
-
-
-def _check_out_folder(out: Path, run_id: str) -> None:
-    """Refuse to mix two runs in one folder; an empty or same-run folder is fine (resume). A --out that is a file,
-    holds an unreadable run.json or cannot be written is an InputError, before any work."""
-    if out.exists() and not out.is_dir():
-        raise InputError(str(out), "--out is a file, not a folder; choose a folder (it is created if absent)")
-    if out.is_dir() and any(out.iterdir()):
-        marker = out / RUN_FILE
-        previous = None
-        if marker.exists():
-            try:
-                previous = json.loads(marker.read_text(encoding="utf-8"))["run_id"]
-            except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
-                problem = f"not a run marker ({type(error).__name__}: {error})"
-                raise InputError(str(marker), f"{problem}; remove the folder or choose an empty --out") from None
-        if previous != run_id:
-            raise InputError(str(out), f"output folder holds another run (run_id {previous}); choose an empty --out")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=out):
-            pass
-    except OSError as error:
-        raise InputError(str(out), f"cannot write to --out ({error.strerror}); choose a writable folder") from None
+    writer.write_json(RUN_FILE, record)
 
 
 def _unscorable(frame: pd.DataFrame) -> str | None:
@@ -609,49 +580,30 @@ def _run(
     encoder_factory: Callable[[EncoderSpec, str], EncoderHandle] | None,
     executor: Executor | None,
 ) -> RunSummary:
-    from provenance.environment import capture_environment
-    from provenance.manifest import write_manifest
-
-    out = Path(out)
     stages = StageLog.for_run(6, progress)
     corpora = _load_corpora(config)  # the corpus folders are only read
     pools = {
         name: select_pool(table.frame, config.corpora[name].utterances_per_speaker, config.seed)
         for name, table in corpora.items()
     }
-    corpus_digest = _corpus_digest(corpora)
     stages.done("corpora", f"{sum(len(pool) for pool in pools.values())} utterances from {len(corpora)} corpora")
     load = encoder_factory or (lambda spec, on: spec.load(device=on))
     store = RecordStore(cache_root / CHECKPOINT_RECORDS_FOLDER)
     encoders = {spec.label: DeferredEncoder(spec, device, load, store) for spec in config.encoders}
-    checkpoint_digests = [encoders[c.label].checkpoint.checkpoint_blake3 for c in config.encoders]
+    checkpoint_digests = [encoders[spec.label].checkpoint.checkpoint_blake3 for spec in config.encoders]
     stages.done("encoders", f"{len(encoders)} ready (each loaded on its first forward pass, if any)")
-    run_id = run_id_for(config, corpus_digest, checkpoint_digests, TOOL_VERSION)
+    run_id = run_id_for(config, _corpus_digest(corpora), checkpoint_digests, TOOL_VERSION)
     plans = plan_run(config, pools)
-    _check_out_folder(out, run_id)
-    remove_temporaries(out)  # a killed run's partial writes
-    _write_run_file(out, run_id)
-    atomic_write_bytes(out / "config.toml", config.source.read_bytes())
-    tables = {name: _corpus_folder(out, corpora, name) for name in corpora}
-    for name, folder in tables.items():
-        atomic_write_bytes(folder / UTTERANCES_FILE, corpora[name].utterances_csv())
-        atomic_write_bytes(folder / PROBLEMS_FILE, corpora[name].problems_csv())
-    trial_lists = {plan.trials.trial_list_id: plan.trials for plan in plans}
-    for trial_list_id, trials in sorted(trial_lists.items()):
-        atomic_write_bytes(out / "trials" / f"{trial_list_id}.csv", trials.csv_bytes)
+    writer = BundleWriter.resume(out, run_id)
+    trial_lists = _write_plan(writer, config, corpora, plans, run_id)
     n_trials = sum(len(t.frame) for t in trial_lists.values())
     stages.done("plan", f"{len(plans)} records, {len(trial_lists)} trial lists, {n_trials} trials")
 
-    chains: dict[str, Chain] = {}
-    sides: set[Side] = set()
-    for plan in plans:
-        for specs in (plan.cell.enrol_chain, plan.cell.test_chain):
-            chains[chain_id(list(specs))] = specs
-        sides.update(plan.enrol_sides())
-        sides.update(plan.test_sides())
+    chains = {chain_id(list(specs)): specs for plan in plans for specs in (plan.cell.enrol_chain, plan.cell.test_chain)}
+    sides = {side for plan in plans for side in (*plan.enrol_sides(), *plan.test_sides())}
     sources = {
         name: NoiseSources(
-            utterances=tables[name] / UTTERANCES_FILE,
+            utterances=writer.layout.corpus_folder(name, len(corpora) == 1) / UTTERANCES_FILE,
             audio_root=config.corpora[name].root,
             music_dir=config.corpora[name].music,
         )
@@ -666,55 +618,17 @@ def _run(
     operators = _operator_report(config, plans, chains, embeddings, sources)
     failures = sum(chain["failed"] for chain in operators["chains"].values())
     if failures and config.failure_policy == "fail-run":
-        atomic_write_bytes(out / OPERATORS_FILE, json_file_bytes(operators))
-        _write_run_file(out, run_id, cache.rejected)
+        writer.write_json(OPERATORS_FILE, operators)
+        _write_run_file(writer, run_id, cache.rejected)
         raise RunError(f"{failures} operator failure(s) under the fail-run policy; see {out / OPERATORS_FILE}")
-
     score_frames = [_score_record(plan, embeddings) for plan in plans]
-    for plan, frame in zip(plans, score_frames, strict=True):
-        _write_scores(out / "scores" / f"{plan.record_id}.parquet", frame, run_id)
-    unscorable = {
-        plan.record_id: reason
-        for plan, frame in zip(plans, score_frames, strict=True)
-        if (reason := _unscorable(frame)) is not None
-    }
-    if unscorable:  # reported and counted; no results table is signed over records that have no result
-        atomic_write_bytes(out / OPERATORS_FILE, json_file_bytes(operators))
-        _write_run_file(out, run_id, cache.rejected, unscorable)
-        first, reason = next(iter(unscorable.items()))
-        raise RunError(
-            f"{len(unscorable)} of {len(plans)} records cannot be scored (first: {first}: {reason}); "
-            f"see {out / OPERATORS_FILE} and {out / RUN_FILE}, fix the input and rerun"
-        )
-    metrics = _grouped(score_frames, config)
+    scores_blake3 = _write_scores(writer, plans, score_frames, run_id)
+    _refuse_unscorable(writer, plans, score_frames, operators, run_id, cache.rejected)
     stages.done("scores", f"{len(score_frames)} records, {sum(len(frame) for frame in score_frames)} trials scored")
-    rows = []
-    speakers = {list_id: speaker_counts(trials.frame) for list_id, trials in trial_lists.items()}
-    for index, (plan, frame) in enumerate(zip(plans, score_frames, strict=True)):
-        record_metrics = {key: values[index].item() for key, values in metrics.items()}
-        extra = {
-            "corpus": plan.experiment.corpus,
-            "eer_method": config.eer_method,
-            "n_unscored": int((frame["status"] != "scored").sum()),
-            "p_target": config.p_target,
-            "c_miss": config.c_miss,
-            "c_fa": config.c_fa,
-            "checkpoint_blake3": encoders[plan.encoder.label].checkpoint.checkpoint_blake3,
-            "trial_list_id": plan.trials.trial_list_id,
-            "scores_blake3": file_digest(out / "scores" / f"{plan.record_id}.parquet").blake3,
-            "run_id": run_id,
-            "seed": config.seed,
-            **speakers[plan.trials.trial_list_id],
-        }
-        rows.append(_results_row(plan, record_metrics, extra))
-    atomic_write_bytes(out / OPERATORS_FILE, json_file_bytes(operators))
-    _write_run_file(out, run_id, cache.rejected)
-    pins = {spec.label: spec.weights for spec in config.encoders}
-    checkpoints = {
-        label: {**encoder.checkpoint.as_dict(), "weights": weights_origin(encoder.checkpoint, pins[label])}
-        for label, encoder in encoders.items()
-    }
-    atomic_write_bytes(out / CHECKPOINTS_FILE, json_file_bytes(checkpoints))
+
+    checkpoints = _checkpoint_records(config, encoders)
+    results = _results(config, plans, score_frames, trial_lists, checkpoints, scores_blake3, run_id)
+    _write_run_file(writer, run_id, cache.rejected)
     environment = capture_environment(
         seeds={"run": config.seed},
         command_line=_portable(command_line or sys.argv, {"$OUT": out, "$CACHE": cache_root}),
@@ -722,16 +636,12 @@ def _run(
         device=device,
         execution=execution_summary({label: encoder.checkpoint.runtime for label, encoder in encoders.items()}),
     )
-    environment["executor"] = executor.describe()
-    atomic_write_bytes(out / ENVIRONMENT_FILE, json_file_bytes(environment))
-    results = pd.DataFrame(rows)
-    for column in ("n_target", "n_nontarget", "n_unscored", "seed", *SPEAKER_COUNT_COLUMNS):
-        results[column] = results[column].astype("int64")
-    atomic_write_bytes(out / RESULTS_FILE, csv_file_bytes(results))
-    atomic_write_bytes(out / TIMINGS_FILE, json_file_bytes(_timings(run_id, device, stages, embedder, executor)))
-    with digest_index(None):  # what is signed is always hashed afresh
-        write_manifest(out, run_config=config.raw, signing_key=signing_key)
-    stages.done("bundle", f"{len(rows)} results rows, manifest {'signed' if signing_key else 'unsigned'} -> {out}")
+    writer.write_json(ENVIRONMENT_FILE, {**environment, "executor": executor.describe()})
+    writer.write_json(TIMINGS_FILE, _timings(run_id, device, stages, embedder, executor))
+    writer.seal(
+        results=results, checkpoints=checkpoints, operators=operators, run_config=config.raw, signing_key=signing_key
+    )
+    stages.done("bundle", f"{len(results)} results rows, manifest {'signed' if signing_key else 'unsigned'} -> {out}")
     return RunSummary(
         out=out,
         run_id=run_id,
@@ -747,6 +657,106 @@ def _run(
             for status in ("applied", "failed", "fallback")
         },
     )
+
+
+def _write_plan(
+    writer: BundleWriter, config: RunConfig, corpora: dict[str, CorpusTable], plans: list[RecordPlan], run_id: str
+) -> dict[str, TrialList]:
+    """The run marker, the configuration, each corpus's tables and every trial list; the trial lists by id."""
+    _write_run_file(writer, run_id)
+    writer.write(CONFIG_FILE, config.source.read_bytes())
+    for name, table in corpora.items():
+        folder = corpus_folder_name(name, len(corpora) == 1)
+        writer.write(f"{folder}/{UTTERANCES_FILE}", table.utterances_csv())
+        writer.write(f"{folder}/{PROBLEMS_FILE}", table.problems_csv())
+    trial_lists = {plan.trials.trial_list_id: plan.trials for plan in plans}
+    for trial_list_id, trials in sorted(trial_lists.items()):
+        writer.write(trial_list_name(trial_list_id), trials.csv_bytes)
+    return trial_lists
+
+
+def _write_scores(
+    writer: BundleWriter, plans: list[RecordPlan], frames: list[pd.DataFrame], run_id: str
+) -> dict[str, str]:
+    """Every record's score file; the BLAKE3 of each, by record id."""
+    return {
+        plan.record_id: writer.write(
+            scores_name(plan.record_id),
+            scores_file_bytes(frame["label"].to_numpy(), frame["score"].to_numpy(), frame["status"].to_numpy(), run_id),
+        ).blake3
+        for plan, frame in zip(plans, frames, strict=True)
+    }
+
+
+def _refuse_unscorable(
+    writer: BundleWriter,
+    plans: list[RecordPlan],
+    frames: list[pd.DataFrame],
+    operators: dict[str, Any],
+    run_id: str,
+    rejected: Counter[str],
+) -> None:
+    """A RunError when some record cannot give its metrics, after writing which ones and why: no results table
+    is signed over records that have no result."""
+    unscorable = {
+        plan.record_id: reason
+        for plan, frame in zip(plans, frames, strict=True)
+        if (reason := _unscorable(frame)) is not None
+    }
+    if unscorable:
+        writer.write_json(OPERATORS_FILE, operators)
+        _write_run_file(writer, run_id, rejected, unscorable)
+        first, reason = next(iter(unscorable.items()))
+        root = writer.layout.root
+        raise RunError(
+            f"{len(unscorable)} of {len(plans)} records cannot be scored (first: {first}: {reason}); "
+            f"see {root / OPERATORS_FILE} and {root / RUN_FILE}, fix the input and rerun"
+        )
+
+
+def _checkpoint_records(config: RunConfig, encoders: dict[str, DeferredEncoder]) -> dict[str, Any]:
+    """checkpoints.json: each label's checkpoint record and where its weights come from."""
+    pins = {spec.label: spec.weights for spec in config.encoders}
+    return {
+        label: {**encoder.checkpoint.as_dict(), "weights": weights_origin(encoder.checkpoint, pins[label])}
+        for label, encoder in encoders.items()
+    }
+
+
+def _results(
+    config: RunConfig,
+    plans: list[RecordPlan],
+    frames: list[pd.DataFrame],
+    trial_lists: dict[str, TrialList],
+    checkpoints: dict[str, Any],
+    scores_blake3: dict[str, str],
+    run_id: str,
+) -> pd.DataFrame:
+    """results.csv: one row per record, its metrics computed from its scored trials and its provenance."""
+    metrics = _grouped(frames, config)
+    speakers = {list_id: speaker_counts(trials.frame) for list_id, trials in trial_lists.items()}
+    rows = []
+    for index, (plan, frame) in enumerate(zip(plans, frames, strict=True)):
+        record_metrics = {key: values[index].item() for key, values in metrics.items()}
+        extra = {
+            "corpus": plan.experiment.corpus,
+            "eer_method": config.eer_method,
+            "n_unscored": int((frame["status"] != "scored").sum()),
+            "p_target": config.p_target,
+            "c_miss": config.c_miss,
+            "c_fa": config.c_fa,
+            "checkpoint_blake3": checkpoints[plan.encoder.label]["checkpoint_blake3"],
+            "trial_list_id": plan.trials.trial_list_id,
+            "scores_blake3": scores_blake3[plan.record_id],
+            "run_id": run_id,
+            "seed": config.seed,
+            **speakers[plan.trials.trial_list_id],
+        }
+        rows.append(_results_row(plan, record_metrics, extra))
+    results = pd.DataFrame(rows)
+    for column in ("n_target", "n_nontarget", "n_unscored", "seed", *SPEAKER_COUNT_COLUMNS):
+        results[column] = results[column].astype("int64")
+    return results
 
 
 def _timings(run_id: str, device: str, stages: StageLog, embedder: Embedder, executor: Executor) -> dict[str, Any]:
@@ -803,11 +813,6 @@ def _corpus_digest(corpora: dict[str, CorpusTable]) -> str:
     if len(digests) == 1:
         return next(iter(digests.values()))
     return bytes_digest("\n".join(f"{name}={digest}" for name, digest in digests.items()).encode()).blake3
-
-
-def _corpus_folder(out: Path, corpora: dict[str, CorpusTable], name: str) -> Path:
-    """Where the bundle keeps a corpus's tables: ``corpus/`` for a single corpus, ``corpus/<name>/`` otherwise."""
-    return out / "corpus" if len(corpora) == 1 else out / "corpus" / name
 
 
 def _grouped(frames: list[pd.DataFrame], config: RunConfig) -> dict[str, np.ndarray]:

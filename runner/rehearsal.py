@@ -41,8 +41,8 @@ from typing import Any
 import blake3
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+
+from schemas.bundle import scores_file_bytes
 
 FULL_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "full.toml"
 PAPER_RECORDS = 4068
@@ -255,19 +255,9 @@ class RecordScores:
     scored: np.ndarray
 
     def parquet_bytes(self) -> bytes:
-        """The scores file as the runner writes it (zstd, the run id in the schema metadata)."""
+        """The scores file as the runner writes it; the trials that failed to decode as ``test-failed``."""
         status = np.where(self.scored, "scored", "test-failed")
-        table = pa.table(
-            {
-                "trial_index": pa.array(np.arange(len(self.labels), dtype=np.int64)),
-                "label": pa.array(self.labels),
-                "score": pa.array(self.scores),
-                "status": pa.array(status, type=pa.large_string()),
-            }
-        ).replace_schema_metadata({"run_id": RUN_ID})
-        sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, compression="zstd")
-        return bytes(sink.getvalue().to_pybytes())
+        return scores_file_bytes(self.labels, self.scores, status, RUN_ID)
 
 
 def draw_scores(planned: list[Planned], seed: int) -> list[RecordScores]:
@@ -399,11 +389,17 @@ def write_paper_bundle(
     level's terms on that population's list and the audit analyses them as population contrasts.
     """
     from audit.metrics.point import grouped_metrics
-    from provenance.environment import write_environment
     from provenance.keys import generate_keypair
-    from provenance.manifest import write_manifest
+    from provenance.writer import BundleWriter
     from runner.config import load_config
-    from schemas.bundle import csv_file_bytes, json_file_bytes
+    from schemas.bundle import (
+        CONFIG_FILE,
+        ENVIRONMENT_FILE,
+        UTTERANCES_FILE,
+        corpus_folder_name,
+        scores_name,
+        trial_list_name,
+    )
     from schemas.trials import speaker_counts
 
     started = time.perf_counter()
@@ -411,7 +407,7 @@ def write_paper_bundle(
     with _placeholder_roots():
         config = load_config(config_path)
     _check_shapes(config)
-    out.mkdir(parents=True)
+    writer = BundleWriter.create(out)
     factor = _budget_factor(config, PAPER_RECORDS // PAPER_LABELS) * scale
     chosen = [e for e in config.experiments if experiments is None or e.id in experiments]
     config = replace(
@@ -433,21 +429,16 @@ def write_paper_bundle(
         if "test_corpus" in item.trials.frame.columns:
             used |= set(item.trials.frame["test_corpus"])
     for name in sorted(used):
-        folder = out / "corpus" / name
-        folder.mkdir(parents=True)
-        pools[name].to_csv(folder / "utterances.csv", index=False, lineterminator="\n")
-    (out / "trials").mkdir()
+        writer.write_csv(f"{corpus_folder_name(name, single=False)}/{UTTERANCES_FILE}", pools[name])
     trial_lists = {item.trials.trial_list_id: item.trials for item in planned}
     for list_id, trials in trial_lists.items():
-        (out / "trials" / f"{list_id}.csv").write_bytes(trials.csv_bytes)
+        writer.write(trial_list_name(list_id), trials.csv_bytes)
 
     records = draw_scores(planned, seed)
-    (out / "scores").mkdir()
-    digests = []
-    for item, record in zip(planned, records, strict=True):
-        data = record.parquet_bytes()
-        (out / "scores" / f"{item.record_id}.parquet").write_bytes(data)
-        digests.append(blake3.blake3(data).hexdigest())
+    digests = [
+        writer.write(scores_name(item.record_id), record.parquet_bytes()).blake3
+        for item, record in zip(planned, records, strict=True)
+    ]
     scored = np.concatenate([record.scored for record in records])
     metrics = grouped_metrics(
         np.concatenate([record.scores for record in records])[scored],
@@ -503,18 +494,20 @@ def write_paper_bundle(
                 **speakers[item.trials.trial_list_id],
             }
         )
-    results = pd.DataFrame(rows)
-    (out / "results.csv").write_bytes(csv_file_bytes(results))
-    (out / "operators.json").write_bytes(json_file_bytes(_operators(planned)))
-    (out / "checkpoints.json").write_bytes(json_file_bytes(checkpoints))
-    write_environment(out / "environment.json", {"python": {"version": sys.version.split()[0]}, "seeds": {"run": seed}})
+    writer.write_json(ENVIRONMENT_FILE, {"python": {"version": sys.version.split()[0]}, "seeds": {"run": seed}})
     voxceleb = np.sort(genuine["voxceleb1"]["speaker"].unique())
     dev_speakers = voxceleb[: round(DEV_SHARE * len(voxceleb))].tolist()
     text = _config_text(Path(config_path), dev_speakers)
-    (out / "config.toml").write_text(text, encoding="utf-8")
+    writer.write(CONFIG_FILE, text.encode("utf-8"))
     private_key, public_key = out.with_name(out.name + ".key"), out.with_name(out.name + ".pub")
     generate_keypair(private_key, public_key)
-    write_manifest(out, tomllib.loads(text), private_key)
+    writer.seal(
+        results=pd.DataFrame(rows),
+        checkpoints=checkpoints,
+        operators=_operators(planned),
+        run_config=tomllib.loads(text),
+        signing_key=private_key,
+    )
     return PaperBundle(
         out,
         private_key,

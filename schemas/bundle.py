@@ -162,6 +162,25 @@ def csv_file_bytes(frame: pd.DataFrame) -> bytes:
     return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
 
 
+def scores_file_bytes(labels: np.ndarray, scores: np.ndarray, status: np.ndarray, run_id: str) -> bytes:
+    """A ``scores/<record_id>.parquet`` file: the score columns in their Arrow types (``trial_index`` is the row
+    number), zstd-compressed, the run id in the schema metadata."""
+    import pyarrow as arrow  # here, not at import: the table-only audit never touches Parquet
+    import pyarrow.parquet as pq
+
+    table = arrow.table(
+        {
+            "trial_index": arrow.array(np.arange(len(labels), dtype=np.int64)),
+            "label": arrow.array(np.asarray(labels, dtype=np.int8)),
+            "score": arrow.array(np.asarray(scores, dtype=np.float64)),
+            "status": arrow.array(np.asarray(status, dtype=str), type=arrow.large_string()),
+        }
+    ).replace_schema_metadata({"run_id": run_id})
+    sink = arrow.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    return bytes(sink.getvalue().to_pybytes())
+
+
 # --- parsers: bytes that were verified -> typed tables ---------------------------------------------------------
 
 

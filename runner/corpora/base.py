@@ -23,11 +23,9 @@ import soundfile
 
 from provenance.atomic import atomic_write_bytes
 from provenance.digests import file_digests
+from schemas.bundle import PROBLEMS_FILE, UTTERANCES_FILE
 from schemas.errors import Error, InputError
 from schemas.utterances import OPTIONAL_COLUMNS, UTTERANCE_COLUMNS, UtteranceSchema
-
-UTTERANCES_FILE = "utterances.csv"
-PROBLEMS_FILE = "problems.csv"
 
 
 class CorpusError(InputError):

@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from provenance.environment import write_environment
 from provenance.keys import generate_keypair
 from provenance.manifest import ManifestResult, write_manifest
+from schemas.bundle import json_file_bytes
 
 RUN_ID = "run-synthetic-0001"
 MODELS = ("m1", "m2")
@@ -242,7 +242,7 @@ def build_bundle(
     (root / "operators.json").write_text(
         json.dumps({"policy": "drop-trial", "chains": chains, "records": records}, indent=2)
     )
-    write_environment(root / "environment.json", {"python": {"version": "3.11"}, "seeds": {"global": 7}})
+    (root / "environment.json").write_bytes(json_file_bytes({"python": {"version": "3.11"}, "seeds": {"global": 7}}))
     _write_corpus_table(root, corpus_table_edit)
     if analysis is not None:
         (root / "config.toml").write_text(f"seed = 7\n\n[analysis]\n{analysis}\n")

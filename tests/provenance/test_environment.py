@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from provenance.environment import capture_environment, write_environment
+from provenance.environment import capture_environment
 from schemas.errors import InputError
 
 IMAGE = "sha256:" + "ab" * 32
@@ -134,13 +134,6 @@ def test_onnxruntime_providers_and_execution_are_recorded(repo: Path) -> None:
     assert env["execution"] == {"requested_device": "cpu", "encoders": execution}
     bare = capture_environment(seeds=[1], command_line=["x"], repo=repo)
     assert bare["execution"]["requested_device"]["available"] is False
-
-
-def test_write_environment_is_sorted_json(tmp_path: Path) -> None:
-    write_environment(tmp_path / "environment.json", {"b": 1, "a": {"d": 2, "c": 3}})
-    text = (tmp_path / "environment.json").read_text()
-    assert json.loads(text) == {"a": {"c": 3, "d": 2}, "b": 1}
-    assert text.index('"a"') < text.index('"b"') and text.index('"c"') < text.index('"d"')
 
 
 def test_importing_the_light_packages_does_not_import_torch() -> None:

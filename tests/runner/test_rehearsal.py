@@ -18,6 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from provenance.canonical import canonical_json
+from provenance.manifest import build_run_statement
 from runner.rehearsal import PaperBundle, write_paper_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,6 +104,14 @@ def test_rows_carry_the_true_metrics_of_their_scores(bundle: PaperBundle) -> Non
         assert row.n_unscored == len(scores) - len(scored)
         assert row.eer_legacy == pytest.approx(legacy_eer_oracle(scored["score"], scored["label"]), abs=1e-12)
         assert (row.n_target, row.n_nontarget) == (scored["label"].sum(), (scored["label"] == 0).sum())
+
+
+def test_the_sealed_statement_is_the_one_rebuilt_from_the_files_on_disk(bundle: PaperBundle) -> None:
+    """The writer signs digests of the bytes it wrote and the objects it wrote them from; the second algorithm
+    hashes every file of the folder and reads results, checkpoints and operators back."""
+    sealed = json.loads((bundle.root / "provenance" / "statement.json").read_text())
+    config = tomllib.loads((bundle.root / "config.toml").read_text())
+    assert canonical_json(build_run_statement(bundle.root, config)) == canonical_json(sealed)
 
 
 def test_the_same_seed_gives_the_same_bundle(tmp_path: Path) -> None:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import Result
 from test_cache import damage
@@ -330,6 +332,31 @@ def test_a_killed_writers_temporary_file_is_removed_on_resume_and_never_signed(
     subjects = json.loads((out / "provenance" / "statement.json").read_text())["subject"]
     assert not [s for s in subjects if s["name"].endswith(".tmp")]
     assert (out / "results.csv").read_bytes() == (folder / "out" / "results.csv").read_bytes()
+
+
+def test_a_rerun_rewrites_an_edited_score_file_and_refuses_a_file_it_did_not_write(
+    cold: tuple[Path, RunSummary], tmp_path: Path
+) -> None:
+    """Oracle: the cold run's bytes. What is signed is what this invocation computed, never what it found."""
+    folder = cold[0]
+    out = tmp_path / "out"
+    shutil.copytree(folder / "out", out)
+    edited = out / "scores" / "D01.mfcc-stats.clean.parquet"
+    table = pq.read_table(edited)
+    flipped = table.set_column(2, "score", pa.array(-table.column("score").to_numpy()))
+    pq.write_table(flipped.replace_schema_metadata(table.schema.metadata), edited, compression="zstd")
+    small_run(folder / "run.toml", out, folder / "cache")
+    assert edited.read_bytes() == (folder / "out" / edited.relative_to(out)).read_bytes()
+    assert bundle_bytes(out) == bundle_bytes(folder / "out")
+    for stray in (out / "notes.txt", out / "scores" / "D99.extra.parquet"):
+        stray.write_bytes(b"not written by the run")
+        with pytest.raises(InputError, match=f"holds 1 file.*{stray.relative_to(out).as_posix()}.*would not be signed"):
+            small_run(folder / "run.toml", out, folder / "cache")
+        stray.unlink()
+    small_run(folder / "run.toml", out, folder / "cache")
+    subjects = {s["name"] for s in json.loads((out / "provenance" / "statement.json").read_text())["subject"]}
+    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert subjects == {name for name in files if name.split("/")[0] != "provenance"}
 
 
 # --- fault injection: SIGKILL at random points -----------------------------------------------------------
