@@ -37,8 +37,8 @@ sys.path.insert(0, str(ROOT))
 
 from runner.cache import EmbeddingCache  # noqa: E402
 from runner.config import load_config  # noqa: E402
-from runner.pipeline import LocalExecutor, run  # noqa: E402
-from runner.ray_executor import RayExecutor  # noqa: E402
+from runner.execution import LocalExecutor, RayExecutor  # noqa: E402
+from runner.pipeline import run  # noqa: E402
 
 OBJECT_STORE = 200 * 1024**2
 
@@ -86,7 +86,7 @@ def verify_rate(cache_root: Path) -> tuple[int, float]:
 
 
 def scoring_seconds(trials: int = 100_000, dim: int = 256) -> float:
-    """Seconds per trial of the driver's scoring: the cosine of two embeddings as ``pipeline._score_record``
+    """Seconds per trial of the driver's scoring: the cosine of two embeddings as ``runner.pipeline._score_record``
     computes it, trial by trial (the run's own loop needs a planned run; this is its arithmetic)."""
     rng = np.random.default_rng(0)
     vectors = rng.standard_normal((2, dim)).astype(np.float32)

@@ -26,7 +26,7 @@ checkpoints_app = typer.Typer(add_completion=False, no_args_is_help=True, help="
 app.add_typer(checkpoints_app, name="checkpoints")
 
 if TYPE_CHECKING:
-    from runner.pipeline import Executor
+    from runner.execution import Executor
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Top-level modules of the [runner] extra: without them the runner cannot work, and says so in one line.
@@ -117,7 +117,7 @@ def make_executor(
 ) -> tuple[Executor, str]:
     """The executor, and the device the driver loads the encoders on (on Ray it only reads their records)."""
     if executor == "ray":
-        from runner.ray_executor import RayExecutor
+        from runner.execution import RayExecutor
 
         chosen = RayExecutor(
             address=address, gpus_per_actor=gpus_per_actor, device=device, actors_per_label=actors_per_label
@@ -127,7 +127,7 @@ def make_executor(
         raise InputError(
             "--executor local", "--address, --gpus-per-actor and --actors-per-label are options of --executor ray"
         )
-    from runner.pipeline import LocalExecutor
+    from runner.execution import LocalExecutor
 
     return LocalExecutor(workers), device
 

@@ -11,23 +11,17 @@ computed, so the final bytes are the same and nothing found in the folder is sig
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import sys
-import threading
-import time
-from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pandas as pd
-import soundfile
 
 from audit.metrics.point import grouped_metrics
 from provenance.digests import DigestIndex, bytes_digest, digest_index
@@ -40,6 +34,8 @@ from runner.encoders import EncoderHandle, EncoderSpec
 from runner.encoders.deferred import DeferredEncoder, RecordStore
 from runner.encoders.device import execution_summary
 from runner.encoders.weights import weights_origin
+from runner.execution.jobs import DegradeJob, EmbedJob, EmbedWork, Executor
+from runner.execution.local import LocalExecutor
 from runner.operators import Chain as OperatorChain
 from runner.operators import NoiseSources, chain_id, chain_status
 from runner.plan import RecordPlan, Side, plan_run, run_id_for
@@ -82,204 +78,6 @@ class RunSummary:
     files_hashed: int = 0
     digests_reused: int = 0
     operator_counts: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class DegradeJob:
-    """What a worker needs to degrade one side: the chain's specs and the clean audio's path."""
-
-    side: Side
-    specs: Chain
-    path: Path
-
-
-Degraded = tuple[np.ndarray | None, int, list[dict[str, Any]]]
-_worker_context: dict[str, Any] = {}
-
-
-def init_worker(seed: int, sources: dict[str, NoiseSources]) -> None:
-    """Bind the run's seed and noise material for ``degrade`` in this process (a pool or cluster worker)."""
-    _worker_context.update(seed=seed, sources=sources)
-    if multiprocessing.parent_process() is not None:  # a worker: end with the run, even when it is killed
-        threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
-
-
-def _exit_with_parent(parent: int) -> None:
-    """Poll the parent process; once it is gone (killed run), leave at once instead of lingering."""
-    while os.getppid() == parent:
-        time.sleep(1.0)
-    os._exit(1)
-
-
-def read_clean_wave(path: Path) -> tuple[np.ndarray, int]:
-    """A corpus utterance as mono float32; unreadable audio is an InputError naming the file."""
-    try:
-        wave, sr = soundfile.read(str(path), dtype="float32", always_2d=True)
-    except (soundfile.LibsndfileError, RuntimeError, OSError) as error:
-        raise InputError(str(path), f"unreadable audio ({error})") from None
-    if wave.shape[0] == 0:
-        raise InputError(str(path), "audio holds no samples")
-    return np.ascontiguousarray(wave.mean(axis=1), dtype=np.float32), int(sr)
-
-
-def degrade(job: DegradeJob) -> Degraded:
-    """Apply a side's chain to its clean audio (in a worker process); a failed chain gives no wave."""
-    wave, sr = read_clean_wave(job.path)
-    if not job.specs:
-        return wave, sr, []
-    chain = OperatorChain.from_specs(list(job.specs), sources=_worker_context["sources"][job.side.corpus])
-    result = chain(wave, sr, seed=_worker_context["seed"], utt_id=job.side.utt_id)
-    outcomes = [outcome.as_dict() for outcome in result.outcomes]
-    return (None if result.status == "failed" else result.wave), result.sr, outcomes
-
-
-@dataclass(frozen=True)
-class EmbedJob:
-    """One side to realise once, and the cache key under which each encoder still lacking it stores its entry."""
-
-    degrade: DegradeJob
-    keys: dict[str, str]
-
-
-def embed_realised(
-    encoder: EncoderHandle, items: list[tuple[str, Degraded]]
-) -> tuple[list[tuple[str, CachedEmbedding]], int]:
-    """Each (key, realised side) as a cache entry of ``encoder``, and the number of forward passes.
-
-    One ``embed`` call per sample rate, in the given order (the encoder buckets by length inside it): every
-    executor hands the same items in the same order, so the vectors are the same bytes wherever they are computed.
-    A side whose chain failed gets an entry without a vector.
-    """
-    usable = [(index, wave, sr) for index, (_, (wave, sr, _)) in enumerate(items) if wave is not None]
-    vectors: dict[int, np.ndarray] = {}
-    for rate in sorted({sr for _, _, sr in usable}):
-        same_rate = [(index, wave) for index, wave, sr in usable if sr == rate]
-        embedded = encoder.embed([wave for _, wave in same_rate], rate)
-        vectors.update(zip([index for index, _ in same_rate], embedded, strict=True))
-    entries = [(key, CachedEmbedding(vectors.get(index), realised[2])) for index, (key, realised) in enumerate(items)]
-    return entries, len(usable)
-
-
-@dataclass(frozen=True)
-class EmbedWork:
-    """What an executor is handed: the run's configuration (seed, batch size, encoder specs), the driver's
-    encoders (their cache keys; the local executor runs them), the cache, each corpus's noise material, the jobs,
-    and the run's stage log (the embedding stage's progress goes through it)."""
-
-    config: RunConfig
-    encoders: dict[str, DeferredEncoder]
-    cache: EmbeddingCache
-    sources: dict[str, NoiseSources]
-    jobs: list[EmbedJob]
-    stages: StageLog
-
-
-class Executor(Protocol):
-    """Where the work of ``Embedder`` runs: realise each job's chain, embed it with each encoder it lacks, and
-    store each entry in the cache under its key; then return the entries, verified, in job order."""
-
-    forward_passes: int
-    label_seconds: dict[str, dict[str, float | None]]  # per label: wall_s and cpu_s (None where not measured)
-
-    def compute(self, work: EmbedWork) -> list[dict[str, CachedEmbedding]]: ...
-
-    def describe(self) -> dict[str, Any]:
-        """What executed the run, for ``environment.json``."""
-        ...
-
-
-LOOKAHEAD_BATCHES = 2
-
-
-def ahead(pool: ProcessPoolExecutor, jobs: list[DegradeJob], window: int) -> Iterator[Degraded]:
-    """``degrade`` of each job in order, with at most ``window`` jobs submitted and not yet taken."""
-    pending: deque[Future[Degraded]] = deque(pool.submit(degrade, job) for job in jobs[:window])
-    for job in jobs[window:]:
-        done = pending.popleft().result()
-        pending.append(pool.submit(degrade, job))
-        yield done
-    while pending:
-        yield pending.popleft().result()
-
-
-class LocalExecutor:
-    """The default: operators in ``workers`` local processes (0: in this process) ahead of the encoders, which
-    run in this process in batches of the run's ``batch_size``."""
-
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
-        self.forward_passes = 0
-        self.label_seconds: dict[str, dict[str, float | None]] = {}
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": "local", "workers": self.workers}
-
-    def compute(self, work: EmbedWork) -> list[dict[str, CachedEmbedding]]:
-        computed: list[dict[str, CachedEmbedding]] = []
-        degrade_jobs = [job.degrade for job in work.jobs]
-        with (
-            work.stages.part("embeddings", "sides embedded", len(work.jobs)) as bar,
-            self._degraded(work.config, work.sources, degrade_jobs, work.stages) as done,
-        ):
-            batch: list[tuple[EmbedJob, Degraded]] = []
-            for job, realised in zip(work.jobs, done, strict=True):
-                batch.append((job, realised))
-                if len(batch) == work.config.batch_size:
-                    computed.extend(self._embed_batch(work.encoders, work.cache, batch, work.stages))
-                    bar.advance(len(batch))
-                    batch = []
-            computed.extend(self._embed_batch(work.encoders, work.cache, batch, work.stages))
-            bar.advance(len(batch))
-        return computed
-
-    @contextmanager
-    def _degraded(
-        self, config: RunConfig, sources: dict[str, NoiseSources], jobs: list[DegradeJob], stages: StageLog
-    ) -> Iterator[Iterable[Degraded]]:
-        """The degraded audio of each job, in order, computed ahead by the worker processes: at most
-        ``LOOKAHEAD_BATCHES`` of the run's batches ahead of the encoders, so that the workers do not take the cores
-        from the first forward passes (the first progress line then comes after one batch, not after every
-        degradation of the run)."""
-        if self.workers == 0 or len(jobs) < 2:
-            init_worker(config.seed, sources)
-            yield map(degrade, jobs)
-            return
-        context = multiprocessing.get_context("spawn")  # no fork of a process that holds torch threads
-        stages.note("embeddings", f"... starting {self.workers} operator worker processes (spawn) ...")
-        with ProcessPoolExecutor(
-            self.workers, context, initializer=init_worker, initargs=(config.seed, sources)
-        ) as pool:
-            try:
-                yield ahead(pool, jobs, LOOKAHEAD_BATCHES * config.batch_size)
-            except BaseException:
-                pool.shutdown(cancel_futures=True)
-                raise
-
-    def _embed_batch(
-        self,
-        encoders: dict[str, DeferredEncoder],
-        cache: EmbeddingCache,
-        batch: list[tuple[EmbedJob, Degraded]],
-        stages: StageLog,
-    ) -> list[dict[str, CachedEmbedding]]:
-        computed: list[dict[str, CachedEmbedding]] = [{} for _ in batch]
-        for label, encoder in encoders.items():
-            held = [index for index, (job, _) in enumerate(batch) if label in job.keys]
-            if held and not encoder.loaded:  # before the clock starts: a label's seconds are its forward passes'
-                stages.note("embeddings", f"... loading encoder {label} ({encoder.spec.kind}) ...")
-                started = time.perf_counter()
-                encoder.load()
-                stages.note("embeddings", f"encoder {label} loaded in {time.perf_counter() - started:.1f} s")
-            started, started_cpu = time.perf_counter(), time.process_time()
-            entries, passes = embed_realised(encoder, [(batch[i][0].keys[label], batch[i][1]) for i in held])
-            spent = self.label_seconds.setdefault(label, {"wall_s": 0.0, "cpu_s": 0.0})
-            spent["wall_s"] = (spent["wall_s"] or 0.0) + time.perf_counter() - started
-            spent["cpu_s"] = (spent["cpu_s"] or 0.0) + time.process_time() - started_cpu
-            self.forward_passes += passes
-            for index, (key, entry) in zip(held, entries, strict=True):
-                cache.put(key, entry)
-                computed[index][label] = entry
-        return computed
 
 
 class Embedder:

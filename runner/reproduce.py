@@ -17,7 +17,7 @@ from runner.config import RunConfig, load_config
 from runner.corpora.base import UTTERANCES_FILE
 
 if TYPE_CHECKING:
-    from runner.pipeline import Executor
+    from runner.execution import Executor
 
 REPORT_FOLDER = "report"
 

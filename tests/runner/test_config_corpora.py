@@ -15,7 +15,8 @@ from fake_corpora import write_tone
 from runner import trials as trials_module
 from runner.config import load_config
 from runner.encoders import load_encoder
-from runner.pipeline import read_clean_wave, run
+from runner.execution.jobs import read_clean_wave
+from runner.pipeline import run
 from runner.plan import plan_run
 from runner.trials import TrialBudgetError, sample_selected_trials, sample_trials
 from schemas.errors import InputError

@@ -29,8 +29,8 @@ from ray.cluster_utils import Cluster
 
 from runner.config import load_config
 from runner.corpora.asterisk import build_default_corpus
-from runner.pipeline import LocalExecutor, RunSummary, run
-from runner.ray_executor import RayExecutor
+from runner.execution import LocalExecutor, RayExecutor
+from runner.pipeline import RunSummary, run
 
 ROOT = Path(__file__).resolve().parents[2]
 SAME_BYTES = ("results.csv", "operators.json")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.ray_executor import CPU_ACTORS_PER_LABEL, gpu_slots, pool_size
+from runner.execution.ray import CPU_ACTORS_PER_LABEL, gpu_slots, pool_size
 
 
 def nodes(*resources: tuple[float, float]) -> list[dict[str, Any]]:

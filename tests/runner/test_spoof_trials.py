@@ -15,7 +15,8 @@ from fake_corpora import write_text, write_tone
 from runner import trials as trials_module
 from runner.config import SpoofSource, load_config
 from runner.encoders import load_encoder
-from runner.pipeline import read_clean_wave, run
+from runner.execution.jobs import read_clean_wave
+from runner.pipeline import run
 from runner.trials import SpoofTargetError, TrialBudgetError, add_spoof_trials, sample_selected_trials
 from schemas.errors import InputError
 

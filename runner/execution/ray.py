@@ -2,10 +2,10 @@
 
 ``interbias run CONFIG --executor ray [--address ADDR] [--gpus-per-actor F] [--actors-per-label N]``. Only the
 embeddings move to the cluster: the driver plans, looks the cache up, and hands each missing (utterance, chain)
-side to a CPU task that realises its chain (``pipeline.degrade``); the realised audio stays in Ray's object store
+side to a CPU task that realises its chain (``jobs.degrade``); the realised audio stays in Ray's object store
 and goes to an actor of each encoder that lacks it. Each actor holds its model once (``num_gpus=F``, fractional
 allowed) and embeds whole chunks of ``batch_size`` sides, the same chunks as the local executor
-(``pipeline.embed_realised``; the encoder buckets each chunk by length), chunk ``c`` going to actor ``c mod N`` of
+(``jobs.embed_realised``; the encoder buckets each chunk by length), chunk ``c`` going to actor ``c mod N`` of
 the label's pool, so the vectors are the same bytes whichever actor computed them. The actor writes each entry to
 the shared cache folder; the driver then reads every entry back and verifies it (``EmbeddingCache.read``) before
 it counts: a worker's word is never taken. Trials, scoring, the bundle and its signature stay on the driver.
@@ -37,8 +37,8 @@ from provenance.digests import bytes_digest, file_digest
 from runner.cache import CachedEmbedding, CacheEntryRejectedError, EmbeddingCache
 from runner.config import RunConfig
 from runner.encoders import Encoder, EncoderSpec
+from runner.execution.jobs import Degraded, DegradeJob, EmbedJob, EmbedWork, degrade, embed_realised, init_worker
 from runner.operators import NoiseSources
-from runner.pipeline import Degraded, DegradeJob, EmbedJob, EmbedWork, degrade, embed_realised, init_worker
 from runner.stages import StagePart
 from schemas.errors import InputError, RunError
 
@@ -105,7 +105,7 @@ def _bind(context: WorkerContext) -> None:
 
 
 def _realise(context: WorkerContext, job: DegradeJob) -> Degraded:
-    """A Ray task: the side's chain applied to its clean audio (``pipeline.degrade``)."""
+    """A Ray task: the side's chain applied to its clean audio (``jobs.degrade``)."""
     _bind(context)
     return degrade(job)
 
