@@ -66,7 +66,7 @@ EXPERIMENT_KEYS = (
 )
 
 OperatorSpec = dict[str, Any]
-Chain = tuple[OperatorSpec, ...]
+ChainSpecs = tuple[OperatorSpec, ...]  # a condition's operators as declared; runner.operators.Chain is them bound
 
 
 def default_cache_root() -> Path:
@@ -101,8 +101,8 @@ class Cell:
     condition: str
     enrol_condition: str
     test_condition: str
-    enrol_chain: Chain
-    test_chain: Chain
+    enrol_chain: ChainSpecs
+    test_chain: ChainSpecs
     level_a: str | None = None
     level_b: str | None = None
     enrol_select: Selection = ()
@@ -132,7 +132,7 @@ class ExperimentDesign:
 
     def cells(
         self,
-        conditions: dict[str, Chain],
+        conditions: dict[str, ChainSpecs],
         selections: Mapping[str, Selection] | None = None,
         spoofs: Mapping[str, SpoofSource] | None = None,
     ) -> list[Cell]:
@@ -166,7 +166,7 @@ class ExperimentDesign:
         for level_a in (REFERENCE_LEVEL, *self.factor_a.levels):
             for level_b in levels_b:
                 applied = [level for level in (level_a, level_b) if level != REFERENCE_LEVEL]
-                chain: Chain = tuple(spec for level in applied for spec in conditions[level])
+                chain: ChainSpecs = tuple(spec for level in applied for spec in conditions[level])
                 label = "+".join(applied) or CLEAN
                 references = [
                     factor.reference
@@ -197,7 +197,7 @@ class ExperimentDesign:
         return cells
 
     def _complement_cells(
-        self, conditions: dict[str, Chain], chosen: Mapping[str, Selection], levels_b: tuple[str, ...]
+        self, conditions: dict[str, ChainSpecs], chosen: Mapping[str, Selection], levels_b: tuple[str, ...]
     ) -> list[Cell]:
         """For each stratum of factor A, the cells of its complement ``other-than-<stratum>`` (the union of the
         other strata) at every level of factor B: the reference population that does not overlap the stratum.
@@ -222,7 +222,7 @@ class ExperimentDesign:
             rest: Selection = ((str(column), tuple(sorted(set().union(*values) - own))),)
             for level_b in levels_b:
                 applied = [level_b] if level_b != REFERENCE_LEVEL else []
-                chain: Chain = tuple(spec for level in applied for spec in conditions[level])
+                chain: ChainSpecs = tuple(spec for level in applied for spec in conditions[level])
                 select = merge_selections([rest, *(chosen.get(level, ()) for level in applied)])
                 label = "+".join([level_a, *applied])
                 enrol = (label, chain, select) if self.degrade == "both" else (CLEAN, (), ())
@@ -279,7 +279,7 @@ class RunConfig:
     batch_size: int
     corpora: dict[str, CorpusChoice]
     encoders: tuple[EncoderSpec, ...]
-    conditions: dict[str, Chain]
+    conditions: dict[str, ChainSpecs]
     selections: dict[str, Selection]
     spoofs: dict[str, SpoofSource]
     experiments: tuple[ExperimentDesign, ...]
@@ -530,10 +530,10 @@ def _read_encoders(table: _Reader) -> tuple[EncoderSpec, ...]:
 
 def _read_conditions(
     table: _Reader, corpora: dict[str, CorpusChoice]
-) -> tuple[dict[str, Chain], dict[str, Selection], dict[str, SpoofSource]]:
+) -> tuple[dict[str, ChainSpecs], dict[str, Selection], dict[str, SpoofSource]]:
     """Each condition's operator chain, the utterance selection of the metadata conditions and the spoof source
     of the spoof conditions."""
-    conditions: dict[str, Chain] = {CLEAN: ()}
+    conditions: dict[str, ChainSpecs] = {CLEAN: ()}
     selections: dict[str, Selection] = {}
     spoofs: dict[str, SpoofSource] = {}
     for name in table.table:
@@ -557,7 +557,7 @@ def _read_conditions(
     return conditions, selections, spoofs
 
 
-def _read_chain(table: _Reader, key: str, specs: list[Any]) -> Chain:
+def _read_chain(table: _Reader, key: str, specs: list[Any]) -> ChainSpecs:
     from runner.operators import OperatorSpecError, operator_from_spec
 
     for position, spec in enumerate(specs):
@@ -585,7 +585,7 @@ def _read_selection(table: _Reader) -> Selection:
 
 def _read_experiment(
     table: _Reader,
-    conditions: dict[str, Chain],
+    conditions: dict[str, ChainSpecs],
     selections: dict[str, Selection],
     spoofs: dict[str, SpoofSource],
     corpora: dict[str, CorpusChoice],

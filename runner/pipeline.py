@@ -28,7 +28,7 @@ from provenance.digests import DigestIndex, bytes_digest, digest_index
 from provenance.environment import capture_environment
 from provenance.writer import BundleWriter
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
-from runner.config import Chain, CorpusChoice, RunConfig, default_cache_root
+from runner.config import ChainSpecs, CorpusChoice, RunConfig, default_cache_root
 from runner.corpora.base import CorpusTable, load_corpus
 from runner.encoders import EncoderHandle, EncoderSpec
 from runner.encoders.deferred import DeferredEncoder, RecordStore
@@ -36,8 +36,7 @@ from runner.encoders.device import execution_summary
 from runner.encoders.weights import weights_origin
 from runner.execution.jobs import DegradeJob, EmbedJob, EmbedWork, Executor
 from runner.execution.local import LocalExecutor
-from runner.operators import Chain as OperatorChain
-from runner.operators import NoiseSources, chain_id, chain_status
+from runner.operators import Chain, NoiseSources, chain_id, chain_status
 from runner.plan import RecordPlan, Side, plan_run, run_id_for
 from runner.stages import StageLog
 from runner.trials import TrialList, select_pool
@@ -126,14 +125,14 @@ class Embedder:
         return self.config.corpora[side.corpus].root / str(self.rows[side.corpus].at[side.utt_id, "path"])
 
     def embed_all(
-        self, chains: dict[str, Chain], sides: Iterable[Side], stages: StageLog
+        self, chains: dict[str, ChainSpecs], sides: Iterable[Side], stages: StageLog
     ) -> dict[tuple[Side, str], CachedEmbedding]:
         """Every side's embedding for every encoder; misses are realised, embedded in batches and cached."""
         results: dict[tuple[Side, str], CachedEmbedding] = {}
         jobs: list[EmbedJob] = []
         sides = set(sides)
         for corpus, identifier in sorted({(side.corpus, side.chain_id) for side in sides}):
-            chain = OperatorChain.from_specs(list(chains[identifier]), sources=self.sources[corpus])
+            chain = Chain.from_specs(list(chains[identifier]), sources=self.sources[corpus])
             self.material[(corpus, identifier)] = chain.fingerprint()
         encoder_keys = {label: encoder.checkpoint.cache_key for label, encoder in self.encoders.items()}
         for side in sorted(sides, key=lambda side: (side.corpus, side.chain_id, side.utt_id)):
@@ -241,7 +240,7 @@ def _portable(command_line: list[str], folders: dict[str, Path]) -> list[str]:
 def _operator_report(
     config: RunConfig,
     plans: list[RecordPlan],
-    specs: dict[str, Chain],
+    specs: dict[str, ChainSpecs],
     embeddings: dict[tuple[Side, str], CachedEmbedding],
     sources: dict[str, NoiseSources],
 ) -> dict[str, Any]:
@@ -282,7 +281,7 @@ def _operator_report(
     for chain in chains.values():
         chain["reasons"] = dict(sorted(chain["reasons"].items()))
         bound = sources[chain.pop("corpus")]
-        chain["description"] = OperatorChain.from_specs(chain["spec"], sources=bound).describe()
+        chain["description"] = Chain.from_specs(chain["spec"], sources=bound).describe()
     return {
         "policy": config.failure_policy,
         "sources": next(iter(sources.values())).describe()

@@ -19,11 +19,10 @@ import numpy as np
 import soundfile
 
 from runner.cache import CachedEmbedding, EmbeddingCache
-from runner.config import Chain, RunConfig
+from runner.config import ChainSpecs, RunConfig
 from runner.encoders import EncoderHandle
 from runner.encoders.deferred import DeferredEncoder
-from runner.operators import Chain as OperatorChain
-from runner.operators import NoiseSources
+from runner.operators import Chain, NoiseSources
 from runner.plan import Side
 from runner.stages import StageLog
 from schemas.errors import InputError
@@ -34,7 +33,7 @@ class DegradeJob:
     """What a worker needs to degrade one side: the chain's specs and the clean audio's path."""
 
     side: Side
-    specs: Chain
+    specs: ChainSpecs
     path: Path
 
 
@@ -74,7 +73,7 @@ def degrade(job: DegradeJob) -> Degraded:
     wave, sr = read_clean_wave(job.path)
     if not job.specs:
         return wave, sr, []
-    chain = OperatorChain.from_specs(list(job.specs), sources=_worker_context["sources"][job.side.corpus])
+    chain = Chain.from_specs(list(job.specs), sources=_worker_context["sources"][job.side.corpus])
     result = chain(wave, sr, seed=_worker_context["seed"], utt_id=job.side.utt_id)
     outcomes = [outcome.as_dict() for outcome in result.outcomes]
     return (None if result.status == "failed" else result.wave), result.sr, outcomes
