@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from audit.metrics.point import EerMethod
 from audit.table.analysis import ANALYSIS_KEYS, Analysis, analysis_from_table
 from provenance.digests import Digest, file_digest
 from runner.encoders import EncoderSpec
 from runner.trials import Selection
+from schemas.eer_method import EER_METHODS, EerMethod
 from schemas.errors import InputError
 from schemas.utterances import UTTERANCE_COLUMNS
 
@@ -37,7 +37,6 @@ CLEAN = "clean"
 COMPLEMENT_PREFIX = "other-than-"  # the level of a stratum's complement population: other-than-<stratum>
 EXPERIMENT_USES = ("interaction", "mismatch", "subgroup-gap", "descriptive")
 FAILURE_POLICIES = ("drop-trial", "fail-run")
-EER_METHODS = ("legacy", "rocch", "interp")
 # The paper's published experiment ids that a registry may hold, and those it may declare absent or removed.
 PAPER_IDS = tuple(f"E{number:02d}" for number in range(1, 22))
 REGISTRY_KEYS = ("experiments", "absent", "removed")
@@ -430,7 +429,7 @@ def load_config(path: Path) -> RunConfig:
         raw=raw,
         name=run.get("name", str),
         seed=run.get("seed", int),
-        eer_method=cast(EerMethod, run.choice("eer_method", EER_METHODS, "rocch")),
+        eer_method=EerMethod(run.choice("eer_method", EER_METHODS, EerMethod.ROCCH)),
         failure_policy=run.choice("failure_policy", FAILURE_POLICIES, "drop-trial"),
         p_target=float(run.get("p_target", (int, float), 0.01)),
         c_miss=float(run.get("c_miss", (int, float), 1.0)),

@@ -20,11 +20,12 @@ import pandera.pandas as pa
 from pandera.errors import SchemaErrors
 from pandera.typing import Series
 
+from schemas.eer_method import EER_METHODS
+
 # Experiment ids are free (a legacy table may say vox1_O); E01..E21 name the paper's experiments, and only rows with
 # those ids are held to the paper's experiment x model coverage (audit.table.flags.flag_coverage).
 PAPER_EXPERIMENT_PATTERN = r"^E(0[1-9]|1[0-9]|2[01])$"
 MODEL_FAMILIES = ("speaker", "ssl", "baseline")
-EER_METHODS = ("legacy", "rocch", "interp")
 
 REQUIRED_COLUMNS = (
     "record_id",
@@ -95,7 +96,7 @@ class ResultsSchema(pa.DataFrameModel):
     eer_interp: Series[float] | None = pa.Field(ge=0, nullable=True)
     min_dcf: Series[float] | None = pa.Field(ge=0, nullable=True)
     auc: Series[float] | None = pa.Field(ge=0, le=1, nullable=True)
-    eer_method: Series[str] | None = pa.Field(isin=list(EER_METHODS), nullable=True)
+    eer_method: Series[str] | None = pa.Field(isin=[method.value for method in EER_METHODS], nullable=True)
     p_target: Series[float] | None = pa.Field(gt=0, lt=1, nullable=True)
     c_miss: Series[float] | None = pa.Field(gt=0, nullable=True)
     c_fa: Series[float] | None = pa.Field(gt=0, nullable=True)

@@ -16,6 +16,7 @@ import pandas as pd
 
 from audit.metrics.point import MetricInputError, eer
 from audit.table.aggregates import is_clean
+from schemas.eer_method import EerMethod
 
 if TYPE_CHECKING:
     from audit.bundle.verified import VerifiedBundle
@@ -81,7 +82,7 @@ def _record_curve(
         return None
     kept, labels = record.scores[record.scored], record.labels[record.scored].astype(np.int64)
     try:
-        return curve(grouping, group, kept, labels, eer(kept, labels, "interp"), (figure,))
+        return curve(grouping, group, kept, labels, eer(kept, labels, EerMethod.INTERP), (figure,))
     except MetricInputError:
         return None
 

@@ -3,6 +3,7 @@ weighted ROC curves of many resamples in ``weighted_roc`` (numba kernels in ``ro
 that module is).
 """
 
-from audit.metrics.point import EER_METHODS, EerMethod, MetricInputError, auc, eer, grouped_metrics, min_dcf
+from audit.metrics.point import MetricInputError, auc, eer, grouped_metrics, min_dcf
+from schemas.eer_method import EER_METHODS, EerMethod
 
 __all__ = ["EER_METHODS", "EerMethod", "MetricInputError", "auc", "eer", "grouped_metrics", "min_dcf"]

@@ -27,16 +27,14 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal, get_args
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import isotonic_regression
 
+from schemas.eer_method import EER_METHODS, EerMethod
 from schemas.errors import Error
-
-EerMethod = Literal["legacy", "rocch", "interp"]
-EER_METHODS: tuple[EerMethod, ...] = get_args(EerMethod)
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -407,14 +405,14 @@ def _auc(roc: _RocCorners) -> FloatArray:
     return twice_area / (2 * pairs)
 
 
-_EER_VARIANTS = {"legacy": _legacy_eer, "rocch": _rocch_eer, "interp": _interp_eer}
+_EER_VARIANTS = {EerMethod.LEGACY: _legacy_eer, EerMethod.ROCCH: _rocch_eer, EerMethod.INTERP: _interp_eer}
 
 
 def _single_record(scores: ArrayLike, labels: ArrayLike) -> _RocCorners:
     return _roc_corners(*_as_inputs(scores, labels, None, None))
 
 
-def eer(scores: ArrayLike, labels: ArrayLike, method: EerMethod = "rocch") -> float:
+def eer(scores: ArrayLike, labels: ArrayLike, method: EerMethod = EerMethod.ROCCH) -> float:
     """Equal error rate as a fraction, in the named variant (module docstring).
 
     Args:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from audit.metrics.point import EER_METHODS, EerMethod, MetricInputError
+from audit.metrics.point import MetricInputError
+from schemas.eer_method import EER_METHODS, EerMethod
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -124,7 +125,7 @@ def weighted_eer(
     labels: ArrayLike,
     clusters: ArrayLike,
     weights: ArrayLike | ResampleWeights,
-    method: EerMethod = "interp",
+    method: EerMethod = EerMethod.INTERP,
     partners: ArrayLike | None = None,
 ) -> FloatArray:
     """The EER of each row of speaker ``weights`` (resamples x speakers, or prepared) in ``method``; NaN where a

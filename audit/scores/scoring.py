@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,7 @@ from audit.metrics.weighted_roc import weighted_eer
 from audit.result import TOOL_NAME, tool_version
 from audit.scores.files import NO_LABEL, ScoreFile, ScoreFormat, read_score_file
 from audit.scores.trial_lists import TrialFormat, TrialList, numbered_fields, read_trial_list
-from audit.statistics.draws import BootstrapEerMethod, cluster_codes, draw_cluster_weights, percentile_interval
+from audit.statistics.draws import cluster_codes, draw_cluster_weights, percentile_interval
 from audit.table.findings import Flag, Severity, has_errors
 from audit.table.flags import count
 from audit.table.reading import read_text
@@ -39,7 +39,6 @@ AUDIO_EXTENSIONS = ("wav", "flac", "m4a", "opus", "mp3", "sph", "ogg")
 AUDIO_EXTENSION = rf"\.(?i:{'|'.join(AUDIO_EXTENSIONS)})$"  # a plain string: pyarrow's RE2 runs it
 VOXCELEB_SPEAKER = re.compile(r"id\d{5}")
 MAX_LISTED_PAIRS = 20  # pairs listed under one finding; the count is always complete
-BOOTSTRAP_METHODS: tuple[BootstrapEerMethod, ...] = get_args(BootstrapEerMethod)
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ class ScoringConfig:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self) | {
             "eer_variants": list(EER_METHODS),
-            "bootstrap_eer_variants": list(BOOTSTRAP_METHODS),
+            "bootstrap_eer_variants": list(EER_METHODS),
             "bootstrap_clusters": "enrolment speaker",
             "join_key": "(enrol, test) without a trailing audio extension",
         }
@@ -239,7 +238,7 @@ def _bootstrap(scores: np.ndarray, labels: np.ndarray, speakers: np.ndarray, con
     codes, n_clusters = cluster_codes(speakers)
     weights = draw_cluster_weights(n_clusters, config.n_resamples, config.seed)
     out: dict[str, Any] = {"n_speakers": n_clusters}
-    for method in BOOTSTRAP_METHODS:
+    for method in EER_METHODS:
         interval = percentile_interval(weighted_eer(scores, labels, codes, weights, method), config.level)
         out[f"eer_{method}_low"] = interval["low"]
         out[f"eer_{method}_high"] = interval["high"]

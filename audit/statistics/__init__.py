@@ -44,7 +44,6 @@ from audit.statistics.contrasts import ContrastInput, SpeakerDraws, bootstrap_co
 from audit.statistics.coupling import coupling_under_additivity
 from audit.statistics.coverage import CoverageDesign, simulated_coverage
 from audit.statistics.draws import (
-    BootstrapEerMethod,
     StatisticsInputError,
     cluster_codes,
     draw_cluster_weights,
@@ -62,7 +61,6 @@ from audit.statistics.subgroups import (
 )
 
 __all__ = [
-    "BootstrapEerMethod",
     "ContrastInput",
     "CoverageDesign",
     "FixedThresholdInput",

@@ -15,7 +15,6 @@ from numpy.typing import ArrayLike, NDArray
 from audit.metrics.point import MetricInputError, eer
 from audit.metrics.weighted_roc import ResampleWeights, weighted_eer
 from audit.statistics.draws import (
-    BootstrapEerMethod,
     FloatArray,
     IntArray,
     StatisticsInputError,
@@ -25,6 +24,7 @@ from audit.statistics.draws import (
     percentile_interval,
 )
 from audit.table.contrasts import TERMS
+from schemas.eer_method import EerMethod
 
 # Contrasts
 
@@ -226,7 +226,7 @@ def bootstrap_contrast(
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
-    eer_method: BootstrapEerMethod = "interp",
+    eer_method: EerMethod = EerMethod.INTERP,
 ) -> dict[str, Any]:
     """Point estimates and speaker-cluster bootstrap intervals for one contrast: each term's EER, the
     prediction, IE and (with subgroups) per-subgroup EERs and gaps. JSON-able; see the module docstring."""
@@ -238,7 +238,7 @@ def _bootstrap_contrast(
     n_resamples: int,
     seed: int,
     level: float,
-    eer_method: BootstrapEerMethod,
+    eer_method: EerMethod,
     shared: SpeakerDraws | None,
     cache: _DrawCache | None = None,
 ) -> _ContrastDraws:
@@ -315,7 +315,7 @@ def _eer_and_draws(
     enrol: IntArray,
     partner: IntArray | None,
     weights: ResampleWeights,
-    eer_method: BootstrapEerMethod,
+    eer_method: EerMethod,
     point: float | None,
 ) -> tuple[float, FloatArray]:
     """The term's EER (``point`` when the caller computed it) and its draws."""
@@ -327,7 +327,7 @@ def _member_draws(
     t: _TermTrials,
     codes: tuple[IntArray, IntArray | None],
     weights: ResampleWeights,
-    eer_method: BootstrapEerMethod,
+    eer_method: EerMethod,
     member: NDArray[np.bool_],
 ) -> FloatArray:
     """The draws of the EER of the trials of ``t`` in ``member`` (a subgroup)."""
@@ -351,7 +351,7 @@ def _subgroup_gaps(
     codes: Mapping[str, tuple[IntArray, IntArray | None]],
     weights: ResampleWeights,
     level: float,
-    eer_method: BootstrapEerMethod,
+    eer_method: EerMethod,
     cache: _DrawCache | None = None,
     records: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:

@@ -16,8 +16,9 @@ from audit.statistics.contrasts import (
     _scored_trials,
     _TermTrials,
 )
-from audit.statistics.draws import BootstrapEerMethod, FloatArray, percentile_interval
+from audit.statistics.draws import FloatArray, percentile_interval
 from audit.table.contrasts import TERMS
+from schemas.eer_method import EerMethod
 
 # Coverage of the intervals, by simulation with known truth
 
@@ -100,7 +101,7 @@ def simulated_coverage(
     n_datasets: int = 200,
     n_resamples: int = 200,
     level: float = 0.95,
-    eer_method: BootstrapEerMethod = "interp",
+    eer_method: EerMethod = EerMethod.INTERP,
     two_way: bool = True,
     seed: int = 0,
 ) -> dict[str, Any]:
@@ -126,7 +127,7 @@ def simulated_coverage(
 
 
 def _simulated_intervals(
-    dataset: ContrastInput, n_resamples: int, seed: int, level: float, eer_method: BootstrapEerMethod
+    dataset: ContrastInput, n_resamples: int, seed: int, level: float, eer_method: EerMethod
 ) -> dict[str, dict[str, Any]]:
     """The intervals a coverage count scores, for one simulated dataset: the clean EER, IE and the clean term's
     gap M minus F, from the draws ``bootstrap_contrast`` makes for them (the same speaker draws, codes and

@@ -8,13 +8,11 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from audit.metrics.point import EER_METHODS, EerMethod, MetricInputError
+from audit.metrics.point import MetricInputError
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 Verdict = Literal["additive within margin", "non-additive", "undetermined"]
-BootstrapEerMethod = EerMethod
-BOOTSTRAP_EER_METHODS = EER_METHODS
 
 
 class StatisticsInputError(MetricInputError):

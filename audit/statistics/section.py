@@ -11,7 +11,7 @@ import numpy as np
 from audit.statistics.contrasts import ContrastInput, SpeakerDraws, _bootstrap_contrast, _DrawCache, _scored_trials
 from audit.statistics.coupling import coupling_under_additivity
 from audit.statistics.coverage import CoverageDesign, simulated_coverage
-from audit.statistics.draws import BootstrapEerMethod, StatisticsInputError
+from audit.statistics.draws import StatisticsInputError
 from audit.statistics.equivalence import family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
 from audit.statistics.subgroups import (
@@ -20,6 +20,7 @@ from audit.statistics.subgroups import (
     fixed_threshold_analysis,
     subgroup_gap_intervals,
 )
+from schemas.eer_method import EerMethod
 
 # Entry point for the audit of a bundle
 
@@ -30,7 +31,7 @@ def _fixed_threshold_or_reason(
     n_resamples: int,
     seed: int,
     level: float,
-    eer_method: BootstrapEerMethod,
+    eer_method: EerMethod,
     draws: SpeakerDraws | None,
 ) -> dict[str, Any]:
     """One record's fixed-threshold analysis, or why it has none (e.g. its development trials lack a class):
@@ -53,7 +54,7 @@ FEW_SPEAKERS = 30  # below this many speakers a contrast's intervals carry a mat
 
 
 def small_sample_warnings(
-    summaries: Sequence[dict[str, Any]], eer_method: BootstrapEerMethod, level: float, *, n_datasets: int = 100
+    summaries: Sequence[dict[str, Any]], eer_method: EerMethod, level: float, *, n_datasets: int = 100
 ) -> list[str]:
     """One warning per speaker count below ``FEW_SPEAKERS``, stating the coverage that the same bootstrap
     achieved on a matched simulation (``CoverageDesign`` with that many speakers and the contrasts' median
@@ -96,7 +97,7 @@ def statistics_section(
     seed: int = 0,
     level: float = 0.95,
     alpha: float = 0.05,
-    eer_method: BootstrapEerMethod = "interp",
+    eer_method: EerMethod = EerMethod.INTERP,
     matched_simulations: int = 100,
 ) -> dict[str, Any]:
     """Every issue-7 statistic of a bundle, JSON-able, for ``report.json`` (section ``statistics``).
@@ -154,7 +155,7 @@ def _contrast_statistics(
     seed: int,
     level: float,
     alpha: float,
-    eer_method: BootstrapEerMethod,
+    eer_method: EerMethod,
     matched_simulations: int,
 ) -> dict[str, Any]:
     """``statistics_section`` of the contrasts: intervals, verdicts, families, coupling, held-out validation."""
@@ -223,7 +224,7 @@ def _settings_statistics(
     n_resamples: int,
     seed: int,
     level: float,
-    eer_method: BootstrapEerMethod,
+    eer_method: EerMethod,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``statistics_section`` of the subgroup settings: their gap intervals and fixed-threshold analyses."""
     gaps = [subgroup_gap_intervals(setting, shared, level, eer_method) for setting in subgroup_settings if shared]

@@ -12,7 +12,8 @@ from numpy.typing import ArrayLike, NDArray
 from audit.metrics.point import eer
 from audit.metrics.weighted_roc import ResampleWeights, weighted_eer, weighted_sums
 from audit.statistics.contrasts import SpeakerDraws, _interval, _subgroup_gaps, _TermTrials
-from audit.statistics.draws import BootstrapEerMethod, FloatArray, IntArray, StatisticsInputError, pair_codes
+from audit.statistics.draws import FloatArray, IntArray, StatisticsInputError, pair_codes
+from schemas.eer_method import EerMethod
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class SubgroupInput:
 
 
 def subgroup_gap_intervals(
-    record: SubgroupInput, draws: SpeakerDraws, level: float, eer_method: BootstrapEerMethod
+    record: SubgroupInput, draws: SpeakerDraws, level: float, eer_method: EerMethod
 ) -> dict[str, Any]:
     """Each subgroup's EER, its gap to the first subgroup (sorted) and the range, with two-way intervals from
     the shared ``draws``, and the number of speakers behind each subgroup (a subgroup of one speaker says so)."""
@@ -80,7 +81,7 @@ def fixed_threshold_analysis(
     n_resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
-    eer_method: BootstrapEerMethod = "interp",
+    eer_method: EerMethod = EerMethod.INTERP,
     draws: SpeakerDraws | None = None,
 ) -> dict[str, Any]:
     """FAR and FRR per subgroup at one threshold chosen on development speakers.
@@ -169,7 +170,7 @@ def _error_rates(
     threshold: float,
     weights: ResampleWeights,
     level: float,
-    eer_method: BootstrapEerMethod,
+    eer_method: EerMethod,
 ) -> dict[str, Any]:
     """FAR, FRR at the threshold and the EER, with two-way bootstrap intervals (trial weights x counts)."""
     accepted = scores >= threshold

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from schemas.eer_method import EER_METHODS, EerMethod
 from schemas.errors import Error
 
 N_RESAMPLES_MAX = 100_000
@@ -36,7 +37,7 @@ class Analysis:
     operating_point: Literal["eer"] | float = "eer"
     n_resamples: int = 1000
     seed: int = 0
-    bootstrap_eer_method: Literal["legacy", "rocch", "interp"] | None = None  # None: each row's own method
+    bootstrap_eer_method: EerMethod | None = None  # None: each row's own method
     matched_simulations: int = 100
 
 
@@ -95,10 +96,11 @@ def _integer(low: int, high: int) -> Callable[[Any], int]:
     return read
 
 
-def _eer_method(value: Any) -> str:
-    if value not in ("legacy", "rocch", "interp"):
-        raise _InvalidAnalysisError(f'expected "legacy", "rocch" or "interp", got {_shown(value)}')
-    return str(value)
+def _eer_method(value: Any) -> EerMethod:
+    if not isinstance(value, str) or value not in EER_METHODS:
+        spelled = ", ".join(f'"{method}"' for method in EER_METHODS)
+        raise _InvalidAnalysisError(f"expected one of {spelled}, got {_shown(value)}")
+    return EerMethod(value)
 
 
 _READERS: dict[str, Callable[[Any], Any]] = {
