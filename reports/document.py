@@ -18,6 +18,7 @@ from reports.blocks import Block, BulletList, Callout, Contents, Figure, Heading
 from reports.figures import FigureOutcome
 from reports.format import format_list, format_value
 from schemas.errors import Error
+from schemas.wording import count
 
 SEVERITY_ORDER = ("error", "warning", "info")
 MAX_TABLE_ROWS = 1000  # longer tables are cut, with a line saying how many rows are only in report.json
@@ -180,7 +181,7 @@ def _flag_blocks(flag: Mapping[str, Any]) -> list[Block]:
         Paragraph(format_value(flag.get("message", ""))),
     ]
     if records:
-        blocks.append(Paragraph(f"{len(records)} record{'s' if len(records) != 1 else ''}: {format_list(records)}"))
+        blocks.append(Paragraph(f"{count(len(records), 'record')}: {format_list(records)}"))
     details = flag.get("details") or {}
     for key, value in details.items() if isinstance(details, Mapping) else [("details", details)]:
         rows = as_rows(value)

@@ -1,33 +1,19 @@
 """How every value of the report is printed, so Markdown, HTML and figure labels agree.
 
-One rule for all numbers: integers as they are, other numbers with 4 significant digits (``0.1235``, ``-157.6``,
-``5e-05``), the exact values staying in report.json. A magnitude below ``1e-12`` is floating-point residue of
-sums and differences of EERs (an IE of ``9.81e-18``) and prints as ``0``. Objects print as ``key: value`` pairs,
+Numbers follow the one rule of ``schemas.wording.format_number`` (4 significant digits, residue as ``0``), which
+the audit's own lines use too. Objects print as ``key: value`` pairs,
 never as raw JSON. Long lists are cut with a count of what was left out, so a flag over 4,000 records stays
 readable.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-SIGNIFICANT_DIGITS = 4
-RESIDUE = 1e-12  # smaller magnitudes are rounding residue, printed as 0
+from schemas.wording import MISSING, format_number
+
 MAX_LISTED = 10  # record ids or list items printed before "... and N more"
-MISSING = "n/a"  # an absent value (None); NaN prints as "NaN" so the two stay distinguishable
-
-
-def format_number(value: float) -> str:
-    """A float with 4 significant digits; ``NaN``/``inf`` spelled out; rounding residue as ``0``."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if abs(value) < RESIDUE:
-        return "0"
-    return f"{value:.{SIGNIFICANT_DIGITS}g}"
 
 
 def format_list(items: Sequence[Any], limit: int = MAX_LISTED) -> str:

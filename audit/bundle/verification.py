@@ -204,7 +204,29 @@ def verify_bundle(
     trusted_ids: frozenset[str] = frozenset(),
     subset: Subset | None = None,
 ) -> VerifiedBundle:
-    """Verify ``bundle_dir`` and bind the audited ``table`` to its signed results; see the module docstring."""
+    """Verify ``bundle_dir`` and bind the audited ``table`` to its signed results; see the module docstring.
+
+    Args:
+        table: the audited results table (validated); its rows are bound to the signed ones.
+        bundle_dir: the bundle folder.
+        trusted_key: the reviewer's public key (PEM), or None to check the signature against the bundle's own key.
+        trusted_ids: key ids the reviewer trusts besides ``trusted_key``.
+        subset: the audited table is the rows of the signed one that this selection names.
+
+    Returns:
+        The :class:`~audit.bundle.verified.VerifiedBundle`: how it was authenticated, the verified files, each
+        record re-scored, the flags and the report's sections. A step that fails stops the line: what follows is
+        reported as skipped, and nothing that failed authentication is parsed.
+
+    Example:
+        A folder without a signed statement authenticates nothing; every later step says it was skipped:
+
+        >>> import pathlib, tempfile
+        >>> import pandas as pd
+        >>> verified = verify_bundle(pd.DataFrame({"record_id": ["r1"]}), pathlib.Path(tempfile.mkdtemp()), None)
+        >>> str(verified.authentication.trust), [flag.id for flag in verified.flags]
+        ('none', ['bad-signature'])
+    """
     bundle_dir = Path(bundle_dir)
     check = _Verification()
     signature = check.run(

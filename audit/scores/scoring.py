@@ -30,10 +30,10 @@ from audit.scores.files import NO_LABEL, ScoreFile, ScoreFormat, read_score_file
 from audit.scores.trial_lists import TrialFormat, TrialList, numbered_fields, read_trial_list
 from audit.statistics.draws import cluster_codes, draw_cluster_weights, percentile_interval
 from audit.table.findings import Flag, Severity, has_errors
-from audit.table.flags import count
 from audit.table.reading import read_text
 from schemas.errors import InputError
 from schemas.jsonable import json_safe
+from schemas.wording import count
 
 AUDIO_EXTENSIONS = ("wav", "flac", "m4a", "opus", "mp3", "sph", "ogg")
 AUDIO_EXTENSION = rf"\.(?i:{'|'.join(AUDIO_EXTENSIONS)})$"  # a plain string: pyarrow's RE2 runs it
@@ -355,8 +355,30 @@ def audit_scores(
 ) -> dict[str, Any]:
     """The report of one trial list and its score file. Unreadable input raises InputError (exit 2).
 
-    ``subgroups`` maps a speaker to a subgroup (``spk2gender`` style; a trial takes its enrolment speaker's),
-    ``conditions`` an utterance to a condition (a trial takes its test utterance's).
+    Args:
+        trials: a VoxCeleb (``<1|0> <enrol> <test>``) or Kaldi (``<enrol> <test> target|nontarget``) trial list.
+        scores: a Kaldi, VoxCeleb, WeSpeaker or SpeechBrain score file.
+        score_format: the score file's layout (detected from its first line when None).
+        trial_format: the trial list's layout (detected when None).
+        speakers: an utt2spk map (default: the speaker of VoxCeleb ids ``idNNNNN/...``).
+        subgroups: speaker -> subgroup (``spk2gender`` style; a trial takes its enrolment speaker's).
+        conditions: utterance -> condition (a trial takes its test utterance's).
+        config: the minDCF operating point, resamples and seed.
+
+    Returns:
+        The report dict (``verdict``, ``flags``, ``aggregates`` with the metrics per group, ``sections``).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> pairs = [("1", "a", "b"), ("0", "a", "c"), ("1", "c", "d"), ("0", "c", "b")]
+        >>> _ = (folder / "trials.txt").write_text("".join(f"{k} {e} {t}\\n" for k, e, t in pairs))
+        >>> lines = [f"{e} {t} {s}\\n" for (_, e, t), s in zip(pairs, (0.8, 0.4, 0.35, 0.1))]
+        >>> _ = (folder / "scores.txt").write_text("".join(lines))
+        >>> report = audit_scores(folder / "trials.txt", folder / "scores.txt")
+        >>> overall = report["aggregates"]["metrics_per_group"][0]
+        >>> overall["eer_rocch"], overall["eer_legacy"], overall["auc"]
+        (0.25, 0.5, 0.75)
     """
     config = config or ScoringConfig()
     trial_list = read_trial_list(Path(trials), trial_format)

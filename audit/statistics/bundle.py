@@ -30,9 +30,11 @@ from audit.statistics.subgroups import FixedThresholdInput, SubgroupInput
 from audit.table.analysis import Analysis, analysis_from_table
 from audit.table.contrasts import Contrast
 from audit.table.findings import Flag, Severity
-from schemas.results import EER_METHODS
+from schemas.eer_method import EER_METHODS
+from schemas.wording import format_number
 
 TERMS = ("clean", "a", "b", "ab")
+INTERVAL_DECIMALS = 3  # EERs, their intervals and the coupling r, in the section's lines and tables
 
 
 class _Scores:
@@ -156,7 +158,8 @@ def _fixed_threshold_inputs(settings: list[SubgroupInput], dev_speakers: list[st
 
 
 def _interval_text(value: dict[str, Any]) -> str:
-    return f"{_fmt(value.get('estimate'))} [{_fmt(value.get('low'))}, {_fmt(value.get('high'))}]"
+    estimate, low, high = (format_number(value.get(key), INTERVAL_DECIMALS) for key in ("estimate", "low", "high"))
+    return f"{estimate} [{low}, {high}]"
 
 
 def subgroup_gap_section(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -339,10 +342,13 @@ def _statistics(
     lines += statistics.get("coverage_warnings", [])
     if coupling.get("observed") is not None and coupling.get("expected_under_additivity"):
         expected = coupling["expected_under_additivity"]
+        observed, r, low, high = (
+            format_number(value, INTERVAL_DECIMALS)
+            for value in (coupling["observed"], expected.get("r"), expected.get("low"), expected.get("high"))
+        )
         lines.append(
-            f"IE vs prediction: observed r = {_fmt(coupling['observed'])}; under pure additivity with the same "
-            f"trial noise r would be {_fmt(expected.get('r'))} (95% of simulations within "
-            f"{_fmt(expected.get('low'))} to {_fmt(expected.get('high'))})."
+            f"IE vs prediction: observed r = {observed}; under pure additivity with the same trial noise r would be "
+            f"{r} (95% of simulations within {low} to {high})."
         )
     if fixed:
         lines.append(
@@ -372,7 +378,3 @@ def statistics_eer_method(results: pd.DataFrame, declared: str | None) -> tuple[
     else:
         method, why = "interp", "the default: the rows name no method"
     return method, f"EER variant of these statistics: {method} ({why}); the aggregates use the rows' own ({named})."
-
-
-def _fmt(value: Any) -> str:
-    return "n/a" if value is None else f"{value:.3f}"

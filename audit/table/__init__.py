@@ -28,7 +28,7 @@ from audit.table.analysis import ANALYSIS_KEYS, N_RESAMPLES_MAX, SEED_MAX, Analy
 from audit.table.claims import Claim, check_claim, check_claims, flag_claims, read_claims, record_facts
 from audit.table.contrasts import TERMS, Contrast, ContrastSet, derive_contrasts, trial_matching
 from audit.table.findings import Flag, Severity, has_errors, one_per_id
-from audit.table.flags import BENCHMARK_EXPERIMENTS, AuditConfig, count, provenance_coverage, raise_flags
+from audit.table.flags import BENCHMARK_EXPERIMENTS, AuditConfig, provenance_coverage, raise_flags
 from audit.table.reading import ResultsSource, read_results, read_text, read_text_and_digest, read_training_corpora
 from audit.table.seeds import read_seed_tables, seed_spread
 
@@ -53,7 +53,6 @@ __all__ = [
     "check_claim",
     "check_claims",
     "condition_means",
-    "count",
     "derive_contrasts",
     "emotion_matrix",
     "emotion_reference",

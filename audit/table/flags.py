@@ -17,6 +17,7 @@ from audit.table.aggregates import GapPair, UnpairedGender, emotion_reference_le
 from audit.table.contrasts import Contrast, ContrastSet, IncompleteContrast
 from audit.table.findings import Flag, Severity
 from schemas.results import PAPER_EXPERIMENT_PATTERN, ValidatedResults
+from schemas.wording import count
 
 # The 17 experiments of the benchmark (E09, E12, E19 are absent and E21 was removed).
 BENCHMARK_EXPERIMENTS = tuple(f"E{n:02d}" for n in (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 14, 15, 16, 17, 18, 20))
@@ -46,11 +47,6 @@ class AuditConfig:
             key: list(value) if isinstance(value, tuple) else dict(value) if isinstance(value, Mapping) else value
             for key, value in asdict(self).items()
         }
-
-
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """``1 row``, ``2 rows``: a count with its noun in the right number."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _ids(frame: pd.DataFrame) -> tuple[str, ...]:

@@ -14,8 +14,12 @@ ROOT = Path(__file__).parents[2]
 MODULES = (
     "audit.metrics.point",  # eer, min_dcf, auc, grouped_metrics
     "audit.statistics.equivalence",  # tost_verdict
+    "audit.statistics.contrasts",  # bootstrap_contrast
+    "audit.scores.scoring",  # audit_scores
+    "audit.bundle.verification",  # verify_bundle
     "audit.verify",  # verify
     "schemas.jsonable",  # json_safe
+    "schemas.wording",  # count, format_number
     "runner.config",  # load_config
 )
 
