@@ -1,0 +1,117 @@
+"""verify_subjects on tampered copies of a synthetic bundle: the names, digests and coverage of the signed files.
+
+The rows' metrics come from independent oracles in ``tests/provenance/synthetic_bundle.py``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from provenance.digests import file_digest
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
+from bundle_checks import RECORD, by_id, error_ids, failures_of, resign, sections_of, verify_bundle
+from synthetic_bundle import SyntheticBundle
+
+
+def test_one_changed_score_is_caught(bundle: SyntheticBundle) -> None:
+    path = bundle.root / "scores" / f"{RECORD}.parquet"
+    scores = pd.read_parquet(path)
+    first_target = int(scores.index[(scores["label"] == 1) & (scores["status"] == "scored")][0])
+    scores.loc[first_target, "score"] = -50.0  # a target scored far below every non-target
+    scores.to_parquet(path, index=False)
+    flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert {"subject": f"scores/{RECORD}.parquet", "problem": "sha256 and blake3 differ"} in (
+        failures_of(flags, "digest-mismatch")
+    )
+    # a file that failed its digest is never parsed: the record has no verified scores to re-score from
+    assert "score-mismatch" not in error_ids(flags)
+    assert {"record_id": RECORD, "problem": "no verified scores file"} in failures_of(flags, "unmatched-trials")
+    assert RECORD not in {row["record_id"] for row in sections_of(sections)["bundle-rescore"]["table"]}
+
+
+def test_changed_eer_in_the_results_file_is_caught(bundle: SyntheticBundle) -> None:
+    results = bundle.read_results()
+    results.loc[results["record_id"] == RECORD, "eer"] += 0.01
+    results.to_csv(bundle.root / "results.csv", index=False)
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert {"subject": "results.csv", "problem": "sha256 and blake3 differ"} in failures_of(flags, "digest-mismatch")
+    assert by_id(flags)["table-binding"].details["reasons"] == ["no-signed-table"]
+
+
+def test_reordered_trial_list_is_caught(bundle: SyntheticBundle) -> None:
+    path = bundle.root / "trials" / f"{bundle.trial_list_ids[0]}.csv"
+    trials = pd.read_csv(path)
+    reordered = trials.iloc[[1, 0, *range(2, len(trials))]]  # swap the first two trials
+    assert not (reordered["label"].to_numpy() == trials["label"].to_numpy()).all()
+    reordered.to_csv(path, index=False)
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert {"digest-mismatch", "unmatched-trials"} <= error_ids(flags)
+    assert len(by_id(flags)["unmatched-trials"].records) == 8  # every record was scored on that list
+
+
+def test_renamed_subject_file_is_caught(bundle: SyntheticBundle) -> None:
+    source = bundle.root / "scores" / f"{RECORD}.parquet"
+    source.rename(source.with_name("renamed.parquet"))
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    failures = failures_of(flags, "digest-mismatch")
+    assert {"subject": f"scores/{RECORD}.parquet", "problem": "missing"} in failures
+    assert {"file": "scores/renamed.parquet", "problem": "not a subject of the statement"} in failures
+
+
+def test_path_traversal_subjects_are_refused(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not part of the bundle\n")
+    digest = file_digest(outside)
+
+    def add_escapes(statement: dict[str, Any]) -> None:
+        for name in ("../outside.txt", str(outside), "scores/../../outside.txt"):
+            statement["subject"].append({"name": name, "digest": {"sha256": digest.sha256, "blake3": digest.blake3}})
+
+    resign(bundle, add_escapes)
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert error_ids(flags) == {"digest-mismatch"}
+    failures = failures_of(flags, "digest-mismatch")
+    assert len(flags) == 1
+    assert {failure["subject"] for failure in failures} == {
+        "../outside.txt",
+        str(outside),
+        "scores/../../outside.txt",
+    }
+    assert by_id(flags)["digest-mismatch"].details["reasons"] == ["path-escape"]
+
+
+def test_symlink_out_of_the_bundle_is_refused(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    inside = bundle.root / "scores" / f"{RECORD}.parquet"
+    outside = tmp_path / "elsewhere.parquet"
+    shutil.move(inside, outside)
+    inside.symlink_to(outside)  # same bytes, so its digest still matches: only the location gives it away
+    flags, _ = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    mismatch = by_id(flags)["digest-mismatch"]
+    assert mismatch.details["reasons"][0] == "path-escape"
+    assert mismatch.details["failures"][0]["subject"] == f"scores/{RECORD}.parquet"
+    assert {"file": f"scores/{RECORD}.parquet", "problem": "link pointing outside the bundle"} in (
+        failures_of(flags, "digest-mismatch")
+    )
+    # its scores are never read from outside the bundle
+    assert {"record_id": RECORD, "problem": "no verified scores file"} in failures_of(flags, "unmatched-trials")
+
+
+def test_a_record_id_that_leaves_the_bundle_is_never_read(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    results = bundle.read_results()
+    escape = "../../outside"
+    (tmp_path / "outside.parquet").write_bytes((bundle.root / "scores" / f"{RECORD}.parquet").read_bytes())
+    results.loc[results["record_id"] == RECORD, "record_id"] = escape
+    flags, _ = verify_bundle(results, bundle.root, bundle.public_key)
+    assert error_ids(flags) == {"table-binding"}
+    assert {"row": 4, "record_id": escape, "problem": "not a record of the signed table"} in (
+        failures_of(flags, "table-binding")
+    )
+    assert {"row": None, "record_id": RECORD, "problem": "signed row missing from the table"} in (
+        failures_of(flags, "table-binding")
+    )
