@@ -81,7 +81,7 @@ PARTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("audit.statistics.bundle", "_contrast_input"),
         ("audit.statistics.bundle", "_subgroup_settings"),
     ),
-    "statistics: contrast bootstrap": (("audit.statistics.section", "_bootstrap_contrast"),),
+    "statistics: contrast bootstrap": (("audit.statistics.section", "draw_contrast"),),
     "statistics: matched coverage simulations": (("audit.statistics.section", "small_sample_warnings"),),
     "statistics: coupling simulation": (("audit.statistics.section", "coupling_under_additivity"),),
 }

@@ -104,7 +104,7 @@ class SpeakerDraws:
 
 
 @dataclass(frozen=True)
-class _TermTrials:
+class TermTrials:
     """One term's scored trials."""
 
     scores: FloatArray
@@ -127,7 +127,7 @@ class _ContrastDraws:
     summary: dict[str, Any]
 
 
-def _contrast_values(terms: Mapping[str, Any]) -> dict[str, Any]:
+def contrast_values(terms: Mapping[str, Any]) -> dict[str, Any]:
     prediction = terms["a"] + terms["b"] - terms["clean"]
     return {**terms, "prediction": prediction, "ie": terms["ab"] - prediction}
 
@@ -138,7 +138,7 @@ def _per_term(value: Any, term: str) -> Any:
     return np.asarray(value[term] if isinstance(value, Mapping) else value)
 
 
-def _scored_trials(contrast: ContrastInput) -> tuple[dict[str, _TermTrials], int]:
+def scored_trials(contrast: ContrastInput) -> tuple[dict[str, TermTrials], int]:
     """Each term's scored trials, and how many trials were dropped because a term did not score them.
 
     On one shared trial list a trial is kept only when all four terms scored it (the terms stay paired); in a
@@ -172,7 +172,7 @@ def _scored_trials(contrast: ContrastInput) -> tuple[dict[str, _TermTrials], int
         shared = np.logical_and.reduce([np.isfinite(arrays["scores"]) for arrays in raw.values()])
         kept = dict.fromkeys(TERMS, shared)
     trials = {
-        term: _TermTrials(
+        term: TermTrials(
             scores=_kept(arrays["scores"], kept[term]),
             labels=_kept(arrays["labels"], kept[term]).astype(bool),
             enrol=_kept(arrays["clusters"], kept[term]),
@@ -189,7 +189,7 @@ def _scored_trials(contrast: ContrastInput) -> tuple[dict[str, _TermTrials], int
     return trials, n_unscored
 
 
-class _DrawCache:
+class DrawCache:
     """Values computed once per audit for one record's trials (or a part of them, e.g. one subgroup): a record
     is a term of many contrasts. Keyed by record id, the part, and the scores themselves (their digest), so a
     record scored differently in two places is never served the other's value."""
@@ -214,7 +214,7 @@ def _kept(values: Any, kept: NDArray[np.bool_]) -> Any:
     return values[kept]
 
 
-def _cluster_description(trials: Mapping[str, _TermTrials]) -> str:
+def _cluster_description(trials: Mapping[str, TermTrials]) -> str:
     if any(term.test is not None for term in trials.values()):
         return "enrolment and test speakers (two-way)"
     return "enrolment speaker"
@@ -257,26 +257,26 @@ def bootstrap_contrast(
         >>> round(ie["estimate"], 3), ie["low"] < ie["estimate"] < ie["high"], summary["n_clusters"]
         (-0.025, True, 8)
     """
-    return _bootstrap_contrast(contrast, n_resamples, seed, level, eer_method, None).summary
+    return draw_contrast(contrast, n_resamples, seed, level, eer_method, None).summary
 
 
-def _bootstrap_contrast(
+def draw_contrast(
     contrast: ContrastInput,
     n_resamples: int,
     seed: int,
     level: float,
     eer_method: EerMethod,
     shared: SpeakerDraws | None,
-    cache: _DrawCache | None = None,
+    cache: DrawCache | None = None,
 ) -> _ContrastDraws:
-    trials, n_unscored = _scored_trials(contrast)
+    trials, n_unscored = scored_trials(contrast)
     speakers = [ids for term in trials.values() for ids in term.speakers()]
     draws_of = shared if shared is not None else SpeakerDraws.of(speakers, n_resamples, seed)
     codes = {term: draws_of.codes(t.enrol, t.test) for term, t in trials.items()}
-    cache = cache or _DrawCache()
+    cache = cache or DrawCache()
     records = dict(contrast.records) if contrast.records is not None else dict.fromkeys(TERMS)
 
-    def term_draws(term: str, t: _TermTrials) -> tuple[float, FloatArray]:
+    def term_draws(term: str, t: TermTrials) -> tuple[float, FloatArray]:
         """A term's EER and draws, once per (record, scored trials) when the contrast names its records."""
         enrol, partner = codes[term]
         point = (contrast.point_eers or {}).get(term) if t.all_scored else None
@@ -300,8 +300,8 @@ def _bootstrap_contrast(
         computed = {term: term_draws(term, t) for term, t in trials.items()}
     except MetricInputError as error:
         raise StatisticsInputError(f"contrast {dict(contrast.key)}: {error}") from error
-    estimate = _contrast_values({term: value[0] for term, value in computed.items()})
-    draws = _contrast_values({term: value[1] for term, value in computed.items()})
+    estimate = contrast_values({term: value[0] for term, value in computed.items()})
+    draws = contrast_values({term: value[1] for term, value in computed.items()})
     summary: dict[str, Any] = {
         "key": dict(contrast.key),
         "family": contrast.family,
@@ -320,10 +320,10 @@ def _bootstrap_contrast(
         "n_resamples": draws_of.weights.rows,
         "seed": draws_of.seed,
         "level": level,
-        "estimates": {name: _interval(estimate[name], draws[name], level) for name in estimate},
+        "estimates": {name: estimate_with_interval(estimate[name], draws[name], level) for name in estimate},
     }
     if all(t.subgroups is not None for t in trials.values()):
-        summary["subgroups"] = _subgroup_gaps(trials, codes, draws_of.weights, level, eer_method, cache, records)
+        summary["subgroups"] = subgroup_gap_draws(trials, codes, draws_of.weights, level, eer_method, cache, records)
     return _ContrastDraws(estimate=estimate, draws=draws, summary=summary)
 
 
@@ -338,7 +338,7 @@ def _n_speakers(codes: Iterable[tuple[IntArray, IntArray | None]], n_index: int)
 
 
 def _eer_and_draws(
-    t: _TermTrials,
+    t: TermTrials,
     enrol: IntArray,
     partner: IntArray | None,
     weights: ResampleWeights,
@@ -351,7 +351,7 @@ def _eer_and_draws(
 
 
 def _member_draws(
-    t: _TermTrials,
+    t: TermTrials,
     codes: tuple[IntArray, IntArray | None],
     weights: ResampleWeights,
     eer_method: EerMethod,
@@ -369,24 +369,24 @@ def _member_draws(
     )
 
 
-def _interval(estimate: float, draws: FloatArray, level: float) -> dict[str, Any]:
+def estimate_with_interval(estimate: float, draws: FloatArray, level: float) -> dict[str, Any]:
     return {"estimate": float(estimate), **percentile_interval(draws, level)}
 
 
-def _subgroup_gaps(
-    trials: Mapping[str, _TermTrials],
+def subgroup_gap_draws(
+    trials: Mapping[str, TermTrials],
     codes: Mapping[str, tuple[IntArray, IntArray | None]],
     weights: ResampleWeights,
     level: float,
     eer_method: EerMethod,
-    cache: _DrawCache | None = None,
+    cache: DrawCache | None = None,
     records: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """Per term, each subgroup's EER and its signed gap to the first subgroup (sorted), plus the range
     (largest minus smallest subgroup EER), all with intervals from the same resamples. A subgroup whose EER
     is undefined in some term (one class) is left out of every term and listed with why. With ``records``,
     each record's subgroup values are computed once per audit (``cache``)."""
-    cache = cache or _DrawCache()
+    cache = cache or DrawCache()
     as_text = {term: np.asarray(t.subgroups, dtype=object).astype(str) for term, t in trials.items()}
     estimates: dict[str, dict[str, float]] = {term: {} for term in trials}
     undefined: dict[str, str] = {}
@@ -428,13 +428,15 @@ def _subgroup_gaps(
         point = np.array([estimates[term][name] for name in names])
         reference = names[0]
         result["terms"][term] = {
-            "eer": {name: _interval(estimates[term][name], draws[name], level) for name in names},
+            "eer": {name: estimate_with_interval(estimates[term][name], draws[name], level) for name in names},
             "gap_to_reference": {
-                name: _interval(
+                name: estimate_with_interval(
                     estimates[term][name] - estimates[term][reference], draws[name] - draws[reference], level
                 )
                 for name in names[1:]
             },
-            "range": _interval(point.max() - point.min(), stacked.max(axis=0) - stacked.min(axis=0), level),
+            "range": estimate_with_interval(
+                point.max() - point.min(), stacked.max(axis=0) - stacked.min(axis=0), level
+            ),
         }
     return result

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from audit.statistics.contrasts import _contrast_values
+from audit.statistics.contrasts import contrast_values
 from audit.statistics.draws import FloatArray, percentile_interval
 from audit.table.contrasts import TERMS
 
@@ -66,7 +66,7 @@ def coupling_under_additivity(
 
 
 def _prediction_and_ie(terms: Mapping[str, FloatArray]) -> tuple[FloatArray, FloatArray]:
-    values = _contrast_values(dict(terms))
+    values = contrast_values(dict(terms))
     return values["prediction"], values["ie"]
 
 

@@ -11,10 +11,10 @@ from numpy.typing import NDArray
 from audit.statistics.contrasts import (
     ContrastInput,
     SpeakerDraws,
-    _contrast_values,
+    TermTrials,
     _member_draws,
-    _scored_trials,
-    _TermTrials,
+    contrast_values,
+    scored_trials,
 )
 from audit.statistics.draws import FloatArray, percentile_interval
 from audit.table.contrasts import TERMS
@@ -132,13 +132,13 @@ def _simulated_intervals(
     """The intervals a coverage count scores, for one simulated dataset: the clean EER, IE and the clean term's
     gap M minus F, from the draws ``bootstrap_contrast`` makes for them (the same speaker draws, codes and
     weighted EERs; tested equal), without the point estimates and summaries a coverage count does not use."""
-    trials, _ = _scored_trials(dataset)
+    trials, _ = scored_trials(dataset)
     draws = SpeakerDraws.of([ids for t in trials.values() for ids in t.speakers()], n_resamples, seed)
 
-    def eer_draws(t: _TermTrials, member: NDArray[np.bool_]) -> FloatArray:
+    def eer_draws(t: TermTrials, member: NDArray[np.bool_]) -> FloatArray:
         return _member_draws(t, draws.codes(t.enrol, t.test), draws.weights, eer_method, member)
 
-    terms = _contrast_values({term: eer_draws(t, np.ones(t.labels.size, dtype=bool)) for term, t in trials.items()})
+    terms = contrast_values({term: eer_draws(t, np.ones(t.labels.size, dtype=bool)) for term, t in trials.items()})
     groups = np.asarray(trials["clean"].subgroups).astype(str)
     gap = eer_draws(trials["clean"], groups == "M") - eer_draws(trials["clean"], groups == "F")
     return {

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from audit.statistics.contrasts import _interval
+from audit.statistics.contrasts import estimate_with_interval
 from audit.statistics.draws import FloatArray, StatisticsInputError, Verdict
 
 # Equivalence to additivity (TOST)
@@ -85,9 +85,13 @@ def family_summary(
             "n_contrasts": int(estimates.size),
             "verdict": verdict,
             "contrast_verdicts": counts,
-            "mean_abs_ie": _interval(float(np.mean(np.abs(estimates))), np.mean(np.abs(ie_draws), axis=0), level),
-            "max_abs_ie": _interval(float(np.max(np.abs(estimates))), np.max(np.abs(ie_draws), axis=0), level),
-            "mean_ie": _interval(float(np.mean(estimates)), np.mean(ie_draws, axis=0), level),
+            "mean_abs_ie": estimate_with_interval(
+                float(np.mean(np.abs(estimates))), np.mean(np.abs(ie_draws), axis=0), level
+            ),
+            "max_abs_ie": estimate_with_interval(
+                float(np.max(np.abs(estimates))), np.max(np.abs(ie_draws), axis=0), level
+            ),
+            "mean_ie": estimate_with_interval(float(np.mean(estimates)), np.mean(ie_draws, axis=0), level),
         }
 
 

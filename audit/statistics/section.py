@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from audit.statistics.contrasts import ContrastInput, SpeakerDraws, _bootstrap_contrast, _DrawCache, _scored_trials
+from audit.statistics.contrasts import ContrastInput, DrawCache, SpeakerDraws, draw_contrast, scored_trials
 from audit.statistics.coupling import coupling_under_additivity
 from audit.statistics.coverage import CoverageDesign, simulated_coverage
 from audit.statistics.draws import StatisticsInputError
@@ -112,7 +112,7 @@ def statistics_section(
     and shared by all of them.
     """
     speaker_ids = [
-        ids for contrast in contrasts for term in _scored_trials(contrast)[0].values() for ids in term.speakers()
+        ids for contrast in contrasts for term in scored_trials(contrast)[0].values() for ids in term.speakers()
     ]
     settings = [*subgroup_settings, *fixed_threshold]
     speaker_ids += [np.asarray(ids) for s in settings for ids in (s.enrol_speaker, s.test_speaker)]
@@ -159,8 +159,8 @@ def _contrast_statistics(
     matched_simulations: int,
 ) -> dict[str, Any]:
     """``statistics_section`` of the contrasts: intervals, verdicts, families, coupling, held-out validation."""
-    cache = _DrawCache()
-    contrast_draws = [_bootstrap_contrast(c, n_resamples, seed, level, eer_method, shared, cache) for c in contrasts]
+    cache = DrawCache()
+    contrast_draws = [draw_contrast(c, n_resamples, seed, level, eer_method, shared, cache) for c in contrasts]
     summaries = [{**r.summary, "tost": tost_verdict(r.draws["ie"], margin, alpha)} for r in contrast_draws]
     families: dict[str, list[int]] = defaultdict(list)
     for index, contrast in enumerate(contrasts):

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from audit.metrics.point import eer
 from audit.metrics.weighted_roc import ResampleWeights, weighted_eer, weighted_sums
-from audit.statistics.contrasts import SpeakerDraws, _interval, _subgroup_gaps, _TermTrials
+from audit.statistics.contrasts import SpeakerDraws, TermTrials, estimate_with_interval, subgroup_gap_draws
 from audit.statistics.draws import FloatArray, IntArray, StatisticsInputError, pair_codes
 from schemas.eer_method import EerMethod
 
@@ -36,7 +36,7 @@ def subgroup_gap_intervals(
     the shared ``draws``, and the number of speakers behind each subgroup (a subgroup of one speaker says so)."""
     scores = np.asarray(record.scores, dtype=float)
     scored = np.isfinite(scores)
-    trials = _TermTrials(
+    trials = TermTrials(
         scores=scores[scored],
         labels=np.asarray(record.labels)[scored].astype(bool),
         enrol=np.asarray(record.enrol_speaker)[scored],
@@ -45,7 +45,7 @@ def subgroup_gap_intervals(
         all_scored=True,
     )
     codes = {"eer": pair_codes(draws.index, trials.enrol, trials.test, draws.positions)}
-    gaps = _subgroup_gaps({"eer": trials}, codes, draws.weights, level, eer_method)
+    gaps = subgroup_gap_draws({"eer": trials}, codes, draws.weights, level, eer_method)
     assert trials.subgroups is not None
     speakers = {
         name: int(np.unique(trials.enrol[trials.subgroups == name].astype(str)).size)
@@ -184,12 +184,12 @@ def _error_rates(
     result: dict[str, Any] = {
         "n_target": int(point[3]),
         "n_nontarget": int(point[1]),
-        "far": _interval(point[0] / point[1], far_draws, level) if point[1] else None,
-        "frr": _interval(point[2] / point[3], frr_draws, level) if point[3] else None,
+        "far": estimate_with_interval(point[0] / point[1], far_draws, level) if point[1] else None,
+        "frr": estimate_with_interval(point[2] / point[3], frr_draws, level) if point[3] else None,
         "eer": None,
     }
     if point[1] and point[3]:
-        result["eer"] = _interval(
+        result["eer"] = estimate_with_interval(
             eer(scores, labels, eer_method),
             weighted_eer(scores, labels, codes[0], weights, eer_method, codes[1]),
             level,
