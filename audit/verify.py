@@ -29,6 +29,7 @@ from schemas.results import ValidatedResults, validate_results, with_all_columns
 
 if TYPE_CHECKING:
     from audit.bundle.verified import VerifiedBundle
+    from provenance.keys import ReviewerKey
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def audit_table(
     claims: Path | None = None,
     config: AuditConfig | None = None,
     bundle: Path | None = None,
-    key: Path | None = None,
+    key: Path | ReviewerKey | None = None,
     trusted_ids: frozenset[str] = frozenset(),
     subset: str | None = None,
 ) -> TableAudit:
@@ -206,7 +207,7 @@ def verify(
     claims: Path | None = None,
     config: AuditConfig | None = None,
     bundle: Path | None = None,
-    key: Path | None = None,
+    key: Path | ReviewerKey | None = None,
     trusted_ids: frozenset[str] = frozenset(),
     subset: str | None = None,
 ) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography.exceptions import UnsupportedAlgorithm
@@ -101,3 +102,15 @@ def load_public_key(path: Path) -> Ed25519PublicKey:
     if not isinstance(key, Ed25519PublicKey):
         raise InputError(str(path), f"expected an ed25519 public key, found {type(key).__name__}")
     return key
+
+
+@dataclass(frozen=True)
+class ReviewerKey:
+    """The public key a reviewer trusts, read once from its file: what was checked is what verifies."""
+
+    path: Path
+    public_key: Ed25519PublicKey
+
+    @classmethod
+    def load(cls, path: Path) -> ReviewerKey:
+        return cls(Path(path), load_public_key(Path(path)))

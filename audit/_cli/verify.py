@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -13,6 +13,9 @@ from audit._cli.plumbing import one_line_errors
 from audit._cli.summary import finish
 from provenance.atomic import check_writable_folder
 from schemas.errors import InputError
+
+if TYPE_CHECKING:
+    from provenance.keys import ReviewerKey
 
 __all__ = ["audit_results", "check_options", "read_trusted_ids", "verify"]
 
@@ -37,7 +40,7 @@ def audit_results(
     columns: Path | None = None,
     claims: Path | None = None,
     bundle: Path | None = None,
-    key: Path | None = None,
+    key: Path | ReviewerKey | None = None,
     trusted_ids: frozenset[str] = frozenset(),
     subset: str | None = None,
     out: Path | None = None,
@@ -68,17 +71,23 @@ def audit_results(
     return report, finish_report(report, out, figures)
 
 
-def check_options(out: Path | None, bundle: Path | None, key: Path | None) -> None:
-    """What can be checked before the audit runs: ``--key`` is a usable public key (and comes with ``--bundle``);
-    ``--out`` can be written and is not inside the bundle (the report would change what it audits)."""
+def check_options(out: Path | None, bundle: Path | None, key: Path | None) -> ReviewerKey | None:
+    """What can be checked before the audit runs: ``--key`` is a usable public key (and comes with ``--bundle``),
+    read here once and returned; ``--out`` can be written and is not inside the bundle (the report would change
+    what it audits)."""
+    reviewer_key = None
     if key is not None:
         if bundle is None:
             raise InputError(str(key), "--key names the key trusted for a bundle's signature; give --bundle too")
-        from provenance.keys import load_public_key
+        from provenance.keys import ReviewerKey
 
-        load_public_key(key)
-    if out is None:
-        return
+        reviewer_key = ReviewerKey.load(key)
+    if out is not None:
+        _check_out(out, bundle)
+    return reviewer_key
+
+
+def _check_out(out: Path, bundle: Path | None) -> None:
     if bundle is not None:
         folder, root = out.resolve(), bundle.resolve()
         if folder == root or root in folder.parents:
@@ -133,13 +142,13 @@ def verify(
     Exit codes: 0 PASS (no error flag and, for a bundle, signed by a key you trust), 1 FAIL (an error flag) or
     UNAUTHENTICATED (the bundle verifies only under its own key), 2 unusable input (one line on stderr).
     """
-    check_options(out, bundle, key)
+    reviewer_key = check_options(out, bundle, key)
     report, written = audit_results(
         results,
         columns=columns,
         claims=claims,
         bundle=bundle,
-        key=key,
+        key=reviewer_key,
         trusted_ids=read_trusted_ids(trusted_keys) if trusted_keys is not None else frozenset(),
         subset=subset,
         out=out,

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from audit.bundle.verified import Authentication, BadSignatureError, DigestMismatchError, StatementError, Step, Trust
 from provenance.dsse import IN_TOTO_PAYLOAD_TYPE, EnvelopeError, parse_envelope, verify_envelope
-from provenance.keys import load_public_key
+from provenance.keys import ReviewerKey
 from provenance.statement import BUILD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE
 from schemas.bundle import (
     ENVELOPE_FILE,
@@ -60,7 +60,7 @@ def _bundle_public_key(bundle_dir: Path) -> Ed25519PublicKey:
 
 
 def verify_signature(
-    bundle_dir: Path, trusted_key: Path | None, trusted_ids: frozenset[str] = frozenset()
+    bundle_dir: Path, trusted_key: ReviewerKey | None, trusted_ids: frozenset[str] = frozenset()
 ) -> tuple[SignatureCheck, Step]:
     """Verify the DSSE envelope over the exact payload bytes, before anything in it is parsed."""
     try:
@@ -81,7 +81,7 @@ def verify_signature(
     except EnvelopeError as error:
         raise BadSignatureError("envelope", f"{ENVELOPE_FILE}: {error}") from error
     if trusted_key is not None:
-        public_key, source = load_public_key(trusted_key), f"the reviewer's key {trusted_key} (--key)"
+        public_key, source = trusted_key.public_key, f"the reviewer's key {trusted_key.path} (--key)"
     else:
         public_key, source = _bundle_public_key(bundle_dir), f"the bundle's own key {PUBLIC_KEY_FILE}"
     try:
@@ -110,7 +110,7 @@ def verify_signature(
         recorded = None
     if recorded is not None and recorded != key_id:
         report.append(f"Note: {KEY_ID_FILE} names another key id than the one that verified ({recorded[:80]!r}).")
-    authentication = Authentication(trust, key_id, str(trusted_key) if trusted_key else PUBLIC_KEY_FILE)
+    authentication = Authentication(trust, key_id, str(trusted_key.path) if trusted_key else PUBLIC_KEY_FILE)
     return SignatureCheck(envelope.payload, authentication), Step(report)
 
 

@@ -45,6 +45,7 @@ from audit.bundle.verified import (
     VerifiedBundle,
 )
 from audit.table.findings import Flag, Severity
+from provenance.keys import ReviewerKey
 from schemas.bundle import OPERATORS_FILE
 
 NOT_RUN_UNAUTHENTICATED = "Not run: unauthenticated (the signature step failed, so nothing in the bundle is trusted)."
@@ -199,7 +200,7 @@ def merge_flags(flags: list[Flag]) -> list[Flag]:
 def verify_bundle(
     table: pd.DataFrame,
     bundle_dir: Path,
-    trusted_key: Path | None,
+    trusted_key: ReviewerKey | Path | None,
     *,
     trusted_ids: frozenset[str] = frozenset(),
     subset: Subset | None = None,
@@ -209,7 +210,8 @@ def verify_bundle(
     Args:
         table: the audited results table (validated); its rows are bound to the signed ones.
         bundle_dir: the bundle folder.
-        trusted_key: the reviewer's public key (PEM), or None to check the signature against the bundle's own key.
+        trusted_key: the reviewer's public key (its PEM file is read once), or None to check the signature against
+            the bundle's own key.
         trusted_ids: key ids the reviewer trusts besides ``trusted_key``.
         subset: the audited table is the rows of the signed one that this selection names.
 
@@ -228,6 +230,8 @@ def verify_bundle(
         ('none', ['bad-signature'])
     """
     bundle_dir = Path(bundle_dir)
+    if trusted_key is not None and not isinstance(trusted_key, ReviewerKey):
+        trusted_key = ReviewerKey.load(trusted_key)
     check = _Verification()
     signature = check.run(
         "signature", "Signature (DSSE, ed25519)", verify_signature, bundle_dir, trusted_key, trusted_ids

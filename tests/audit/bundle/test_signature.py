@@ -12,11 +12,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+import provenance.keys as keys
 from audit.bundle.verification import NOT_RUN_UNAUTHENTICATED
 from audit.bundle.verification import verify_bundle as verify_bundle_object
 from audit.bundle.verified import Trust
-from provenance.keys import generate_keypair
+from audit.cli import app
+from provenance.keys import ReviewerKey, generate_keypair
 from schemas.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
@@ -91,3 +94,32 @@ def test_signed_bundle_without_its_public_key_needs_a_reviewer_key(bundle: Synth
 def test_an_unreadable_reviewer_key_is_an_input_error(bundle: SyntheticBundle, tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"absent\.pub"):
         verify_bundle(bundle.read_results(), bundle.root, tmp_path / "absent.pub")
+
+
+def test_the_reviewer_key_is_read_once_and_a_swap_after_the_check_changes_nothing(
+    bundle: SyntheticBundle, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oracle: the bytes of the author's key, counted as they are read, and a forger's key swapped in after."""
+
+    reads: list[Path] = []
+    original = keys.read_regular_file
+
+    def counted(path: Path, what: str) -> bytes:
+        reads.append(Path(path))
+        return original(path, what)
+
+    monkeypatch.setattr(keys, "read_regular_file", counted)
+    table = bundle.root / "results.csv"
+    result = CliRunner().invoke(
+        app, ["verify", str(table), "--bundle", str(bundle.root), "--key", str(bundle.public_key)]
+    )
+    assert result.exit_code == 0, result.output
+    assert reads.count(bundle.public_key) == 1
+    reviewer_key = ReviewerKey.load(bundle.public_key)
+    generate_keypair(tmp_path / "forger.pem", tmp_path / "forger.pub")
+    bundle.public_key.write_bytes((tmp_path / "forger.pub").read_bytes())  # swapped after the check
+    verified = verify_bundle_object(bundle.read_results(), bundle.root, reviewer_key)
+    assert verified.flags == [] and verified.authentication.trust is Trust.TRUSTED_KEY
+    assert error_ids(verify_bundle_object(bundle.read_results(), bundle.root, bundle.public_key).flags) == {
+        "bad-signature"
+    }
