@@ -16,6 +16,7 @@ among the spoof files (for example one ``spoof_system``) and the operators apply
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 import tomllib
@@ -348,6 +349,14 @@ class _Reader:
             raise self.fail(key, f"expected an integer > 0, got {value}")
         return cast(int, value)
 
+    def positive_number(self, key: str, default: float, *, below: float = math.inf) -> float:
+        """A finite number ``0 < value < below`` (a prior below 1, a cost): NaN, infinities and bounds refused."""
+        value = float(self.get(key, (int, float), default))
+        if not (math.isfinite(value) and 0 < value < below):
+            bound = f"a finite number > 0 and < {below:g}" if math.isfinite(below) else "a finite number > 0"
+            raise self.fail(key, f"expected {bound}, got {value!r}")
+        return value
+
     def sub(self, key: str, default: Any = ...) -> _Reader:
         return _Reader(self.source, self.get(key, dict, default), f"{self.prefix}{key}.")
 
@@ -431,9 +440,9 @@ def load_config(path: Path) -> RunConfig:
         seed=run.get("seed", int),
         eer_method=EerMethod(run.choice("eer_method", EER_METHODS, EerMethod.ROCCH)),
         failure_policy=run.choice("failure_policy", FAILURE_POLICIES, "drop-trial"),
-        p_target=float(run.get("p_target", (int, float), 0.01)),
-        c_miss=float(run.get("c_miss", (int, float), 1.0)),
-        c_fa=float(run.get("c_fa", (int, float), 1.0)),
+        p_target=run.positive_number("p_target", 0.01, below=1.0),
+        c_miss=run.positive_number("c_miss", 1.0),
+        c_fa=run.positive_number("c_fa", 1.0),
         batch_size=run.positive_int("batch_size", 16),
         corpora=corpora,
         encoders=_read_encoders(top.sub("encoders")),

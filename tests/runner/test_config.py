@@ -54,6 +54,21 @@ def test_default_config_loads_with_its_designs() -> None:
         (lambda s: s.replace('id = "D02"', 'id = "Z02"'), "E01..E21"),
         (lambda s: s.replace("target_trials = 200", "target_trials = -1"), "expected an integer > 0"),
         (lambda s: s + "\n[broken\n", "not valid TOML"),
+        *(
+            (
+                lambda s, v=value: s.replace("p_target = 0.01", f"p_target = {v}"),
+                f"run.p_target: expected a finite {why}",
+            )
+            for value, why in [
+                ("1.5", "number > 0 and < 1, got 1.5"),
+                ("1", "number > 0 and < 1, got 1.0"),
+                ("0", "number > 0 and < 1, got 0.0"),
+                ("nan", "number > 0 and < 1, got nan"),
+                ("-0.01", "number > 0 and < 1, got -0.01"),
+            ]
+        ),
+        (lambda s: s.replace("c_miss = 1.0", "c_miss = inf"), "run.c_miss: expected a finite number > 0, got inf"),
+        (lambda s: s.replace("c_miss = 1.0", "c_miss = 0"), "run.c_miss: expected a finite number > 0, got 0.0"),
         (lambda s: s.replace("n_resamples = 1000", "n_resamples = 1e8"), "analysis.n_resamples: expected an integer"),
         (lambda s: s.replace("n_resamples = 1000", "n_resample = 100"), "analysis.n_resample: unknown key"),
     ],
