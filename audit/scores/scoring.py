@@ -13,6 +13,7 @@ first occurrence is used and the duplicates are an error-severity finding, so no
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -29,6 +30,7 @@ from audit.result import TOOL_NAME, tool_version
 from audit.scores.files import NO_LABEL, ScoreFile, ScoreFormat, read_score_file
 from audit.scores.trial_lists import TrialFormat, TrialList, numbered_fields, read_trial_list
 from audit.statistics.draws import cluster_codes, draw_cluster_weights, percentile_interval
+from audit.table.analysis import N_RESAMPLES_MAX, SEED_MAX
 from audit.table.findings import Flag, Severity, has_errors
 from audit.table.reading import read_text
 from schemas.errors import InputError
@@ -51,6 +53,24 @@ class ScoringConfig:
     n_resamples: int = 1000
     seed: int = 0
     level: float = 0.95
+
+    def __post_init__(self) -> None:
+        """Each value within the bounds the bundle audit's ``[analysis]`` uses: one line naming the option."""
+        for option, value, low, high in (
+            ("--resamples", self.n_resamples, 1, N_RESAMPLES_MAX),
+            ("--seed", self.seed, 0, SEED_MAX),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise InputError(option, f"expected an integer from {low:,} to {high:,}, got {value!r}")
+        for option, number, below in (
+            ("--p-target", self.p_target, 1.0),
+            ("--c-miss", self.c_miss, math.inf),
+            ("--c-fa", self.c_fa, math.inf),
+            ("level", self.level, 1.0),
+        ):
+            if not (math.isfinite(number) and 0 < number < below):
+                bound = " and < 1" if below == 1.0 else ""
+                raise InputError(option, f"expected a finite number > 0{bound}, got {number!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self) | {

@@ -233,6 +233,28 @@ def test_hostile_trial_list_and_format_option(tmp_path: Path) -> None:
     one_line(stderr, str(tmp_path / "map"), "row 2: 'u1' is given two values")
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "problem"),
+    [
+        ("--resamples", "1000000000", "expected an integer from 1 to 100,000, got 1000000000"),
+        ("--resamples", "0", "expected an integer from 1 to 100,000, got 0"),
+        ("--seed", "-1", "expected an integer from 0 to 9,223,372,036,854,775,807, got -1"),
+        ("--p-target", "1.5", "expected a finite number > 0 and < 1, got 1.5"),
+        ("--p-target", "nan", "expected a finite number > 0 and < 1, got nan"),
+        ("--c-fa", "inf", "expected a finite number > 0, got inf"),
+        ("--c-miss", "-1", "expected a finite number > 0, got -1.0"),
+    ],
+)
+def test_out_of_bounds_options_are_one_line_before_any_work(
+    tmp_path: Path, option: str, value: str, problem: str
+) -> None:
+    """Oracle: the bounds of the bundle audit's [analysis] (a billion resamples was a 44.7 GiB allocation)."""
+    trial_path, score_path = write_case(tmp_path)
+    code, stdout, stderr = invoke(str(trial_path), str(score_path), option, value)
+    assert code == 2 and not stdout
+    one_line(stderr, option, problem)
+
+
 def test_the_report_is_written(tmp_path: Path) -> None:
     trial_path, score_path = write_case(tmp_path, "voxceleb")
     code, stdout, _ = invoke(str(trial_path), str(score_path), "--out", str(tmp_path / "out"), "--resamples", "10")
