@@ -11,11 +11,13 @@ folder) raises ``OSError`` naming the target file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import secrets
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -115,3 +117,78 @@ def check_writable_folder(folder: Path, source: Path) -> None:
         raise InputError(str(source), f"cannot write here: {error.strerror}{where}") from error
     os.close(fd)
     os.unlink(name)
+
+
+FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def write_files_into(folder: Path, files: Mapping[str, bytes], *, removed: Iterable[str] = ()) -> None:
+    """Write each ``relative name -> bytes`` of ``files`` under ``folder`` atomically, and unlink each name of
+    ``removed``, never through a link.
+
+    ``folder`` (made when absent) and every subfolder of a name are opened without following a link (a link there
+    is an ``OSError`` ``ELOOP``/``ENOTDIR`` naming it); each file is written as a temporary beside its target and
+    renamed onto it relative to that folder's descriptor, so a link in the target's place is replaced, its target
+    never written. Modes follow the umask, as ``atomic_path`` gives them.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    root = _open_folder(folder)
+    try:
+        for name, data in files.items():
+            *parents, leaf = name.split("/")
+            with _subfolder(root, folder, parents) as descriptor:
+                _replace_in(descriptor, leaf, data, folder / name)
+        for name in removed:
+            *parents, leaf = name.split("/")
+            with _subfolder(root, folder, parents) as descriptor, contextlib.suppress(FileNotFoundError):
+                os.unlink(leaf, dir_fd=descriptor)
+    finally:
+        os.close(root)
+
+
+def _open_folder(path: Path, parent: int | None = None, name: str | None = None) -> int:
+    """A descriptor of the folder ``path`` (``name`` in the folder ``parent`` when given), never through a link."""
+    try:
+        return (
+            os.open(name, FOLDER_FLAGS, dir_fd=parent) if parent is not None and name else os.open(path, FOLDER_FLAGS)
+        )
+    except OSError as error:
+        raise OSError(error.errno, f"{error.strerror} (a link or not a folder)", str(path)) from error
+
+
+@contextmanager
+def _subfolder(root: int, folder: Path, parents: list[str]) -> Iterator[int]:
+    """The descriptor of ``folder/<parents...>``, each level made when absent and opened without following links."""
+    opened: list[int] = []
+    descriptor, path = root, folder
+    try:
+        for part in parents:
+            path = path / part
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, dir_fd=descriptor)
+            descriptor = _open_folder(path, descriptor, part)
+            opened.append(descriptor)
+        yield descriptor
+    finally:
+        for item in opened:
+            os.close(item)
+
+
+def _replace_in(folder: int, name: str, data: bytes, shown: Path) -> None:
+    temporary = f".{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        handle = os.open(temporary, flags, 0o666, dir_fd=folder)  # the umask applies, as open() gives
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(handle, view) :]
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=folder)
+        raise OSError(error.errno, error.strerror or str(error), str(shown)) from error

@@ -9,11 +9,12 @@ package imports neither matplotlib nor torch: figures import matplotlib when the
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from provenance.atomic import atomic_write_bytes, atomic_write_text
+from provenance.atomic import is_temporary, write_files_into
 from reports.badges import artefact_evaluation_summary
 from reports.document import ReportShapeError, build_document
 from reports.figures import FigureOutcome, render_figures
@@ -22,9 +23,17 @@ from reports.markdown import render_markdown
 from schemas.errors import InputError
 from schemas.jsonable import json_safe
 
-__all__ = ["ReportShapeError", "artefact_evaluation_summary", "finish_report", "report_json", "write_report"]
+__all__ = [
+    "ReportShapeError",
+    "artefact_evaluation_summary",
+    "check_report_folder",
+    "finish_report",
+    "report_json",
+    "write_report",
+]
 
 FIGURES_DIR = "figures"
+REPORT_FILES = ("report.json", "report.md", "report.html")
 
 
 def report_json(report: Mapping[str, Any]) -> str:
@@ -37,25 +46,53 @@ def write_report(report: Mapping[str, Any], out_dir: Path, figures: list[FigureO
 
     ``figures``: the report's figures when drawn already (``render_figures`` of its aggregates and curves).
     A figure skipped for lack of data is noted in the report, and a file of that name left by an earlier run
-    is removed, so the folder never shows a figure the report does not.
+    is removed, so the folder never shows a figure the report does not. ``out_dir`` may hold only an earlier
+    report (an InputError names anything else, a link above all); every file is renamed into place without
+    following a link (``provenance.atomic.write_files_into``). A folder that cannot be written is an
+    InputError (one line, exit 2), never a traceback.
     """
     out_dir = Path(out_dir)
+    check_report_folder(out_dir)
     figures = render_figures(report) if figures is None else figures
     blocks = build_document(report, figures)
     title = f"Provenance report: {Path(str((report.get('source') or {}).get('path', 'results'))).name}"
+    files = {
+        REPORT_FILES[0]: report_json(report).encode("utf-8"),
+        REPORT_FILES[1]: render_markdown(blocks).encode("utf-8"),
+        REPORT_FILES[2]: render_html(blocks, title).encode("utf-8"),
+        **{f"{FIGURES_DIR}/{figure.filename}": figure.png for figure in figures if figure.png is not None},
+    }
+    skipped = [f"{FIGURES_DIR}/{figure.filename}" for figure in figures if figure.png is None]
+    try:
+        write_files_into(out_dir, files, removed=skipped)
+    except OSError as error:
+        raise InputError(str(error.filename or out_dir), f"cannot write the report: {error.strerror}") from error
+    return [out_dir / name for name in files]
 
-    written = [out_dir / "report.json", out_dir / "report.md", out_dir / "report.html"]
-    atomic_write_text(written[0], report_json(report))
-    atomic_write_text(written[1], render_markdown(blocks))
-    atomic_write_text(written[2], render_html(blocks, title))
-    for figure in figures:
-        path = out_dir / FIGURES_DIR / figure.filename
-        if figure.png is None:
-            path.unlink(missing_ok=True)
+
+def check_report_folder(out_dir: Path) -> None:
+    """An InputError unless ``out_dir`` is absent or a folder (not a link) holding only an earlier report: the
+    report files, a ``figures/`` folder of PNGs, a killed writer's temporary files."""
+    if not os.path.lexists(out_dir):
+        return
+    if out_dir.is_symlink() or not out_dir.is_dir():
+        raise InputError(str(out_dir), "--out is a link or not a folder; choose a folder of your own")
+    for entry in sorted(out_dir.iterdir()):
+        if entry.name == FIGURES_DIR and entry.is_dir() and not entry.is_symlink():
+            foreign = [path for path in sorted(entry.iterdir()) if not _ours(path, (".png",))]
         else:
-            atomic_write_bytes(path, figure.png)
-            written.append(path)
-    return written
+            foreign = [] if _ours(entry, REPORT_FILES) else [entry]
+        if foreign:
+            problem = "a link" if foreign[0].is_symlink() else "not a file the report writes"
+            raise InputError(
+                str(foreign[0]), f"{problem}: --out may hold only an earlier report; choose an empty or new folder"
+            )
+
+
+def _ours(path: Path, names: tuple[str, ...]) -> bool:
+    """A regular file (not a link) named one of ``names`` (or ending so, for suffixes), or a temporary file."""
+    named = path.name in names or path.suffix in names or is_temporary(path.name)
+    return named and path.is_file() and not path.is_symlink()
 
 
 def finish_report(
@@ -67,7 +104,4 @@ def finish_report(
     report["sections"].append(artefact_evaluation_summary(report))
     if out_dir is None:
         return []
-    try:
-        return write_report(report, out_dir, figures)
-    except OSError as error:
-        raise InputError(str(error.filename or out_dir), f"cannot write the report: {error.strerror}") from error
+    return write_report(report, out_dir, figures)

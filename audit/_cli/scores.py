@@ -52,13 +52,14 @@ def scores(
     if score_format is not None and score_format not in SCORE_FORMATS:
         raise InputError("--format", f"expected one of {', '.join(SCORE_FORMATS)}, got {score_format!r}")
     from audit.scores.scoring import ScoringConfig, audit_scores
+    from reports import check_report_folder, write_report
 
     config = ScoringConfig(p_target=p_target, c_miss=c_miss, c_fa=c_fa, n_resamples=resamples, seed=seed)
+    if out is not None:
+        check_report_folder(out)
     report = audit_scores(
         trials, score_file, score_format=score_format, speakers=speakers, subgroups=subgroups,
         conditions=conditions, config=config,
     )  # fmt: skip
-    from reports import write_report
-
     written = write_report(report, out) if out is not None else []
     finish(report, written, as_json)

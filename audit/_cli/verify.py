@@ -92,6 +92,9 @@ def _check_out(out: Path, bundle: Path | None) -> None:
         folder, root = out.resolve(), bundle.resolve()
         if folder == root or root in folder.parents:
             raise InputError(str(out), f"is inside the bundle folder {bundle}; the report must be written elsewhere")
+    from reports import check_report_folder
+
+    check_report_folder(out)
     check_writable_folder(out, out)
 
 

@@ -191,6 +191,23 @@ def test_out_beside_the_bundle_is_accepted(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle"]  # nothing is made before the audit
 
 
+@pytest.mark.parametrize("command", ["verify", "scores"])
+def test_a_figures_link_in_out_exits_2_before_the_audit_and_writes_nothing_through_it(
+    command: str, tmp_path: Path
+) -> None:
+    target = tmp_path / "bundle"
+    target.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "figures").symlink_to(target, target_is_directory=True)
+    absent = tmp_path / "absent.csv"  # the audit's own input is absent: the --out error shows it came first
+    arguments = [str(absent)] if command == "verify" else [str(absent), str(absent)]
+    code, stdout, stderr = invoke(command, *arguments, "--out", str(out))
+    assert code == 2 and not stdout
+    one_line_error(stderr, out / "figures", "a link: --out may hold only an earlier report")
+    assert list(target.iterdir()) == [] and sorted(p.name for p in out.iterdir()) == ["figures"]
+
+
 def test_keygen_to_an_unwritable_path_exits_2(tmp_path: Path, read_only_folder: Path) -> None:
     for private, public in (
         (read_only_folder / "k.pem", tmp_path / "k.pub"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -13,7 +14,9 @@ import pytest
 from PIL import Image
 from sample_reports import full_report, minimal_report
 
+from provenance.atomic import write_files_into
 from reports import ReportShapeError, write_report
+from schemas.errors import InputError
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -135,3 +138,66 @@ def test_import_reports_is_light() -> None:
     code = "import sys, reports; print(sorted(m for m in ('matplotlib', 'torch') if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_the_writer_replaces_a_link_in_a_files_place_and_never_writes_its_target(tmp_path: Path) -> None:
+    """Oracle: the bytes of the link's target, unchanged, and the file written in the link's place."""
+    out, victim = tmp_path / "out", tmp_path / "victim.json"
+    victim.write_text("precious")
+    out.mkdir()
+    (out / "report.json").symlink_to(victim)
+    write_files_into(out, {"report.json": b"{}\n", "figures/a.png": b"png"})
+    assert victim.read_text() == "precious"
+    assert not (out / "report.json").is_symlink() and (out / "report.json").read_bytes() == b"{}\n"
+    assert (out / "figures" / "a.png").read_bytes() == b"png"
+
+
+def test_the_writer_never_enters_a_linked_folder(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "figures").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(OSError, match="a link or not a folder"):
+        write_files_into(out, {"figures/a.png": b"png"})
+    assert list(elsewhere.iterdir()) == []
+    (out / "figures").unlink()
+    linked = tmp_path / "linked-out"
+    linked.symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(OSError, match="a link or not a folder"):
+        write_files_into(linked, {"report.json": b"{}"})
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("hostile", ["figures-link", "out-link", "foreign-file", "report-link", "foreign-in-figures"])
+def test_an_out_folder_that_is_not_an_earlier_report_is_one_line_and_nothing_is_written(
+    tmp_path: Path, hostile: str
+) -> None:
+    bundle = tmp_path / "bundle"  # stands for the audited bundle: nothing may be written into it
+    bundle.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    if hostile == "figures-link":
+        (out / "figures").symlink_to(bundle, target_is_directory=True)
+    elif hostile == "out-link":
+        out.rmdir()
+        out.symlink_to(bundle, target_is_directory=True)
+    elif hostile == "foreign-file":
+        (out / "thesis.tex").write_text("mine")
+    elif hostile == "report-link":
+        (out / "report.md").symlink_to(bundle / "results.csv")
+    else:
+        (out / "figures").mkdir()
+        (out / "figures" / "notes.txt").write_text("mine")
+    with pytest.raises(InputError) as caught:
+        write_report(minimal_report(), out)
+    assert "--out" in caught.value.line() and len(caught.value.line().splitlines()) == 1
+    assert list(bundle.iterdir()) == []
+    assert not (out / "report.json").exists()
+
+
+def test_an_earlier_report_is_replaced_in_place(written: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    out = tmp_path / "again"
+    shutil.copytree(written[0], out)
+    paths = write_report(full_report(), out)
+    assert [path.read_bytes() for path in paths] == [path.read_bytes() for path in written[1]]
