@@ -28,6 +28,7 @@ from typing import Any
 
 import av
 import numpy as np
+import pandas as pd
 
 from provenance.atomic import atomic_write_bytes, atomic_write_text
 from provenance.digests import bytes_digest, file_digest, file_digests
@@ -398,4 +399,31 @@ def load_built_default_corpus(root: Path) -> CorpusTable:
     """A default corpus already built in ``root`` (see ``build_default_corpus``)."""
     if not (root / MANIFEST_FILE).is_file():
         raise CorpusError(str(root), "no built default corpus here: run `interbias corpus build` first")
-    return CorpusTable(read_utterances(root / UTTERANCES_FILE), read_problems(root / PROBLEMS_FILE))
+    table = CorpusTable(read_utterances(root / UTTERANCES_FILE), read_problems(root / PROBLEMS_FILE))
+    verify_audio(root, table.frame)
+    return table
+
+
+def verify_audio(root: Path, frame: pd.DataFrame) -> None:
+    """Every audio file of a built table still has the BLAKE3 the table records (an edited or swapped file would
+    otherwise be embedded, cached and signed under its old digest): a ``CorpusError`` naming the first that does
+    not. Hashed through the run's digest index, so an unchanged rerun reads no file (any write changes the file's
+    ctime, which the index compares)."""
+    paths = [root / path for path in frame["path"]]
+    try:
+        digests = file_digests(paths)
+    except OSError as error:
+        raise CorpusError(
+            str(error.filename or root), f"audio listed in {UTTERANCES_FILE} is unreadable: {error.strerror}"
+        ) from None
+    changed = [
+        path
+        for path, digest, recorded in zip(paths, digests, frame["blake3"], strict=True)
+        if digest.blake3 != recorded
+    ]
+    if changed:
+        raise CorpusError(
+            str(changed[0]),
+            f"differs from the BLAKE3 {UTTERANCES_FILE} records ({len(changed)} of {len(paths)} audio files changed "
+            "since the corpus was built); rebuild it with `interbias corpus build`",
+        )

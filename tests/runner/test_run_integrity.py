@@ -359,6 +359,29 @@ def test_a_rerun_rewrites_an_edited_score_file_and_refuses_a_file_it_did_not_wri
     assert subjects == {name for name in files if name.split("/")[0] != "provenance"}
 
 
+def test_audio_changed_after_the_corpus_was_built_is_refused_even_with_a_warm_digest_index(
+    cold: tuple[Path, RunSummary], corpus: Path, tmp_path: Path
+) -> None:
+    """Oracle: the BLAKE3 the built table records. A run, then one file edited in place (same size, other samples):
+    the rerun with the digest index warm from the first refuses it instead of serving its cached embedding."""
+    copied = tmp_path / "corpus"
+    shutil.copytree(corpus, copied)
+    config = write_config(tmp_path / "run", copied)
+    cache = copy_cache(cold, tmp_path)
+    small_run(config, tmp_path / "out", cache)
+    victim = sorted((copied / "audio").rglob("*.wav"))[0]
+    data = bytearray(victim.read_bytes())
+    data[-2:] = bytes(255 - byte for byte in data[-2:])  # the last sample, negated bits
+    victim.write_bytes(bytes(data))
+    with pytest.raises(InputError) as caught:
+        small_run(config, tmp_path / "out", cache)
+    assert caught.value.line().startswith(str(victim))
+    assert "differs from the BLAKE3 utterances.csv records (1 of" in caught.value.line()
+    victim.unlink()
+    with pytest.raises(InputError, match="audio listed in utterances.csv is unreadable"):
+        small_run(config, tmp_path / "out", cache)
+
+
 # --- fault injection: SIGKILL at random points -----------------------------------------------------------
 
 
