@@ -76,7 +76,9 @@ def check_report_folder(out_dir: Path) -> None:
     if not os.path.lexists(out_dir):
         return
     if out_dir.is_symlink() or not out_dir.is_dir():
-        raise InputError(str(out_dir), "--out is a link or not a folder; choose a folder of your own")
+        raise InputError(
+            str(out_dir), "cannot write here: --out is a link or not a folder; choose a folder of your own"
+        )
     for entry in sorted(out_dir.iterdir()):
         if entry.name == FIGURES_DIR and entry.is_dir() and not entry.is_symlink():
             foreign = [path for path in sorted(entry.iterdir()) if not _ours(path, (".png",))]

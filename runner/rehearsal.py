@@ -292,21 +292,24 @@ def draw_scores(planned: list[Planned], seed: int) -> list[RecordScores]:
         # A cosine in float32 precision, as the runner's float32 embeddings give it (stored as float64).
         scores = np.tanh(raw / 8).astype(np.float32).astype(np.float64)
         scored = np.ones(len(labels), dtype=bool)
-        if rng.random() < 0.2:  # a few test files fail to decode in some records
-            scored[rng.choice(len(labels), size=max(1, len(labels) // 2000), replace=False)] = False
+        if rng.random() < 0.2:  # a few test files fail to decode in some records: every trial of theirs unscored
+            chosen = rng.choice(len(labels), size=max(1, len(labels) // 2000), replace=False)
+            test_utts = item.trials.frame["test_utt"].to_numpy()
+            scored = ~np.isin(test_utts, test_utts[chosen])
             scores[~scored] = np.nan
         drawn.append(RecordScores(labels, scores, scored))
     return drawn
 
 
-def _operators(planned: list[Planned]) -> dict[str, Any]:
-    """operators.json: every chain applied to every side that uses it, per chain and per record, no failures."""
+def _operators(planned: list[Planned], records_scores: list[RecordScores]) -> dict[str, Any]:
+    """operators.json: every chain applied to every side that uses it, per chain; per record, the test sides that
+    failed to decode (those of its unscored trials) counted as failed, the others as applied."""
     from runner.operators import chain_id
 
     chains: dict[str, dict[str, Any]] = {}
     records: dict[str, dict[str, Any]] = {}
     sides: dict[tuple[str, str], int] = {}
-    for item in planned:
+    for item, record in zip(planned, records_scores, strict=True):
         plan, frame = item.plan, item.trials.frame
         corpus = plan.experiment.corpus
         test_corpus = frame["test_corpus"].iloc[0] if "test_corpus" in frame.columns else corpus
@@ -324,10 +327,11 @@ def _operators(planned: list[Planned]) -> dict[str, Any]:
                 sides[count_key] = int(frame[column].nunique())
                 chain["applied"] += sides[count_key]
             keys.append((key, sides[count_key]))
+        failed = len(np.unique(frame["test_utt"].to_numpy()[~record.scored]))
         records[item.record_id] = {
             "chains": sorted({key for key, _ in keys}),
-            "applied": sum(count for _, count in keys),
-            "failed": 0,
+            "applied": sum(count for _, count in keys) - failed,
+            "failed": failed,
             "fallback": 0,
         }
     return {"policy": "drop-trial", "chains": dict(sorted(chains.items())), "records": records}
@@ -504,7 +508,7 @@ def write_paper_bundle(
     writer.seal(
         results=pd.DataFrame(rows),
         checkpoints=checkpoints,
-        operators=_operators(planned),
+        operators=_operators(planned, records),
         run_config=tomllib.loads(text),
         signing_key=private_key,
     )

@@ -89,6 +89,24 @@ def _compare(row: dict[str, Any], recomputed: dict[str, float], speakers: dict[s
     return problems
 
 
+def _unscored_problems(row: dict[str, Any], record: RecordScores, operators: Any) -> list[str]:
+    """The row's ``n_unscored`` and the record's entry of operators.json against the statuses of its scores file,
+    both ways: an unscored trial needs a counted failure, a counted failure needs its unscored trials."""
+    unscored = int((~record.scored).sum())
+    problems = []
+    if row.get("n_unscored") is not None and _number(row.get("n_unscored")) != unscored:
+        problems.append(f"n_unscored {row.get('n_unscored')} but {unscored} trial(s) of its scores file are unscored")
+    records = operators.get("records") if isinstance(operators, dict) else None
+    entry = records.get(str(row.get("record_id"))) if isinstance(records, dict) else None
+    failed = entry.get("failed") if isinstance(entry, dict) else None
+    if isinstance(failed, int) and not isinstance(failed, bool):
+        if unscored and not failed:
+            problems.append(f"{unscored} unscored trial(s) but operators.json counts no failed side for the record")
+        if failed and not unscored:
+            problems.append(f"operators.json counts {failed} failed side(s) but every trial of the record is scored")
+    return problems
+
+
 def _scorable(record: RecordScores) -> bool:
     """The metrics are defined: both classes scored (constant scores give the chance values)."""
     labels = record.labels[record.scored]
@@ -102,7 +120,12 @@ def verify_rescored_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, flo
     failures = []
     by_costs: dict[tuple[float, float, float], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
-        if _scorable(files.scores[str(row["record_id"])]):
+        record = files.scores[str(row["record_id"])]
+        failures += [
+            {"record_id": str(row["record_id"]), "problem": problem}
+            for problem in _unscored_problems(row, record, files.operators)
+        ]
+        if _scorable(record):
             by_costs[_row_costs(row)].append(row)
         else:
             failures.append(
@@ -149,7 +172,7 @@ def verify_rescored_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, flo
         [
             f"All {len(rows)} records re-score to the signed EER (the row's eer_method, and each EER variant "
             f"given), counts, minDCF and AUC within {METRIC_TOLERANCE}; the speaker counts given equal their "
-            "trial lists'."
+            "trial lists'; n_unscored and operators.json's failed sides agree with the trials' statuses."
         ],
         table,
     )

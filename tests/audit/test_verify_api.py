@@ -48,5 +48,5 @@ def test_a_report_folder_that_is_a_file_is_an_input_error(bundle: SyntheticBundl
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     report = verify(bundle.root / "results.csv", bundle=bundle.root, key=bundle.public_key)
-    with pytest.raises(InputError, match="cannot write the report"):
+    with pytest.raises(InputError, match="cannot write here: --out is a link or not a folder"):
         finish_report(report, blocker)

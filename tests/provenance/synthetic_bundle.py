@@ -205,7 +205,7 @@ def build_bundle(
             records[record_id] = {
                 "chains": record_chains,
                 "applied": len(labels) * len(record_chains) - fallback,
-                "failed": 0,
+                "failed": int((frame["status"] != "scored").sum()),  # the test sides of the two failed trials
                 "fallback": fallback,
             }
             rows.append(

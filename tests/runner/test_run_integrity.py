@@ -378,7 +378,7 @@ def test_audio_changed_after_the_corpus_was_built_is_refused_even_with_a_warm_di
     assert caught.value.line().startswith(str(victim))
     assert "differs from the BLAKE3 utterances.csv records (1 of" in caught.value.line()
     victim.unlink()
-    with pytest.raises(InputError, match="audio listed in utterances.csv is unreadable"):
+    with pytest.raises(InputError, match=r"audio listed in utterances\.csv is unreadable"):
         small_run(config, tmp_path / "out", cache)
 
 

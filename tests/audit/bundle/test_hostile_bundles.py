@@ -347,3 +347,41 @@ def test_a_flag_raised_by_the_table_and_the_bundle_checks_is_reported_once(tmp_p
     merged = next(flag for flag in report["flags"] if flag["id"] == "unmatched-trials")
     assert len(merged["details"]["sources"]) == 2  # the table's contrast check and the bundle's shared-list step
     assert "unmatched-trials" in " ".join(str(row) for row in section(report, "artefact-evaluation")["table"]["rows"])
+
+
+@pytest.mark.parametrize("lie", ["n_unscored", "operators-no-failure", "operators-phantom-failure"])
+def test_an_author_who_hides_or_invents_failed_trials_is_caught(bundle: SyntheticBundle, lie: str) -> None:
+    """Oracle: the statuses of the record's own score file (two test-failed trials). The author re-signs a table or
+    operators.json whose counts say otherwise; the rows' metrics still hold."""
+    record = "E13-m1-none-none" if lie == "operators-phantom-failure" else RECORD
+    if lie == "n_unscored":
+        results = pd.read_csv(bundle.root / "results.csv", dtype=str, keep_default_na=False)
+        results.loc[results["record_id"] == record, "n_unscored"] = "0"
+        results.to_csv(bundle.root / "results.csv", index=False)
+        expected = "n_unscored 0 but 2 trial(s) of its scores file are unscored"
+    else:
+        operators = json.loads((bundle.root / "operators.json").read_text())
+        if lie == "operators-no-failure":
+            operators["records"][record]["failed"] = 0
+            expected = "2 unscored trial(s) but operators.json counts no failed side for the record"
+        else:
+            scores_path = bundle.root / "scores" / f"{record}.parquet"
+            scores = pd.read_parquet(scores_path)
+            scores.loc[scores["status"] != "scored", "score"] = 0.5  # every trial scored, as the row then says
+            scores["status"] = "scored"
+            scores.to_parquet(scores_path, index=False)
+            expected = "operators.json counts 2 failed side(s) but every trial of the record is scored"
+        (bundle.root / "operators.json").write_text(json.dumps(operators))
+    shutil.rmtree(bundle.root / "provenance")
+    if lie == "operators-phantom-failure":
+        results = pd.read_csv(bundle.root / "results.csv", dtype=str, keep_default_na=False)
+        row = results["record_id"] == record
+        results.loc[row, "scores_blake3"] = file_digest(bundle.root / "scores" / f"{record}.parquet").blake3
+        results.to_csv(bundle.root / "results.csv", index=False)
+    write_manifest(bundle.root, RUN_CONFIG, bundle.private_key)
+    code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 1 and "score-mismatch" in errors(report)
+    failures = next(flag for flag in report["flags"] if flag["id"] == "score-mismatch")["details"]["failures"]
+    assert {"record_id": record, "problem": expected} in [
+        {key: value for key, value in failure.items() if key != "reason"} for failure in failures
+    ]

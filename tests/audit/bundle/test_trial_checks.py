@@ -51,7 +51,7 @@ def test_operator_fallbacks_are_reported_as_a_warning(tmp_path: Path) -> None:
     flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
     assert not has_errors(flags)
     warning = by_id(flags)["operator-failures"]
-    assert warning.severity is Severity.WARNING and warning.records == (RECORD,)
+    assert warning.severity is Severity.WARNING and RECORD in warning.records  # the others: their failed sides
     table = sections_of(sections)["bundle-operators"]["table"]
     assert {row["chain"]: row["fallback"] for row in table} == {"codec-opus": 0, "noise-babble": 3}
 
