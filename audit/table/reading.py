@@ -43,14 +43,15 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codec
 
 
 def _utf16_without_bom(data: bytes) -> str | None:
-    """``utf-16-le`` or ``-be`` when the NUL bytes sit on one side of at least half the 16-bit units and the
-    text so read has no control characters but tabs and line breaks, as UTF-16 text that is mostly ASCII (a
-    table's digits, commas and newlines); None otherwise."""
+    """``utf-16-le`` or ``-be`` when more NUL bytes sit on one side of the 16-bit units than on the other, on at
+    least half of them, and the text so read has no control characters but tabs and line breaks, as UTF-16 text
+    that is mostly ASCII (a table's digits, commas and newlines; a character such as U+0100 puts its NUL on the
+    other side); None otherwise."""
     if len(data) % 2:
         return None
     units = len(data) // 2
     nul_even, nul_odd = data[0::2].count(0), data[1::2].count(0)
-    if 2 * max(nul_even, nul_odd) < units or min(nul_even, nul_odd) > 0:
+    if 2 * max(nul_even, nul_odd) < units or nul_even == nul_odd:
         return None
     encoding = "utf-16-le" if nul_odd > nul_even else "utf-16-be"
     try:
