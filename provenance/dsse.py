@@ -20,6 +20,9 @@ from provenance.keys import key_id
 from schemas.errors import Error
 
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
+# Signatures an envelope may carry: each is tried against the trusted key, so their number bounds the work a forged
+# envelope can ask for (the runner writes one).
+MAX_SIGNATURES = 16
 
 
 class EnvelopeError(Error, ValueError):
@@ -84,6 +87,8 @@ def parse_envelope(line: bytes) -> Envelope:
     signatures = data.get("signatures")
     if not isinstance(signatures, list) or not signatures:
         raise EnvelopeError("the envelope has no signatures")
+    if len(signatures) > MAX_SIGNATURES:
+        raise EnvelopeError(f"the envelope has {len(signatures)} signatures (at most {MAX_SIGNATURES} are read)")
     pairs = []
     for index, entry in enumerate(signatures):
         if not isinstance(entry, dict):

@@ -15,9 +15,11 @@ import json
 import os
 import stat
 import tomllib
-from collections.abc import Mapping
+import unicodedata
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -25,6 +27,13 @@ import numpy as np
 import pandas as pd
 from pandera.errors import SchemaError, SchemaErrors
 
+from schemas.documents import (
+    DocumentShapeError,
+    EnvironmentDocument,
+    OperatorsDocument,
+    check_checkpoints,
+    check_shape,
+)
 from schemas.errors import Error
 from schemas.scores import SCORE_STATUSES, ScoresSchema
 from schemas.trials import TrialsSchema, plainly_valid
@@ -82,11 +91,38 @@ def corpus_folder_name(corpus: str, single: bool) -> str:
     return CORPUS_DIR if single else f"{CORPUS_DIR}/{corpus}"
 
 
+MAX_NAME_BYTES = 1024  # a bundle-relative name, UTF-8
+MAX_SEGMENT_BYTES = 255  # one folder or file name (NAME_MAX)
+# Control characters (NUL among them), lone surrogates, format characters (bidirectional overrides) and line or
+# paragraph separators: no file the runner writes has them, and each breaks or disguises a path.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Cf", "Zl", "Zp"})
+
+
+def unsafe_name_reason(name: object) -> str | None:
+    """Why ``name`` is not a safe bundle-relative POSIX name, or None when it is one: a non-empty string without an
+    absolute root, backslash, drive, ``..``, ``.`` or empty segment, without control, surrogate, format or
+    separator characters, at most MAX_NAME_BYTES long and each segment at most MAX_SEGMENT_BYTES."""
+    if not isinstance(name, str) or not name:
+        return "not a non-empty string"
+    odd = next((char for char in name if unicodedata.category(char) in _UNSAFE_CATEGORIES), None)
+    if odd is not None:
+        return f"holds the character U+{ord(odd):04X} ({unicodedata.category(odd)})"
+    encoded = name.encode("utf-8")
+    if len(encoded) > MAX_NAME_BYTES:
+        return f"longer than {MAX_NAME_BYTES} bytes"
+    if "\\" in name or (len(name) > 1 and name[1] == ":") or PurePosixPath(name).is_absolute():
+        return "an absolute path, a drive or a backslash"
+    parts = name.split("/")
+    if any(part in ("..", ".", "") for part in parts):
+        return "a '..', '.' or empty segment"
+    if any(len(part.encode("utf-8")) > MAX_SEGMENT_BYTES for part in parts):
+        return f"a segment longer than {MAX_SEGMENT_BYTES} bytes"
+    return None
+
+
 def is_safe_name(name: object) -> bool:
-    """A bundle-relative POSIX name with no absolute root, backslash, drive, ``..``, ``.`` or empty segment."""
-    if not isinstance(name, str) or not name or "\\" in name or (len(name) > 1 and name[1] == ":"):
-        return False
-    return not PurePosixPath(name).is_absolute() and all(part not in ("..", ".", "") for part in name.split("/"))
+    """Whether ``name`` is a safe bundle-relative name (see :func:`unsafe_name_reason`)."""
+    return unsafe_name_reason(name) is None
 
 
 @dataclass(frozen=True)
@@ -129,8 +165,8 @@ def read_if_regular(path: Path, *, follow_links: bool) -> tuple[int, bytes | Non
 def read_bundle_file(root: Path, name: str) -> bytes:
     """The bytes of the regular file ``name`` under ``root``: never through a link, never a FIFO or device, never
     outside the bundle."""
-    if not is_safe_name(name):
-        raise BundleFileError(name, "unsafe name (absolute, '..', '.' or an empty segment)")
+    if (reason := unsafe_name_reason(name)) is not None:
+        raise BundleFileError(name, f"unsafe name: {reason}")
     path = root / name
     for parent in list(PurePosixPath(name).parents)[:-1]:
         if (root / parent).is_symlink():
@@ -200,7 +236,33 @@ def parse_json_object(name: str, data: bytes) -> dict[str, Any]:
         raise BundleFileError(name, f"not JSON: {type(error).__name__}: {str(error)[:200]}") from error
     if not isinstance(value, dict):
         raise BundleFileError(name, "expected a JSON object at the top level")
+    try:  # JSON's "\\ud800" escape reads as a lone surrogate, which nothing downstream could print or write
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise BundleFileError(name, f"holds text that is not Unicode: {error.reason}") from error
     return value
+
+
+def _document(name: str, data: bytes, check: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    try:
+        return check(parse_json_object(name, data))
+    except DocumentShapeError as error:
+        raise BundleFileError(name, f"breaks its shape: {error}") from None
+
+
+def parse_operators(name: str, data: bytes) -> dict[str, Any]:
+    """``operators.json``, its shape checked (:class:`~schemas.documents.OperatorsDocument`)."""
+    return _document(name, data, partial(check_shape, OperatorsDocument))
+
+
+def parse_checkpoints(name: str, data: bytes) -> dict[str, Any]:
+    """``checkpoints.json``, each label's entry checked (:class:`~schemas.documents.CheckpointEntry`)."""
+    return _document(name, data, check_checkpoints)
+
+
+def parse_environment(name: str, data: bytes) -> dict[str, Any]:
+    """``environment.json``, the fields the audit reads checked (:class:`~schemas.documents.EnvironmentDocument`)."""
+    return _document(name, data, partial(check_shape, EnvironmentDocument))
 
 
 def parse_toml(name: str, data: bytes) -> dict[str, Any]:

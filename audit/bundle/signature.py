@@ -17,7 +17,15 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit.bundle.verified import Authentication, BadSignatureError, DigestMismatchError, StatementError, Step, Trust
+from audit.bundle.verified import (
+    Authentication,
+    BadSignatureError,
+    BundleSchemaError,
+    DigestMismatchError,
+    StatementError,
+    Step,
+    Trust,
+)
 from provenance.dsse import IN_TOTO_PAYLOAD_TYPE, EnvelopeError, parse_envelope, verify_envelope
 from provenance.keys import ReviewerKey
 from provenance.statement import BUILD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE
@@ -123,6 +131,12 @@ def verify_statement(payload: bytes) -> tuple[dict[str, Any], Step]:
         raise StatementError("statement-json", f"The signed payload is not JSON: {message}") from error
     if not isinstance(statement, dict):
         raise StatementError("statement-type", "The signed payload is not a JSON object")
+    try:  # JSON's "\\ud800" escape reads as a lone surrogate, which no later step could print or write
+        json.dumps(statement, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise BundleSchemaError(
+            "statement-text", f"The signed payload holds text that is not Unicode: {error.reason}"
+        ) from error
     predicate = statement.get("predicate")
     definition = predicate.get("buildDefinition") if isinstance(predicate, dict) else None
     found = {

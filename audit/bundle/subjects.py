@@ -34,24 +34,32 @@ from schemas.bundle import (
     UTTERANCES_FILE,
     BundleFileError,
     RecordScores,
-    is_safe_name,
-    parse_json_object,
+    parse_checkpoints,
+    parse_environment,
+    parse_operators,
     parse_results,
     parse_score_files,
     parse_toml,
     parse_trial_list,
     parse_utterances,
     read_bundle_file,
+    unsafe_name_reason,
 )
 
 
 def _escape_reason(bundle_root: Path, name: Any) -> str | None:
     """Why a subject name is unsafe, or None when it names a path inside the bundle."""
-    if not is_safe_name(name):
-        return "absolute path, '..', '.', an empty segment or not a string"
+    if (reason := unsafe_name_reason(name)) is not None:
+        return reason
     if not (bundle_root / name).resolve().is_relative_to(bundle_root):
         return "resolves (through a link) outside the bundle"
     return None
+
+
+def _shown(name: object) -> str:
+    """A subject name as the report may print it: as written when printable, else escaped; at most 200
+    characters."""
+    return (name if isinstance(name, str) and name.isprintable() else ascii(name))[:200]
 
 
 def verify_subject_names(bundle_dir: Path, statement: dict[str, Any]) -> tuple[list[tuple[str, dict]], Step]:
@@ -65,7 +73,7 @@ def verify_subject_names(bundle_dir: Path, statement: dict[str, Any]) -> tuple[l
         if reason is None and name in seen:
             reason = "named twice"
         if reason is not None:
-            failures.append({"subject": str(name)[:200], "problem": reason})
+            failures.append({"subject": _shown(name), "problem": reason})
             continue
         seen.add(name)
         digest = entry.get("digest")
@@ -73,7 +81,8 @@ def verify_subject_names(bundle_dir: Path, statement: dict[str, Any]) -> tuple[l
     if failures:
         raise SubjectEscapeError(
             "path-escape",
-            f"{len(failures)} subject name(s) are unsafe and were refused (path traversal or links out of the bundle).",
+            f"{len(failures)} subject name(s) are unsafe and were refused (path traversal, links out of the bundle, "
+            "control or format characters, overlong names).",
             failures=failures,
             partial=safe,
         )
@@ -215,10 +224,10 @@ def load_files(verified: VerifiedBytes) -> tuple[LoadedFiles, Step]:
         trial_lists=trial_lists,
         scores=scores,
         corpus_tables=corpus_tables,
-        operators=parse(OPERATORS_FILE, parse_json_object) if OPERATORS_FILE in contents else None,
-        checkpoints=parse(CHECKPOINTS_FILE, parse_json_object) if CHECKPOINTS_FILE in contents else None,
+        operators=parse(OPERATORS_FILE, parse_operators) if OPERATORS_FILE in contents else None,
+        checkpoints=parse(CHECKPOINTS_FILE, parse_checkpoints) if CHECKPOINTS_FILE in contents else None,
         config=parse(CONFIG_FILE, parse_toml) if CONFIG_FILE in contents else None,
-        environment=parse(ENVIRONMENT_FILE, parse_json_object) if ENVIRONMENT_FILE in contents else None,
+        environment=parse(ENVIRONMENT_FILE, parse_environment) if ENVIRONMENT_FILE in contents else None,
     )
     if files.results is not None and "record_id" not in files.results.columns:
         failures.append({"file": RESULTS_FILE, "problem": "no record_id column"})

@@ -71,6 +71,8 @@ def test_tampered_payload_other_key_and_wrong_type_are_refused() -> None:
         b"[]",
         b'{"payloadType": "t", "signatures": []}',
         b'{"payload": "!!", "payloadType": "t", "signatures": [{"sig": "AA=="}]}',
+        # more signatures than are ever tried: each costs a verification under the trusted key
+        b'{"payload": "", "payloadType": "t", "signatures": [' + b",".join([b'{"sig": "AA=="}'] * 17) + b"]}",
     ],
 )
 def test_malformed_envelopes_raise(line: bytes) -> None:

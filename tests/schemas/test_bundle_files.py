@@ -19,7 +19,10 @@ from schemas.bundle import (
     BundleFileError,
     csv_file_bytes,
     json_file_bytes,
+    parse_checkpoints,
+    parse_environment,
     parse_json_object,
+    parse_operators,
     parse_score_files,
     parse_scores,
     parse_toml,
@@ -162,6 +165,17 @@ def test_a_trial_list_passed_without_pandera_passes_pandera(case: str) -> None:
         (parse_trial_list, b"\x00\x01\x02"),
         (parse_utterances, b"speaker,path\ns0,a.wav\n"),
         (parse_utterances, b"utt_id,speaker\na,s0\na,s1\n"),
+        (parse_json_object, b'{"name": "\\ud800"}'),  # a lone surrogate, spelt as JSON's escape
+        (parse_operators, b'{"chains": [1, 2]}'),
+        (parse_operators, b'{"chains": {"c": 5}}'),
+        (parse_operators, b'{"chains": {"c": {"failed": true}}}'),  # a count is never a boolean
+        (parse_operators, b'{"chains": {"c": {"failed": -1}}}'),
+        (parse_operators, b'{"records": {"r": {"chains": "noise"}}}'),
+        (parse_operators, b'{"policy": 3}'),
+        (parse_checkpoints, b'{"m1": 7}'),
+        (parse_checkpoints, b'{"m1": {"checkpoint_blake3": ["ab"]}}'),
+        (parse_checkpoints, b'{"m1": {"weights": {"origin": 1}}}'),
+        (parse_environment, b'{"git": "abc"}'),
     ],
 )
 def test_hostile_bytes_are_one_bundle_file_error(parser: Callable[[str, bytes], object], data: bytes) -> None:
@@ -211,3 +225,17 @@ def test_json_files_are_sorted_indented_utf8_with_one_trailing_newline() -> None
 def test_csv_files_have_no_index_and_lf_line_ends() -> None:
     frame = pd.DataFrame({"record_id": ["r1", "r2"], "eer": [0.25, 0.1]})
     assert csv_file_bytes(frame) == b"record_id,eer\nr1,0.25\nr2,0.1\n"
+
+
+def test_the_json_documents_the_runner_writes_pass_their_shapes() -> None:
+    """Fields nobody reads are kept; the counts, names and digests the audit reads are typed."""
+    operators = {
+        "policy": "drop-trial",
+        "sources": {"noise": "synthetic"},
+        "chains": {"c1": {"spec": [{"name": "opus"}], "applied": 3, "failed": 1, "fallback": 0, "reasons": {"x": 1}}},
+        "records": {"r1": {"chains": ["c1"], "applied": 3, "failed": 1, "fallback": 0}},
+    }
+    assert parse_operators("operators.json", json_file_bytes(operators)) == operators
+    checkpoints = {"m1": {"checkpoint_blake3": "ab" * 32, "weights": {"origin": "registry", "sha256": "cd"}}}
+    assert parse_checkpoints("checkpoints.json", json_file_bytes(checkpoints)) == checkpoints
+    assert parse_environment("environment.json", b'{"git": {"commit": "abc", "dirty": false}}')["git"]["dirty"] is False

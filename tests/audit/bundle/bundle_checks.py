@@ -46,11 +46,16 @@ def error_ids(flags: list[Flag]) -> set[str]:
     return {flag.id for flag in flags if flag.severity is Severity.ERROR}
 
 
-def resign(bundle: SyntheticBundle, mutate: Callable[[dict[str, Any]], None]) -> None:
-    """Rewrite the statement (as someone holding the key would) and sign it again."""
+def resign(bundle: SyntheticBundle, mutate: Callable[[dict[str, Any]], None], *, escaped: bool = False) -> None:
+    """Rewrite the statement (as someone holding the key would) and sign it again; ``escaped`` writes non-ASCII
+    text as JSON escapes, which can spell what UTF-8 cannot (a lone surrogate)."""
     statement = json.loads((bundle.root / "provenance" / "statement.json").read_bytes())
     mutate(statement)
-    payload = canonical_json(statement)
+    payload = (
+        json.dumps(statement, sort_keys=True, separators=(",", ":")).encode()
+        if escaped
+        else (canonical_json(statement))
+    )
     (bundle.root / "provenance" / "statement.json").write_bytes(payload)
     envelope = sign_envelope(payload, load_private_key(bundle.private_key))
     (bundle.root / "provenance" / "run.intoto.jsonl").write_bytes(envelope)

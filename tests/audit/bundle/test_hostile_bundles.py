@@ -262,6 +262,15 @@ RESIGNED_DAMAGE: dict[str, tuple[Callable[[SyntheticBundle], None], str]] = {
         "bundle-schema",
     ),
     "results-binary": (lambda b: (b.root / "results.csv").write_bytes(b"\xff\xfe\x00\x01" * 64), "bundle-schema"),
+    "operators-chain-a-number": (
+        lambda b: (b.root / "operators.json").write_text('{"policy": "drop-trial", "chains": {"c": 5}}'),
+        "bundle-schema",
+    ),
+    "operators-a-list": (lambda b: (b.root / "operators.json").write_text("[1, 2, 3]"), "bundle-schema"),
+    "checkpoints-entry-a-string": (
+        lambda b: (b.root / "checkpoints.json").write_text('{"m1": "ab", "m2": {}}'),
+        "bundle-schema",
+    ),
 }
 
 
@@ -277,6 +286,17 @@ def test_a_malformed_file_resigned_by_the_author_is_a_schema_finding(
     code, _, report = audit(table, "--bundle", bundle.root, "--key", bundle.public_key)
     assert code == 1 and flag in errors(report)
     assert section(report, "per-trial-statistics")["status"] in ("skipped", "failed")
+
+
+def test_a_malformed_operators_file_under_the_bundles_own_key_is_a_finding_not_a_traceback(
+    bundle: SyntheticBundle,
+) -> None:
+    """Reachable by anyone (no --key): the shape is checked before any step reads a count."""
+    (bundle.root / "operators.json").write_text('{"chains": {"c": {"applied": "many"}}}')
+    resign(bundle)
+    code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root)
+    assert code == 1 and errors(report) == {"bundle-schema"}
+    assert section(report, "bundle-operators")["status"] == "skipped"
 
 
 def test_badly_typed_fields_in_a_signed_predicate_are_a_finding(bundle: SyntheticBundle) -> None:

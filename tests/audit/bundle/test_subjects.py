@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pytest
 
 from provenance.digests import file_digest
 
@@ -115,3 +116,41 @@ def test_a_record_id_that_leaves_the_bundle_is_never_read(bundle: SyntheticBundl
     assert {"row": None, "record_id": RECORD, "problem": "signed row missing from the table"} in (
         failures_of(flags, "table-binding")
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("scores/x\x00y.parquet", "holds the character U+0000 (Cc)"),
+        ("scores/evil\u202etxt.parquet", "holds the character U+202E (Cf)"),
+        ("scores/two\nlines.parquet", "holds the character U+000A (Cc)"),
+        ("a" * 5000, "longer than 1024 bytes"),
+        ("scores/" + "b" * 300, "a segment longer than 255 bytes"),
+    ],
+)
+def test_hostile_subject_names_signed_by_the_author_are_findings(
+    bundle: SyntheticBundle, name: str, problem: str
+) -> None:
+    """A subject name no file system or report can hold is refused by name, never opened or printed raw."""
+
+    def add(statement: dict[str, Any]) -> None:
+        statement["subject"].append({"name": name, "digest": {"sha256": "0" * 64, "blake3": "0" * 64}})
+
+    resign(bundle, add, escaped=True)
+    flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    refused = failures_of(flags, "digest-mismatch")
+    assert [failure["problem"] for failure in refused] == [problem]
+    assert refused[0]["subject"].isprintable() and len(refused[0]["subject"]) <= 200
+    assert sections_of(sections)["bundle-subject-names"]["status"] == "fail"
+
+
+def test_a_lone_surrogate_in_the_signed_statement_is_a_schema_finding(bundle: SyntheticBundle) -> None:
+    """JSON's escape spells a lone surrogate that no UTF-8 file or report can hold: the statement is not used."""
+
+    def add(statement: dict[str, Any]) -> None:
+        statement["subject"].append({"name": "scores/x\ud800y.parquet", "digest": {"sha256": "0" * 64}})
+
+    resign(bundle, add, escaped=True)
+    flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert by_id(flags)["bundle-schema"].details["reasons"] == ["statement-text"]
+    assert sections_of(sections)["bundle-subject-names"]["status"] == "skipped"
