@@ -16,21 +16,26 @@ Beyond ``[columns]`` (``"legacy name" = "results.csv name"``), a mapping may say
     [snr]                                 # SNR in a condition label: named groups noise and snr
     pattern = '^(?P<noise>[a-z]+) (?P<snr>-?\\d+) dB$'
 
+The SNR pattern is compiled by RE2 (``google-re2``), a linear-time engine: a pattern from a mapping file cannot
+backtrack without bound, and what RE2 does not take (back-references, look-around) is an input error.
+
 The scale: EERs above 1 can only be percent; all at or below 0.5 read as fractions; a largest EER in (0.5, 1] is
 either a fraction above chance or a percent below 1 %, so ``eer_scale`` must be declared (exit 2 otherwise). Percent
 EERs (``eer``, ``eer_legacy``, ``eer_rocch``, ``eer_interp``) are divided by 100 in decimal (``0.86`` becomes
-``0.0086`` exactly) before validation. Everything
-applied is counted in ``notes``, which the report prints under the source.
+``0.0086`` exactly) before validation; a percent that is not a finite number is left for the schema to report.
+Everything applied is counted in ``notes``, which the report prints under the source.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import re2
 
 from schemas.errors import InputError
 from schemas.results import KNOWN_COLUMNS
@@ -57,7 +62,7 @@ class LegacyMapping:
     experiments: dict[str, str] = field(default_factory=dict)
     values: dict[str, dict[str, str]] = field(default_factory=dict)
     conditions: dict[tuple[str | None, str], dict[str, str]] = field(default_factory=dict)  # (experiment, label)
-    snr_pattern: re.Pattern[str] | None = None
+    snr_pattern: re2._Regexp | None = None
 
     @classmethod
     def of(cls, source: str, document: dict[str, Any]) -> LegacyMapping:
@@ -128,9 +133,13 @@ class LegacyMapping:
                     frame.loc[rows, column] = value
             notes["condition labels mapped to factors"] = int(matched.sum())
         if self.snr_pattern is not None:
-            parsed = frame["condition"].str.extract(self.snr_pattern)
-            found = parsed["snr"].notna()
-            frame.loc[found, "condition"] = parsed.loc[found, "noise"] + "_" + parsed.loc[found, "snr"] + "dB"
+            labels = {}
+            for label in frame["condition"].dropna().unique():
+                match = self.snr_pattern.search(label)
+                if match is not None and None not in (match.group("noise"), match.group("snr")):
+                    labels[label] = f"{match.group('noise')}_{match.group('snr')}dB"
+            found = frame["condition"].isin(labels)
+            frame.loc[found, "condition"] = frame.loc[found, "condition"].map(labels)
             notes["SNR labels parsed"] = int(found.sum())
         return frame, notes
 
@@ -154,21 +163,34 @@ class LegacyMapping:
             for column in PERCENT_COLUMNS:
                 if column in frame:
                     numbers = pd.to_numeric(frame[column], errors="coerce")
-                    exact = frame[column][numbers.notna()].map(lambda text: str(Decimal(text.strip()) / 100))
-                    frame[column] = frame[column].where(numbers.isna(), exact)  # decimal: 0.7 % is 0.007 exactly
+                    # Only finite numbers are scaled (1e999999999 would overflow the decimal context): the schema
+                    # reports the rest.
+                    finite = np.isfinite(numbers.to_numpy(dtype=float, na_value=np.nan))
+                    exact = frame[column][finite].map(partial(self._fraction, column))
+                    frame[column] = frame[column].where(~finite, exact)  # decimal: 0.7 % is 0.007 exactly
         return frame, notes
 
+    def _fraction(self, column: str, text: str) -> str:
+        """A percent cell as the exact decimal fraction it stands for."""
+        try:
+            return str(Decimal(text.strip()) / 100)
+        except ArithmeticError:  # decimal's InvalidOperation and the rest
+            raise InputError(self.source, f"{column} {text[:40]!r} is not a decimal number to divide by 100") from None
 
-def _snr_pattern(source: str, table: Any) -> re.Pattern[str] | None:
+
+def _snr_pattern(source: str, table: Any) -> re2._Regexp | None:
     if table is None:
         return None
     pattern = table.get("pattern") if isinstance(table, dict) else None
     if not isinstance(pattern, str):
         raise InputError(source, "[snr] needs pattern = '<regex with named groups noise and snr>'")
+    options = re2.Options()
+    options.log_errors = False  # the one line below says it
     try:
-        compiled = re.compile(pattern)
-    except re.error as error:
-        raise InputError(source, f"[snr] pattern is not a regular expression: {error}") from None
+        compiled = re2.compile(pattern, options)
+    except re2.error as error:
+        problem = error.args[0].decode() if error.args and isinstance(error.args[0], bytes) else str(error)
+        raise InputError(source, f"[snr] pattern is not a regular expression RE2 accepts: {problem}") from None
     if not {"noise", "snr"} <= set(compiled.groupindex):
         raise InputError(source, "[snr] pattern needs the named groups (?P<noise>...) and (?P<snr>...)")
     return compiled

@@ -82,6 +82,8 @@ def test_the_eer_scale_is_declared_or_inferred(tmp_path: Path, largest: str, dec
         (COLUMNS + '[values.speaker]\n"a" = "b"\n', "[values.speaker]: 'speaker' is not a results.csv column"),
         (COLUMNS + '[conditions.clean]\nnoise = "x"\n', "[conditions.'clean'] sets noise"),
         (COLUMNS + "[snr]\npattern = '(\\d+)dB'\n", "named groups (?P<noise>...) and (?P<snr>...)"),
+        # a back-reference needs a backtracking engine: RE2 refuses it, in one line
+        (COLUMNS + "[snr]\npattern = '(?P<noise>a)\\1(?P<snr>\\d)'\n", "not a regular expression RE2 accepts"),
     ],
 )
 def test_bad_mappings_are_input_errors(tmp_path: Path, mapping: str, problem: str) -> None:
@@ -109,3 +111,22 @@ def test_the_synthetic_legacy_example_computes_every_paper_claim() -> None:
     assert len(statuses) == 22 and "not computable" not in statuses.values(), statuses
     assert report["source"]["mapping"]["eer_scale"] == "percent (declared)"
     assert not any(flag["id"] in ("schema", "percent-scale") for flag in report["flags"])
+
+
+def test_a_pattern_that_backtracks_without_bound_in_python_runs_in_linear_time(tmp_path: Path) -> None:
+    """(a+)+b against a run of a's without a b takes Python's re about 2^n steps; RE2 reads each label once."""
+    rows = [f"r1,E16,m,{'a' * 60}! 5dB,,0.2,100,1000", "r2,E16,m,b 5dB,,0.1,100,1000"]
+    mapping = COLUMNS + "[snr]\npattern = '^(?P<noise>(a+)+b|b) (?P<snr>-?\\d+)dB$'\n"
+    source = read_results(*table(tmp_path, rows, mapping))
+    assert source.frame["condition"].tolist() == [f"{'a' * 60}! 5dB", "b_5dB"]
+    assert source.mapping["SNR labels parsed"] == 1
+
+
+def test_a_percent_too_large_for_any_float_is_a_schema_finding(tmp_path: Path) -> None:
+    """1e999999999 % would overflow the decimal context: it is left to the schema, which calls it not finite."""
+    legacy, mapping = table(
+        tmp_path, ["r1,E01,m,clean,,1e999999999,100,1000", "r2,E01,m,clean,,12.5,100,1000"], COLUMNS
+    )
+    report = verify(legacy, columns=mapping)
+    schema = next(flag for flag in report["flags"] if flag["id"] == "schema")
+    assert schema["severity"] == "error" and "r1" in schema["records"]
