@@ -20,12 +20,12 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from audit.table.analysis import ANALYSIS_KEYS, Analysis, analysis_from_table
+from audit.table.analysis import ANALYSIS_KEYS, Analysis, analysis_from_table, names_without_referent
 from provenance.digests import Digest, file_digest
 from runner.encoders import EncoderSpec
 from runner.trials import Selection
@@ -450,7 +450,7 @@ def load_config(path: Path) -> RunConfig:
         selections=selections,
         spoofs=spoofs,
         experiments=experiments,
-        analysis=_read_analysis(top.sub("analysis", {})),
+        analysis=_read_analysis(top.sub("analysis", {}), experiments),
         registry=registry,
     )
 
@@ -478,13 +478,27 @@ def _read_registry(table: _Reader, ids: list[str]) -> dict[str, tuple[str, ...]]
     return registry
 
 
-def _read_analysis(table: _Reader) -> Analysis:
-    """The ``[analysis]`` declarations the audit uses, by the audit's own typed reader; a problem is refused here."""
+def _read_analysis(table: _Reader, experiments: tuple[ExperimentDesign, ...]) -> Analysis:
+    """The ``[analysis]`` declarations the audit uses, by the audit's own typed reader; a problem is refused here,
+    a held-out level that is no factor level of the experiments among them (the development speakers are checked
+    against the corpora, once they are read: ``check_dev_speakers``)."""
     table.only(ANALYSIS_KEYS)  # an unknown key names the closest known one
     analysis, problems = analysis_from_table(table.table)
+    levels = {level for e in experiments for factor in (e.factor_a, e.factor_b) if factor for level in factor.levels}
+    problems += names_without_referent(replace(analysis, dev_speakers=()), speakers=(), levels=levels)
     if problems:
         raise InputError(str(table.source), problems[0])
     return analysis
+
+
+def check_dev_speakers(config: RunConfig, speakers: Collection[str]) -> None:
+    """The declared development speakers are speakers of the corpora the run selected (``speakers``): a name
+    that is none is one InputError, before any work."""
+    problems = names_without_referent(
+        replace(config.analysis, held_out_levels=()), speakers=speakers, levels=(), speakers_of="the selected corpora"
+    )
+    if problems:
+        raise InputError(str(config.source), problems[0])
 
 
 def _read_corpora(top: _Reader) -> dict[str, CorpusChoice]:

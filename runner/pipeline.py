@@ -28,7 +28,7 @@ from provenance.digests import DigestIndex, bytes_digest, digest_index
 from provenance.environment import capture_environment
 from provenance.writer import BundleWriter
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
-from runner.config import ChainSpecs, CorpusChoice, RunConfig, default_cache_root
+from runner.config import ChainSpecs, CorpusChoice, RunConfig, check_dev_speakers, default_cache_root
 from runner.corpora.base import CorpusTable, load_corpus
 from runner.encoders import EncoderHandle, EncoderSpec
 from runner.encoders.deferred import DeferredEncoder, RecordStore
@@ -383,6 +383,7 @@ def _run(
         name: select_pool(table.frame, config.corpora[name].utterances_per_speaker, config.seed)
         for name, table in corpora.items()
     }
+    check_dev_speakers(config, {str(speaker) for pool in pools.values() for speaker in pool["speaker"].unique()})
     stages.done("corpora", f"{sum(len(pool) for pool in pools.values())} utterances from {len(corpora)} corpora")
     load = encoder_factory or (lambda spec, on: spec.load(device=on))
     store = RecordStore(cache_root / CHECKPOINT_RECORDS_FOLDER)

@@ -27,7 +27,7 @@ from audit.metrics.point import MetricInputError
 from audit.statistics.contrasts import ContrastInput
 from audit.statistics.section import statistics_section
 from audit.statistics.subgroups import FixedThresholdInput, SubgroupInput
-from audit.table.analysis import Analysis, analysis_from_table
+from audit.table.analysis import Analysis, analysis_from_table, names_without_referent
 from audit.table.contrasts import Contrast
 from audit.table.findings import Flag, Severity
 from schemas.eer_method import EER_METHODS
@@ -233,6 +233,22 @@ def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
 SECTION = {"id": "per-trial-statistics", "title": "Per-trial statistics", "table": None}
 
 
+def _speakers(bundle: VerifiedBundle) -> set[str]:
+    """Every speaker of the bundle's trial lists, on either side."""
+    return {
+        str(speaker)
+        for trials in bundle.files.trial_lists.values()
+        for column in ("enrol_speaker", "test_speaker")
+        for speaker in trials[column].dropna().unique()
+    }
+
+
+def _levels(results: pd.DataFrame, contrasts: Sequence[Contrast]) -> set[str]:
+    """Every factor level the results rows and their contrasts name."""
+    rows = {str(level) for column in ("level_a", "level_b") if column in results for level in results[column].dropna()}
+    return rows | {str(level) for contrast in contrasts for level in (contrast.level_a, contrast.level_b)}
+
+
 def statistics_of_bundle(
     results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: VerifiedBundle, near_chance_eer: float = 0.4
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[Flag]]:
@@ -248,6 +264,7 @@ def statistics_of_bundle(
         ]
         return None, [SECTION | {"status": "skipped", "lines": lines}], []
     analysis, problems = analysis_from_table((bundle.files.config or {}).get("analysis", {}))
+    problems += names_without_referent(analysis, speakers=_speakers(bundle), levels=_levels(results, contrasts))
     if problems:
         message = f"The signed config.toml declares an analysis that cannot be used: {'; '.join(problems)}."
         failures = [{"file": "config.toml", "problem": problem} for problem in problems]

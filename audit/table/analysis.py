@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from schemas.eer_method import EER_METHODS, EerMethod
 from schemas.errors import Error
+from schemas.wording import count
 
 N_RESAMPLES_MAX = 100_000
 SEED_MAX = 2**63 - 1
@@ -144,3 +145,28 @@ def read_analysis(text: str) -> tuple[Analysis, list[str]]:
     except RecursionError:
         return Analysis(), ["not valid TOML: nested too deeply"]
     return analysis_from_table(document.get("analysis", {}))
+
+
+def names_without_referent(
+    analysis: Analysis, *, speakers: Collection[str], levels: Collection[str], speakers_of: str = "the trial lists"
+) -> list[str]:
+    """One line per declared list that names what the run does not have: ``dev_speakers`` that are no speaker
+    of ``speakers`` (those of ``speakers_of``), ``held_out_levels`` that are no level of ``levels`` (its factors).
+
+    Such a name would make the report describe a threshold chosen on, or settings held out by, nothing at all.
+
+    >>> names_without_referent(Analysis(dev_speakers=("a", "zz")), speakers={"a", "b"}, levels=())
+    ['analysis.dev_speakers: 1 name is no speaker of the trial lists: zz']
+    """
+    problems = []
+    for key, declared, known, what in (
+        ("dev_speakers", analysis.dev_speakers, speakers, f"speaker of {speakers_of}"),
+        ("held_out_levels", analysis.held_out_levels, levels, "factor level of the experiments"),
+    ):
+        unknown = [name for name in declared if name not in known]
+        if unknown:
+            shown = ", ".join(name[:40] for name in unknown[:10]) + (", ..." if len(unknown) > 10 else "")
+            problems.append(
+                f"{_key(key)}: {count(len(unknown), 'name')} {'is' if len(unknown) == 1 else 'are'} no {what}: {shown}"
+            )
+    return problems

@@ -18,6 +18,7 @@ MODULES = (
     "audit.scores.scoring",  # audit_scores
     "audit.bundle.verification",  # verify_bundle
     "audit.verify",  # verify
+    "audit.table.analysis",  # names_without_referent
     "schemas.jsonable",  # json_safe
     "schemas.wording",  # count, format_number
     "runner.config",  # load_config

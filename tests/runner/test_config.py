@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import REFERENCE_LEVEL, load_config
+from runner.config import REFERENCE_LEVEL, check_dev_speakers, load_config
 from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,6 +71,10 @@ def test_default_config_loads_with_its_designs() -> None:
         (lambda s: s.replace("c_miss = 1.0", "c_miss = 0"), "run.c_miss: expected a finite number > 0, got 0.0"),
         (lambda s: s.replace("n_resamples = 1000", "n_resamples = 1e8"), "analysis.n_resamples: expected an integer"),
         (lambda s: s.replace("n_resamples = 1000", "n_resample = 100"), "analysis.n_resample: unknown key"),
+        (
+            lambda s: s.replace('"pink-0dB", "loss-bursty-10"]', '"pink-0dB", "pink-5dB"]'),
+            "analysis.held_out_levels: 1 name is no factor level of the experiments: pink-5dB",
+        ),
     ],
 )
 def test_bad_configs_name_the_problem(tmp_path: Path, edit: object, expected: str) -> None:
@@ -138,6 +142,16 @@ def test_every_shipped_config_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     for path in sorted((ROOT / "configs").glob("*.toml")):
         if path.name not in ("encoders.toml", "corpus_sizes.toml"):  # the roster and the declared corpus sizes
             assert load_config(path).experiments, path
+
+
+def test_development_speakers_that_no_corpus_has_are_refused_before_any_work() -> None:
+    config = load_config(DEFAULT)
+    check_dev_speakers(config, {"june-wallack", "ivrvoice-ru", "other"})  # declared ones present: no error
+    with pytest.raises(InputError) as caught:
+        check_dev_speakers(config, {"june-wallack", "other"})
+    assert caught.value.line() == (
+        f"{DEFAULT}: analysis.dev_speakers: 1 name is no speaker of the selected corpora: ivrvoice-ru"
+    )
 
 
 def test_missing_config_file(tmp_path: Path) -> None:

@@ -299,6 +299,29 @@ def test_a_malformed_operators_file_under_the_bundles_own_key_is_a_finding_not_a
     assert section(report, "bundle-operators")["status"] == "skipped"
 
 
+@pytest.mark.parametrize(
+    ("declared", "problem"),
+    [
+        ('dev_speakers = ["s0", "s1"]', None),
+        ('dev_speakers = ["s0", "nobody"]', "analysis.dev_speakers: 1 name is no speaker of the trial lists: nobody"),
+        ('held_out_levels = ["opus", "gsm"]', "analysis.held_out_levels: 1 name is no factor level of the "),
+    ],
+)
+def test_an_analysis_that_names_what_the_run_lacks_is_a_finding(
+    tmp_path: Path, declared: str, problem: str | None
+) -> None:
+    """A threshold chosen on no speaker, or settings held out by no level, would be reported as if they had been."""
+    analysis = ANALYSIS.replace('dev_speakers = ["s0", "s1"]', declared)
+    bundle = build_bundle(tmp_path, analysis=analysis)
+    code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root, "--key", bundle.public_key)
+    if problem is None:
+        assert (code, report and report["verdict"]) == (0, "pass")
+        return
+    assert code == 1 and errors(report) == {"bundle-schema"}
+    flag = next(flag for flag in report["flags"] if flag["id"] == "bundle-schema")
+    assert [failure["problem"][: len(problem)] for failure in flag["details"]["failures"]] == [problem]
+
+
 def test_badly_typed_fields_in_a_signed_predicate_are_a_finding(bundle: SyntheticBundle) -> None:
     def mistype(statement: dict[str, Any]) -> None:
         statement["predicate"]["runDetails"]["byproducts"][0]["annotations"]["applied"] = {"a": []}
