@@ -27,6 +27,7 @@ and ``provenance.manifest.write_manifest`` signs the bundle with a fresh key wri
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -337,12 +338,16 @@ def _operators(planned: list[Planned], records_scores: list[RecordScores]) -> di
     return {"policy": "drop-trial", "chains": dict(sorted(chains.items())), "records": records}
 
 
-def _config_text(config_path: Path, dev_speakers: list[str]) -> str:
-    """The configuration with the development speakers of the fixed-threshold analysis declared in [analysis] (the
-    synthetic corpus's, in place of the configuration's own list)."""
-    text = re.sub(r"(?ms)^dev_speakers = \[.*?\]\n", "", config_path.read_text(encoding="utf-8"), count=1)
-    listed = ", ".join(f'"{speaker}"' for speaker in dev_speakers)
-    return text.replace("[analysis]\n", f"[analysis]\ndev_speakers = [{listed}]\n", 1)
+def _config_text(config_path: Path, dev_speakers: list[str], held_out_levels: list[str]) -> str:
+    """The configuration with [analysis] declaring the synthetic corpus's development speakers and the held-out
+    levels of the experiments rehearsed, in place of the configuration's own lists (a rehearsal of some experiments
+    must not declare what only the others have)."""
+    text = config_path.read_text(encoding="utf-8")
+    for key in ("dev_speakers", "held_out_levels"):
+        text = re.sub(rf"(?ms)^{key} = \[.*?\]\n", "", text, count=1)
+    declared = {"dev_speakers": dev_speakers, "held_out_levels": held_out_levels}
+    lines = "".join(f"{key} = [{', '.join(json.dumps(name) for name in names)}]\n" for key, names in declared.items())
+    return text.replace("[analysis]\n", f"[analysis]\n{lines}", 1)
 
 
 @dataclass(frozen=True)
@@ -499,9 +504,12 @@ def write_paper_bundle(
             }
         )
     writer.write_json(ENVIRONMENT_FILE, {"python": {"version": sys.version.split()[0]}, "seeds": {"run": seed}})
-    voxceleb = np.sort(genuine["voxceleb1"]["speaker"].unique())
+    # Development speakers only from a corpus the bundle holds (an E13-only bundle has no VoxCeleb to set aside).
+    voxceleb = np.sort(genuine["voxceleb1"]["speaker"].unique()) if "voxceleb1" in used else np.array([])
     dev_speakers = voxceleb[: round(DEV_SHARE * len(voxceleb))].tolist()
-    text = _config_text(Path(config_path), dev_speakers)
+    levels = {level for p in planned for f in (p.plan.experiment.factor_a, p.plan.experiment.factor_b) if f
+              for level in f.levels}  # fmt: skip
+    text = _config_text(Path(config_path), dev_speakers, [lv for lv in config.analysis.held_out_levels if lv in levels])
     writer.write(CONFIG_FILE, text.encode("utf-8"))
     private_key, public_key = out.with_name(out.name + ".key"), out.with_name(out.name + ".pub")
     generate_keypair(private_key, public_key)

@@ -234,13 +234,16 @@ SECTION = {"id": "per-trial-statistics", "title": "Per-trial statistics", "table
 
 
 def _speakers(bundle: VerifiedBundle) -> set[str]:
-    """Every speaker of the bundle's trial lists, on either side."""
-    return {
+    """Every speaker of the bundle's corpus tables and of its trial lists (either side): the speakers a run could
+    have set aside for development."""
+    listed = {
         str(speaker)
         for trials in bundle.files.trial_lists.values()
         for column in ("enrol_speaker", "test_speaker")
         for speaker in trials[column].dropna().unique()
     }
+    tabled = {str(speaker) for table in bundle.files.corpus_tables.values() for speaker in table["speaker"].dropna()}
+    return listed | tabled
 
 
 def _levels(results: pd.DataFrame, contrasts: Sequence[Contrast]) -> set[str]:
@@ -264,7 +267,9 @@ def statistics_of_bundle(
         ]
         return None, [SECTION | {"status": "skipped", "lines": lines}], []
     analysis, problems = analysis_from_table((bundle.files.config or {}).get("analysis", {}))
-    problems += names_without_referent(analysis, speakers=_speakers(bundle), levels=_levels(results, contrasts))
+    problems += names_without_referent(
+        analysis, speakers=_speakers(bundle), levels=_levels(results, contrasts), speakers_of="the bundle's corpora"
+    )
     if problems:
         message = f"The signed config.toml declares an analysis that cannot be used: {'; '.join(problems)}."
         failures = [{"file": "config.toml", "problem": problem} for problem in problems]
