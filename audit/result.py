@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from audit.table.findings import Flag, has_errors
+from audit.table.findings import Flag, Severity, cases_of, describe_case, has_errors
 from audit.table.flags import AuditConfig
 from audit.table.reading import ResultsSource
 from provenance.environment import installed_version
@@ -42,6 +42,40 @@ def verdict(flags: list[Flag], bundle: VerifiedBundle | None) -> str:
     return "pass"
 
 
+# Errors that explain the others come first: nothing signed is trusted, then files that do not verify or parse,
+# then the audited table against the signed one, then what the verified files show.
+CAUSE_ORDER = ("bad-signature", "digest-mismatch", "bundle-schema", "table-binding", "score-mismatch", "schema")
+_SEVERITY_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+CASES_SHOWN = 5  # failing cases a cause and the terminal list
+
+
+def cause_first(flags: list[Flag]) -> list[Flag]:
+    """Errors before warnings before info; among errors the cause of the others first (``CAUSE_ORDER``), the rest
+    in the order they were raised."""
+
+    def rank(flag: Flag) -> tuple[int, int]:
+        order = CAUSE_ORDER.index(flag.id) if flag.id in CAUSE_ORDER else len(CAUSE_ORDER)
+        return _SEVERITY_RANK[flag.severity], order if flag.severity is Severity.ERROR else 0
+
+    return sorted(flags, key=rank)
+
+
+def cause(flags: list[Flag]) -> dict[str, Any] | None:
+    """The error that decides a FAIL, in one sentence, with its first failing cases in words; None without one."""
+    errors = [flag for flag in cause_first(flags) if flag.severity is Severity.ERROR]
+    if not errors:
+        return None
+    first = errors[0]
+    cases = cases_of(first.details)
+    return {
+        "flag": first.id,
+        "message": first.message,
+        "cases": [describe_case(case) for case in cases[:CASES_SHOWN]],
+        "n_cases": len(cases),
+        "other_errors": [flag.id for flag in errors[1:]],
+    }
+
+
 def trust_block(bundle: VerifiedBundle) -> dict[str, Any]:
     """Who signed the bundle and whether the reviewer trusts that key; how the audited table is bound to it."""
     binding = bundle.binding
@@ -52,6 +86,10 @@ def trust_block(bundle: VerifiedBundle) -> dict[str, Any]:
         if binding is None or binding.subset is None
         else {"expression": binding.subset, "rows": binding.n_in_subset, "signed_rows": binding.n_signed},
         "rounded_columns": [] if binding is None else list(binding.rounded_columns),
+        "precision": {} if binding is None else dict(binding.precision),
+        "key": None if binding is None else list(binding.key),
+        "not_compared": [] if binding is None else list(binding.not_compared),
+        "from_bundle": [] if binding is None else list(binding.from_bundle),
     }
 
 
@@ -137,10 +175,12 @@ def assemble_report(
                 "mapping": source.mapping,
             },
             "verdict": verdict(flags, bundle),
+            "cause": cause(flags),
+            "checked": "table and bundle" if bundle is not None else "table only",
             "trust": None if bundle is None else trust_block(bundle),
             "run": None if bundle is None else run_block(bundle),
             "config": config.as_dict(),
-            "flags": [flag.as_dict() for flag in flags],
+            "flags": [flag.as_dict() for flag in cause_first(flags)],
             "aggregates": None,
             "claims": claim_results,
             "sections": report_sections,

@@ -8,14 +8,14 @@ any flag is an error. The report's shape is the contract of the renderer in ``re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from audit.bundle.binding import parse_subset
 from audit.bundle.curves import curves_of_bundle
+from audit.bundle.table_binding import parse_subset
 from audit.result import assemble_report
 from audit.table.aggregates import GapPair, UnpairedGender, gender_gap_pairs, recompute_aggregates
 from audit.table.claims import Claim, check_claims, flag_claims, read_claims, record_facts
@@ -40,6 +40,18 @@ class Rows:
     validated: ValidatedResults
     valid: pd.DataFrame
     usable: pd.DataFrame
+
+
+def completed_from_bundle(source: ResultsSource, verified: VerifiedBundle) -> ResultsSource:
+    """The audited table with the columns it lacks (``record_id``, provenance, counts) taken from the signed rows its
+    rows bound to; as read when any row or column did not bind (the table-binding flag says so)."""
+    binding, signed = verified.binding, verified.files.results
+    if binding is None or not binding.bound or not binding.from_bundle or signed is None:
+        return source
+    rows = signed.set_index(signed["record_id"].astype(str), drop=False)
+    record_ids = list(binding.record_ids)
+    filled = {column: rows.loc[record_ids, column].to_numpy() for column in binding.from_bundle}
+    return replace(source, frame=source.frame.assign(**filled))
 
 
 def select_rows(source: ResultsSource, config: AuditConfig) -> Rows:
@@ -139,6 +151,15 @@ def audit_table(
     declared_subset = parse_subset(subset) if subset is not None else None
     source = read_results(Path(results), columns)
     claim_list: list[Claim] = read_claims(claims) if claims is not None else []
+    verified = None
+    if bundle is not None:
+        from audit.bundle.verification import verify_bundle
+
+        verified = verify_bundle(
+            source.frame, Path(bundle), key, trusted_ids=trusted_ids, subset=declared_subset,
+            value_maps=source.value_maps,
+        )  # fmt: skip
+        source = completed_from_bundle(source, verified)
     rows = select_rows(source, config)
     contrast_set, pairs, unpaired = derive(rows, config)
     aggregates = recompute_aggregates(
@@ -167,13 +188,11 @@ def audit_table(
         claim_results,
         sections(rows, bundle is not None),
     )
-    if bundle is not None:
-        from audit.bundle.verification import verify_bundle
-
-        done.verified = verify_bundle(source.frame, Path(bundle), key, trusted_ids=trusted_ids, subset=declared_subset)
-        done.flags.extend(done.verified.flags)
-        done.sections.extend(done.verified.sections)
-        done.curves = json_safe(curves_of_bundle(rows.usable, done.verified, config.clean_labels))
+    if verified is not None:
+        done.verified = verified
+        done.flags.extend(verified.flags)
+        done.sections.extend(verified.sections)
+        done.curves = json_safe(curves_of_bundle(rows.usable, verified, config.clean_labels))
     return done
 
 

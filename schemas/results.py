@@ -10,6 +10,7 @@ failure, instead of making every later check of its column fail with a type erro
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -151,6 +152,17 @@ class ValidatedResults:
     @property
     def n_invalid_rows(self) -> int:
         return len({f.row for f in self.failures if f.row is not None})
+
+
+def cell_text(value: Any) -> str | None:
+    """A table cell as text, or None when it is empty (None, NaN, ``pd.NA`` or ``""``).
+
+    >>> cell_text(0.25), cell_text(float("nan")), cell_text("")
+    ('0.25', None, None)
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return None
+    return str(value) or None
 
 
 def row_dicts(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -8,35 +8,74 @@ from typing import Any
 
 import typer
 
-from audit.result import exit_code
+from audit.result import CASES_SHOWN, exit_code
+from audit.table.findings import cases_of, describe_case
+from schemas.wording import count
 
-__all__ = ["finish", "summary_lines"]
+__all__ = ["finish", "summary_lines", "verdict_line"]
 
 
-def summary_lines(report: dict[str, Any]) -> list[str]:
-    """A short human summary: the verdict line (with the key that signed and any declared subset), one line per
-    flag, claim counts."""
-    flags = report["flags"]
-    counts = {severity: sum(f["severity"] == severity for f in flags) for severity in ("error", "warning", "info")}
-    source, trust = report["source"], report.get("trust") or {}
+def _binding_notes(report: dict[str, Any]) -> list[str]:
+    """What the binding did that a reader must know with the verdict: the key, rounding, columns not compared, the
+    mapping file's respellings."""
+    trust, notes = report.get("trust") or {}, []
+    if trust.get("key") and trust["key"] != ["record_id"]:
+        notes.append(f"rows bound by {', '.join(trust['key'])}")
+    if trust.get("precision"):
+        notes.append(
+            "compared at printed precision: "
+            + ", ".join(f"{column} {count(decimals, 'decimal')}" for column, decimals in trust["precision"].items())
+        )
+    if trust.get("not_compared"):
+        notes.append(f"not compared: {', '.join(trust['not_compared'])}")
+    if report["source"].get("renamed_columns"):
+        notes.append(f"{count(len(report['source']['renamed_columns']), 'column')} renamed by the mapping file")
+    mapping = {what: n for what, n in (report["source"].get("mapping") or {}).items() if what != "eer_scale"}
+    if mapping:
+        notes.append("mapping applied: " + ", ".join(f"{what} {n}" for what, n in mapping.items()))
+    return notes
+
+
+def verdict_line(report: dict[str, Any]) -> str:
+    """PASS / FAIL / UNAUTHENTICATED first; on FAIL its cause in one sentence; what was and was not checked."""
+    flags, source, trust = report["flags"], report["source"], report.get("trust") or {}
+    tally = ", ".join(
+        count(sum(f["severity"] == severity for f in flags), severity, plural)
+        for severity, plural in (("error", None), ("warning", None), ("info", "info"))
+    )
     verdict = report["verdict"].upper()
-    if report["verdict"] == "pass" and trust.get("subset"):
+    if report.get("checked") == "table only":
+        verdict += " (table checks only: no signature, digests or scores were checked)"
+    elif report["verdict"] == "pass" and trust.get("subset"):
         subset = trust["subset"]
         verdict += f", subset: {subset['rows']} of {subset['signed_rows']} signed rows ({subset['expression']})"
-    first = (
-        f"{verdict}: {source['path']} ({source['n_rows']} rows): "
-        f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} info"
+    cause, what = report.get("cause"), f"{source['path']} ({count(source['n_rows'], 'row')})"
+    line = (
+        f"{verdict}: {cause['flag']}: {cause['message']} [{what}: {tally}]" if cause else f"{verdict}: {what}: {tally}"
     )
     if report["verdict"] == "unauthenticated":
-        first += (
+        line += (
             f"; the bundle verifies only under its own enclosed key (key id {trust.get('key_id')}), which proves "
             "integrity, not authorship: pass the authors' public key with --key AUTHOR.pub "
             "(or its key id in --trusted-keys FILE)"
         )
     elif trust.get("trusted"):
-        first += f"; signed by trusted key id {trust.get('key_id')}"
-    lines = [first]
-    lines += [f"  {f['severity']:<7} {f['id']}: {f['message']}" for f in flags]
+        line += f"; signed by trusted key id {trust.get('key_id')}"
+    notes = _binding_notes(report)
+    return line + (f"; {'; '.join(notes)}" if notes else "")
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    """A short human summary: the verdict line, then one line per flag, errors first, each error with its first
+    failing cases (record, column, audited against signed value, or file), then the claim counts."""
+    lines = [verdict_line(report)]
+    for flag in report["flags"]:
+        lines.append(f"  {flag['severity']:<7} {flag['id']}: {flag['message']}")
+        if flag["severity"] == "error":
+            cases = cases_of(flag.get("details") or {})
+            lines += [f"      {describe_case(case)}" for case in cases[:CASES_SHOWN]]
+            if len(cases) > CASES_SHOWN:
+                lines.append(f"      ... {len(cases) - CASES_SHOWN} more in report.json")
     if report["claims"]:
         statuses = [c["status"] for c in report["claims"]]
         tally = ", ".join(f"{statuses.count(s)} {s}" for s in ("reproduced", "not reproduced", "not computable"))

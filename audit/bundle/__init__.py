@@ -1,12 +1,12 @@
 """Verification of an artefact bundle as a straight line of ``verify_*`` steps (``signature``, ``subjects``,
-``binding``, ``rescore``, ``trial_checks``, the line itself in ``verification``) that returns a
+``binding``, ``table_binding``, ``rescore``, ``trial_checks``, the line itself in ``verification``) that returns a
 ``VerifiedBundle`` (``verified``); ``curves`` draws the report's per-trial curves from it.
 """
 
-from audit.bundle.binding import parse_subset
 from audit.bundle.curves import curve, curves_of_bundle, det_points, score_histogram
 from audit.bundle.rescore import EER_KEYS
 from audit.bundle.signature import verify_statement
+from audit.bundle.table_binding import parse_subset
 from audit.bundle.verification import NOT_RUN_UNAUTHENTICATED, verify_bundle
 from audit.bundle.verified import Authentication, LoadedFiles, StatementError, Trust, VerifiedBundle
 

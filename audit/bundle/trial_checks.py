@@ -3,26 +3,18 @@ speakers every trial names, against the bundle's corpus tables (index lookups: a
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from audit.bundle.verified import LoadedFiles, Step, TrialUtterancesError, UnmatchedTrialsError
 from audit.table.contrasts import derive_contrasts, trial_matching
-from schemas.results import with_all_columns
-
-
-def _text(value: Any) -> str | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
-        return None
-    return str(value) or None
+from schemas.results import cell_text, with_all_columns
 
 
 def _column(frame: pd.DataFrame, name: str) -> list[str | None]:
-    return [_text(value) for value in frame[name]] if name in frame.columns else [None] * len(frame)
+    return [cell_text(value) for value in frame[name]] if name in frame.columns else [None] * len(frame)
 
 
 def verify_shared_trial_lists(files: LoadedFiles) -> tuple[None, Step]:

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from audit.bundle.binding import RowStatus, Subset, verify_rows, verify_table_binding
+from audit.bundle.binding import RowStatus, verify_rows
 from audit.bundle.rescore import verify_rescored_metrics, verify_scores_follow_trial_lists
 from audit.bundle.signature import verify_signature, verify_statement, verify_statement_copy
 from audit.bundle.subjects import (
@@ -33,6 +33,7 @@ from audit.bundle.subjects import (
     verify_subject_digests,
     verify_subject_names,
 )
+from audit.bundle.table_binding import Subset, verify_table_binding
 from audit.bundle.trial_checks import verify_shared_trial_lists, verify_trial_utterances
 from audit.bundle.verified import (
     Authentication,
@@ -201,6 +202,7 @@ def verify_bundle(
     *,
     trusted_ids: frozenset[str] = frozenset(),
     subset: Subset | None = None,
+    value_maps: dict[str, dict[str, str]] | None = None,
 ) -> VerifiedBundle:
     """Verify ``bundle_dir`` and bind the audited ``table`` to its signed results; see the module docstring.
 
@@ -211,6 +213,7 @@ def verify_bundle(
             the bundle's own key.
         trusted_ids: key ids the reviewer trusts besides ``trusted_key``.
         subset: the audited table is the rows of the signed one that this selection names.
+        value_maps: the value maps a mapping file applied to the table (a map that swaps signed values fails).
 
     Returns:
         The :class:`~audit.bundle.verified.VerifiedBundle`: how it was authenticated, the verified files, each
@@ -257,7 +260,7 @@ def verify_bundle(
     check.step("subject-coverage", verify_every_file_is_subject, bundle_dir, subjects)
     files: LoadedFiles = check.step("files", load_files, verified)
     statuses = check.step("rows", verify_rows, files, statement, verified.digests)
-    binding = check.step("table-binding", verify_table_binding, table, files, subset)
+    binding = check.step("table-binding", verify_table_binding, table, files, subset, value_maps)
     check.step("trial-order", verify_scores_follow_trial_lists, files)
     rescored = check.step("rescore", verify_rescored_metrics, files)
     check.step("shared-trials", verify_shared_trial_lists, files)

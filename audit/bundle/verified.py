@@ -178,13 +178,25 @@ class LoadedFiles:
 
 @dataclass(frozen=True)
 class TableBinding:
-    """How the audited table relates to the signed results table."""
+    """How the audited table relates to the signed results table: the key its rows bound by (``record_id`` or a
+    natural key), each row's record (None where it did not bind), the columns compared and not compared, and the
+    decimals each column compared by rounding was compared at."""
 
     n_signed: int
     n_table: int
     subset: str | None
     n_in_subset: int
-    rounded_columns: tuple[str, ...]
+    key: tuple[str, ...] = ("record_id",)
+    record_ids: tuple[str | None, ...] = ()
+    compared: tuple[str, ...] = ()
+    not_compared: tuple[str, ...] = ()
+    precision: dict[str, int] = field(default_factory=dict)
+    from_bundle: tuple[str, ...] = ()  # signed columns the table lacks: taken from its bound rows
+    bound: bool = True  # False: some row or column did not bind (the table-binding flag says which)
+
+    @property
+    def rounded_columns(self) -> tuple[str, ...]:
+        return tuple(self.precision)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,37 @@ class Flag:
         }
 
 
+_WHERE = (("row", "row"), ("record_id", "record"), ("file", "file"), ("subject", "file"), ("column", "column"),
+          ("chain", "chain"))  # fmt: skip
+
+
+def describe_case(case: dict[str, Any]) -> str:
+    """One failing case of a flag in words: where (row, record, file, column) and what (audited against signed
+    value, the check a cell fails, or the problem).
+
+    >>> describe_case({"row": 4, "record_id": "r1", "column": "eer", "table": "0.3", "signed": "0.217"})
+    'row 4, record r1, column eer: 0.3 in the table, 0.217 signed'
+    >>> describe_case({"file": "operators.json", "problem": "breaks its shape"})
+    'file operators.json: breaks its shape'
+    """
+    where = ", ".join(f"{word} {case[key]}" for key, word in _WHERE if case.get(key) is not None)
+    if "table" in case and "signed" in case:
+        what = f"{case['table']} in the table, {case['signed']} signed"
+    elif "check" in case:
+        what = f"{case['check']} (value {case.get('value')!r})"
+    else:
+        what = str(case.get("problem", ""))
+    return f"{where}: {what}" if where and what else where or what
+
+
+def cases_of(details: dict[str, Any]) -> list[dict[str, Any]]:
+    """A flag's failing cases, from its own details or from each source it pools (see :func:`one_per_id`)."""
+    found = [case for case in details.get("failures") or [] if isinstance(case, dict)]
+    for source in details.get("sources") or []:
+        found += cases_of(source) if isinstance(source, dict) else []
+    return found
+
+
 def has_errors(flags: list[Flag]) -> bool:
     return any(flag.severity is Severity.ERROR for flag in flags)
 

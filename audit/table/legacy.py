@@ -102,6 +102,11 @@ class LegacyMapping:
             _snr_pattern(source, document.get("snr")),
         )
 
+    @property
+    def value_maps(self) -> dict[str, dict[str, str]]:
+        """Each column's value map (experiment ids included): what a binding checks for swapped signed values."""
+        return ({"experiment": dict(self.experiments)} if self.experiments else {}) | self.values
+
     def apply(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
         """``frame`` (all text, canonical column names) with the mapping applied, and what was done."""
         frame = frame.copy()

@@ -36,6 +36,7 @@ class ResultsSource:
     frame: pd.DataFrame
     renamed: dict[str, str]
     mapping: dict[str, Any] = field(default_factory=dict)  # what the mapping file's value maps did
+    value_maps: dict[str, dict[str, str]] = field(default_factory=dict)  # column -> {legacy value: audit value}
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -210,4 +211,4 @@ def read_results(path: Path, column_map: Path | None = None) -> ResultsSource:
     if legacy is None:
         return ResultsSource(path, bytes_digest(data), frame, renames)
     mapped, notes = legacy.apply(frame)
-    return ResultsSource(path, bytes_digest(data), mapped, renames, notes)
+    return ResultsSource(path, bytes_digest(data), mapped, renames, notes, legacy.value_maps)

@@ -49,14 +49,20 @@ def clean_table(tmp_path: Path, model: str = "m1") -> Path:
 def test_a_table_without_errors_exits_0(tmp_path: Path) -> None:
     code, stdout, _ = invoke("verify", str(clean_table(tmp_path)))
     assert code == 0
-    assert stdout.startswith("PASS: ")
+    # a table audited alone says what was not checked, in the verdict's own line
+    assert stdout.startswith("PASS (table checks only: no signature, digests or scores were checked): ")
     assert "missing-provenance" in stdout  # warnings do not fail the audit
 
 
 def test_the_example_table_exits_1_with_every_table_only_flag() -> None:
     code, stdout, _ = invoke("verify", str(EXAMPLE))
     assert code == 1
-    assert stdout.startswith("FAIL: ")
+    # the cause first: the first error in one sentence on the verdict's line, errors listed before warnings
+    assert stdout.startswith("FAIL (table checks only: no signature, digests or scores were checked): schema: ")
+    severities = [
+        line.split()[0] for line in stdout.splitlines()[1:] if line.startswith("  ") and not line.startswith("   ")
+    ]
+    assert severities == sorted(severities, key=["error", "warning", "info"].index)
     flag_ids = [
         "schema",
         "percent-scale",
@@ -91,6 +97,8 @@ def test_json_output_is_strict_json_in_the_report_shape() -> None:
         "tool",
         "source",
         "verdict",
+        "cause",
+        "checked",
         "trust",
         "run",
         "config",

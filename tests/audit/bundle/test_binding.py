@@ -9,6 +9,10 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
+
+from audit.table.reading import read_results
+from audit.verify import verify as verify_api
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
 from bundle_checks import RECORD, by_id, error_ids, failures_of, sections_of, verify_bundle
@@ -41,3 +45,110 @@ def test_an_all_text_table_as_read_by_audit_io_verifies(bundle: SyntheticBundle)
     text_table = pd.read_csv(bundle.root / "results.csv", dtype=str, keep_default_na=False, na_values=[""])
     flags, _ = verify_bundle(text_table, bundle.root, bundle.public_key)
     assert flags == []
+
+
+def _paper_table(bundle: SyntheticBundle) -> pd.DataFrame:
+    """The signed rows as a paper prints them: no record_id or provenance, capitalised headers, EER to 3 decimals."""
+    signed = pd.read_csv(bundle.root / "results.csv", dtype=str, keep_default_na=False)
+    return pd.DataFrame(
+        {
+            "Experiment": signed["experiment"],
+            "Model": signed["model"],
+            "Condition": signed["condition"],
+            "EER": signed["eer"].astype(float).map(lambda value: f"{value:.3f}"),
+        }
+    )
+
+
+PAPER_COLUMNS = '[columns]\n"Experiment" = "experiment"\n"Model" = "model"\n"Condition" = "condition"\n"EER" = "eer"\n'
+
+
+def test_a_paper_shaped_table_binds_by_its_natural_key_and_takes_provenance_from_the_bundle(
+    bundle: SyntheticBundle, tmp_path: Path
+) -> None:
+    table, mapping = tmp_path / "paper.csv", tmp_path / "map.toml"
+    _paper_table(bundle).to_csv(table, index=False)
+    mapping.write_text(PAPER_COLUMNS)
+    report = verify_api(table, columns=mapping, bundle=bundle.root, key=bundle.public_key)
+    assert report["verdict"] == "pass", [f["message"] for f in report["flags"] if f["severity"] == "error"]
+    assert not {flag["id"] for flag in report["flags"]} & {"schema", "missing-provenance", "table-binding"}
+    lines = " ".join(next(s for s in report["sections"] if s["id"] == "bundle-table-binding")["lines"])
+    assert "bind by the key experiment, model, condition" in lines and "eer 3 decimals" in lines
+    assert "Taken from the bound signed rows" in lines and "checkpoint_blake3" in lines
+    assert report["trust"]["rounded_columns"] == ["eer"]
+
+
+def test_a_key_that_several_signed_rows_share_or_none_is_named(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    paper = _paper_table(bundle)
+    ambiguous = paper.drop(columns="Condition")
+    ambiguous.to_csv(tmp_path / "ambiguous.csv", index=False)
+    (tmp_path / "map.toml").write_text(PAPER_COLUMNS.replace('"Condition" = "condition"\n', ""))
+    flags, _ = verify_bundle(
+        read_results(tmp_path / "ambiguous.csv", tmp_path / "map.toml").frame, bundle.root, bundle.public_key
+    )
+    problems = {failure["problem"] for failure in failures_of(flags, "table-binding")}
+    assert any(problem.startswith("4 signed rows share this key: E13-m1-") for problem in problems)
+    unknown = pd.read_csv(bundle.root / "results.csv", dtype=str).drop(columns="record_id")
+    unknown.loc[0, "condition"] = "none+gsm"
+    flags, _ = verify_bundle(unknown, bundle.root, bundle.public_key)
+    [case] = [f for f in failures_of(flags, "table-binding") if f["problem"] == "not a record of the signed table"]
+    assert case["row"] == 1 and "condition=none+gsm" in case["record_id"]
+
+
+@pytest.mark.parametrize("name", ["EER", "eer ", "e\u0435r", "Min-DCF", "AUC"])
+def test_a_column_that_passes_for_a_signed_one_is_an_error(bundle: SyntheticBundle, name: str) -> None:
+    """Its forged values would be read as the signed ones while the binding compared nothing."""
+    table = pd.read_csv(bundle.root / "results.csv", dtype=str).assign(**{name: "0.9"})
+    flags, _ = verify_bundle(table, bundle.root, bundle.public_key)
+    [case] = failures_of(flags, "table-binding")
+    assert case["column"] == name and case["problem"].startswith("looks like the signed column")
+
+
+def test_an_unrelated_column_is_named_as_not_compared(bundle: SyntheticBundle) -> None:
+    table = pd.read_csv(bundle.root / "results.csv", dtype=str).assign(notes="checked by hand")
+    flags, sections = verify_bundle(table, bundle.root, bundle.public_key)
+    assert flags == []
+    assert (
+        "Not compared (the signed table has no such column): notes."
+        in sections_of(sections)["bundle-table-binding"]["lines"]
+    )
+
+
+def test_one_cell_printed_coarser_than_its_column_is_compared_at_the_columns_precision(
+    bundle: SyntheticBundle,
+) -> None:
+    table = pd.read_csv(bundle.root / "results.csv", dtype=str)
+    table["eer"] = table["eer"].astype(float).map(lambda value: f"{value:.3f}")
+    row = int(table.index[table["record_id"] == RECORD][0])
+    signed = table.loc[row, "eer"]
+    table.loc[row, "eer"] = signed[:3]  # 0.217 printed as 0.2: true to one decimal, not to the column's three
+    flags, _ = verify_bundle(table, bundle.root, bundle.public_key)
+    [case] = failures_of(flags, "table-binding")
+    assert (case["record_id"], case["column"], case["table"]) == (RECORD, "eer", signed[:3])
+
+
+@pytest.mark.parametrize(
+    ("values", "fails"),
+    [('"m1" = "m2"\n"m2" = "m1"\n', True), ('"ECAPA" = "m1"\n', False)],
+    ids=["swaps-two-signed-models", "respells-a-legacy-name"],
+)
+def test_a_value_map_that_respells_a_signed_value_is_an_error(
+    bundle: SyntheticBundle, tmp_path: Path, values: str, fails: bool
+) -> None:
+    """Swapping two encoders' rows and mapping them back would otherwise bind."""
+    table = pd.read_csv(bundle.root / "results.csv", dtype=str, keep_default_na=False)
+    table["model"] = table["model"].map({"m1": "m2", "m2": "m1"} if fails else {"m1": "ECAPA", "m2": "m2"})
+    if fails:  # each model's numbers given to the other
+        table["record_id"] = table["record_id"].str.replace("-m1-", "-mX-").str.replace("-m2-", "-m1-")
+        table["record_id"] = table["record_id"].str.replace("-mX-", "-m2-")
+    table.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "map.toml").write_text("[columns]\n[values.model]\n" + values)
+    report = verify_api(tmp_path / "t.csv", columns=tmp_path / "map.toml", bundle=bundle.root, key=bundle.public_key)
+    binding = next((f for f in report["flags"] if f["id"] == "table-binding"), None)
+    assert (binding is not None) is fails
+    if fails:
+        problems = [case["problem"] for case in binding["details"]["failures"] if case.get("column") == "model"]
+        assert problems[:2] == [
+            "the mapping file respells the signed value 'm1' as 'm2'",
+            "the mapping file respells the signed value 'm2' as 'm1'",
+        ]

@@ -266,7 +266,6 @@ RESIGNED_DAMAGE: dict[str, tuple[Callable[[SyntheticBundle], None], str]] = {
         lambda b: (b.root / "operators.json").write_text('{"policy": "drop-trial", "chains": {"c": 5}}'),
         "bundle-schema",
     ),
-    "operators-a-list": (lambda b: (b.root / "operators.json").write_text("[1, 2, 3]"), "bundle-schema"),
     "checkpoints-entry-a-string": (
         lambda b: (b.root / "checkpoints.json").write_text('{"m1": "ab", "m2": {}}'),
         "bundle-schema",
@@ -303,7 +302,10 @@ def test_a_malformed_operators_file_under_the_bundles_own_key_is_a_finding_not_a
     ("declared", "problem"),
     [
         ('dev_speakers = ["s0", "s1"]', None),
-        ('dev_speakers = ["s0", "nobody"]', "analysis.dev_speakers: 1 name is no speaker of the trial lists: nobody"),
+        (
+            'dev_speakers = ["s0", "nobody"]',
+            "analysis.dev_speakers: 1 name is no speaker of the bundle's corpora: nobody",
+        ),
         ('held_out_levels = ["opus", "gsm"]', "analysis.held_out_levels: 1 name is no factor level of the "),
     ],
 )
@@ -428,3 +430,50 @@ def test_an_author_who_hides_or_invents_failed_trials_is_caught(bundle: Syntheti
     assert {"record_id": record, "problem": expected} in [
         {key: value for key, value in failure.items() if key != "reason"} for failure in failures
     ]
+
+
+def terminal(*args: str | Path) -> tuple[int, list[str]]:
+    """``audit verify ...`` as a reviewer reads it on the terminal: the exit code and the lines."""
+    from audit.cli import app
+
+    result = CliRunner().invoke(app, ["verify", *map(str, args)])
+    assert "Traceback" not in result.stdout + result.stderr
+    return result.exit_code, result.stdout.splitlines()
+
+
+def test_a_wrong_key_is_the_first_line_before_any_table_warning(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    generate_keypair(tmp_path / "other.key", tmp_path / "other.pub")
+    code, lines = terminal(bundle.root / "results.csv", "--bundle", bundle.root, "--key", tmp_path / "other.pub")
+    assert code == 1 and lines[0].startswith("FAIL: bad-signature: The signature does not verify under the reviewer's")
+    flag_lines = [line.split()[0] for line in lines[1:] if line.startswith("  ") and not line.startswith("   ")]
+    assert flag_lines[0] == "error" and "warning" in flag_lines  # the table's warnings come after the cause
+
+
+def test_a_table_binding_failure_names_rows_columns_and_values_on_the_terminal(
+    bundle: SyntheticBundle, tmp_path: Path
+) -> None:
+    def edit(table: pd.DataFrame) -> pd.DataFrame:
+        table.loc[:6, "eer"] = "0.5"
+        return table
+
+    table = outside_table(bundle, tmp_path, edit)
+    code, lines = terminal(table, "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 1 and lines[0].startswith("FAIL: table-binding: The audited table is not the signed results table: ")
+    assert "7 values differ; first: row 1, record E13-m1-none-none, column eer: 0.5 in the table, " in lines[0]
+    cases = [line.strip() for line in lines if line.startswith("      ")]
+    assert cases[:5] == [case for case in cases[:5] if case.startswith("row ") and ": 0.5 in the table, " in case]
+    assert len(cases) == 6 and cases[5] == "... 2 more in report.json"
+
+
+def test_a_damaged_file_is_named_on_the_terminal(bundle: SyntheticBundle) -> None:
+    (bundle.root / "operators.json").write_text("{}")
+    code, lines = terminal(bundle.root / "results.csv", "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 1 and lines[0].startswith("FAIL: digest-mismatch: ")
+    assert "      file operators.json: sha256 and blake3 differ" in lines
+
+
+def test_a_pass_says_how_the_table_was_bound(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    table = outside_table(bundle, tmp_path, lambda t: t.assign(eer=t["eer"].astype(float).round(3), notes="n"))
+    code, lines = terminal(table, "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 0 and lines[0].startswith(f"PASS: {table} (8 rows): 0 errors, ")
+    assert lines[0].endswith("; compared at printed precision: eer 3 decimals; not compared: notes")
