@@ -25,18 +25,33 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import isotonic_regression
 
-from audit.metrics.point import FloatArray, MetricInputError, finite_scores, scores_and_labels
+from audit.metrics.point import (
+    NEGLIGIBLE_WEIGHT,
+    FloatArray,
+    MetricInputError,
+    finite_scores,
+    scores_and_labels,
+    trial_weights,
+)
 
 _NEWTON_STEPS = 100
 _NEWTON_TOLERANCE = 1e-12
 
 
-def _cross_entropy_bits(target_llrs: FloatArray, nontarget_llrs: FloatArray) -> float:
-    """The Cllr sum; ``logaddexp`` keeps it finite where ``log1p(exp(-llr))`` overflows, and ±inf LLRs on the
-    right side cost 0."""
-    target_cost = float(np.mean(np.logaddexp(0.0, -target_llrs)))
-    nontarget_cost = float(np.mean(np.logaddexp(0.0, nontarget_llrs)))
-    return (target_cost + nontarget_cost) / (2.0 * math.log(2.0))
+def _cross_entropy_bits(llrs: FloatArray, targets: NDArray[np.bool_], weights: FloatArray) -> float:
+    """The Cllr sum, each class's costs averaged with ``weights``; ``logaddexp`` keeps it finite where
+    ``log1p(exp(-llr))`` overflows, ±inf LLRs on the right side cost 0, and a trial of weight 0 costs nothing."""
+    with np.errstate(invalid="ignore"):  # NaN LLRs (pools of no weight) are left out below
+        costs = np.logaddexp(0.0, np.where(targets, -llrs, llrs))
+    weighed = weights > 0
+    means = []
+    for in_class in (targets, ~targets):
+        total = float(weights[in_class].sum())
+        if total <= 0:
+            raise MetricInputError("one class has no weight: targets and non-targets are both needed")
+        kept = in_class & weighed
+        means.append(float(weights[kept] @ costs[kept]) / total)
+    return sum(means) / (2.0 * math.log(2.0))
 
 
 def _llrs_and_labels(llrs: ArrayLike, labels: ArrayLike) -> tuple[FloatArray, NDArray[np.bool_]]:
@@ -50,12 +65,13 @@ def _llrs_and_labels(llrs: ArrayLike, labels: ArrayLike) -> tuple[FloatArray, ND
     return array.astype(np.float64, copy=False), targets
 
 
-def cllr(llrs: ArrayLike, labels: ArrayLike) -> float:
+def cllr(llrs: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -> float:
     """Log-likelihood-ratio cost in bits: ``(mean_tar log2(1 + e^-llr) + mean_non log2(1 + e^llr)) / 2``.
 
     Args:
         llrs: one natural-log likelihood ratio per trial (calibrated scores); ``±inf`` is a certain decision.
         labels: 1 for a target trial, 0 for a non-target.
+        weights: per-trial weights (a bootstrap's multiplicities) for the class means; all 1 when None.
 
     Example:
         A system that always answers ``llr = 0`` costs exactly one bit; targets at ``ln 3`` and non-targets at
@@ -67,16 +83,17 @@ def cllr(llrs: ArrayLike, labels: ArrayLike) -> float:
         0.415037
     """
     values, targets = _llrs_and_labels(llrs, labels)
-    return _cross_entropy_bits(values[targets], values[~targets])
+    return _cross_entropy_bits(values, targets, trial_weights(weights, values.size))
 
 
-def pav_llrs(scores: ArrayLike, labels: ArrayLike) -> FloatArray:
+def pav_llrs(scores: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -> FloatArray:
     """The LLR of each trial under the best monotone (non-decreasing) map of the scores: PAV on the tie groups.
 
     Tied scores form one group (they must get one LLR). Each group's target fraction is pooled with its
     neighbours until the fractions rise with the score (``scipy.optimize.isotonic_regression``, weighted by the
     group sizes); a pool of ``t`` targets and ``n`` non-targets has ``llr = log((t / T) / (n / N))``, the slope of
-    its ROC convex hull edge. Pools of one class get ``±inf``.
+    its ROC convex hull edge. Pools of one class get ``±inf``. With ``weights``, counts are weighted sums (a
+    group of weight 0 enters PAV with a negligible weight, moving no pool, and its LLR is NaN if it pools alone).
 
     Example:
         Non-target 0.1, target 0.35, non-target 0.4, target 0.8: the middle two pool at ``p = 1/2``:
@@ -85,21 +102,25 @@ def pav_llrs(scores: ArrayLike, labels: ArrayLike) -> FloatArray:
         [-inf, 0.0, 0.0, inf]
     """
     values, targets = scores_and_labels(scores, labels)
+    weight = trial_weights(weights, values.size)
     distinct, group = np.unique(values, return_inverse=True)
-    sizes = np.bincount(group, minlength=distinct.size).astype(float)
-    group_targets = np.bincount(group, weights=targets, minlength=distinct.size)
-    starts = np.asarray(isotonic_regression(group_targets / sizes, weights=sizes, increasing=True).blocks[:-1])
-    # Each pool's LLR from its integer counts, (t / T) / (n / N), so equal odds give exactly 0.
+    sizes = np.bincount(group, weights=weight, minlength=distinct.size)
+    group_targets = np.bincount(group, weights=weight * targets, minlength=distinct.size)
+    empty = sizes == 0
+    rates = np.divide(group_targets, sizes, out=np.full(distinct.size, 0.5), where=~empty)
+    pav = isotonic_regression(rates, weights=np.where(empty, NEGLIGIBLE_WEIGHT, sizes), increasing=True)
+    starts = np.asarray(pav.blocks[:-1])
+    # Each pool's LLR from its counts, (t / T) / (n / N), so equal odds give exactly 0 on integer weights.
     pool_targets = np.add.reduceat(group_targets, starts)
     pool_nontargets = np.add.reduceat(sizes, starts) - pool_targets
-    n_target = float(targets.sum())
-    with np.errstate(divide="ignore"):
-        pool_llr = np.log(pool_targets * (values.size - n_target)) - np.log(pool_nontargets * n_target)
+    n_target = float(group_targets.sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pool_llr = np.log(pool_targets * (sizes.sum() - n_target)) - np.log(pool_nontargets * n_target)
     pooled: FloatArray = np.repeat(pool_llr, np.diff(np.append(starts, distinct.size)))[group]
     return pooled
 
 
-def min_cllr(scores: ArrayLike, labels: ArrayLike) -> float:
+def min_cllr(scores: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -> float:
     """Cllr after the best monotone recalibration (``pav_llrs``): the discrimination part of Cllr, in bits.
 
     Ties are one group, so the value does not depend on the order of tied trials. ``minCllr <= Cllr`` for any
@@ -112,9 +133,9 @@ def min_cllr(scores: ArrayLike, labels: ArrayLike) -> float:
         >>> min_cllr([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
         0.5
     """
-    llrs = pav_llrs(scores, labels)
+    llrs = pav_llrs(scores, labels, weights)
     _, targets = scores_and_labels(scores, labels)
-    return _cross_entropy_bits(llrs[targets], llrs[~targets])
+    return _cross_entropy_bits(llrs, targets, trial_weights(weights, targets.size))
 
 
 def bayes_threshold(p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> float:
@@ -134,12 +155,18 @@ def bayes_threshold(p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> 
 
 
 def act_dcf(
-    llrs: ArrayLike, labels: ArrayLike, p_target: float = 0.01, c_miss: float = 1.0, c_fa: float = 1.0
+    llrs: ArrayLike,
+    labels: ArrayLike,
+    p_target: float = 0.01,
+    c_miss: float = 1.0,
+    c_fa: float = 1.0,
+    weights: ArrayLike | None = None,
 ) -> float:
     """Normalised detection cost of accepting ``llr >= bayes_threshold(p_target, c_miss, c_fa)``.
 
     ``(c_miss p Pmiss + c_fa (1 - p) Pfa) / min(c_miss p, c_fa (1 - p))`` with ``Pmiss`` the targets below the
-    threshold and ``Pfa`` the non-targets at or above it. Defaults as ``min_dcf``'s.
+    threshold and ``Pfa`` the non-targets at or above it (weighted by ``weights`` when given). Defaults as
+    ``min_dcf``'s.
 
     Example:
         At ``p_target`` 0.5 the threshold is 0: one target of two is missed (LLR -1), no non-target accepted,
@@ -150,8 +177,12 @@ def act_dcf(
     """
     threshold = bayes_threshold(p_target, c_miss, c_fa)
     values, targets = _llrs_and_labels(llrs, labels)
-    p_miss = float(np.mean(values[targets] < threshold))
-    p_fa = float(np.mean(values[~targets] >= threshold))
+    weight = trial_weights(weights, values.size)
+    target_weight, nontarget_weight = float(weight[targets].sum()), float(weight[~targets].sum())
+    if target_weight <= 0 or nontarget_weight <= 0:
+        raise MetricInputError("one class has no weight: targets and non-targets are both needed")
+    p_miss = float(weight[targets] @ (values[targets] < threshold)) / target_weight
+    p_fa = float(weight[~targets] @ (values[~targets] >= threshold)) / nontarget_weight
     weight_miss, weight_fa = c_miss * p_target, c_fa * (1.0 - p_target)
     return (weight_miss * p_miss + weight_fa * p_fa) / min(weight_miss, weight_fa)
 

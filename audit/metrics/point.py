@@ -39,7 +39,7 @@ from schemas.errors import Error
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-_NEGLIGIBLE_WEIGHT = 1e-300  # PAV needs positive weights; this one changes no float64 mean
+NEGLIGIBLE_WEIGHT = 1e-300  # PAV needs positive weights; this one changes no float64 mean
 _SHOWN_RECORDS = 10  # offending record codes named in one error message
 _CHUNK_TRIALS = 1 << 18  # grouped_metrics takes records in chunks of about this many trials
 
@@ -120,6 +120,18 @@ def scores_and_labels(scores: ArrayLike, labels: ArrayLike) -> tuple[FloatArray,
     if targets.all() or not targets.any():
         raise MetricInputError("the scores hold only one class: targets and non-targets are both needed")
     return values, targets
+
+
+def trial_weights(weights: ArrayLike | None, size: int) -> FloatArray:
+    """Per-trial weights (a bootstrap's multiplicities) checked: ``size`` finite values >= 0; ones when None."""
+    if weights is None:
+        return np.ones(size)
+    array = np.asarray(weights)
+    if array.shape != (size,):
+        raise MetricInputError(f"expected {size} trial weights in one dimension, got shape {array.shape}")
+    values = finite_scores(array, "trial weights")
+    refuse_other_values(values, values < 0, "trial weights must be >= 0")
+    return values
 
 
 _SIGN_BIT = np.uint64(1 << 63)
@@ -376,7 +388,7 @@ def rocch_eer_of_points(
     with np.errstate(divide="ignore", invalid="ignore"):
         rates = np.where(empty, 0.5, step_targets / step_trials)
     pooled = isotonic_regression(
-        rates + record_offset, weights=np.where(empty, _NEGLIGIBLE_WEIGHT, step_trials), increasing=False
+        rates + record_offset, weights=np.where(empty, NEGLIGIBLE_WEIGHT, step_trials), increasing=False
     )
 
     block_starts = np.asarray(pooled.blocks[:-1])

@@ -3,7 +3,8 @@
 Trials are of three kinds (``schemas.trials.TrialKind``): targets (code 1), bona fide non-targets (0) and spoofs of
 the enrolment speaker (2). A higher score is more target-like (ASV) or more bona fide (countermeasure, CM); a
 system accepts a score at or above its threshold. Every curve is taken over the distinct thresholds, so tied scores
-move together, with accept-all and reject-all included.
+move together, with accept-all and reject-all included. The a-DCF, t-DCF and t-EER take optional per-trial
+``weights`` (a bootstrap's multiplicities): every rate is then a weighted fraction.
 
 - ``sv_eer``, ``spf_eer``, ``sasv_eer`` (Jung et al., "SASV 2022", Interspeech 2022): the EER of one score
   (``audit.metrics.point.eer``, any EER variant) with targets as positives against bona fide non-targets, against
@@ -38,7 +39,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from audit.metrics.point import FloatArray, MetricInputError, eer, finite_scores, refuse_other_values
+from audit.metrics.point import (
+    FloatArray,
+    MetricInputError,
+    eer,
+    finite_scores,
+    refuse_other_values,
+    trial_weights,
+)
 from schemas.eer_method import EerMethod
 from schemas.trials import TrialKind
 
@@ -148,17 +156,25 @@ def sasv_eer(scores: ArrayLike, kinds: ArrayLike, method: EerMethod = EerMethod.
     return _eer_between(scores, kinds, (_NONTARGET, _SPOOF), method)
 
 
-def _accepted_counts(values: FloatArray, codes: NDArray[np.uint8]) -> tuple[FloatArray, NDArray[np.int64]]:
-    """Per threshold (the distinct scores ascending, then reject-all), each kind's trials at or above it: a
-    (thresholds + 1) x 3 array indexed by kind code, and the counts of each kind."""
+def _accepted_counts(
+    values: FloatArray, codes: NDArray[np.uint8], weights: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """The distinct scores ascending, and per threshold (each of them, then reject-all) each kind's weight of
+    trials at or above it: a (thresholds + 1) x 3 array indexed by kind code (row 0: every trial). A kind without
+    weight is refused."""
     distinct, group = np.unique(values, return_inverse=True)
-    per_group = np.zeros((distinct.size + 1, 3), dtype=np.int64)
-    np.add.at(per_group, (group, codes), 1)
+    per_group = np.zeros((distinct.size + 1, 3))
+    np.add.at(per_group, (group, codes), weights)
     at_or_above = np.cumsum(per_group[::-1], axis=0)[::-1]
+    present = np.unique(codes)
+    if (at_or_above[0, present] <= 0).any():
+        raise MetricInputError("a kind of trial present has no weight: the metric needs weight on each")
     return distinct, at_or_above
 
 
-def a_dcf(scores: ArrayLike, kinds: ArrayLike, costs: ADcfCosts | None = None) -> float:
+def a_dcf(
+    scores: ArrayLike, kinds: ArrayLike, costs: ADcfCosts | None = None, weights: ArrayLike | None = None
+) -> float:
     """Normalised minimum architecture-agnostic DCF of one (SASV) score per trial.
 
     Example:
@@ -171,7 +187,7 @@ def a_dcf(scores: ArrayLike, kinds: ArrayLike, costs: ADcfCosts | None = None) -
     model = costs or ADcfCosts()
     values = _scores(scores, "scores")
     codes = trial_kinds(kinds, values.size, _TARGET, _NONTARGET, _SPOOF)
-    _, accepted = _accepted_counts(values, codes)
+    _, accepted = _accepted_counts(values, codes, trial_weights(weights, values.size))
     totals = accepted[0]
     p_miss = 1.0 - accepted[:, _TARGET] / totals[_TARGET]
     p_fa_non = accepted[:, _NONTARGET] / totals[_NONTARGET]
@@ -196,8 +212,8 @@ class _AsvRates:
     p_fa_spoof: FloatArray
 
 
-def _asv_rates(values: FloatArray, codes: NDArray[np.uint8]) -> _AsvRates:
-    distinct, accepted = _accepted_counts(values, codes)
+def _asv_rates(values: FloatArray, codes: NDArray[np.uint8], weights: FloatArray) -> _AsvRates:
+    distinct, accepted = _accepted_counts(values, codes, weights)
     totals = accepted[0]
     with np.errstate(divide="ignore", invalid="ignore"):
         return _AsvRates(
@@ -208,7 +224,7 @@ def _asv_rates(values: FloatArray, codes: NDArray[np.uint8]) -> _AsvRates:
         )
 
 
-def asv_eer_threshold(asv_scores: ArrayLike, kinds: ArrayLike) -> float:
+def asv_eer_threshold(asv_scores: ArrayLike, kinds: ArrayLike, weights: ArrayLike | None = None) -> float:
     """The ASV threshold of the t-DCF: the distinct score ``t`` (accepting ``>= t``) at which ``|Pmiss - Pfa|``
     over targets and bona fide non-targets is least (the lowest such ``t``).
 
@@ -218,16 +234,16 @@ def asv_eer_threshold(asv_scores: ArrayLike, kinds: ArrayLike) -> float:
     """
     values = _scores(asv_scores, "ASV scores")
     codes = trial_kinds(kinds, values.size, _TARGET, _NONTARGET)
-    rates = _asv_rates(values, codes)
+    rates = _asv_rates(values, codes, trial_weights(weights, values.size))
     gap = np.abs(rates.p_miss - rates.p_fa_nontarget)[:-1]
     return float(rates.thresholds[int(np.argmin(gap))])
 
 
-def _cm_rates(cm_values: FloatArray, codes: NDArray[np.uint8]) -> tuple[FloatArray, FloatArray]:
+def _cm_rates(cm_values: FloatArray, codes: NDArray[np.uint8], weights: FloatArray) -> tuple[FloatArray, FloatArray]:
     """The CM's miss rate of bona fide trials and false-alarm rate of spoofs at each threshold (distinct scores
     ascending, then reject-all), accepting at or above."""
     bona_fide = np.where(codes == _SPOOF, 1, 0).astype(np.uint8)  # 0 bona fide, 1 spoof, as kind codes
-    _, accepted = _accepted_counts(cm_values, bona_fide)
+    _, accepted = _accepted_counts(cm_values, bona_fide, weights)
     totals = accepted[0]
     return 1.0 - accepted[:, 0] / totals[0], accepted[:, 1] / totals[1]
 
@@ -238,6 +254,7 @@ def min_t_dcf(
     kinds: ArrayLike,
     costs: TDcfCosts | None = None,
     asv_threshold: float | None = None,
+    weights: ArrayLike | None = None,
 ) -> float:
     """Normalised minimum tandem DCF of a countermeasure in front of an ASV at a fixed threshold (TASLP 2020).
 
@@ -260,10 +277,13 @@ def min_t_dcf(
     if cm_values.size != asv_values.size:
         raise MetricInputError(f"{cm_values.size} CM scores but {asv_values.size} ASV scores: one each per trial")
     codes = trial_kinds(kinds, cm_values.size, _TARGET, _NONTARGET, _SPOOF)
-    threshold = asv_eer_threshold(asv_values, codes) if asv_threshold is None else float(asv_threshold)
-    p_miss_asv = float(np.mean(asv_values[codes == _TARGET] < threshold))
-    p_fa_asv = float(np.mean(asv_values[codes == _NONTARGET] >= threshold))
-    p_fa_spoof_asv = float(np.mean(asv_values[codes == _SPOOF] >= threshold))
+    weight = trial_weights(weights, cm_values.size)
+    threshold = asv_eer_threshold(asv_values, codes, weight) if asv_threshold is None else float(asv_threshold)
+    accepted = asv_values >= threshold
+    p_miss_asv, p_fa_asv, p_fa_spoof_asv = (
+        float(weight[codes == kind] @ (accepted[codes == kind] != (kind == _TARGET)) / weight[codes == kind].sum())
+        for kind in (_TARGET, _NONTARGET, _SPOOF)
+    )
     c0 = model.p_target * model.c_miss * p_miss_asv + model.p_nontarget * model.c_fa * p_fa_asv
     c1 = model.p_target * model.c_miss - c0
     c2 = model.p_spoof * model.c_fa_spoof * p_fa_spoof_asv
@@ -272,11 +292,11 @@ def min_t_dcf(
     normaliser = c0 + min(c1, c2)
     if normaliser == 0:
         raise MetricInputError(f"t-DCF undefined: the ASV at threshold {threshold} makes no error and stops spoofs")
-    p_miss_cm, p_fa_cm = _cm_rates(cm_values, codes)
+    p_miss_cm, p_fa_cm = _cm_rates(cm_values, codes, weight)
     return float(np.min(c0 + c1 * p_miss_cm + c2 * p_fa_cm) / normaliser)
 
 
-def t_eer(cm_scores: ArrayLike, asv_scores: ArrayLike, kinds: ArrayLike) -> float:
+def t_eer(cm_scores: ArrayLike, asv_scores: ArrayLike, kinds: ArrayLike, weights: ArrayLike | None = None) -> float:
     """Concurrent tandem EER (TPAMI 2023): the least achievable largest of the tandem's three error rates.
 
     For each ASV threshold the tandem miss rate rises and the larger false-alarm rate falls as the CM threshold
@@ -296,8 +316,9 @@ def t_eer(cm_scores: ArrayLike, asv_scores: ArrayLike, kinds: ArrayLike) -> floa
     if cm_values.size != asv_values.size:
         raise MetricInputError(f"{cm_values.size} CM scores but {asv_values.size} ASV scores: one each per trial")
     codes = trial_kinds(kinds, cm_values.size, _TARGET, _NONTARGET, _SPOOF)
-    asv = _asv_rates(asv_values, codes)
-    p_miss_cm, p_fa_cm = _cm_rates(cm_values, codes)
+    weight = trial_weights(weights, cm_values.size)
+    asv = _asv_rates(asv_values, codes, weight)
+    p_miss_cm, p_fa_cm = _cm_rates(cm_values, codes, weight)
 
     def rates(cm_index: NDArray[np.intp]) -> tuple[FloatArray, FloatArray]:
         """Tandem miss rate and larger false-alarm rate at each ASV threshold with its CM threshold."""

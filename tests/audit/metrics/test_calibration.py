@@ -175,3 +175,24 @@ def test_logistic_calibration_refuses_separable_scores_and_flattens_constant_one
 def test_bad_inputs_are_refused(call, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(MetricInputError, match=message):
         call()
+
+
+def test_integer_weights_are_repeated_trials() -> None:
+    """A bootstrap's multiplicities: weighting a trial by k is listing it k times (0: leaving it out)."""
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        size = int(rng.integers(6, 50))
+        labels = rng.integers(0, 2, size)
+        labels[:4] = [0, 1, 0, 1]
+        scores = np.round(rng.normal(labels, 1.0), 1)
+        weights = rng.integers(0, 4, size)
+        weights[:2] = 1
+        repeated = np.repeat(np.arange(size), weights)
+        for metric in (cllr, min_cllr, lambda s, y, weights=None: act_dcf(s, y, 0.3, weights=weights)):
+            assert metric(scores, labels, weights=weights) == pytest.approx(
+                metric(scores[repeated], labels[repeated]), rel=1e-12
+            )
+    with pytest.raises(MetricInputError, match="no weight"):
+        cllr([0.0, 1.0], [1, 0], weights=[0, 1])
+    with pytest.raises(MetricInputError, match="trial weights must be >= 0"):
+        min_cllr([0.0, 1.0], [1, 0], weights=[-1, 1])

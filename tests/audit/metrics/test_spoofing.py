@@ -184,3 +184,20 @@ def test_costs_and_kinds_are_checked() -> None:
     # An error-free ASV that rejects every spoof: nothing for a CM to do.
     with pytest.raises(MetricInputError, match="makes no error"):
         min_t_dcf([1, 2, 3], [1.0, 0.0, 0.0], [TARGET, NONTARGET, SPOOF], asv_threshold=0.5)
+
+
+def test_integer_weights_are_repeated_trials() -> None:
+    rng = np.random.default_rng(12)
+    for _ in range(20):
+        asv, cm, kinds = _random_three_kinds(rng, int(rng.integers(6, 40)), int(rng.integers(3, 9)))
+        weights = rng.integers(0, 4, asv.size)
+        weights[:3] = 1
+        repeated = np.repeat(np.arange(asv.size), weights)
+        assert a_dcf(asv, kinds, weights=weights) == pytest.approx(a_dcf(asv[repeated], kinds[repeated]))
+        expected = t_eer(cm[repeated], asv[repeated], kinds[repeated])
+        assert t_eer(cm, asv, kinds, weights=weights) == pytest.approx(expected)
+        try:
+            expected = min_t_dcf(cm[repeated], asv[repeated], kinds[repeated])
+        except MetricInputError:
+            continue
+        assert min_t_dcf(cm, asv, kinds, weights=weights) == pytest.approx(expected)
