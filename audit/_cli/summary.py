@@ -35,7 +35,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         )
     elif trust.get("trusted"):
         first += f"; signed by trusted key id {trust.get('key_id')}"
-    lines = [first]
+    lines = [first, *report.get("headline", [])]
     lines += [f"  {f['severity']:<7} {f['id']}: {f['message']}" for f in flags]
     if report["claims"]:
         statuses = [c["status"] for c in report["claims"]]
