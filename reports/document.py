@@ -30,6 +30,8 @@ AGGREGATE_TITLES = {
     "condition_means": "EER per condition, mean and SD over encoders (paper Tables 20-25; the SD is not a CI)",
     "eer_by_model_condition": "EER per encoder and condition (mean over its records; the heatmap's cells)",
     "metrics_per_group": "Metrics per group (EER variants named in each column: eer_legacy, eer_rocch, eer_interp)",
+    "calibration_per_group": "Calibration per group (min_cllr of the raw scores; cllr, act_dcf of the calibrated LLRs)",
+    "spoofing_per_group": "Spoofing-aware metrics per group (ASV score; countermeasure; tandem)",
     "emotion_matrix": "Enrolment x test emotion (E01; paper Table 8)",
     "gender_gaps": "Gender gaps by condition (paper Table 9)",
     "gap_ratios": "Signed gap ratios (paper Table 10)",

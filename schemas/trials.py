@@ -7,6 +7,7 @@ scores a genuine enrolment against a file that imitates that same speaker: label
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,21 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
-TRIAL_KINDS = ("target", "nontarget", "spoof")
+
+class TrialKind(IntEnum):
+    """What a trial tests. The value is its code in metric arrays (1 target and 0 non-target, as a ``label``; 2 a
+    spoof of the enrolment speaker), the lower-case name its spelling in a trial list's ``trial_kind``."""
+
+    NONTARGET = 0
+    TARGET = 1
+    SPOOF = 2
+
+    @property
+    def word(self) -> str:
+        return self.name.lower()
+
+
+TRIAL_KINDS = tuple(kind.word for kind in TrialKind)
 TEXT_COLUMNS = ("enrol_utt", "test_utt", "enrol_speaker", "test_speaker")
 SPEAKER_COUNT_COLUMNS = ("n_speakers", "n_enrol_speakers", "n_test_speakers")
 

@@ -34,6 +34,14 @@ def scores(
     conditions: Path | None = typer.Option(
         None, "--conditions", help="'<utterance> <condition>' map (of the test side)"
     ),
+    cm_scores: Path | None = typer.Option(
+        None, "--cm-scores", help="countermeasure scores '<enrol> <test> <cm score> <bonafide|spoof>' per trial"
+    ),
+    calibration: Path | None = typer.Option(
+        None,
+        "--calibration",
+        help="labelled development score file (wespeaker or speechbrain layout) to fit a linear logistic calibration",
+    ),
     p_target: float = typer.Option(0.01, "--p-target", help="minDCF target prior"),
     c_miss: float = typer.Option(1.0, "--c-miss", help="minDCF miss cost"),
     c_fa: float = typer.Option(1.0, "--c-fa", help="minDCF false-alarm cost"),
@@ -42,7 +50,9 @@ def scores(
     out: Path | None = typer.Option(None, "--out", help="folder for report.md, report.html, report.json, figures"),
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON instead of a summary"),
 ) -> None:
-    """Audit a trial list and its score file: join, EERs (three variants), minDCF, AUC, speaker-bootstrap intervals.
+    """Audit a trial list and its score file: join, EERs (three variants), minDCF, AUC, minCllr, speaker-bootstrap
+    intervals; with --calibration, Cllr and actDCF of calibrated LLRs; with --cm-scores, SV-, SPF-, SASV-EER, a-DCF,
+    min t-DCF and t-EER.
 
     Exit codes: 0 pass, 1 an error-severity finding (unscored, duplicated or mislabelled trials), 2 usage error or
     unreadable input (one line on stderr).
@@ -59,7 +69,7 @@ def scores(
         check_report_folder(out)
     report = audit_scores(
         trials, score_file, score_format=score_format, speakers=speakers, subgroups=subgroups,
-        conditions=conditions, config=config,
+        conditions=conditions, cm_scores=cm_scores, calibration=calibration, config=config,
     )  # fmt: skip
     written = write_report(report, out) if out is not None else []
     finish(report, written, as_json)

@@ -68,7 +68,7 @@ def verdict_line(report: dict[str, Any]) -> str:
 def summary_lines(report: dict[str, Any]) -> list[str]:
     """A short human summary: the verdict line, then one line per flag, errors first, each error with its first
     failing cases (record, column, audited against signed value, or file), then the claim counts."""
-    lines = [verdict_line(report)]
+    lines = [verdict_line(report), *report.get("headline", [])]
     for flag in report["flags"]:
         lines.append(f"  {flag['severity']:<7} {flag['id']}: {flag['message']}")
         if flag["severity"] == "error":

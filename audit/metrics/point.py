@@ -39,13 +39,38 @@ from schemas.errors import Error
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-_NEGLIGIBLE_WEIGHT = 1e-300  # PAV needs positive weights; this one changes no float64 mean
+NEGLIGIBLE_WEIGHT = 1e-300  # PAV needs positive weights; this one changes no float64 mean
 _SHOWN_RECORDS = 10  # offending record codes named in one error message
 _CHUNK_TRIALS = 1 << 18  # grouped_metrics takes records in chunks of about this many trials
 
 
 class MetricInputError(Error, ValueError):
     """Scores or labels on which a metric is not defined (NaN, one class, bad labels)."""
+
+
+def finite_scores(values: ArrayLike, name: str = "scores") -> FloatArray:
+    """``values`` as float64 after checking that they are real and finite (``MetricInputError`` naming ``name``)."""
+    array = np.asarray(values)
+    if not (np.issubdtype(array.dtype, np.number) and not np.iscomplexobj(array)):
+        raise MetricInputError(f"{name} must be real numbers, got dtype {array.dtype}")
+    floats = array.astype(np.float64, copy=False)
+    bad = ~np.isfinite(floats)
+    if bad.any():
+        first_bad = int(np.flatnonzero(bad)[0])
+        raise MetricInputError(
+            f"{name} must be finite: {int(bad.sum())} NaN or infinite value(s), "
+            f"first at position {first_bad} ({floats[first_bad]})"
+        )
+    return floats
+
+
+def refuse_other_values(values: NDArray[Any], other: NDArray[np.bool_], rule: str) -> None:
+    """``MetricInputError`` stating ``rule``, how many ``values`` break it (``other``) and the first, if any do."""
+    if other.any():
+        first = int(np.flatnonzero(other)[0])
+        raise MetricInputError(
+            f"{rule}: {int(other.sum())} other value(s), first at position {first} ({values[first]!r})"
+        )
 
 
 def _as_inputs(
@@ -64,27 +89,14 @@ def _as_inputs(
         )
     if score_array.size == 0:
         raise MetricInputError("no trials: scores and labels are empty")
-    if not (np.issubdtype(score_array.dtype, np.number) and not np.iscomplexobj(score_array)):
-        raise MetricInputError(f"scores must be real numbers, got dtype {score_array.dtype}")
-    score_values = score_array.astype(np.float64, copy=False)
-    bad_scores = ~np.isfinite(score_values)
-    if bad_scores.any():
-        first_bad = int(np.flatnonzero(bad_scores)[0])
-        raise MetricInputError(
-            f"scores must be finite: {int(bad_scores.sum())} NaN or infinite value(s), "
-            f"first at position {first_bad} ({score_values[first_bad]})"
-        )
+    score_values = finite_scores(score_array)
     if label_array.dtype == np.bool_:
         label_array = label_array.astype(np.uint8)
     if not np.issubdtype(label_array.dtype, np.number):
         raise MetricInputError(f"labels must be 0 or 1, got dtype {label_array.dtype}")
-    bad_labels = (label_array != 0) & (label_array != 1)
-    if bad_labels.any():
-        first_bad = int(np.flatnonzero(bad_labels)[0])
-        raise MetricInputError(
-            f"labels must be 0 (non-target) or 1 (target): {int(bad_labels.sum())} other value(s), "
-            f"first at position {first_bad} ({label_array[first_bad]!r})"
-        )
+    refuse_other_values(
+        label_array, (label_array != 0) & (label_array != 1), "labels must be 0 (non-target) or 1 (target)"
+    )
     label_codes = label_array.astype(np.uint8)
     if record_index is None:
         return score_values, label_codes, np.zeros(score_values.size, dtype=np.uint64), 1
@@ -98,6 +110,28 @@ def _as_inputs(
     if lowest < 0 or highest >= count:
         raise MetricInputError(f"record_index must lie in 0..{count - 1}, found {lowest}..{highest}")
     return score_values, label_codes, index_array.astype(np.uint64), count
+
+
+def scores_and_labels(scores: ArrayLike, labels: ArrayLike) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """One record's inputs checked as every metric here checks them: finite float64 scores and a target mask, with
+    both classes present."""
+    values, label_codes, _, _ = _as_inputs(scores, labels, None, None)
+    targets = label_codes == 1
+    if targets.all() or not targets.any():
+        raise MetricInputError("the scores hold only one class: targets and non-targets are both needed")
+    return values, targets
+
+
+def trial_weights(weights: ArrayLike | None, size: int) -> FloatArray:
+    """Per-trial weights (a bootstrap's multiplicities) checked: ``size`` finite values >= 0; ones when None."""
+    if weights is None:
+        return np.ones(size)
+    array = np.asarray(weights)
+    if array.shape != (size,):
+        raise MetricInputError(f"expected {size} trial weights in one dimension, got shape {array.shape}")
+    values = finite_scores(array, "trial weights")
+    refuse_other_values(values, values < 0, "trial weights must be >= 0")
+    return values
 
 
 _SIGN_BIT = np.uint64(1 << 63)
@@ -354,7 +388,7 @@ def rocch_eer_of_points(
     with np.errstate(divide="ignore", invalid="ignore"):
         rates = np.where(empty, 0.5, step_targets / step_trials)
     pooled = isotonic_regression(
-        rates + record_offset, weights=np.where(empty, _NEGLIGIBLE_WEIGHT, step_trials), increasing=False
+        rates + record_offset, weights=np.where(empty, NEGLIGIBLE_WEIGHT, step_trials), increasing=False
     )
 
     block_starts = np.asarray(pooled.blocks[:-1])

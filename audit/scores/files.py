@@ -5,6 +5,10 @@
 - ``wespeaker``: ``<enrol> <test> <score> <target|nontarget>`` (``wespeaker/bin/score.py``);
 - ``speechbrain``: ``<enrol> <test> <1|0> <score>`` (the VoxCeleb recipes' ``scores.txt``; ids without ``.wav``).
 
+A countermeasure's score file (``audit scores --cm-scores``) has one layout, ``<enrol> <test> <cm score>
+<bonafide|spoof>``: per trial, the CM's score of the test side (higher is more bona fide) and whether the test side
+is a spoof (ASVspoof's key words).
+
 The format is given or detected from the first non-blank line. A line that does not follow it, or a score that is
 not a number, is an :class:`~schemas.errors.InputError` naming the file, line and column. A score that is a number but
 not finite (``nan``, ``inf``) is kept as NaN: the audit counts such trials as unscored, it does not stop.
@@ -139,3 +143,40 @@ def read_score_file(path: Path, score_format: ScoreFormat | None = None) -> Scor
     text, digest = read_text_and_digest(path, "a score file")
     chosen = score_format or detect_score_format(path, text)
     return ScoreFile(path, chosen, parse_scores(path, text, chosen), digest)
+
+
+CM_LAYOUT = "<enrol> <test> <cm score> <bonafide|spoof>"
+CM_KEYS = {"bonafide": False, "spoof": True}
+
+
+@dataclass(frozen=True)
+class CmScoreFile:
+    """A countermeasure score file as read: ``enrol_utt``, ``test_utt``, ``cm_score`` (NaN where not finite),
+    ``spoof`` (bool) and ``line``, in file order."""
+
+    path: Path
+    frame: pd.DataFrame
+    digest: Digest
+
+
+def read_cm_score_file(path: Path) -> CmScoreFile:
+    """A countermeasure score file (``CM_LAYOUT``); a line that does not follow it is an InputError."""
+    path = Path(path)
+    text, digest = read_text_and_digest(path, "a countermeasure score file")
+    rows: list[tuple[str, str, float, bool, int]] = []
+    for number, fields in numbered_fields(text):
+        if len(fields) != 4:
+            raise InputError(str(path), f"expected '{CM_LAYOUT}', got {len(fields)} field(s)", row=number)
+        try:
+            score = float(fields[2])
+        except ValueError:
+            raise InputError(
+                str(path), f"expected a number, got {fields[2]!r}", row=number, column="cm score"
+            ) from None
+        if fields[3] not in CM_KEYS:
+            raise InputError(str(path), f"expected bonafide or spoof, got {fields[3]!r}", row=number, column="key")
+        rows.append((fields[0], fields[1], score if math.isfinite(score) else math.nan, CM_KEYS[fields[3]], number))
+    if not rows:
+        raise InputError(str(path), f"no scores (expected lines '{CM_LAYOUT}')")
+    frame = pd.DataFrame(rows, columns=["enrol_utt", "test_utt", "cm_score", "spoof", "line"])
+    return CmScoreFile(path, frame.astype({"enrol_utt": str, "test_utt": str, "cm_score": np.float64}), digest)

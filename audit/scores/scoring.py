@@ -27,7 +27,9 @@ from audit.bundle.curves import curve
 from audit.metrics.point import EER_METHODS, MetricInputError, grouped_metrics
 from audit.metrics.weighted_roc import weighted_eer
 from audit.result import TOOL_NAME, tool_version
-from audit.scores.files import NO_LABEL, ScoreFile, ScoreFormat, read_score_file
+from audit.scores.calibration import DevCalibration, calibration_row, fit_dev_calibration
+from audit.scores.files import NO_LABEL, CmScoreFile, ScoreFile, ScoreFormat, read_cm_score_file, read_score_file
+from audit.scores.spoofing import spoofing_row
 from audit.scores.trial_lists import TrialFormat, TrialList, numbered_fields, read_trial_list
 from audit.statistics.draws import cluster_codes, draw_cluster_weights, percentile_interval
 from audit.table.analysis import N_RESAMPLES_MAX, SEED_MAX
@@ -35,6 +37,7 @@ from audit.table.findings import Flag, Severity, has_errors
 from audit.table.reading import read_text
 from schemas.errors import InputError
 from schemas.jsonable import json_safe
+from schemas.trials import TrialKind
 from schemas.wording import count
 
 AUDIO_EXTENSIONS = ("wav", "flac", "m4a", "opus", "mp3", "sph", "ogg")
@@ -230,9 +233,10 @@ def speakers_of(
 
 def flag_speaker_labels(trials: pd.DataFrame) -> Flag | None:
     """Target trials across two speakers, or non-target trials of one speaker: the labels or the speakers are
-    wrong."""
+    wrong. A trial keyed spoof (``kind``, from ``--cm-scores``) is a non-target of one speaker by design."""
     same = trials["enrol_speaker"] == trials["test_speaker"]
-    contradict = trials[same != (trials["label"] == 1)]
+    spoof = trials["kind"] == TrialKind.SPOOF if "kind" in trials else False
+    contradict = trials[(same != (trials["label"] == 1)) & ~spoof]
     if not len(contradict):
         return None
     return _flag(
@@ -304,6 +308,133 @@ def group_curves(trials: pd.DataFrame, rows: list[dict[str, Any]]) -> list[dict[
     return curves
 
 
+def attach_countermeasure(trials: pd.DataFrame, cm_file: CmScoreFile) -> tuple[pd.DataFrame, list[Flag]]:
+    """``trials`` with ``cm_score`` and ``kind`` (``TrialKind`` codes; -1 where the trial has no usable CM score or
+    its CM key contradicts its label), joined by (enrol, test) as the ASV scores are; every duplicated, missing,
+    non-finite or contradictory CM line is a finding."""
+    cm = cm_file.frame
+    trial_keys, _ = _keys(trials)
+    cm_keys, _ = _keys(cm)
+    repeated = cm_keys.duplicated().to_numpy()
+    first = np.flatnonzero(~repeated)
+    cm_index = pd.Index(cm_keys.iloc[first])
+    at = cm_index.get_indexer(pd.Index(trial_keys))
+    rows = first[np.maximum(at, 0)]
+    cm_score = np.where(at >= 0, cm["cm_score"].to_numpy()[rows], np.nan)
+    spoof = (at >= 0) & cm["spoof"].to_numpy()[rows]
+    label = trials["label"].to_numpy()
+    contradicts = spoof & (label == 1)
+    kind = np.where(spoof, int(TrialKind.SPOOF), np.where(label == 1, int(TrialKind.TARGET), int(TrialKind.NONTARGET)))
+    unusable = (at < 0) | ~np.isfinite(cm_score) | contradicts
+    joined = trials.assign(cm_score=cm_score, kind=np.where(unusable, -1, kind), cm_line=np.where(at >= 0, rows, -1))
+    extra = cm.iloc[first[pd.Index(trial_keys).get_indexer(cm_index) < 0]]
+    missing, not_finite = joined[at < 0], joined[(at >= 0) & ~np.isfinite(cm_score)]
+    wrong = joined[contradicts]
+    path = cm_file.path
+    findings = [
+        ("cm-duplicated-scores", Severity.ERROR, cm[repeated], "line",
+         f"{count(int(repeated.sum()), 'line')} of {path} score an (enrol, test) pair scored on an earlier line; only "
+         "the first is used."),
+        ("cm-unscored-trials", Severity.ERROR, missing, "trial",
+         f"{count(len(missing), 'scored trial')} have no countermeasure score in {path}: the spoofing-aware metrics "
+         "leave them out."),
+        ("cm-scores-without-trials", Severity.WARNING, extra, "line",
+         f"{count(len(extra), 'line')} of {path} score pairs the scored trials do not hold; they are left out."),
+        ("cm-non-finite-scores", Severity.ERROR, not_finite, "trial",
+         f"{count(len(not_finite), 'trial')} have a NaN or infinite countermeasure score; they are left out."),
+        ("spoof-labelled-target", Severity.ERROR, wrong, "trial",
+         f"{count(len(wrong), 'trial')} are keyed spoof in {path} but are target trials in the list (a spoof trial "
+         "is a non-target of the speaker it imitates); they are left out of the spoofing-aware metrics."),
+    ]  # fmt: skip
+    return joined, [
+        _flag(i, sev, message, _pairs(rows_, where)) for i, sev, rows_, where, message in findings if len(rows_)
+    ]
+
+
+def calibration_overlap(trial_list: TrialList, dev: ScoreFile) -> Flag | None:
+    """The development scores must not score a trial of the evaluated list: a calibration fitted on the trials it
+    is judged on makes Cllr and actDCF look better than they are."""
+    trial_keys, _ = _keys(trial_list.frame)
+    dev_keys, _ = _keys(dev.frame)
+    shared = dev.frame[dev_keys.isin(set(trial_keys)).to_numpy()]
+    if not len(shared):
+        return None
+    return _flag(
+        "calibration-on-evaluation-trials",
+        Severity.ERROR,
+        f"{count(len(shared), 'line')} of the calibration file {dev.path} score trials of the evaluated list: a "
+        "calibration is fitted on development trials only, so no calibrated metric is reported.",
+        _pairs(shared, "line"),
+    )
+
+
+def _resampled(subset: pd.DataFrame, config: ScoringConfig) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """Per-trial enrolment-speaker codes and the speaker draws of one group, as ``_bootstrap`` draws them."""
+    if "enrol_speaker" not in subset:
+        return None
+    codes, n_clusters = cluster_codes(subset["enrol_speaker"].to_numpy())
+    if n_clusters < 2:
+        return None
+    return codes, draw_cluster_weights(n_clusters, config.n_resamples, config.seed), config.level
+
+
+def calibration_metrics(
+    trials: pd.DataFrame, config: ScoringConfig, calibration: DevCalibration | None
+) -> list[dict[str, Any]]:
+    """One row per group: minCllr, and with a fitted calibration Cllr, actDCF and the losses, with intervals."""
+    fit = calibration.fit if calibration is not None else None
+    rows = []
+    for grouping, value, mask in _groups(trials):
+        subset = trials[mask]
+        scores, labels = subset["score"].to_numpy(float), subset["label"].to_numpy(np.int64)
+        operating_point = (config.p_target, config.c_miss, config.c_fa)
+        row = calibration_row(scores, labels, fit, operating_point, _resampled(subset, config))
+        rows.append({"grouping": grouping, "group": value, "trials": len(subset)} | row)
+    return rows
+
+
+def flag_poor_calibration(rows: list[dict[str, Any]]) -> Flag | None:
+    """Groups whose actDCF exceeds 1: at the Bayes threshold the calibrated LLRs cost more than the better of
+    accepting and rejecting everyone, which needs no scores at all (minDCF is at most 1 by definition)."""
+    poor = [row for row in rows if row.get("act_dcf", 0.0) > 1.0]
+    if not poor:
+        return None
+    named = ", ".join(
+        f"{row['group']} ({row['act_dcf']:.3g} against minDCF {row['act_dcf'] - row['act_dcf_minus_min_dcf']:.3g})"
+        for row in poor[:MAX_LISTED_PAIRS]
+    )
+    return _flag(
+        "poorly-calibrated",
+        Severity.WARNING,
+        f"actDCF above 1 in {count(len(poor), 'group')}, worse than deciding without the scores: {named}.",
+    )
+
+
+def spoofing_metrics(trials: pd.DataFrame, config: ScoringConfig) -> list[dict[str, Any]]:
+    """One row per group: the spoofing-aware metrics of its trials with a usable countermeasure score."""
+    rows = []
+    for grouping, value, mask in _groups(trials):
+        subset = trials[mask & (trials["kind"] >= 0).to_numpy()]
+        asv, cm = subset["score"].to_numpy(float), subset["cm_score"].to_numpy(float)
+        row = spoofing_row(asv, cm, subset["kind"].to_numpy(np.int64), _resampled(subset, config))
+        rows.append({"grouping": grouping, "group": value} | row)
+    return rows
+
+
+def _headline(
+    rows: list[dict[str, Any]], calibration_rows: list[dict[str, Any]], spoofing_rows: list[dict[str, Any]]
+) -> list[str]:
+    """The all-trials group's metrics, one line, for the terminal."""
+    pieces = []
+    for row, names in (
+        (rows[0] if rows else {}, ("eer_rocch", "min_dcf", "auc")),
+        (calibration_rows[0] if calibration_rows else {}, ("min_cllr", "cllr", "act_dcf")),
+        (spoofing_rows[0] if spoofing_rows else {}, ("sv_eer", "spf_eer", "sasv_eer", "a_dcf", "min_t_dcf", "t_eer")),
+    ):
+        pieces += [f"{name} {row[name]:.4f}" for name in names if isinstance(row.get(name), float)]
+    return [f"all trials: {', '.join(pieces)}"] if pieces else []
+
+
 def _source(path: Path, file_format: str, digest: Any, n_lines: int) -> dict[str, Any]:
     return {
         "path": str(path),
@@ -362,6 +493,36 @@ def _metrics_section(
     }
 
 
+def _beyond_eer_section(dev: DevCalibration | None, with_cm: bool, config: ScoringConfig) -> dict[str, Any]:
+    lines = [
+        "min_cllr (bits): Cllr of the best monotone recalibration of the raw scores (PAV over tie groups), the "
+        "discrimination part of Cllr; it needs no calibration. Calibration metrics cover the trials of "
+        "metrics_per_group (a spoof trial counts as a non-target there)."
+    ]
+    if dev is None:
+        lines.append("No calibration declared (--calibration dev.txt): raw scores are not LLRs, so no Cllr or actDCF.")
+    elif dev.fit is None:
+        lines.append(f"Calibration on {dev.dev.path} not used: {dev.not_fitted}.")
+    else:
+        lines.append(
+            f"Calibration: llr = {dev.fit.scale:.6g} * score + {dev.fit.offset:.6g}, linear logistic regression at "
+            f"prior {dev.fit.prior} on {dev.n_used} trials of {dev.dev.path} (sha256 {dev.dev.digest.sha256[:12]}; "
+            f"{dev.n_non_finite} non-finite left out). cllr (bits) and act_dcf (at the Bayes threshold for "
+            f"p_target {config.p_target}, c_miss {config.c_miss}, c_fa {config.c_fa}) are of these LLRs; "
+            "cllr_minus_min_cllr and act_dcf_minus_min_dcf are what miscalibration costs."
+        )
+    if with_cm:
+        lines.append(
+            "Spoofing-aware metrics (spoofing_per_group): sv_eer, spf_eer, sasv_eer (rocch) and a_dcf (Shim et al. "
+            "2024 costs: priors 0.9/0.05/0.05, Cmiss 1, Cfa_asv 10, Cfa_cm 20) of the ASV score; cm_eer of the "
+            "countermeasure (bona fide against spoofs); min_t_dcf (ASVspoof 2019 constants, ASV at its EER "
+            "threshold) and t_eer (concurrent tandem EER) of the two. Intervals: the same enrolment-speaker "
+            f"bootstrap ({config.n_resamples} resamples, seed {config.seed})."
+        )
+    return {"id": "score-beyond-eer", "title": "Calibration and spoofing-aware metrics", "status": "info",
+            "lines": lines, "table": None}  # fmt: skip
+
+
 def audit_scores(
     trials: Path,
     scores: Path,
@@ -371,6 +532,8 @@ def audit_scores(
     speakers: Path | None = None,
     subgroups: Path | None = None,
     conditions: Path | None = None,
+    cm_scores: Path | None = None,
+    calibration: Path | None = None,
     config: ScoringConfig | None = None,
 ) -> dict[str, Any]:
     """The report of one trial list and its score file. Unreadable input raises InputError (exit 2).
@@ -383,6 +546,10 @@ def audit_scores(
         speakers: an utt2spk map (default: the speaker of VoxCeleb ids ``idNNNNN/...``).
         subgroups: speaker -> subgroup (``spk2gender`` style; a trial takes its enrolment speaker's).
         conditions: utterance -> condition (a trial takes its test utterance's).
+        cm_scores: a countermeasure score file ``<enrol> <test> <cm score> <bonafide|spoof>`` (spoofing-aware
+            metrics per group).
+        calibration: a labelled development score file (wespeaker or speechbrain layout) to fit a linear logistic
+            calibration on (Cllr and actDCF per group); it must score none of the listed trials.
         config: the minDCF operating point, resamples and seed.
 
     Returns:
@@ -403,13 +570,19 @@ def audit_scores(
     config = config or ScoringConfig()
     trial_list = read_trial_list(Path(trials), trial_format)
     score_file = read_score_file(Path(scores), score_format)
+    cm_file = read_cm_score_file(Path(cm_scores)) if cm_scores is not None else None
+    dev = fit_dev_calibration(read_score_file(Path(calibration))) if calibration is not None else None
     speaker_map = read_map(speakers, "a speaker map", "<utterance> <speaker>") if speakers else None
     joined = join(trial_list, score_file)
     flags = list(joined.flags)
-    used, speakers_from = speakers_of(joined.trials, speaker_map, speakers)
+    scored = joined.trials
+    if cm_file is not None:
+        scored, cm_flags = attach_countermeasure(scored, cm_file)
+        flags += cm_flags
+    used, speakers_from = speakers_of(scored, speaker_map, speakers)
     if used is None:
         flags.append(_flag("speakers-unknown", Severity.WARNING, f"No speaker-cluster intervals: {speakers_from}."))
-        used = joined.trials
+        used = scored
     else:
         flags += [flag for flag in [flag_speaker_labels(used)] if flag is not None]
     if subgroups is not None:
@@ -427,6 +600,20 @@ def audit_scores(
     if not rows or "not_computable" in rows[0]:
         why = rows[0]["not_computable"] if rows else "no trial has a finite score"
         flags.append(_flag("metrics-not-computable", Severity.ERROR, f"The metrics of all trials: {why}."))
+    aggregates: dict[str, Any] = {"metrics_per_group": rows}
+    if dev is not None:
+        overlap = calibration_overlap(trial_list, dev.dev)
+        flags += [flag for flag in (overlap,) if flag is not None]
+        if dev.fit is None:
+            flags.append(_flag("calibration-not-fitted", Severity.ERROR, f"No calibration: {dev.not_fitted}."))
+        if overlap is not None:
+            dev = DevCalibration(
+                dev.dev, dev.n_used, dev.n_non_finite, None, "the development file scores listed trials"
+            )
+    aggregates["calibration_per_group"] = calibration_metrics(used, config, dev) if len(used) else []
+    flags += [flag for flag in (flag_poor_calibration(aggregates["calibration_per_group"]),) if flag is not None]
+    if cm_file is not None:
+        aggregates["spoofing_per_group"] = spoofing_metrics(used, config) if len(used) else []
     report = {
         "tool": {"name": TOOL_NAME, "version": tool_version()},
         "source": _source(score_file.path, score_file.format, score_file.digest, len(score_file.frame))
@@ -435,14 +622,18 @@ def audit_scores(
             "trials": _source(trial_list.path, trial_list.format, trial_list.digest, len(trial_list.frame)),
         },
         "verdict": "fail" if has_errors(flags) else "pass",
-        "config": config.as_dict(),
+        "config": config.as_dict()
+        | {"calibration": dev.as_dict() if dev is not None else None}
+        | {"countermeasure": _source(cm_file.path, "cm", cm_file.digest, len(cm_file.frame)) if cm_file else None},
         "flags": [flag.as_dict() for flag in flags],
-        "aggregates": {"metrics_per_group": rows},
+        "headline": _headline(rows, aggregates["calibration_per_group"], aggregates.get("spoofing_per_group", [])),
+        "aggregates": aggregates,
         "curves": group_curves(used, rows),
         "claims": [],
         "sections": [
             _join_section(joined, speakers_from),
             _metrics_section(rows, config, with_speakers, unmapped),
+            _beyond_eer_section(dev, cm_file is not None, config),
         ],
     }
     return json_safe(report)

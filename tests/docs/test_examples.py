@@ -13,6 +13,8 @@ import pytest
 ROOT = Path(__file__).parents[2]
 MODULES = (
     "audit.metrics.point",  # eer, min_dcf, auc, grouped_metrics
+    "audit.metrics.calibration",  # cllr, min_cllr, pav_llrs, act_dcf, bayes_threshold, fit_logistic_calibration
+    "audit.metrics.spoofing",  # sv_eer, spf_eer, sasv_eer, a_dcf, asv_eer_threshold, min_t_dcf, t_eer
     "audit.statistics.equivalence",  # tost_verdict
     "audit.statistics.contrasts",  # bootstrap_contrast
     "audit.scores.scoring",  # audit_scores

@@ -1,0 +1,258 @@
+"""Calibration metrics: Cllr, minCllr (after PAV), actDCF at the Bayes threshold, and linear logistic calibration.
+
+A score is *calibrated* when it is a log-likelihood ratio, ``llr = log p(s | target) / p(s | non-target)`` (natural
+log). Cosine scores are not: ``fit_logistic_calibration`` maps them to LLRs by a line fitted, as BOSARIS does, by
+prior-weighted logistic regression on a development set (never on the trials being evaluated).
+
+- ``cllr``: ``Cllr = 1 / (2 ln 2) * (mean_tar log(1 + e^-llr) + mean_non log(1 + e^llr))`` in bits; 1 for a system
+  that always says ``llr = 0``, 0 for a perfect, confident one (Brümmer and du Preez, CSL 20, 2006).
+- ``min_cllr``: the Cllr of the best monotone recalibration of the scores (pool-adjacent-violators on the tie
+  groups: the ROC convex hull's slopes), so ``Cllr - minCllr`` is the calibration loss (Brümmer and du Preez 2006;
+  van Leeuwen and Brümmer, LNCS 4343, 2007; BOSARIS ``min_cllr``, PYLLR ``min_cllr``).
+- ``act_dcf``: the detection cost when the LLRs are thresholded where Bayes' rule says, ``llr >=
+  log(c_fa (1 - p) / (c_miss p))``, normalised like ``min_dcf`` by ``min(c_miss p, c_fa (1 - p))`` (NIST SRE;
+  ASVspoof 5's ``compute_actDCF``). ``actDCF >= minDCF``; the gap is what miscalibration costs at that operating point.
+
+Labels are 1 (target) and 0 (non-target), as in ``audit.metrics.point``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import isotonic_regression
+
+from audit.metrics.point import (
+    NEGLIGIBLE_WEIGHT,
+    FloatArray,
+    MetricInputError,
+    finite_scores,
+    scores_and_labels,
+    trial_weights,
+)
+
+_NEWTON_STEPS = 100
+_NEWTON_TOLERANCE = 1e-12
+
+
+def _cross_entropy_bits(llrs: FloatArray, targets: NDArray[np.bool_], weights: FloatArray) -> float:
+    """The Cllr sum, each class's costs averaged with ``weights``; ``logaddexp`` keeps it finite where
+    ``log1p(exp(-llr))`` overflows, ±inf LLRs on the right side cost 0, and a trial of weight 0 costs nothing."""
+    with np.errstate(invalid="ignore"):  # NaN LLRs (pools of no weight) are left out below
+        costs = np.logaddexp(0.0, np.where(targets, -llrs, llrs))
+    weighed = weights > 0
+    means = []
+    for in_class in (targets, ~targets):
+        total = float(weights[in_class].sum())
+        if total <= 0:
+            raise MetricInputError("one class has no weight: targets and non-targets are both needed")
+        kept = in_class & weighed
+        means.append(float(weights[kept] @ costs[kept]) / total)
+    return sum(means) / (2.0 * math.log(2.0))
+
+
+def _llrs_and_labels(llrs: ArrayLike, labels: ArrayLike) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Checked LLRs and a target mask: as ``scores_and_labels``, except that an LLR may be ``±inf`` (a certain
+    decision, as PAV gives), never NaN."""
+    array = np.asarray(llrs)
+    if not np.issubdtype(array.dtype, np.floating):
+        return scores_and_labels(array, labels)
+    finite_stand_in = np.where(np.isinf(array), 0.0, array)
+    _, targets = scores_and_labels(finite_stand_in, labels)
+    return array.astype(np.float64, copy=False), targets
+
+
+def cllr(llrs: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -> float:
+    """Log-likelihood-ratio cost in bits: ``(mean_tar log2(1 + e^-llr) + mean_non log2(1 + e^llr)) / 2``.
+
+    Args:
+        llrs: one natural-log likelihood ratio per trial (calibrated scores); ``±inf`` is a certain decision.
+        labels: 1 for a target trial, 0 for a non-target.
+        weights: per-trial weights (a bootstrap's multiplicities) for the class means; all 1 when None.
+
+    Example:
+        A system that always answers ``llr = 0`` costs exactly one bit; targets at ``ln 3`` and non-targets at
+        ``-ln 3`` cost ``log2(4 / 3)``:
+
+        >>> cllr([0.0, 0.0], [1, 0])
+        1.0
+        >>> round(cllr([math.log(3), -math.log(3)], [1, 0]), 6)
+        0.415037
+    """
+    values, targets = _llrs_and_labels(llrs, labels)
+    return _cross_entropy_bits(values, targets, trial_weights(weights, values.size))
+
+
+def pav_llrs(scores: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -> FloatArray:
+    """The LLR of each trial under the best monotone (non-decreasing) map of the scores: PAV on the tie groups.
+
+    Tied scores form one group (they must get one LLR). Each group's target fraction is pooled with its
+    neighbours until the fractions rise with the score (``scipy.optimize.isotonic_regression``, weighted by the
+    group sizes); a pool of ``t`` targets and ``n`` non-targets has ``llr = log((t / T) / (n / N))``, the slope of
+    its ROC convex hull edge. Pools of one class get ``±inf``. With ``weights``, counts are weighted sums (a
+    group of weight 0 enters PAV with a negligible weight, moving no pool, and its LLR is NaN if it pools alone).
+
+    Example:
+        Non-target 0.1, target 0.35, non-target 0.4, target 0.8: the middle two pool at ``p = 1/2``:
+
+        >>> pav_llrs([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]).tolist()
+        [-inf, 0.0, 0.0, inf]
+    """
+    values, targets = scores_and_labels(scores, labels)
+    weight = trial_weights(weights, values.size)
+    distinct, group = np.unique(values, return_inverse=True)
+    sizes = np.bincount(group, weights=weight, minlength=distinct.size)
+    group_targets = np.bincount(group, weights=weight * targets, minlength=distinct.size)
+    empty = sizes == 0
+    rates = np.divide(group_targets, sizes, out=np.full(distinct.size, 0.5), where=~empty)
+    pav = isotonic_regression(rates, weights=np.where(empty, NEGLIGIBLE_WEIGHT, sizes), increasing=True)
+    starts = np.asarray(pav.blocks[:-1])
+    # Each pool's LLR from its counts, (t / T) / (n / N), so equal odds give exactly 0 on integer weights.
+    pool_targets = np.add.reduceat(group_targets, starts)
+    pool_nontargets = np.add.reduceat(sizes, starts) - pool_targets
+    n_target = float(group_targets.sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pool_llr = np.log(pool_targets * (sizes.sum() - n_target)) - np.log(pool_nontargets * n_target)
+    pooled: FloatArray = np.repeat(pool_llr, np.diff(np.append(starts, distinct.size)))[group]
+    return pooled
+
+
+def min_cllr(scores: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -> float:
+    """Cllr after the best monotone recalibration (``pav_llrs``): the discrimination part of Cllr, in bits.
+
+    Ties are one group, so the value does not depend on the order of tied trials. ``minCllr <= Cllr`` for any
+    LLRs whose order is the scores' order, and ``minCllr <= 1`` (a constant LLR of 0 is one monotone map).
+
+    Example:
+        PAV gives ``-inf, 0, 0, +inf`` (see ``pav_llrs``): the two pooled trials cost one bit each, the others none,
+        one bit over four trials of two classes:
+
+        >>> min_cllr([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
+        0.5
+    """
+    llrs = pav_llrs(scores, labels, weights)
+    _, targets = scores_and_labels(scores, labels)
+    return _cross_entropy_bits(llrs, targets, trial_weights(weights, targets.size))
+
+
+def bayes_threshold(p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> float:
+    """The LLR above which accepting costs less than rejecting: ``log(c_fa (1 - p_target) / (c_miss p_target))``.
+
+    Example:
+        >>> bayes_threshold(0.5)
+        0.0
+        >>> round(bayes_threshold(0.01), 4)
+        4.5951
+    """
+    if not 0.0 < p_target < 1.0:
+        raise MetricInputError(f"p_target must lie strictly between 0 and 1, got {p_target}")
+    if not (c_miss > 0 and c_fa > 0 and math.isfinite(c_miss) and math.isfinite(c_fa)):
+        raise MetricInputError(f"c_miss and c_fa must be positive and finite, got {c_miss} and {c_fa}")
+    return math.log(c_fa * (1.0 - p_target)) - math.log(c_miss * p_target)
+
+
+def act_dcf(
+    llrs: ArrayLike,
+    labels: ArrayLike,
+    p_target: float = 0.01,
+    c_miss: float = 1.0,
+    c_fa: float = 1.0,
+    weights: ArrayLike | None = None,
+) -> float:
+    """Normalised detection cost of accepting ``llr >= bayes_threshold(p_target, c_miss, c_fa)``.
+
+    ``(c_miss p Pmiss + c_fa (1 - p) Pfa) / min(c_miss p, c_fa (1 - p))`` with ``Pmiss`` the targets below the
+    threshold and ``Pfa`` the non-targets at or above it (weighted by ``weights`` when given). Defaults as
+    ``min_dcf``'s.
+
+    Example:
+        At ``p_target`` 0.5 the threshold is 0: one target of two is missed (LLR -1), no non-target accepted,
+        cost ``0.5 * 0.5`` over the trivial 0.5:
+
+        >>> act_dcf([2.0, -1.0, -3.0, -0.5], [1, 1, 0, 0], p_target=0.5)
+        0.5
+    """
+    threshold = bayes_threshold(p_target, c_miss, c_fa)
+    values, targets = _llrs_and_labels(llrs, labels)
+    weight = trial_weights(weights, values.size)
+    target_weight, nontarget_weight = float(weight[targets].sum()), float(weight[~targets].sum())
+    if target_weight <= 0 or nontarget_weight <= 0:
+        raise MetricInputError("one class has no weight: targets and non-targets are both needed")
+    p_miss = float(weight[targets] @ (values[targets] < threshold)) / target_weight
+    p_fa = float(weight[~targets] @ (values[~targets] >= threshold)) / nontarget_weight
+    weight_miss, weight_fa = c_miss * p_target, c_fa * (1.0 - p_target)
+    return (weight_miss * p_miss + weight_fa * p_fa) / min(weight_miss, weight_fa)
+
+
+@dataclass(frozen=True)
+class LinearCalibration:
+    """``llr = scale * score + offset``, fitted by ``fit_logistic_calibration`` at ``prior``."""
+
+    scale: float
+    offset: float
+    prior: float = 0.5
+
+    def apply(self, scores: ArrayLike) -> FloatArray:
+        """The calibrated LLRs of ``scores`` (finite numbers)."""
+        llrs: FloatArray = self.scale * finite_scores(scores) + self.offset
+        return llrs
+
+
+def fit_logistic_calibration(scores: ArrayLike, labels: ArrayLike, prior: float = 0.5) -> LinearCalibration:
+    """Linear calibration by prior-weighted logistic regression (BOSARIS ``train_linear_calibration``).
+
+    Minimises ``prior * mean_tar softplus(-(a s + b + logit prior)) + (1 - prior) * mean_non softplus(a s + b +
+    logit prior)``, the Cllr at that prior, over ``(a, b)`` by Newton's method with step halving (the objective is
+    convex); ``llr = a s + b``. Scores that separate the classes have no finite optimum (the slope grows without
+    bound) and are refused; constant scores get ``llr = 0``.
+
+    Example:
+        Target and non-target scores drawn as ``N(+1, 1)`` and ``N(-1, 1)`` have the LLR ``2 s``; the fit on 20,000
+        trials finds about that:
+
+        >>> rng = np.random.default_rng(0)
+        >>> labels = np.repeat([1, 0], 10_000)
+        >>> fitted = fit_logistic_calibration(rng.normal(2 * labels - 1, 1.0), labels)
+        >>> round(fitted.scale, 1), round(fitted.offset, 1)
+        (2.0, -0.0)
+    """
+    values, targets = scores_and_labels(scores, labels)
+    if not 0.0 < prior < 1.0:
+        raise MetricInputError(f"the calibration prior must lie strictly between 0 and 1, got {prior}")
+    target_scores, nontarget_scores = values[targets], values[~targets]
+    if target_scores.min() > nontarget_scores.max() or target_scores.max() < nontarget_scores.min():
+        raise MetricInputError(
+            "the calibration scores separate targets from non-targets: logistic regression has no finite fit"
+        )
+    centre, spread = float(values.mean()), float(values.std())
+    if spread == 0.0:
+        return LinearCalibration(0.0, 0.0, prior)
+    design = np.stack([(values - centre) / spread, np.ones_like(values)], axis=1)
+    weights = np.where(targets, prior / target_scores.size, (1.0 - prior) / nontarget_scores.size)
+    sign = np.where(targets, -1.0, 1.0)  # a target's loss is softplus(-z), a non-target's softplus(z)
+    prior_logit = math.log(prior / (1.0 - prior))
+
+    def loss(theta: FloatArray) -> float:
+        return float(weights @ np.logaddexp(0.0, sign * (design @ theta + prior_logit)))
+
+    theta = np.zeros(2)
+    current = loss(theta)
+    for _ in range(_NEWTON_STEPS):
+        margin = sign * (design @ theta + prior_logit)
+        slope = 0.5 * (1.0 + np.tanh(margin / 2.0))  # sigmoid(margin), stable at both ends
+        gradient = design.T @ (weights * slope * sign)
+        hessian = (design * (weights * slope * (1.0 - slope))[:, None]).T @ design
+        step = np.linalg.solve(hessian, gradient)
+        length = 1.0
+        while (candidate := loss(theta - length * step)) > current and length > _NEWTON_TOLERANCE:
+            length /= 2.0
+        if candidate > current:
+            break  # at the optimum to rounding: no step lowers the loss
+        theta, current = theta - length * step, candidate
+        if np.abs(length * step).max() < _NEWTON_TOLERANCE:
+            break
+    scale = float(theta[0] / spread)
+    return LinearCalibration(scale, float(theta[1] - scale * centre), prior)

@@ -1,0 +1,198 @@
+"""audit.metrics.calibration against independent oracles.
+
+- hand-worked cases (the working is in each test);
+- reference values of PYLLR (bsxfan/PYLLR at 442b10b, ``pyllr.cllr.cllr`` and ``min_cllr(PAV(scores, labels))``)
+  and of the ASVspoof 5 evaluation package (asvspoof-challenge/asvspoof5 at fe23d30, ``evaluation-package/
+  calculate_modules.py``: ``calculate_CLLR``, ``compute_actDCF``) on the score files of tests/data (README there);
+- a second algorithm: minCllr from the ROC convex hull found by brute force (every chord tested against every
+  point), against PAV; actDCF of the PAV LLRs against ``min_dcf`` (the Bayes threshold of optimally calibrated
+  LLRs picks the best hull vertex);
+- scikit-learn's logistic regression (no penalty, class weights from the prior) for the linear calibration.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from audit.metrics.calibration import (
+    act_dcf,
+    bayes_threshold,
+    cllr,
+    fit_logistic_calibration,
+    min_cllr,
+    pav_llrs,
+)
+from audit.metrics.point import MetricInputError, min_dcf
+
+DATA = Path(__file__).parents[2] / "data"
+
+
+def _score_file(name: str) -> tuple[np.ndarray, np.ndarray]:
+    rows = np.loadtxt(DATA / name)
+    return rows[:, 1], rows[:, 0].astype(int)
+
+
+def test_hand_worked_cases() -> None:
+    # llr = 0 everywhere: log2(1 + 1) = 1 bit per trial.
+    assert cllr([0.0, 0.0, 0.0], [1, 0, 0]) == 1.0
+    # Targets at ln 3, non-targets at -ln 3: each trial costs log2(1 + 1/3).
+    assert cllr([math.log(3), -math.log(3)], [1, 0]) == pytest.approx(math.log2(4 / 3), abs=1e-15)
+    # A confidently wrong trial: a target at -20 costs log2(1 + e^20) ~ 20 / ln 2 bits; the non-target costs ~0.
+    assert cllr([-20.0, -20.0], [1, 0]) == pytest.approx((20 + math.log1p(math.exp(-20))) / math.log(2) / 2)
+    # Scores ordered perfectly: PAV gives +-inf, minCllr 0, whatever the scale.
+    assert min_cllr([0.1, 0.2, 5.0, 6.0], [0, 0, 1, 1]) == 0.0
+    # All tied: one pool at the empirical prior, llr 0, one bit.
+    assert min_cllr([1.0, 1.0, 1.0], [1, 0, 0]) == 1.0
+    assert pav_llrs([1.0, 1.0, 1.0], [1, 0, 0]).tolist() == [0.0, 0.0, 0.0]
+    # Reversed scores: one pool, one bit (the constant map is the best monotone one).
+    assert min_cllr([3.0, 2.0, 1.0, 0.0], [0, 0, 1, 1]) == 1.0
+    # Bayes threshold at p = 0.01, c_fa = 1, c_miss = 1: ln 99.
+    assert bayes_threshold(0.01) == pytest.approx(math.log(99))
+    # p = 0.5: threshold 0; targets at 0.1, -0.1 (one miss), non-targets at 0.0 (accepted: >= 0), -1.
+    assert act_dcf([0.1, -0.1, 0.0, -1.0], [1, 1, 0, 0], p_target=0.5) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("name", "cllr_bits", "min_cllr_bits", "act_dcfs"),
+    [
+        ("calibration_scores.txt", 0.5440938074933824, 0.4203098521128594, (0.4475, 0.35, 1.0)),
+        ("calibration_scores_tied.txt", 0.730501970045569, 0.6334121989974567, (0.6568571428571428, 0.48, 1.0)),
+    ],
+)
+def test_reference_values(name: str, cllr_bits: float, min_cllr_bits: float, act_dcfs: tuple[float, ...]) -> None:
+    """PYLLR's cllr and min_cllr, ASVspoof 5's calculate_CLLR and compute_actDCF (tests/data/README.md).
+
+    ASVspoof 5's actDCF takes bona fide as the positive class with prior ``1 - Pspoof``: (Pspoof, Cmiss, Cfa) =
+    (0.05, 1, 10), (0.5, 1, 1), (0.99, 1, 1) are ``p_target`` 0.95, 0.5, 0.01 here.
+    """
+    scores, labels = _score_file(name)
+    assert cllr(scores, labels) == pytest.approx(cllr_bits, rel=1e-12)
+    assert min_cllr(scores, labels) == pytest.approx(min_cllr_bits, rel=1e-12)
+    for (p_target, c_fa), expected in zip([(0.95, 10.0), (0.5, 1.0), (0.01, 1.0)], act_dcfs, strict=True):
+        assert act_dcf(scores, labels, p_target=p_target, c_fa=c_fa) == pytest.approx(expected, rel=1e-12)
+
+
+def _hull_llrs(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Per trial, the slope LLR of the ROC convex hull edge its tie group lies on, the hull found by brute force.
+
+    Points k = 0..G (accepting the k highest tie groups) in integer coordinates (false alarms * T, misses * N);
+    a chord (i, j) is a hull edge when no point lies strictly below it; from each vertex the farthest such chord
+    is taken. A group on edge (i, j) has ``llr = log((targets / T) / (non-targets / N))`` over the edge's groups.
+    """
+    distinct = np.unique(scores)[::-1]
+    targets = np.array([np.sum((scores == value) & (labels == 1)) for value in distinct])
+    nontargets = np.array([np.sum((scores == value) & (labels == 0)) for value in distinct])
+    n_target, n_nontarget = int(targets.sum()), int(nontargets.sum())
+    x = np.concatenate(([0], np.cumsum(nontargets))) * n_target
+    y = (n_target - np.concatenate(([0], np.cumsum(targets)))) * n_nontarget
+    group_llr = np.empty(distinct.size)
+    start = 0
+    while start < distinct.size:
+        for end in range(distinct.size, start, -1):
+            dx, dy = x[end] - x[start], y[end] - y[start]
+            cross = dx * (y - y[start]) - dy * (x - x[start])
+            if (cross >= 0).all():
+                break
+        edge_targets = targets[start:end].sum() / n_target
+        edge_nontargets = nontargets[start:end].sum() / n_nontarget
+        with np.errstate(divide="ignore"):
+            group_llr[start:end] = np.log(edge_targets) - np.log(edge_nontargets)
+        start = end
+    return group_llr[np.searchsorted(-distinct, -scores)]
+
+
+def test_min_cllr_equals_the_brute_force_convex_hull() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        size = int(rng.integers(3, 40))
+        labels = rng.integers(0, 2, size)
+        labels[:2] = [0, 1]
+        scores = rng.integers(0, int(rng.integers(2, 12)), size).astype(float) + labels * rng.integers(0, 3)
+        hull = _hull_llrs(scores, labels)
+        np.testing.assert_allclose(pav_llrs(scores, labels), hull, rtol=1e-12, atol=1e-12)
+        tar, non = hull[labels == 1], hull[labels == 0]
+        expected = (np.mean(np.logaddexp(0, -tar)) + np.mean(np.logaddexp(0, non))) / (2 * math.log(2))
+        assert min_cllr(scores, labels) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+        assert min_cllr(scores, labels) <= 1.0 + 1e-12
+
+
+def test_act_dcf_of_pav_llrs_is_min_dcf_and_never_below_it() -> None:
+    """Optimally calibrated LLRs thresholded by Bayes' rule reach the minimum cost; any LLRs cost at least that."""
+    rng = np.random.default_rng(9)
+    for _ in range(40):
+        size = int(rng.integers(4, 80))
+        labels = rng.integers(0, 2, size)
+        labels[:2] = [0, 1]
+        scores = np.round(rng.normal(labels * rng.uniform(0, 3), 1.0), int(rng.integers(0, 3)))
+        for p_target, c_fa in [(0.5, 1.0), (0.01, 1.0), (0.05, 10.0), (0.9, 2.0)]:
+            best = min_dcf(scores, labels, p_target=p_target, c_fa=c_fa)
+            optimal = act_dcf(pav_llrs(scores, labels), labels, p_target=p_target, c_fa=c_fa)
+            assert optimal == pytest.approx(best, rel=1e-9)
+            assert act_dcf(scores, labels, p_target=p_target, c_fa=c_fa) >= best - 1e-12
+
+
+@pytest.mark.parametrize("prior", [0.5, 0.2])
+def test_logistic_calibration_matches_scikit_learn(prior: float) -> None:
+    """Weighted logistic regression without penalty: weights prior / T and (1 - prior) / N, intercept b + logit."""
+    rng = np.random.default_rng(3)
+    labels = np.repeat([1, 0], [300, 900])
+    scores = rng.normal(np.where(labels == 1, 0.6, 0.2), 0.15)
+    fitted = fit_logistic_calibration(scores, labels, prior=prior)
+    weights = np.where(labels == 1, prior / 300, (1 - prior) / 900)
+    reference = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000)
+    reference.fit(scores[:, None], labels, sample_weight=weights * labels.size)
+    assert fitted.scale == pytest.approx(reference.coef_[0, 0], rel=1e-5)
+    assert fitted.offset == pytest.approx(reference.intercept_[0] - math.log(prior / (1 - prior)), abs=1e-5)
+    np.testing.assert_allclose(fitted.apply(scores), fitted.scale * scores + fitted.offset)
+
+
+def test_logistic_calibration_refuses_separable_scores_and_flattens_constant_ones() -> None:
+    with pytest.raises(MetricInputError, match="separate targets from non-targets"):
+        fit_logistic_calibration([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1])
+    with pytest.raises(MetricInputError, match="separate"):
+        fit_logistic_calibration([0.8, 0.9, 0.1, 0.2], [0, 0, 1, 1])
+    constant = fit_logistic_calibration([0.5, 0.5, 0.5], [1, 0, 0])
+    assert (constant.scale, constant.offset) == (0.0, 0.0)
+    with pytest.raises(MetricInputError, match="prior"):
+        fit_logistic_calibration([0.1, 0.5, 0.3], [0, 0, 1], prior=1.0)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: cllr([0.0, math.nan], [1, 0]), "finite"),
+        (lambda: cllr([0.0, 1.0], [1, 1]), "only one class"),
+        (lambda: min_cllr([0.0, 1.0], [1, 2]), "labels must be 0"),
+        (lambda: act_dcf([0.0, 1.0], [1, 0], p_target=0.0), "p_target"),
+        (lambda: act_dcf([0.0, 1.0], [1, 0], c_fa=-1.0), "positive"),
+    ],
+)
+def test_bad_inputs_are_refused(call, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(MetricInputError, match=message):
+        call()
+
+
+def test_integer_weights_are_repeated_trials() -> None:
+    """A bootstrap's multiplicities: weighting a trial by k is listing it k times (0: leaving it out)."""
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        size = int(rng.integers(6, 50))
+        labels = rng.integers(0, 2, size)
+        labels[:4] = [0, 1, 0, 1]
+        scores = np.round(rng.normal(labels, 1.0), 1)
+        weights = rng.integers(0, 4, size)
+        weights[:2] = 1
+        repeated = np.repeat(np.arange(size), weights)
+        for metric in (cllr, min_cllr, lambda s, y, weights=None: act_dcf(s, y, 0.3, weights=weights)):
+            assert metric(scores, labels, weights=weights) == pytest.approx(
+                metric(scores[repeated], labels[repeated]), rel=1e-12
+            )
+    with pytest.raises(MetricInputError, match="no weight"):
+        cllr([0.0, 1.0], [1, 0], weights=[0, 1])
+    with pytest.raises(MetricInputError, match="trial weights must be >= 0"):
+        min_cllr([0.0, 1.0], [1, 0], weights=[-1, 1])
