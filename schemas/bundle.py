@@ -334,18 +334,22 @@ def _score_types() -> dict[str, Any]:
     return {"trial_index": arrow.int64(), "label": arrow.int8(), "score": arrow.float64(), "status": arrow.string()}
 
 
-def _score_table(item: tuple[str, bytes]) -> Any:
+def _score_table(item: tuple[str, bytes], max_rows: int | None = None) -> Any:
     """The Arrow table of one score file holding exactly the score columns in their types, or the
-    BundleFileError that says why not (returned, not raised: files are read in a thread pool's map)."""
+    BundleFileError that says why not (returned, not raised: files are read in a thread pool's map).
+
+    What a hostile file could make expand is checked on its metadata before any column is decoded: its columns and
+    types, its row count (at most ``max_rows``: no score file is longer than the longest trial list) and its
+    ``status`` values, read as a dictionary and checked before they are spelt out per row.
+    """
     import pyarrow as arrow  # here, not at import: the table-only audit never reads Parquet
     import pyarrow.parquet as pq
 
     name, data = item
     try:
-        # One file, one thread: read_table's dataset layer and thread pool cost more than the read (1.3 against
-        # 0.5 ms a score file, thousands a bundle).
-        table = pq.ParquetFile(arrow.BufferReader(data)).read(use_threads=False)
-        columns = set(table.column_names)  # decoded here: a corrupt name is not UTF-8 (a ValueError)
+        source = pq.ParquetFile(arrow.BufferReader(data))
+        schema = source.schema_arrow
+        columns = set(schema.names)  # decoded here: a corrupt name is not UTF-8 (a ValueError)
     except (arrow.ArrowException, OSError, ValueError) as error:
         return BundleFileError(name, f"not a Parquet file: {error}")
     if columns != set(SCORE_COLUMNS):
@@ -353,15 +357,32 @@ def _score_table(item: tuple[str, bytes]) -> Any:
             name, f"expected exactly the columns {', '.join(SCORE_COLUMNS)}, found {sorted(columns)}"
         )
     for column, expected in _score_types().items():
-        found = table.schema.field(column).type
+        found = schema.field(column).type
         if found != expected and not (column == "status" and found == arrow.large_string()):
             return BundleFileError(name, f"column {column} is {found}, expected {expected}")
+    if max_rows is not None and source.metadata.num_rows > max_rows:
+        return BundleFileError(
+            name, f"holds {source.metadata.num_rows} rows, more than the longest trial list ({max_rows}): not read"
+        )
+    try:
+        # One file, one thread: read_table's dataset layer and thread pool cost more than the read (1.3 against
+        # 0.5 ms a score file, thousands a bundle).
+        table = pq.ParquetFile(arrow.BufferReader(data), read_dictionary=["status"]).read(use_threads=False)
+    except (arrow.ArrowException, OSError, ValueError) as error:
+        return BundleFileError(name, f"not a Parquet file: {error}")
+    statuses = table.column("status")
+    if arrow.types.is_dictionary(statuses.type):
+        spelled = {str(value) for chunk in statuses.chunks for value in chunk.dictionary.to_pylist()}
+        if not spelled <= set(SCORE_STATUSES):
+            odd = sorted(spelled - set(SCORE_STATUSES))[0][:40]
+            return BundleFileError(name, f"a status is not one of {', '.join(SCORE_STATUSES)} ({odd!r})")
+        table = table.set_column(table.schema.get_field_index("status"), "status", statuses.cast(arrow.large_string()))
     return table
 
 
-def _score_tables(items: list[tuple[str, bytes]]) -> list[Any]:
+def _score_tables(items: list[tuple[str, bytes]], max_rows: int | None) -> list[Any]:
     """:func:`_score_table` of each item, in order: one thread's share of a batch."""
-    return [_score_table(item) for item in items]
+    return [_score_table(item, max_rows) for item in items]
 
 
 def _checked_scores(tables: dict[str, Any]) -> dict[str, RecordScores | BundleFileError]:
@@ -423,9 +444,12 @@ def _checked_scores(tables: dict[str, Any]) -> dict[str, RecordScores | BundleFi
 SCORE_FILES_AT_ONCE = 256  # files checked together: amortises the per-call cost, bounds the Arrow memory held
 
 
-def parse_score_files(files: Mapping[str, bytes]) -> dict[str, RecordScores | BundleFileError]:
+def parse_score_files(
+    files: Mapping[str, bytes], max_rows: int | None = None
+) -> dict[str, RecordScores | BundleFileError]:
     """Every ``scores/<record_id>.parquet`` of ``files`` checked against :class:`~schemas.scores.ScoresSchema`:
-    its scores, or the BundleFileError that says why it cannot be used.
+    its scores, or the BundleFileError that says why it cannot be used (a file of more than ``max_rows`` rows is
+    refused before it is decoded).
 
     The rules of the pandera model, vectorised on the Arrow tables of many files at once: a bundle holds thousands
     of these files and per-file validation would dominate the audit (``tests/schemas`` checks that both agree).
@@ -439,7 +463,10 @@ def parse_score_files(files: Mapping[str, bytes]) -> dict[str, RecordScores | Bu
             batch = items[first : first + SCORE_FILES_AT_ONCE]
             # One task of consecutive files per thread: a task per file costs about what reading a small file does.
             size = -(-len(batch) // threads)
-            parts = pool.map(_score_tables, (batch[start : start + size] for start in range(0, len(batch), size)))
+            parts = pool.map(
+                partial(_score_tables, max_rows=max_rows),
+                (batch[start : start + size] for start in range(0, len(batch), size)),
+            )
             read = dict(zip((name for name, _ in batch), itertools.chain.from_iterable(parts), strict=True))
             tables = {name: table for name, table in read.items() if not isinstance(table, BundleFileError)}
             checked = _checked_scores(tables) if tables else {}

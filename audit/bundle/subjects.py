@@ -202,9 +202,6 @@ def load_files(verified: VerifiedBytes) -> tuple[LoadedFiles, Step]:
     trial_lists = {}
     scores: dict[str, RecordScores] = {}
     corpus_tables: dict[str, pd.DataFrame] = {}
-    score_files = parse_score_files(
-        {name: data for name, data in contents.items() if name.startswith(f"{SCORES_DIR}/")}
-    )
     for name in sorted(contents):
         if name.startswith(f"{TRIALS_DIR}/"):
             list_id = name.removeprefix(f"{TRIALS_DIR}/").removesuffix(".csv")
@@ -212,7 +209,13 @@ def load_files(verified: VerifiedBytes) -> tuple[LoadedFiles, Step]:
                 failures.append({"file": name, "problem": "the name is not the first 16 hex of the file's BLAKE3"})
             elif (frame := parse(name, parse_trial_list)) is not None:
                 trial_lists[list_id] = frame
-        elif name.startswith(f"{SCORES_DIR}/"):
+    # No score file is longer than the longest trial list: a longer one is refused before it is decoded.
+    score_files = parse_score_files(
+        {name: data for name, data in contents.items() if name.startswith(f"{SCORES_DIR}/")},
+        max_rows=max((len(frame) for frame in trial_lists.values()), default=0),
+    )
+    for name in sorted(contents):
+        if name.startswith(f"{SCORES_DIR}/"):
             if isinstance(record := score_files[name], BundleFileError):
                 failures.append({"file": name, "problem": record.problem})
             else:

@@ -477,3 +477,43 @@ def test_a_pass_says_how_the_table_was_bound(bundle: SyntheticBundle, tmp_path: 
     code, lines = terminal(table, "--bundle", bundle.root, "--key", bundle.public_key)
     assert code == 0 and lines[0].startswith(f"PASS: {table} (8 rows): 0 errors, ")
     assert lines[0].endswith("; compared at printed precision: eer 3 decimals; not compared: notes")
+
+
+def _scores_table(n_rows: int, status: str = "scored") -> bytes:
+    """A score file of ``n_rows`` rows that compresses to little: every label 0, every score 0."""
+    import numpy as np
+    import pyarrow as arrow
+    import pyarrow.parquet as pq
+
+    table = arrow.table(
+        {
+            "trial_index": arrow.array(np.arange(n_rows, dtype=np.int64)),
+            "label": arrow.array(np.zeros(n_rows, dtype=np.int8)),
+            "score": arrow.array(np.zeros(n_rows)),
+            "status": arrow.array([status], arrow.string()).take(arrow.array(np.zeros(n_rows, dtype=np.int64))),
+        }
+    )
+    sink = arrow.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    return bytes(sink.getvalue().to_pybytes())
+
+
+@pytest.mark.parametrize(
+    ("n_rows", "status", "problem"),
+    [
+        (2_000_000, "scored", "holds 2000000 rows, more than the longest trial list (160): not read"),
+        (160, "scored" * 200_000, "a status is not one of scored, "),  # 1.2 MB spelt out 160 times: 192 MB
+    ],
+    ids=["rows", "status"],
+)
+def test_a_score_file_that_would_expand_in_memory_is_refused_before_it_is_decoded(
+    bundle: SyntheticBundle, n_rows: int, status: str, problem: str
+) -> None:
+    """A few MB of Parquet can spell gigabytes: the row count and the status dictionary are read first."""
+    (bundle.root / "scores" / f"{RECORD}.parquet").write_bytes(_scores_table(n_rows, status))
+    resign(bundle)
+    code, _, report = audit(bundle.root / "results.csv", "--bundle", bundle.root, "--key", bundle.public_key)
+    assert code == 1 and "bundle-schema" in errors(report)
+    flag = next(flag for flag in report["flags"] if flag["id"] == "bundle-schema")
+    [case] = [c for c in flag["details"]["failures"] if c.get("file") == f"scores/{RECORD}.parquet"]
+    assert case["problem"].startswith(problem), case["problem"]
