@@ -17,6 +17,7 @@ not finite (``nan``, ``inf``) is kept as NaN: the audit counts such trials as un
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,12 +66,21 @@ class ScoreFile:
         return FIELDS[self.format][3] is not None
 
 
+# A score as toolkits print it: ASCII digits, an optional exponent, or nan/inf spelt out. Python's float() also
+# takes "1_0" (10.0) and digits of other scripts ("١٢"), which no score file means.
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|nan|inf(?:inity)?)", re.ASCII | re.IGNORECASE)
+
+
 def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    return _NUMBER.fullmatch(text) is not None
+
+
+def score_field(path: Path, text: str, row: int, column: str) -> float:
+    """The number a score field spells (NaN where it is not finite), or an InputError naming the line and column."""
+    if not _is_number(text):
+        raise InputError(str(path), f"expected a number, got {text[:40]!r}", row=row, column=column)
+    value = float(text)
+    return value if math.isfinite(value) else math.nan
 
 
 _DETECTORS: tuple[tuple[ScoreFormat, Callable[[list[str]], bool]], ...] = (
@@ -106,12 +116,7 @@ def parse_scores(path: Path, text: str, score_format: ScoreFormat) -> pd.DataFra
     for number, fields in numbered_fields(text):
         if len(fields) != width:
             raise InputError(str(path), f"expected '{layout}' ({score_format}), got {len(fields)} field(s)", row=number)
-        try:
-            score = float(fields[score_at])
-        except ValueError:
-            raise InputError(
-                str(path), f"expected a number, got {fields[score_at]!r}", row=number, column="score"
-            ) from None
+        score = score_field(path, fields[score_at], number, "score")
         if label_at is None:
             label_codes.append(NO_LABEL)
         elif fields[label_at] in labels:
@@ -122,7 +127,7 @@ def parse_scores(path: Path, text: str, score_format: ScoreFormat) -> pd.DataFra
             )
         enrols.append(fields[enrol_at])
         tests.append(fields[test_at])
-        scores.append(score if math.isfinite(score) else math.nan)
+        scores.append(score)
         lines.append(number)
     if not lines:
         raise InputError(str(path), f"no scores (expected lines '{layout}')")
@@ -167,15 +172,10 @@ def read_cm_score_file(path: Path) -> CmScoreFile:
     for number, fields in numbered_fields(text):
         if len(fields) != 4:
             raise InputError(str(path), f"expected '{CM_LAYOUT}', got {len(fields)} field(s)", row=number)
-        try:
-            score = float(fields[2])
-        except ValueError:
-            raise InputError(
-                str(path), f"expected a number, got {fields[2]!r}", row=number, column="cm score"
-            ) from None
+        score = score_field(path, fields[2], number, "cm score")
         if fields[3] not in CM_KEYS:
             raise InputError(str(path), f"expected bonafide or spoof, got {fields[3]!r}", row=number, column="key")
-        rows.append((fields[0], fields[1], score if math.isfinite(score) else math.nan, CM_KEYS[fields[3]], number))
+        rows.append((fields[0], fields[1], score, CM_KEYS[fields[3]], number))
     if not rows:
         raise InputError(str(path), f"no scores (expected lines '{CM_LAYOUT}')")
     frame = pd.DataFrame(rows, columns=["enrol_utt", "test_utt", "cm_score", "spoof", "line"])

@@ -194,6 +194,10 @@ def one_line(stderr: str, starts: str, problem: str) -> None:
         (lambda text: text[: text.rindex(" ")], "row 6: expected '<enrol> <test> <score>' (kaldi), got 2 field(s)"),
         (lambda text: text.replace("0.8", "0.8 extra"), "row 2: expected '<enrol> <test> <score>' (kaldi), got 4"),
         (lambda text: text.replace("0.7", "high"), "row 3, column 'score': expected a number, got 'high'"),
+        # what Python's float() takes but no toolkit writes: digit separators, other scripts' digits, hex
+        (lambda text: text.replace("0.7", "1_0"), "row 3, column 'score': expected a number, got '1_0'"),
+        (lambda text: text.replace("0.7", "\u0661\u0662"), "row 3, column 'score': expected a number, got '١٢'"),
+        (lambda text: text.replace("0.7", "0x1p3"), "row 3, column 'score': expected a number, got '0x1p3'"),
         (lambda text: "\x00\x01" + text, "binary file"),
         (lambda text: "", "empty file"),
         (lambda text: "a b c d e\n" + text, "matches none of the score-file layouts"),
