@@ -90,6 +90,9 @@ def trust_block(bundle: VerifiedBundle) -> dict[str, Any]:
         "key": None if binding is None else list(binding.key),
         "not_compared": [] if binding is None else list(binding.not_compared),
         "from_bundle": [] if binding is None else list(binding.from_bundle),
+        "archive": None
+        if bundle.archive is None
+        else {"path": str(bundle.root), "sha256": bundle.archive.sha256, "blake3": bundle.archive.blake3},
     }
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from audit.bundle.curves import curves_of_bundle
+from audit.bundle.source import open_bundle
 from audit.bundle.table_binding import parse_subset
 from audit.result import assemble_report
 from audit.table.aggregates import GapPair, UnpairedGender, gender_gap_pairs, recompute_aggregates
@@ -23,7 +24,6 @@ from audit.table.contrasts import ContrastSet, derive_contrasts
 from audit.table.findings import Flag, one_per_id
 from audit.table.flags import AuditConfig, provenance_coverage, raise_flags
 from audit.table.reading import ResultsSource, read_results
-from schemas.errors import InputError
 from schemas.jsonable import json_safe
 from schemas.results import ValidatedResults, validate_results, with_all_columns
 
@@ -146,17 +146,16 @@ def audit_table(
     Raises InputError for unreadable input.
     """
     config = config or AuditConfig()
-    if bundle is not None and not Path(bundle).is_dir():
-        raise InputError(str(bundle), "bundle folder not found (expected the folder of results.csv, trials/, scores/)")
+    bundle_source = open_bundle(Path(bundle)) if bundle is not None else None  # a folder, or an archive in place
     declared_subset = parse_subset(subset) if subset is not None else None
     source = read_results(Path(results), columns)
     claim_list: list[Claim] = read_claims(claims) if claims is not None else []
     verified = None
-    if bundle is not None:
+    if bundle_source is not None:
         from audit.bundle.verification import verify_bundle
 
         verified = verify_bundle(
-            source.frame, Path(bundle), key, trusted_ids=trusted_ids, subset=declared_subset,
+            source.frame, bundle_source, key, trusted_ids=trusted_ids, subset=declared_subset,
             value_maps=source.value_maps,
         )  # fmt: skip
         source = completed_from_bundle(source, verified)

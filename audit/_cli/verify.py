@@ -121,7 +121,9 @@ def verify(
     columns: Path | None = typer.Option(None, "--columns", help="TOML map renaming legacy column names"),
     claims: Path | None = typer.Option(None, "--claims", help="TOML file of published numbers to check"),
     bundle: Path | None = typer.Option(
-        None, "--bundle", help="artefact bundle the table came from: signature, digests, re-scoring"
+        None,
+        "--bundle",
+        help="artefact bundle the table came from, a folder or its .zip/.tar.gz: signature, digests, re-scoring",
     ),
     key: Path | None = typer.Option(
         None, "--key", help="the authors' public key (PEM) you trust for the bundle's signature"

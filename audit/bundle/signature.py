@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from audit.bundle.source import BundleSource
 from audit.bundle.verified import (
     Authentication,
     BadSignatureError,
@@ -35,7 +35,6 @@ from schemas.bundle import (
     PUBLIC_KEY_FILE,
     STATEMENT_FILE,
     BundleFileError,
-    read_bundle_file,
 )
 
 HOW_TO_TRUST = "pass the authors' public key with --key AUTHOR.pub (or its key id in --trusted-keys FILE)"
@@ -49,10 +48,10 @@ class SignatureCheck:
     authentication: Authentication
 
 
-def _bundle_public_key(bundle_dir: Path) -> Ed25519PublicKey:
+def _bundle_public_key(source: BundleSource) -> Ed25519PublicKey:
     """The public key the bundle carries, read as a regular file of the bundle."""
     try:
-        data = read_bundle_file(bundle_dir, PUBLIC_KEY_FILE)
+        data = source.read(PUBLIC_KEY_FILE)
         key = serialization.load_pem_public_key(data)
     except BundleFileError as error:
         raise BadSignatureError(
@@ -68,11 +67,11 @@ def _bundle_public_key(bundle_dir: Path) -> Ed25519PublicKey:
 
 
 def verify_signature(
-    bundle_dir: Path, trusted_key: ReviewerKey | None, trusted_ids: frozenset[str] = frozenset()
+    source: BundleSource, trusted_key: ReviewerKey | None, trusted_ids: frozenset[str] = frozenset()
 ) -> tuple[SignatureCheck, Step]:
     """Verify the DSSE envelope over the exact payload bytes, before anything in it is parsed."""
     try:
-        envelope_bytes = read_bundle_file(bundle_dir, ENVELOPE_FILE)
+        envelope_bytes = source.read(ENVELOPE_FILE)
     except BundleFileError as error:
         if error.problem == "missing":
             raise BadSignatureError(
@@ -89,14 +88,14 @@ def verify_signature(
     except EnvelopeError as error:
         raise BadSignatureError("envelope", f"{ENVELOPE_FILE}: {error}") from error
     if trusted_key is not None:
-        public_key, source = trusted_key.public_key, f"the reviewer's key {trusted_key.path} (--key)"
+        public_key, key_source = trusted_key.public_key, f"the reviewer's key {trusted_key.path} (--key)"
     else:
-        public_key, source = _bundle_public_key(bundle_dir), f"the bundle's own key {PUBLIC_KEY_FILE}"
+        public_key, key_source = _bundle_public_key(source), f"the bundle's own key {PUBLIC_KEY_FILE}"
     try:
         key_id = verify_envelope(envelope, public_key, IN_TOTO_PAYLOAD_TYPE)
     except EnvelopeError as error:
         raise BadSignatureError(
-            "signature", f"The signature does not verify under {source}: {error}; nothing in it was parsed."
+            "signature", f"The signature does not verify under {key_source}: {error}; nothing in it was parsed."
         ) from error
     if trusted_key is not None:
         trust = Trust.TRUSTED_KEY
@@ -104,7 +103,7 @@ def verify_signature(
         trust = Trust.TRUSTED_KEY_ID
     else:
         trust = Trust.BUNDLE_KEY
-    report = [f"The DSSE envelope verifies under {source}, key id {key_id}."]
+    report = [f"The DSSE envelope verifies under {key_source}, key id {key_id}."]
     if trust is Trust.TRUSTED_KEY_ID:
         report.append("That key id is in the reviewer's list of trusted keys (--trusted-keys).")
     if trust is Trust.BUNDLE_KEY:
@@ -113,7 +112,7 @@ def verify_signature(
             f"signing, not who signed them (a forger re-signs with a fresh key); {HOW_TO_TRUST}."
         )
     try:
-        recorded = read_bundle_file(bundle_dir, KEY_ID_FILE).decode("utf-8").strip()
+        recorded = source.read(KEY_ID_FILE).decode("utf-8").strip()
     except (BundleFileError, UnicodeDecodeError):
         recorded = None
     if recorded is not None and recorded != key_id:
@@ -154,10 +153,10 @@ def verify_statement(payload: bytes) -> tuple[dict[str, Any], Step]:
     return statement, Step([f"in-toto {STATEMENT_TYPE}, predicate {PREDICATE_TYPE}, build type {BUILD_TYPE}."])
 
 
-def verify_statement_copy(bundle_dir: Path, payload: bytes) -> tuple[None, Step]:
+def verify_statement_copy(source: BundleSource, payload: bytes) -> tuple[None, Step]:
     """``provenance/statement.json`` must be byte-identical to the verified payload."""
     try:
-        same = read_bundle_file(bundle_dir, STATEMENT_FILE) == payload
+        same = source.read(STATEMENT_FILE) == payload
     except BundleFileError:
         same = False
     if not same:

@@ -7,13 +7,12 @@ Each subject is read once: its bytes are digested and, when they match the state
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from audit.bundle.source import BundleSource
 from audit.bundle.verified import BundleSchemaError, DigestMismatchError, LoadedFiles, Step, SubjectEscapeError
 from provenance.digests import Digest, bytes_digest
 from schemas.bundle import (
@@ -25,7 +24,6 @@ from schemas.bundle import (
     OPERATORS_FILE,
     PROVENANCE_DIR,
     PROVENANCE_FILES,
-    REPORT_DIR,
     REQUIRED_FILES,
     RESULTS_FILE,
     SCORES_DIR,
@@ -42,18 +40,15 @@ from schemas.bundle import (
     parse_toml,
     parse_trial_list,
     parse_utterances,
-    read_bundle_file,
     unsafe_name_reason,
 )
 
 
-def _escape_reason(bundle_root: Path, name: Any) -> str | None:
+def _escape_reason(source: BundleSource, name: Any) -> str | None:
     """Why a subject name is unsafe, or None when it names a path inside the bundle."""
     if (reason := unsafe_name_reason(name)) is not None:
         return reason
-    if not (bundle_root / name).resolve().is_relative_to(bundle_root):
-        return "resolves (through a link) outside the bundle"
-    return None
+    return source.link_escape(name)
 
 
 def _shown(name: object) -> str:
@@ -62,14 +57,13 @@ def _shown(name: object) -> str:
     return (name if isinstance(name, str) and name.isprintable() else ascii(name))[:200]
 
 
-def verify_subject_names(bundle_dir: Path, statement: dict[str, Any]) -> tuple[list[tuple[str, dict]], Step]:
+def verify_subject_names(source: BundleSource, statement: dict[str, Any]) -> tuple[list[tuple[str, dict]], Step]:
     """Refuse subject names that escape the bundle: absolute, ``..``, or links pointing outside."""
-    root = bundle_dir.resolve()
     safe: list[tuple[str, dict[str, Any]]] = []
     failures, seen = [], set()
     for entry in statement["subject"]:
         name = entry.get("name") if isinstance(entry, dict) else None
-        reason = _escape_reason(root, name)
+        reason = _escape_reason(source, name)
         if reason is None and name in seen:
             reason = "named twice"
         if reason is not None:
@@ -106,14 +100,14 @@ class VerifiedBytes:
     contents: dict[str, bytes]
 
 
-def verify_subject_digests(bundle_dir: Path, subjects: list[tuple[str, dict]]) -> tuple[VerifiedBytes, Step]:
+def verify_subject_digests(source: BundleSource, subjects: list[tuple[str, dict]]) -> tuple[VerifiedBytes, Step]:
     """Read each subject once (regular files only), compare SHA-256 and BLAKE3 with the statement."""
     digests: dict[str, Digest] = {}
     contents: dict[str, bytes] = {}
     failures = []
     for name, expected in subjects:
         try:
-            data = read_bundle_file(bundle_dir, name)
+            data = source.read(name)
         except BundleFileError as error:
             failures.append({"subject": name, "problem": error.problem})
             continue
@@ -137,34 +131,19 @@ def verify_subject_digests(bundle_dir: Path, subjects: list[tuple[str, dict]]) -
     return verified, Step([f"All {len(digests)} subjects match their SHA-256 and BLAKE3 digests."])
 
 
-def _bundle_entries(bundle_dir: Path) -> list[tuple[str, Path]]:
-    """Every file and link under the bundle outside report/, links not followed."""
-    entries = []
-    for folder, dirs, files in os.walk(bundle_dir):
-        relative = Path(folder).relative_to(bundle_dir)
-        if relative.parts and relative.parts[0] == REPORT_DIR:
-            dirs.clear()
-            continue
-        links = [name for name in dirs if (Path(folder) / name).is_symlink()]
-        for name in sorted(files + links):
-            entries.append(((relative / name).as_posix(), Path(folder) / name))
-    return entries
-
-
-def verify_every_file_is_subject(bundle_dir: Path, subjects: list[tuple[str, dict]]) -> tuple[None, Step]:
+def verify_every_file_is_subject(source: BundleSource, subjects: list[tuple[str, dict]]) -> tuple[None, Step]:
     """Every file of the bundle is a subject (provenance/ holds only the manifest's own files), the required files
     are among them, and no link leads out. ``report/`` is the audit written after signing: never read."""
     names = {name for name, _ in subjects}
-    root = bundle_dir.resolve()
     failures = []
-    for name, path in _bundle_entries(bundle_dir):
-        if path.is_symlink() and not path.resolve().is_relative_to(root):
-            failures.append({"file": name, "problem": "link pointing outside the bundle"})
-        elif name.split("/")[0] == PROVENANCE_DIR:
-            if name not in PROVENANCE_FILES:
-                failures.append({"file": name, "problem": f"not a file of the manifest ({PROVENANCE_DIR}/)"})
-        elif name not in names:
-            failures.append({"file": name, "problem": "not a subject of the statement"})
+    for entry in source.entries():
+        if entry.problem is not None:
+            failures.append({"file": entry.name, "problem": entry.problem})
+        elif entry.name.split("/")[0] == PROVENANCE_DIR:
+            if entry.name not in PROVENANCE_FILES:
+                failures.append({"file": entry.name, "problem": f"not a file of the manifest ({PROVENANCE_DIR}/)"})
+        elif entry.name not in names:
+            failures.append({"file": entry.name, "problem": "not a subject of the statement"})
     failures += [
         {"file": name, "problem": "required file is not a subject"} for name in REQUIRED_FILES if name not in names
     ]

@@ -26,6 +26,7 @@ import pandas as pd
 from audit.bundle.binding import RowStatus, verify_rows
 from audit.bundle.rescore import verify_rescored_metrics, verify_scores_follow_trial_lists
 from audit.bundle.signature import verify_signature, verify_statement, verify_statement_copy
+from audit.bundle.source import BundleArchive, BundleFolder, BundleSource, open_bundle
 from audit.bundle.subjects import (
     VerifiedBytes,
     load_files,
@@ -197,7 +198,7 @@ def merge_flags(flags: list[Flag]) -> list[Flag]:
 
 def verify_bundle(
     table: pd.DataFrame,
-    bundle_dir: Path,
+    bundle: Path | BundleSource,
     trusted_key: ReviewerKey | Path | None,
     *,
     trusted_ids: frozenset[str] = frozenset(),
@@ -208,7 +209,7 @@ def verify_bundle(
 
     Args:
         table: the audited results table (validated); its rows are bound to the signed ones.
-        bundle_dir: the bundle folder.
+        bundle: the bundle folder, or an archive of it (``.zip``, ``.tar``, ``.tar.gz``) read in place.
         trusted_key: the reviewer's public key (its PEM file is read once), or None to check the signature against
             the bundle's own key.
         trusted_ids: key ids the reviewer trusts besides ``trusted_key``.
@@ -229,13 +230,11 @@ def verify_bundle(
         >>> str(verified.authentication.trust), [flag.id for flag in verified.flags]
         ('none', ['bad-signature'])
     """
-    bundle_dir = Path(bundle_dir)
+    source = bundle if isinstance(bundle, BundleFolder | BundleArchive) else open_bundle(Path(bundle))
     if trusted_key is not None and not isinstance(trusted_key, ReviewerKey):
         trusted_key = ReviewerKey.load(trusted_key)
     check = _Verification()
-    signature = check.run(
-        "signature", "Signature (DSSE, ed25519)", verify_signature, bundle_dir, trusted_key, trusted_ids
-    )
+    signature = check.run("signature", "Signature (DSSE, ed25519)", verify_signature, source, trusted_key, trusted_ids)
     later = [section_id for section_id, _ in LATER_STEPS]
 
     def stop(
@@ -244,8 +243,9 @@ def verify_bundle(
         check.skip(skipped, why)
         check.sections.append(coverage_section({}, len(table)))
         return VerifiedBundle(
-            bundle_dir, authentication, statement, {}, LoadedFiles(), None, merge_flags(check.flags), check.sections
-        )
+            Path(source.label), authentication, statement, {}, LoadedFiles(), None, merge_flags(check.flags),
+            check.sections, archive=source.archive,
+        )  # fmt: skip
 
     if signature is None:
         return stop(Authentication(Trust.NONE), None, later, NOT_RUN_UNAUTHENTICATED)
@@ -253,11 +253,11 @@ def verify_bundle(
     if statement is None:
         return stop(signature.authentication, None, later[1:], NOT_RUN_NO_STATEMENT)
     check.run(
-        "statement-copy", "statement.json is the signed payload", verify_statement_copy, bundle_dir, signature.payload
+        "statement-copy", "statement.json is the signed payload", verify_statement_copy, source, signature.payload
     )
-    subjects = check.step("subject-names", verify_subject_names, bundle_dir, statement)
-    verified: VerifiedBytes = check.step("subject-digests", verify_subject_digests, bundle_dir, subjects)
-    check.step("subject-coverage", verify_every_file_is_subject, bundle_dir, subjects)
+    subjects = check.step("subject-names", verify_subject_names, source, statement)
+    verified: VerifiedBytes = check.step("subject-digests", verify_subject_digests, source, subjects)
+    check.step("subject-coverage", verify_every_file_is_subject, source, subjects)
     files: LoadedFiles = check.step("files", load_files, verified)
     statuses = check.step("rows", verify_rows, files, statement, verified.digests)
     binding = check.step("table-binding", verify_table_binding, table, files, subset, value_maps)
@@ -272,7 +272,7 @@ def verify_bundle(
     n_signed = 0 if files.results is None else len(files.results)
     check.sections.append(coverage_section(statuses or {}, n_signed))
     return VerifiedBundle(
-        bundle_dir,
+        Path(source.label),
         signature.authentication,
         statement,
         verified.digests,
@@ -281,4 +281,5 @@ def verify_bundle(
         merge_flags(check.flags),
         check.sections,
         rescored or {},
+        archive=source.archive,
     )

@@ -212,6 +212,7 @@ class VerifiedBundle:
     flags: list[Flag]
     sections: list[dict[str, Any]]
     rescored: dict[str, dict[str, float]] = field(default_factory=dict)  # record_id -> metrics from verified scores
+    archive: Digest | None = None  # the archive the bundle was read from, if it came as one
 
     @property
     def intact(self) -> bool:

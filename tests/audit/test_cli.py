@@ -190,7 +190,11 @@ def test_missing_file_and_directory_exit_2(tmp_path: Path) -> None:
     one_line_error(stderr, tmp_path, "is a directory")
     code, _, stderr = invoke("verify", str(EXAMPLE), "--bundle", str(tmp_path / "no-bundle"))
     assert code == 2
-    one_line_error(stderr, tmp_path / "no-bundle", "bundle folder not found")
+    one_line_error(
+        stderr,
+        tmp_path / "no-bundle",
+        "bundle not found (expected the folder of results.csv, trials/, scores/, or a .zip/.tar.gz of it)",
+    )
 
 
 @pytest.mark.parametrize(

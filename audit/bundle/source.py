@@ -1,0 +1,242 @@
+"""Where a bundle's files are read from: its folder, or the archive it was downloaded as (``.zip``, ``.tar``,
+``.tar.gz``/``.tgz``), read in place, never unpacked to disk.
+
+Both give the verification steps the same three things: the bytes of a bundle-relative name (a regular file only),
+why a name leaves the bundle through a link, and every entry of the bundle with what is wrong with it. An archive's
+members are held to the rules a folder's files are: a link, a device, an absolute or ``..`` name, a name held twice
+or a member larger than the bounds below is an entry with a problem, never read; the bundle is the folder of the
+archive that holds ``provenance/statement.json`` (a release archive wraps it in one top-level folder), and members
+outside it are not part of it. The archive's own digest goes into the report.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import stat
+import tarfile
+import zipfile
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+from provenance.digests import Digest, file_digest
+from schemas.bundle import REPORT_DIR, STATEMENT_FILE, BundleFileError, read_bundle_file, unsafe_name_reason
+from schemas.errors import InputError
+
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
+MAX_MEMBER_BYTES = 1 << 30  # one member, uncompressed: a paper-scale bundle's largest file is a few MB
+MAX_ARCHIVE_BYTES = 4 << 30  # all members of the bundle, uncompressed
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a bundle (outside ``report/``): its bundle-relative name and, if it may not be read, why."""
+
+    name: str
+    problem: str | None = None
+
+
+class BundleFolder:
+    """A bundle as a folder on disk (links never followed, FIFOs and devices never opened)."""
+
+    archive: Digest | None = None
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.label = str(root)
+
+    def read(self, name: str) -> bytes:
+        return read_bundle_file(self.root, name)
+
+    def link_escape(self, name: str) -> str | None:
+        root = self.root.resolve()
+        return None if (root / name).resolve().is_relative_to(root) else "resolves (through a link) outside the bundle"
+
+    def entries(self) -> list[Entry]:
+        """Every file and link under the bundle outside report/, links not followed."""
+        found = []
+        root = self.root.resolve()
+        for folder, dirs, files in os.walk(self.root):
+            relative = Path(folder).relative_to(self.root)
+            if relative.parts and relative.parts[0] == REPORT_DIR:
+                dirs.clear()
+                continue
+            links = [name for name in dirs if (Path(folder) / name).is_symlink()]
+            for name in sorted(files + links):
+                path = Path(folder) / name
+                outside = path.is_symlink() and not path.resolve().is_relative_to(root)
+                found.append(
+                    Entry((relative / name).as_posix(), "link pointing outside the bundle" if outside else None)
+                )
+        return found
+
+
+@dataclass(frozen=True)
+class _Member:
+    """What an archive says of one name under the bundle's root."""
+
+    raw: str  # the name in the archive
+    kind: str  # "file", "link" or "other" (a device, FIFO or socket)
+    size: int  # declared, uncompressed
+    target: str | None = None  # a link's target, where the archive records it
+    count: int = 1  # members that carry the name
+
+
+def _listing(path: Path) -> list[_Member]:
+    """Every non-folder member of a zip or tar archive (tar: any compression tarfile reads)."""
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            listed = []
+            for info in archive.infolist():
+                unix = info.external_attr >> 16
+                if info.is_dir():
+                    continue
+                kind = "link" if stat.S_ISLNK(unix) else "file" if unix == 0 or stat.S_ISREG(unix) else "other"
+                listed.append(_Member(info.filename, kind, info.file_size))
+            return listed
+    with tarfile.open(path, "r:*") as archive:
+        return [
+            _Member(info.name, "link" if info.issym() or info.islnk() else "file" if info.isreg() else "other",
+                    info.size, info.linkname or None)
+            for info in archive.getmembers()
+            if not info.isdir()
+        ]  # fmt: skip
+
+
+def _bundle_root(label: str, names: list[str]) -> str:
+    """The folder of the archive that holds the bundle: the one with ``provenance/statement.json``."""
+    roots = {name[: -len(STATEMENT_FILE)] for name in names if name.endswith(STATEMENT_FILE)}
+    roots = {root for root in roots if root == "" or root.endswith("/")}
+    if len(roots) != 1:
+        found = "no" if not roots else f"{len(roots)}"
+        raise InputError(label, f"{found} {STATEMENT_FILE} in the archive: expected the archive of one bundle")
+    return roots.pop()
+
+
+def _read_members(path: Path, wanted: dict[str, _Member]) -> dict[str, bytes]:
+    """The bytes of each wanted regular member (by its name in the archive), never more than it declared plus one
+    byte: a header that lies about the size is caught, not followed."""
+    contents: dict[str, bytes] = {}
+    by_raw = {member.raw: (name, member) for name, member in wanted.items()}
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            for raw, (name, member) in by_raw.items():
+                with archive.open(raw) as opened:
+                    contents[name] = opened.read(member.size + 1)
+        return contents
+    with tarfile.open(path, "r:*") as archive:
+        for info in archive:  # one pass, in archive order: a compressed tar cannot seek back cheaply
+            member_file = archive.extractfile(info) if info.name in by_raw and info.isreg() else None
+            if member_file is not None:
+                name, member = by_raw[info.name]
+                with member_file:
+                    contents.setdefault(name, member_file.read(member.size + 1))
+    return contents
+
+
+class BundleArchive:
+    """A bundle inside an archive file, its members checked as a folder's files are and read once into memory."""
+
+    def __init__(self, path: Path) -> None:
+        path = Path(path)
+        self.label = str(path)
+        try:
+            mode = path.stat().st_mode
+        except OSError as error:
+            raise InputError(self.label, f"cannot be read ({error.strerror})") from None
+        if not stat.S_ISREG(mode):
+            raise InputError(self.label, "not a regular file (expected a bundle folder or an archive of one)")
+        self.archive: Digest | None = file_digest(path)
+        try:
+            listed = _listing(path)
+            self.prefix = _bundle_root(self.label, [member.raw.removeprefix("./") for member in listed])
+            self.members, self.refused = self._sort(listed)
+            readable = {name: m for name, m in self.members.items() if self._problem(name) is None}
+            self.contents = _read_members(path, readable)
+        except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, RuntimeError) as error:
+            raise InputError(self.label, f"not a readable zip or tar archive: {error}") from None
+
+    def _sort(self, listed: list[_Member]) -> tuple[dict[str, _Member], list[Entry]]:
+        """The members under the bundle's root by bundle-relative name (outside report/), and those refused."""
+        members: dict[str, _Member] = {}
+        refused: list[Entry] = []
+        for member in listed:
+            name = member.raw.removeprefix("./")
+            if not name.startswith(self.prefix):
+                continue  # beside the bundle in the archive: not part of it
+            name = name[len(self.prefix) :]
+            if name.split("/")[0] == REPORT_DIR:
+                continue
+            if (reason := unsafe_name_reason(name)) is not None:
+                refused.append(Entry(ascii(name)[:200], f"unsafe member name: {reason}"))
+            elif name in members:
+                members[name] = replace(members[name], count=members[name].count + 1)
+            else:
+                members[name] = member
+        total = sum(member.size for member in members.values() if member.kind == "file")
+        if total > MAX_ARCHIVE_BYTES:
+            raise InputError(self.label, f"its bundle unpacks to {total} bytes, more than {MAX_ARCHIVE_BYTES}")
+        return members, refused
+
+    def _problem(self, name: str) -> str | None:
+        """Why the member ``name`` may not be read, or None."""
+        member = self.members.get(name)
+        if member is None:
+            return "missing"
+        if member.count > 1:
+            return f"held {member.count} times in the archive"
+        if member.kind == "link":
+            return "a link"
+        if member.kind != "file":
+            return "not a regular file"
+        if member.size > MAX_MEMBER_BYTES:
+            return f"{member.size} bytes, more than {MAX_MEMBER_BYTES} (not read)"
+        return None
+
+    def read(self, name: str) -> bytes:
+        if (reason := unsafe_name_reason(name)) is not None:
+            raise BundleFileError(name, f"unsafe name: {reason}")
+        if (problem := self._problem(name)) is not None:
+            raise BundleFileError(name, problem)
+        data = self.contents[name]
+        if len(data) != self.members[name].size:
+            raise BundleFileError(name, f"holds {len(data)} bytes where the archive declares {self.members[name].size}")
+        return data
+
+    def link_escape(self, name: str) -> str | None:
+        member = self.members.get(name)
+        if member is None or member.kind != "link":
+            return None
+        if member.target is None:  # a zip records no target: a link is refused either way
+            return "a link in a zip archive (its target unknown)"
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(name), member.target))
+        outside = PurePosixPath(member.target).is_absolute() or joined == ".." or joined.startswith("../")
+        return "resolves (through a link) outside the bundle" if outside else None
+
+    def entries(self) -> list[Entry]:
+        found = list(self.refused)
+        for name, member in sorted(self.members.items()):
+            problem = None
+            if member.count > 1:
+                problem = f"held {member.count} times in the archive"
+            elif member.kind == "link" and self.link_escape(name) is not None:
+                problem = "link pointing outside the bundle"
+            elif member.kind == "other":
+                problem = "not a regular file (a device, FIFO or socket)"
+            found.append(Entry(name, problem))
+        return found
+
+
+BundleSource = BundleFolder | BundleArchive
+
+
+def open_bundle(path: Path) -> BundleSource:
+    """A bundle folder, or an archive named by its suffix; anything else is one input line."""
+    path = Path(path)
+    if path.is_dir():
+        return BundleFolder(path)
+    if path.name.endswith(ARCHIVE_SUFFIXES):
+        return BundleArchive(path)
+    raise InputError(
+        str(path), "bundle not found (expected the folder of results.csv, trials/, scores/, or a .zip/.tar.gz of it)"
+    )
