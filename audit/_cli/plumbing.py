@@ -17,12 +17,17 @@ import typer
 
 from schemas.errors import EXIT_FINDING, EXIT_INPUT, Error
 
-__all__ = ["Hook", "debug_callback", "failure_line", "one_line_errors", "version_callback"]
+__all__ = ["Hook", "announce", "debug_callback", "failure_line", "one_line_errors", "version_callback"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 # A command line's own reading of a failure (e.g. a missing extra), or None to leave it to failure_line.
 Hook = Callable[[BaseException], "tuple[str, int] | None"]
 _debug = {"traceback": False}
+
+
+def announce(line: str) -> None:
+    """A note on work that takes a while, on stderr (stdout stays the result, ``--json`` included)."""
+    typer.echo(f"audit: {line}", err=True)
 
 
 def debug_callback(value: bool) -> None:

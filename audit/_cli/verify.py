@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from audit._cli.plumbing import one_line_errors
+from audit._cli.plumbing import announce, one_line_errors
 from audit._cli.summary import finish
 from provenance.atomic import check_writable_folder
 from schemas.errors import InputError
@@ -61,6 +61,10 @@ def audit_results(
         results, columns=columns, claims=claims, config=config, bundle=bundle, key=key, trusted_ids=trusted_ids,
         subset=subset,
     )  # fmt: skip
+    if table.verified is not None and table.verified.intact:  # the statistics will run their compiled loops
+        from audit.metrics.weighted_roc import prepare_kernels
+
+        prepare_kernels(announce)
     drawing = Forked(render_figures, table.figure_data) if out is not None and table.verified is not None else None
     try:
         report = finish_audit(table)

@@ -18,6 +18,7 @@ products, as ``audit.metrics.point`` makes it on counts (``weighted_roc`` refuse
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -277,3 +278,14 @@ def eer_of_rows(weights, enrol, partner, labels, unit_end, method, block, sums):
 def workers() -> int:
     """Threads the parallel loops run on (``NUMBA_NUM_THREADS``, default the machine's cores)."""
     return int(numba.get_num_threads())
+
+
+def cached_on_this_machine() -> bool:
+    """Whether numba's cache holds the entry kernels (an index file in their cache folder): when it does not, the
+    next call compiles them, about half a minute of CPU on a small machine."""
+    module = __name__.rpartition(".")[2]
+    for kernel in (eer_of_rows, weighted_sums):
+        folder = kernel.stats.cache_path
+        if folder is None or not any(Path(folder).glob(f"{module}.{kernel.py_func.__name__}-*.nbi")):
+            return False
+    return True

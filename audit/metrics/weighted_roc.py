@@ -11,6 +11,8 @@ and find each row's EER, so memory stays near ``_BLOCK_BYTES`` per core whatever
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -182,3 +184,28 @@ class _Scratch:
 
 
 _SCRATCH = _Scratch()
+
+
+def prepare_kernels(announce: Callable[[str], None]) -> float | None:
+    """Compile the compiled loops now, or load them from numba's cache, on a few trials of the types every call
+    passes; when they had to be compiled (the first run on a machine), say so through ``announce`` before and
+    after. Returns the seconds compiling took, or None when they came from the cache."""
+    from audit.metrics import roc_kernels
+
+    cached = roc_kernels.cached_on_this_machine()
+    if not cached:
+        announce(
+            "compiling the bootstrap's numba kernels: the first run on this machine takes about 30 s of CPU; "
+            f"later runs load them from numba's cache ({roc_kernels.eer_of_rows.stats.cache_path})"
+        )
+    started = time.perf_counter()
+    scores, labels, speakers = np.array([0.1, 0.9, 0.4, 0.6]), np.array([0, 1, 0, 1]), np.array([0, 0, 1, 1])
+    weights = ResampleWeights.of(np.ones((1, 2)))
+    for method in EER_METHODS:
+        weighted_eer(scores, labels, speakers, weights, method)
+    weighted_sums(weights, speakers, None, labels)
+    seconds = time.perf_counter() - started
+    if cached:
+        return None
+    announce(f"compiled the bootstrap's numba kernels in {seconds:.1f} s")
+    return seconds

@@ -71,3 +71,19 @@ def test_weights_whose_counts_float64_cannot_hold_exactly_are_refused() -> None:
     # weights up to 1e4 over 1,000 trials: counts up to 1e11, their products past 2**53
     with pytest.raises(WeightedRocInputError, match="2\\*\\*53"):
         weighted_eer(np.arange(1000.0), np.arange(1000) % 2, np.zeros(1000, dtype=int), np.full((2, 1), 1e4), "rocch")
+
+
+def test_a_compilation_is_announced_before_and_after_with_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first run on a machine compiles for about half a minute: a reviewer is told, on stderr, not left
+    waiting; a run that loads the kernels from numba's cache says nothing."""
+    from audit.metrics import roc_kernels
+    from audit.metrics.weighted_roc import prepare_kernels
+
+    lines: list[str] = []
+    assert prepare_kernels(lines.append) is None and lines == []  # the suite has compiled them already
+    assert roc_kernels.cached_on_this_machine()
+    monkeypatch.setattr(roc_kernels, "cached_on_this_machine", lambda: False)
+    seconds = prepare_kernels(lines.append)
+    assert seconds is not None and len(lines) == 2
+    assert lines[0].startswith("compiling the bootstrap's numba kernels: the first run on this machine")
+    assert lines[1] == f"compiled the bootstrap's numba kernels in {seconds:.1f} s"
