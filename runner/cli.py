@@ -82,8 +82,23 @@ DigestOpt = Annotated[
     str | None,
     typer.Option("--image-digest", help="Container image digest to record: sha256:<hex> or name@sha256:<hex>."),
 ]
+
+
+def _device(value: str) -> str:
+    """``--device`` is cpu, cuda or cuda:N: anything else is refused as an option value, before any encoder."""
+    kind, colon, index = value.partition(":")
+    if (kind == "cpu" and not colon) or (kind == "cuda" and (not colon or index.isdigit())):
+        return value
+    raise typer.BadParameter(f"{value!r} is not a device: expected cpu, cuda or cuda:N (a CUDA device index)")
+
+
 DeviceOpt = Annotated[
-    str, typer.Option("--device", help="cpu, cuda or cuda:N for every encoder; CUDA that is not there is an error.")
+    str,
+    typer.Option(
+        "--device",
+        callback=_device,
+        help="cpu, cuda or cuda:N for every encoder; CUDA that is not there is an error.",
+    ),
 ]
 ExecutorOpt = Annotated[
     Literal["local", "ray"],

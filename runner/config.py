@@ -20,7 +20,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -321,9 +321,7 @@ class _Reader:
             if key not in allowed:
                 kind = "table" if isinstance(value, dict) or _is_table_list(value) else "key"
                 table = f"[{self.prefix.rstrip('.')}]" if self.prefix else "the top level"
-                close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-                hint = f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(allowed)}"
-                raise self.fail(key, f"unknown {kind} in {table}; {hint}")
+                raise self.fail(key, f"unknown {kind} in {table}; {did_you_mean(key, allowed, 'valid keys')}")
 
     def get(self, key: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
         if key not in self.table:
@@ -395,6 +393,16 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     names = {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}
     return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def did_you_mean(name: str, known: Sequence[str], listing: str) -> str:
+    """``did you mean 'x'?`` for the closest of ``known``, or the whole ``listing`` of them when none is close.
+
+    >>> did_you_mean("ecapa", ["ecapa-tdnn", "resemblyzer"], "labels")
+    "did you mean 'ecapa-tdnn'?"
+    """
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else f"{listing}: {', '.join(known)}"
 
 
 def _resolve(source: Path, value: str) -> Path:
@@ -546,7 +554,8 @@ def _read_encoders(table: _Reader) -> tuple[EncoderSpec, ...]:
         raise table.fail("labels", "expected at least one encoder label")
     for label in labels:
         if label not in roster:
-            raise table.fail("labels", f"unknown encoder label {label!r} (roster {roster_path}: {sorted(roster)})")
+            hint = did_you_mean(label, sorted(roster), f"labels of {roster_path}")
+            raise table.fail("labels", f"unknown encoder label {label!r}; {hint}")
     return tuple(roster[label] for label in labels)
 
 

@@ -74,3 +74,14 @@ def test_reproduce_reads_its_claims_before_running(tmp_path: Path) -> None:
     refused = runner.invoke(app, ["reproduce", "--dry-run", "--claims", str(bad)])
     assert refused.exit_code == 2
     assert refused.stderr.strip() == f"error: {bad}: [[claim]] number 1: missing 'table'"
+
+
+@pytest.mark.parametrize("device", ["gpu", "cuda:x", "cpu:0", ""])
+def test_a_device_that_is_none_is_refused_as_an_option_value(device: str) -> None:
+    """One usage line naming the option, before any configuration or encoder is read."""
+    from runner.cli import app
+
+    result = CliRunner().invoke(app, ["run", str(ROOT / "configs" / "default.toml"), "--out", "x", "--device", device])
+    text = " ".join(result.output.replace("\u2502", " ").split())  # rich's error box, unwrapped
+    assert result.exit_code == 2
+    assert f"Invalid value for '--device': {device!r} is not a device: expected cpu, cuda or cuda:N" in text

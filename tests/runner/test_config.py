@@ -48,7 +48,7 @@ def test_default_config_loads_with_its_designs() -> None:
         (lambda s: s.replace("bitrate = 12200", "bitrate = 12000"), "amrnb-12k2[0]"),
         (
             lambda s: s.replace('"resemblyzer", "mfcc-stats"]', '"ecapa"]'),
-            "unknown encoder",
+            "encoders.labels: unknown encoder label 'ecapa'; did you mean 'ecapa-tdnn'?",
         ),
         (lambda s: s.replace('id = "D02"', 'id = "D01"'), "unique ids"),
         (lambda s: s.replace('id = "D02"', 'id = "Z02"'), "E01..E21"),
