@@ -348,9 +348,16 @@ def plan(
         Path | None,
         typer.Option("--throughput-from", help="A bundle whose timings.json gives each label's measured throughput."),
     ] = None,
+    paper: Annotated[
+        Path | None,
+        typer.Option(
+            "--paper", help="The paper's counts to reconcile with (default: paper_counts.toml beside CONFIG)."
+        ),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
-    """What CONFIG will cost before any work: utterances, trials, records, embeddings, disk and time."""
+    """What CONFIG will cost before any work: utterances, trials, records, embeddings, disk and time; for a
+    registry of the paper's experiments, its records and trial evaluations beside the paper's."""
     import os
 
     from runner.config import load_config
@@ -375,6 +382,11 @@ def plan(
         estimate = estimate_plan(loaded, tables=tables, throughput=speeds)
     else:
         estimate = estimate_plan(loaded, load_corpus_sizes(sizes or beside / "corpus_sizes.toml"), throughput=speeds)
+    counts_file = paper or beside / "paper_counts.toml"
+    if loaded.registry and (paper is not None or counts_file.is_file()):
+        from runner.reconciliation import load_paper_counts
+
+        estimate.reconcile_with(load_paper_counts(counts_file))
     if json_output:
         typer.echo(json.dumps(estimate.as_dict(), indent=2))
     else:

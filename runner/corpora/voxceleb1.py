@@ -44,30 +44,37 @@ RELEASE = Release("VoxCeleb1", "1.1")  # vox1_dev_wav and vox1_test_wav, with th
 
 @dataclass(frozen=True)
 class OfficialList:
-    """One published VoxCeleb1 trial list: its names and its published size (trials and targets)."""
+    """One published VoxCeleb1 trial list: its names, its published size (trials and targets) and the utterances
+    it can name at most (VoxCeleb1-O: the test split's 4,874; E and H: the whole corpus's 153,516)."""
 
     key: str  # the VoxCeleb site's file name without .txt: what a configuration's ``trial_list`` names
     title: str
     wespeaker_name: str
     trials: int
     targets: int
+    utterances_at_most: int
 
     @property
     def names(self) -> tuple[str, str]:
         return f"{self.key}.txt", self.wespeaker_name
 
 
+TEST_UTTERANCES, ALL_UTTERANCES = 4_874, 153_516  # VoxCeleb1's test split and whole corpus, as published
 # Sizes as published with the lists (https://www.robots.ox.ac.uk/~vgg/data/voxceleb/vox1.html; PaddleSpeech's
 # examples/voxceleb/README.md tabulates them).
 OFFICIAL_LISTS = {
     item.key: item
     for item in (
-        OfficialList("veri_test", "VoxCeleb1-O", "vox1-O.txt", 37_720, 18_860),
-        OfficialList("veri_test2", "VoxCeleb1-O (cleaned)", "vox1-O(cleaned).txt", 37_611, 18_802),
-        OfficialList("list_test_all", "VoxCeleb1-E", "vox1-E.txt", 581_480, 290_743),
-        OfficialList("list_test_all2", "VoxCeleb1-E (cleaned)", "vox1-E(cleaned).txt", 579_818, 289_921),
-        OfficialList("list_test_hard", "VoxCeleb1-H", "vox1-H.txt", 552_536, 276_270),
-        OfficialList("list_test_hard2", "VoxCeleb1-H (cleaned)", "vox1-H(cleaned).txt", 550_894, 275_488),
+        OfficialList("veri_test", "VoxCeleb1-O", "vox1-O.txt", 37_720, 18_860, TEST_UTTERANCES),
+        OfficialList("veri_test2", "VoxCeleb1-O (cleaned)", "vox1-O(cleaned).txt", 37_611, 18_802, TEST_UTTERANCES),
+        OfficialList("list_test_all", "VoxCeleb1-E", "vox1-E.txt", 581_480, 290_743, ALL_UTTERANCES),
+        OfficialList(
+            "list_test_all2", "VoxCeleb1-E (cleaned)", "vox1-E(cleaned).txt", 579_818, 289_921, ALL_UTTERANCES
+        ),
+        OfficialList("list_test_hard", "VoxCeleb1-H", "vox1-H.txt", 552_536, 276_270, ALL_UTTERANCES),
+        OfficialList(
+            "list_test_hard2", "VoxCeleb1-H (cleaned)", "vox1-H(cleaned).txt", 550_894, 275_488, ALL_UTTERANCES
+        ),
     )
 }
 

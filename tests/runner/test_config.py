@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import REFERENCE_LEVEL, load_config
+from runner.config import load_config
+from runner.designs import REFERENCE_LEVEL
 from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
