@@ -217,17 +217,25 @@ def run(
 @one_line_errors
 def corpus_build(
     out: Annotated[Path | None, typer.Option("--out", help="Corpus folder (default: the cache).")] = None,
+    corpus: Annotated[
+        str, typer.Option("--corpus", help="asterisk (the embedded default) or fillets (Fish Fillets NG voices).")
+    ] = "asterisk",
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
-    """Build the embedded default corpus from Debian's asterisk prompt packages.
+    """Build a corpus of real speech from installed Debian packages: the embedded default (asterisk prompts) or
+    Fish Fillets NG's Czech and Dutch voices (fillets).
 
     Exit codes: 0 built, 1 a build that could not finish, 2 usage or input error (one line on stderr).
     """
     from runner.config import default_cache_root
     from runner.corpora.asterisk import build_default_corpus
+    from runner.corpora.fillets import build_fillets_corpus
 
-    folder = out or default_cache_root() / "corpora" / "asterisk"
-    table = build_default_corpus(folder, progress=progress)
+    builders = {"asterisk": build_default_corpus, "fillets": build_fillets_corpus}
+    if corpus not in builders:
+        raise InputError("--corpus", f"expected one of {', '.join(builders)}, got {corpus!r}")
+    folder = out or default_cache_root() / "corpora" / corpus
+    table = builders[corpus](folder, progress=progress)
     frame = table.frame
     hours = frame["duration_s"].sum() / 3600
     typer.echo(

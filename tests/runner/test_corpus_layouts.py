@@ -182,3 +182,12 @@ def test_a_folder_whose_files_break_the_layout_is_one_line_naming_it(tmp_path: P
         done.stderr
     )
     assert "(of 4)" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_corpus_build_names_the_corpora_it_builds(tmp_path: Path) -> None:
+    """`interbias corpus build --corpus` builds the Debian-package corpora only: another name is one line."""
+    command = [sys.executable, "-m", "runner.cli", "corpus", "build", "--corpus", "timit", "--out", str(tmp_path / "t")]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "--corpus: expected one of asterisk, fillets, got 'timit'" in done.stderr
+    assert not (tmp_path / "t").exists()
