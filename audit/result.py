@@ -105,7 +105,9 @@ def corpus_release(table: pd.DataFrame) -> str:
 
 def run_block(bundle: VerifiedBundle) -> dict[str, Any] | None:
     """What was run, as the verified bundle states it (nothing when its signature did not verify): run id, tool
-    version, commit, the configuration's digest, encoders with their checkpoint digests, corpora and their releases."""
+    version, commit, the configuration's digest, encoders with their checkpoint digests, corpora and their releases,
+    and the population each experiment drew its trials from (its signed configuration's ``select`` or
+    ``trial_list``)."""
     statement, files = bundle.statement, bundle.files
     if statement is None or not bundle.authentication.signature_verified:
         return None
@@ -134,7 +136,33 @@ def run_block(bundle: VerifiedBundle) -> dict[str, Any] | None:
             {"corpus": name or "(single corpus)", "release": corpus_release(table), "utterances": len(table)}
             for name, table in sorted(files.corpus_tables.items())
         ],
+        "populations": experiment_populations(files.config or {}),
     }
+
+
+def experiment_populations(config: dict[str, Any]) -> list[dict[str, str]]:
+    """Each experiment of a run configuration and the utterances its trials were drawn from: an official list
+    scored as published, the experiment's own selection, or every utterance of its corpus."""
+    populations = []
+    experiments = config.get("experiments")
+    for experiment in experiments if isinstance(experiments, list) else []:
+        if not isinstance(experiment, dict):
+            continue
+        select = experiment.get("select")
+        if experiment.get("trial_list") is not None:
+            population = f"official list {experiment['trial_list']}, as published"
+        elif isinstance(select, dict) and select:
+            population = "; ".join(f"{column} = {value}" for column, value in sorted(select.items()))
+        else:
+            population = "every utterance of the corpus"
+        populations.append(
+            {
+                "experiment": str(experiment.get("id")),
+                "corpus": str(experiment.get("corpus", "")),
+                "drawn from": population,
+            }
+        )
+    return populations
 
 
 def weights_summary(entry: dict[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,7 @@ two folders with the same content have the same digest whatever their location o
 
 A run re-reads the same corpus, music and checkpoint files every time. Inside ``with digest_index(index):``,
 ``file_digest`` (and so ``tree_digest`` and ``file_digests``) first asks the ``DigestIndex``: a file whose
-(absolute path, size, mtime_ns, inode, ctime_ns) is unchanged since it was hashed is not read again. Any write to a
+(real path, size, mtime_ns, inode, ctime_ns) is unchanged since it was hashed is not read again. Any write to a
 file changes its ctime, which no user can set, so a stale entry cannot match; an entry is recorded only once the
 file's ctime is older than ``RACY_SECONDS`` (a file changed again within the same clock tick would otherwise
 keep its old signature). The index file verifies itself (a BLAKE3 of its entries on its first line): a damaged
@@ -108,7 +108,8 @@ def _signature(stat: os.stat_result) -> _Signature:
 
 @dataclass
 class DigestIndex:
-    """Digests of files by (absolute path, size, mtime_ns, inode, ctime_ns), kept in one JSON file.
+    """Digests of files by (real path, size, mtime_ns, inode, ctime_ns), kept in one JSON file. The real path
+    (every link resolved) is the file's one key, however many links lead to it (a corpus of per-speaker links).
 
     ``hits`` and ``hashed`` count the lookups answered from the index and the files read.
     """
@@ -132,7 +133,7 @@ class DigestIndex:
 
     def digest(self, path: Path) -> Digest:
         """The file's digest: from the index when its signature is unchanged, otherwise hashed (and recorded)."""
-        name = os.path.abspath(path)
+        name = os.path.realpath(path)
         signature = _signature(os.stat(name))
         entry = self.entries.get(name)
         if entry is not None and tuple(entry[:4]) == signature:

@@ -232,17 +232,25 @@ def run(
 @one_line_errors
 def corpus_build(
     out: Annotated[Path | None, typer.Option("--out", help="Corpus folder (default: the cache).")] = None,
+    corpus: Annotated[
+        str, typer.Option("--corpus", help="asterisk (the embedded default) or fillets (Fish Fillets NG voices).")
+    ] = "asterisk",
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
-    """Build the embedded default corpus from Debian's asterisk prompt packages.
+    """Build a corpus of real speech from installed Debian packages: the embedded default (asterisk prompts) or
+    Fish Fillets NG's Czech and Dutch voices (fillets).
 
     Exit codes: 0 built, 1 a build that could not finish, 2 usage or input error (one line on stderr).
     """
     from runner.config import default_cache_root
     from runner.corpora.asterisk import build_default_corpus
+    from runner.corpora.fillets import build_fillets_corpus
 
-    folder = out or default_cache_root() / "corpora" / "asterisk"
-    table = build_default_corpus(folder, progress=progress)
+    builders = {"asterisk": build_default_corpus, "fillets": build_fillets_corpus}
+    if corpus not in builders:
+        raise InputError("--corpus", f"expected one of {', '.join(builders)}, got {corpus!r}")
+    folder = out or default_cache_root() / "corpora" / corpus
+    table = builders[corpus](folder, progress=progress)
     frame = table.frame
     hours = frame["duration_s"].sum() / 3600
     typer.echo(
@@ -363,9 +371,16 @@ def plan(
         Path | None,
         typer.Option("--throughput-from", help="A bundle whose timings.json gives each label's measured throughput."),
     ] = None,
+    paper: Annotated[
+        Path | None,
+        typer.Option(
+            "--paper", help="The paper's counts to reconcile with (default: paper_counts.toml beside CONFIG)."
+        ),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
-    """What CONFIG will cost before any work: utterances, trials, records, embeddings, disk and time."""
+    """What CONFIG will cost before any work: utterances, trials, records, embeddings, disk and time; for a
+    registry of the paper's experiments, its records and trial evaluations beside the paper's."""
     import os
 
     from runner.config import load_config
@@ -390,6 +405,11 @@ def plan(
         estimate = estimate_plan(loaded, tables=tables, throughput=speeds)
     else:
         estimate = estimate_plan(loaded, load_corpus_sizes(sizes or beside / "corpus_sizes.toml"), throughput=speeds)
+    counts_file = paper or beside / "paper_counts.toml"
+    if loaded.registry and (paper is not None or counts_file.is_file()):
+        from runner.reconciliation import load_paper_counts
+
+        estimate.reconcile_with(load_paper_counts(counts_file))
     if json_output:
         typer.echo(json.dumps(estimate.as_dict(), indent=2))
     else:

@@ -11,6 +11,12 @@ operators = [...] }`` whose selection restricts the utterances of the side(s) it
 ``{ spoofs = "CORPUS", select = {...}, operators = [...] }``: its non-target trials test the enrolment speaker
 against files of a spoof folder (``runner/corpora/spoof.py``) that imitate that speaker; ``select`` then chooses
 among the spoof files (for example one ``spoof_system``) and the operators apply to every test side of the cell.
+
+An experiment declares the population it draws from with ``select = { COLUMN = VALUE | [VALUES] }`` (both sides of
+every trial: VoxCeleb1's test split, TORGO's head microphone and lexical prompts, RAVDESS's speech channel); a
+VoxCeleb1 experiment may instead score an official list as published (``trial_list = "veri_test2"``: the list fixes
+the pairs and the budget, and its conditions may only apply operators); ``budgets = { CONDITION = [TARGET,
+NON_TARGET] }`` gives a condition other budgets than the experiment's (E16's clean trials).
 """
 
 from __future__ import annotations
@@ -20,22 +26,28 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
 from audit.table.analysis import ANALYSIS_KEYS, Analysis, analysis_from_table, names_without_referent
 from provenance.digests import Digest, file_digest
+from runner.designs import (
+    CLEAN,
+    REFERENCE_LEVEL,
+    Cell,
+    ChainSpecs,
+    ExperimentDesign,
+    Factor,
+    SpoofSource,
+)
 from runner.encoders import EncoderSpec
 from runner.trials import Selection
 from schemas.eer_method import EER_METHODS, EerMethod
 from schemas.errors import InputError
 from schemas.utterances import UTTERANCE_COLUMNS
 
-REFERENCE_LEVEL = "none"
-CLEAN = "clean"
-COMPLEMENT_PREFIX = "other-than-"  # the level of a stratum's complement population: other-than-<stratum>
 EXPERIMENT_USES = ("interaction", "mismatch", "subgroup-gap", "descriptive")
 FAILURE_POLICIES = ("drop-trial", "fail-run")
 # The paper's published experiment ids that a registry may hold, and those it may declare absent or removed.
@@ -63,184 +75,14 @@ EXPERIMENT_KEYS = (
     "subgroup",
     "subgroup_side",
     "complement_reference",
+    "select",
+    "trial_list",
+    "budgets",
 )
-
-OperatorSpec = dict[str, Any]
-ChainSpecs = tuple[OperatorSpec, ...]  # a condition's operators as declared; runner.operators.Chain is them bound
 
 
 def default_cache_root() -> Path:
     return Path(os.environ.get("INTERBIAS_CACHE", "~/.cache/interbias-sv")).expanduser()
-
-
-@dataclass(frozen=True)
-class Factor:
-    """One factor of a factorial design; ``none`` (the reference level) is implied.
-
-    ``reference`` names a metadata condition (a selection without operators) that the reference level selects,
-    for factors whose levels are populations (emotions: the neutral utterances), instead of every utterance.
-    """
-
-    name: str
-    levels: tuple[str, ...]
-    reference: str | None = None
-
-
-@dataclass(frozen=True)
-class SpoofSource:
-    """Where a spoof condition's test files come from: a spoof corpus of the run and a selection of its files."""
-
-    corpus: str
-    select: Selection = ()
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One condition of an experiment: what is applied to the enrolment and to the test side."""
-
-    condition: str
-    enrol_condition: str
-    test_condition: str
-    enrol_chain: ChainSpecs
-    test_chain: ChainSpecs
-    level_a: str | None = None
-    level_b: str | None = None
-    enrol_select: Selection = ()
-    test_select: Selection = ()
-    spoof: SpoofSource | None = None
-    complement_of: str | None = None  # the factor A stratum whose complement this cell's population is
-
-
-@dataclass(frozen=True)
-class ExperimentDesign:
-    """An experiment: factorial (factor_a x factor_b) or mismatch (enrolment x test conditions)."""
-
-    id: str
-    title: str
-    corpus: str
-    use: str
-    target_trials: int
-    nontarget_trials: int
-    degrade: Literal["test", "both"] = "test"
-    factor_a: Factor | None = None
-    factor_b: Factor | None = None
-    enrol_conditions: tuple[str, ...] = ()
-    test_conditions: tuple[str, ...] = ()
-    subgroup: str | None = None
-    subgroup_side: Literal["both", "enrol"] = "both"
-    complement_reference: bool = False
-
-    def cells(
-        self,
-        conditions: dict[str, ChainSpecs],
-        selections: Mapping[str, Selection] | None = None,
-        spoofs: Mapping[str, SpoofSource] | None = None,
-    ) -> list[Cell]:
-        """Every condition of the design, the reference first.
-
-        A metadata condition's selection goes with its chain: to the test side, or to both sides when the design
-        degrades both; a mismatch design's enrolment and test conditions select their own side. A spoof condition
-        applies to the test side only (a ValueError on an enrolment side, and for two in one cell); in a mismatch
-        design its genuine targets test the enrolment condition's population, as the cell ``e->e`` does.
-        """
-        chosen, spoofing = selections or {}, spoofs or {}
-        if self.factor_a is None:
-            if any(name in spoofing for name in self.enrol_conditions):
-                raise ValueError("a spoof condition is a test condition, not an enrolment condition")
-            return [
-                Cell(
-                    f"{e}->{t}",
-                    e,
-                    t,
-                    conditions[e],
-                    conditions[t],
-                    enrol_select=chosen.get(e, ()),
-                    test_select=chosen.get(e if t in spoofing else t, ()),
-                    spoof=spoofing.get(t),
-                )
-                for e in self.enrol_conditions
-                for t in self.test_conditions
-            ]
-        levels_b = (REFERENCE_LEVEL, *self.factor_b.levels) if self.factor_b else (REFERENCE_LEVEL,)
-        cells = []
-        for level_a in (REFERENCE_LEVEL, *self.factor_a.levels):
-            for level_b in levels_b:
-                applied = [level for level in (level_a, level_b) if level != REFERENCE_LEVEL]
-                chain: ChainSpecs = tuple(spec for level in applied for spec in conditions[level])
-                label = "+".join(applied) or CLEAN
-                references = [
-                    factor.reference
-                    for factor, level in ((self.factor_a, level_a), (self.factor_b, level_b))
-                    if factor is not None and factor.reference is not None and level == REFERENCE_LEVEL
-                ]
-                select = merge_selections([chosen.get(name, ()) for name in (*applied, *references)])
-                spoof = [spoofing[level] for level in applied if level in spoofing]
-                if spoof and (self.degrade == "both" or len(spoof) > 1):
-                    raise ValueError("a spoof level applies to the test side only, one per cell (degrade = 'test')")
-                enrol = (label, chain, select) if self.degrade == "both" else (CLEAN, (), ())
-                cells.append(
-                    Cell(
-                        label,
-                        enrol[0],
-                        label,
-                        enrol[1],
-                        chain,
-                        level_a,
-                        level_b,
-                        enrol[2],
-                        select,
-                        spoof[0] if spoof else None,
-                    )
-                )
-        if self.complement_reference:
-            cells += self._complement_cells(conditions, chosen, levels_b)
-        return cells
-
-    def _complement_cells(
-        self, conditions: dict[str, ChainSpecs], chosen: Mapping[str, Selection], levels_b: tuple[str, ...]
-    ) -> list[Cell]:
-        """For each stratum of factor A, the cells of its complement ``other-than-<stratum>`` (the union of the
-        other strata) at every level of factor B: the reference population that does not overlap the stratum.
-
-        The strata must be metadata selections on one shared column (ValueError otherwise), so the complement is
-        exactly the other strata's values; utterances in no stratum (an unknown age) are in no complement."""
-        assert self.factor_a is not None
-        strata = [chosen.get(level, ()) for level in self.factor_a.levels]
-        columns = {selection[0][0] if len(selection) == 1 else None for selection in strata}
-        if None in columns or len(columns) != 1 or any(conditions[level] for level in self.factor_a.levels):
-            raise ValueError(
-                "complement_reference needs factor_a levels that each select one and the same column and apply "
-                "no operator (strata of one population)"
-            )
-        values = [set(selection[0][1]) for selection in strata]
-        if sum(len(v) for v in values) != len(set().union(*values)):
-            raise ValueError("complement_reference needs factor_a strata whose values do not overlap")
-        column = columns.pop()
-        cells = []
-        for stratum, own in zip(self.factor_a.levels, values, strict=True):
-            level_a = f"{COMPLEMENT_PREFIX}{stratum}"
-            rest: Selection = ((str(column), tuple(sorted(set().union(*values) - own))),)
-            for level_b in levels_b:
-                applied = [level_b] if level_b != REFERENCE_LEVEL else []
-                chain: ChainSpecs = tuple(spec for level in applied for spec in conditions[level])
-                select = merge_selections([rest, *(chosen.get(level, ()) for level in applied)])
-                label = "+".join([level_a, *applied])
-                enrol = (label, chain, select) if self.degrade == "both" else (CLEAN, (), ())
-                cells.append(
-                    Cell(label, enrol[0], label, enrol[1], chain, level_a, level_b, enrol[2], select, None, stratum)
-                )
-        return cells
-
-
-def merge_selections(selections: list[Selection]) -> Selection:
-    """The selection of several applied levels; two levels that select the same column are a ValueError."""
-    merged: dict[str, tuple[str, ...]] = {}
-    for selection in selections:
-        for column, values in selection:
-            if column in merged:
-                raise ValueError(f"two levels of one cell both select column {column!r}")
-            merged[column] = values
-    return tuple(sorted(merged.items()))
 
 
 @dataclass(frozen=True)
@@ -659,13 +501,15 @@ def _read_experiment(
         raise table.fail(
             "corpus", f"{corpus!r} is a spoof folder: name the genuine corpus, and use it by a spoof condition"
         )
+    trial_list = table.get("trial_list", str, None)
+    listed = _official_list(table, trial_list, corpora[corpus]) if trial_list is not None else None
     design = ExperimentDesign(
         id=experiment_id,
         title=table.get("title", str),
         corpus=corpus,
         use=table.choice("use", EXPERIMENT_USES),
-        target_trials=table.positive_int("target_trials"),
-        nontarget_trials=table.positive_int("nontarget_trials"),
+        target_trials=listed[0] if listed else table.positive_int("target_trials"),
+        nontarget_trials=listed[1] if listed else table.positive_int("nontarget_trials"),
         degrade=cast(Literal["test", "both"], table.choice("degrade", ("test", "both"), "test")),
         factor_a=factor_a,
         factor_b=factor_b,
@@ -674,11 +518,58 @@ def _read_experiment(
         subgroup=table.get("subgroup", str, None),
         subgroup_side=cast(Literal["both", "enrol"], table.choice("subgroup_side", ("both", "enrol"), "both")),
         complement_reference=table.get("complement_reference", bool, False),
+        select=_read_selection(table.sub("select")) if "select" in table.table else (),
+        trial_list=trial_list,
+        budgets=_read_budgets(table),
     )
     if design.complement_reference and (factor_b is None or design.use != "interaction"):
         raise table.fail("complement_reference", "needs an interaction design with factor_a and factor_b")
     try:
-        design.cells(conditions, selections, spoofs)
+        cells = design.cells(conditions, selections, spoofs)
     except ValueError as error:
         raise table.fail("factor_a" if factor_a else "enrol_conditions", str(error)) from None
+    unknown = sorted({name for name, _, _ in design.budgets} - {cell.condition for cell in cells})
+    if unknown:
+        raise table.fail("budgets", f"no cell of {experiment_id} is named {unknown[0]!r}")
+    if trial_list is not None:
+        _check_listed(table, design, cells)
     return design
+
+
+def _read_budgets(table: _Reader) -> tuple[tuple[str, int, int], ...]:
+    """``budgets = { CONDITION = [TARGET, NON_TARGET] }``: positive integers, per cell condition."""
+    budgets = []
+    for condition, value in table.get("budgets", dict, {}).items():
+        if not (isinstance(value, list) and len(value) == 2 and all(_is_count(v) for v in value)):
+            raise table.fail(f"budgets.{condition}", f"expected [target trials, non-target trials] > 0, got {value!r}")
+        budgets.append((condition, int(value[0]), int(value[1])))
+    return tuple(sorted(budgets))
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _official_list(table: _Reader, key: str, corpus: CorpusChoice) -> tuple[int, int]:
+    """The published (target, non-target) counts of the official list ``key`` of a VoxCeleb1 experiment, which
+    fixes its budget (target_trials and nontarget_trials are then refused)."""
+    from runner.corpora.voxceleb1 import OFFICIAL_LISTS
+
+    if corpus.adapter != "voxceleb1":
+        raise table.fail("trial_list", f"official lists are VoxCeleb1's; corpus {corpus.name!r} is {corpus.adapter}")
+    if key not in OFFICIAL_LISTS:
+        raise table.fail("trial_list", f"expected one of {', '.join(OFFICIAL_LISTS)}, got {key!r}")
+    for fixed in ("target_trials", "nontarget_trials", "budgets", "select", "subgroup"):
+        if fixed in table.table:
+            raise table.fail(fixed, f"{OFFICIAL_LISTS[key].title} (trial_list) fixes the trials: remove {fixed}")
+    listed = OFFICIAL_LISTS[key]
+    return listed.targets, listed.trials - listed.targets
+
+
+def _check_listed(table: _Reader, design: ExperimentDesign, cells: list[Cell]) -> None:
+    """A listed experiment's conditions only degrade the audio: a selection or a spoof would change its pairs."""
+    for cell in cells:
+        if cell.enrol_select or cell.test_select or cell.spoof is not None:
+            raise table.fail(
+                "trial_list", f"condition {cell.condition!r} selects utterances: a listed experiment's pairs are fixed"
+            )

@@ -28,8 +28,9 @@ from provenance.digests import DigestIndex, bytes_digest, digest_index
 from provenance.environment import capture_environment
 from provenance.writer import BundleWriter
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
-from runner.config import ChainSpecs, CorpusChoice, RunConfig, check_dev_speakers, default_cache_root
+from runner.config import CorpusChoice, RunConfig, check_dev_speakers, default_cache_root
 from runner.corpora.base import CorpusTable, load_corpus
+from runner.designs import ChainSpecs
 from runner.encoders import EncoderHandle, EncoderSpec
 from runner.encoders.deferred import DeferredEncoder, RecordStore
 from runner.encoders.device import execution_summary
@@ -37,7 +38,7 @@ from runner.encoders.weights import weights_origin
 from runner.execution.jobs import DegradeJob, EmbedJob, EmbedWork, Executor
 from runner.execution.local import LocalExecutor
 from runner.operators import Chain, NoiseSources, chain_id, chain_status
-from runner.plan import RecordPlan, Side, plan_run, run_id_for
+from runner.plan import RecordPlan, Side, listed_trials, plan_run, run_id_for
 from runner.stages import StageLog
 from runner.trials import TrialList, select_pool
 from schemas.bundle import (
@@ -81,12 +82,13 @@ class RunSummary:
 
 class Embedder:
     """Computes or fetches the embeddings of (utterance, chain) sides for every encoder of the run: verified
-    cache entries are used as they are, the rest is computed by the ``executor``."""
+    cache entries are used as they are, the rest is computed by the ``executor``. ``tables`` are the corpora's
+    utterance tables, which hold every utterance a side may name (a sampled pool's, and an official list's)."""
 
     def __init__(
         self,
         config: RunConfig,
-        pools: dict[str, pd.DataFrame],
+        tables: dict[str, pd.DataFrame],
         encoders: dict[str, DeferredEncoder],
         cache: EmbeddingCache,
         sources: dict[str, NoiseSources],
@@ -97,13 +99,13 @@ class Embedder:
         self.cache = cache
         self.sources = sources
         self.executor = executor
-        self.rows = {name: pool.set_index("utt_id") for name, pool in pools.items()}
+        self.rows = {name: pool.set_index("utt_id") for name, pool in tables.items()}
         self.audio_blake3 = {
-            name: dict(zip(pool["utt_id"], pool["blake3"], strict=True)) for name, pool in pools.items()
+            name: dict(zip(pool["utt_id"], pool["blake3"], strict=True)) for name, pool in tables.items()
         }
         self.durations = {
             name: dict(zip(pool["utt_id"], pool["duration_s"].astype(float), strict=True))
-            for name, pool in pools.items()
+            for name, pool in tables.items()
         }
         self.cached = 0
         self.material: dict[tuple[str, str], str] = {}
@@ -391,7 +393,8 @@ def _run(
     checkpoint_digests = [encoders[spec.label].checkpoint.checkpoint_blake3 for spec in config.encoders]
     stages.done("encoders", f"{len(encoders)} ready (each loaded on its first forward pass, if any)")
     run_id = run_id_for(config, _corpus_digest(corpora), checkpoint_digests, TOOL_VERSION)
-    plans = plan_run(config, pools)
+    tables = {name: table.frame for name, table in corpora.items()}
+    plans = plan_run(config, pools, listed_trials(config, tables))
     writer = BundleWriter.resume(out, run_id)
     trial_lists = _write_plan(writer, config, corpora, plans, run_id)
     n_trials = sum(len(t.frame) for t in trial_lists.values())
@@ -409,7 +412,7 @@ def _run(
     }
     cache = EmbeddingCache(cache_root / "embeddings")
     executor = executor or LocalExecutor(workers)
-    embedder = Embedder(config, pools, encoders, cache, sources, executor)
+    embedder = Embedder(config, tables, encoders, cache, sources, executor)
     embeddings = embedder.embed_all(chains, sides, stages)
     stages.done("embeddings", f"{executor.forward_passes} computed, {embedder.cached} from cache")
 

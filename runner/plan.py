@@ -3,8 +3,10 @@
 Planning does no audio work: it fixes the pairs, the records and their ids, so that the run id, the trial lists
 and the record ids are known before the first embedding is computed (a resumed run plans the same way).
 Each experiment draws from its own corpus's pool. Cells without metadata selections share one trial list per
-subgroup; cells with selections share one list per distinct (enrolment selection, test selection). A spoof cell
-keeps the targets of the genuine list of its selections and draws its spoof trials from the spoof corpus's pool.
+subgroup and budget; cells with selections share one list per distinct (enrolment selection, test selection,
+budget). A spoof cell keeps the targets of the genuine list of its selections and draws its spoof trials from the
+spoof corpus's pool. An experiment with an official list (``trial_list``) scores that list, as published, in every
+cell (``listed_trials`` reads it from the corpus folder).
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ import pyarrow.parquet as pq
 
 from provenance.derivation import derived_id, joined
 from runner.cache import CachedEmbedding, EmbeddingCache
-from runner.config import Cell, ExperimentDesign, RunConfig, SpoofSource
+from runner.config import RunConfig
+from runner.designs import Cell, ExperimentDesign, SpoofSource
 from runner.encoders import EncoderSpec
 from runner.operators import chain_id
 from runner.operators.base import Outcome
+from runner.reconciliation import PaperCounts, reconcile, reconciliation_lines
 from runner.trials import (
     Selection,
     SelectionError,
@@ -37,6 +41,7 @@ from runner.trials import (
     TrialBudgetError,
     TrialList,
     add_spoof_trials,
+    published_trial_list,
     sample_selected_trials,
     select_pool,
 )
@@ -94,7 +99,7 @@ def subgroup_values(pool: pd.DataFrame, column: str, source: str) -> list[str]:
     return values
 
 
-ListKey = tuple[Selection, Selection, SpoofSource | None]
+ListKey = tuple[Selection, Selection, SpoofSource | None, tuple[int, int]]
 
 
 def _trials_for(
@@ -105,19 +110,19 @@ def _trials_for(
     key: ListKey,
     lists: dict[ListKey, TrialList],
 ) -> TrialList:
-    """The trial list of one (subgroup, enrolment selection, test selection, spoof source) of a design, kept in
-    ``lists``; a spoof list is built on the genuine list of the same selections."""
+    """The trial list of one (subgroup, enrolment selection, test selection, spoof source, budget) of a design,
+    kept in ``lists``; a spoof list is built on the genuine list of the same selections."""
     if key in lists:
         return lists[key]
-    enrol_select, test_select, spoof = key
+    enrol_select, test_select, spoof, (n_target, n_nontarget) = key
     pool = pools[experiment.corpus]
     try:
         if spoof is None:
             trials = sample_selected_trials(
                 pool,
                 experiment_id=experiment.id,
-                n_target=experiment.target_trials,
-                n_nontarget=experiment.nontarget_trials,
+                n_target=n_target,
+                n_nontarget=n_nontarget,
                 seed=config.seed,
                 enrol_select=enrol_select,
                 test_select=test_select,
@@ -126,13 +131,13 @@ def _trials_for(
             )
         else:
             trials = add_spoof_trials(
-                _trials_for(config, experiment, pools, group, (enrol_select, test_select, None), lists),
+                _trials_for(config, experiment, pools, group, (enrol_select, test_select, None, key[3]), lists),
                 pool,
                 pools[spoof.corpus],
                 experiment_id=experiment.id,
                 corpus=experiment.corpus,
                 spoof_corpus=spoof.corpus,
-                n_spoof=experiment.nontarget_trials,
+                n_spoof=n_nontarget,
                 seed=config.seed,
                 enrol_select=enrol_select,
                 spoof_select=spoof.select,
@@ -144,10 +149,31 @@ def _trials_for(
     return trials
 
 
-def plan_run(config: RunConfig, pools: Mapping[str, pd.DataFrame]) -> list[RecordPlan]:
+def listed_trials(config: RunConfig, tables: Mapping[str, pd.DataFrame]) -> dict[str, TrialList]:
+    """The official list of every experiment that scores one, read from its corpus folder, with each side's
+    speaker from the corpus's utterance table (the whole table: a list is not limited to the run's pool)."""
+    from runner.corpora.voxceleb1 import OFFICIAL_LISTS, official_trials
+
+    listed = {}
+    for experiment in config.experiments:
+        if experiment.trial_list is None:
+            continue
+        published = official_trials(config.corpora[experiment.corpus].root, experiment.trial_list)
+        try:
+            listed[experiment.id] = published_trial_list(published, tables[experiment.corpus])
+        except SelectionError as error:
+            title = OFFICIAL_LISTS[experiment.trial_list].title
+            raise InputError(str(config.source), f"experiments {experiment.id}: {title} {error}") from None
+    return listed
+
+
+def plan_run(
+    config: RunConfig, pools: Mapping[str, pd.DataFrame], listed: Mapping[str, TrialList] | None = None
+) -> list[RecordPlan]:
     """Every record of the run, in a stable order (experiment, subgroup, condition, encoder).
 
-    ``pools`` holds each corpus's utterance pool by its name in the run (spoof folders included).
+    ``pools`` holds each corpus's utterance pool by its name in the run (spoof folders included); ``listed`` the
+    official list of each experiment that scores one (``listed_trials``).
     """
     plans = []
     for experiment in config.experiments:
@@ -161,9 +187,11 @@ def plan_run(config: RunConfig, pools: Mapping[str, pd.DataFrame]) -> list[Recor
             lists: dict[ListKey, TrialList] = {}
             subgroup = f"{group[0]}={group[1]}" if group else None
             for cell in cells:
-                trials = _trials_for(
-                    config, experiment, pools, group, (cell.enrol_select, cell.test_select, cell.spoof), lists
-                )
+                if experiment.trial_list is not None:
+                    trials = (listed or {})[experiment.id]
+                else:
+                    key = (cell.enrol_select, cell.test_select, cell.spoof, experiment.budget(cell.condition))
+                    trials = _trials_for(config, experiment, pools, group, key, lists)
                 for encoder in config.encoders:
                     record_id = record_id_for(experiment.id, encoder.label, cell.condition, subgroup)
                     plans.append(RecordPlan(record_id, experiment, cell, encoder, trials, subgroup))
@@ -319,6 +347,7 @@ class Tally:
     trial_lists: int = 0
     trials: int = 0
     records: int = 0
+    evaluations: int = 0  # scored trials over all records: each record's trial list, once per record
     embeddings_per_label: int = 0
     operator_realisations: int = 0
     audio_seconds_per_label: float = 0.0
@@ -327,12 +356,14 @@ class Tally:
 
 @dataclass(frozen=True)
 class _SideGroup:
-    """The sides one role of one trial list contributes: ``bound`` distinct utterances at most."""
+    """The sides one role of one trial list contributes: ``bound`` distinct utterances at most; ``cap`` the
+    utterances they can come from when that is not the corpus's pool (an official list: the whole corpus)."""
 
     key: tuple[Any, ...]
     corpus: str
     chain: str
     bound: int
+    cap: int | None = None
 
 
 class PlanEstimate:
@@ -347,6 +378,25 @@ class PlanEstimate:
         self.experiments: dict[str, Tally] = {}
         self.total = Tally()
         self.labels: dict[str, dict[str, Any]] = {}
+        self.reconciliation: dict[str, Any] | None = None  # beside the paper's counts (``reconcile_with``)
+
+    def reconcile_with(self, counts: PaperCounts) -> None:
+        """Set the reconciliation of this plan's records and trial evaluations with the paper's ``counts``."""
+        self.reconciliation = reconcile(
+            counts, {name: (tally.records, tally.evaluations) for name, tally in self.experiments.items()}
+        )
+
+    def label_totals(self) -> dict[str, Any]:
+        """Over every label: audio hours to embed, compute hours where a throughput is known, the cache's size."""
+        known = [row["hours"] for row in self.labels.values() if row["hours"] is not None]
+        caches = [row["cache_bytes"] for row in self.labels.values()]
+        return {
+            "labels": len(self.labels),
+            "audio_label_hours": sum(row["audio_hours"] for row in self.labels.values()),
+            "compute_hours": sum(known),
+            "labels_without_throughput": [label for label, row in self.labels.items() if row["hours"] is None],
+            "cache_bytes": None if None in caches else sum(caches),
+        }
 
     def as_dict(self) -> dict[str, Any]:
         """The estimate as JSON-ready data (``interbias plan --json``)."""
@@ -356,6 +406,8 @@ class PlanEstimate:
             "experiments": {name: asdict(tally) for name, tally in self.experiments.items()},
             "total": asdict(self.total),
             "labels": self.labels,
+            "label_totals": self.label_totals(),
+            **({"reconciliation": self.reconciliation} if self.reconciliation is not None else {}),
         }
 
     def lines(self) -> list[str]:
@@ -382,8 +434,18 @@ class PlanEstimate:
                 f"  {label:<22} {row['dim'] or '?':>5} {cache:>9} {speed:>10} {hours:>10}  "
                 f"{row['throughput_source'] or '-'}"
             )
+        totals = self.label_totals()
+        missing = totals["labels_without_throughput"]
+        compute = f"{bound}{totals['compute_hours']:,.1f} h of compute" + (
+            f" for the {totals['labels'] - len(missing)} labels with a throughput" if missing else ""
+        )
+        cache = "?" if totals["cache_bytes"] is None else bound + _size(totals["cache_bytes"])
+        audio = f"{bound}{totals['audio_label_hours']:,.1f} label-hours of audio to embed"
+        out.append(f"  all {totals['labels']} labels: {audio}, {compute}, embedding cache {cache}")
         for name, size in sorted(self.sizes.items()):
             out.append(f"  corpus {name}: {size.utterances:,} utterances, {size.speakers:,} speakers ({size.source})")
+        if self.reconciliation is not None:
+            out += reconciliation_lines(self.reconciliation)
         return out
 
 
@@ -423,32 +485,50 @@ def _cache_entry_bytes(dim: int) -> int:
         return cache.path("0" * 40).stat().st_size
 
 
-def _groups_of(config: RunConfig, experiment: ExperimentDesign, n_subgroups: int) -> tuple[list[_SideGroup], int]:
-    """Declared mode: the side groups of an experiment (trial lists x roles) and its number of trial lists."""
-    total_trials = experiment.target_trials + experiment.nontarget_trials
+def _groups_of(
+    config: RunConfig, experiment: ExperimentDesign, n_subgroups: int, corpus_utterances: int
+) -> tuple[list[_SideGroup], dict[tuple[Any, ...], int], list[int]]:
+    """Declared mode: the side groups of an experiment (trial lists x roles), the size of each of its trial lists
+    and the trials of each of its cells (per subgroup, in cell order). An official list's sides are bounded by the
+    utterances it can name (VoxCeleb1-O: the test split's), not by the run's pool."""
+    from runner.corpora.voxceleb1 import OFFICIAL_LISTS
+
+    listed = OFFICIAL_LISTS.get(experiment.trial_list or "")
+    cap = None if listed is None else min(listed.utterances_at_most, corpus_utterances)
     groups: list[_SideGroup] = []
-    lists: set[tuple[Any, ...]] = set()
+    sizes: dict[tuple[Any, ...], int] = {}
+    cell_trials: list[int] = []
     for subgroup in range(n_subgroups):
         for cell in config.experiment_cells(experiment):
-            list_key = (experiment.id, subgroup, cell.enrol_select, cell.test_select, cell.spoof)
-            lists.add(list_key)
+            n_target, n_nontarget = experiment.budget(cell.condition)
+            n = n_target + n_nontarget
+            list_key: tuple[Any, ...] = (experiment.id, "listed")
+            if listed is None:
+                list_key = (experiment.id, subgroup, cell.enrol_select, cell.test_select, cell.spoof, n_target)
+            sizes[list_key] = n
+            cell_trials.append(n)
+            side = min(n, cap) if cap is not None else n
             enrol, test = chain_id(list(cell.enrol_chain)), chain_id(list(cell.test_chain))
-            groups.append(_SideGroup((list_key, "enrol", enrol), experiment.corpus, enrol, total_trials))
+            groups.append(_SideGroup((list_key, "enrol", enrol), experiment.corpus, enrol, side, cap))
             if cell.spoof is None:
-                groups.append(_SideGroup((list_key, "test", test), experiment.corpus, test, total_trials))
+                groups.append(_SideGroup((list_key, "test", test), experiment.corpus, test, side, cap))
             else:
-                targets = _SideGroup((list_key, "target", test), experiment.corpus, test, experiment.target_trials)
-                spoofs = _SideGroup((list_key, "spoof", test), cell.spoof.corpus, test, experiment.nontarget_trials)
+                targets = _SideGroup((list_key, "target", test), experiment.corpus, test, n_target)
+                spoofs = _SideGroup((list_key, "spoof", test), cell.spoof.corpus, test, n_nontarget)
                 groups += [targets, spoofs]
-    return groups, len(lists)
+    return groups, sizes, cell_trials
 
 
 def _bounded_sides(groups: list[_SideGroup], pools: Mapping[str, int]) -> dict[tuple[str, str], int]:
-    """(corpus, chain) -> distinct utterances at most: the sum of its groups' bounds, capped by the pool."""
+    """(corpus, chain) -> distinct utterances at most: the sum of its groups' bounds, capped by the pool (or by
+    the larger cap of an official list's groups)."""
     sums: dict[tuple[str, str], int] = {}
+    caps: dict[tuple[str, str], int] = {}
     for group in {(*g.key, g.corpus): g for g in groups}.values():
-        sums[(group.corpus, group.chain)] = sums.get((group.corpus, group.chain), 0) + group.bound
-    return {key: min(total, pools[key[0]]) for key, total in sums.items()}
+        key = (group.corpus, group.chain)
+        sums[key] = sums.get(key, 0) + group.bound
+        caps[key] = max(caps.get(key, pools[group.corpus]), group.cap or 0)
+    return {key: min(total, caps[key]) for key, total in sums.items()}
 
 
 def _tally_sides(
@@ -461,10 +541,10 @@ def _tally_sides(
 
 
 def _exact_counts(
-    sides: Mapping[tuple[str, str], set[str]], pools: Mapping[str, pd.DataFrame]
+    sides: Mapping[tuple[str, str], set[str]], tables: Mapping[str, pd.DataFrame]
 ) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], float]]:
-    """Exact mode: distinct utterances per (corpus, chain) and their seconds of audio (from the pools)."""
-    durations = {name: pool.set_index("utt_id")["duration_s"] for name, pool in pools.items()}
+    """Exact mode: distinct utterances per (corpus, chain) and their seconds of audio (from the corpus tables)."""
+    durations = {name: table.set_index("utt_id")["duration_s"] for name, table in tables.items()}
     counts = {key: float(len(utts)) for key, utts in sides.items()}
     seconds = {key: float(durations[key[0]].loc[sorted(utts)].sum()) for key, utts in sides.items()}
     return counts, seconds
@@ -517,7 +597,7 @@ def estimate_plan(
     rows_by_experiment: dict[str, list[int]] = {}
     plans_by_experiment: dict[str, list[RecordPlan]] = {}
     if pools is not None:
-        for plan in plan_run(config, pools):
+        for plan in plan_run(config, pools, listed_trials(config, tables or {})):
             plans_by_experiment.setdefault(plan.experiment.id, []).append(plan)
     for experiment in config.experiments:
         tally = Tally(utterances=sum(pool_counts[name] for name in _experiment_corpora(config, experiment)))
@@ -532,7 +612,7 @@ def estimate_plan(
                 for side in plan.enrol_sides() + plan.test_sides():
                     sides.setdefault((side.corpus, side.chain_id), set()).add(side.utt_id)
                     all_sides.setdefault((side.corpus, side.chain_id), set()).add(side.utt_id)
-            _tally_sides(tally, *_exact_counts(sides, pools))
+            _tally_sides(tally, *_exact_counts(sides, tables or {}))
         else:
             n_subgroups = 1
             if experiment.subgroup is not None:
@@ -543,12 +623,12 @@ def estimate_plan(
                         f"experiments {experiment.id}: the declared size of {experiment.corpus!r} gives no number "
                         f"of {experiment.subgroup!r} subgroups",
                     )
-            groups, tally.trial_lists = _groups_of(config, experiment, n_subgroups)
+            corpus_utterances = corpus_sizes[experiment.corpus].utterances
+            groups, list_sizes, cell_trials = _groups_of(config, experiment, n_subgroups, corpus_utterances)
             all_groups += groups
-            tally.trials = tally.trial_lists * (experiment.target_trials + experiment.nontarget_trials)
-            n_cells = len(config.experiment_cells(experiment))
-            tally.records = n_subgroups * n_cells * n_encoders
-            rows_by_experiment[experiment.id] = [experiment.target_trials + experiment.nontarget_trials] * tally.records
+            tally.trial_lists, tally.trials = len(list_sizes), sum(list_sizes.values())
+            tally.records = len(cell_trials) * n_encoders
+            rows_by_experiment[experiment.id] = [n for n in cell_trials for _ in range(n_encoders)]
             bounded = _bounded_sides(groups, pool_counts)
             _tally_sides(tally, bounded, _declared_seconds(bounded, corpus_sizes))
         estimate.experiments[experiment.id] = tally
@@ -559,7 +639,7 @@ def estimate_plan(
         total.records += tally.records
     total.utterances = sum(pool_counts.values())
     if pools is not None:
-        _tally_sides(total, *_exact_counts(all_sides, pools))
+        _tally_sides(total, *_exact_counts(all_sides, tables or {}))
     else:
         bounded = _bounded_sides(all_groups, pool_counts)
         _tally_sides(total, bounded, _declared_seconds(bounded, corpus_sizes))
@@ -568,7 +648,9 @@ def estimate_plan(
     }
     for experiment_id, tally in estimate.experiments.items():
         tally.score_bytes = sum(sizes_of_files[rows] for rows in rows_by_experiment[experiment_id])
+        tally.evaluations = sum(rows_by_experiment[experiment_id])
         total.score_bytes += tally.score_bytes
+        total.evaluations += tally.evaluations
     for spec in config.encoders:
         speed = throughput.audio_seconds_per_second.get(spec.label) if throughput is not None else None
         estimate.labels[spec.label] = {

@@ -51,7 +51,7 @@ PAPER_LABELS = 12
 PAPER_SCORES = 12_000_000
 REPLICATED = ("E03", "E04", "E05", "E06", "E07")  # single-factor designs whose draws pad to the paper's count
 MIN_BUDGET = 40  # per class and list: small scales keep both classes and a development split for E16
-DEV_SHARE = 0.2  # of E16's (voxceleb1) speakers, declared as development speakers
+DEV_SHARE = 0.5  # of the voxceleb1 speakers E16 draws from, declared as development speakers
 RUN_ID = "synthetic-rehearsal"
 SYNTHETIC_RELEASE = "rehearsal"  # the release every synthetic pool records: no published corpus
 
@@ -72,13 +72,20 @@ CORPORA = {
         24,
         64,
         {"gender": GENDERS},
-        {"emotion": ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised")},
+        {
+            "emotion": ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised"),
+            "style": ("speech",),  # the vocal channel E01, E14 and E20 select
+        },
     ),
     "torgo": CorpusShape(
         15,
         300,
         {"condition": ("dysarthric", "control"), "gender": GENDERS},
-        {"session": ("Session1", "Session2", "Session2_3", "Session3")},
+        {
+            "session": ("Session1", "Session2", "Session2_3", "Session3"),
+            "microphone": ("headMic",),  # one microphone per prompt, and lexical prompts, as full.toml selects
+            "style": ("lexical",),
+        },
     ),
     "ears": CorpusShape(
         107, 56, {"gender": GENDERS}, {"style": ("regular", "loud", "whisper", "highpitch", "lowpitch", "fast", "slow")}
@@ -94,7 +101,7 @@ CORPORA = {
     "l2_arctic": CorpusShape(
         24, 60, {"l1": ("Arabic", "Mandarin", "Hindi", "Korean", "Spanish", "Vietnamese"), "gender": GENDERS}
     ),
-    "voxceleb1": CorpusShape(1251, 20, {"gender": GENDERS}),
+    "voxceleb1": CorpusShape(1251, 20, {"gender": GENDERS, "split": ("dev", "dev", "test")}),
 }
 SPOOF_FOLDERS = {"tts_spoofs": ("VITS", "YourTTS"), "vc_spoofs": ("FreeVC", "kNN-VC")}  # imitating voxceleb1 speakers
 
@@ -173,8 +180,7 @@ def _budget_factor(config: Any, records_per_label: int) -> float:
     per_cell = []
     for experiment in config.experiments:
         groups = 2 if experiment.subgroup else 1
-        size = experiment.target_trials + experiment.nontarget_trials
-        per_cell += [size] * (len(config.experiment_cells(experiment)) * groups)
+        per_cell += [sum(experiment.budget(cell.condition)) for cell in config.experiment_cells(experiment)] * groups
     padding = [
         e.target_trials + e.nontarget_trials
         for e in config.experiments
@@ -187,11 +193,29 @@ def _budget_factor(config: Any, records_per_label: int) -> float:
 
 
 def _scaled(experiment: Any, factor: float) -> Any:
+    def scaled(n: int) -> int:
+        return max(MIN_BUDGET, round(n * factor))
+
     return replace(
         experiment,
-        target_trials=max(MIN_BUDGET, round(experiment.target_trials * factor)),
-        nontarget_trials=max(MIN_BUDGET, round(experiment.nontarget_trials * factor)),
+        target_trials=scaled(experiment.target_trials),
+        nontarget_trials=scaled(experiment.nontarget_trials),
+        budgets=tuple((name, scaled(target), scaled(nontarget)) for name, target, nontarget in experiment.budgets),
     )
+
+
+def _listed(config: Any, pools: dict[str, pd.DataFrame], seed: int) -> dict[str, Any]:
+    """A stand-in for the official list of each experiment that scores one: a balanced draw of its (scaled)
+    published size from the synthetic pool, since no published list names synthetic utterances."""
+    from runner.trials import sample_trials
+
+    return {
+        e.id: sample_trials(
+            pools[e.corpus], experiment_id=e.id, n_target=e.target_trials, n_nontarget=e.nontarget_trials, seed=seed
+        )
+        for e in config.experiments
+        if e.trial_list is not None
+    }
 
 
 def plan_records(
@@ -207,7 +231,7 @@ def plan_records(
 
     reference: dict[tuple[str, str | None], Any] = {}
     plans = []
-    for p in plan_run(config, pools):
+    for p in plan_run(config, pools, _listed(config, pools, seed)):
         trials = p.trials
         if same_list_contrasts and p.experiment.factor_b is not None:
             trials = reference.setdefault((p.experiment.id, p.subgroup), p.trials)  # cells come reference first
@@ -336,6 +360,18 @@ def _operators(planned: list[Planned], records_scores: list[RecordScores]) -> di
             "fallback": 0,
         }
     return {"policy": "drop-trial", "chains": dict(sorted(chains.items())), "records": records}
+
+
+def _subgroup_population(config: Any, pool: pd.DataFrame) -> pd.DataFrame:
+    """The utterances of ``pool`` the subgroup-gap designs draw from (their own ``select``: full.toml's E16 the
+    test split), where the development speakers must lie."""
+    from runner.trials import selected
+
+    selections = {e.select for e in config.experiments if e.subgroup is not None} or {()}
+    keep = np.zeros(len(pool), dtype=bool)
+    for selection in selections:
+        keep |= selected(pool, selection)
+    return pool[keep]
 
 
 def _config_text(config_path: Path, dev_speakers: list[str], held_out_levels: list[str]) -> str:
@@ -505,7 +541,11 @@ def write_paper_bundle(
         )
     writer.write_json(ENVIRONMENT_FILE, {"python": {"version": sys.version.split()[0]}, "seeds": {"run": seed}})
     # Development speakers only from a corpus the bundle holds (an E13-only bundle has no VoxCeleb to set aside).
-    voxceleb = np.sort(genuine["voxceleb1"]["speaker"].unique()) if "voxceleb1" in used else np.array([])
+    voxceleb = (
+        np.sort(_subgroup_population(config, genuine["voxceleb1"])["speaker"].unique())
+        if "voxceleb1" in used
+        else np.array([])
+    )
     dev_speakers = voxceleb[: round(DEV_SHARE * len(voxceleb))].tolist()
     levels = {level for p in planned for f in (p.plan.experiment.factor_a, p.plan.experiment.factor_b) if f
               for level in f.levels}  # fmt: skip

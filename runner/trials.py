@@ -336,6 +336,26 @@ def sample_trials(
     return _trial_list(pool, enrol[order], test[order], labels[order], subgroup_label)
 
 
+def published_trial_list(published: pd.DataFrame, utterances: pd.DataFrame) -> TrialList:
+    """A published list (``enrol_utt``, ``test_utt``, ``label``: an official list as read) in its own order, each
+    side's speaker from ``utterances``; an utterance the table lacks is a ``SelectionError`` naming the first."""
+    speakers = dict(zip(utterances["utt_id"], utterances["speaker"], strict=True))
+    named = pd.concat([published["enrol_utt"], published["test_utt"]]).drop_duplicates()
+    absent = sorted(set(named) - set(speakers))
+    if absent:
+        raise SelectionError(f"names {len(absent)} utterance(s) the corpus table lacks (first: {absent[0]})")
+    frame = pd.DataFrame(
+        {
+            "enrol_utt": published["enrol_utt"].to_numpy(),
+            "test_utt": published["test_utt"].to_numpy(),
+            "label": published["label"].to_numpy(np.int64),
+            "enrol_speaker": published["enrol_utt"].map(speakers).to_numpy(),
+            "test_speaker": published["test_utt"].map(speakers).to_numpy(),
+        }
+    )
+    return _finished(frame)
+
+
 def add_spoof_trials(
     genuine: TrialList,
     pool: pd.DataFrame,

@@ -5,7 +5,19 @@ Importing this package registers every adapter, so ``load_corpus(name, root)`` k
 """
 
 from audit.scores.trial_lists import TrialListError, read_kaldi_trials, read_voxceleb_trials
-from runner.corpora import asterisk, asvspoof2019, common_voice, ears, l2_arctic, ravdess, spoof, torgo, voxceleb1
+from runner.corpora import (
+    asterisk,
+    asvspoof2019,
+    common_voice,
+    debian,
+    ears,
+    fillets,
+    l2_arctic,
+    ravdess,
+    spoof,
+    torgo,
+    voxceleb1,
+)
 from runner.corpora.asterisk import build_default_corpus
 from runner.corpora.base import (
     ADAPTERS,
@@ -28,7 +40,9 @@ __all__ = [
     "asvspoof2019",
     "build_default_corpus",
     "common_voice",
+    "debian",
     "ears",
+    "fillets",
     "l2_arctic",
     "load_corpus",
     "ravdess",

@@ -16,47 +16,43 @@ call with the same inputs returns the existing table without decoding.
 
 from __future__ import annotations
 
-import io
-import json
-import subprocess
-import wave
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import av
 import numpy as np
-import pandas as pd
 
-from provenance.atomic import atomic_write_bytes, atomic_write_text
-from provenance.digests import bytes_digest, file_digest, file_digests
 from runner.corpora.base import (
-    PROBLEMS_FILE,
-    UTTERANCES_FILE,
     CorpusBuilder,
-    CorpusError,
     CorpusTable,
     Release,
     corpus_adapter,
-    read_problems,
-    read_utterances,
+)
+from runner.corpora.debian import (
+    AUDIO_FOLDER,
+    InstalledPackage,
+    add_decoded,
+    cached_build,
+    checked_package,
+    decode_16k,
+    decoder_versions,
+    finish_build,
+    load_built,
+    package_files,
+    package_inputs,
 )
 from runner.stages import StageLog
 
 FORMAT_VERSION = 1
-SAMPLE_RATE = 16_000
-WAV_HEADER_BYTES = 44  # the plain RIFF/WAVE header the ``wave`` module writes for PCM
 DEFAULT_MIN_DURATION_S = 1.0
 SOUNDS_ROOT = PurePosixPath("/usr/share/asterisk/sounds")
 AUDIO_SUFFIXES = {".g722": "g722", ".gsm": "gsm", ".wav": None}  # suffix -> PyAV demuxer (None: probe)
 NOT_SPEECH_FOLDER = "silence"
-MANIFEST_FILE = "build-manifest.json"
-AUDIO_FOLDER = "audio"
+BUILD_COMMAND = "interbias corpus build"
 # The release of each utterance is its Debian package and version (source_package, source_version).
 RELEASE = Release("Debian asterisk prompt packages", None)
-INSTALL_HINT = "install it as root: apt-get install {package} (or run `nox -s tests` as root)"
 
 
 @dataclass(frozen=True)
@@ -130,33 +126,6 @@ VOICES: tuple[Voice, ...] = (
 
 
 @dataclass(frozen=True)
-class InstalledPackage:
-    name: str
-    version: str
-    description: str
-    files: tuple[PurePosixPath, ...]
-
-
-def _dpkg_query(*args: str) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(["dpkg-query", *args], capture_output=True, text=True, check=False)
-    except FileNotFoundError as exc:
-        raise CorpusError("dpkg-query", "not found: the default corpus needs a Debian-based system") from exc
-
-
-def installed_package(name: str) -> InstalledPackage:
-    """Version, description and installed files of a Debian package; ``CorpusError`` when it is missing."""
-    query = _dpkg_query("-W", "-f=${db:Status-Status}\n${Version}\n${Description}", name)
-    status, _, rest = query.stdout.partition("\n")
-    if query.returncode != 0 or status != "installed":
-        raise CorpusError(name, f"Debian package not installed; {INSTALL_HINT.format(package=name)}")
-    version, _, description = rest.partition("\n")
-    listing = _dpkg_query("-L", name)
-    files = tuple(sorted(PurePosixPath(line) for line in listing.stdout.splitlines() if line.strip()))
-    return InstalledPackage(name, version, " ".join(description.replace("\n .", "\n").split()), files)
-
-
-@dataclass(frozen=True)
 class Source:
     """One prompt file of a package and where its decoded WAV goes."""
 
@@ -176,35 +145,13 @@ class Source:
 
 def package_sources(voice: Voice, package: Package, installed: InstalledPackage) -> list[Source]:
     """The package's own prompt files (regular files, not symlinks), sorted by path."""
-    sources = []
-    for file in installed.files:
-        path = Path(file)
-        wanted = file.suffix in AUDIO_SUFFIXES and file.is_relative_to(SOUNDS_ROOT)
-        if wanted and path.is_file() and not path.is_symlink():
-            sources.append(Source(voice, package, path, file.relative_to(SOUNDS_ROOT)))
-    return sources
+    files = package_files(installed, SOUNDS_ROOT, tuple(AUDIO_SUFFIXES))
+    return [Source(voice, package, path, PurePosixPath(path).relative_to(SOUNDS_ROOT)) for path in files]
 
 
 def decode_prompt(path: Path) -> np.ndarray:
     """Decode one prompt to 16 kHz mono int16 samples (libswresample through PyAV)."""
-    resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
-    chunks: list[np.ndarray] = []
-    with av.open(str(path), format=AUDIO_SUFFIXES[path.suffix]) as container:
-        for frame in container.decode(container.streams.audio[0]):
-            chunks.extend(out.to_ndarray().reshape(-1) for out in resampler.resample(frame))
-    chunks.extend(out.to_ndarray().reshape(-1) for out in resampler.resample(None))
-    return np.concatenate(chunks).astype(np.int16) if chunks else np.zeros(0, np.int16)
-
-
-def wav_bytes(samples: np.ndarray) -> bytes:
-    """A 16 kHz mono 16-bit PCM WAV file: the plain RIFF header and the samples, nothing time-dependent."""
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as writer:
-        writer.setnchannels(1)
-        writer.setsampwidth(2)
-        writer.setframerate(SAMPLE_RATE)
-        writer.writeframes(samples.astype("<i2").tobytes())
-    return buffer.getvalue()
+    return decode_16k(path, AUDIO_SUFFIXES[path.suffix])
 
 
 def _interleaved(lists: list[list[Source]]) -> Iterator[Source]:
@@ -220,45 +167,16 @@ def _build_inputs(
     max_per_speaker: int | None,
 ) -> dict[str, Any]:
     """Everything the built bytes depend on; the cache is valid only while this is unchanged."""
-    packages = {}
-    for name, package in sorted(installed.items()):
-        digests = file_digests([source.path for source in sources[name]])
-        listing = "".join(f"{s.relative.as_posix()}\t{d.blake3}\n" for s, d in zip(sources[name], digests, strict=True))
-        packages[name] = {
-            "version": package.version,
-            "source_files": len(sources[name]),
-            "source_blake3": bytes_digest(listing.encode()).blake3,
-        }
     return {
         "format_version": FORMAT_VERSION,
         "min_duration_s": min_duration_s,
         "max_per_speaker": max_per_speaker,
-        "packages": packages,
-        "decoder": {
-            "pyav": av.__version__,
-            **{k: ".".join(map(str, v)) for k, v in av.library_versions.items()},
+        "packages": {
+            name: package_inputs(package, [(source.relative, source.path) for source in sources[name]])
+            for name, package in sorted(installed.items())
         },
+        "decoder": decoder_versions(),
     }
-
-
-def _cached(out_dir: Path, inputs: dict[str, Any]) -> CorpusTable | None:
-    """The existing build when its manifest records the same inputs, its tables are intact (BLAKE3) and every
-    WAV has the size its duration implies (a full re-digest of the audio would cost as much as a rebuild)."""
-    manifest_path = out_dir / MANIFEST_FILE
-    if not manifest_path.is_file():
-        return None
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    if manifest.get("inputs") != inputs:
-        return None
-    for name, digest in manifest.get("outputs", {}).items():
-        if not (out_dir / name).is_file() or file_digest(out_dir / name).blake3 != digest:
-            return None
-    frame = read_utterances(out_dir / UTTERANCES_FILE)
-    for path, seconds in zip(frame["path"], frame["duration_s"], strict=True):
-        wav = out_dir / path
-        if not wav.is_file() or wav.stat().st_size != WAV_HEADER_BYTES + 2 * round(seconds * SAMPLE_RATE):
-            return None
-    return CorpusTable(frame, read_problems(out_dir / PROBLEMS_FILE))
 
 
 def build_default_corpus(
@@ -274,16 +192,11 @@ def build_default_corpus(
     sources: dict[str, list[Source]] = {}
     for voice in VOICES:
         for package in voice.packages:
-            found = installed_package(package.name)
-            if package.voice_phrase not in found.description:
-                raise CorpusError(
-                    package.name,
-                    f"description no longer says {package.voice_phrase!r}: review VOICES in {__name__}",
-                )
+            found = checked_package(package.name, package.voice_phrase, f"VOICES in {__name__}")
             installed[package.name] = found
             sources[package.name] = package_sources(voice, package, found)
     inputs = _build_inputs(installed, sources, min_duration_s, max_per_speaker)
-    cached = _cached(out_dir, inputs)
+    cached = cached_build(out_dir, inputs)
     if cached is not None:
         return cached
 
@@ -309,50 +222,28 @@ def build_default_corpus(
                     count[reason] += 1
     log.done("default corpus", f"{sum(c['kept'] for c in counts.values())} utterances kept")
     table = builder.table()
-    _remove_stale_audio(out_dir, set(table.frame["path"]))
-    table.write(out_dir)
-    manifest = _manifest(table, installed, inputs, counts, out_dir)
-    atomic_write_text(out_dir / MANIFEST_FILE, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    finish_build(out_dir, table, _manifest(table, installed, inputs, counts))
     return table
 
 
 def _add_prompt(builder: CorpusBuilder, source: Source, package: InstalledPackage, min_duration_s: float) -> str | None:
     """Decode one prompt and add it; returns None when kept, else the counter of why it was skipped."""
-    where = source.path.as_posix()
     if NOT_SPEECH_FOLDER in source.relative.parts:
-        builder.problem(where, "skipped: silence prompt, not speech")
+        builder.problem(source.path.as_posix(), "skipped: silence prompt, not speech")
         return "not_speech"
-    try:
-        samples = decode_prompt(source.path)
-    except (av.FFmpegError, IndexError) as exc:
-        builder.problem(where, f"skipped: decoding failed ({exc})")
-        return "failed"
-    duration = len(samples) / SAMPLE_RATE
-    if duration < min_duration_s:
-        builder.problem(where, f"skipped: {duration:.3f} s is shorter than the declared minimum {min_duration_s} s")
-        return "too_short"
-    output = builder.root / source.output
-    atomic_write_bytes(output, wav_bytes(samples))
-    voice = source.voice
-    builder.add(
-        output,
+    return add_decoded(
+        builder,
+        source.path,
+        AUDIO_SUFFIXES[source.path.suffix],
+        source.output,
+        min_duration_s,
         utt_id=source.utt_id,
-        speaker=voice.speaker,
-        gender=voice.gender,
+        speaker=source.voice.speaker,
+        gender=source.voice.gender,
         language=source.package.language,
         source_package=package.name,
         source_version=package.version,
     )
-    return None
-
-
-def _remove_stale_audio(out_dir: Path, keep: set[str]) -> None:
-    """Delete WAVs left by an earlier build with other parameters, so the folder matches its table."""
-    audio = out_dir / AUDIO_FOLDER
-    if audio.is_dir():
-        for wav in audio.rglob("*.wav"):
-            if wav.relative_to(out_dir).as_posix() not in keep:
-                wav.unlink()
 
 
 def _manifest(
@@ -360,7 +251,6 @@ def _manifest(
     installed: dict[str, InstalledPackage],
     inputs: dict[str, Any],
     counts: dict[str, dict[str, int]],
-    out_dir: Path,
 ) -> dict[str, Any]:
     frame = table.frame
     speakers = []
@@ -390,40 +280,10 @@ def _manifest(
             "problems": len(table.problems),
         },
         "transcripts": "none: no package ships the text of its prompts",
-        "outputs": {name: file_digest(out_dir / name).blake3 for name in (UTTERANCES_FILE, PROBLEMS_FILE)},
     }
 
 
 @corpus_adapter("asterisk", RELEASE)
 def load_built_default_corpus(root: Path) -> CorpusTable:
-    """A default corpus already built in ``root`` (see ``build_default_corpus``)."""
-    if not (root / MANIFEST_FILE).is_file():
-        raise CorpusError(str(root), "no built default corpus here: run `interbias corpus build` first")
-    table = CorpusTable(read_utterances(root / UTTERANCES_FILE), read_problems(root / PROBLEMS_FILE))
-    verify_audio(root, table.frame)
-    return table
-
-
-def verify_audio(root: Path, frame: pd.DataFrame) -> None:
-    """Every audio file of a built table still has the BLAKE3 the table records (an edited or swapped file would
-    otherwise be embedded, cached and signed under its old digest): a ``CorpusError`` naming the first that does
-    not. Hashed through the run's digest index, so an unchanged rerun reads no file (any write changes the file's
-    ctime, which the index compares)."""
-    paths = [root / path for path in frame["path"]]
-    try:
-        digests = file_digests(paths)
-    except OSError as error:
-        raise CorpusError(
-            str(error.filename or root), f"audio listed in {UTTERANCES_FILE} is unreadable: {error.strerror}"
-        ) from None
-    changed = [
-        path
-        for path, digest, recorded in zip(paths, digests, frame["blake3"], strict=True)
-        if digest.blake3 != recorded
-    ]
-    if changed:
-        raise CorpusError(
-            str(changed[0]),
-            f"differs from the BLAKE3 {UTTERANCES_FILE} records ({len(changed)} of {len(paths)} audio files changed "
-            "since the corpus was built); rebuild it with `interbias corpus build`",
-        )
+    """A default corpus already built in ``root`` (see ``build_default_corpus``), its audio verified."""
+    return load_built(root, BUILD_COMMAND)

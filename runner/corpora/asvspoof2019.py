@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, Release, corpus_adapter, sorted_files
+from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, Release, corpus_adapter
 
 CM_FOLDER = "ASVspoof2019_LA_cm_protocols"
 ASV_FOLDER = "ASVspoof2019_LA_asv_protocols"
@@ -129,7 +129,7 @@ def load_bona_fide(root: Path) -> CorpusTable:
     listed = {audio_path(builder.root, e.partition, e.file) for e in entries} | {
         audio_path(builder.root, partition, file) for partition, file in enrolled
     }
-    for audio in sorted_files(builder.root, "*.flac"):
+    for audio in builder.walk("*.flac", parsed=False):
         if audio not in listed:
             builder.problem(audio, "not used: in no protocol or enrolment list")
     return builder.table()

@@ -3,6 +3,11 @@
 An adapter walks a corpus folder and returns a ``CorpusTable``: the utterance table (``schemas.utterances``)
 and the problems it met, one ``(path, reason)`` per file or metadata entry it could not use as published.
 Nothing is dropped silently: a file that is skipped, or kept with a field left empty, has a problem saying so.
+Folders are walked with their links followed (per-speaker links are the usual way to merge or flatten corpora);
+a folder reached twice, through a link loop or a second link, is walked once and the repeat is a problem. An
+utterance id found twice is kept once when both files hold the same bytes (a copy that ships every file twice),
+and is one ``CorpusError`` naming both paths when they differ. A folder whose audio files parse to no row at all
+is one ``CorpusError`` naming the layout the adapter expected and the first paths it saw, not an empty table.
 Adapters register themselves by name with the release they read (``@corpus_adapter("ravdess", Release("RAVDESS",
 "1.0.0"))``) and are reached through ``load_corpus``. Every row records that release in ``source_package`` and
 ``source_version``; where the release is not fixed by the adapter (Common Voice, spoof folders) it is what the folder
@@ -11,8 +16,11 @@ shows or what the configuration declares, and a release nobody declared is a pro
 
 from __future__ import annotations
 
+import fnmatch
 import io
-from collections.abc import Callable, Iterable
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -133,14 +141,22 @@ def read_problems(path: Path) -> tuple[Problem, ...]:
 
 
 class CorpusBuilder:
-    """Collects utterance rows and problems while an adapter walks a corpus folder."""
+    """Collects utterance rows and problems while an adapter walks a corpus folder.
 
-    def __init__(self, root: Path, release: Release | None = None) -> None:
+    ``layout`` is what the adapter expects (``Actor_NN/MM-VV-EE-II-SS-RR-AA.wav``): the one line a folder whose
+    files give no row at all is refused with.
+    """
+
+    SHOWN_PATHS = 3  # the first paths a refusal shows
+
+    def __init__(self, root: Path, release: Release | None = None, layout: str | None = None) -> None:
         self.root = Path(root).absolute()
         self.release = release
+        self.layout = layout
         self.records: list[dict[str, Any]] = []
         self.files: list[Path] = []  # the audio file of each record
         self.problems: list[Problem] = []
+        self.seen: list[Path] = []  # every file a parsing walk found (see walk)
 
     def relative(self, file: Path) -> str:
         return Path(file).absolute().relative_to(self.root).as_posix()
@@ -149,6 +165,24 @@ class CorpusBuilder:
         """Record a problem; ``file`` is a path under the root or a name (a metadata file, a source path)."""
         name = self.relative(file) if isinstance(file, Path) else file
         self.problems.append(Problem(name, reason))
+
+    def walk(self, pattern: str, under: Path | None = None, *, parsed: bool = True) -> list[Path]:
+        """Regular files under ``under`` (the root by default) whose name matches ``pattern``, links followed, in
+        a stable order; a repeated folder, a broken link or a matching name that is not a regular file is a
+        problem. ``parsed`` files (those the adapter reads rows from, not files it only checks against a list)
+        count as seen for the refusal of a folder that gives no row."""
+        found: list[Path] = []
+        for path, kind in walk_tree(under or self.root):
+            if kind in (REGULAR, BROKEN_LINK, NOT_REGULAR) and not fnmatch.fnmatchcase(path.name, pattern):
+                continue
+            if kind == REGULAR:
+                found.append(path)
+            else:
+                self.problem(path, f"skipped: {kind}")
+        found.sort(key=lambda path: path.as_posix())
+        if parsed:
+            self.seen.extend(found)
+        return found
 
     def add(self, file: Path, utt_id: str, speaker: str, **fields: Any) -> bool:
         """Read the header and digest of ``file`` and add its row; an unreadable file becomes a problem."""
@@ -186,9 +220,69 @@ class CorpusBuilder:
         return self.add(file, utt_id, speaker, **fields)
 
     def table(self) -> CorpusTable:
+        """The validated table: rows digested, one row per utterance id (``_without_copies``); a walked folder
+        whose files gave no row is a ``CorpusError`` naming the expected layout."""
+        if self.seen and not self.records:
+            shown = ", ".join(self.relative(path) for path in self.seen[: self.SHOWN_PATHS])
+            more = f" (of {len(self.seen)})" if len(self.seen) > self.SHOWN_PATHS else ""
+            expected = f"expected {self.layout}" if self.layout else "none could be used"
+            raise CorpusError(
+                str(self.root),
+                f"{len(self.seen)} audio file(s) found but none parsed: {expected}; first seen: {shown}{more}",
+            )
         digests = file_digests(self.files)
         records = [{**record, "blake3": digest.blake3} for record, digest in zip(self.records, digests, strict=True)]
-        return CorpusTable.from_records(records, self.problems, str(self.root))
+        return CorpusTable.from_records(self._without_copies(records), self.problems, str(self.root))
+
+    def _without_copies(self, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One row per utterance id: a second file with the same bytes is a problem (the first path, in path
+        order, is kept); a second file with other bytes under the same id is a ``CorpusError`` naming both."""
+        kept: dict[str, dict[str, Any]] = {}
+        for record in sorted(records, key=lambda record: record["path"]):
+            first = kept.setdefault(record["utt_id"], record)
+            if first is record:
+                continue
+            if first["blake3"] != record["blake3"]:
+                raise CorpusError(
+                    str(self.root),
+                    f"utterance {record['utt_id']!r} is both {first['path']} and {record['path']}, with different "
+                    "content: remove the one that is not the published file",
+                )
+            self.problems.append(Problem(record["path"], f"skipped: the same bytes as {first['path']} (one copy kept)"))
+        return list(kept.values())
+
+
+REGULAR = "regular file"
+REPEATED_FOLDER = "folder already walked (a link loop, or a second link to it)"
+BROKEN_LINK = "link to nothing (broken link)"
+NOT_REGULAR = "not a regular file"
+
+
+def walk_tree(root: Path) -> Iterator[tuple[Path, str]]:
+    """Every file under ``root`` with its kind (``REGULAR``, ``BROKEN_LINK``, ``NOT_REGULAR``), and every folder
+    not walked with the reason (``REPEATED_FOLDER``, or unreadable). Links to folders and files are followed; a
+    folder is walked once by its identity (device, inode), so a link loop ends."""
+    visited: set[tuple[int, int]] = set()
+    unreadable: list[OSError] = []
+    for folder, folders, names in os.walk(root, followlinks=True, onerror=unreadable.append):
+        yield from ((Path(str(error.filename)), f"unreadable folder ({error.strerror})") for error in unreadable)
+        unreadable.clear()
+        identity = os.stat(folder)
+        if (identity.st_dev, identity.st_ino) in visited:
+            folders[:] = []
+            yield Path(folder), REPEATED_FOLDER
+            continue
+        visited.add((identity.st_dev, identity.st_ino))
+        folders.sort()
+        for name in sorted(names):
+            path = Path(folder) / name
+            try:
+                mode = os.stat(path).st_mode
+            except FileNotFoundError:
+                yield path, BROKEN_LINK
+                continue
+            yield path, REGULAR if stat.S_ISREG(mode) else NOT_REGULAR
+    yield from ((Path(str(error.filename)), f"unreadable folder ({error.strerror})") for error in unreadable)
 
 
 CorpusAdapter = Callable[[Path], CorpusTable]
@@ -249,8 +343,3 @@ def load_corpus(name: str, root: Path, release: str | None = None, where: str | 
     if not root.is_dir():
         raise CorpusError(str(root), f"corpus folder not found: provide the {name} corpus in this folder")
     return pin_release(adapter(root), name, release, where or str(root))
-
-
-def sorted_files(root: Path, pattern: str) -> list[Path]:
-    """Regular files under ``root`` matching ``pattern``, in a stable order (relative POSIX path)."""
-    return sorted((p for p in Path(root).rglob(pattern) if p.is_file()), key=lambda p: p.as_posix())

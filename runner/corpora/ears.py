@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, Release, corpus_adapter, sorted_files
+from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, Release, corpus_adapter
 
 SPEAKER = re.compile(r"^p\d{3}$")
 STYLES = ("regular", "loud", "whisper", "highpitch", "lowpitch", "fast", "slow")
@@ -75,13 +75,16 @@ def _speaker_fields(builder: CorpusBuilder, speaker: str, statistics: dict[str, 
     }
 
 
+LAYOUT = "p<NNN>/<task>.wav"
+
+
 @corpus_adapter("ears", RELEASE)
 def load_ears(root: Path) -> CorpusTable:
-    builder = CorpusBuilder(root, RELEASE)
+    builder = CorpusBuilder(root, RELEASE, LAYOUT)
     statistics = _read_json(builder, STATISTICS_FILE)
     transcripts = _read_json(builder, TRANSCRIPTS_FILE)
     speakers: dict[str, dict[str, str | None]] = {}
-    for file in sorted_files(builder.root, "*.wav"):
+    for file in builder.walk("*.wav"):
         speaker = file.parent.name
         if file.parent.parent != builder.root or not SPEAKER.match(speaker):
             builder.problem(file, "skipped: not at p<NNN>/<task>.wav")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from runner.corpora.base import CorpusBuilder, CorpusTable, Release, corpus_adapter, sorted_files
+from runner.corpora.base import CorpusBuilder, CorpusTable, Release, corpus_adapter
 
 # The published speaker table of L2-ARCTIC v5: speaker -> (gender, L1).
 SPEAKERS: dict[str, tuple[str, str]] = {
@@ -53,10 +53,13 @@ def _transcript(wav: Path) -> str | None:
     return " ".join(text_file.read_text(encoding="utf-8", errors="replace").split())
 
 
+LAYOUT = "<SPEAKER>/wav/arctic_a0001.wav or suitcase_corpus/wav/<speaker>.wav"
+
+
 @corpus_adapter("l2_arctic", RELEASE)
 def load_l2_arctic(root: Path) -> CorpusTable:
-    builder = CorpusBuilder(root, RELEASE)
-    for file in sorted_files(builder.root, "*.wav"):
+    builder = CorpusBuilder(root, RELEASE, LAYOUT)
+    for file in builder.walk("*.wav"):
         parts = Path(builder.relative(file)).parts
         if len(parts) != 3 or parts[1] != "wav":
             builder.problem(file, "skipped: not at <SPEAKER>/wav/<file>.wav")

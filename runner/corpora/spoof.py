@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path, PurePosixPath
 
-from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, Release, corpus_adapter, sorted_files
+from runner.corpora.base import CorpusBuilder, CorpusError, CorpusTable, Release, corpus_adapter
 
 MANIFEST_FILE = "manifest.csv"
 REQUIRED_FIELDS = ("path", "system", "system_version", "target_speaker")
@@ -70,7 +70,7 @@ def load_spoof(root: Path) -> CorpusTable:
             spoof_system_version=row["system_version"],
             spoof_source_speaker=row.get("source_speaker") or None,
         )
-    for file in sorted_files(builder.root, "*"):
+    for file in builder.walk("*", parsed=False):
         if file.suffix.lower() in AUDIO_SUFFIXES and builder.relative(file) not in listed:
             builder.problem(file, f"not used: not listed in {MANIFEST_FILE}")
     return builder.table()

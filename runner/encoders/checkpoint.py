@@ -10,6 +10,7 @@ by its file or folder name, never by where it lies: a bundle is the same bytes o
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +108,20 @@ def require_folder(path: Path | None, label: str, required: Iterable[str]) -> Pa
         if not (folder / name).is_file():
             raise CheckpointError(folder / name, f"required checkpoint file of encoder {label!r} is missing")
     return folder
+
+
+def require_regular_files(folder: Path, label: str) -> None:
+    """Every file of a checkpoint folder, links followed, is a regular file. Links are fine (the Hugging Face cache's
+    ``snapshots/<rev>/`` and SpeechBrain's ``pretrained_models/<name>/`` are folders of links to blobs elsewhere:
+    their content is what the record digests, under the link names); a link to nothing, or anything that is not a
+    regular file (a FIFO, a device), would be read by a loader but never digested, and is refused."""
+    for path in sorted(Path(folder).rglob("*")):
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            raise CheckpointError(path, f"checkpoint file of encoder {label!r} is a link to nothing") from None
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise CheckpointError(path, f"checkpoint file of encoder {label!r} is not a regular file (links followed)")
 
 
 def require_file(path: Path, label: str) -> Path:

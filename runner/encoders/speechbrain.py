@@ -4,8 +4,12 @@ The folder holds ``hyperparams.yaml`` and the files its ``pretrainer`` loads (``
 so on). It is loaded through ``EncoderClassifier.from_hparams(source=folder, savedir=<fresh temp dir>)`` with
 network fetching disabled and ``LocalStrategy.NO_LINK``, so every file is read from the folder itself: a
 hyperparams file that names a hub id as ``pretrained_path`` is overridden to the folder, and any pretrainer
-path that still resolves outside the folder is a ``CheckpointError``, and so is a checkpoint file that lacks
-any parameter of its module (speechbrain itself only logs that and keeps the random initialisation). A fresh
+path outside the folder is a ``CheckpointError``, and so is a checkpoint file that lacks any parameter of its
+module (speechbrain itself only logs that and keeps the random initialisation). The folder may be made of links
+(the Hugging Face cache's ``snapshots/<rev>/``, SpeechBrain's own ``pretrained_models/<name>/``): each must lead to
+a regular file, whose content the record digests under the link's name. ``unused_checkpoint_keys`` lists, per
+module, the keys of its file that its SpeechBrain loader does not read: the state dict's for a module loaded by
+``load_state_dict``, the statistics ``_load_statistics_dict`` reads for an ``InputNormalization`` (``_load``). A fresh
 savedir matters: speechbrain reuses whatever file it finds in a savedir, which would let stale weights stand
 in for the folder's.
 
@@ -30,6 +34,8 @@ here) batch only utterances of equal length. The choice is recorded in the check
 from __future__ import annotations
 
 import contextlib
+import copy
+import os
 import re
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -42,7 +48,13 @@ import torch
 
 from runner.encoders.base import Dtype, Encoder
 from runner.encoders.batching import BatchPolicy
-from runner.encoders.checkpoint import CheckpointError, CheckpointRecord, require_folder, resolve_folder
+from runner.encoders.checkpoint import (
+    CheckpointError,
+    CheckpointRecord,
+    require_folder,
+    require_regular_files,
+    resolve_folder,
+)
 from runner.encoders.torch_runtime import (
     deterministic_settings,
     force_offline,
@@ -85,6 +97,7 @@ class SpeechBrainEncoder(Encoder):
         hparams_file: str = "hyperparams.yaml",
     ) -> SpeechBrainEncoder:
         folder = require_folder(checkpoint, label, [hparams_file]).resolve()
+        require_regular_files(folder, label)
         resolved_device = torch_device(device, label)
         runtime = deterministic_settings(resolved_device, dtype)
         force_offline()
@@ -113,8 +126,8 @@ class SpeechBrainEncoder(Encoder):
                 raise CheckpointError(folder, problem) from error
         pretrainer = classifier.hparams.pretrainer
         for name, path in pretrainer.paths.items():
-            if not Path(path).resolve().is_relative_to(folder):
-                raise CheckpointError(path, f"pretrainer file {name!r} resolves outside the checkpoint folder")
+            if not Path(os.path.abspath(path)).is_relative_to(folder):  # the link's place, not its target's
+                raise CheckpointError(path, f"pretrainer file {name!r} lies outside the checkpoint folder")
         unused = _verify_complete(pretrainer)
         freeze(classifier)
         sample_rate = _sample_rate(classifier)
@@ -235,7 +248,8 @@ def _verify_complete(pretrainer: Any) -> dict[str, list[str]]:
     """Fail if a module's checkpoint file lacks any of its parameters; return the keys nothing used.
 
     speechbrain transfers parameters with ``strict=False`` and only logs what is missing, which would leave
-    those parameters at their random initialisation.
+    those parameters at their random initialisation. A module SpeechBrain loads through its own ``_load`` (an
+    ``InputNormalization``: ``torch.load`` then ``_load_statistics_dict``) uses the statistics that method reads.
     """
     from speechbrain.utils.checkpoints import torch_patched_state_dict_load
 
@@ -244,13 +258,36 @@ def _verify_complete(pretrainer: Any) -> dict[str, list[str]]:
         if not isinstance(module, torch.nn.Module):
             continue
         path = pretrainer.paths[name]
-        saved = set(torch_patched_state_dict_load(path, "cpu"))
+        saved = torch_patched_state_dict_load(path, "cpu")
         expected = set(module.state_dict())
-        if expected - saved:
-            raise CheckpointError(path, f"lacks parameters of {name!r}: {sorted(expected - saved)[:5]}")
-        if saved - expected:
-            unused[name] = sorted(saved - expected)
+        if hasattr(module, "_load_statistics_dict"):
+            expected |= _statistics_read(module, saved)
+        if expected - set(saved):
+            raise CheckpointError(path, f"lacks parameters of {name!r}: {sorted(expected - set(saved))[:5]}")
+        if set(saved) - expected:
+            unused[name] = sorted(set(saved) - expected)
     return unused
+
+
+class _ReadKeys(dict[str, Any]):
+    """A dict that remembers which keys were read."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        super().__init__(values)
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+
+def _statistics_read(module: torch.nn.Module, saved: dict[str, Any]) -> set[str]:
+    """The keys of a statistics file that ``module._load_statistics_dict`` reads, on a copy (the module keeps what
+    the pretrainer loaded; a key the file lacks has already failed that load)."""
+    keys = _ReadKeys(saved)
+    loader: Any = copy.deepcopy(module)  # speechbrain's InputNormalization, untyped
+    loader._load_statistics_dict(keys)
+    return keys.read
 
 
 def _sample_rate(classifier: Any) -> int:

@@ -19,7 +19,8 @@ import numpy as np
 import soundfile
 
 from runner.cache import CachedEmbedding, EmbeddingCache
-from runner.config import ChainSpecs, RunConfig
+from runner.config import RunConfig
+from runner.designs import ChainSpecs
 from runner.encoders import EncoderHandle
 from runner.encoders.deferred import DeferredEncoder
 from runner.operators import Chain, NoiseSources

@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 import soundfile
 
-from runner.corpora import CorpusError, asterisk, build_default_corpus, load_corpus
-from runner.corpora.asterisk import MANIFEST_FILE, VOICES, installed_package
+from runner.corpora import CorpusError, asterisk, build_default_corpus, debian, load_corpus
+from runner.corpora.asterisk import VOICES
+from runner.corpora.debian import MANIFEST_FILE, installed_package
 
 PACKAGES = [package.name for voice in VOICES for package in voice.packages]
 
@@ -128,14 +129,14 @@ def test_cache_skips_decoding_and_rebuilds_when_inputs_or_outputs_change(
     out = tmp_path / "corpus"
     first = build_default_corpus(out, max_per_speaker=2, progress=False)
     calls = 0
-    decode = asterisk.decode_prompt
+    decode = debian.decode_16k  # every build decodes through it
 
-    def counting(path: Path) -> np.ndarray:
+    def counting(path: Path, demuxer: str | None) -> np.ndarray:
         nonlocal calls
         calls += 1
-        return decode(path)
+        return decode(path, demuxer)
 
-    monkeypatch.setattr(asterisk, "decode_prompt", counting)
+    monkeypatch.setattr(debian, "decode_16k", counting)
     started = time.perf_counter()
     cached = build_default_corpus(out, max_per_speaker=2, progress=False)
     assert calls == 0 and time.perf_counter() - started < 10

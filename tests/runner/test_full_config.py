@@ -97,7 +97,8 @@ def make_l2_arctic(root: Path) -> None:
 
 
 def make_voxceleb1(root: Path) -> None:
-    """Three male and three female celebrities, three segments of one video each, with vox1_meta.csv."""
+    """Three male and three female celebrities of the test split, three segments of one video each, with
+    vox1_meta.csv, and a two-target, two-non-target VoxCeleb1-O (cleaned) under WeSpeaker's name (E05, E06)."""
     meta = ["VoxCeleb1 ID\tVGGFace1 ID\tGender\tNationality\tSet"]
     for speaker in range(6):
         identity = f"id1000{speaker}"
@@ -105,6 +106,10 @@ def make_voxceleb1(root: Path) -> None:
         for segment in (1, 2, 3):
             tone(root / "wav" / identity / "video00000a" / f"0000{segment}.wav", speaker, segment)
     write_text(root / "vox1_meta.csv", "\n".join(meta) + "\n")
+    segment = "id1000{}/video00000a/0000{}.wav".format
+    listed = [(1, segment(0, 1), segment(0, 2)), (0, segment(0, 1), segment(1, 1))]
+    listed += [(1, segment(3, 3), segment(3, 1)), (0, segment(4, 2), segment(5, 2))]
+    write_text(root / "trials" / "vox1-O(cleaned).txt", "".join(f"{label} {a} {b}\n" for label, a, b in listed))
 
 
 def make_spoof_folders(root: Path) -> None:
@@ -171,12 +176,22 @@ def test_the_full_registry_loads_with_every_published_experiment(env: Path) -> N
     assert uses["E16"] == "subgroup-gap" and config.experiments[PAPER_IDS.index("E16")].subgroup == "gender"
     e01 = config.experiment_cells(config.experiments[0])
     assert len(e01) == 64 and e01[5].condition == "emo-neutral->emo-fearful"
-    assert e01[5].enrol_select == (("emotion", ("neutral",)),) and e01[5].test_select == (("emotion", ("fearful",)),)
-    # E17 degrades the test side only: its reference population (first session) selects the test side only.
+    speech = ("style", ("speech",))  # E01's population: the speech channel, on both sides
+    assert e01[5].enrol_select == (("emotion", ("neutral",)), speech)
+    assert e01[5].test_select == (("emotion", ("fearful",)), speech)
+    # E17 degrades the test side only: its reference population (first session) selects the test side only; its
+    # own population (head microphone, lexical prompts) both sides.
     e17 = {c.condition: c for c in config.experiment_cells(config.experiments[PAPER_IDS.index("E17")])}
-    assert e17["loss-random-10"].enrol_select == () and e17["loss-random-10"].enrol_chain == ()
-    assert e17["loss-random-10"].test_select == (("session", ("Session1",)),)
-    assert e17["session-later+loss-random-10"].test_select == (("session", ("Session2", "Session2_3", "Session3")),)
+    population = (("microphone", ("headMic",)), ("style", ("lexical",)))
+    assert e17["loss-random-10"].enrol_select == population and e17["loss-random-10"].enrol_chain == ()
+    assert e17["loss-random-10"].test_select == (population[0], ("session", ("Session1",)), population[1])
+    later = ("session", ("Session2", "Session2_3", "Session3"))
+    assert e17["session-later+loss-random-10"].test_select == (population[0], later, population[1])
+    designs = {e.id: e for e in config.experiments}
+    assert designs["E05"].trial_list == designs["E06"].trial_list == "veri_test2"
+    assert {designs[e].select for e in ("E10", "E11", "E16")} == {(("split", ("test",)),)}
+    assert {designs[e].select for e in ("E01", "E14", "E20")} == {(("style", ("speech",)),)}
+    assert designs["E16"].budget("clean") == (2500, 2500) and designs["E16"].budget("pink-0dB") == (278, 277)
 
 
 def test_a_registry_that_disagrees_with_the_experiments_is_refused(env: Path, tmp_path: Path) -> None:
@@ -188,9 +203,13 @@ def test_a_registry_that_disagrees_with_the_experiments_is_refused(env: Path, tm
 
 
 def reduced_copy(folder: Path) -> Path:
-    """Every experiment kept; budgets of two target and two non-target trials; two encoders, synthesised."""
+    """Every experiment kept; budgets of two target and two non-target trials; two encoders, synthesised; two
+    development speakers of the fake VoxCeleb1."""
     text = re.sub(r"(?m)^(target_trials|nontarget_trials) = \d+", r"\1 = 2", FULL.read_text())
+    text = re.sub(r"(?m)^budgets = \{ clean = \[\d+, \d+\] \}", "budgets = { clean = [2, 2] }", text)
     text = re.sub(r"(?s)labels = \[.*?\]", f"labels = {json.dumps(TWO_ENCODERS)}", text, count=1)
+    # the development speakers among the fake test split's (a run refuses ones its corpora do not have)
+    text = re.sub(r"(?s)dev_speakers = \[.*?\]", 'dev_speakers = ["id10000", "id10001"]', text, count=1)
     write_synthesised_roster(folder)  # random-weight syntheses under the real labels' names
     (folder / "full.toml").write_text(text)
     return folder / "full.toml"

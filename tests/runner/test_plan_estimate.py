@@ -200,15 +200,37 @@ def test_full_registry_plan_runs_without_the_corpora(monkeypatch: pytest.MonkeyP
     assert done.exit_code == 0, done.output
     plan = json.loads(done.stdout)
     assert plan["corpora"]["voxceleb1"]["utterances"] == 153516 and plan["corpora"]["voxceleb1"]["speakers"] == 1251
-    assert plan["corpora"]["voxceleb1"]["pool"] == 1251 * 20  # utterances_per_speaker = 20
+    assert plan["corpora"]["voxceleb1"]["pool"] == 1251 * 60  # utterances_per_speaker = 60
     assert sorted(plan["experiments"]) == sorted(load_config_ids())
     assert plan["total"]["records"] == sum(e["records"] for e in plan["experiments"].values())
     ecapa = plan["labels"]["ecapa-tdnn"]
     assert ecapa["audio_seconds_per_second"] == pytest.approx(10.0)  # 4 utt/s x 2.5 s
     assert ecapa["hours"] == pytest.approx(plan["total"]["audio_seconds_per_label"] / 10.0 / 3600)
     assert plan["labels"]["wavlm-large"]["hours"] is None
+    totals = plan["label_totals"]
+    assert totals["labels"] == 12 and totals["labels_without_throughput"] == [
+        label for label in plan["labels"] if label != "ecapa-tdnn"
+    ]
+    assert totals["audio_label_hours"] == pytest.approx(12 * plan["total"]["audio_seconds_per_label"] / 3600)
+    assert totals["cache_bytes"] == sum(row["cache_bytes"] for row in plan["labels"].values())
+    # the reconciliation with the paper, by hand: E16 is 12 labels x 2 genders x (5,000 clean + 9 x 555 noisy)
+    # trials, the paper's own figure; E05 scores VoxCeleb1-O (cleaned), 37,611 trials, in 10 conditions x 12 labels
+    reconciliation = plan["reconciliation"]
+    e16, e05 = reconciliation["experiments"]["E16"], reconciliation["experiments"]["E05"]
+    assert (e16["records"], e16["evaluations"]) == (e16["paper_records"], e16["paper_evaluations"]) == (240, 239_880)
+    assert (e05["evaluations"], e05["paper_evaluations"]) == (12 * 10 * 37_611, None)
+    total = reconciliation["total"]
+    assert (total["paper_records"], total["paper_evaluations"]) == (4068, 11_975_026)
+    assert total["records"] == plan["total"]["records"] and total["evaluations"] == plan["total"]["evaluations"]
+    assert total["evaluations"] == sum(e["evaluations"] for e in plan["experiments"].values())
+    assert all(row["reason"] != "no reason declared" for row in reconciliation["experiments"].values())
     text = CliRunner().invoke(app, ["plan", str(ROOT / "configs" / "full.toml")])
     assert text.exit_code == 0 and "declared sizes" in text.stdout and "total" in text.stdout
+    assert "all 12 labels: <=" in text.stdout and "reconciliation with the paper" in text.stdout
+    bad = tmp_path / "counts.toml"
+    bad.write_text('[total]\nrecords = 4068\nevaluations = -1\nsource = "s"\n')
+    refused = CliRunner().invoke(app, ["plan", str(ROOT / "configs" / "full.toml"), "--paper", str(bad)])
+    assert refused.exit_code == 2 and "total.evaluations" in refused.output and refused.output.count("\n") == 1
 
 
 def load_config_ids() -> list[str]:

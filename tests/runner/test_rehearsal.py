@@ -60,12 +60,13 @@ def test_records_and_trial_lists_follow_the_design(bundle: PaperBundle) -> None:
     # Every (experiment, condition, subgroup) cell is one list shared by both encoder labels.
     cells = results.fillna({"subgroup": ""}).groupby(["experiment", "condition", "subgroup"])
     assert (cells["trial_list_id"].nunique() == 1).all() and (cells["model"].nunique() == LABELS).all()
-    # Same-list contrasts: every cell of a two-factor design on one list (per design), E16 one list per gender.
+    # Same-list contrasts: every cell of a two-factor design on one list (per design); E16 two lists per gender, as
+    # its budgets differ: the clean cell's (5,000 trials in full.toml) and the noisy cells' (555).
     assert results.groupby("experiment")["trial_list_id"].nunique().to_dict() == {
         "E10": 2,
         "E14": 1,
         "E15": 1,
-        "E16": 2,
+        "E16": 4,
     }
     files = sorted(path.stem for path in (bundle.root / "trials").glob("*.csv"))
     assert files == sorted(results["trial_list_id"].unique())
@@ -163,6 +164,15 @@ def test_the_full_registry_rehearses_and_verifies(tmp_path: Path) -> None:
         assert family["verdict"] in ("additive within margin", "non-additive", "undetermined")
         assert family["max_abs_ie"]["low"] <= family["max_abs_ie"]["estimate"] <= family["max_abs_ie"]["high"]
     assert len(statistics["fixed_threshold"]) == len(statistics["subgroup_gaps"]) == E16_CONDITIONS
+    populations = {entry["experiment"]: entry["drawn from"] for entry in report["run"]["populations"]}
+    assert populations["E05"] == populations["E06"] == "official list veri_test2, as published"
+    assert populations["E16"] == populations["E10"] == "split = test" and populations["E01"] == "style = speech"
+    assert populations["E03"] == "every utterance of the corpus"
+    # E16's clean trials outnumber its noisy ones, as in the paper: every noisy gap is a ratio term of another budget
+    mismatch = next(flag for flag in report["flags"] if flag["id"] == "budget-mismatch")
+    assert {case["where"].split()[0] for case in mismatch["details"]["ratio_terms"]} == {"E16"}
+    markdown = (out / "report" / "report.md").read_text(encoding="utf-8")
+    assert "| E05 | voxceleb1 | official list veri\\_test2, as published |" in markdown
     corpora = {entry["corpus"]: entry["release"] for entry in report["run"]["corpora"]}
     assert corpora == {name: f"{name} (synthetic) rehearsal" for name in USED_CORPORA}
     records = pd.read_csv(out / "results.csv")

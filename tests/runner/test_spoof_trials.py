@@ -13,7 +13,8 @@ import pytest
 from fake_corpora import write_text, write_tone
 
 from runner import trials as trials_module
-from runner.config import SpoofSource, load_config
+from runner.config import load_config
+from runner.designs import SpoofSource
 from runner.encoders import load_encoder
 from runner.execution.jobs import read_clean_wave
 from runner.pipeline import run
