@@ -1,7 +1,9 @@
 """Progress of a run: one line per stage, and lines through a long stage, on stderr; and the wall and CPU seconds
 of each stage, for the bundle's ``timings.json``.
 
-A terminal gets progress bars; a redirected stderr (a CI log, ``nohup``, a cluster job's log) would otherwise stay
+A terminal gets each stage's line ticked off as it ends (``\u2713 stage 2/6 encoders: ...``) and, through a long
+stage, progress bars with the time so far and an estimate of the time left; a redirected stderr (a CI log,
+``nohup``, a cluster job's log) would otherwise stay
 silent for the whole embedding stage. Each stage line says what finished, what it counted and how long it and the
 run so far took: ``stage 4/6 embeddings: 1200 computed, 40 from cache (612.4 s; 640.2 s in all)``; a long stage
 also says how far it is after its first step and each time another tenth of a part of it is done, with an estimate
@@ -60,29 +62,30 @@ class StageLog:
         terminal = sys.stderr.isatty()
         return cls(n_stages, wanted and not terminal, terminal=wanted and terminal)
 
-    def write(self, stage: str, text: str) -> None:
-        """One line about ``stage``, the next one to finish."""
+    def write(self, stage: str, text: str, mark: str = "") -> None:
+        """One line about ``stage``, the next one to finish; on a terminal above its bars, ``mark`` first."""
         line = f"stage {self.done_stages + 1}/{self.n_stages} {stage}: {text}"
-        print(line, file=self.stream or sys.stderr, flush=True)
+        if self.terminal:
+            from tqdm import tqdm
+
+            tqdm.write(f"{mark}{line}", file=self.stream or sys.stderr)
+        else:
+            print(line, file=self.stream or sys.stderr, flush=True)
 
     def done(self, stage: str, counts: str) -> None:
         """Mark ``stage`` finished with ``counts`` (plain words: ``12 records, 3 trial lists``)."""
         now, cpu = self.clock(), self.cpu_clock()
         self.seconds[stage] = {"wall_s": round(now - self.last, 3), "cpu_s": round(cpu - self.last_cpu, 3)}
         self.last_cpu = cpu
-        if self.enabled:
-            self.write(stage, f"{counts} ({now - self.last:.1f} s; {now - self.started:.1f} s in all)")
+        if self.enabled or self.terminal:  # on a terminal too: each stage ticked off as it ends, with its time
+            self.write(stage, f"{counts} ({now - self.last:.1f} s; {now - self.started:.1f} s in all)", "\u2713 ")
         self.done_stages += 1
         self.last = now
 
     def note(self, stage: str, text: str) -> None:
         """What ``stage`` (the next one to finish) is doing: a line, or a message above the bars on a terminal."""
-        if self.enabled:
+        if self.enabled or self.terminal:
             self.write(stage, text)
-        elif self.terminal:
-            from tqdm import tqdm
-
-            tqdm.write(f"{stage}: {text}", file=sys.stderr)
 
     def part(self, stage: str, what: str, total: int, position: int = 0) -> StagePart:
         """A counter of ``total`` items through ``stage`` (the next one to finish), ``what`` naming them."""
@@ -103,7 +106,13 @@ class StagePart:
         if log.terminal and total:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc=f"{stage}: {what}", file=sys.stderr, leave=False, position=position)
+            bar_format = (
+                "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed} so far, about {remaining} left]"
+            )
+            self.bar = tqdm(
+                total=total, desc=f"{stage}: {what}", file=log.stream or sys.stderr, leave=False, position=position,
+                bar_format=bar_format,
+            )  # fmt: skip
 
     def advance(self, count: int) -> None:
         if count == 0:

@@ -37,3 +37,17 @@ def test_the_examples_of_a_module_hold(name: str, monkeypatch: pytest.MonkeyPatc
     assert outcome.attempted > 0, f"{name} has no example"
     assert outcome.failed == 0, f"{outcome.failed} of {outcome.attempted} examples of {name} failed"
     assert os.getcwd() == str(ROOT)
+
+
+def test_the_citation_file_has_what_the_citation_file_format_requires() -> None:
+    """CITATION.cff 1.2.0's required keys, and the version and licence the package declares."""
+    import tomllib
+
+    import yaml
+
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert {"cff-version", "message", "title", "authors"} <= set(citation)
+    assert citation["cff-version"] == "1.2.0" and all("name" in a or "family-names" in a for a in citation["authors"])
+    assert (citation["version"], citation["license"]) == (project["version"], project["license"]["text"])
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").lstrip().startswith("Apache License")

@@ -85,3 +85,10 @@ def test_a_device_that_is_none_is_refused_as_an_option_value(device: str) -> Non
     text = " ".join(result.output.replace("\u2502", " ").split())  # rich's error box, unwrapped
     assert result.exit_code == 2
     assert f"Invalid value for '--device': {device!r} is not a device: expected cpu, cuda or cuda:N" in text
+
+
+@pytest.mark.parametrize(("module", "program"), [("audit", "audit"), ("runner", "interbias")])
+def test_python_dash_m_runs_each_command_line(module: str, program: str) -> None:
+    """For an environment whose scripts folder is not on PATH."""
+    done = subprocess.run([sys.executable, "-m", module, "--version"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stdout.startswith(f"{program} (interbias-sv) "), done.stderr

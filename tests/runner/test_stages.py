@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 
@@ -59,7 +60,7 @@ def test_the_first_step_gets_a_line_before_its_tenth_and_notes_say_what_is_happe
     ]
 
 
-def test_lines_go_to_stderr_and_a_terminal_gets_bars_not_lines(capsys: pytest.CaptureFixture[str]) -> None:
+def test_lines_go_to_stderr_and_a_terminal_gets_bars_and_ticked_stage_lines(capsys: pytest.CaptureFixture[str]) -> None:
     log = StageLog(1, True)
     log.part("embeddings", "sides embedded", 2).advance(2)
     log.done("embeddings", "2 computed")
@@ -68,8 +69,15 @@ def test_lines_go_to_stderr_and_a_terminal_gets_bars_not_lines(capsys: pytest.Ca
     stream = io.StringIO()
     terminal = StageLog(1, False, stream, terminal=True)
     with terminal.part("embeddings", "sides embedded", 2) as part:
-        part.advance(2)
-    assert part.bar is not None and part.bar.n == 2 and stream.getvalue() == ""
+        part.advance(1)
+        part.bar.refresh()  # tqdm redraws at most every 0.1 s
+        assert "embeddings: sides embedded:  50%|" in stream.getvalue() and " so far, about " in stream.getvalue()
+        part.advance(1)
+    terminal.done("embeddings", "2 computed")
+    assert part.bar is not None and part.bar.n == 2
+    # each stage ticked off on its own line as it ends, with its time and the run's
+    last = stream.getvalue().splitlines()[-1]
+    assert re.fullmatch(r"\u2713 stage 1/1 embeddings: 2 computed \(\d+\.\d s; \d+\.\d s in all\)", last), last
 
 
 def test_each_stage_keeps_its_wall_and_cpu_seconds() -> None:
