@@ -17,6 +17,7 @@ import typer
 
 from audit._cli import plumbing
 from schemas.errors import EXIT_INPUT, InputError
+from schemas.wording import count
 
 EXIT_CODES = "Exit codes: 0 done, 1 an audit finding or a run that could not finish, 2 usage or input error."
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -222,8 +223,9 @@ def run(
     else:
         rejected = f", {summary.cache_rejected} cache entries rejected and recomputed" if summary.cache_rejected else ""
         typer.echo(
-            f"{summary.n_records} records, {summary.n_trials} trials in {summary.n_trial_lists} lists, "
-            f"{summary.forward_passes} embeddings computed, {summary.embeddings_cached} from cache{rejected} "
+            f"{count(summary.n_records, 'record')}, {count(summary.n_trials, 'trial')} in "
+            f"{count(summary.n_trial_lists, 'list')}, {count(summary.forward_passes, 'embedding')} computed, "
+            f"{summary.embeddings_cached} from cache{rejected} "
             f"-> {summary.out}"
         )
 

@@ -56,6 +56,7 @@ from schemas.bundle import (
 )
 from schemas.errors import InputError, RunError
 from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
+from schemas.wording import count
 
 TOOL_VERSION = version("interbias-sv")
 DIGEST_INDEX_FILE = "digests.json"
@@ -398,7 +399,9 @@ def _run(
     writer = BundleWriter.resume(out, run_id)
     trial_lists = _write_plan(writer, config, corpora, plans, run_id)
     n_trials = sum(len(t.frame) for t in trial_lists.values())
-    stages.done("plan", f"{len(plans)} records, {len(trial_lists)} trial lists, {n_trials} trials")
+    stages.done(
+        "plan", f"{count(len(plans), 'record')}, {count(len(trial_lists), 'trial list')}, {count(n_trials, 'trial')}"
+    )
 
     chains = {chain_id(list(specs)): specs for plan in plans for specs in (plan.cell.enrol_chain, plan.cell.test_chain)}
     sides = {side for plan in plans for side in (*plan.enrol_sides(), *plan.test_sides())}

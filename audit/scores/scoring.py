@@ -480,7 +480,8 @@ def _metrics_section(
         lines.append("No intervals: the speakers of the trials are unknown (give --speakers utt2spk).")
     lines.append(f"{len(rows)} groups: the table is under Aggregates (metrics_per_group in report.json).")
     lines += [
-        f"{n} scored trials have no {column} in its map and are in no {column} group."
+        f"{count(n, 'scored trial')} {'has' if n == 1 else 'have'} no {column} in its map and "
+        f"{'is' if n == 1 else 'are'} in no {column} group."
         for column, n in unmapped.items()
         if n
     ]

@@ -179,7 +179,7 @@ def test_speaker_map_subgroups_and_conditions(tmp_path: Path) -> None:
         trial_path, score_path, speakers=tmp_path / "utt2spk", subgroups=tmp_path / "spk2gender",
         config=ScoringConfig(n_resamples=10),
     )  # fmt: skip
-    assert "1 scored trials have no subgroup in its map and are in no subgroup group." in report["sections"][1]["lines"]
+    assert "1 scored trial has no subgroup in its map and is in no subgroup group." in report["sections"][1]["lines"]
 
 
 def one_line(stderr: str, starts: str, problem: str) -> None:
