@@ -152,3 +152,20 @@ def test_a_value_map_that_respells_a_signed_value_is_an_error(
             "the mapping file respells the signed value 'm1' as 'm2'",
             "the mapping file respells the signed value 'm2' as 'm1'",
         ]
+
+
+def test_the_examples_paper_shaped_table_binds_with_its_mapping(bundle: SyntheticBundle, tmp_path: Path) -> None:
+    """examples/paper_shaped_table.py and examples/paper_columns.toml, as the README runs them."""
+    import importlib.util
+
+    examples = Path(__file__).resolve().parents[3] / "examples"
+    spec = importlib.util.spec_from_file_location("paper_shaped_table", examples / "paper_shaped_table.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.paper_table(bundle.root / "results.csv").to_csv(tmp_path / "paper.csv", index=False)
+    report = verify_api(
+        tmp_path / "paper.csv", columns=examples / "paper_columns.toml", bundle=bundle.root, key=bundle.public_key
+    )
+    assert report["verdict"] == "pass" and report["trust"]["key"] == ["experiment", "model", "condition"]
+    assert report["trust"]["not_compared"] == ["subgroup"]  # the synthetic bundle signs no subgroup column
