@@ -25,7 +25,7 @@ def paper_table(results: Path) -> pd.DataFrame:
             "Experiment": signed["experiment"],
             "Model": signed["model"],
             "Condition": signed["condition"],
-            "Subgroup": signed["subgroup"] if "subgroup" in signed else "",
+            "Subgroup": signed.get("subgroup", ""),
             "EER": signed["eer"].astype(float).map(lambda value: f"{value:.3f}"),
         }
     )
