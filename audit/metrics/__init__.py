@@ -6,6 +6,7 @@ SASV-EER, a-DCF, min t-DCF, t-EER) in ``spoofing``; the bootstrap's weighted ROC
 
 from audit.metrics.calibration import (
     LinearCalibration,
+    TieGroups,
     act_dcf,
     bayes_threshold,
     cllr,
@@ -24,6 +25,7 @@ __all__ = [
     "LinearCalibration",
     "MetricInputError",
     "TDcfCosts",
+    "TieGroups",
     "a_dcf",
     "act_dcf",
     "auc",

@@ -86,14 +86,61 @@ def cllr(llrs: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -
     return _cross_entropy_bits(values, targets, trial_weights(weights, values.size))
 
 
-def pav_llrs(scores: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -> FloatArray:
-    """The LLR of each trial under the best monotone (non-decreasing) map of the scores: PAV on the tie groups.
+@dataclass(frozen=True)
+class TieGroups:
+    """Trials grouped by tied score, in ascending score order: all PAV needs of the scores, worked out once so that
+    many weightings of the same trials (a bootstrap's resamples) cost a pass over the trials each, not a sort."""
 
-    Tied scores form one group (they must get one LLR). Each group's target fraction is pooled with its
-    neighbours until the fractions rise with the score (``scipy.optimize.isotonic_regression``, weighted by the
-    group sizes); a pool of ``t`` targets and ``n`` non-targets has ``llr = log((t / T) / (n / N))``, the slope of
-    its ROC convex hull edge. Pools of one class get ``±inf``. With ``weights``, counts are weighted sums (a
-    group of weight 0 enters PAV with a negligible weight, moving no pool, and its LLR is NaN if it pools alone).
+    group: NDArray[np.int64]  # per trial, its tie group
+    targets: NDArray[np.bool_]
+    n_groups: int
+
+    @classmethod
+    def of(cls, scores: ArrayLike, labels: ArrayLike) -> TieGroups:
+        values, targets = scores_and_labels(scores, labels)
+        distinct, group = np.unique(values, return_inverse=True)
+        return cls(group.astype(np.int64), targets, distinct.size)
+
+    def pool_llrs(self, weights: ArrayLike | None = None) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Each tie group's LLR under PAV, and its target and non-target weight.
+
+        Each group's target fraction is pooled with its neighbours until the fractions rise with the score
+        (``scipy.optimize.isotonic_regression``, weighted by the group sizes); a pool of ``t`` targets and ``n``
+        non-targets has ``llr = log((t / T) / (n / N))``, the slope of its ROC convex hull edge, so equal odds give
+        exactly 0 on integer weights. Pools of one class get ``±inf``; a group of weight 0 enters PAV with a
+        negligible weight, moving no pool, and its LLR is NaN if it pools alone."""
+        weight = trial_weights(weights, self.group.size)
+        sizes = np.bincount(self.group, weights=weight, minlength=self.n_groups)
+        group_targets = np.bincount(self.group, weights=weight * self.targets, minlength=self.n_groups)
+        empty = sizes == 0
+        rates = np.divide(group_targets, sizes, out=np.full(self.n_groups, 0.5), where=~empty)
+        pav = isotonic_regression(rates, weights=np.where(empty, NEGLIGIBLE_WEIGHT, sizes), increasing=True)
+        starts = np.asarray(pav.blocks[:-1])
+        pool_targets = np.add.reduceat(group_targets, starts)
+        pool_nontargets = np.add.reduceat(sizes, starts) - pool_targets
+        n_target = float(group_targets.sum())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pool_llr = np.log(pool_targets * (sizes.sum() - n_target)) - np.log(pool_nontargets * n_target)
+        llrs: FloatArray = np.repeat(pool_llr, np.diff(np.append(starts, self.n_groups)))
+        nontargets: FloatArray = np.asarray(sizes - group_targets, dtype=np.float64)
+        return llrs, group_targets.astype(np.float64), nontargets
+
+    def min_cllr(self, weights: ArrayLike | None = None) -> float:
+        """minCllr of the trials under ``weights``: the Cllr of the groups' PAV LLRs, each group's costs weighed
+        by its target and non-target weight."""
+        llrs, targets, nontargets = self.pool_llrs(weights)
+        total_targets, total_nontargets = float(targets.sum()), float(nontargets.sum())
+        if total_targets <= 0 or total_nontargets <= 0:
+            raise MetricInputError("one class has no weight: targets and non-targets are both needed")
+        held, other = targets > 0, nontargets > 0  # a pool of no weight of a class costs that class nothing
+        target_cost = float(np.logaddexp(0.0, -llrs[held]) @ targets[held]) / total_targets
+        nontarget_cost = float(np.logaddexp(0.0, llrs[other]) @ nontargets[other]) / total_nontargets
+        return (target_cost + nontarget_cost) / (2.0 * math.log(2.0))
+
+
+def pav_llrs(scores: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -> FloatArray:
+    """The LLR of each trial under the best monotone (non-decreasing) map of the scores: PAV on the tie groups
+    (``TieGroups.pool_llrs``: tied scores must get one LLR).
 
     Example:
         Non-target 0.1, target 0.35, non-target 0.4, target 0.8: the middle two pool at ``p = 1/2``:
@@ -101,30 +148,17 @@ def pav_llrs(scores: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = N
         >>> pav_llrs([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]).tolist()
         [-inf, 0.0, 0.0, inf]
     """
-    values, targets = scores_and_labels(scores, labels)
-    weight = trial_weights(weights, values.size)
-    distinct, group = np.unique(values, return_inverse=True)
-    sizes = np.bincount(group, weights=weight, minlength=distinct.size)
-    group_targets = np.bincount(group, weights=weight * targets, minlength=distinct.size)
-    empty = sizes == 0
-    rates = np.divide(group_targets, sizes, out=np.full(distinct.size, 0.5), where=~empty)
-    pav = isotonic_regression(rates, weights=np.where(empty, NEGLIGIBLE_WEIGHT, sizes), increasing=True)
-    starts = np.asarray(pav.blocks[:-1])
-    # Each pool's LLR from its counts, (t / T) / (n / N), so equal odds give exactly 0 on integer weights.
-    pool_targets = np.add.reduceat(group_targets, starts)
-    pool_nontargets = np.add.reduceat(sizes, starts) - pool_targets
-    n_target = float(group_targets.sum())
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pool_llr = np.log(pool_targets * (sizes.sum() - n_target)) - np.log(pool_nontargets * n_target)
-    pooled: FloatArray = np.repeat(pool_llr, np.diff(np.append(starts, distinct.size)))[group]
-    return pooled
+    groups = TieGroups.of(scores, labels)
+    llrs: FloatArray = groups.pool_llrs(weights)[0][groups.group]
+    return llrs
 
 
 def min_cllr(scores: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -> float:
     """Cllr after the best monotone recalibration (``pav_llrs``): the discrimination part of Cllr, in bits.
 
     Ties are one group, so the value does not depend on the order of tied trials. ``minCllr <= Cllr`` for any
-    LLRs whose order is the scores' order, and ``minCllr <= 1`` (a constant LLR of 0 is one monotone map).
+    LLRs whose order is the scores' order, and ``minCllr <= 1`` (a constant LLR of 0 is one monotone map). Many
+    weightings of the same trials: ``TieGroups.of(scores, labels).min_cllr(weights)``.
 
     Example:
         PAV gives ``-inf, 0, 0, +inf`` (see ``pav_llrs``): the two pooled trials cost one bit each, the others none,
@@ -133,9 +167,7 @@ def min_cllr(scores: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = N
         >>> min_cllr([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
         0.5
     """
-    llrs = pav_llrs(scores, labels, weights)
-    _, targets = scores_and_labels(scores, labels)
-    return _cross_entropy_bits(llrs, targets, trial_weights(weights, targets.size))
+    return TieGroups.of(scores, labels).min_cllr(weights)
 
 
 def bayes_threshold(p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> float:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from audit.metrics.calibration import LinearCalibration, act_dcf, cllr, fit_logistic_calibration, min_cllr
+from audit.metrics.calibration import LinearCalibration, TieGroups, act_dcf, cllr, fit_logistic_calibration
 from audit.metrics.point import MetricInputError, min_dcf
 from audit.scores.files import ScoreFile
 from audit.scores.resampling import interval_columns, weighted_draws
@@ -78,7 +78,11 @@ def calibration_row(
     """minCllr, and with a fit Cllr, actDCF and the two losses, of one group; with ``resampled`` (per-trial
     speaker codes, speaker weights, level) their speaker-bootstrap intervals."""
     p_target, c_miss, c_fa = operating_point
-    metrics: dict[str, Any] = {"min_cllr": lambda w: min_cllr(scores, labels, weights=w)}
+    try:
+        groups = TieGroups.of(scores, labels)  # sorted once for every resample
+    except MetricInputError as error:
+        return {"calibration_not_computable": str(error)}
+    metrics: dict[str, Any] = {"min_cllr": groups.min_cllr}
     if fit is not None:
         llrs = fit.apply(scores)
         metrics["cllr"] = lambda w: cllr(llrs, labels, weights=w)

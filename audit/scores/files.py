@@ -16,7 +16,6 @@ not finite (``nan``, ``inf``) is kept as NaN: the audit counts such trials as un
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,8 +25,8 @@ from typing import Literal, get_args
 import numpy as np
 import pandas as pd
 
-from audit.scores.trial_lists import KALDI_LABELS, VOXCELEB_LABELS, numbered_fields
-from audit.table.reading import read_text_and_digest
+from audit.scores.lines import NUMBER, FieldReader, Vocabulary, codes, numbers
+from audit.scores.trial_lists import KALDI_LABELS, VOXCELEB_LABELS, header_line
 from provenance.digests import Digest
 from schemas.errors import InputError
 
@@ -60,27 +59,15 @@ class ScoreFile:
     format: ScoreFormat
     frame: pd.DataFrame
     digest: Digest
+    header: int | None = None  # the number of a header line left out
 
     @property
     def has_labels(self) -> bool:
         return FIELDS[self.format][3] is not None
 
 
-# A score as toolkits print it: ASCII digits, an optional exponent, or nan/inf spelt out. Python's float() also
-# takes "1_0" (10.0) and digits of other scripts ("١٢"), which no score file means.
-_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|nan|inf(?:inity)?)", re.ASCII | re.IGNORECASE)
-
-
 def _is_number(text: str) -> bool:
-    return _NUMBER.fullmatch(text) is not None
-
-
-def score_field(path: Path, text: str, row: int, column: str) -> float:
-    """The number a score field spells (NaN where it is not finite), or an InputError naming the line and column."""
-    if not _is_number(text):
-        raise InputError(str(path), f"expected a number, got {text[:40]!r}", row=row, column=column)
-    value = float(text)
-    return value if math.isfinite(value) else math.nan
+    return re.fullmatch(NUMBER, text) is not None
 
 
 _DETECTORS: tuple[tuple[ScoreFormat, Callable[[list[str]], bool]], ...] = (
@@ -91,65 +78,69 @@ _DETECTORS: tuple[tuple[ScoreFormat, Callable[[list[str]], bool]], ...] = (
 )
 
 
-def detect_score_format(path: Path, text: str) -> ScoreFormat:
-    """The one format whose layout the first non-blank line follows; otherwise an InputError asking for
-    ``--format``."""
-    number, fields = next(numbered_fields(text), (None, []))
-    matches = [name for name, test in _DETECTORS if test(fields)]
-    if len(matches) == 1:
-        return matches[0]
+def _is_line(fields: list[str], score_format: ScoreFormat) -> bool:
+    return dict(_DETECTORS)[score_format](fields)
+
+
+def detect_score_format(path: Path, head: list[tuple[int, list[str]]]) -> ScoreFormat:
+    """The one format whose layout the first data line follows (or the second, when the first is a header);
+    otherwise an InputError asking for ``--format``."""
+    for _, fields in head[: 2 if len(head) == 2 and len(head[0][1]) == len(head[1][1]) else 1]:
+        matches = [name for name, test in _DETECTORS if test(fields)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            break
     layouts = "; ".join(f"{name} '{layout}'" for name, layout in LAYOUTS.items())
-    problem = "matches none of the score-file layouts" if not matches else "is ambiguous"
-    raise InputError(str(path), f"the first line {problem} ({layouts}); name one with --format", row=number)
-
-
-def parse_scores(path: Path, text: str, score_format: ScoreFormat) -> pd.DataFrame:
-    """Every non-blank line of ``text`` in ``score_format``, or the first line that does not follow it."""
-    enrol_at, test_at, score_at, label_at, labels = FIELDS[score_format]
-    width = 3 if label_at is None else 4
-    layout = LAYOUTS[score_format]
-    enrols: list[str] = []
-    tests: list[str] = []
-    scores: list[float] = []
-    label_codes: list[int] = []
-    lines: list[int] = []
-    for number, fields in numbered_fields(text):
-        if len(fields) != width:
-            raise InputError(str(path), f"expected '{layout}' ({score_format}), got {len(fields)} field(s)", row=number)
-        score = score_field(path, fields[score_at], number, "score")
-        if label_at is None:
-            label_codes.append(NO_LABEL)
-        elif fields[label_at] in labels:
-            label_codes.append(labels[fields[label_at]])
-        else:
-            raise InputError(
-                str(path), f"expected '{layout}', got label {fields[label_at]!r}", row=number, column="label"
-            )
-        enrols.append(fields[enrol_at])
-        tests.append(fields[test_at])
-        scores.append(score)
-        lines.append(number)
-    if not lines:
-        raise InputError(str(path), f"no scores (expected lines '{layout}')")
-    return pd.DataFrame(
-        {
-            "enrol_utt": pd.Series(enrols, dtype=str),
-            "test_utt": pd.Series(tests, dtype=str),
-            "score": np.asarray(scores, dtype=np.float64),
-            "label": np.asarray(label_codes, dtype=np.int8),
-            "line": np.asarray(lines, dtype=np.int64),
-        }
+    problem = "is ambiguous" if head and sum(test(head[0][1]) for _, test in _DETECTORS) > 1 else (
+        "matches none of the score-file layouts"
+    )  # fmt: skip
+    raise InputError(
+        str(path), f"the first line {problem} ({layouts}); name one with --format", row=head[0][0] if head else None
     )
 
 
-def read_score_file(path: Path, score_format: ScoreFormat | None = None) -> ScoreFile:
-    """A score file in ``score_format``, or in the format its first line shows when None."""
+def read_score_file(
+    path: Path, score_format: ScoreFormat | None = None, vocabulary: Vocabulary | None = None
+) -> ScoreFile:
+    """A score file in ``score_format``, or in the format its first line shows when None; plain or gzip, a header
+    line skipped. Utterance ids are categorical over ``vocabulary`` (shared with the trial list)."""
     path = Path(path)
-    text, digest = read_text_and_digest(path, "a score file")
-    chosen = score_format or detect_score_format(path, text)
-    return ScoreFile(path, chosen, parse_scores(path, text, chosen), digest)
+    vocabulary = vocabulary or Vocabulary()
+    reader = FieldReader(path, "a score file")
+    head = reader.head()
+    chosen = score_format or detect_score_format(path, head)
+    header = header_line(head, lambda fields: _is_line(fields, chosen))
+    enrol_at, test_at, score_at, label_at, labels = FIELDS[chosen]
+    width, layout = (3 if label_at is None else 4), LAYOUTS[chosen]
+    parts: dict[str, list[np.ndarray]] = {"enrol": [], "test": [], "score": [], "label": [], "line": []}
+    for block in reader.blocks(width, f"'{layout}' ({chosen})", skip=header):
+        parts["score"].append(numbers(path, block, score_at, "score"))
+        parts["label"].append(
+            np.full(len(block.lines), NO_LABEL, np.int8)
+            if label_at is None
+            else codes(path, block, label_at, labels, layout, "label")
+        )
+        parts["enrol"].append(vocabulary.encode(block.fields[enrol_at]))
+        parts["test"].append(vocabulary.encode(block.fields[test_at]))
+        parts["line"].append(block.lines)
+    digest = reader.digest()
+    if not parts["line"]:
+        raise InputError(str(path), f"no scores (expected lines '{layout}')")
+    frame = pd.DataFrame(
+        {
+            "enrol_utt": vocabulary.categorical(np.concatenate(parts["enrol"])),
+            "test_utt": vocabulary.categorical(np.concatenate(parts["test"])),
+            "score": np.concatenate(parts["score"]),
+            "label": np.concatenate(parts["label"]),
+            "line": np.concatenate(parts["line"]).astype(np.int64),
+        }
+    )
+    return ScoreFile(path, chosen, frame, digest, header)
 
 
+# A countermeasure's score file: one line per trial, its CM score and whether the test side is bona fide or a spoof
+# (ASVspoof's key words).
 CM_LAYOUT = "<enrol> <test> <cm score> <bonafide|spoof>"
 CM_KEYS = {"bonafide": False, "spoof": True}
 
@@ -162,21 +153,33 @@ class CmScoreFile:
     path: Path
     frame: pd.DataFrame
     digest: Digest
+    header: int | None = None  # the number of a header line left out
 
 
-def read_cm_score_file(path: Path) -> CmScoreFile:
-    """A countermeasure score file (``CM_LAYOUT``); a line that does not follow it is an InputError."""
+def read_cm_score_file(path: Path, vocabulary: Vocabulary | None = None) -> CmScoreFile:
+    """A countermeasure score file (``CM_LAYOUT``), plain or gzip, a header line skipped; a line that does not
+    follow it is an InputError."""
     path = Path(path)
-    text, digest = read_text_and_digest(path, "a countermeasure score file")
-    rows: list[tuple[str, str, float, bool, int]] = []
-    for number, fields in numbered_fields(text):
-        if len(fields) != 4:
-            raise InputError(str(path), f"expected '{CM_LAYOUT}', got {len(fields)} field(s)", row=number)
-        score = score_field(path, fields[2], number, "cm score")
-        if fields[3] not in CM_KEYS:
-            raise InputError(str(path), f"expected bonafide or spoof, got {fields[3]!r}", row=number, column="key")
-        rows.append((fields[0], fields[1], score, CM_KEYS[fields[3]], number))
-    if not rows:
+    vocabulary = vocabulary or Vocabulary()
+    reader = FieldReader(path, "a countermeasure score file")
+    header = header_line(reader.head(), lambda f: len(f) == 4 and _is_number(f[2]) and f[3] in CM_KEYS)
+    parts: dict[str, list[np.ndarray]] = {"enrol": [], "test": [], "score": [], "spoof": [], "line": []}
+    for block in reader.blocks(4, f"'{CM_LAYOUT}'", skip=header):
+        parts["score"].append(numbers(path, block, 2, "cm score"))
+        parts["spoof"].append(codes(path, block, 3, {k: int(v) for k, v in CM_KEYS.items()}, CM_LAYOUT, "key"))
+        parts["enrol"].append(vocabulary.encode(block.fields[0]))
+        parts["test"].append(vocabulary.encode(block.fields[1]))
+        parts["line"].append(block.lines)
+    digest = reader.digest()
+    if not parts["line"]:
         raise InputError(str(path), f"no scores (expected lines '{CM_LAYOUT}')")
-    frame = pd.DataFrame(rows, columns=["enrol_utt", "test_utt", "cm_score", "spoof", "line"])
-    return CmScoreFile(path, frame.astype({"enrol_utt": str, "test_utt": str, "cm_score": np.float64}), digest)
+    frame = pd.DataFrame(
+        {
+            "enrol_utt": vocabulary.categorical(np.concatenate(parts["enrol"])),
+            "test_utt": vocabulary.categorical(np.concatenate(parts["test"])),
+            "cm_score": np.concatenate(parts["score"]),
+            "spoof": np.concatenate(parts["spoof"]).astype(bool),
+            "line": np.concatenate(parts["line"]).astype(np.int64),
+        }
+    )
+    return CmScoreFile(path, frame, digest, header)

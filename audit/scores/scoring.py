@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from audit.metrics.weighted_roc import weighted_eer
 from audit.result import TOOL_NAME, tool_version
 from audit.scores.calibration import DevCalibration, calibration_row, fit_dev_calibration
 from audit.scores.files import NO_LABEL, CmScoreFile, ScoreFile, ScoreFormat, read_cm_score_file, read_score_file
+from audit.scores.lines import Vocabulary
 from audit.scores.spoofing import spoofing_row
 from audit.scores.trial_lists import TrialFormat, TrialList, numbered_fields, read_trial_list
 from audit.statistics.draws import cluster_codes, draw_cluster_weights, percentile_interval
@@ -104,15 +105,26 @@ def without_extension(utterance: str) -> str:
     return head if dot and extension.lower() in AUDIO_EXTENSIONS else utterance
 
 
-def _keys(frame: pd.DataFrame) -> tuple[pd.Series, int]:
-    """One join key per row (enrol and test without their audio extension, tab-joined), and how many ids dropping
-    the extension changed. A plain-string pattern keeps pandas on pyarrow's vectorised regex (a compiled one would
-    send every id through Python)."""
-    enrol, test = frame["enrol_utt"].astype("string[pyarrow]"), frame["test_utt"].astype("string[pyarrow]")
-    enrol_key = enrol.str.replace(AUDIO_EXTENSION, "", regex=True)
-    test_key = test.str.replace(AUDIO_EXTENSION, "", regex=True)
-    changed = int((enrol_key != enrol).sum() + (test_key != test).sum())
-    return (enrol_key + "\t" + test_key).reset_index(drop=True), changed
+def _categorical(column: pd.Series) -> pd.Categorical:
+    return column.array if isinstance(column.dtype, pd.CategoricalDtype) else pd.Categorical(column)
+
+
+def _join_keys(*frames: pd.DataFrame) -> tuple[list[pd.Series], int]:
+    """One integer join key per row of each frame, comparable across them: (enrol, test) without a trailing audio
+    extension; and how many ids dropping the extension changed. Worked out once per distinct id (the readers give
+    categorical ids), never per trial."""
+    columns = [_categorical(frame[side]) for frame in frames for side in ("enrol_utt", "test_utt")]
+    names = pd.Index(pd.concat([pd.Series(column.categories) for column in columns]).unique())
+    bare = pd.Series(names.astype("string[pyarrow]")).str.replace(AUDIO_EXTENSION, "", regex=True)
+    stripped_code = pd.factorize(bare)[0].astype(np.int64)
+    changed = (bare.to_numpy(dtype=object) != names.to_numpy(dtype=object)).astype(np.int64)
+    codes, n_changed = [], 0
+    for column in columns:
+        at = names.get_indexer(column.categories)[column.codes]
+        codes.append(stripped_code[at])
+        n_changed += int(changed[at].sum())
+    keys = [pd.Series(enrol * (1 << 31) + test) for enrol, test in zip(codes[::2], codes[1::2], strict=True)]
+    return keys, n_changed
 
 
 def _pairs(frame: pd.DataFrame, where: str) -> list[dict[str, Any]]:
@@ -140,8 +152,7 @@ def join(trial_list: TrialList, score_file: ScoreFile) -> Joined:
     labels disagree becomes a finding, with the first ``MAX_LISTED_PAIRS`` pairs listed."""
     trials = trial_list.frame.assign(trial=np.arange(1, len(trial_list.frame) + 1))
     scores = score_file.frame
-    trial_keys, trial_keys_changed = _keys(trials)
-    score_keys, score_keys_changed = _keys(scores)
+    (trial_keys, score_keys), keys_changed = _join_keys(trials, scores)
     trial_repeated, score_repeated = trial_keys.duplicated().to_numpy(), score_keys.duplicated().to_numpy()
     trial_dups, score_dups = trials[trial_repeated], scores[score_repeated]
     listed = np.flatnonzero(~trial_repeated)
@@ -190,10 +201,16 @@ def join(trial_list: TrialList, score_file: ScoreFile) -> Joined:
         "scores_without_trials": n["extra"],
         "non_finite_scores": len(not_finite),
         "label_mismatches": len(mislabelled),
-        "keys_without_audio_extension": trial_keys_changed + score_keys_changed,
+        "keys_without_audio_extension": keys_changed,
         "trials_scored": len(used),
     }
     return Joined(used, flags, counts)
+
+
+def _per_utterance(column: pd.Series, function: Callable[[str], str]) -> np.ndarray:
+    """``function`` of each row's utterance id, called once per distinct id."""
+    ids = _categorical(column)
+    return np.asarray([function(name) for name in ids.categories], dtype=object)[ids.codes]
 
 
 def speakers_of(
@@ -202,12 +219,15 @@ def speakers_of(
     """``trials`` with ``enrol_speaker`` and ``test_speaker``, and where they came from; (None, why) when unknown.
 
     A declared map must cover every utterance of the scored trials (an InputError otherwise); without one, every
-    utterance must be a VoxCeleb id ``idNNNNN/...``.
+    utterance must be a VoxCeleb id ``idNNNNN/...``. Each distinct id is looked up once.
     """
-    enrol_ids, test_ids = trials["enrol_utt"].tolist(), trials["test_utt"].tolist()
+    used = {
+        str(name)
+        for side in ("enrol_utt", "test_utt")
+        for name in _categorical(trials[side]).remove_unused_categories().categories
+    }
     if speaker_map is not None:
-        utterances = dict.fromkeys(enrol_ids + test_ids)
-        missing = [u for u in utterances if u not in speaker_map and without_extension(u) not in speaker_map]
+        missing = sorted(u for u in used if u not in speaker_map and without_extension(u) not in speaker_map)
         if missing:
             raise InputError(
                 str(map_path),
@@ -216,19 +236,22 @@ def speakers_of(
             )
 
         def lookup(utt: str) -> str:
-            return speaker_map[utt] if utt in speaker_map else speaker_map[without_extension(utt)]
+            return speaker_map.get(utt) or speaker_map.get(without_extension(utt), "")
 
-        speakers = [lookup(u) for u in enrol_ids], [lookup(u) for u in test_ids]
         how = f"speaker map {map_path}"
     else:
-        # The first path component, checked once per distinct value (a list names each speaker many times).
-        speakers = [u.partition("/")[0] for u in enrol_ids], [u.partition("/")[0] for u in test_ids]
-        prefixes = set(speakers[0]) | set(speakers[1])
-        slashed = all("/" in u for u in enrol_ids) and all("/" in u for u in test_ids)
-        if not slashed or not all(VOXCELEB_SPEAKER.fullmatch(prefix) for prefix in prefixes):
+        # The first path component of a VoxCeleb id.
+        if not all("/" in u and VOXCELEB_SPEAKER.fullmatch(u.partition("/")[0]) for u in used):
             return None, "no --speakers map was given and the utterance ids are not VoxCeleb ids (idNNNNN/...)"
+
+        def lookup(utt: str) -> str:
+            return utt.partition("/")[0]
+
         how = "VoxCeleb ids (idNNNNN/...)"
-    return trials.assign(enrol_speaker=speakers[0], test_speaker=speakers[1]), how
+    return trials.assign(
+        enrol_speaker=_per_utterance(trials["enrol_utt"], lookup),
+        test_speaker=_per_utterance(trials["test_utt"], lookup),
+    ), how
 
 
 def flag_speaker_labels(trials: pd.DataFrame) -> Flag | None:
@@ -313,8 +336,7 @@ def attach_countermeasure(trials: pd.DataFrame, cm_file: CmScoreFile) -> tuple[p
     its CM key contradicts its label), joined by (enrol, test) as the ASV scores are; every duplicated, missing,
     non-finite or contradictory CM line is a finding."""
     cm = cm_file.frame
-    trial_keys, _ = _keys(trials)
-    cm_keys, _ = _keys(cm)
+    (trial_keys, cm_keys), _ = _join_keys(trials, cm)
     repeated = cm_keys.duplicated().to_numpy()
     first = np.flatnonzero(~repeated)
     cm_index = pd.Index(cm_keys.iloc[first])
@@ -354,8 +376,7 @@ def attach_countermeasure(trials: pd.DataFrame, cm_file: CmScoreFile) -> tuple[p
 def calibration_overlap(trial_list: TrialList, dev: ScoreFile) -> Flag | None:
     """The development scores must not score a trial of the evaluated list: a calibration fitted on the trials it
     is judged on makes Cllr and actDCF look better than they are."""
-    trial_keys, _ = _keys(trial_list.frame)
-    dev_keys, _ = _keys(dev.frame)
+    (trial_keys, dev_keys), _ = _join_keys(trial_list.frame, dev.frame)
     shared = dev.frame[dev_keys.isin(set(trial_keys)).to_numpy()]
     if not len(shared):
         return None
@@ -388,7 +409,9 @@ def calibration_metrics(
         subset = trials[mask]
         scores, labels = subset["score"].to_numpy(float), subset["label"].to_numpy(np.int64)
         operating_point = (config.p_target, config.c_miss, config.c_fa)
-        row = calibration_row(scores, labels, fit, operating_point, _resampled(subset, config))
+        # Their intervals with a declared calibration: minCllr's resamples cost a PAV pass over every trial each.
+        resampled = _resampled(subset, config) if calibration is not None else None
+        row = calibration_row(scores, labels, fit, operating_point, resampled)
         rows.append({"grouping": grouping, "group": value, "trials": len(subset)} | row)
     return rows
 
@@ -435,13 +458,14 @@ def _headline(
     return [f"all trials: {', '.join(pieces)}"] if pieces else []
 
 
-def _source(path: Path, file_format: str, digest: Any, n_lines: int) -> dict[str, Any]:
+def _source(path: Path, file_format: str, digest: Any, n_lines: int, header: int | None) -> dict[str, Any]:
     return {
         "path": str(path),
         "format": file_format,
         "sha256": digest.sha256,
         "blake3": digest.blake3,
         "n_lines": n_lines,
+        "header_line": header,  # the number of a header line left out, if any
     }
 
 
@@ -501,7 +525,10 @@ def _beyond_eer_section(dev: DevCalibration | None, with_cm: bool, config: Scori
         "metrics_per_group (a spoof trial counts as a non-target there)."
     ]
     if dev is None:
-        lines.append("No calibration declared (--calibration dev.txt): raw scores are not LLRs, so no Cllr or actDCF.")
+        lines.append(
+            "No calibration declared (--calibration dev.txt): raw scores are not LLRs, so no Cllr or actDCF, and "
+            "min_cllr is given without an interval."
+        )
     elif dev.fit is None:
         lines.append(f"Calibration on {dev.dev.path} not used: {dev.not_fitted}.")
     else:
@@ -569,10 +596,11 @@ def audit_scores(
         (0.25, 0.5, 0.75)
     """
     config = config or ScoringConfig()
-    trial_list = read_trial_list(Path(trials), trial_format)
-    score_file = read_score_file(Path(scores), score_format)
-    cm_file = read_cm_score_file(Path(cm_scores)) if cm_scores is not None else None
-    dev = fit_dev_calibration(read_score_file(Path(calibration))) if calibration is not None else None
+    vocabulary = Vocabulary()  # one code space for the utterance ids of every file joined
+    trial_list = read_trial_list(Path(trials), trial_format, vocabulary)
+    score_file = read_score_file(Path(scores), score_format, vocabulary)
+    cm_file = read_cm_score_file(Path(cm_scores), vocabulary) if cm_scores is not None else None
+    dev = fit_dev_calibration(read_score_file(Path(calibration), None, vocabulary)) if calibration is not None else None
     speaker_map = read_map(speakers, "a speaker map", "<utterance> <speaker>") if speakers else None
     joined = join(trial_list, score_file)
     flags = list(joined.flags)
@@ -617,15 +645,23 @@ def audit_scores(
         aggregates["spoofing_per_group"] = spoofing_metrics(used, config) if len(used) else []
     report = {
         "tool": {"name": TOOL_NAME, "version": tool_version()},
-        "source": _source(score_file.path, score_file.format, score_file.digest, len(score_file.frame))
+        "source": _source(
+            score_file.path, score_file.format, score_file.digest, len(score_file.frame), score_file.header
+        )
         | {
             "n_rows": joined.counts["trials_scored"],
-            "trials": _source(trial_list.path, trial_list.format, trial_list.digest, len(trial_list.frame)),
+            "trials": _source(
+                trial_list.path, trial_list.format, trial_list.digest, len(trial_list.frame), trial_list.header
+            ),
         },
         "verdict": "fail" if has_errors(flags) else "pass",
         "config": config.as_dict()
         | {"calibration": dev.as_dict() if dev is not None else None}
-        | {"countermeasure": _source(cm_file.path, "cm", cm_file.digest, len(cm_file.frame)) if cm_file else None},
+        | {
+            "countermeasure": _source(cm_file.path, "cm", cm_file.digest, len(cm_file.frame), cm_file.header)
+            if cm_file
+            else None
+        },
         "flags": [flag.as_dict() for flag in flags],
         "headline": _headline(rows, aggregates["calibration_per_group"], aggregates.get("spoofing_per_group", [])),
         "aggregates": aggregates,

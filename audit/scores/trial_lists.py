@@ -3,9 +3,11 @@
 - VoxCeleb (``veri_test2.txt`` and others): ``<label> <enrol> <test>``, label 1 (target) or 0 (non-target).
 - Kaldi ``trials`` files: ``<enrol> <test> target|nontarget``.
 
-Both return a frame with ``enrol_utt``, ``test_utt`` and ``label`` (1 target, 0 non-target) in file order. A
-malformed line raises ``TrialListError`` naming the file and its line number; blank lines are ignored. They live
-in the audit (not the runner) so that ``audit scores`` reads a reviewer's own lists without importing the runner.
+Both return a frame with ``enrol_utt``, ``test_utt`` (categorical: each id held once) and ``label`` (1 target, 0
+non-target) in file order, read in blocks by ``audit.scores.lines`` (plain or gzip; a header line before the first
+trial left out). A malformed line raises ``TrialListError`` naming the file and its line number; blank lines are
+ignored. They live in the audit (not the runner) so that ``audit scores`` reads a reviewer's own lists without
+importing the runner.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Literal, get_args
 import numpy as np
 import pandas as pd
 
-from audit.table.reading import read_text_and_digest
+from audit.scores.lines import FieldReader, Vocabulary, codes
 from provenance.digests import Digest
 from schemas.errors import InputError
 
@@ -28,11 +30,9 @@ VOXCELEB_LABELS = {"1": 1, "0": 0}
 KALDI_LABELS = {"target": 1, "nontarget": 0}
 LAYOUTS: dict[TrialFormat, str] = {"voxceleb": "<1|0> <enrol> <test>", "kaldi": "<enrol> <test> <target|nontarget>"}
 
-ParseLine = Callable[[list[str]], tuple[str, str, int]]
-PARSERS: dict[TrialFormat, ParseLine] = {
-    "voxceleb": lambda f: (f[1], f[2], VOXCELEB_LABELS[f[0]]),
-    "kaldi": lambda f: (f[0], f[1], KALDI_LABELS[f[2]]),
-}
+# Per format: field positions of enrol, test and label.
+FIELDS: dict[TrialFormat, tuple[int, int, int]] = {"voxceleb": (1, 2, 0), "kaldi": (0, 1, 2)}
+SPELLINGS: dict[TrialFormat, dict[str, int]] = {"voxceleb": VOXCELEB_LABELS, "kaldi": KALDI_LABELS}
 
 
 class TrialListError(InputError):
@@ -47,6 +47,7 @@ class TrialList:
     format: TrialFormat
     frame: pd.DataFrame
     digest: Digest
+    header: int | None = None  # the number of a header line left out
 
 
 def numbered_fields(text: str) -> Iterator[tuple[int, list[str]]]:
@@ -57,63 +58,80 @@ def numbered_fields(text: str) -> Iterator[tuple[int, list[str]]]:
             yield number, fields
 
 
-def _text(path: Path) -> tuple[str, Digest]:
-    if not path.exists():
-        raise TrialListError(str(path), "trial list not found")
-    try:
-        return read_text_and_digest(path, "a trial list")
-    except InputError as error:
-        raise TrialListError(error.source, error.problem) from None
+def _is_trial(fields: list[str], trial_format: TrialFormat) -> bool:
+    return len(fields) == 3 and fields[FIELDS[trial_format][2]] in SPELLINGS[trial_format]
 
 
-def detect_trial_format(path: Path, text: str) -> TrialFormat:
-    """The format of the first non-blank line: a 0/1 label first (VoxCeleb) or target/nontarget last (Kaldi)."""
-    for _, fields in numbered_fields(text):
-        if len(fields) == 3 and fields[0] in VOXCELEB_LABELS:
-            return "voxceleb"
-        if len(fields) == 3 and fields[2] in KALDI_LABELS:
-            return "kaldi"
-        break
+def detect_trial_format(path: Path, head: list[tuple[int, list[str]]]) -> TrialFormat:
+    """The format of the first data line (or of the second, when the first is a header): a 0/1 label first
+    (VoxCeleb) or target/nontarget last (Kaldi)."""
+    for _, fields in head[: 2 if len(head) == 2 and len(head[0][1]) == len(head[1][1]) else 1]:
+        for trial_format in TRIAL_FORMATS:
+            if _is_trial(fields, trial_format):
+                return trial_format
     raise TrialListError(
         str(path),
         f"not a trial list: the first line is neither '{LAYOUTS['voxceleb']}' (VoxCeleb) "
         f"nor '{LAYOUTS['kaldi']}' (Kaldi)",
-        row=next((number for number, _ in numbered_fields(text)), None),
+        row=head[0][0] if head else None,
     )
 
 
-def parse_trials(path: Path, text: str, trial_format: TrialFormat) -> pd.DataFrame:
-    """Every non-blank line of ``text`` in ``trial_format``, or the first line that does not follow it."""
-    expected, parse = LAYOUTS[trial_format], PARSERS[trial_format]
-    rows: list[tuple[str, str, int]] = []
-    for number, fields in numbered_fields(text):
-        if len(fields) != 3:
-            raise TrialListError(str(path), f"expected '{expected}', got {len(fields)} field(s)", row=number)
-        try:
-            rows.append(parse(fields))
-        except KeyError as exc:
-            raise TrialListError(
-                str(path), f"expected '{expected}', got label {exc.args[0]!r}", row=number, column="label"
-            ) from exc
-    if not rows:
-        raise TrialListError(str(path), f"no trials (expected lines '{expected}')")
-    frame = pd.DataFrame(rows, columns=["enrol_utt", "test_utt", "label"])
-    return frame.astype({"enrol_utt": str, "test_utt": str, "label": np.int8})
+def header_line(head: list[tuple[int, list[str]]], is_data: Callable[[list[str]], bool]) -> int | None:
+    """The number of the first line when it is a header (not data, as many fields as the line after it, which is
+    data), else None."""
+    if len(head) == 2 and len(head[0][1]) == len(head[1][1]) and not is_data(head[0][1]) and is_data(head[1][1]):
+        return head[0][0]
+    return None
 
 
-def read_trial_list(path: Path, trial_format: TrialFormat | None = None) -> TrialList:
-    """A trial list in ``trial_format``, or in the format its first line shows when None."""
+def read_trial_list(
+    path: Path, trial_format: TrialFormat | None = None, vocabulary: Vocabulary | None = None
+) -> TrialList:
+    """A trial list in ``trial_format``, or in the format its first line shows when None; plain or gzip, a header
+    line skipped. Utterance ids are categorical over ``vocabulary`` (shared with the score files it is joined to)."""
     path = Path(path)
-    text, digest = _text(path)
-    chosen = trial_format or detect_trial_format(path, text)
-    return TrialList(path, chosen, parse_trials(path, text, chosen), digest)
+    if not path.exists():
+        raise TrialListError(str(path), "trial list not found")
+    vocabulary = vocabulary or Vocabulary()
+    try:
+        reader = FieldReader(path, "a trial list")
+        head = reader.head()
+        chosen = trial_format or detect_trial_format(path, head)
+        header = header_line(head, lambda fields: _is_trial(fields, chosen))
+        enrol_at, test_at, label_at = FIELDS[chosen]
+        enrols, tests, labels = [], [], []
+        for block in reader.blocks(3, f"'{LAYOUTS[chosen]}'", skip=header):
+            labels.append(codes(path, block, label_at, SPELLINGS[chosen], LAYOUTS[chosen], "label"))
+            enrols.append(vocabulary.encode(block.fields[enrol_at]))
+            tests.append(vocabulary.encode(block.fields[test_at]))
+        digest = reader.digest()
+    except TrialListError:
+        raise
+    except InputError as error:
+        raise TrialListError(error.source, error.problem, row=error.row, column=error.column) from None
+    if not labels:
+        raise TrialListError(str(path), f"no trials (expected lines '{LAYOUTS[chosen]}')")
+    frame = pd.DataFrame(
+        {
+            "enrol_utt": vocabulary.categorical(np.concatenate(enrols)),
+            "test_utt": vocabulary.categorical(np.concatenate(tests)),
+            "label": np.concatenate(labels),
+        }
+    )
+    return TrialList(path, chosen, frame, digest, header)
+
+
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its utterance ids as plain strings (what the runner compares with its own tables)."""
+    return frame.astype({"enrol_utt": str, "test_utt": str})
 
 
 def read_voxceleb_trials(path: Path) -> pd.DataFrame:
     """A VoxCeleb trial list: ``1 id10270/x6uYqmx31kE/00001.wav id10270/8jEAjG6SegY/00008.wav``."""
-    return read_trial_list(path, "voxceleb").frame
+    return _plain(read_trial_list(path, "voxceleb").frame)
 
 
 def read_kaldi_trials(path: Path) -> pd.DataFrame:
     """A Kaldi trials file: ``<enrol> <test> target|nontarget``."""
-    return read_trial_list(path, "kaldi").frame
+    return _plain(read_trial_list(path, "kaldi").frame)

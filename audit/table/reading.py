@@ -62,7 +62,7 @@ def _utf16_without_bom(data: bytes) -> str | None:
     return None if _CONTROL.search(text) else encoding
 
 
-def _text_encoding(data: bytes) -> str:
+def text_encoding(data: bytes) -> str:
     """The codec that reads ``data``: UTF-8 (with or without a byte-order mark) or UTF-16 (either byte order,
     with a byte-order mark or recognised by its NUL bytes)."""
     for bom, encoding in _BOMS:
@@ -72,7 +72,7 @@ def _text_encoding(data: bytes) -> str:
 
 
 def _decode_text(path: Path, data: bytes, what: str) -> str:
-    encoding = _text_encoding(data)
+    encoding = text_encoding(data)
     name = "UTF-16" if encoding.startswith("utf-16") else "UTF-8"
     try:
         text = data.decode(encoding)

@@ -270,3 +270,45 @@ def test_the_report_is_written(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "figures" / "score_distributions.png").is_file()
     assert "EER (interp) 0.3333" in page  # the DET figure's text alternative
     assert json.loads((tmp_path / "out" / "report.json").read_text())["source"]["trials"]["format"] == "voxceleb"
+
+
+def _without_sources(report: dict) -> dict:
+    return {key: value for key, value in report.items() if key not in ("source", "tool")}
+
+
+@pytest.mark.parametrize("layout", ["kaldi", "voxceleb", "wespeaker", "speechbrain"])
+def test_gzipped_files_and_header_lines_give_the_plain_files_report(tmp_path: Path, layout: str) -> None:
+    """Lists and score files arrive gzipped (VoxSRC's) or with a header line (a spreadsheet's): read alike."""
+    import gzip
+
+    from audit.scores.scoring import audit_scores
+
+    trial_path, score_path = write_case(tmp_path, layout)
+    plain = audit_scores(trial_path, score_path)
+    packed = tmp_path / "packed"
+    packed.mkdir()
+    (packed / "trials.txt.gz").write_bytes(gzip.compress(trial_path.read_bytes()))
+    header = {"kaldi": "enrol test score", "voxceleb": "score enrol test", "wespeaker": "enrol test score label",
+              "speechbrain": "enrol test label score"}[layout]  # fmt: skip
+    (packed / "scores.txt.gz").write_bytes(gzip.compress(f"{header}\n".encode() + score_path.read_bytes()))
+    report = audit_scores(packed / "trials.txt.gz", packed / "scores.txt.gz")
+    assert report["source"]["header_line"] == 1 and report["source"]["trials"]["header_line"] is None
+    assert report["source"]["format"] == layout
+    assert json.dumps(_without_sources(report), sort_keys=True, default=str) == json.dumps(
+        _without_sources(plain), sort_keys=True, default=str
+    )
+
+
+def test_a_header_is_only_a_first_line_of_the_data_lines_width_and_a_damaged_gzip_is_one_line(tmp_path: Path) -> None:
+    trial_path, score_path = write_case(tmp_path, "kaldi")
+    score_path.write_text(score_path.read_text().replace("\n", "\nenrol test score\n", 1))  # a header on line 2
+    code, _, stderr = invoke(str(trial_path), str(score_path))
+    assert code == 2
+    one_line(stderr, str(score_path), "row 2, column 'score': expected a number, got 'score'")
+    damaged = tmp_path / "scores.txt.gz"
+    import gzip
+
+    damaged.write_bytes(gzip.compress(score_path.read_bytes())[:-12])
+    code, _, stderr = invoke(str(trial_path), str(damaged))
+    assert code == 2
+    one_line(stderr, str(damaged), "not a readable gzip file")
