@@ -86,16 +86,21 @@ def family_summary(
             "verdict": verdict,
             "contrast_verdicts": counts,
             "mean_abs_ie": estimate_with_interval(
-                float(np.mean(np.abs(estimates))), np.mean(np.abs(ie_draws), axis=0), level
+                float(np.mean(np.abs(estimates))), np.mean(np.abs(ie_draws), axis=0), level, corrected=False
             ),
             "max_abs_ie": estimate_with_interval(
-                float(np.max(np.abs(estimates))), np.max(np.abs(ie_draws), axis=0), level
+                float(np.max(np.abs(estimates))), np.max(np.abs(ie_draws), axis=0), level, corrected=False
             ),
-            "mean_ie": estimate_with_interval(float(np.mean(estimates)), np.mean(ie_draws, axis=0), level),
+            "mean_ie": estimate_with_interval(
+                float(np.mean(estimates)), np.mean(ie_draws, axis=0), level, corrected=False
+            ),
         }
 
 
 # Held-out validation of additive predictions
+
+
+MIN_QUANTILE_VALUES = 20  # fewer values are listed, not summarised as 5-95 % quantiles
 
 
 def held_out_validation(
@@ -105,8 +110,9 @@ def held_out_validation(
     i.e. IE) over the held-out settings only: nothing is fitted, the prediction has no parameters.
 
     Each contrast is a mapping with ``model``, ``held_out`` (bool), ``prediction``, ``observed`` and ``key``.
-    Reports n, quantiles (5, 25, 50, 75, 95 %), the mean absolute error, the share within the predeclared
-    ``acceptable_error``, and the ``worst`` settings by absolute error.
+    Reports n, quantiles (5, 25, 50, 75, 95 %) from ``MIN_QUANTILE_VALUES`` errors up (fewer are listed as
+    ``errors``, sorted: a 5 % quantile of three values is an interpolation, not a tail), the mean absolute
+    error, the share within the predeclared ``acceptable_error``, and the ``worst`` settings by absolute error.
     """
     if not acceptable_error > 0:
         raise StatisticsInputError(f"the acceptable error must be positive, got {acceptable_error}")
@@ -118,16 +124,23 @@ def held_out_validation(
     for model, rows in sorted(by_model.items()):
         errors = np.array([row["observed"] - row["prediction"] for row in rows], dtype=float)
         order = np.argsort(-np.abs(errors), kind="stable")[:worst]
-        quantiles = np.quantile(errors, [0.05, 0.25, 0.5, 0.75, 0.95])
+        if errors.size >= MIN_QUANTILE_VALUES:
+            quantiles = np.quantile(errors, [0.05, 0.25, 0.5, 0.75, 0.95])
+            spread: dict[str, Any] = {
+                "quantiles": dict(zip(("q05", "q25", "q50", "q75", "q95"), map(float, quantiles), strict=True))
+            }
+        else:
+            spread = {"errors": sorted(map(float, errors)), "quantiles": None}
         models[model] = {
             "n": int(errors.size),
-            "quantiles": dict(zip(("q05", "q25", "q50", "q75", "q95"), map(float, quantiles), strict=True)),
+            **spread,
             "mean_absolute_error": float(np.mean(np.abs(errors))),
             "share_within_acceptable": float(np.mean(np.abs(errors) <= acceptable_error)),
             "worst": [{"key": dict(rows[i]["key"]), "error": float(errors[i])} for i in order],
         }
     return {
         "acceptable_error": acceptable_error,
+        "min_quantile_values": MIN_QUANTILE_VALUES,
         "n_held_out": sum(len(rows) for rows in by_model.values()),
         "n_not_held_out": sum(1 for contrast in contrasts if not contrast["held_out"]),
         "models": models,
