@@ -25,6 +25,7 @@ from audit.bundle.rescore import EER_KEYS
 from audit.bundle.verified import VerifiedBundle
 from audit.metrics.point import MetricInputError
 from audit.statistics.contrasts import ContrastInput
+from audit.statistics.equivalence import FAMILY_RULE
 from audit.statistics.section import statistics_section
 from audit.statistics.subgroups import MIN_DEV_SPEAKERS, FixedThresholdInput, SubgroupInput
 from audit.table.analysis import Analysis, analysis_from_table, names_without_referent
@@ -372,12 +373,11 @@ def _statistics(
             "family": family,
             "contrasts": result["n_contrasts"],
             "population contrasts": result["n_population_contrasts"],
-            "verdict (every contrast)": result["verdict"],
-            "within / outside / undetermined": "{} / {} / {}".format(
+            "verdict (Holm)": result["verdict"],
+            "per contrast within / outside / undetermined": "{} / {} / {}".format(
                 *(result["contrast_verdicts"][v] for v in ("additive within margin", "non-additive", "undetermined"))
             ),
-            "mean |IE|": _interval_text(result["mean_abs_ie"]),
-            "max |IE|": _interval_text(result["max_abs_ie"]),
+            "contrasts outside margin": "{estimate} [{low}, {high}]".format(**result["n_outside_margin"]),
             "mean IE (can cancel)": _interval_text(result["mean_ie"]),
             "flagged": result["n_flagged"],
             "verdict without flagged": (result["unflagged"] or {}).get("verdict", "-"),
@@ -394,9 +394,11 @@ def _statistics(
         "through their speakers)" + (f", {len(skipped)} left out: {'; '.join(skipped[:3])}" if skipped else "") + ".",
         method_note,
         *_measured_coverage_line(statistics.get("measured_coverage")),
-        f"Equivalence to additivity (TOST) against the declared margin {margin}: a family is 'additive within "
-        "margin' only when every contrast is; the counts, mean |IE| and max |IE| cannot cancel, the signed mean "
-        "can. Per contrast in report.json (statistics.contrasts).",
+        f"Equivalence to additivity (TOST) against the declared margin {margin}, alpha {statistics['alpha']}: "
+        f"{FAMILY_RULE}. 'contrasts outside margin': how many have |IE| above the margin, with its "
+        f"{statistics['level']:.0%} interval (at least the Holm rejections of 'within', at most those not shown "
+        "within); it cannot cancel, the signed mean can. The per-contrast counts are unadjusted; a contrast flagged "
+        "near chance gets no verdict. Per contrast in report.json (statistics.contrasts).",
         "'flagged' counts the contrasts of a family that carry a near-chance or unmatched-trials flag: the family "
         "figures include them; statistics.families.<family>.unflagged has the same figures without them.",
     ]

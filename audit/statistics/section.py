@@ -180,8 +180,10 @@ def _contrast_statistics(
         return family_summary(
             [contrast_draws[i].estimate["ie"] for i in members],
             np.vstack([contrast_draws[i].draws["ie"] for i in members]),
-            [summaries[i]["tost"]["verdict"] for i in members],
+            [summaries[i]["tost"] for i in members],
             level,
+            margin=margin,
+            alpha=alpha,
         )
 
     family_results = {}

@@ -468,16 +468,19 @@ def test_family_verdict_does_not_cancel() -> None:
     rng = np.random.default_rng(34)
     centres = np.array([0.04, -0.04, 0.04, -0.04])
     draws = centres[:, None] + rng.normal(0.0, 0.015, (4, 2000))
-    verdicts = [tost_verdict(row, margin=0.02)["verdict"] for row in draws]
+    tosts = [tost_verdict(row, margin=0.02) for row in draws]
     assert tost_verdict(draws.mean(axis=0), margin=0.02)["verdict"] == "additive within margin"  # cancels
-    family = family_summary(centres, draws, verdicts, 0.95)
+    family = family_summary(centres, draws, tosts, 0.95, margin=0.02)
     assert family["verdict"] != "additive within margin"
     assert sum(family["contrast_verdicts"].values()) == 4 and family["contrast_verdicts"]["additive within margin"] == 0
-    assert family["mean_abs_ie"]["estimate"] == pytest.approx(0.04)
-    assert family["max_abs_ie"]["low"] > 0.02
+    assert family["n_outside_margin"]["estimate"] == family["n_outside_margin"]["high"] == 4  # none shown within
     assert family["mean_ie"]["estimate"] == pytest.approx(0.0)
-    all_within = family_summary([0.0] * 2, rng.normal(0, 0.001, (2, 500)), ["additive within margin"] * 2, 0.95)
+    within_draws = rng.normal(0, 0.001, (2, 500))
+    all_within = family_summary(
+        [0.0] * 2, within_draws, [tost_verdict(row, margin=0.02) for row in within_draws], 0.95, margin=0.02
+    )
     assert all_within["verdict"] == "additive within margin"
+    assert all_within["n_outside_margin"] | {"level": 0} == {"estimate": 0, "low": 0, "high": 0, "level": 0}
 
 
 def test_coupling_does_not_count_the_noise_twice() -> None:
@@ -631,7 +634,7 @@ def test_a_family_with_flagged_contrasts_says_so_and_gives_the_unflagged_summary
     assert family["n_contrasts"] == 2 and family["n_flagged"] == 1
     assert family["unflagged"]["n_contrasts"] == 1
     alone = statistics_section([clean], margin=0.02, n_resamples=40, matched_simulations=2)["families"]["E13"]
-    assert family["unflagged"]["mean_abs_ie"]["estimate"] == alone["mean_abs_ie"]["estimate"]
+    assert family["unflagged"]["mean_ie"]["estimate"] == alone["mean_ie"]["estimate"]
     assert [c["caveats"] for c in result["contrasts"]] == [[], ["near-chance-prediction"]]
 
 
