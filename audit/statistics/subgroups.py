@@ -166,7 +166,8 @@ def fixed_threshold_analysis(
         "operating_point": operating_point,
         "threshold": threshold,
         "threshold_draws": percentile_interval(
-            np.array([_threshold_value(candidates, c) if c >= 0 else np.nan for c in chosen]), level
+            np.where(chosen >= 0, np.append(candidates, _threshold_value(candidates, candidates.size))[chosen], np.nan),
+            level,
         )
         | {"distinct": int(np.unique(defined).size)},
         "threshold_resampled": True,
@@ -208,24 +209,24 @@ def _threshold_indices(
     n = candidates.size
     bins = np.searchsorted(candidates, scores) + np.where(labels, 0, n)  # targets 0..n-1, non-targets n..2n-1
     if weights is None or codes is None:
-        sums = np.bincount(bins, minlength=2 * n)[None, :].astype(float)
+        sums = np.bincount(bins, minlength=2 * n)[:, None].astype(float)
     else:
         step = max(1, _DEV_BLOCK // (16 * n * TILE))  # tiles per block: (TILE rows x 2n bins) floats each
         parts = [
             binned_sums(_rows(weights, tile, min(weights.tiles.shape[0], tile + step)), *codes, bins, 2 * n)
             for tile in range(0, weights.tiles.shape[0], step)
         ]
-        sums = np.vstack(parts)[: weights.rows]
-    target, nontarget = sums[:, :n], sums[:, n:]
-    n_target, n_nontarget = target.sum(axis=1), nontarget.sum(axis=1)
+        sums = parts[0] if len(parts) == 1 else np.hstack(parts)
+    target, nontarget = sums[:n], sums[n:]  # candidates x resamples
+    n_target, n_nontarget = target.sum(axis=0), nontarget.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        frr = (np.cumsum(target, axis=1) - target) / n_target[:, None]  # share below each candidate
-        far = np.cumsum(nontarget[:, ::-1], axis=1)[:, ::-1] / n_nontarget[:, None]  # share at or above each
+        frr = (np.cumsum(target, axis=0) - target) / n_target  # share below each candidate
+        far = np.cumsum(nontarget[::-1], axis=0)[::-1] / n_nontarget  # share at or above each
     if operating_point == "eer":
-        chosen = np.argmin(np.abs(far - frr), axis=1)
+        chosen = np.argmin(np.abs(far - frr), axis=0)
     else:
         allowed = far <= float(operating_point)
-        chosen = np.where(allowed.any(axis=1), np.argmax(allowed, axis=1), n)
+        chosen = np.where(allowed.any(axis=0), np.argmax(allowed, axis=0), n)
     return np.where((n_target > 0) & (n_nontarget > 0), chosen, -1).astype(np.int64)
 
 
@@ -265,15 +266,14 @@ def _error_rates(
     bins = np.searchsorted(used, np.searchsorted(candidates, scores, "right"))
     width = used.size + 1
     sums = binned_sums(weights, *trials.codes, bins + np.where(labels, 0, width), 2 * width)
-    target, nontarget = sums[:, :width], sums[:, width:]
+    target, nontarget = sums[:width], sums[width:]  # bins x resamples
     position = np.searchsorted(used, chosen.clip(min=0))
     rows = np.arange(chosen.size)
     with np.errstate(divide="ignore", invalid="ignore"):
-        false_accepts = np.cumsum(nontarget[:, ::-1], axis=1)[:, ::-1]
-        far_draws = np.append(false_accepts, np.zeros((chosen.size, 1)), axis=1)[rows, position + 1] / nontarget.sum(
-            axis=1
-        )
-        frr_draws = np.cumsum(target, axis=1)[rows, position] / target.sum(axis=1)
+        accepted_at = np.cumsum(nontarget[::-1], axis=0)[::-1]  # non-target weight in this bin and above
+        false_accepts = np.vstack([accepted_at, np.zeros((1, chosen.size))])[position + 1, rows]
+        far_draws = false_accepts / nontarget.sum(axis=0)
+        frr_draws = np.cumsum(target, axis=0)[position, rows] / target.sum(axis=0)
     far_draws[chosen < 0] = np.nan
     frr_draws[chosen < 0] = np.nan
     result: dict[str, Any] = {

@@ -117,3 +117,17 @@ def test_frr_coverage_at_15_and_more_speakers_per_subgroup(n_dev: int, n_per_gro
     # 600 datasets, 300 resamples: binomial SE 0.009; the band 0.925-0.985 allows 2.5 SE below 0.95.
     coverage = _coverage(600, 300, n_dev=n_dev, n_per_group=n_per_group, seed=20_000 + n_dev)
     assert all(0.925 <= rate <= 0.985 for rate in coverage.values()), coverage
+
+
+def test_binned_sums_are_the_one_hot_columns_of_weighted_sums() -> None:
+    from audit.metrics.weighted_roc import binned_sums, weighted_sums
+    from audit.statistics.draws import draw_cluster_weights
+
+    rng = np.random.default_rng(9)
+    enrol, partner = rng.integers(0, 7, 300), rng.integers(0, 8, 300)  # partner 7: weight 1
+    bins = rng.integers(0, 5, 300)
+    weights = draw_cluster_weights(7, 70, seed=1)
+    one_hot = np.eye(5)[bins]
+    assert binned_sums(weights, enrol, partner, bins, 5) == pytest.approx(
+        weighted_sums(weights, enrol, partner, one_hot).T
+    )
