@@ -109,3 +109,28 @@ def test_a_contrast_flagged_near_chance_gets_no_equivalence_verdict() -> None:
     assert plain["verdict"] == near["verdict_before_withholding"] == "additive within margin"  # a wide margin
     assert near["verdict"] == "undetermined" and near["verdict_withheld"].startswith("near-chance-prediction")
     assert result["families"]["simulation"]["contrast_verdicts"]["undetermined"] == 1
+
+
+def test_the_report_prints_no_interval_for_a_one_speaker_subgroup_and_lists_every_one() -> None:
+    from audit.statistics.bundle import subgroup_gap_section
+    from audit.statistics.contrasts import SpeakerDraws
+    from audit.statistics.subgroups import SubgroupInput, subgroup_gap_intervals
+
+    contrast = _one_male_speaker(np.random.default_rng(3))
+    results = []
+    for setting in ("s1", "s2", "s3", "s4", "s5", "s6"):  # more one-speaker settings than a list of five shows
+        record = SubgroupInput(
+            {"setting": setting},
+            contrast.scores["clean"],
+            contrast.labels,  # type: ignore[arg-type]
+            contrast.clusters,  # type: ignore[arg-type]
+            contrast.test_speakers,  # type: ignore[arg-type]
+            contrast.subgroups,  # type: ignore[arg-type]
+        )
+        draws = SpeakerDraws.of([np.asarray(contrast.clusters), np.asarray(contrast.test_speakers)], 50, seed=1)
+        results.append(subgroup_gap_intervals(record, draws, 0.95, "interp"))  # type: ignore[arg-type]
+    section = subgroup_gap_section(results)
+    male = [row for row in section["table"] if row["subgroup"] == "M"]
+    assert male and all("no interval" in row["EER"] and "no interval" in row["gap to F"] for row in male)
+    assert all("[" in row["EER"] for row in section["table"] if row["subgroup"] == "F")
+    assert "6 subgroup(s) of one speaker" in section["lines"][1] and "s6 M" in section["lines"][1]
