@@ -414,9 +414,11 @@ def _statistics(
             f"{r} (95% of simulations within {low} to {high})."
         )
     if fixed:
+        run = sum("skipped" not in result for result in statistics["fixed_threshold"])
         lines.append(
-            f"Fixed-threshold subgroup error rates: {len(fixed)} subgroup settings at one threshold chosen on "
-            f"development speakers {', '.join(dev_speakers)} (statistics.fixed_threshold)."
+            f"Fixed-threshold subgroup error rates: {run} of {len(fixed)} subgroup settings at one threshold chosen "
+            f"on {len(dev_speakers)} declared development speakers (statistics.fixed_threshold; the others name why "
+            f"they were not run, e.g. fewer than {MIN_DEV_SPEAKERS} development speakers per class)."
         )
     sections = [section | {"status": "info", "lines": lines, "table": rows}]
     if statistics["subgroup_gaps"]:
