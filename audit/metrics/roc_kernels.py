@@ -52,6 +52,21 @@ def weighted_sums(weights, enrol, partner, values):
     return out
 
 
+@njit(cache=True, parallel=True)
+def binned_sums(weights, enrol, partner, bins, n_bins):
+    """(bins x tiles x tile rows): each bin's trial weights summed per row; a trial falls in one bin (``bins``)."""
+    tiles, block = weights.shape[0], weights.shape[2]
+    out = np.zeros((n_bins, tiles, block))
+    for tile in prange(tiles):
+        tile_weights = weights[tile]
+        for trial in range(enrol.size):
+            enrolled, partnered = tile_weights[enrol[trial]], tile_weights[partner[trial]]
+            sums = out[bins[trial], tile]
+            for row in range(block):
+                sums[row] += enrolled[row] * partnered[row]
+    return out
+
+
 @njit(cache=True)
 def _interp(tps, fps, previous_tps, previous_fps, has_previous, n_target, n_nontarget):
     """Linear crossing of fpr = fnr between the point before the crossing (or (0, 0)) and the crossing."""

@@ -92,6 +92,23 @@ def weighted_sums(
     return np.ascontiguousarray(sums.reshape(value_array.shape[1], -1)[:, : resampled.rows].T)
 
 
+def binned_sums(
+    weights: ArrayLike | ResampleWeights, clusters: ArrayLike, partners: ArrayLike | None, bins: ArrayLike, n_bins: int
+) -> FloatArray:
+    """(bins x resamples): the trial weights of each bin (``bins``: each trial's bin, 0..n_bins-1) per resample;
+    the one-hot columns of ``weighted_sums`` without the columns (a threshold per resample, for instance), bins
+    major as the loops sum them (a cumulative sum over bins runs along contiguous rows)."""
+    from audit.metrics import roc_kernels
+
+    resampled = ResampleWeights.of(weights)
+    enrol, partner = _codes(resampled, clusters, partners)
+    bin_array = np.asarray(bins, dtype=np.int64)
+    if bin_array.shape != enrol.shape or (bin_array.size and (bin_array.min() < 0 or bin_array.max() >= n_bins)):
+        raise WeightedRocInputError(f"bins must give each of the {enrol.size} trials a bin in 0..{n_bins - 1}")
+    sums = roc_kernels.binned_sums(resampled.tiles, enrol, partner, bin_array, n_bins)
+    return sums.reshape(n_bins, -1)[:, : resampled.rows]
+
+
 @dataclass(frozen=True)
 class SortedTrials:
     """One score array's trials in descending score order, with where each threshold's trials end

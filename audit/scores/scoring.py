@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from audit.bundle.curves import curve
-from audit.metrics.point import EER_METHODS, MetricInputError, grouped_metrics
+from audit.metrics.point import EER_METHODS, MetricInputError, eer, grouped_metrics
 from audit.metrics.weighted_roc import weighted_eer
 from audit.result import TOOL_NAME, tool_version
 from audit.scores.calibration import DevCalibration, calibration_row, fit_dev_calibration
@@ -32,7 +32,8 @@ from audit.scores.files import NO_LABEL, CmScoreFile, ScoreFile, ScoreFormat, re
 from audit.scores.lines import Vocabulary
 from audit.scores.spoofing import spoofing_row
 from audit.scores.trial_lists import TrialFormat, TrialList, numbered_fields, read_trial_list
-from audit.statistics.draws import cluster_codes, draw_cluster_weights, percentile_interval
+from audit.statistics.contrasts import SpeakerDraws, estimate_with_interval
+from audit.statistics.draws import cluster_codes, draw_cluster_weights
 from audit.table.analysis import N_RESAMPLES_MAX, SEED_MAX
 from audit.table.findings import Flag, Severity, has_errors
 from audit.table.reading import read_text
@@ -80,7 +81,8 @@ class ScoringConfig:
         return asdict(self) | {
             "eer_variants": list(EER_METHODS),
             "bootstrap_eer_variants": list(EER_METHODS),
-            "bootstrap_clusters": "enrolment speaker",
+            "bootstrap_clusters": f"EER intervals: {TWO_WAY} where test speakers are known; calibration and spoofing "
+            "metrics: enrolment speaker",
             "join_key": "(enrol, test) without a trailing audio extension",
         }
 
@@ -281,12 +283,22 @@ def _groups(trials: pd.DataFrame) -> list[tuple[str, str, np.ndarray]]:
     return groups
 
 
-def _bootstrap(scores: np.ndarray, labels: np.ndarray, speakers: np.ndarray, config: ScoringConfig) -> dict[str, Any]:
-    codes, n_clusters = cluster_codes(speakers)
-    weights = draw_cluster_weights(n_clusters, config.n_resamples, config.seed)
-    out: dict[str, Any] = {"n_speakers": n_clusters}
+def _bootstrap(
+    scores: np.ndarray, labels: np.ndarray, enrol: np.ndarray, test: np.ndarray | None, config: ScoringConfig
+) -> dict[str, Any]:
+    """Each EER variant's interval from the speaker bootstrap of the bundle audit (``audit.statistics``): two-way
+    when the test speakers are known (a trial between two speakers counts once per drawn copy of each; resampling
+    the enrolment side alone covered 0.87-0.91), bias-corrected as a single EER is there."""
+    draws = SpeakerDraws.of([enrol] if test is None else [enrol, test], config.n_resamples, config.seed)
+    codes, partners = draws.codes(enrol, test)
+    out: dict[str, Any] = {
+        "n_speakers": int(draws.index.size),
+        "bootstrap_clusters": "enrolment speaker" if test is None else TWO_WAY,
+    }
     for method in EER_METHODS:
-        interval = percentile_interval(weighted_eer(scores, labels, codes, weights, method), config.level)
+        estimate = eer(scores, labels, method)
+        resampled = weighted_eer(scores, labels, codes, draws.weights, method, partners)
+        interval = estimate_with_interval(estimate, resampled, config.level, corrected=True)
         out[f"eer_{method}_low"] = interval["low"]
         out[f"eer_{method}_high"] = interval["high"]
         out[f"eer_{method}_undefined_draws"] = interval["n_undefined"]
@@ -311,7 +323,8 @@ def group_metrics(trials: pd.DataFrame, config: ScoringConfig, with_speakers: bo
         row |= {name: values[0].item() for name, values in metrics.items()}
         if with_speakers:
             try:
-                row |= _bootstrap(scores, labels, subset["enrol_speaker"].to_numpy(), config)
+                test = subset["test_speaker"].to_numpy() if "test_speaker" in subset else None
+                row |= _bootstrap(scores, labels, subset["enrol_speaker"].to_numpy(), test, config)
             except MetricInputError as error:
                 row["interval_not_computable"] = str(error)
         rows.append(row)
@@ -485,6 +498,30 @@ def _join_section(joined: Joined, speakers_from: str) -> dict[str, Any]:
     }
 
 
+TWO_WAY = "enrolment and test speakers (two-way)"
+NO_SPEAKERS = "No intervals: the speakers of the trials are unknown (give --speakers utt2spk)."
+
+
+def _intervals_line(rows: list[dict[str, Any]], config: ScoringConfig) -> str:
+    """What the intervals are, said from the rows that carry them: the variants with an interval, the clusters
+    resampled, the groups without one."""
+    with_interval = [row for row in rows if any(f"eer_{m}_low" in row for m in EER_METHODS)]
+    if not with_interval:
+        return "No intervals: no group's bootstrap could be computed (see interval_not_computable per group)."
+    variants = [m for m in EER_METHODS if any(row.get(f"eer_{m}_low") is not None for row in with_interval)]
+    clusters = sorted({str(row["bootstrap_clusters"]) for row in with_interval})
+    undefined = sum(int(row.get(f"eer_{m}_undefined_draws") or 0) for row in with_interval for m in variants)
+    without = len(rows) - len(with_interval)
+    return (
+        f"Intervals: {config.level:.0%} bias-corrected percentile intervals (DESIGN section 4) of a speaker bootstrap "
+        f"({config.n_resamples} resamples of {' / '.join(clusters)}, seed {config.seed}) for "
+        f"{', '.join(f'eer_{m}' for m in variants)} in {len(with_interval)} of {len(rows)} groups"
+        + (f" ({without} without: see interval_not_computable)" if without else "")
+        + (f"; {undefined} draws with one class left undefined and counted" if undefined else "")
+        + "."
+    )
+
+
 def _metrics_section(
     rows: list[dict[str, Any]], config: ScoringConfig, with_speakers: bool, unmapped: dict[str, int]
 ) -> dict[str, Any]:
@@ -494,14 +531,7 @@ def _metrics_section(
         f"min_dcf: normalised minimum DCF at p_target {config.p_target}, c_miss {config.c_miss}, c_fa "
         f"{config.c_fa}. auc: ties count half.",
     ]
-    if with_speakers:
-        lines.append(
-            f"Intervals: {config.level:.0%} percentile intervals of a speaker-cluster bootstrap "
-            f"({config.n_resamples} resamples of enrolment speakers, seed {config.seed}) for eer_interp and "
-            "eer_legacy (eer_rocch has none: its hull needs a PAV pass per resample)."
-        )
-    else:
-        lines.append("No intervals: the speakers of the trials are unknown (give --speakers utt2spk).")
+    lines.append(_intervals_line(rows, config) if with_speakers else NO_SPEAKERS)
     lines.append(f"{len(rows)} groups: the table is under Aggregates (metrics_per_group in report.json).")
     lines += [
         f"{count(n, 'scored trial')} {'has' if n == 1 else 'have'} no {column} in its map and "

@@ -29,8 +29,13 @@ re-scoring of its record's verified scores): ``interp``, ``legacy`` (the paper's
 **Few speakers.** Below ``FEW_SPEAKERS`` (30) speakers a contrast's result carries the coverage that the same
 bootstrap achieved on a matched simulation, and the report warns.
 
-**Intervals** are percentile intervals of the bootstrap draws (``numpy.quantile``, linear interpolation), at
-the declared ``level``; ``n_resamples`` and ``seed`` are recorded beside them. A draw in which a subset has no
+**Intervals** come from the bootstrap draws (``numpy.quantile``, linear interpolation) at the declared ``level``;
+``n_resamples`` and ``seed`` are recorded beside them. A single EER and the additive prediction get the
+bias-corrected percentile interval (``bias_corrected_interval``: the convex hull EER's finite-sample optimism is
+reproduced by its resamples, and the percentile interval under-covered in ``rocch``), differences (IE, gaps) and
+fixed-threshold rates the percentile one (``contrasts.BIAS_CORRECTED``; chosen by simulation, DESIGN section 4,
+``MEASURED_COVERAGE``). A subgroup of one speaker gets no interval (``withheld``). A draw in which a subset has no
+class is undefined (NaN) and counted as ``n_undefined``, never filled.
 """
 
 from audit.statistics.bundle import (
@@ -42,9 +47,10 @@ from audit.statistics.bundle import (
 )
 from audit.statistics.contrasts import ContrastInput, SpeakerDraws, bootstrap_contrast
 from audit.statistics.coupling import coupling_under_additivity
-from audit.statistics.coverage import CoverageDesign, simulated_coverage
+from audit.statistics.coverage import MEASURED_COVERAGE, CoverageDesign, measured_coverage, simulated_coverage
 from audit.statistics.draws import (
     StatisticsInputError,
+    bias_corrected_interval,
     cluster_codes,
     draw_cluster_weights,
     pair_codes,
@@ -61,6 +67,7 @@ from audit.statistics.subgroups import (
 )
 
 __all__ = [
+    "MEASURED_COVERAGE",
     "ContrastInput",
     "CoverageDesign",
     "FixedThresholdInput",
@@ -68,6 +75,7 @@ __all__ = [
     "SpeakerDraws",
     "StatisticsInputError",
     "SubgroupInput",
+    "bias_corrected_interval",
     "bootstrap_contrast",
     "cluster_codes",
     "coupling_under_additivity",
@@ -77,6 +85,7 @@ __all__ = [
     "fixed_threshold_analysis",
     "fixed_threshold_section",
     "held_out_validation",
+    "measured_coverage",
     "pair_codes",
     "percentile_interval",
     "simulated_coverage",

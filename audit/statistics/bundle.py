@@ -25,8 +25,9 @@ from audit.bundle.rescore import EER_KEYS
 from audit.bundle.verified import VerifiedBundle
 from audit.metrics.point import MetricInputError
 from audit.statistics.contrasts import ContrastInput
+from audit.statistics.equivalence import FAMILY_RULE
 from audit.statistics.section import statistics_section
-from audit.statistics.subgroups import FixedThresholdInput, SubgroupInput
+from audit.statistics.subgroups import MIN_DEV_SPEAKERS, FixedThresholdInput, SubgroupInput
 from audit.table.analysis import Analysis, analysis_from_table, names_without_referent
 from audit.table.contrasts import Contrast
 from audit.table.findings import Flag, Severity
@@ -157,9 +158,20 @@ def _fixed_threshold_inputs(settings: list[SubgroupInput], dev_speakers: list[st
     ]
 
 
-def _interval_text(value: dict[str, Any]) -> str:
+def _interval_text(value: dict[str, Any] | None) -> str:
+    """``estimate [low, high]``; a withheld interval as ``estimate (no interval: one speaker)``; a zero count with its
+    exact bound beside."""
+    if value is None:
+        return "-"
     estimate, low, high = (format_number(value.get(key), INTERVAL_DECIMALS) for key in ("estimate", "low", "high"))
-    return f"{estimate} [{low}, {high}]"
+    if "withheld" in value:
+        return f"{estimate} (no interval: {str(value['withheld']).split(':')[0]})"
+    text = f"{estimate} [{low}, {high}]"
+    if "exact_bound" in value:
+        bound = value["exact_bound"]
+        exact = (format_number(bound[key], INTERVAL_DECIMALS) for key in ("low", "high"))
+        text += " (exact [{}, {}]: {})".format(*exact, bound["reason"].split(":")[0])
+    return text
 
 
 def subgroup_gap_section(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -180,7 +192,7 @@ def subgroup_gap_section(results: list[dict[str, Any]]) -> dict[str, Any]:
     ]
     single = sorted(
         {f"{'/'.join(r['key'].values())} {n}" for r in results for n, k in r["n_speakers"].items() if k == 1}
-    )
+    )  # every one: a partial list reads as the whole
     return {
         "id": "subgroup-gaps",
         "title": "Subgroup EER gaps with intervals",
@@ -189,7 +201,10 @@ def subgroup_gap_section(results: list[dict[str, Any]]) -> dict[str, Any]:
             "Each subgroup's EER at its own threshold and its gap to the reference subgroup (estimate [95% interval]), "
             "from the same two-way speaker draws as the contrasts; the speakers behind each subgroup are counted.",
             *(
-                [f"A subgroup of one speaker has no speaker-level uncertainty estimate: {'; '.join(single[:5])}."]
+                [
+                    f"{len(single)} subgroup(s) of one speaker get no interval, and neither does a gap or range "
+                    f"they take part in (a value of that speaker, not of a population): {'; '.join(single)}."
+                ]
                 if single
                 else []
             ),
@@ -204,7 +219,7 @@ def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
         {
             **result["key"],
             "subgroup": subgroup,
-            "threshold": result["threshold"],
+            "threshold": _threshold_text(result),
             "EER (own threshold)": _interval_text(values["eer"]),
             "FAR (common)": _interval_text(values["far"]),
             "FRR (common)": _interval_text(values["frr"]),
@@ -214,6 +229,13 @@ def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
         for subgroup, values in sorted(result.get("subgroups", {}).items())
     ]
     skipped = [f"{'/'.join(result['key'].values())}: {result['skipped']}" for result in results if "skipped" in result]
+    zero = sum(
+        1
+        for result in results
+        for values in result.get("subgroups", {}).values()
+        for rate in ("far", "frr")
+        if "exact_bound" in (values.get(rate) or {})
+    )
     return {
         "id": "fixed-threshold-subgroups",
         "title": "Subgroup error rates at one common threshold",
@@ -222,12 +244,29 @@ def fixed_threshold_section(results: list[dict[str, Any]]) -> dict[str, Any]:
             "Per-subgroup EERs compare separately optimised operating points; a deployment runs at one threshold. "
             "Here the threshold is chosen on development speakers disjoint from the evaluated ones, and each "
             "subgroup's FAR and FRR at it are shown beside its own EER (estimate [95% interval]).",
-            "Intervals resample speakers on both sides of each trial: a subgroup with a single speaker gets a "
-            "zero-width interval, which shows that its uncertainty cannot be estimated, not that there is none.",
-            *([f"{len(skipped)} setting(s) have no analysis: {'; '.join(skipped[:5])}"] if skipped else []),
+            "Intervals resample the development and the evaluation speakers on both sides of each trial, and each "
+            "resample chooses its own threshold on its development trials, so the threshold's uncertainty is in the "
+            "FAR and FRR intervals (the threshold column gives its 95% range). A subgroup of one speaker gets no "
+            f"interval. The analysis needs {MIN_DEV_SPEAKERS} development speakers per class (declared minimum).",
+            *(
+                [
+                    f"{zero} rate(s) count no event (or only events): the bootstrap has nothing to vary there, so the "
+                    "exact Clopper-Pearson bound over their trials (taken as independent) is given beside."
+                ]
+                if zero
+                else []
+            ),
+            *([f"{len(skipped)} setting(s) have no analysis: {'; '.join(skipped)}"] if skipped else []),
         ],
         "table": rows,
     }
+
+
+def _threshold_text(result: dict[str, Any]) -> str:
+    """The point threshold and the range of the resamples' thresholds."""
+    draws = result.get("threshold_draws") or {}
+    low, high = (format_number(draws.get(key), INTERVAL_DECIMALS) for key in ("low", "high"))
+    return f"{format_number(result['threshold'], INTERVAL_DECIMALS)} [{low}, {high}]"
 
 
 SECTION = {"id": "per-trial-statistics", "title": "Per-trial statistics", "table": None}
@@ -334,12 +373,11 @@ def _statistics(
             "family": family,
             "contrasts": result["n_contrasts"],
             "population contrasts": result["n_population_contrasts"],
-            "verdict (every contrast)": result["verdict"],
-            "within / outside / undetermined": "{} / {} / {}".format(
+            "verdict (Holm)": result["verdict"],
+            "per contrast within / outside / undetermined": "{} / {} / {}".format(
                 *(result["contrast_verdicts"][v] for v in ("additive within margin", "non-additive", "undetermined"))
             ),
-            "mean |IE|": _interval_text(result["mean_abs_ie"]),
-            "max |IE|": _interval_text(result["max_abs_ie"]),
+            "contrasts outside margin": "{estimate} [{low}, {high}]".format(**result["n_outside_margin"]),
             "mean IE (can cancel)": _interval_text(result["mean_ie"]),
             "flagged": result["n_flagged"],
             "verdict without flagged": (result["unflagged"] or {}).get("verdict", "-"),
@@ -350,14 +388,17 @@ def _statistics(
     n_population = sum(result["n_population_contrasts"] for result in families.values())
     lines = [
         f"Two-way speaker bootstrap ({statistics['n_resamples']} resamples of speakers shared by every contrast "
-        f"and encoder; a trial counts once per drawn copy of each of its speakers; seed {statistics['seed']}, "
-        f"{statistics['level']:.0%} percentile intervals); {len(inputs)} contrasts with per-trial scores, "
+        f"and encoder; a trial counts once per drawn copy of each of its speakers; seed {statistics['seed']}; "
+        f"{statistics['level']:.0%} {statistics['intervals']}); {len(inputs)} contrasts with per-trial scores, "
         f"{n_population} of them population contrasts (terms on different trial lists, resampled jointly "
         "through their speakers)" + (f", {len(skipped)} left out: {'; '.join(skipped[:3])}" if skipped else "") + ".",
         method_note,
-        f"Equivalence to additivity (TOST) against the declared margin {margin}: a family is 'additive within "
-        "margin' only when every contrast is; the counts, mean |IE| and max |IE| cannot cancel, the signed mean "
-        "can. Per contrast in report.json (statistics.contrasts).",
+        *_measured_coverage_line(statistics.get("measured_coverage")),
+        f"Equivalence to additivity (TOST) against the declared margin {margin}, alpha {statistics['alpha']}: "
+        f"{FAMILY_RULE}. 'contrasts outside margin': how many have |IE| above the margin, with its "
+        f"{statistics['level']:.0%} interval (at least the Holm rejections of 'within', at most those not shown "
+        "within); it cannot cancel, the signed mean can. The per-contrast counts are unadjusted; a contrast flagged "
+        "near chance gets no verdict. Per contrast in report.json (statistics.contrasts).",
         "'flagged' counts the contrasts of a family that carry a near-chance or unmatched-trials flag: the family "
         "figures include them; statistics.families.<family>.unflagged has the same figures without them.",
     ]
@@ -373,9 +414,11 @@ def _statistics(
             f"{r} (95% of simulations within {low} to {high})."
         )
     if fixed:
+        run = sum("skipped" not in result for result in statistics["fixed_threshold"])
         lines.append(
-            f"Fixed-threshold subgroup error rates: {len(fixed)} subgroup settings at one threshold chosen on "
-            f"development speakers {', '.join(dev_speakers)} (statistics.fixed_threshold)."
+            f"Fixed-threshold subgroup error rates: {run} of {len(fixed)} subgroup settings at one threshold chosen "
+            f"on {len(dev_speakers)} declared development speakers (statistics.fixed_threshold; the others name why "
+            f"they were not run, e.g. fewer than {MIN_DEV_SPEAKERS} development speakers per class)."
         )
     sections = [section | {"status": "info", "lines": lines, "table": rows}]
     if statistics["subgroup_gaps"]:
@@ -383,6 +426,20 @@ def _statistics(
     if statistics["fixed_threshold"]:
         sections.append(fixed_threshold_section(statistics["fixed_threshold"]))
     return statistics, sections
+
+
+def _measured_coverage_line(row: dict[str, Any] | None) -> list[str]:
+    """What coverage these intervals reached on the simulation of DESIGN section 4, for this variant and about
+    this many speakers (none for a level the table does not give)."""
+    if row is None:
+        return []
+    return [
+        f"Measured coverage of these 95% intervals in {row['eer_method']} at {row['n_speakers']} speakers (the "
+        f"simulated count at or below this audit's median of {row['median_speakers']} speakers per contrast; "
+        f"{row['n_datasets']:,} simulated datasets with speaker effects on both sides and unequal trials per "
+        f"speaker, DESIGN section 4): single EER {row['clean']:.3f} (Monte-Carlo SE {row['clean_se']:.3f}), "
+        f"IE {row['ie']:.3f} ({row['ie_se']:.3f}), subgroup gap {row['gap']:.3f} ({row['gap_se']:.3f})."
+    ]
 
 
 def statistics_eer_method(results: pd.DataFrame, declared: str | None) -> tuple[Any, str]:

@@ -19,6 +19,7 @@ from audit.statistics.draws import (
     IntArray,
     StatisticsInputError,
     _positions,
+    bias_corrected_interval,
     draw_cluster_weights,
     pair_codes,
     percentile_interval,
@@ -320,7 +321,10 @@ def draw_contrast(
         "n_resamples": draws_of.weights.rows,
         "seed": draws_of.seed,
         "level": level,
-        "estimates": {name: estimate_with_interval(estimate[name], draws[name], level) for name in estimate},
+        "estimates": {
+            name: estimate_with_interval(estimate[name], draws[name], level, corrected=name in BIAS_CORRECTED)
+            for name in estimate
+        },
     }
     if all(t.subgroups is not None for t in trials.values()):
         summary["subgroups"] = subgroup_gap_draws(trials, codes, draws_of.weights, level, eer_method, cache, records)
@@ -369,8 +373,30 @@ def _member_draws(
     )
 
 
-def estimate_with_interval(estimate: float, draws: FloatArray, level: float) -> dict[str, Any]:
-    return {"estimate": float(estimate), **percentile_interval(draws, level)}
+# A single EER, and the additive prediction (a sum of EERs with coefficients summing to one), carry
+# the estimator's finite-sample bias (the convex hull EER's optimism): their intervals are bias-corrected. IE, gaps
+# and ranges are differences whose coefficients sum to zero, the biases cancel, and the correction would only add
+# the noise of its estimate: their intervals are percentile ones. Chosen by simulation (DESIGN section 4).
+BIAS_CORRECTED = frozenset({*TERMS, "prediction"})
+INTERVAL_RULE = (
+    "bias-corrected percentile (BC) intervals for single EERs and additive predictions, percentile intervals for "
+    "IE, gaps and ranges (differences whose estimator biases cancel) and for error rates at a fixed threshold"
+)
+
+
+def estimate_with_interval(estimate: float, draws: FloatArray, level: float, *, corrected: bool) -> dict[str, Any]:
+    """The estimate and its interval: bias-corrected (``corrected``) or percentile (see ``BIAS_CORRECTED``)."""
+    interval = bias_corrected_interval(draws, estimate, level) if corrected else percentile_interval(draws, level)
+    return {"estimate": float(estimate), **interval}
+
+
+ONE_SPEAKER = "one speaker: a value of that speaker, not of a population, so no interval"
+
+
+def withheld_interval(estimate: float, reason: str) -> dict[str, Any]:
+    """The estimate without an interval, and why (``withheld``): e.g. a subgroup of one speaker, whose resamples
+    only reweigh that speaker's trials and give a narrow interval that would read as a population's."""
+    return {"estimate": float(estimate), "low": None, "high": None, "n_undefined": 0, "withheld": reason}
 
 
 def subgroup_gap_draws(
@@ -384,8 +410,9 @@ def subgroup_gap_draws(
 ) -> dict[str, Any]:
     """Per term, each subgroup's EER and its signed gap to the first subgroup (sorted), plus the range
     (largest minus smallest subgroup EER), all with intervals from the same resamples. A subgroup whose EER
-    is undefined in some term (one class) is left out of every term and listed with why. With ``records``,
-    each record's subgroup values are computed once per audit (``cache``)."""
+    is undefined in some term (one class) is left out of every term and listed with why. A subgroup of one
+    enrolment speaker gets no interval, nor does a gap or range it takes part in (``withheld_interval``). With
+    ``records``, each record's subgroup values are computed once per audit (``cache``)."""
     cache = cache or DrawCache()
     as_text = {term: np.asarray(t.subgroups, dtype=object).astype(str) for term, t in trials.items()}
     estimates: dict[str, dict[str, float]] = {term: {} for term in trials}
@@ -427,16 +454,27 @@ def subgroup_gap_draws(
         stacked = np.vstack([draws[name] for name in names])
         point = np.array([estimates[term][name] for name in names])
         reference = names[0]
+        single = {name for name in names if np.unique(t.enrol[as_text[term] == name].astype(str)).size == 1}
+
+        def interval(
+            estimate: float, values: FloatArray, corrected: bool, *members: str, single: set[str] = single
+        ) -> dict[str, Any]:
+            if single.intersection(members):
+                return withheld_interval(estimate, ONE_SPEAKER)
+            return estimate_with_interval(estimate, values, level, corrected=corrected)
+
         result["terms"][term] = {
-            "eer": {name: estimate_with_interval(estimates[term][name], draws[name], level) for name in names},
+            "eer": {name: interval(estimates[term][name], draws[name], True, name) for name in names},
             "gap_to_reference": {
-                name: estimate_with_interval(
-                    estimates[term][name] - estimates[term][reference], draws[name] - draws[reference], level
+                name: interval(
+                    estimates[term][name] - estimates[term][reference],
+                    draws[name] - draws[reference],
+                    False,
+                    name,
+                    reference,
                 )
                 for name in names[1:]
             },
-            "range": estimate_with_interval(
-                point.max() - point.min(), stacked.max(axis=0) - stacked.min(axis=0), level
-            ),
+            "range": interval(point.max() - point.min(), stacked.max(axis=0) - stacked.min(axis=0), False, *names),
         }
     return result

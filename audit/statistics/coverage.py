@@ -8,12 +8,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from audit.metrics.point import eer
 from audit.statistics.contrasts import (
     ContrastInput,
     SpeakerDraws,
     TermTrials,
     _member_draws,
     contrast_values,
+    estimate_with_interval,
     scored_trials,
 )
 from audit.statistics.draws import FloatArray, percentile_interval
@@ -33,7 +35,9 @@ class CoverageDesign:
     ``nontarget_sd``), a speaker effect on targets (``u``, ``target_sd``) and a speaker-by-condition effect
     (``v``, ``condition_sd``), unit trial noise. Pooled over the population of speakers the classes are
     normal, so a term's true EER is ``Phi(-mu / (s_target + s_nontarget))``; ``means`` gives ``mu`` per term,
-    ``subgroup_shift`` is added to ``mu`` for subgroup F (a true gap).
+    ``subgroup_shift`` is added to ``mu`` for subgroup F (a true gap). ``count_spread`` > 0 gives speakers unequal
+    numbers of trials: each speaker's target and non-target counts are drawn uniformly within ``1 +- count_spread``
+    times the means (at least one); counts independent of the effects leave the truth unchanged.
     """
 
     n_speakers: int
@@ -44,6 +48,7 @@ class CoverageDesign:
     condition_sd: float = 0.4
     nontarget_sd: float = 0.5
     subgroup_shift: float = 0.4
+    count_spread: float = 0.0
 
     def true_eer(self, mu: float, shifted_share: float = 0.0) -> float:
         """The EER of the population: targets a mixture of N(mu + shift, s_t) (share ``shifted_share``) and
@@ -69,13 +74,15 @@ class CoverageDesign:
 
     def dataset(self, rng: np.random.Generator, two_way: bool = True) -> ContrastInput:
         """One simulated contrast (all four terms on one trial list)."""
-        n, per_t, per_n = self.n_speakers, self.targets_per_speaker, self.nontargets_per_speaker
+        n = self.n_speakers
+        per_t, per_n = self._counts(rng, self.targets_per_speaker), self._counts(rng, self.nontargets_per_speaker)
         speakers = np.arange(n)
         female = speakers % 2 == 0
-        enrol = np.concatenate([np.repeat(speakers, per_t), np.repeat(speakers, per_n)])
-        other = (np.repeat(speakers, per_n) + rng.integers(1, n, n * per_n)) % n
-        test = np.concatenate([np.repeat(speakers, per_t), other])
-        labels = np.r_[np.ones(n * per_t, dtype=int), np.zeros(n * per_n, dtype=int)]
+        enrol_t, enrol_n = np.repeat(speakers, per_t), np.repeat(speakers, per_n)
+        enrol = np.concatenate([enrol_t, enrol_n])
+        other = (enrol_n + rng.integers(1, n, enrol_n.size)) % n
+        test = np.concatenate([enrol_t, other])
+        labels = np.r_[np.ones(enrol_t.size, dtype=int), np.zeros(enrol_n.size, dtype=int)]
         target_effect = rng.normal(0.0, self.target_sd, n)
         nontarget_effect = rng.normal(0.0, self.nontarget_sd, n)
         scores = {}
@@ -94,6 +101,13 @@ class CoverageDesign:
             subgroups=np.where(female[enrol], "F", "M"),
         )
 
+    def _counts(self, rng: np.random.Generator, mean: int) -> int | NDArray[np.int64]:
+        """Trials per speaker: ``mean`` each, or (``count_spread``) drawn per speaker."""
+        if self.count_spread <= 0:
+            return mean
+        spread = rng.uniform(1.0 - self.count_spread, 1.0 + self.count_spread, self.n_speakers)
+        return np.maximum(1, np.round(mean * spread)).astype(np.int64)
+
 
 def simulated_coverage(
     design: CoverageDesign,
@@ -105,16 +119,20 @@ def simulated_coverage(
     two_way: bool = True,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Share of ``level`` intervals that cover the truth, for the clean EER, IE and the clean-term gap."""
+    """Share of ``level`` intervals that cover the truth, for the clean EER, IE and the clean-term gap: the
+    intervals the audit gives (``coverage``; bias-corrected for the single EER) and, beside them, the percentile
+    intervals of the same draws (``coverage_percentile``), each with its Monte-Carlo standard error
+    ``sqrt(p (1 - p) / n_datasets)``."""
     rng = np.random.default_rng(seed)
     truth = design.truth()
-    covered = dict.fromkeys(truth, 0)
+    covered = {kind: dict.fromkeys(truth, 0) for kind in ("audit", "percentile")}
     for index in range(n_datasets):
         intervals = _simulated_intervals(design.dataset(rng, two_way), n_resamples, index, level, eer_method)
-        for name, interval in intervals.items():
+        for (kind, name), interval in intervals.items():
             # the gap is M minus F (F is the reference): the truth is its negative
             value = -truth[name] if name == "gap" else truth[name]
-            covered[name] += interval["low"] is not None and interval["low"] <= value <= interval["high"]
+            covered[kind][name] += interval["low"] is not None and interval["low"] <= value <= interval["high"]
+    rates = {kind: {name: hits / n_datasets for name, hits in counts.items()} for kind, counts in covered.items()}
     return {
         "n_speakers": design.n_speakers,
         "n_datasets": n_datasets,
@@ -122,16 +140,19 @@ def simulated_coverage(
         "level": level,
         "eer_method": eer_method,
         "cluster": "two-way" if two_way else "enrolment speaker",
-        "coverage": {name: hits / n_datasets for name, hits in covered.items()},
+        "coverage": rates["audit"],
+        "coverage_percentile": rates["percentile"],
+        "mc_se": {name: float(np.sqrt(p * (1.0 - p) / n_datasets)) for name, p in rates["audit"].items()},
     }
 
 
 def _simulated_intervals(
     dataset: ContrastInput, n_resamples: int, seed: int, level: float, eer_method: EerMethod
-) -> dict[str, dict[str, Any]]:
+) -> dict[tuple[str, str], dict[str, Any]]:
     """The intervals a coverage count scores, for one simulated dataset: the clean EER, IE and the clean term's
-    gap M minus F, from the draws ``bootstrap_contrast`` makes for them (the same speaker draws, codes and
-    weighted EERs; tested equal), without the point estimates and summaries a coverage count does not use."""
+    gap M minus F as ``bootstrap_contrast`` gives them (``("audit", name)``: the same speaker draws, codes,
+    weighted EERs and intervals; tested equal), and the percentile intervals of the same draws
+    (``("percentile", name)``), without the estimates and summaries a coverage count does not use."""
     trials, _ = scored_trials(dataset)
     draws = SpeakerDraws.of([ids for t in trials.values() for ids in t.speakers()], n_resamples, seed)
 
@@ -141,8 +162,44 @@ def _simulated_intervals(
     terms = contrast_values({term: eer_draws(t, np.ones(t.labels.size, dtype=bool)) for term, t in trials.items()})
     groups = np.asarray(trials["clean"].subgroups).astype(str)
     gap = eer_draws(trials["clean"], groups == "M") - eer_draws(trials["clean"], groups == "F")
+    clean = trials["clean"]
+    audit = estimate_with_interval(eer(clean.scores, clean.labels, eer_method), terms["clean"], level, corrected=True)
     return {
-        "clean": percentile_interval(terms["clean"], level),
-        "ie": percentile_interval(terms["ie"], level),
-        "gap": percentile_interval(gap, level),
+        ("audit", "clean"): {key: audit[key] for key in ("low", "high", "n_undefined")},
+        ("audit", "ie"): percentile_interval(terms["ie"], level),
+        ("audit", "gap"): percentile_interval(gap, level),
+        ("percentile", "clean"): percentile_interval(terms["clean"], level),
+        ("percentile", "ie"): percentile_interval(terms["ie"], level),
+        ("percentile", "gap"): percentile_interval(gap, level),
     }
+
+
+# The coverage of the audit's 95 % intervals measured by ``benchmarks/coverage_table.py`` (its defaults: 1,000
+# datasets of 1,000 resamples per cell, ``CoverageDesign`` with 8 target and 16 non-target trials per speaker on
+# average, counts within +-60 %): variant, speakers, datasets, then the coverage and Monte-Carlo standard error of
+# a single EER (bias-corrected), IE and a subgroup gap, and the single EER's percentile coverage on the same draws.
+MEASURED_COVERAGE: tuple[tuple[str, int, int, float, float, float, float, float, float, float], ...] = (
+    ("interp", 7, 1000, 0.871, 0.011, 0.976, 0.005, 0.954, 0.007, 0.867),
+    ("interp", 15, 1000, 0.928, 0.008, 0.985, 0.004, 0.97, 0.005, 0.918),
+    ("interp", 30, 1000, 0.949, 0.007, 0.981, 0.004, 0.963, 0.006, 0.95),
+    ("interp", 60, 1000, 0.96, 0.006, 0.983, 0.004, 0.969, 0.005, 0.962),
+    ("legacy", 7, 1000, 0.867, 0.011, 0.984, 0.004, 0.959, 0.006, 0.889),
+    ("legacy", 15, 1000, 0.921, 0.009, 0.988, 0.003, 0.973, 0.005, 0.922),
+    ("legacy", 30, 1000, 0.944, 0.007, 0.984, 0.004, 0.965, 0.006, 0.949),
+    ("legacy", 60, 1000, 0.959, 0.006, 0.984, 0.004, 0.971, 0.005, 0.963),
+    ("rocch", 7, 1000, 0.821, 0.012, 0.963, 0.006, 0.926, 0.008, 0.772),
+    ("rocch", 15, 1000, 0.897, 0.01, 0.976, 0.005, 0.959, 0.006, 0.844),
+    ("rocch", 30, 1000, 0.932, 0.008, 0.972, 0.005, 0.958, 0.006, 0.904),
+    ("rocch", 60, 1000, 0.958, 0.006, 0.978, 0.005, 0.955, 0.007, 0.938),
+)
+
+
+def measured_coverage(eer_method: str, n_speakers: int, level: float = 0.95) -> dict[str, Any] | None:
+    """The row of ``MEASURED_COVERAGE`` for this variant at the largest tabulated speaker count not above
+    ``n_speakers`` (the smallest when below every count); None for another level or an unknown variant."""
+    rows = [row for row in MEASURED_COVERAGE if row[0] == eer_method]
+    if level != 0.95 or not rows:
+        return None
+    fitting = [row for row in rows if row[1] <= n_speakers] or rows[:1]
+    names = ("eer_method", "n_speakers", "n_datasets", "clean", "clean_se", "ie", "ie_se", "gap", "gap_se")
+    return dict(zip((*names, "clean_percentile"), fitting[-1], strict=True))

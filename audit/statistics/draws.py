@@ -80,3 +80,37 @@ def percentile_interval(draws: FloatArray, level: float) -> dict[str, Any]:
         return {"low": None, "high": None, "n_undefined": int(draws.size)}
     low, high = np.quantile(defined, [tail, 1.0 - tail])
     return {"low": float(low), "high": float(high), "n_undefined": int(draws.size - defined.size)}
+
+
+def bias_corrected_interval(draws: FloatArray, estimate: float, level: float) -> dict[str, Any]:
+    """Bias-corrected percentile interval (Efron's BC) of the defined draws around ``estimate``.
+
+    ``z0 = Phi^-1(share of draws below the estimate)`` (a draw equal to it counts half; the share is kept within
+    half a draw of 0 and 1) measures how far the draws sit from the estimate; the interval is the draws'
+    ``Phi(2 z0 -+ z)`` quantiles. When the estimator is biased and the resamples reproduce its bias (the convex
+    hull EER's finite-sample optimism: the hull of noisy points lies above the population's curve), the draws sit
+    on the far side of the estimate and the percentile interval is shifted away from the truth by twice the
+    bias; BC moves it back. Draws centred on the estimate give the percentile interval.
+
+    Example:
+        Draws centred on the estimate give the percentile interval; draws all above it move the interval down:
+
+        >>> draws = np.linspace(0.0, 1.0, 1001)
+        >>> centred = bias_corrected_interval(draws, 0.5, 0.9)
+        >>> round(centred["low"], 3), round(centred["high"], 3)
+        (0.05, 0.95)
+        >>> shifted = bias_corrected_interval(draws, 0.4, 0.9)
+        >>> round(shifted["low"], 3), round(shifted["high"], 3)
+        (0.016, 0.873)
+    """
+    from scipy.special import ndtr, ndtri  # the normal CDF and its inverse, without importing scipy.stats
+
+    defined = draws[np.isfinite(draws)]
+    if defined.size == 0 or not np.isfinite(estimate):
+        return percentile_interval(draws, level)
+    below = (np.count_nonzero(defined < estimate) + 0.5 * np.count_nonzero(defined == estimate)) / defined.size
+    half_draw = 0.5 / defined.size
+    z0 = float(ndtri(min(max(below, half_draw), 1.0 - half_draw)))
+    z = float(ndtri(0.5 + level / 2.0))
+    low, high = np.quantile(defined, [ndtr(2.0 * z0 - z), ndtr(2.0 * z0 + z)])
+    return {"low": float(low), "high": float(high), "n_undefined": int(draws.size - defined.size)}

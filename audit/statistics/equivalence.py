@@ -62,21 +62,62 @@ def tost_verdict(ie_draws: FloatArray, margin: float, alpha: float = 0.05) -> di
     }
 
 
-def family_summary(
-    ie_estimates: Sequence[float], ie_draws: FloatArray, verdicts: Sequence[str], level: float
-) -> dict[str, Any]:
-    """A family of contrasts, summarised so that opposite interactions cannot cancel.
+def holm_rejections(p_values: Sequence[float], alpha: float) -> int:
+    """How many hypotheses Holm's step-down procedure rejects at familywise level ``alpha``: the sorted p-values
+    ``p_(j)`` (j = 0, 1, ...) are rejected while ``p_(j) < alpha / (k - j)``.
 
-    ``verdict`` is ``additive within margin`` only when every contrast is, ``non-additive`` when any contrast
-    is, else ``undetermined``; the per-contrast verdict counts stand beside it. ``mean_abs_ie`` and
-    ``max_abs_ie`` (over contrasts, with intervals from the joint draws, ``ie_draws`` contrasts x resamples)
-    cannot cancel; ``mean_ie`` (signed) is kept for the paper's tables and can.
+    Example:
+        >>> holm_rejections([0.001, 0.04, 0.012, 0.3], 0.05)  # 0.001 < .05/4, 0.012 < .05/3, 0.04 >= .05/2
+        2
+    """
+    rejected = 0
+    for j, p in enumerate(sorted(p_values)):
+        if not p < alpha / (len(p_values) - j):
+            break
+        rejected += 1
+    return rejected
+
+
+FAMILY_RULE = (
+    "a family is 'non-additive' when Holm's step-down procedure over its contrasts' tests of |IE| > margin rejects "
+    "at least one at familywise level alpha, 'additive within margin' when every contrast's TOST is (an "
+    "intersection-union test, level alpha without adjustment), else 'undetermined'"
+)
+
+
+def family_summary(
+    ie_estimates: Sequence[float],
+    ie_draws: FloatArray,
+    tosts: Sequence[Mapping[str, Any]],
+    level: float,
+    *,
+    margin: float,
+    alpha: float = 0.05,
+) -> dict[str, Any]:
+    """A family of contrasts, summarised with familywise error control and so that opposite interactions cannot
+    cancel (``FAMILY_RULE``).
+
+    Per contrast (rows of ``ie_draws``, contrasts x resamples) the bootstrap p-value of "|IE| <= margin" is
+    ``min(share of draws <= margin, share of draws >= -margin)`` (small when the draws lie beyond one bound); the
+    family is ``non-additive`` when Holm rejects one at ``alpha``, so a family of additive contrasts is called
+    non-additive at most ``alpha`` of the time however many it holds. ``additive within margin`` needs every
+    contrast's TOST (``tosts``: ``tost_verdict`` results; a verdict withheld, e.g. near chance, is not tested
+    either way). ``n_outside_margin``: how many contrasts lie outside the margin, at least the Holm rejections of
+    "within" and at most the contrasts less the Holm rejections of "outside" (the TOST p-values), each at
+    ``(1 - level) / 2``: an interval for the count at ``level`` that an additive family's 0 lies in (the mean and
+    maximum of |IE| it replaces were biased away from 0 by the noise). ``mean_ie`` (signed, the paper's) can cancel.
     """
     estimates = np.asarray(ie_estimates, dtype=float)
-    counts = {v: list(verdicts).count(v) for v in ("additive within margin", "non-additive", "undetermined")}
+    verdicts = [str(tost["verdict"]) for tost in tosts]
+    counts = {v: verdicts.count(v) for v in ("additive within margin", "non-additive", "undetermined")}
+    tested = [i for i, tost in enumerate(tosts) if "verdict_withheld" not in tost]
+    with np.errstate(invalid="ignore"):
+        outside = [_p_outside(ie_draws[i], margin) for i in tested]
+        within = [float(tosts[i].get("p_tost", 1.0)) for i in tested]
+    tail = (1.0 - level) / 2.0
     if counts["additive within margin"] == len(verdicts):
         verdict: Verdict = "additive within margin"
-    elif counts["non-additive"]:
+    elif holm_rejections(outside, alpha):
         verdict = "non-additive"
     else:
         verdict = "undetermined"
@@ -84,18 +125,34 @@ def family_summary(
         return {
             "n_contrasts": int(estimates.size),
             "verdict": verdict,
+            "rule": FAMILY_RULE,
+            "n_outside_holm": holm_rejections(outside, alpha),
             "contrast_verdicts": counts,
-            "mean_abs_ie": estimate_with_interval(
-                float(np.mean(np.abs(estimates))), np.mean(np.abs(ie_draws), axis=0), level
+            "n_not_tested": len(verdicts) - len(tested),
+            "n_outside_margin": {
+                "estimate": int(np.sum(np.abs(estimates) > margin)),
+                "low": holm_rejections(outside, tail),
+                "high": len(tested) - holm_rejections(within, tail),
+                "level": level,
+            },
+            "mean_ie": estimate_with_interval(
+                float(np.mean(estimates)), np.mean(ie_draws, axis=0), level, corrected=False
             ),
-            "max_abs_ie": estimate_with_interval(
-                float(np.max(np.abs(estimates))), np.max(np.abs(ie_draws), axis=0), level
-            ),
-            "mean_ie": estimate_with_interval(float(np.mean(estimates)), np.mean(ie_draws, axis=0), level),
         }
 
 
+def _p_outside(draws: FloatArray, margin: float) -> float:
+    """Bootstrap p-value of "|IE| <= margin" against IE beyond one of the bounds."""
+    defined = draws[np.isfinite(draws)]
+    if defined.size == 0:
+        return 1.0
+    return float(min(np.mean(defined <= margin), np.mean(defined >= -margin)))
+
+
 # Held-out validation of additive predictions
+
+
+MIN_QUANTILE_VALUES = 20  # fewer values are listed, not summarised as 5-95 % quantiles
 
 
 def held_out_validation(
@@ -105,8 +162,9 @@ def held_out_validation(
     i.e. IE) over the held-out settings only: nothing is fitted, the prediction has no parameters.
 
     Each contrast is a mapping with ``model``, ``held_out`` (bool), ``prediction``, ``observed`` and ``key``.
-    Reports n, quantiles (5, 25, 50, 75, 95 %), the mean absolute error, the share within the predeclared
-    ``acceptable_error``, and the ``worst`` settings by absolute error.
+    Reports n, quantiles (5, 25, 50, 75, 95 %) from ``MIN_QUANTILE_VALUES`` errors up (fewer are listed as
+    ``errors``, sorted: a 5 % quantile of three values is an interpolation, not a tail), the mean absolute
+    error, the share within the predeclared ``acceptable_error``, and the ``worst`` settings by absolute error.
     """
     if not acceptable_error > 0:
         raise StatisticsInputError(f"the acceptable error must be positive, got {acceptable_error}")
@@ -118,16 +176,23 @@ def held_out_validation(
     for model, rows in sorted(by_model.items()):
         errors = np.array([row["observed"] - row["prediction"] for row in rows], dtype=float)
         order = np.argsort(-np.abs(errors), kind="stable")[:worst]
-        quantiles = np.quantile(errors, [0.05, 0.25, 0.5, 0.75, 0.95])
+        if errors.size >= MIN_QUANTILE_VALUES:
+            quantiles = np.quantile(errors, [0.05, 0.25, 0.5, 0.75, 0.95])
+            spread: dict[str, Any] = {
+                "quantiles": dict(zip(("q05", "q25", "q50", "q75", "q95"), map(float, quantiles), strict=True))
+            }
+        else:
+            spread = {"errors": sorted(map(float, errors)), "quantiles": None}
         models[model] = {
             "n": int(errors.size),
-            "quantiles": dict(zip(("q05", "q25", "q50", "q75", "q95"), map(float, quantiles), strict=True)),
+            **spread,
             "mean_absolute_error": float(np.mean(np.abs(errors))),
             "share_within_acceptable": float(np.mean(np.abs(errors) <= acceptable_error)),
             "worst": [{"key": dict(rows[i]["key"]), "error": float(errors[i])} for i in order],
         }
     return {
         "acceptable_error": acceptable_error,
+        "min_quantile_values": MIN_QUANTILE_VALUES,
         "n_held_out": sum(len(rows) for rows in by_model.values()),
         "n_not_held_out": sum(1 for contrast in contrasts if not contrast["held_out"]),
         "models": models,

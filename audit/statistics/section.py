@@ -8,9 +8,16 @@ from typing import Any, Literal
 
 import numpy as np
 
-from audit.statistics.contrasts import ContrastInput, DrawCache, SpeakerDraws, draw_contrast, scored_trials
+from audit.statistics.contrasts import (
+    INTERVAL_RULE,
+    ContrastInput,
+    DrawCache,
+    SpeakerDraws,
+    draw_contrast,
+    scored_trials,
+)
 from audit.statistics.coupling import coupling_under_additivity
-from audit.statistics.coverage import CoverageDesign, simulated_coverage
+from audit.statistics.coverage import CoverageDesign, measured_coverage, simulated_coverage
 from audit.statistics.draws import StatisticsInputError
 from audit.statistics.equivalence import family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
@@ -161,7 +168,10 @@ def _contrast_statistics(
     """``statistics_section`` of the contrasts: intervals, verdicts, families, coupling, held-out validation."""
     cache = DrawCache()
     contrast_draws = [draw_contrast(c, n_resamples, seed, level, eer_method, shared, cache) for c in contrasts]
-    summaries = [{**r.summary, "tost": tost_verdict(r.draws["ie"], margin, alpha)} for r in contrast_draws]
+    summaries = [
+        {**r.summary, "tost": _tost_unless_near_chance(tost_verdict(r.draws["ie"], margin, alpha), c.caveats)}
+        for r, c in zip(contrast_draws, contrasts, strict=True)
+    ]
     families: dict[str, list[int]] = defaultdict(list)
     for index, contrast in enumerate(contrasts):
         families[contrast.family].append(index)
@@ -170,8 +180,10 @@ def _contrast_statistics(
         return family_summary(
             [contrast_draws[i].estimate["ie"] for i in members],
             np.vstack([contrast_draws[i].draws["ie"] for i in members]),
-            [summaries[i]["tost"]["verdict"] for i in members],
+            [summaries[i]["tost"] for i in members],
             level,
+            margin=margin,
+            alpha=alpha,
         )
 
     family_results = {}
@@ -184,8 +196,12 @@ def _contrast_statistics(
         }
     for summary, contrast in zip(summaries, contrasts, strict=True):
         summary["caveats"] = list(contrast.caveats)
+    speakers = int(np.median([summary["n_clusters"] for summary in summaries])) if summaries else 0
+    measured = measured_coverage(eer_method, speakers, level) if summaries else None
     result: dict[str, Any] = {
         "coverage_warnings": small_sample_warnings(summaries, eer_method, level, n_datasets=matched_simulations),
+        "intervals": INTERVAL_RULE,
+        "measured_coverage": measured | {"median_speakers": speakers} if measured else None,
         "eer_method": eer_method,
         "cluster": "enrolment and test speakers (two-way) where test speakers are given, else enrolment speaker",
         "n_resamples": n_resamples,
@@ -214,6 +230,21 @@ def _contrast_statistics(
             acceptable_error,
         )
     return result
+
+
+NEAR_CHANCE = "near-chance-prediction"
+
+
+def _tost_unless_near_chance(tost: dict[str, Any], caveats: Sequence[str]) -> dict[str, Any]:
+    """The TOST result, its verdict withheld ('undetermined', with the reason) on a contrast flagged near chance:
+    an EER near 0.5 has no room to move, so a small IE there says nothing about additivity."""
+    if NEAR_CHANCE not in caveats:
+        return tost
+    return tost | {
+        "verdict": "undetermined",
+        "verdict_withheld": f"{NEAR_CHANCE}: a term or the prediction is near chance, where IE cannot show additivity",
+        "verdict_before_withholding": tost["verdict"],
+    }
 
 
 def _settings_statistics(

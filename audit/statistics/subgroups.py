@@ -10,9 +10,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from audit.metrics.point import eer
-from audit.metrics.weighted_roc import ResampleWeights, weighted_eer, weighted_sums
-from audit.statistics.contrasts import SpeakerDraws, TermTrials, estimate_with_interval, subgroup_gap_draws
-from audit.statistics.draws import FloatArray, IntArray, StatisticsInputError, pair_codes
+from audit.metrics.weighted_roc import TILE, ResampleWeights, binned_sums, weighted_eer
+from audit.statistics.contrasts import (
+    ONE_SPEAKER,
+    SpeakerDraws,
+    TermTrials,
+    estimate_with_interval,
+    subgroup_gap_draws,
+    withheld_interval,
+)
+from audit.statistics.draws import FloatArray, IntArray, StatisticsInputError, pair_codes, percentile_interval
 from schemas.eer_method import EerMethod
 
 
@@ -65,6 +72,9 @@ def subgroup_gap_intervals(
 
 # Fixed-threshold subgroup analysis
 
+MIN_DEV_SPEAKERS = 10  # development speakers per class below which no threshold (nor its uncertainty) is estimated
+_DEV_BLOCK = 1 << 24  # bytes of development bin sums per block of resamples
+
 
 @dataclass(frozen=True)
 class FixedThresholdInput(SubgroupInput):
@@ -83,16 +93,24 @@ def fixed_threshold_analysis(
     level: float = 0.95,
     eer_method: EerMethod = EerMethod.INTERP,
     draws: SpeakerDraws | None = None,
+    min_dev_speakers: int = MIN_DEV_SPEAKERS,
 ) -> dict[str, Any]:
     """FAR and FRR per subgroup at one threshold chosen on development speakers.
 
     Development trials are those whose enrolment and test speakers are both development speakers;
     evaluation trials have neither; trials mixing the two are excluded and counted. The threshold (accept
     ``score >= threshold``) is the development threshold where |FAR - FRR| is smallest (``"eer"``) or the
-    lowest one whose development FAR does not exceed ``operating_point`` (a target FAR). Intervals come from
-    the two-way speaker bootstrap of the evaluation trials: their speakers' multiplicities in ``draws`` (the
-    audit's shared draws), else drawn here from ``n_resamples`` and ``seed``. Per-subgroup EERs
-    (``eer_method``) on the evaluation trials are reported beside them, as the paper's gaps.
+    lowest one whose development FAR does not exceed ``operating_point`` (a target FAR). With fewer than
+    ``min_dev_speakers`` (``MIN_DEV_SPEAKERS``) development speakers in either class the analysis is not run (the
+    threshold would be a few speakers' and its uncertainty cannot be estimated): the error says so.
+
+    Intervals come from the two-way speaker bootstrap of development and evaluation speakers together (their
+    multiplicities in ``draws``, the audit's shared draws, else drawn here from ``n_resamples`` and ``seed``):
+    each resample re-chooses the threshold on its development trials and applies it to its evaluation trials,
+    so the threshold's own uncertainty is in the FAR and FRR intervals (percentile). A subgroup of one
+    enrolment speaker gets no interval; a rate of zero (or one) events gets the exact Clopper-Pearson bound
+    beside the bootstrap's. Per-subgroup EERs (``eer_method``) on the evaluation trials are reported beside
+    them, as the paper's gaps.
     """
     scores = np.asarray(record.scores, dtype=float)
     labels = np.asarray(record.labels).astype(bool)
@@ -106,33 +124,55 @@ def fixed_threshold_analysis(
     scored = np.isfinite(scores)
     dev = enrol_dev & test_dev & scored
     evaluation = ~enrol_dev & ~test_dev & scored
-    if not (labels[dev].any() and (~labels[dev]).any()):
-        raise StatisticsInputError(f"record {dict(record.key)}: the development split lacks a class")
-    threshold = _threshold(scores[dev], labels[dev], operating_point)
+    dev_speakers = {
+        "target": int(np.unique(enrol[dev & labels]).size),
+        "nontarget": int(np.unique(np.r_[enrol[dev & ~labels], test[dev & ~labels]]).size),
+    }
+    if min(dev_speakers.values()) < max(1, min_dev_speakers):
+        raise StatisticsInputError(
+            f"record {dict(record.key)}: the development trials have {dev_speakers['target']} speaker(s) with "
+            f"target trials and {dev_speakers['nontarget']} with non-target trials, fewer than the declared "
+            f"minimum of {max(1, min_dev_speakers)} per class: a threshold chosen on so few speakers is theirs, "
+            "and its uncertainty cannot be estimated"
+        )
     index = np.unique(np.concatenate([enrol[evaluation], test[evaluation]]))
     if index.size < 2:
         raise StatisticsInputError(f"record {dict(record.key)}: fewer than 2 evaluation speakers")
     if draws is None:
-        draws = SpeakerDraws.of([index], n_resamples, seed)
+        draws = SpeakerDraws.of([np.unique(np.r_[index, enrol[dev], test[dev]])], n_resamples, seed)
+    candidates = np.unique(scores[dev])
+    dev_codes = pair_codes(draws.index, enrol[dev], test[dev], draws.positions)
+    chosen = _threshold_indices(scores[dev], labels[dev], candidates, dev_codes, draws.weights, operating_point)
+    point = _threshold_indices(scores[dev], labels[dev], candidates, None, None, operating_point)[0]
+    threshold = _threshold_value(candidates, point)
     codes, partners = pair_codes(draws.index, enrol[evaluation], test[evaluation], draws.positions)
     assert partners is not None
     eval_scores, eval_labels, eval_groups = scores[evaluation], labels[evaluation], subgroups[evaluation]
+    eval_enrol = enrol[evaluation]
     per_subgroup: dict[str, Any] = {}
     for name in sorted(set(eval_groups.tolist())):
         member = eval_groups == name
         per_subgroup[name] = _error_rates(
-            eval_scores[member],
-            eval_labels[member],
-            (codes[member], partners[member]),
-            threshold,
+            _Evaluated(eval_scores[member], eval_labels[member], (codes[member], partners[member])),
+            (candidates, point, chosen),
             draws.weights,
             level,
             eer_method,
+            one_speaker=np.unique(eval_enrol[member]).size == 1,
         )
+    defined = chosen[chosen >= 0]
     return {
         "key": dict(record.key),
         "operating_point": operating_point,
         "threshold": threshold,
+        "threshold_draws": percentile_interval(
+            np.where(chosen >= 0, np.append(candidates, _threshold_value(candidates, candidates.size))[chosen], np.nan),
+            level,
+        )
+        | {"distinct": int(np.unique(defined).size)},
+        "threshold_resampled": True,
+        "n_dev_speakers": dev_speakers,
+        "min_dev_speakers": min_dev_speakers,
         "n_dev_trials": int(dev.sum()),
         "n_eval_trials": int(evaluation.sum()),
         "n_mixed_excluded": int((scored & ~dev & ~evaluation).sum()),
@@ -140,58 +180,139 @@ def fixed_threshold_analysis(
         "n_resamples": draws.weights.rows,
         "seed": draws.seed,
         "level": level,
-        "cluster": "enrolment and test speakers (two-way)",
+        "cluster": "development and evaluation speakers, enrolment and test sides (two-way)",
         "n_speakers": int(index.size),
         "subgroups": per_subgroup,
     }
 
 
-def _threshold(scores: FloatArray, labels: NDArray[np.bool_], operating_point: str | float) -> float:
-    candidates = np.unique(scores)
-    targets = np.sort(scores[labels])
-    nontargets = np.sort(scores[~labels])
-    far = 1.0 - np.searchsorted(nontargets, candidates, "left") / nontargets.size  # share >= threshold
-    frr = np.searchsorted(targets, candidates, "left") / targets.size  # share below threshold
-    if operating_point == "eer":
-        return float(candidates[np.argmin(np.abs(far - frr))])
-    target_far = float(operating_point)
-    if not 0.0 < target_far < 1.0:
+def _threshold_value(candidates: FloatArray, position: int) -> float:
+    """The threshold at candidate ``position``; past the last one, just above every development score."""
+    if position < candidates.size:
+        return float(candidates[position])
+    return float(np.nextafter(candidates[-1], np.inf))  # accept none
+
+
+def _threshold_indices(
+    scores: FloatArray,
+    labels: NDArray[np.bool_],
+    candidates: FloatArray,
+    codes: tuple[IntArray, IntArray | None] | None,
+    weights: ResampleWeights | None,
+    operating_point: str | float,
+) -> IntArray:
+    """Per resample (one row of unit weights when ``weights`` is None), the position in ``candidates`` of the
+    development threshold: the first with the smallest |FAR - FRR| (``"eer"``), or the first whose FAR does not
+    exceed the target (``candidates.size`` when none: accept none); -1 where the resample lacks a class."""
+    if operating_point != "eer" and not 0.0 < float(operating_point) < 1.0:
         raise StatisticsInputError(f"a target FAR must lie strictly between 0 and 1, got {operating_point}")
-    allowed = np.flatnonzero(far <= target_far)
-    if allowed.size:
-        return float(candidates[allowed[0]])
-    return float(np.nextafter(candidates[-1], np.inf))  # above every development score: accept none
+    n = candidates.size
+    bins = np.searchsorted(candidates, scores) + np.where(labels, 0, n)  # targets 0..n-1, non-targets n..2n-1
+    if weights is None or codes is None:
+        sums = np.bincount(bins, minlength=2 * n)[:, None].astype(float)
+    else:
+        step = max(1, _DEV_BLOCK // (16 * n * TILE))  # tiles per block: (TILE rows x 2n bins) floats each
+        parts = [
+            binned_sums(_rows(weights, tile, min(weights.tiles.shape[0], tile + step)), *codes, bins, 2 * n)
+            for tile in range(0, weights.tiles.shape[0], step)
+        ]
+        sums = parts[0] if len(parts) == 1 else np.hstack(parts)
+    target, nontarget = sums[:n], sums[n:]  # candidates x resamples
+    n_target, n_nontarget = target.sum(axis=0), nontarget.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frr = (np.cumsum(target, axis=0) - target) / n_target  # share below each candidate
+        far = np.cumsum(nontarget[::-1], axis=0)[::-1] / n_nontarget  # share at or above each
+    if operating_point == "eer":
+        chosen = np.argmin(np.abs(far - frr), axis=0)
+    else:
+        allowed = far <= float(operating_point)
+        chosen = np.where(allowed.any(axis=0), np.argmax(allowed, axis=0), n)
+    return np.where((n_target > 0) & (n_nontarget > 0), chosen, -1).astype(np.int64)
+
+
+def _rows(weights: ResampleWeights, start: int, stop: int) -> ResampleWeights:
+    """Tiles ``start..stop`` of the weights, as weights of their own."""
+    rows = min(weights.rows, stop * TILE) - start * TILE
+    return ResampleWeights(weights.tiles[start:stop], rows, weights.n_speakers, weights.heaviest)
+
+
+@dataclass(frozen=True)
+class _Evaluated:
+    """One subgroup's evaluation trials and their speaker codes."""
+
+    scores: FloatArray
+    labels: NDArray[np.bool_]
+    codes: tuple[IntArray, IntArray]
 
 
 def _error_rates(
-    scores: FloatArray,
-    labels: NDArray[np.bool_],
-    codes: tuple[IntArray, IntArray],
-    threshold: float,
+    trials: _Evaluated,
+    thresholds: tuple[FloatArray, int, IntArray],
     weights: ResampleWeights,
     level: float,
     eer_method: EerMethod,
+    *,
+    one_speaker: bool,
 ) -> dict[str, Any]:
-    """FAR, FRR at the threshold and the EER, with two-way bootstrap intervals (trial weights x counts)."""
-    accepted = scores >= threshold
-    counted = np.column_stack(
-        [~labels & accepted, ~labels, labels & ~accepted, labels]  # false accepts, non-targets, ...
-    ).astype(float)
-    totals = weighted_sums(weights, *codes, counted)
-    point = counted.sum(axis=0)
+    """FAR and FRR at the development threshold (point: ``thresholds``' point position; draws: each resample's
+    own), and the EER, with two-way bootstrap intervals (trial weights x counts)."""
+    candidates, point, chosen = thresholds
+    scores, labels = trials.scores, trials.labels
+    accepted = scores >= _threshold_value(candidates, point)
+    counts = [int((~labels & accepted).sum()), int((~labels).sum()), int((labels & ~accepted).sum()), int(labels.sum())]
+    used = np.unique(np.r_[chosen[chosen >= 0], point])
+    # A trial accepted at candidate position k iff k < (candidates at or below its score); in bins of the used
+    # positions: accepted at used[j] iff j < its bin.
+    bins = np.searchsorted(used, np.searchsorted(candidates, scores, "right"))
+    width = used.size + 1
+    sums = binned_sums(weights, *trials.codes, bins + np.where(labels, 0, width), 2 * width)
+    target, nontarget = sums[:width], sums[width:]  # bins x resamples
+    position = np.searchsorted(used, chosen.clip(min=0))
+    rows = np.arange(chosen.size)
     with np.errstate(divide="ignore", invalid="ignore"):
-        far_draws, frr_draws = totals[:, 0] / totals[:, 1], totals[:, 2] / totals[:, 3]
+        accepted_at = np.cumsum(nontarget[::-1], axis=0)[::-1]  # non-target weight in this bin and above
+        false_accepts = np.vstack([accepted_at, np.zeros((1, chosen.size))])[position + 1, rows]
+        far_draws = false_accepts / nontarget.sum(axis=0)
+        frr_draws = np.cumsum(target, axis=0)[position, rows] / target.sum(axis=0)
+    far_draws[chosen < 0] = np.nan
+    frr_draws[chosen < 0] = np.nan
     result: dict[str, Any] = {
-        "n_target": int(point[3]),
-        "n_nontarget": int(point[1]),
-        "far": estimate_with_interval(point[0] / point[1], far_draws, level) if point[1] else None,
-        "frr": estimate_with_interval(point[2] / point[3], frr_draws, level) if point[3] else None,
+        "n_target": counts[3],
+        "n_nontarget": counts[1],
+        "far": _rate(counts[0], counts[1], far_draws, level, one_speaker),
+        "frr": _rate(counts[2], counts[3], frr_draws, level, one_speaker),
         "eer": None,
     }
-    if point[1] and point[3]:
-        result["eer"] = estimate_with_interval(
-            eer(scores, labels, eer_method),
-            weighted_eer(scores, labels, codes[0], weights, eer_method, codes[1]),
-            level,
+    if counts[1] and counts[3]:
+        estimate = eer(scores, labels, eer_method)
+        result["eer"] = (
+            withheld_interval(estimate, ONE_SPEAKER)
+            if one_speaker
+            else estimate_with_interval(
+                estimate,
+                weighted_eer(scores, labels, trials.codes[0], weights, eer_method, trials.codes[1]),
+                level,
+                corrected=True,
+            )
         )
+    return result
+
+
+def _rate(events: int, n: int, draws: FloatArray, level: float, one_speaker: bool) -> dict[str, Any] | None:
+    """A rate's estimate and percentile interval (a share of trials at a threshold has no hull optimism to correct;
+    on the tests' simulation the bias correction only added its own noise); none for one speaker; with
+    ``exact_bound`` (Clopper-Pearson at ``level``, trials taken as independent) when no trial or every trial is an
+    event, where the bootstrap of the speakers has nothing to vary."""
+    if not n:
+        return None
+    if one_speaker:
+        return withheld_interval(events / n, ONE_SPEAKER)
+    result = estimate_with_interval(events / n, draws, level, corrected=False)
+    tail = (1.0 - level) / 2.0
+    if events == 0:
+        bound = 1.0 - tail ** (1.0 / n)
+        result["exact_bound"] = {"low": 0.0, "high": bound, "reason": f"0 of {n} trials: Clopper-Pearson upper bound"}
+    elif events == n:
+        bound = tail ** (1.0 / n)
+        result["exact_bound"] = {"low": bound, "high": 1.0, "reason": f"{n} of {n} trials: Clopper-Pearson lower bound"}
     return result

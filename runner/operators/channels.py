@@ -1,8 +1,10 @@
 """Channel responses: band limits, microphone and loudspeaker frequency responses, and resampling chains.
 
 - ``band_limit``: a Butterworth band-pass (order ``order`` per edge, run forwards and backwards, so zero phase and
-  a magnitude response of |H(f)|^2); ``low_hz=300, high_hz=3400`` is the telephone band, ``50-7000`` the wideband
-  (G.722) one.
+  a magnitude response of |H(f)|^2) whose declared edges are the -3 dB points of that zero-phase response (the
+  Butterworth design edges are widened so; designed at the declared edges, they were -6 dB points and the -3 dB
+  band of "300-3400 Hz" was 332-3168 Hz); ``low_hz=300, high_hz=3400`` is the telephone band, ``50-7000`` the
+  wideband (G.722) one.
 - ``microphone`` and ``loudspeaker``: a linear-phase FIR (``scipy.signal.firwin2``, 1025 taps, delay removed) that
   follows a response curve from ``DEVICE_RESPONSES``. The curves are APPROXIMATIONS in the style of published
   measurements of device classes (laptop and smartphone MEMS microphones, a headset boom microphone, smartphone,
@@ -10,7 +12,10 @@
   peak and high-frequency drop, not the measurement of any one product. Between the listed points the curve is
   linear in dB over log frequency; outside them it holds the nearest point's value.
 - ``resample_chain``: down to ``rate`` and back through the declared resampler (``soxr`` at its HQ setting, or
-  ``poly``: scipy's polyphase ``resample_poly``), so everything above ``rate / 2`` is lost.
+  ``poly``: scipy's polyphase ``resample_poly`` with a Kaiser-window anti-alias and anti-image FIR whose stop
+  band starts at ``rate / 2`` and reaches ``POLY_STOP_BAND_DB``, its pass band ending at ``POLY_PASS_SHARE`` of
+  it), so everything above ``rate / 2`` is lost. scipy's default filter has its -6 dB point at ``rate / 2``: a tone
+  at 1.02 times it passed at -16 dB and aliased at -12 dB.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from runner.operators.audio import fit_length, resample
+from runner.operators.audio import fit_length
 from runner.operators.base import Operator, Outcome, Result, package_version, register
 from schemas.errors import Error
 
 FIR_TAPS = 1025
 DESIGN_POINTS = 512
+POLY_STOP_BAND_DB = 80.0  # the poly resampler's declared stop-band attenuation, from the lower rate's Nyquist up
+POLY_PASS_SHARE = 0.9  # its pass band ends at this share of the lower rate's Nyquist
 
 # (frequency in Hz, response in dB) per device class; approximations (see the module docstring).
 DEVICE_RESPONSES: dict[str, dict[str, tuple[tuple[float, float], ...]]] = {
@@ -74,6 +81,20 @@ def zero_phase_band_pass(wave: np.ndarray, sr: int, band: tuple[float, float], o
     return sosfiltfilt(sos, wave.astype(np.float64)).astype(np.float32)
 
 
+def half_power_design_band(sr: int, band: tuple[float, float], order: int) -> tuple[float, float]:
+    """The Butterworth design edges whose forward-backward run is -3 dB at ``band``'s edges.
+
+    After the bilinear transform (W = 2 sr tan(pi f / sr)) a band-pass of centre W0^2 = W1 W2 and width B has
+    |H|^2 = 1 / (1 + x^(2 order)), x = (W^2 - W0^2) / (W B); run twice, the gain is -3 dB where
+    x = (sqrt(2) - 1)^(1 / (2 order)) < 1. Keeping W0 and widening B by 1 / x puts those points at the band's
+    edges."""
+    warped = [2.0 * sr * np.tan(np.pi * f / sr) for f in band]
+    width = (warped[1] - warped[0]) / (np.sqrt(2.0) - 1.0) ** (1.0 / (2 * order))
+    low = (-width + np.sqrt(width**2 + 4.0 * warped[0] * warped[1])) / 2.0
+    design = (low, low + width)
+    return float(sr / np.pi * np.arctan(design[0] / (2 * sr))), float(sr / np.pi * np.arctan(design[1] / (2 * sr)))
+
+
 def level_change_db(before: np.ndarray, after: np.ndarray) -> float:
     """Output energy over input energy in dB."""
     energy_in = float(np.dot(before.astype(np.float64), before.astype(np.float64)))
@@ -84,7 +105,8 @@ def level_change_db(before: np.ndarray, after: np.ndarray) -> float:
 @register
 @dataclass(frozen=True)
 class BandLimit(Operator):
-    """A zero-phase Butterworth band-pass between ``low_hz`` and ``high_hz`` (default: the telephone band)."""
+    """A zero-phase Butterworth band-pass whose -3 dB points are ``low_hz`` and ``high_hz`` (default: the telephone
+    band)."""
 
     name = "band_limit"
     low_hz: float = 300.0
@@ -100,12 +122,28 @@ class BandLimit(Operator):
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
         if self.high_hz >= sr / 2:
             return wave, sr, Outcome.failed(f"band_limit: high_hz {self.high_hz:g} is not below {sr} Hz / 2")
+        design = half_power_design_band(sr, (self.low_hz, self.high_hz), self.order)
+        if design[1] >= sr / 2:
+            return wave, sr, Outcome.failed(f"band_limit: the -3 dB edge {self.high_hz:g} Hz is too close to {sr} / 2")
         try:
-            out = zero_phase_band_pass(wave, sr, (self.low_hz, self.high_hz), self.order)
+            out = zero_phase_band_pass(wave, sr, design, self.order)
         except TooShortError as error:
             return wave, sr, Outcome.failed(f"band_limit needs {error}")
-        reason = f"Butterworth band-pass {self.low_hz:g}-{self.high_hz:g} Hz, order {self.order}, zero phase"
-        return out, sr, Outcome.applied(reason, level_change_db=level_change_db(wave, out))
+        reason = (
+            f"Butterworth band-pass, -3 dB at {self.low_hz:g} and {self.high_hz:g} Hz (zero phase, order {self.order} "
+            f"run twice; design edges {design[0]:.1f}-{design[1]:.1f} Hz)"
+        )
+        return (
+            out,
+            sr,
+            Outcome.applied(
+                reason,
+                level_change_db=level_change_db(wave, out),
+                edges="-3 dB",
+                design_low_hz=design[0],
+                design_high_hz=design[1],
+            ),
+        )
 
 
 @dataclass(frozen=True)
@@ -161,10 +199,28 @@ class Loudspeaker(DeviceResponse):
     model: Literal["smartphone", "laptop", "bluetooth"] = "smartphone"
 
 
+def poly_resample(wave: np.ndarray, from_sr: int, to_sr: int) -> np.ndarray:
+    """Polyphase resampling whose FIR (zero phase) passes up to ``POLY_PASS_SHARE`` of the lower rate's Nyquist
+    and attenuates from that Nyquist on by ``POLY_STOP_BAND_DB`` (Kaiser window, length from ``kaiserord``)."""
+    from math import gcd
+
+    from scipy.signal import firwin, kaiserord, resample_poly
+
+    common = gcd(from_sr, to_sr)
+    up, down = to_sr // common, from_sr // common
+    filter_rate = from_sr * up  # the FIR runs after upsampling
+    stop = min(from_sr, to_sr) / 2.0
+    passed = POLY_PASS_SHARE * stop
+    taps, beta = kaiserord(POLY_STOP_BAND_DB, (stop - passed) / (filter_rate / 2.0))
+    window = firwin(taps | 1, (passed + stop) / 2.0, window=("kaiser", beta), fs=filter_rate)
+    return resample_poly(wave.astype(np.float64), up, down, window=window).astype(np.float32)
+
+
 @register
 @dataclass(frozen=True)
 class ResampleChain(Operator):
-    """Down to ``rate`` Hz and back to the input's rate through ``resampler`` (``soxr`` HQ or scipy ``poly``)."""
+    """Down to ``rate`` Hz and back to the input's rate through ``resampler`` (``soxr`` HQ or ``poly``: scipy's
+    polyphase resampler with the declared anti-alias filter, ``poly_resample``)."""
 
     name = "resample_chain"
     rate: int = 8000
@@ -176,7 +232,8 @@ class ResampleChain(Operator):
 
     def describe(self) -> dict[str, Any]:
         library = "soxr" if self.resampler == "soxr" else "scipy"
-        return {**self.spec(), library: package_version(library)}
+        declared = {"stop_band_db": POLY_STOP_BAND_DB, "pass_share": POLY_PASS_SHARE} if library == "scipy" else {}
+        return {**self.spec(), library: package_version(library), **declared}
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
         if self.rate >= sr:
@@ -189,7 +246,7 @@ class ResampleChain(Operator):
             low = soxr.resample(wave, sr, self.rate, quality="HQ")
             back = soxr.resample(low, self.rate, sr, quality="HQ")
         else:
-            back = resample(resample(wave, sr, self.rate), self.rate, sr)
+            back = poly_resample(poly_resample(wave, sr, self.rate), self.rate, sr)
         out = fit_length(np.asarray(back, dtype=np.float32), len(wave))
         reason = f"resampled to {self.rate} Hz and back to {sr} Hz ({self.resampler})"
         return out, sr, Outcome.applied(reason, rate=self.rate, level_change_db=level_change_db(wave, out))

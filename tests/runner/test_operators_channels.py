@@ -57,12 +57,17 @@ def butterworth_bandpass_db(frequency: float, low: float, high: float, order: in
     ids=["telephone", "wideband"],
 )
 def test_band_limit_attenuation_matches_the_butterworth_response(low: float, high: float, frequencies: list) -> None:
+    from runner.operators.channels import half_power_design_band
+
     spec = {"name": "band_limit", "kwargs": {"low_hz": low, "high_hz": high, "order": 4}}
+    design = half_power_design_band(SR, (low, high), 4)
     for frequency in frequencies:
-        expected = butterworth_bandpass_db(frequency, low, high, 4, SR)
+        expected = butterworth_bandpass_db(frequency, *design, 4, SR)
         assert gain_db(spec, frequency) == pytest.approx(expected, abs=0.2 + 0.02 * abs(expected)), frequency
-    # The declared corners are the -6 dB points of the zero-phase filter (-3 dB each way).
-    assert butterworth_bandpass_db(low, low, high, 4, SR) == pytest.approx(-6.02, abs=0.01)
+    # The declared edges are the -3 dB points of the zero-phase filter, analytically and as measured on tones.
+    for edge in (low, high):
+        assert butterworth_bandpass_db(edge, *design, 4, SR) == pytest.approx(-3.01, abs=0.01)
+        assert gain_db(spec, edge) == pytest.approx(-3.01, abs=0.2)
 
 
 def test_band_limit_above_nyquist_fails() -> None:
@@ -118,6 +123,24 @@ def test_resample_chain_matches_the_ideal_resampler(resampler: str) -> None:
     # What lies above 4 kHz is gone (at least 40 dB down past the transition band).
     spectrum = np.abs(np.fft.rfft(out[: SR // 2 * 2])) / np.abs(np.fft.rfft(wave[: SR // 2 * 2])).max()
     assert np.max(spectrum[np.fft.rfftfreq(SR, 1 / SR) > 4600]) < 10 ** (-40 / 20)
+
+
+@pytest.mark.parametrize("resampler", ["soxr", "poly"])
+@pytest.mark.parametrize("ratio", [1.02, 1.1, 1.5])
+def test_resample_chain_stops_tones_above_the_intermediate_nyquist(resampler: str, ratio: float) -> None:
+    # A tone just above 4 kHz neither passes nor aliases back below it: the whole output (the tone, and its alias
+    # at 8 kHz minus the tone) lies under the declared stop band (poly: 80 dB; soxr HQ: at least as far).
+    from runner.operators.channels import POLY_STOP_BAND_DB
+
+    wave = tone(4000.0 * ratio)
+    operator = operator_from_spec({"name": "resample_chain", "kwargs": {"rate": 8000, "resampler": resampler}})
+    out, _, outcome = operator(wave, SR, rng_for(0, "u", operator))
+    assert outcome.status == "applied"
+    middle = slice(SR // 10, -SR // 10)
+    left_db = 10 * np.log10(np.sum(out[middle].astype(np.float64) ** 2) / np.sum(wave[middle].astype(np.float64) ** 2))
+    assert left_db < -POLY_STOP_BAND_DB + 3.0, left_db
+    if resampler == "poly":
+        assert operator.describe()["stop_band_db"] == POLY_STOP_BAND_DB
 
 
 def test_resample_chain_needs_a_lower_rate() -> None:

@@ -162,7 +162,8 @@ def test_the_full_registry_rehearses_and_verifies(tmp_path: Path) -> None:
     assert {name: family["n_population_contrasts"] for name, family in families.items()} == FAMILIES
     for family in families.values():  # every family has an interval and a verdict
         assert family["verdict"] in ("additive within margin", "non-additive", "undetermined")
-        assert family["max_abs_ie"]["low"] <= family["max_abs_ie"]["estimate"] <= family["max_abs_ie"]["high"]
+        outside = family["n_outside_margin"]
+        assert 0 <= outside["low"] <= outside["high"] <= family["n_contrasts"]
     assert len(statistics["fixed_threshold"]) == len(statistics["subgroup_gaps"]) == E16_CONDITIONS
     populations = {entry["experiment"]: entry["drawn from"] for entry in report["run"]["populations"]}
     assert populations["E05"] == populations["E06"] == "official list veri_test2, as published"

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from audit.metrics.point import eer
 from audit.scores.scoring import ScoringConfig, audit_scores
-from audit.statistics.draws import cluster_codes, draw_cluster_weights
+from audit.statistics.draws import bias_corrected_interval, draw_cluster_weights
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 runner = CliRunner()
@@ -96,9 +96,9 @@ def test_the_espnet_oracle_files(tmp_path: Path, name: str, expected_eer: float,
     assert report["flags"][0]["id"] == "speakers-unknown"  # no map, not VoxCeleb ids: no intervals, said so
 
 
-def test_the_interval_is_the_percentile_of_resampled_eers(tmp_path: Path) -> None:
-    """Oracle: each draw's EER recomputed by audit.metrics.point.eer on the trials repeated as often as their enrolment
-    speaker was drawn."""
+def test_the_interval_is_the_bias_corrected_interval_of_two_way_resampled_eers(tmp_path: Path) -> None:
+    """Oracle: each draw's EER recomputed by audit.metrics.point.eer on the trials repeated as often as both their
+    speakers were drawn (a target: its one speaker), then the bias-corrected percentile interval of those EERs."""
     rng = np.random.default_rng(3)
     trials = []
     for n in range(60):
@@ -114,16 +114,26 @@ def test_the_interval_is_the_percentile_of_resampled_eers(tmp_path: Path) -> Non
     row = all_row(report)
     labels = np.array([t[0] for t in trials])
     scores = np.array([t[3] for t in trials])
-    codes, n = cluster_codes([t[1][:7] for t in trials])
-    weights = draw_cluster_weights(n, 40, 7).astype(int)
-    draws = [
-        eer(np.repeat(scores, w[codes]), np.repeat(labels, w[codes]), "interp")
-        for w in weights
-        if labels[w[codes] > 0].min() == 0 and labels[w[codes] > 0].max() == 1
-    ]
-    low, high = np.quantile(draws, [0.025, 0.975])
-    assert (row["eer_interp_low"], row["eer_interp_high"]) == pytest.approx((low, high), abs=1e-12)
-    assert row["eer_interp_low"] <= row["eer_interp"] <= row["eer_interp_high"]
+    enrol, test = np.array([t[1][:7] for t in trials]), np.array([t[2][:7] for t in trials])
+    index = np.unique(np.r_[enrol, test])
+    weights = draw_cluster_weights(index.size, 40, 7).astype(int)
+    e, t = np.searchsorted(index, enrol), np.searchsorted(index, test)
+    copies = [np.where(e == t, w[e], w[e] * w[t]) for w in weights]
+    draws = np.array(
+        [
+            eer(np.repeat(scores, c), np.repeat(labels, c), "interp")
+            if 0 < labels[c > 0].sum() < (c > 0).sum()
+            else np.nan
+            for c in copies
+        ]
+    )
+    expected = bias_corrected_interval(draws, eer(scores, labels, "interp"), 0.95)
+    assert (row["eer_interp_low"], row["eer_interp_high"]) == pytest.approx(
+        (expected["low"], expected["high"]), abs=1e-12
+    )
+    assert row["bootstrap_clusters"] == "enrolment and test speakers (two-way)"
+    methods = next(s for s in report["sections"] if s["id"] == "score-metrics")["lines"]
+    assert any("bias-corrected" in line and "two-way" in line and "eer_rocch" in line for line in methods)
 
 
 def test_join_findings_count_every_pair(tmp_path: Path) -> None:
