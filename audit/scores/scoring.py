@@ -457,18 +457,45 @@ def spoofing_metrics(trials: pd.DataFrame, config: ScoringConfig) -> list[dict[s
     return rows
 
 
+HEADLINE_GROUPS = 12  # groups the terminal's table shows (report.json and the report have them all)
+
+
+def _interval(row: dict[str, Any], name: str) -> str:
+    """``0.100 [0.057, 0.136]``, or the value alone when the row has no interval for it."""
+    value, low, high = row.get(name), row.get(f"{name}_low"), row.get(f"{name}_high")
+    if not isinstance(value, float):
+        return "n/a"
+    if isinstance(low, float) and isinstance(high, float) and np.isfinite([low, high]).all():
+        return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+    return f"{value:.3f}"
+
+
 def _headline(
     rows: list[dict[str, Any]], calibration_rows: list[dict[str, Any]], spoofing_rows: list[dict[str, Any]]
 ) -> list[str]:
-    """The all-trials group's metrics, one line, for the terminal."""
+    """The terminal's summary: one line per group (EER in its three variants with their intervals, minDCF at the
+    declared costs, AUC), then the all-trials group's calibration and spoofing-aware metrics."""
+    columns = ("eer_legacy", "eer_rocch", "eer_interp")
+    table = [("group", "trials", *columns, "min_dcf", "auc")]
+    for row in rows[:HEADLINE_GROUPS]:
+        if "not_computable" in row:
+            table.append((row["group"], str(row.get("trials", "")), row["not_computable"], "", "", "", ""))
+            continue
+        table.append(
+            (row["group"], str(row["trials"]), *(_interval(row, name) for name in columns),
+             f"{row['min_dcf']:.4f}", f"{row['auc']:.4f}")
+        )  # fmt: skip
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in table]
+    if len(rows) > HEADLINE_GROUPS:
+        lines.append(f"... {len(rows) - HEADLINE_GROUPS} more groups in report.json")
     pieces = []
     for row, names in (
-        (rows[0] if rows else {}, ("eer_rocch", "min_dcf", "auc")),
         (calibration_rows[0] if calibration_rows else {}, ("min_cllr", "cllr", "act_dcf")),
         (spoofing_rows[0] if spoofing_rows else {}, ("sv_eer", "spf_eer", "sasv_eer", "a_dcf", "min_t_dcf", "t_eer")),
     ):
         pieces += [f"{name} {row[name]:.4f}" for name in names if isinstance(row.get(name), float)]
-    return [f"all trials: {', '.join(pieces)}"] if pieces else []
+    return (lines if rows else []) + ([f"all trials: {', '.join(pieces)}"] if pieces else [])
 
 
 def _source(path: Path, file_format: str, digest: Any, n_lines: int, header: int | None) -> dict[str, Any]:

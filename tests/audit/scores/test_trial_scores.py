@@ -322,3 +322,30 @@ def test_a_header_is_only_a_first_line_of_the_data_lines_width_and_a_damaged_gzi
     code, _, stderr = invoke(str(trial_path), str(damaged))
     assert code == 2
     one_line(stderr, str(damaged), "not a readable gzip file")
+
+
+def test_the_terminal_shows_each_groups_eers_with_their_intervals(tmp_path: Path) -> None:
+    """A compact table per group, from the report's own rows (not recomputed): what a reviewer reads first."""
+    trial_path, score_path = write_case(tmp_path, "kaldi")
+    code, stdout, _ = invoke(str(trial_path), str(score_path))
+    _, report_json, _ = invoke(str(trial_path), str(score_path), "--json")
+    row = all_row(json.loads(report_json))
+    header, first = stdout.splitlines()[1:3]
+    assert code == 0 and header.split() == [
+        "group",
+        "trials",
+        "eer_legacy",
+        "eer_rocch",
+        "eer_interp",
+        "min_dcf",
+        "auc",
+    ]
+    assert first.startswith(f"all trials  {row['trials']}")
+    for name in ("eer_legacy", "eer_rocch", "eer_interp"):
+        low, high = row.get(f"{name}_low"), row.get(f"{name}_high")
+        shown = f"{row[name]:.3f} [{low:.3f}, {high:.3f}]" if low is not None else f"{row[name]:.3f}"
+        assert shown in first, (name, first)
+    assert first.endswith(f"{row['min_dcf']:.4f}   {row['auc']:.4f}") or first.split()[-2:] == [
+        f"{row['min_dcf']:.4f}",
+        f"{row['auc']:.4f}",
+    ]
