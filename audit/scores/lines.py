@@ -101,8 +101,6 @@ class FieldReader:
     def _chunks(self) -> Iterator[bytes]:
         """Blocks of whole lines, UTF-8 (UTF-16, told by its byte-order mark or its NUL bytes, re-encoded whole)."""
         first = self._read(BLOCK_BYTES)
-        if not first.strip():
-            raise InputError(str(self.path), f"empty file (expected {self.what})")
         encoding = text_encoding(first[:4096] if len(first) > 4096 else first)
         if encoding.startswith("utf-16"):
             try:
@@ -110,17 +108,16 @@ class FieldReader:
             except UnicodeDecodeError as error:
                 raise InputError(str(self.path), f"not UTF-16 text (expected {self.what})") from error
             return
-        data = first.removeprefix(codecs.BOM_UTF8)
-        while data:
-            more = self._read(BLOCK_BYTES)
-            if not more:
-                yield data
-                return
+        data, more = b"", first.removeprefix(codecs.BOM_UTF8)
+        while more:  # a block may end exactly at a line's end: only the file's end stops the loop
             data += more
             cut = data.rfind(b"\n")
             if cut >= 0:
                 yield data[: cut + 1]
                 data = data[cut + 1 :]
+            more = self._read(BLOCK_BYTES)
+        if data:
+            yield data  # the last line, without a line break
 
     def head(self, n: int = 2) -> list[tuple[int, list[str]]]:
         """The first ``n`` data lines (number, fields), read from the first block, which ``blocks`` then reuses."""
@@ -133,12 +130,14 @@ class FieldReader:
                 found.append((number, fields))
                 if len(found) == n:
                     break
+        if not found and len(self._held) < BLOCK_BYTES:  # the whole file, and not one data line in it
+            raise InputError(str(self.path), f"empty file (expected {self.what})")
         return found
 
     def blocks(self, width: int, layout: str, skip: int | None = None) -> Iterator[FieldBlock]:
         """Each block's data lines split into ``width`` fields (line ``skip``, a header, left out); blank lines are
         skipped and counted; a line of another width is an InputError naming it and ``layout`` (as quoted)."""
-        next_line = 1
+        next_line, any_data = 1, False
         chunks = [self._held] if self._held is not None else []
         for chunk in itertools.chain(chunks, self._chunk_iter):
             if b"\x00" in chunk:
@@ -149,6 +148,7 @@ class FieldReader:
             data = pc.not_equal(trimmed, "").to_numpy(zero_copy_only=False) & (numbers != skip)
             if not data.any():
                 continue
+            any_data = True
             split = pc.split_pattern_regex(pc.filter(trimmed, data), r"\s+")
             counts = pc.list_value_length(split).to_numpy()
             numbers = numbers[data]
@@ -158,6 +158,8 @@ class FieldReader:
                 raise InputError(str(self.path), f"expected {layout}, got {got} field(s)", row=row)
             flat = pc.list_flatten(split)
             yield FieldBlock(numbers, [pc.take(flat, pa.array(np.arange(i, len(flat), width))) for i in range(width)])
+        if not any_data:
+            raise InputError(str(self.path), f"empty file (expected {self.what})")
 
     def _lines(self, chunk: bytes) -> pa.Array:
         """The lines of a chunk (blank ones kept, so numbers stay right), as one string array."""
