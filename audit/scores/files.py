@@ -133,7 +133,7 @@ def read_score_file(
             "test_utt": vocabulary.categorical(np.concatenate(parts["test"])),
             "score": np.concatenate(parts["score"]),
             "label": np.concatenate(parts["label"]),
-            "line": np.concatenate(parts["line"]).astype(np.int64),
+            "line": np.concatenate(parts["line"]).astype(np.int32),
         }
     )
     return ScoreFile(path, chosen, frame, digest, header)

@@ -115,17 +115,20 @@ def _join_keys(*frames: pd.DataFrame) -> tuple[list[pd.Series], int]:
     """One integer join key per row of each frame, comparable across them: (enrol, test) without a trailing audio
     extension; and how many ids dropping the extension changed. Worked out once per distinct id (the readers give
     categorical ids), never per trial."""
-    columns = [_categorical(frame[side]) for frame in frames for side in ("enrol_utt", "test_utt")]
-    names = pd.Index(pd.concat([pd.Series(column.categories) for column in columns]).unique())
+    columns = [[_categorical(frame[side]) for side in ("enrol_utt", "test_utt")] for frame in frames]
+    names = pd.Index(pd.concat([pd.Series(c.categories) for pair in columns for c in pair]).unique())
     bare = pd.Series(names.astype("string[pyarrow]")).str.replace(AUDIO_EXTENSION, "", regex=True)
-    stripped_code = pd.factorize(bare)[0].astype(np.int64)
+    stripped = pd.factorize(bare)[0].astype(np.int64)
     changed = (bare.to_numpy(dtype=object) != names.to_numpy(dtype=object)).astype(np.int64)
-    codes, n_changed = [], 0
-    for column in columns:
-        at = names.get_indexer(column.categories)[column.codes]
-        codes.append(stripped_code[at])
-        n_changed += int(changed[at].sum())
-    keys = [pd.Series(enrol * (1 << 31) + test) for enrol, test in zip(codes[::2], codes[1::2], strict=True)]
+    keys, n_changed = [], 0
+    for enrol, test in columns:
+        # per distinct id first (its position in names, then its stripped code), then one take per trial
+        enrol_at, test_at = names.get_indexer(enrol.categories), names.get_indexer(test.categories)
+        n_changed += int(np.bincount(enrol.codes, minlength=enrol_at.size) @ changed[enrol_at])
+        n_changed += int(np.bincount(test.codes, minlength=test_at.size) @ changed[test_at])
+        key = stripped[enrol_at][enrol.codes] << 31
+        key += stripped[test_at][test.codes]
+        keys.append(pd.Series(key))
     return keys, n_changed
 
 
@@ -149,27 +152,53 @@ class Joined:
     counts: dict[str, int]
 
 
+def _repeated(keys: np.ndarray) -> np.ndarray:
+    """Whether each key repeats one earlier in the array (a stable sort: the first occurrence is kept)."""
+    order = np.argsort(keys, kind="stable")
+    repeated = np.zeros(keys.size, dtype=bool)
+    repeated[order[1:][keys[order[1:]] == keys[order[:-1]]]] = True
+    return repeated
+
+
+def _positions_in(unique_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """The position in ``unique_keys`` (no key twice) of each of ``keys``, or -1 where it is absent."""
+    order = np.argsort(unique_keys, kind="stable")
+    ordered = unique_keys[order]
+    at = np.searchsorted(ordered, keys)
+    found = at < ordered.size
+    found[found] = ordered[at[found]] == keys[found]
+    return np.where(found, order[np.minimum(at, max(ordered.size - 1, 0))], -1)
+
+
 def join(trial_list: TrialList, score_file: ScoreFile) -> Joined:
     """Scores joined to trials by (enrol, test); every pair that is duplicated, unmatched, unscored or whose two
     labels disagree becomes a finding, with the first ``MAX_LISTED_PAIRS`` pairs listed."""
-    trials = trial_list.frame.assign(trial=np.arange(1, len(trial_list.frame) + 1))
+    trials = trial_list.frame.assign(trial=np.arange(1, len(trial_list.frame) + 1, dtype=np.int32))
     scores = score_file.frame
-    (trial_keys, score_keys), keys_changed = _join_keys(trials, scores)
-    trial_repeated, score_repeated = trial_keys.duplicated().to_numpy(), score_keys.duplicated().to_numpy()
+    (trial_series, score_series), keys_changed = _join_keys(trials, scores)
+    trial_keys, score_keys = trial_series.to_numpy(), score_series.to_numpy()
+    del trial_series, score_series
+    trial_repeated, score_repeated = _repeated(trial_keys), _repeated(score_keys)
     trial_dups, score_dups = trials[trial_repeated], scores[score_repeated]
     listed = np.flatnonzero(~trial_repeated)
     first_scores = np.flatnonzero(~score_repeated)
-    score_index, trial_index = pd.Index(score_keys.iloc[first_scores]), pd.Index(trial_keys.iloc[listed])
-    score_at = score_index.get_indexer(trial_index)  # hash lookups both ways (Series.isin loops in Python here)
+    # Keys without their repeats (the arrays themselves when nothing repeats: no copy of millions of keys).
+    listed_keys = trial_keys[listed] if trial_repeated.any() else trial_keys
+    first_keys = score_keys[first_scores] if score_repeated.any() else score_keys
+    del trial_keys, score_keys
+    score_at = _positions_in(first_keys, listed_keys)  # -1: no score for the trial
     unscored = trials.iloc[listed[score_at < 0]]
-    extra = scores.iloc[first_scores[trial_index.get_indexer(score_index) < 0]]
-    matched = scores.iloc[first_scores[score_at[score_at >= 0]]]
-    both = trials.iloc[listed[score_at >= 0]].assign(
-        score=matched["score"].to_numpy(), line=matched["line"].to_numpy(), score_label=matched["label"].to_numpy()
-    )
-    not_finite = both[~np.isfinite(both["score"])]
-    labelled = both[both["score_label"] != NO_LABEL]
-    mislabelled = labelled[labelled["score_label"] != labelled["label"]]
+    extra = scores.iloc[first_scores[_positions_in(listed_keys, first_keys) < 0]]
+    del listed_keys, first_keys
+    matched = first_scores[score_at[score_at >= 0]]
+    both = trials.iloc[listed[score_at >= 0]].reset_index(drop=True)
+    del score_at, listed, first_scores
+    for column, source in (("score", "score"), ("line", "line"), ("score_label", "label")):
+        both[column] = scores[source].to_numpy()[matched]
+    finite = np.isfinite(both["score"].to_numpy())
+    not_finite = both[~finite]
+    score_label, label = both["score_label"].to_numpy(), both["label"].to_numpy()
+    mislabelled = both[(score_label != NO_LABEL) & (score_label != label)]
     n = {"dup_t": len(trial_dups), "dup_s": len(score_dups), "unscored": len(unscored), "extra": len(extra)}
     findings = [
         ("duplicated-trials", Severity.ERROR, trial_dups, "trial",
@@ -193,7 +222,7 @@ def join(trial_list: TrialList, score_file: ScoreFile) -> Joined:
     flags = [
         _flag(i, severity, message, _pairs(rows, where)) for i, severity, rows, where, message in findings if len(rows)
     ]
-    used = both[np.isfinite(both["score"])].reset_index(drop=True)
+    used = both if finite.all() else both[finite].reset_index(drop=True)  # no copy of millions of rows for nothing
     counts = {
         "trial_lines": len(trials),
         "score_lines": len(scores),
@@ -209,10 +238,18 @@ def join(trial_list: TrialList, score_file: ScoreFile) -> Joined:
     return Joined(used, flags, counts)
 
 
-def _per_utterance(column: pd.Series, function: Callable[[str], str]) -> np.ndarray:
-    """``function`` of each row's utterance id, called once per distinct id."""
-    ids = _categorical(column)
-    return np.asarray([function(name) for name in ids.categories], dtype=object)[ids.codes]
+def _speakers(trials: pd.DataFrame, lookup: Callable[[str], str]) -> dict[str, pd.Categorical]:
+    """``enrol_speaker`` and ``test_speaker`` as categoricals over one set of speakers (so the two compare, and the
+    bootstrap takes their codes), each distinct utterance id looked up once."""
+    sides = {side: _categorical(trials[f"{side}_utt"]).remove_unused_categories() for side in ("enrol", "test")}
+    named = {side: [lookup(name) for name in ids.categories] for side, ids in sides.items()}
+    speakers = pd.Index(sorted(set(named["enrol"]) | set(named["test"])), dtype=object)
+    return {
+        f"{side}_speaker": pd.Categorical.from_codes(
+            speakers.get_indexer(pd.Index(named[side], dtype=object))[ids.codes], categories=speakers, validate=False
+        )
+        for side, ids in sides.items()
+    }
 
 
 def speakers_of(
@@ -250,10 +287,7 @@ def speakers_of(
             return utt.partition("/")[0]
 
         how = "VoxCeleb ids (idNNNNN/...)"
-    return trials.assign(
-        enrol_speaker=_per_utterance(trials["enrol_utt"], lookup),
-        test_speaker=_per_utterance(trials["test_utt"], lookup),
-    ), how
+    return trials.assign(**_speakers(trials, lookup)), how
 
 
 def flag_speaker_labels(trials: pd.DataFrame) -> Flag | None:
@@ -309,7 +343,7 @@ def group_metrics(trials: pd.DataFrame, config: ScoringConfig, with_speakers: bo
     """One row per group: trial counts, the three EERs, minDCF, AUC and (with speakers) bootstrap intervals."""
     rows = []
     for grouping, value, mask in _groups(trials):
-        subset = trials[mask]
+        subset = trials if mask.all() else trials[mask]  # all trials: no copy of millions of rows
         scores, labels = subset["score"].to_numpy(float), subset["label"].to_numpy(np.int64)
         row: dict[str, Any] = {"grouping": grouping, "group": value, "trials": len(subset)}
         try:
