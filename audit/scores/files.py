@@ -25,7 +25,7 @@ from typing import Literal, get_args
 import numpy as np
 import pandas as pd
 
-from audit.scores.lines import NUMBER, FieldReader, Vocabulary, codes, numbers
+from audit.scores.lines import NUMBER, FieldBlock, FieldReader, Vocabulary, codes, numbers, read_pairs
 from audit.scores.trial_lists import KALDI_LABELS, VOXCELEB_LABELS, header_line
 from provenance.digests import Digest
 from schemas.errors import InputError
@@ -113,29 +113,17 @@ def read_score_file(
     header = header_line(head, lambda fields: _is_line(fields, chosen))
     enrol_at, test_at, score_at, label_at, labels = FIELDS[chosen]
     width, layout = (3 if label_at is None else 4), LAYOUTS[chosen]
-    parts: dict[str, list[np.ndarray]] = {"enrol": [], "test": [], "score": [], "label": [], "line": []}
-    for block in reader.blocks(width, f"'{layout}' ({chosen})", skip=header):
-        parts["score"].append(numbers(path, block, score_at, "score"))
-        parts["label"].append(
-            np.full(len(block.lines), NO_LABEL, np.int8)
-            if label_at is None
-            else codes(path, block, label_at, labels, layout, "label")
-        )
-        parts["enrol"].append(vocabulary.encode(block.fields[enrol_at]))
-        parts["test"].append(vocabulary.encode(block.fields[test_at]))
-        parts["line"].append(block.lines)
+
+    def label(block: FieldBlock) -> np.ndarray:
+        if label_at is None:
+            return np.full(len(block.lines), NO_LABEL, np.int8)
+        return codes(path, block, label_at, labels, layout, "label")
+
+    frame = read_pairs(
+        reader, width, f"'{layout}' ({chosen})", header, vocabulary, (enrol_at, test_at),
+        {"score": lambda block: numbers(path, block, score_at, "score"), "label": label},
+    )  # fmt: skip
     digest = reader.digest()
-    if not parts["line"]:
-        raise InputError(str(path), f"no scores (expected lines '{layout}')")
-    frame = pd.DataFrame(
-        {
-            "enrol_utt": vocabulary.categorical(np.concatenate(parts["enrol"])),
-            "test_utt": vocabulary.categorical(np.concatenate(parts["test"])),
-            "score": np.concatenate(parts["score"]),
-            "label": np.concatenate(parts["label"]),
-            "line": np.concatenate(parts["line"]).astype(np.int32),
-        }
-    )
     return ScoreFile(path, chosen, frame, digest, header)
 
 
@@ -163,23 +151,11 @@ def read_cm_score_file(path: Path, vocabulary: Vocabulary | None = None) -> CmSc
     vocabulary = vocabulary or Vocabulary()
     reader = FieldReader(path, "a countermeasure score file")
     header = header_line(reader.head(), lambda f: len(f) == 4 and _is_number(f[2]) and f[3] in CM_KEYS)
-    parts: dict[str, list[np.ndarray]] = {"enrol": [], "test": [], "score": [], "spoof": [], "line": []}
-    for block in reader.blocks(4, f"'{CM_LAYOUT}'", skip=header):
-        parts["score"].append(numbers(path, block, 2, "cm score"))
-        parts["spoof"].append(codes(path, block, 3, {k: int(v) for k, v in CM_KEYS.items()}, CM_LAYOUT, "key"))
-        parts["enrol"].append(vocabulary.encode(block.fields[0]))
-        parts["test"].append(vocabulary.encode(block.fields[1]))
-        parts["line"].append(block.lines)
+    keys = {key: int(spoof) for key, spoof in CM_KEYS.items()}
+    frame = read_pairs(
+        reader, 4, f"'{CM_LAYOUT}'", header, vocabulary, (0, 1),
+        {"cm_score": lambda block: numbers(path, block, 2, "cm score"),
+         "spoof": lambda block: codes(path, block, 3, keys, CM_LAYOUT, "key").astype(bool)},
+    )  # fmt: skip
     digest = reader.digest()
-    if not parts["line"]:
-        raise InputError(str(path), f"no scores (expected lines '{CM_LAYOUT}')")
-    frame = pd.DataFrame(
-        {
-            "enrol_utt": vocabulary.categorical(np.concatenate(parts["enrol"])),
-            "test_utt": vocabulary.categorical(np.concatenate(parts["test"])),
-            "cm_score": np.concatenate(parts["score"]),
-            "spoof": np.concatenate(parts["spoof"]).astype(bool),
-            "line": np.concatenate(parts["line"]).astype(np.int64),
-        }
-    )
     return CmScoreFile(path, frame, digest, header)

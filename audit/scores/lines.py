@@ -17,7 +17,7 @@ import hashlib
 import io
 import itertools
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -241,3 +241,34 @@ class Vocabulary:
     def categorical(self, codes: np.ndarray) -> pd.Categorical:
         """``codes`` as a pandas categorical over the ids known now (codes stay comparable across files)."""
         return pd.Categorical.from_codes(codes, categories=pd.Index(self._names, dtype=object), validate=False)
+
+
+def read_pairs(
+    reader: FieldReader,
+    width: int,
+    layout: str,
+    skip: int | None,
+    vocabulary: Vocabulary,
+    sides: tuple[int, int],
+    columns: dict[str, Callable[[FieldBlock], np.ndarray]],
+    *,
+    numbered: bool = True,
+) -> pd.DataFrame:
+    """Every data line of ``reader`` as a row: ``enrol_utt`` and ``test_utt`` (fields ``sides``, categorical over
+    ``vocabulary``), each of ``columns`` (made from each block), and with ``numbered`` the 1-based ``line``."""
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in ("enrol_utt", "test_utt", *columns, "line")}
+    for block in reader.blocks(width, layout, skip=skip):
+        parts["enrol_utt"].append(vocabulary.encode(block.fields[sides[0]]))
+        parts["test_utt"].append(vocabulary.encode(block.fields[sides[1]]))
+        for name, column in columns.items():
+            parts[name].append(column(block))
+        parts["line"].append(block.lines.astype(np.int32))
+    joined = {name: np.concatenate(arrays) for name, arrays in parts.items()}
+    frame = pd.DataFrame(
+        {
+            "enrol_utt": vocabulary.categorical(joined.pop("enrol_utt")),
+            "test_utt": vocabulary.categorical(joined.pop("test_utt")),
+            **joined,
+        }
+    )
+    return frame if numbered else frame.drop(columns="line")

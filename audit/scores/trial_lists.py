@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
-import numpy as np
 import pandas as pd
 
-from audit.scores.lines import FieldReader, Vocabulary, codes
+from audit.scores.lines import FieldReader, Vocabulary, codes, read_pairs
 from provenance.digests import Digest
 from schemas.errors import InputError
 
@@ -100,25 +99,16 @@ def read_trial_list(
         chosen = trial_format or detect_trial_format(path, head)
         header = header_line(head, lambda fields: _is_trial(fields, chosen))
         enrol_at, test_at, label_at = FIELDS[chosen]
-        enrols, tests, labels = [], [], []
-        for block in reader.blocks(3, f"'{LAYOUTS[chosen]}'", skip=header):
-            labels.append(codes(path, block, label_at, SPELLINGS[chosen], LAYOUTS[chosen], "label"))
-            enrols.append(vocabulary.encode(block.fields[enrol_at]))
-            tests.append(vocabulary.encode(block.fields[test_at]))
+        frame = read_pairs(
+            reader, 3, f"'{LAYOUTS[chosen]}'", header, vocabulary, (enrol_at, test_at),
+            {"label": lambda block: codes(path, block, label_at, SPELLINGS[chosen], LAYOUTS[chosen], "label")},
+            numbered=False,
+        )  # fmt: skip
         digest = reader.digest()
     except TrialListError:
         raise
     except InputError as error:
         raise TrialListError(error.source, error.problem, row=error.row, column=error.column) from None
-    if not labels:
-        raise TrialListError(str(path), f"no trials (expected lines '{LAYOUTS[chosen]}')")
-    frame = pd.DataFrame(
-        {
-            "enrol_utt": vocabulary.categorical(np.concatenate(enrols)),
-            "test_utt": vocabulary.categorical(np.concatenate(tests)),
-            "label": np.concatenate(labels),
-        }
-    )
     return TrialList(path, chosen, frame, digest, header)
 
 
