@@ -129,7 +129,7 @@ def full_report() -> dict[str, Any]:
                 "title": "Provenance coverage of the results rows",
                 "status": "fail",
                 "lines": ["Rows with a verified checkpoint digest: 3/7 (42.9%)."],
-                "table": [{"binding": "a verified checkpoint digest", "rows": 3, "fraction": 3 / 7}],
+                "table": [{"binding": "a verified checkpoint digest", "rows": 3, "fraction": 3 / 7, "audited_rows": 3}],
             },
             {
                 "id": "bootstrap",
