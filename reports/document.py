@@ -191,13 +191,13 @@ def _verdict_blocks(report: Mapping[str, Any]) -> list[Block]:
         blocks.append(BulletList((*cases, *([f"... and {more} more in the flag below"] if more > 0 else []))))
     facts = [f"Flags: {counts}"]
     if cause.get("other_errors"):
-        facts.append(f"other errors: {format_list(list(cause['other_errors']))}")
+        facts.append(f"Other errors: {format_list(list(cause['other_errors']))}")
     trust = _mapping(report.get("trust"), "trust")
     if trust.get("key_id") and "trusted" in trust:  # the audit's trust block
         how = "a key you trust" if trust["trusted"] else "the bundle's own key only"
         facts.append(f"Signed by {how} ({trust.get('trust')}), key id {trust['key_id']}")
     elif trust:
-        facts.append("trust: " + "; ".join(f"{k.replace('_', ' ')}: {format_value(v)}" for k, v in trust.items()))
+        facts.append("Trust: " + "; ".join(f"{k.replace('_', ' ')}: {format_value(v)}" for k, v in trust.items()))
     return [*blocks, Paragraph(". ".join(facts) + ".")]
 
 

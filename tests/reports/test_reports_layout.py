@@ -69,7 +69,7 @@ def test_the_first_screen_is_the_verdict_with_its_cause_then_the_headline_result
         ("row 4, column eer: 0.6123", "row 5, column eer: 0.7", "... and 1 more in the flag below")
     )
     assert blocks[3] == Paragraph(
-        "Flags: 1 error, 1 warning, 1 info. trust: authenticated: yes; how: reviewer's key; key id: k-42."
+        "Flags: 1 error, 1 warning, 1 info. Trust: authenticated: yes; how: reviewer's key; key id: k-42."
     )
     assert blocks[4] == Heading(2, "Headline results", "headline-results")
     contents = next(block for block in blocks if isinstance(block, Contents))
