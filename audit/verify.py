@@ -191,7 +191,7 @@ def audit_table(
         done.verified = verified
         done.flags.extend(verified.flags)
         done.sections.extend(verified.sections)
-        done.curves = json_safe(curves_of_bundle(rows.usable, verified, config.clean_labels))
+        done.curves = json_safe(curves_of_bundle(rows.usable, verified, config.clean_labels, config.reference_level))
     return done
 
 

@@ -1,4 +1,5 @@
-"""The rendered provenance report: ``report.json``, ``report.md``, ``report.html`` and ``figures/*.png``.
+"""The rendered provenance report: ``report.json``, ``report.md``, ``report.html`` and ``figures/*.png`` (each
+beside its ``.svg``).
 
 ``write_report(report, out_dir)`` takes the plain dict that ``audit verify`` builds and writes the four
 outputs, each atomically; ``finish_report(report, out_dir)`` is the one ending of a table audit (``audit verify``
@@ -34,6 +35,7 @@ __all__ = [
 
 FIGURES_DIR = "figures"
 REPORT_FILES = ("report.json", "report.md", "report.html")
+FIGURE_SUFFIXES = (".png", ".svg")
 
 
 def report_json(report: Mapping[str, Any]) -> str:
@@ -44,9 +46,10 @@ def report_json(report: Mapping[str, Any]) -> str:
 def write_report(report: Mapping[str, Any], out_dir: Path, figures: list[FigureOutcome] | None = None) -> list[Path]:
     """Write the report under ``out_dir`` and return the written paths (json, md, html, then figures).
 
-    ``figures``: the report's figures when drawn already (``render_figures`` of its aggregates and curves).
-    A figure skipped for lack of data is noted in the report, and a file of that name left by an earlier run
-    is removed, so the folder never shows a figure the report does not. ``out_dir`` may hold only an earlier
+    ``figures``: the report's figures when drawn already (``render_figures`` of its aggregates and curves), each
+    written as PNG and SVG. A figure skipped for lack of data is noted in the report, and every figure file an
+    earlier run left that this report does not write is removed, so the folder never shows a figure the report
+    does not. ``out_dir`` may hold only an earlier
     report (an InputError names anything else, a link above all); every file is renamed into place without
     following a link (``provenance.atomic.write_files_into``). A folder that cannot be written is an
     InputError (one line, exit 2), never a traceback.
@@ -61,18 +64,27 @@ def write_report(report: Mapping[str, Any], out_dir: Path, figures: list[FigureO
         REPORT_FILES[1]: render_markdown(blocks).encode("utf-8"),
         REPORT_FILES[2]: render_html(blocks, title).encode("utf-8"),
         **{f"{FIGURES_DIR}/{figure.filename}": figure.png for figure in figures if figure.png is not None},
+        **{f"{FIGURES_DIR}/{figure.svg_filename}": figure.svg for figure in figures if figure.svg is not None},
     }
-    skipped = [f"{FIGURES_DIR}/{figure.filename}" for figure in figures if figure.png is None]
     try:
-        write_files_into(out_dir, files, removed=skipped)
+        write_files_into(out_dir, files, removed=_stale_figures(out_dir, files))
     except OSError as error:
         raise InputError(str(error.filename or out_dir), f"cannot write the report: {error.strerror}") from error
     return [out_dir / name for name in files]
 
 
+def _stale_figures(out_dir: Path, files: Mapping[str, bytes]) -> list[str]:
+    """The figure files of an earlier report in ``out_dir`` that this one does not write."""
+    folder = out_dir / FIGURES_DIR
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    ours = [path for path in sorted(folder.iterdir()) if _ours(path, FIGURE_SUFFIXES) and not is_temporary(path.name)]
+    return [name for path in ours if (name := f"{FIGURES_DIR}/{path.name}") not in files]
+
+
 def check_report_folder(out_dir: Path) -> None:
     """An InputError unless ``out_dir`` is absent or a folder (not a link) holding only an earlier report: the
-    report files, a ``figures/`` folder of PNGs, a killed writer's temporary files."""
+    report files, a ``figures/`` folder of PNGs and SVGs, a killed writer's temporary files."""
     if not os.path.lexists(out_dir):
         return
     if out_dir.is_symlink() or not out_dir.is_dir():
@@ -81,7 +93,7 @@ def check_report_folder(out_dir: Path) -> None:
         )
     for entry in sorted(out_dir.iterdir()):
         if entry.name == FIGURES_DIR and entry.is_dir() and not entry.is_symlink():
-            foreign = [path for path in sorted(entry.iterdir()) if not _ours(path, (".png",))]
+            foreign = [path for path in sorted(entry.iterdir()) if not _ours(path, FIGURE_SUFFIXES)]
         else:
             foreign = [] if _ours(entry, REPORT_FILES) else [entry]
         if foreign:

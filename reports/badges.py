@@ -8,7 +8,10 @@ Evaluated - Reusable (documented and structured well enough to reuse), Results R
 obtained again).
 
 Each criterion gets a status: ``shown`` (nothing missing), ``partly shown`` (some evidence, something
-missing) or ``not shown`` (no evidence, or a finding that contradicts it, such as a failed signature).
+missing) or ``not shown`` (no evidence). The verdict caps it: an error flag, a bundle no trusted key signed, or a
+table audited without its bundle lowers each criterion it undermines to at most the status ``CAPS`` gives, and the
+reason comes first among what is missing. Row counts are over the audited rows (a declared subset, or the rows that
+bind to a signed row and equal it), never over the signed table's.
 """
 
 from __future__ import annotations
@@ -17,9 +20,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from schemas.wording import count
+
 SECTION_ID = "artefact-evaluation"
 SECTION_TITLE = "Artefact-evaluation summary (ACM badges)"
 SHOWN, PARTLY, NOT_SHOWN = "shown", "partly shown", "not shown"
+RANK = {NOT_SHOWN: 0, PARTLY: 1, SHOWN: 2}
+AVAILABLE = "Artifacts Available"
+FUNCTIONAL = "Artifacts Evaluated - Functional"
+REUSABLE = "Artifacts Evaluated - Reusable"
+REPRODUCED = "Results Reproduced"
 
 PROVENANCE_WORDS = {
     "checkpoint_blake3": "checkpoint digest",
@@ -27,8 +37,53 @@ PROVENANCE_WORDS = {
     "trial_list_id": "trial list id",
     "scores_blake3": "per-trial scores digest",
 }
+RESCORED = "metrics that re-score to the signed values"  # the coverage row Results Reproduced reads
 UNUSABLE_CONTRAST_FLAGS = ("missing-term", "substituted-reference", "cross-corpus-reference")
 TRIAL_FLAGS = ("unmatched-trials", "trials-unverifiable", "budget-mismatch")
+
+
+@dataclass(frozen=True)
+class Cap:
+    """What a finding undermines: the highest status it leaves each criterion, and why (in the reader's words)."""
+
+    limits: Mapping[str, str]
+    why: str
+
+
+# Per error flag, the criteria its FAIL undermines; an error flag not named here caps as ANY_ERROR does.
+CAPS: Mapping[str, Cap] = {
+    "bad-signature": Cap(
+        {AVAILABLE: PARTLY, FUNCTIONAL: NOT_SHOWN, REUSABLE: NOT_SHOWN, REPRODUCED: NOT_SHOWN},
+        "the bundle's signature does not verify under a key you trust, so nothing in it was checked",
+    ),
+    "digest-mismatch": Cap(
+        {AVAILABLE: PARTLY, FUNCTIONAL: NOT_SHOWN, REUSABLE: PARTLY, REPRODUCED: PARTLY},
+        "bundle files differ from the digests the statement signs: the artefact is not the one signed",
+    ),
+    "bundle-schema": Cap(
+        {FUNCTIONAL: NOT_SHOWN, REUSABLE: PARTLY, REPRODUCED: PARTLY},
+        "a signed bundle file cannot be parsed or breaks its schema",
+    ),
+    "table-binding": Cap(
+        {FUNCTIONAL: PARTLY, REUSABLE: PARTLY, REPRODUCED: NOT_SHOWN},
+        "the audited table is not the signed results table, so its numbers are not shown to be the artefact's",
+    ),
+    "score-mismatch": Cap(
+        {FUNCTIONAL: PARTLY, REUSABLE: PARTLY, REPRODUCED: NOT_SHOWN},
+        "signed metrics do not follow from their per-trial scores",
+    ),
+    "claims-not-reproduced": Cap({REPRODUCED: NOT_SHOWN}, "published numbers are not reproduced"),
+}
+ANY_ERROR = Cap({FUNCTIONAL: PARTLY, REUSABLE: PARTLY, REPRODUCED: PARTLY}, "")
+UNAUTHENTICATED = Cap(
+    {AVAILABLE: PARTLY, FUNCTIONAL: PARTLY, REUSABLE: PARTLY, REPRODUCED: PARTLY},
+    "the signature verifies only under the bundle's own key: its files are unchanged since signing, but who signed "
+    "them is not established (pass --key)",
+)
+TABLE_ONLY = Cap(
+    {FUNCTIONAL: PARTLY, REUSABLE: PARTLY, REPRODUCED: NOT_SHOWN},
+    "table checks only: no signature, digests or scores were checked",
+)
 
 
 @dataclass(frozen=True)
@@ -41,6 +96,7 @@ class Evidence:
     sections: Mapping[str, Mapping[str, Any]]
     claims: Sequence[Mapping[str, Any]]
     trust: Mapping[str, Any]
+    verdict: str
 
     @classmethod
     def of(cls, report: Mapping[str, Any]) -> Evidence:
@@ -51,6 +107,7 @@ class Evidence:
             flags={str(flag.get("id")): flag for flag in report.get("flags") or []},
             sections={str(section.get("id")): section for section in report.get("sections") or []},
             claims=list(report.get("claims") or []),
+            verdict=str(report.get("verdict") or ""),
         )
 
     @property
@@ -67,14 +124,9 @@ class Evidence:
         return self.passed("bundle-signature") and bool(self.trust.get("trusted"))
 
     @property
-    def untrusted_signer(self) -> str | None:
-        """Why the signer is not established, when the signature verified only under the bundle's own key."""
-        if self.passed("bundle-signature") and not self.trust.get("trusted"):
-            return (
-                f"the signature verifies only under the bundle's own key (key id {self.trust.get('key_id')}): the "
-                "files are unchanged since signing, but who signed them is not established (pass --key)"
-            )
-        return None
+    def untrusted_signer(self) -> bool:
+        """The signature verified only under the bundle's own key."""
+        return self.passed("bundle-signature") and not self.trust.get("trusted")
 
     def error(self, flag_id: str) -> bool:
         return (self.flags.get(flag_id) or {}).get("severity") == "error"
@@ -82,37 +134,62 @@ class Evidence:
     def records(self, flag_id: str) -> int:
         return len((self.flags.get(flag_id) or {}).get("records") or [])
 
+    @property
+    def n_audited(self) -> int:
+        return int(self.source.get("n_rows") or 0)
+
+    def coverage(self) -> dict[str, int]:
+        """Per binding of the bundle's coverage section, how many audited rows have it verified."""
+        rows = (self.sections.get("bundle-coverage") or {}).get("table") or []
+        return {str(row.get("binding")): int(row.get("audited_rows") or 0) for row in rows}
+
+    def caps(self) -> list[Cap]:
+        """What the verdict undermines: each error flag's cap (its reason naming the flag; the flag's own message
+        for an error no cap names), an unauthenticated bundle's, a table audited without its bundle's."""
+        found = []
+        for flag_id, flag in self.flags.items():
+            if flag.get("severity") == "error":
+                cap = CAPS.get(flag_id, ANY_ERROR)
+                found.append(Cap(cap.limits, f"verdict FAIL ({flag_id}): {cap.why or flag.get('message', '')}"))
+        if self.untrusted_signer:
+            found.append(Cap(UNAUTHENTICATED.limits, f"verdict UNAUTHENTICATED: {UNAUTHENTICATED.why}"))
+        if not self.bundle:
+            found.append(TABLE_ONLY)
+        return found
+
 
 @dataclass
 class Assessment:
-    """One criterion: evidence found, what is missing, and whether a finding contradicts the criterion."""
+    """One criterion: evidence found, what is missing, and the highest status the verdict leaves it."""
 
     criterion: str
     shows: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
-    contradicted: bool = False
+    cap: str = SHOWN
 
     @property
     def status(self) -> str:
-        if self.contradicted or not self.shows:
-            return NOT_SHOWN
-        return PARTLY if self.missing else SHOWN
+        found = NOT_SHOWN if not self.shows else PARTLY if self.missing else SHOWN
+        return min(found, self.cap, key=RANK.__getitem__)
+
+    def capped_by(self, caps: Sequence[Cap]) -> Assessment:
+        """The assessment with every cap that names this criterion applied, its reason first among the gaps."""
+        applying = [cap for cap in caps if self.criterion in cap.limits]
+        for cap in applying:
+            self.cap = min(self.cap, cap.limits[self.criterion], key=RANK.__getitem__)
+        self.missing[:0] = [cap.why for cap in applying]
+        return self
 
 
-def counted(count: int, noun: str) -> str:
-    """``1 row``, ``2 rows``."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def percent(present: int, total: int) -> str:
+def percent(present: int, total: int, noun: str = "row") -> str:
     """``1878 of 4068 rows (46.2 %)``."""
     share = f" ({100 * present / total:.1f} %)" if total else ""
-    return f"{present} of {counted(total, 'row')}{share}"
+    return f"{present} of {count(total, noun)}{share}"
 
 
 def assess_available(evidence: Evidence) -> Assessment:
     """Available: the artefact sits, unchanged, in a permanent public archive."""
-    found = Assessment("Artifacts Available")
+    found = Assessment(AVAILABLE)
     sha256 = evidence.source.get("sha256")
     if sha256:
         found.shows.append(
@@ -123,8 +200,6 @@ def assess_available(evidence: Evidence) -> Assessment:
         found.shows.append(
             "every bundle file is named with its digests in an in-toto statement signed by a trusted key"
         )
-    if evidence.untrusted_signer:
-        found.missing.append(evidence.untrusted_signer)
     found.missing.append(
         "whether the artefact is held by a permanent public archive (for example with a DOI) cannot be "
         "checked offline: the authors must state where"
@@ -134,21 +209,16 @@ def assess_available(evidence: Evidence) -> Assessment:
             "trial lists, per-trial scores, checkpoints and the run environment are not part of this "
             "artefact (only a results table was audited)"
         )
-    elif "bad-signature" in evidence.flags:
-        found.missing.append("the bundle is unsigned or its signature does not verify (flag bad-signature)")
     return found
 
 
 def assess_functional(evidence: Evidence) -> Assessment:
     """Functional: documented, consistent, complete and exercisable."""
-    found = Assessment("Artifacts Evaluated - Functional")
+    found = Assessment(FUNCTIONAL)
     per_experiment = evidence.aggregates.get("per_experiment") or []
     contrasts = evidence.aggregates.get("contrasts") or []
     if per_experiment:
-        experiments, interactions = (
-            counted(len(per_experiment), "experiment"),
-            counted(len(contrasts), "contrast"),
-        )
+        experiments, interactions = count(len(per_experiment), "experiment"), count(len(contrasts), "contrast")
         found.shows.append(
             f"the table could be exercised: aggregates were recomputed for {experiments} and {interactions}"
         )
@@ -156,15 +226,9 @@ def assess_functional(evidence: Evidence) -> Assessment:
         found.shows.append("every row passes the results schema")
     if evidence.bundle and evidence.signed_by_trusted_key and evidence.passed("bundle-subject-digests"):
         found.shows.append("the statement signed by a trusted key verifies and every bundle file matches its digests")
-    for flag_id in ("bad-signature", "digest-mismatch"):
-        if evidence.error(flag_id):
-            found.contradicted = True
-            found.missing.append(f"the bundle does not verify: {evidence.flags[flag_id].get('message')}")
     for flag_id in ("schema", "percent-scale"):
         if flag_id in evidence.flags:
-            found.missing.append(
-                f"{counted(evidence.records(flag_id), 'row')} cannot be used as given (flag {flag_id})"
-            )
+            found.missing.append(f"{count(evidence.records(flag_id), 'row')} cannot be used as given (flag {flag_id})")
     if "coverage" in evidence.flags:
         found.missing.append(f"incomplete: {evidence.flags['coverage'].get('message')}")
     unusable = [flag_id for flag_id in UNUSABLE_CONTRAST_FLAGS if flag_id in evidence.flags]
@@ -184,7 +248,7 @@ def _table_coverage(evidence: Evidence) -> dict[str, tuple[int, int]]:
 
 def assess_reusable(evidence: Evidence) -> Assessment:
     """Reusable: provenance complete enough that someone else can rerun and build on the results."""
-    found = Assessment("Artifacts Evaluated - Reusable")
+    found = Assessment(REUSABLE)
     coverage = _table_coverage(evidence)
     if not coverage and "missing-provenance" not in evidence.flags and evidence.source:
         found.shows.append("every row names its checkpoint digest, run id and trial list id")
@@ -194,17 +258,17 @@ def assess_reusable(evidence: Evidence) -> Assessment:
             found.shows.append(f"{words} recorded for {percent(present, total)}")
         if present < total:
             found.missing.append(f"{words} coverage is only {percent(present, total)}")
-    n_rows = int(evidence.source.get("n_rows") or 0)
-    for row in (evidence.sections.get("bundle-coverage") or {}).get("table") or []:
-        present = int(row.get("rows") or 0)
-        line = f"{row.get('binding')} for {percent(present, n_rows)}"
-        (found.shows if n_rows and present == n_rows else found.missing).append(line)
+    n_audited = evidence.n_audited
+    for binding, present in evidence.coverage().items():
+        if binding != RESCORED:
+            line = f"{binding} for {percent(present, n_audited, 'audited row')}"
+            (found.shows if n_audited and present == n_audited else found.missing).append(line)
     if evidence.passed("bundle-shared-trials"):
         found.shows.append("the four terms of every contrast and all encoders scored the same trial list")
     if evidence.passed("bundle-operators"):
         found.shows.append("operator outcomes are recorded per chain, with no failure or fallback")
     for flag_id in (*TRIAL_FLAGS, "operator-failures"):
-        if flag_id in evidence.flags:
+        if flag_id in evidence.flags and not evidence.error(flag_id):  # an error's cap says it already
             found.missing.append(f"{flag_id}: {evidence.flags[flag_id].get('message')}")
     if not evidence.bundle:
         found.missing.append(
@@ -216,26 +280,36 @@ def assess_reusable(evidence: Evidence) -> Assessment:
 
 def assess_reproduced(evidence: Evidence) -> Assessment:
     """Results Reproduced: published numbers follow from the artefact, and the artefact from its scores."""
-    found = Assessment("Results Reproduced")
-    if evidence.passed("bundle-rescore"):
-        found.shows.append("every row's metrics were recomputed from its per-trial scores and agree")
-    elif "score-mismatch" in evidence.flags:
-        found.contradicted = True
-        found.missing.append(f"score-mismatch: {evidence.flags['score-mismatch'].get('message')}")
-    else:
+    found = Assessment(REPRODUCED)
+    n_audited, agreeing = evidence.n_audited, evidence.coverage().get(RESCORED)
+    if agreeing is None:
         found.missing.append(
             "per-trial scores are absent, so the results cannot be re-derived: only aggregates of the "
             "reported EERs were recomputed, without confidence intervals"
+        )
+    elif n_audited and agreeing == n_audited:
+        found.shows.append(
+            f"the metrics of every audited row ({n_audited}) were recomputed from its verified per-trial scores "
+            "and agree with the signed row it equals"
+        )
+    else:
+        if agreeing:
+            found.shows.append(
+                f"the metrics of {percent(agreeing, n_audited, 'audited row')} were recomputed from their verified "
+                "per-trial scores and agree with the signed rows they equal"
+            )
+        found.missing.append(
+            f"{count(n_audited - agreeing, 'audited row')} not re-derived from verified per-trial scores "
+            "(not bound to an equal signed row, scores not verified, or metrics that differ)"
         )
     statuses = [str(claim.get("status")) for claim in evidence.claims]
     reproduced = statuses.count("reproduced")
     if reproduced:
         found.shows.append(f"{reproduced} of {len(statuses)} published numbers recomputed within tolerance")
-    if evidence.error("claims-not-reproduced") or "not reproduced" in statuses:
-        found.contradicted = True
-        found.missing.append(f"{statuses.count('not reproduced')} published numbers are not reproduced")
+    if "not reproduced" in statuses:
+        found.missing.append(f"{count(statuses.count('not reproduced'), 'published number')} not reproduced")
     if "not computable" in statuses:
-        found.missing.append(f"{statuses.count('not computable')} published numbers cannot be recomputed")
+        found.missing.append(f"{count(statuses.count('not computable'), 'published number')} cannot be recomputed")
     if not statuses:
         found.missing.append("no published numbers were checked (pass them with --claims)")
     found.missing.append("reproducing the scores from audio needs an independent rerun of the benchmark")
@@ -253,7 +327,8 @@ CRITERIA: Sequence[Callable[[Evidence], Assessment]] = (
 def artefact_evaluation_summary(report: Mapping[str, Any]) -> dict[str, Any]:
     """A ``sections`` entry stating, per ACM badge criterion, what this artefact shows and what is missing."""
     evidence = Evidence.of(report)
-    assessments = [assess(evidence) for assess in CRITERIA]
+    caps = evidence.caps()
+    assessments = [assess(evidence).capped_by(caps) for assess in CRITERIA]
     statuses = {assessment.status for assessment in assessments}
     lines = [
         f"{assessment.criterion}: {assessment.status}"

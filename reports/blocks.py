@@ -55,12 +55,14 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    """A PNG written to ``figures/<filename>``; Markdown links it, HTML embeds it."""
+    """A PNG written to ``figures/<filename>``; Markdown links it, HTML embeds it; both link its SVG when there is
+    one (``svg_filename``)."""
 
     filename: str
     caption: str
     png: bytes
     alt: str = ""  # the text alternative: what the figure shows, in words and numbers
+    svg_filename: str = ""
 
 
 Block = Heading | Contents | Paragraph | Callout | BulletList | Table | Figure

@@ -1,10 +1,13 @@
 """Turn the report dict of ``audit verify`` (or ``audit scores``) into blocks, in the order a reviewer reads it:
-the verdict and a table of contents on the first screen, then what was run (source, run, trust, configuration),
-flags by severity, bundle checks, aggregates with contrasts and figures, statistics, claims and the badges.
+the verdict with its cause, the headline results (the EER per encoder and condition, the interaction summary), the
+table of contents, the figures, the flags, the statistics and every other section, the published claims, the
+badges; then the appendix: what was run (files and their hashes, the run, the signature, the configuration), the
+per-file bundle checks, every aggregate table and the contrasts.
 
 Every key may be absent or empty. Rows are rendered generically: a table of whatever columns the rows have, in
-the order they first appear, so sections added by later checks render without changes here. ``run`` and
-``trust`` (what was run and who signed it) are rendered from whatever keys they hold.
+the order they first appear, so sections added by later checks render without changes here (a section this module
+does not know goes with the statistics, after the flags). ``run`` and ``trust`` (what was run and who signed it)
+are rendered from whatever keys they hold.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from schemas.wording import count
 SEVERITY_ORDER = ("error", "warning", "info")
 MAX_TABLE_ROWS = 1000  # longer tables are cut, with a line saying how many rows are only in report.json
 MAX_DETAIL_ROWS = 20  # failure cases listed under one flag
+STACKED_ROWS, STACKED_COLUMNS = 3, 10  # a table of at most 3 rows and more than 10 columns is shown stacked
 
 AGGREGATE_TITLES = {
     "per_experiment": "EER per experiment (mean and SD over records; paper Table 6)",
@@ -92,7 +96,15 @@ def _is_numeric(values: Sequence[Any]) -> bool:
 
 
 def table_blocks(columns: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = MAX_TABLE_ROWS) -> list[Block]:
-    """A table of raw values (formatted here), cut after ``limit`` rows with a line counting the rest."""
+    """A table of raw values (formatted here), cut after ``limit`` rows with a line counting the rest; a wide table
+    of few rows is stacked (one line per column), so that no column is cut on a screen."""
+    if 0 < len(rows) <= STACKED_ROWS and len(columns) > STACKED_COLUMNS:
+        named = [str(row[0]) if row else "" for row in rows]
+        labels = named if len(set(named)) == len(named) else [f"row {n}" for n in range(1, len(rows) + 1)]
+        columns, rows = (
+            ("column", *labels),
+            [[c, *(r[i] if i < len(r) else None for r in rows)] for i, c in enumerate(columns)],
+        )
     shown = rows[:limit]
     numeric = tuple(_is_numeric([row[i] for row in shown if i < len(row)]) for i in range(len(columns)))
     cells = tuple(tuple(format_value(row[i]) if i < len(row) else "" for i in range(len(columns))) for row in shown)
@@ -132,35 +144,174 @@ BUNDLE_PREFIX = "bundle-"
 BADGES_ID = "artefact-evaluation"
 RUN_SECTIONS = ("rows-used", "score-join")  # sections that say what the audit read, shown with what was run
 SOURCE_FIRST = ("path", "format", "n_rows", "n_lines", "sha256", "blake3")
+HEADLINE_ROWS = 24  # conditions in the headline EER table; every one is in the appendix
+HEADLINE_AGGREGATES = ("metrics_per_group",)  # shown in full with the headline results, not again in the appendix
+TABLE_ONLY = "table checks only: no signature, digests or scores were checked"
 
 
-def _title_blocks(report: Mapping[str, Any]) -> list[Block]:
-    """The first screen: title, the verdict with the flag counts, and who signed the run when the report says."""
+def _verdict_text(report: Mapping[str, Any]) -> str:
+    """The verdict in one sentence: PASS / FAIL / UNAUTHENTICATED, on FAIL its cause, what was (not) checked."""
+    verdict = str(report.get("verdict", "")).lower()
+    text = f"Verdict: {verdict.upper() or 'NOT STATED'}"
+    cause = _mapping(report.get("cause"), "cause")
+    trust = _mapping(report.get("trust"), "trust")
+    subset = trust.get("subset")
+    if report.get("checked") == "table only":
+        text += f" ({TABLE_ONLY})"
+    elif verdict == "pass" and isinstance(subset, Mapping):
+        text += (
+            f", subset: {subset.get('rows')} of {subset.get('signed_rows')} signed rows ({subset.get('expression')})"
+        )
+    if cause:
+        text += f": {cause.get('flag')}: {format_value(cause.get('message'))}"
+    elif verdict == "unauthenticated":
+        text += (
+            f": the bundle verifies only under its own enclosed key (key id {trust.get('key_id')}), which proves "
+            "integrity, not authorship; pass the authors' public key with --key"
+        )
+    return text
+
+
+def _verdict_blocks(report: Mapping[str, Any]) -> list[Block]:
+    """The first screen: the title, the verdict with its cause and first failing cases, the flag counts and who
+    signed the run."""
     tool = _mapping(report.get("tool"), "tool")
     name = tool.get("name", "interbias-sv")
     title = f"Provenance report: {name} {tool.get('version', '')}".strip()
     verdict = str(report.get("verdict", "")).lower()
-    counts = [
-        f"{sum(1 for flag in _flags(report) if flag.get('severity') == severity)} {severity}"
-        for severity in SEVERITY_ORDER
-    ]
-    blocks: list[Block] = [
-        Heading(1, title),
-        Callout(TONES.get(verdict, "note"), f"Verdict: {verdict.upper() or 'NOT STATED'} (flags: {', '.join(counts)})"),
-    ]
+    counts = ", ".join(
+        count(sum(1 for flag in _flags(report) if flag.get("severity") == severity), severity, plural)
+        for severity, plural in (("error", None), ("warning", None), ("info", "info"))
+    )
+    blocks: list[Block] = [Heading(1, title), Callout(TONES.get(verdict, "note"), _verdict_text(report))]
+    cause = _mapping(report.get("cause"), "cause")
+    cases = [format_value(case) for case in cause.get("cases") or []]
+    more = int(cause.get("n_cases") or 0) - len(cases)
+    if len(cases) > 1:  # the cause's message names the first
+        blocks.append(BulletList((*cases, *([f"... and {more} more in the flag below"] if more > 0 else []))))
+    facts = [f"Flags: {counts}"]
+    if cause.get("other_errors"):
+        facts.append(f"Other errors: {format_list(list(cause['other_errors']))}")
     trust = _mapping(report.get("trust"), "trust")
-    if trust:
-        facts = [
-            f"{key.replace('_', ' ')}: {format_value(value)}" for key, value in trust.items() if as_rows(value) is None
+    if trust.get("key_id") and "trusted" in trust:  # the audit's trust block
+        how = "a key you trust" if trust["trusted"] else "the bundle's own key only"
+        facts.append(f"Signed by {how} ({trust.get('trust')}), key id {trust['key_id']}")
+    elif trust:
+        facts.append("Trust: " + "; ".join(f"{k.replace('_', ' ')}: {format_value(v)}" for k, v in trust.items()))
+    return [*blocks, Paragraph(". ".join(facts) + ".")]
+
+
+def _eer_pivot(report: Mapping[str, Any]) -> list[Block]:
+    """The EER per encoder (columns) and condition (rows) of ``eer_by_model_condition``: every condition when few,
+    else each experiment's clean reference and the conditions of highest mean EER."""
+    cells = [
+        row for row in _entries(_mapping(report.get("aggregates"), "aggregates").get("eer_by_model_condition"), "x")
+        if isinstance(row.get("eer_mean"), numbers.Number)
+    ]  # fmt: skip
+    if not cells:
+        return []
+    models = list(dict.fromkeys(str(row.get("model")) for row in cells))
+    grid: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in cells:
+        grid.setdefault((str(row.get("experiment")), str(row.get("condition"))), {})[str(row.get("model"))] = row[
+            "eer_mean"
         ]
-        blocks.append(Paragraph("Trust: " + "; ".join(facts)))
-    return blocks
+    clean = {str(label).lower() for label in _mapping(report.get("config"), "config").get("clean_labels") or []}
+    keys = sorted(grid, key=lambda key: (key[0], key[1].lower() not in clean))  # each experiment's reference first
+    if len(keys) > HEADLINE_ROWS:
+        mean = {key: sum(grid[key].values()) / len(grid[key]) for key in keys}
+        kept = {key for key in keys if key[1].lower() in clean}
+        kept |= set(sorted((k for k in keys if k not in kept), key=lambda k: -mean[k])[: HEADLINE_ROWS - len(kept)])
+        keys = [key for key in keys if key in kept]
+    shown = (
+        ""
+        if len(keys) == len(grid)
+        else (
+            f" Shown: {len(keys)} of the {len(grid)} conditions, each experiment's clean reference and those of "
+            "highest mean EER over encoders; all in the appendix (Aggregates)."
+        )
+    )
+    intro = Paragraph(
+        "EER per encoder (columns) and condition (rows): the mean over the condition's records, in the rows' own "
+        f"EER variant.{shown}"
+    )
+    rows = [
+        [experiment, condition, *(grid[(experiment, condition)].get(m) for m in models)]
+        for experiment, condition in keys
+    ]
+    return [
+        Heading(3, "EER per encoder and condition"),
+        intro,
+        *table_blocks(("experiment", "condition", *models), rows),
+    ]
+
+
+def _interaction_summary(report: Mapping[str, Any]) -> list[Block]:
+    """Per contrast family (experiment and model family): how many contrasts, the mean and SD of IE, the mean
+    prediction and, with per-trial statistics, the family verdict and the mean IE's interval."""
+    summary = _entries(_mapping(report.get("aggregates"), "aggregates").get("contrast_summary"), "contrast_summary")
+    families = _mapping(_mapping(report.get("statistics"), "statistics").get("families"), "statistics.families")
+    rows = []
+    for row in summary:
+        family = f"{row.get('experiment')}/{row.get('model_family') or 'unknown family'}"  # the statistics' key
+        found = {
+            "family": family,
+            "contrasts": row.get("n"),
+            "mean IE": row.get("ie_mean"),
+            "SD of IE": row.get("ie_sd"),
+            "mean prediction": row.get("prediction_mean"),
+            "flagged": row.get("n_flagged"),
+        }
+        statistics = families.get(family)
+        if isinstance(statistics, Mapping):
+            mean_ie = _mapping(statistics.get("mean_ie"), "mean_ie")
+            found["95% interval of mean IE"] = interval(None, mean_ie.get("low"), mean_ie.get("high"))
+            found["verdict (Holm)"] = statistics.get("verdict")
+        rows.append(found)
+    if not rows:
+        return []
+    intro = Paragraph(f"{CONTRAST_DEFINITION} Per contrast: appendix (Interaction contrasts).")
+    return [Heading(3, "Interaction summary"), intro, *rows_blocks(rows)]
+
+
+def interval(value: Any, low: Any, high: Any) -> str:
+    """``0.1457 [0.118, 0.1802]``; ``[low, high]`` alone when there is no point value."""
+    bounds = f"[{format_value(low)}, {format_value(high)}]"
+    return bounds if value is None else f"{format_value(value)} {bounds}"
+
+
+def with_intervals(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows with each value that has ``<name>_low`` and ``<name>_high`` beside it shown as ``value [low, high]``, and
+    a ``<name>_undefined_draws`` column left out when it counts none in every row (the headline's columns)."""
+    names = list(dict.fromkeys(str(key) for row in rows for key in row))
+    paired = {name for name in names if f"{name}_low" in names and f"{name}_high" in names}
+    dropped = {f"{name}_{end}" for name in paired for end in ("low", "high")}
+    dropped |= {name for name in names if name.endswith("_undefined_draws") and not any(row.get(name) for row in rows)}
+
+    def cell(row: Mapping[str, Any], name: str) -> Any:
+        if name not in paired or row.get(f"{name}_low") is None:
+            return row.get(name)
+        return interval(row.get(name), row[f"{name}_low"], row.get(f"{name}_high"))
+
+    return [{name: cell(row, name) for name in names if name not in dropped} for row in rows]
+
+
+def _headline_section(report: Mapping[str, Any]) -> list[Block]:
+    """The results a reader looks for first: a table audit's EER per encoder and condition and its interaction
+    summary; a score audit's metrics per group (``HEADLINE_AGGREGATES``, then left out of the appendix)."""
+    aggregates = _mapping(report.get("aggregates"), "aggregates")
+    blocks = [*_eer_pivot(report), *_interaction_summary(report)]
+    for key in HEADLINE_AGGREGATES:
+        rows = as_rows(aggregates.get(key))
+        if rows:
+            blocks += [Heading(3, AGGREGATE_TITLES.get(key, _title(key))), *rows_blocks(with_intervals(rows))]
+    return [Heading(2, "Headline results"), *(blocks or [Paragraph("No EER per encoder and condition was computed.")])]
 
 
 def _what_was_run(report: Mapping[str, Any]) -> list[Block]:
-    """Source files, the run (id, commit, configuration digest, encoders and checkpoints, corpora), the trust in its
-    signature and the declared configuration."""
-    blocks: list[Block] = [Heading(2, "What was run")]
+    """Source files with their hashes, the run (id, commit, configuration digest, encoders and checkpoints, corpora),
+    the trust in its signature and the declared configuration."""
+    blocks: list[Block] = [Heading(2, "Appendix: what was run")]
     source = _mapping(report.get("source"), "source")
     if source:
         keys = [key for key in SOURCE_FIRST if key in source] + [key for key in source if key not in SOURCE_FIRST]
@@ -228,8 +379,8 @@ def _config_blocks(report: Mapping[str, Any]) -> list[Block]:
 
 def _aggregates_section(report: Mapping[str, Any]) -> list[Block]:
     aggregates = _mapping(report.get("aggregates"), "aggregates")
-    keys = [key for key in aggregates if key != CONTRASTS_KEY]
-    blocks: list[Block] = [Heading(2, "Aggregates")]
+    keys = [key for key in aggregates if key != CONTRASTS_KEY and key not in HEADLINE_AGGREGATES]
+    blocks: list[Block] = [Heading(2, "Appendix: aggregates")]
     if not keys:
         return [*blocks, Paragraph("No aggregates were computed.")]
     blocks.append(Paragraph(_eer_variant_line(report)))
@@ -257,7 +408,7 @@ def _contrasts_section(report: Mapping[str, Any]) -> list[Block]:
     if aggregates and CONTRASTS_KEY not in aggregates:
         return []
     contrasts = _entries(aggregates.get(CONTRASTS_KEY), "aggregates.contrasts")
-    blocks: list[Block] = [Heading(2, "Interaction contrasts")]
+    blocks: list[Block] = [Heading(2, "Appendix: interaction contrasts")]
     if not contrasts:
         return [*blocks, Paragraph("No contrast has all four terms measured on one corpus.")]
     return [
@@ -268,12 +419,15 @@ def _contrasts_section(report: Mapping[str, Any]) -> list[Block]:
 
 
 def _figures_section(figures: Sequence[FigureOutcome]) -> list[Block]:
+    """The drawn figures, each with its caption, text alternative and SVG; then one list of those skipped and why."""
     blocks: list[Block] = [Heading(2, "Figures")]
     for outcome in figures:
-        if outcome.png is None:
-            blocks.append(Callout("note", f"{outcome.caption}: skipped, {outcome.skipped_because}."))
-        else:
-            blocks.append(Figure(outcome.filename, outcome.caption, outcome.png, outcome.alt))
+        if outcome.png is not None:
+            svg = outcome.svg_filename if outcome.svg is not None else ""
+            blocks.append(Figure(outcome.filename, outcome.caption, outcome.png, outcome.alt, svg))
+    skipped = [f"{outcome.caption}: skipped, {outcome.skipped_because}." for outcome in figures if outcome.png is None]
+    if skipped:
+        blocks += [Paragraph("Not drawn, for lack of data:"), BulletList(tuple(skipped))]
     return blocks
 
 
@@ -341,25 +495,27 @@ def _with_anchors(blocks: list[Block]) -> tuple[list[Block], Contents]:
 
 
 def build_document(report: Mapping[str, Any], figures: Sequence[FigureOutcome]) -> list[Block]:
-    """All blocks of the report, in reading order, with a table of contents after the verdict."""
+    """All blocks of the report in reading order: verdict, headline results, contents, then the body and the
+    appendix; a section this module does not know goes with the statistics."""
     sections = _entries(report.get("sections"), "sections")
     run = [section for section in sections if section.get("id") in RUN_SECTIONS]
     bundle = [section for section in sections if str(section.get("id", "")).startswith(BUNDLE_PREFIX)]
     badges = [section for section in sections if section.get("id") == BADGES_ID]
     others = [section for section in sections if not any(section in group for group in (run, bundle, badges))]
-    body: list[Block] = [*_what_was_run(report)]
-    for section in run:
-        body += _section_blocks(section, 3)
-    body += _flags_section(report)
-    if bundle:
-        body.append(Heading(2, "Bundle checks"))
-        for section in bundle:
-            body += _section_blocks(section, 3)
-    body += [*_aggregates_section(report), *_contrasts_section(report), *_figures_section(figures)]
+    body: list[Block] = [*_figures_section(figures), *_flags_section(report)]
     for section in others:
         body += _section_blocks(section)
     body += _claims_section(report)
     for section in badges:
         body += _section_blocks(section)
-    anchored, contents = _with_anchors(body)
-    return [*_title_blocks(report), contents, *anchored]
+    body += _what_was_run(report)
+    for section in run:
+        body += _section_blocks(section, 3)
+    if bundle:
+        body.append(Heading(2, "Appendix: bundle checks"))
+        for section in bundle:
+            body += _section_blocks(section, 3)
+    body += [*_aggregates_section(report), *_contrasts_section(report)]
+    headline = _headline_section(report)
+    anchored, contents = _with_anchors([*headline, *body])
+    return [*_verdict_blocks(report), *anchored[: len(headline)], contents, *anchored[len(headline) :]]

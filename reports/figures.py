@@ -1,19 +1,23 @@
 """The report's figures as deterministic PNG bytes, each with a caption and a text alternative (what it shows, in
 words and numbers): IE vs additive prediction (paper Figure 3) with the coupling shown, the gender gap vs SNR per
 noise type (paper Figure 4), the EER heatmap encoder x condition, 2x2 interaction plots per contrast family, and,
-from per-trial scores (``audit scores``), DET curves on normal-deviate axes with the EER point marked and the
-target vs non-target score distributions per group.
+from per-trial scores, DET curves on normal-deviate axes with the EER point marked and the target vs non-target
+score distributions: per group of ``audit scores``; for a bundle, one DET figure per experiment drawn (a panel
+per condition family, a curve per encoder) and per encoder the histograms of the condition that moves its EER
+most, over those of its clean reference (``audit.bundle.curves`` chooses them).
 
 matplotlib is imported inside the drawing functions so that ``import reports`` stays light. Figures are drawn
-on an Agg canvas with matplotlib's default style (a user's matplotlibrc cannot change the bytes) and saved
-without the ``Software`` metadata, so the same report gives the same bytes on every run. A figure whose data
-is absent is skipped with the reason, never drawn empty.
+on an Agg canvas with matplotlib's default style (a user's matplotlibrc cannot change the bytes) and saved as
+PNG and as SVG without the ``Software``/``Creator``/``Date`` metadata and with a fixed SVG id salt, so the same
+report gives the same bytes on every run. A figure whose data is absent is skipped with the reason, never drawn
+empty.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,6 +31,7 @@ if TYPE_CHECKING:
 
 FIGSIZE_INCHES = (8.0, 4.8)
 DPI = 100
+SVG_SALT = "interbias-sv"  # SVG element ids derive from it, not from a random salt
 CHANCE_EER = 0.5
 LEGEND_INSIDE_MAX = 6
 LEGEND_COLUMN_ROWS = 16
@@ -45,6 +50,11 @@ class FigureOutcome:
     png: bytes | None
     skipped_because: str = ""
     alt: str = ""  # the text alternative of a drawn figure
+    svg: bytes | None = None  # the same figure as SVG, written beside the PNG
+
+    @property
+    def svg_filename(self) -> str:
+        return self.filename.removesuffix(".png") + ".svg"
 
 
 def _number(value: Any) -> float | None:
@@ -72,19 +82,28 @@ def _first_number(row: Mapping[str, Any], keys: Sequence[str]) -> float | None:
     return None
 
 
-def _draw_png(draw: Callable[[Figure, Axes], None], figsize: tuple[float, float] = FIGSIZE_INCHES) -> bytes:
-    """Run ``draw`` on a fresh figure and return the PNG bytes, identical for identical input."""
+def _drawn(
+    filename: str,
+    caption: str,
+    alt: str,
+    draw: Callable[[Figure, Axes], None],
+    figsize: tuple[float, float] = FIGSIZE_INCHES,
+) -> FigureOutcome:
+    """Run ``draw`` on a fresh figure and keep it as PNG and SVG bytes, identical for identical input."""
+    import matplotlib
     import matplotlib.style
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    with matplotlib.style.context("default"):
+    with matplotlib.style.context("default"), matplotlib.rc_context({"svg.hashsalt": SVG_SALT, "svg.fonttype": "none"}):
         figure = Figure(figsize=figsize, dpi=DPI, layout="constrained")
         FigureCanvasAgg(figure)
         draw(figure, figure.add_subplot())
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
-    return buffer.getvalue()
+        png, svg = io.BytesIO(), io.BytesIO()
+        figure.savefig(png, format="png", dpi=DPI, metadata={"Software": None})
+        figure.set_layout_engine("none")  # the layout the PNG got, not computed again for the SVG
+        figure.savefig(svg, format="svg", metadata={"Creator": None, "Date": None})
+    return FigureOutcome(filename, caption, png.getvalue(), alt=alt, svg=svg.getvalue())
 
 
 def _legend(figure: Figure, axes: Axes, extra: Sequence[Artist] = ()) -> None:
@@ -168,7 +187,7 @@ def ie_vs_prediction(report: Mapping[str, Any]) -> FigureOutcome:
 
     n_points = sum(len(members) for members in points.values())
     alt = f"Scatter of {n_points} contrasts in {len(experiments)} experiments; " + "; ".join(note.split("\n"))
-    return FigureOutcome(filename, caption, _draw_png(draw), alt=alt)
+    return _drawn(filename, caption, alt, draw)
 
 
 def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
@@ -216,24 +235,33 @@ def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
         + ", ".join(f"{format_number(snr)} dB {format_number(gap)}" for snr, gap, _, _ in sorted(series[name]))
         for name in sorted(series)
     )
-    return FigureOutcome(filename, caption, _draw_png(draw), alt=alt)
+    return _drawn(filename, caption, alt, draw)
 
 
-def _grid(figure: Figure, axes: Axes, n: int) -> list[Axes]:
-    """``n`` panels in up to 3 columns, replacing the single axes ``_draw_png`` made."""
+def _grid(figure: Figure, axes: Axes, n: int, shared: bool = False) -> list[Axes]:
+    """``n`` panels in up to 3 columns (2 for 4), replacing the single axes ``_drawn`` made; ``shared``: one x and
+    one y scale for all."""
     figure.delaxes(axes)
-    columns = min(3, n)
+    columns = _columns(n)
     rows = math.ceil(n / columns)
-    return [figure.add_subplot(rows, columns, index + 1) for index in range(n)]
+    grid = list(figure.subplots(rows, columns, sharex=shared, sharey=shared, squeeze=False).flat)
+    for extra in grid[n:]:
+        figure.delaxes(extra)
+    return grid[:n]
 
 
-def _panel_size(n: int) -> tuple[float, float]:
-    return (FIGSIZE_INCHES[0], max(FIGSIZE_INCHES[1], 2.6 * math.ceil(n / 3)))
+def _columns(n: int) -> int:
+    return 2 if n == 4 else min(3, n)
+
+
+def _panel_size(n: int, row_inches: float = 2.6) -> tuple[float, float]:
+    return (FIGSIZE_INCHES[0], max(FIGSIZE_INCHES[1], row_inches * math.ceil(n / _columns(n))))
 
 
 DET_TICKS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4)
 DET_LIMITS = (0.0005, 0.6)
 MAX_PANELS = 9
+MAX_HISTOGRAMS = 12  # a bundle's encoders with histograms
 MAX_HEATMAP_COLUMNS = 60
 
 
@@ -246,74 +274,168 @@ def _curves(report: Mapping[str, Any], figure: str) -> list[Mapping[str, Any]]:
     ]
 
 
-def det_curves(report: Mapping[str, Any]) -> FigureOutcome:
-    """DET curves (miss vs false-alarm probability on normal-deviate axes), one per group, the EER point (interp)
-    marked on each."""
-    filename, caption = "det_curves.png", "DET curves per group, EER (interp) marked"
-    curves = [c for c in _curves(report, "det") if isinstance(c.get("det"), Mapping)][:10]
+def _series_colours(names: Sequence[str]) -> dict[str, Any]:
+    """One colour per series name, the same in every panel and figure (tab10, tab20 beyond ten)."""
+    import matplotlib
+
+    colormap = matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"]
+    return {name: colormap(index % colormap.N) for index, name in enumerate(names)}
+
+
+def _det_axes(axes: Axes, curves: Sequence[Mapping[str, Any]], colours: Mapping[str, Any], labels: bool) -> None:
+    """DET curves on normal-deviate axes, each with its EER (interp) point."""
+    from scipy.special import ndtri  # the normal deviate (scipy.stats.norm.ppf's, without importing scipy.stats)
+
+    low, high = DET_LIMITS
+    for entry in curves:
+        det = entry["det"]
+        p_fa = [min(max(v, low), high) for v in det["p_fa"]]
+        p_miss = [min(max(v, low), high) for v in det["p_miss"]]
+        series = str(entry.get("series", entry.get("group")))
+        colour = colours[series]
+        axes.plot(ndtri(p_fa), ndtri(p_miss), linewidth=1.2, color=colour, label=_label(series))
+        eer = _number(entry.get("eer_interp"))
+        if eer is not None:
+            point = ndtri(min(max(eer, low), high))
+            axes.plot([point], [point], marker="o", color=colour, markersize=4)
+    ticks = ndtri(DET_TICKS)
+    tick_labels = [f"{100 * t:g}" for t in DET_TICKS]
+    axes.set_xticks(ticks, tick_labels, fontsize=7 if labels else 6)
+    axes.set_yticks(ticks, tick_labels, fontsize=7 if labels else 6)
+    axes.set_xlim(ndtri(low), ndtri(high))
+    axes.set_ylim(ndtri(low), ndtri(high))
+    axes.plot(ndtri([low, high]), ndtri([low, high]), color="0.7", linestyle=":", linewidth=0.8)
+    axes.grid(True, color="0.9")
+    axes.set_xlabel("false-alarm probability (%)", fontsize=8)
+    axes.set_ylabel("miss probability (%)", fontsize=8)
+
+
+def _file_part(text: str) -> str:
+    """``text`` as part of a file name: letters, digits, ``-`` and ``_`` only."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "figure"
+
+
+def det_curves(report: Mapping[str, Any]) -> list[FigureOutcome]:
+    """DET curves (miss vs false-alarm probability on normal-deviate axes), the EER point (interp) marked on each:
+    the groups of ``audit scores`` in one panel; a bundle's curves one figure per experiment, a panel per condition
+    family, one colour per encoder in every panel."""
+    curves = [c for c in _curves(report, "det") if isinstance(c.get("det"), Mapping)]
     if not curves:
-        return FigureOutcome(filename, caption, None, "no per-trial scores in the report (a bundle or audit scores)")
-    alt = "DET curves: " + "; ".join(
-        f"{c.get('group')}: EER (interp) {format_number(float(c['eer_interp']))}" for c in curves
+        caption = "DET curves per group, EER (interp) marked"
+        why = "no per-trial scores in the report (a bundle or audit scores)"
+        return [FigureOutcome("det_curves.png", caption, None, why)]
+    figures: dict[str, list[Mapping[str, Any]]] = {}
+    for entry in curves:
+        figures.setdefault(str(entry.get("figure") or ""), []).append(entry)
+    colours = _series_colours(list(dict.fromkeys(str(c.get("series", c.get("group"))) for c in curves)))
+    return [_det_figure(name, members, colours) for name, members in figures.items()]
+
+
+def _det_figure(name: str, curves: list[Mapping[str, Any]], colours: Mapping[str, Any]) -> FigureOutcome:
+    """One DET figure: a panel per ``panel`` of its curves (one panel when they name none)."""
+    if not name:
+        curves = curves[:10]
+    panels: dict[str, list[Mapping[str, Any]]] = {}
+    for entry in curves:
+        panels.setdefault(str(entry.get("panel") or ""), []).append(entry)
+    filename = f"det_curves_{_file_part(name)}.png" if name else "det_curves.png"
+    caption = (
+        f"DET curves of {_label(name)} per condition family (each family at its hardest condition), one colour per "
+        "encoder, EER (interp) marked"
+        if name
+        else "DET curves per group, EER (interp) marked"
+    )
+    alt = f"DET curves{' of ' + name if name else ''}: " + "; ".join(
+        (f"{panel}: " if panel else "")
+        + ", ".join(
+            f"{c.get('series', c.get('group'))} EER (interp) {format_number(float(c['eer_interp']))}" for c in members
+        )
+        for panel, members in panels.items()
     )
 
     def draw(figure: Figure, axes: Axes) -> None:
-        from scipy.special import ndtri  # the normal deviate (scipy.stats.norm.ppf's, without importing scipy.stats)
+        if list(panels) == [""]:
+            _det_axes(axes, curves, colours, labels=True)
+            axes.set_title(caption)
+            _legend(figure, axes)
+            return
+        grid = _grid(figure, axes, len(panels), shared=True)
+        for panel, (title, members) in zip(grid, panels.items(), strict=True):
+            _det_axes(panel, members, colours, labels=False)
+            panel.set_title(_label(title), fontsize=8)
+            panel.label_outer()  # the panels share their axes: tick labels on the outer ones only
+        series = list(dict.fromkeys(str(c.get("series", c.get("group"))) for c in curves))
+        from matplotlib.lines import Line2D
 
-        low, high = DET_LIMITS
-        for curve in curves:
-            det = curve["det"]
-            p_fa = [min(max(v, low), high) for v in det["p_fa"]]
-            p_miss = [min(max(v, low), high) for v in det["p_miss"]]
-            (line,) = axes.plot(ndtri(p_fa), ndtri(p_miss), linewidth=1.2, label=_label(curve.get("group")))
-            eer = _number(curve.get("eer_interp"))
-            if eer is not None:
-                point = ndtri(min(max(eer, low), high))
-                axes.plot([point], [point], marker="o", color=line.get_color(), markersize=5)
-        ticks = ndtri(DET_TICKS)
-        labels = [f"{100 * t:g}" for t in DET_TICKS]
-        axes.set_xticks(ticks, labels)
-        axes.set_yticks(ticks, labels)
-        axes.set_xlim(ndtri(low), ndtri(high))
-        axes.set_ylim(ndtri(low), ndtri(high))
-        axes.plot(ndtri([low, high]), ndtri([low, high]), color="0.7", linestyle=":", linewidth=0.8)
-        axes.grid(True, color="0.9")
-        axes.set_xlabel("false-alarm probability (%)")
-        axes.set_ylabel("miss probability (%)")
-        axes.set_title(caption)
-        _legend(figure, axes)
+        handles = [Line2D([], [], color=colours[s], linewidth=1.5, label=_label(s)) for s in series]
+        figure.legend(handles=handles, fontsize=7, loc="outside lower center", ncols=min(len(handles), 6))
 
-    return FigureOutcome(filename, caption, _draw_png(draw), alt=alt)
+    size = (FIGSIZE_INCHES[0], 1.0 + 3.4 * math.ceil(len(panels) / _columns(len(panels)))) if len(panels) > 1 else None
+    return _drawn(filename, caption, alt, draw, size or FIGSIZE_INCHES)
+
+
+HISTOGRAM_COLOURS = (("target", "tab:blue"), ("nontarget", "tab:red"))
 
 
 def score_distributions(report: Mapping[str, Any]) -> FigureOutcome:
-    """Target and non-target score histograms (trial counts over common bins), one panel per group."""
-    filename, caption = "score_distributions.png", "Target vs non-target scores per group"
-    curves = [c for c in _curves(report, "scores") if isinstance(c.get("histogram"), Mapping)][:MAX_PANELS]
+    """Target and non-target score histograms: one panel per group of ``audit scores``; for a bundle one panel per
+    encoder, the condition that moves its EER most (filled) over its clean reference (outlined)."""
+    curves = [c for c in _curves(report, "scores") if isinstance(c.get("histogram"), Mapping)]
+    panels: dict[str, list[Mapping[str, Any]]] = {}
+    for entry in curves:
+        panels.setdefault(str(entry.get("panel") or entry.get("group")), []).append(entry)
+    shown = dict(list(panels.items())[: MAX_PANELS if all("panel" not in c for c in curves) else MAX_HISTOGRAMS])
+    moved = any(c.get("role") for c in curves)
+    filename = "score_distributions.png"
+    caption = (
+        "Target vs non-target scores per encoder: the condition that moves its EER most (filled) over its clean "
+        "reference (outlined)"
+        if moved
+        else "Target vs non-target scores per group"
+    )
     if not curves:
         return FigureOutcome(filename, caption, None, "no per-trial scores in the report (a bundle or audit scores)")
     parts = []
-    for curve in curves:
-        histogram = curve["histogram"]
-        parts.append(
-            f"{curve.get('group')}: {sum(histogram['target'])} target and {sum(histogram['nontarget'])} non-target "
-            f"scores from {format_number(histogram['edges'][0])} to {format_number(histogram['edges'][-1])}"
-        )
+    for members in shown.values():
+        for entry in members:
+            histogram = entry["histogram"]
+            eer = format_number(_number(entry.get("eer_interp")))
+            parts.append(
+                f"{entry.get('group')}: {sum(histogram['target'])} target and {sum(histogram['nontarget'])} "
+                f"non-target scores from {format_number(histogram['edges'][0])} to "
+                f"{format_number(histogram['edges'][-1])}, EER (interp) {eer}"
+            )
     alt = "Score histograms: " + "; ".join(parts)
 
     def draw(figure: Figure, axes: Axes) -> None:
-        for panel, curve in zip(_grid(figure, axes, len(curves)), curves, strict=True):
-            histogram = curve["histogram"]
-            edges = histogram["edges"]
-            for key, colour in (("nontarget", "tab:red"), ("target", "tab:blue")):
-                panel.stairs(histogram[key], edges, fill=True, alpha=0.45, color=colour, label=key)
-            panel.set_title(_label(curve.get("group")), fontsize=9)
+        for panel, (name, members) in zip(_grid(figure, axes, len(shown)), shown.items(), strict=True):
+            for entry in members:
+                histogram, edges = entry["histogram"], entry["histogram"]["edges"]
+                for key, colour in HISTOGRAM_COLOURS:
+                    if entry.get("role") == "reference":
+                        panel.stairs(histogram[key], edges, color=colour, linewidth=1.1)
+                    else:
+                        panel.stairs(histogram[key], edges, fill=True, alpha=0.45, color=colour, label=key)
+            title = _label(name)
+            if moved:
+                eers = {e.get("role"): format_number(_number(e.get("eer_interp"))) for e in members}
+                condition = next((str(e.get("series")) for e in members if e.get("role") == "condition"), "")
+                title += f": {_label(condition)}\nEER (interp) {eers.get('reference')} clean, {eers.get('condition')}"
+            panel.set_title(title, fontsize=8)
             panel.set_xlabel("score", fontsize=8)
             panel.set_ylabel("trials", fontsize=8)
             panel.tick_params(labelsize=7)
-            panel.legend(fontsize=7)
+            if not moved:
+                panel.legend(fontsize=7)
+        if moved:
+            from matplotlib.lines import Line2D
+            from matplotlib.patches import Patch
 
-    return FigureOutcome(filename, caption, _draw_png(draw, _panel_size(len(curves))), alt=alt)
+            keys: list[Artist] = [Patch(color=c, alpha=0.45, label=f"{k}: the condition") for k, c in HISTOGRAM_COLOURS]
+            keys += [Line2D([], [], color=c, label=f"{k}: clean reference") for k, c in HISTOGRAM_COLOURS]
+            figure.legend(handles=keys, fontsize=7, loc="outside lower center", ncols=4)
+
+    return _drawn(filename, caption, alt, draw, _panel_size(len(shown)))
 
 
 def eer_heatmap(report: Mapping[str, Any]) -> FigureOutcome:
@@ -350,7 +472,7 @@ def eer_heatmap(report: Mapping[str, Any]) -> FigureOutcome:
         axes.set_title(caption, fontsize=9)
 
     size = (FIGSIZE_INCHES[0], max(FIGSIZE_INCHES[1], 1.2 + 0.3 * len(models)))
-    return FigureOutcome(filename, caption, _draw_png(draw, size), alt=alt)
+    return _drawn(filename, caption, alt, draw, size)
 
 
 def interaction_plots(report: Mapping[str, Any]) -> FigureOutcome:
@@ -388,10 +510,10 @@ def interaction_plots(report: Mapping[str, Any]) -> FigureOutcome:
             panel.tick_params(labelsize=7)
             panel.legend(fontsize=6)
 
-    return FigureOutcome(filename, caption, _draw_png(draw, _panel_size(len(shown))), alt=alt)
+    return _drawn(filename, caption, alt, draw, _panel_size(len(shown)))
 
 
-FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome]] = (
+FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome | list[FigureOutcome]]] = (
     ie_vs_prediction,
     gap_vs_snr,
     eer_heatmap,
@@ -404,4 +526,8 @@ FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome]] = (
 def render_figures(report: Mapping[str, Any]) -> list[FigureOutcome]:
     """Every figure of the report, drawn or skipped, in a fixed order. Figures read only the report's
     ``aggregates`` and ``curves``, so they can be drawn before its statistics are in."""
-    return [make(report) for make in FIGURES]
+    drawn: list[FigureOutcome] = []
+    for make in FIGURES:
+        made = make(report)
+        drawn += made if isinstance(made, list) else [made]
+    return drawn

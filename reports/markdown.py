@@ -54,10 +54,12 @@ def _block(block: Block) -> str:
             return "\n".join(f"- {_escape_block(item)}" for item in items)
         case Table():
             return _table(block)
-        case Figure(filename, caption, _, alt):
+        case Figure(filename, caption, _, alt, svg):
             described = f"\n\nText alternative: {_escape_block(alt)}" if alt else ""
+            vector = f" ([SVG](figures/{svg}))" if svg else ""
             return (
-                f"![{escape_markdown(alt or caption)}](figures/{filename})\n\n*{escape_markdown(caption)}*{described}"
+                f"![{escape_markdown(alt or caption)}](figures/{filename})\n\n*{escape_markdown(caption)}*{vector}"
+                f"{described}"
             )
     raise TypeError(f"unknown block {block!r}")
 

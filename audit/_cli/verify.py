@@ -12,6 +12,7 @@ import typer
 from audit._cli.plumbing import announce, one_line_errors
 from audit._cli.summary import finish
 from provenance.atomic import check_writable_folder
+from schemas.bundle import REPORT_DIR
 from schemas.errors import InputError
 
 if TYPE_CHECKING:
@@ -77,8 +78,8 @@ def audit_results(
 
 def check_options(out: Path | None, bundle: Path | None, key: Path | None) -> ReviewerKey | None:
     """What can be checked before the audit runs: ``--key`` is a usable public key (and comes with ``--bundle``),
-    read here once and returned; ``--out`` can be written and is not inside the bundle (the report would change
-    what it audits)."""
+    read here once and returned; ``--out`` can be written and is the bundle's ``report/`` or outside the bundle
+    (anywhere else the report would change what it audits)."""
     reviewer_key = None
     if key is not None:
         if bundle is None:
@@ -92,10 +93,16 @@ def check_options(out: Path | None, bundle: Path | None, key: Path | None) -> Re
 
 
 def _check_out(out: Path, bundle: Path | None) -> None:
+    """``--out`` may be the bundle's own ``report/`` (which the audit never reads, and where ``interbias
+    reproduce`` writes), or any folder outside the bundle; anywhere else inside it would change what is audited."""
     if bundle is not None:
         folder, root = out.resolve(), bundle.resolve()
-        if folder == root or root in folder.parents:
-            raise InputError(str(out), f"is inside the bundle folder {bundle}; the report must be written elsewhere")
+        if (folder == root or root in folder.parents) and folder != root / REPORT_DIR:
+            raise InputError(
+                str(out),
+                f"is inside the bundle folder {bundle}; write the report to {bundle / REPORT_DIR} (never read by the "
+                "audit) or outside the bundle",
+            )
     from reports import check_report_folder
 
     check_report_folder(out)

@@ -1,10 +1,12 @@
 """Per-trial curves for the report's figures: the DET curve (thinned) and target/non-target score histograms.
 
-``audit scores`` gives one per group of a reviewer's trials, ``audit verify --bundle`` one per encoder on its clean
-reference and one per condition of one encoder (``curves_of_bundle``, from the scores the verification loaded, of
-an intact bundle only). They go into ``report["curves"]``: small
-enough for report.json (at most ``DET_POINTS`` points and ``HISTOGRAM_BINS`` bins each), read by
-``reports.figures``.
+``audit scores`` gives one per group of a reviewer's trials. ``audit verify --bundle`` (``curves_of_bundle``, from
+the scores the verification loaded, of an intact bundle only) gives, for the experiments whose conditions move the
+EER most, one DET figure each: a panel per condition family (clean, factor A alone, factor B alone, both), one
+curve per encoder at the family's hardest condition; and, per encoder, the score histograms of the condition that
+moves its EER most above its clean reference, beside that reference. They go into ``report["curves"]``: small
+enough for report.json (at most ``DET_POINTS`` points, rounded, and ``HISTOGRAM_BINS`` bins each; only what the
+curve's figure draws), read by ``reports.figures``.
 """
 
 from __future__ import annotations
@@ -22,13 +24,18 @@ if TYPE_CHECKING:
     from audit.bundle.verified import VerifiedBundle
 
 DET_POINTS = 300  # points of a DET curve kept in the report
+BUNDLE_DET_POINTS = 120  # per curve of a bundle, which draws many curves in small panels
+DET_DECIMALS = 5  # rates rounded in report.json: a thousandth of the smallest axis tick (0.1 %)
 HISTOGRAM_BINS = 40
-MAX_CURVES = 9  # curves of a bundle: encoders on their clean reference, conditions of one encoder
+MAX_DET_FIGURES = 4  # experiments drawn as DET figures, those whose conditions move the EER most
+MAX_ENCODERS = 12  # encoders drawn in a DET panel and in the histograms
+ALONE_AND_BOTH = "{a} x {b}"
 
 
 def det_points(scores: np.ndarray, labels: np.ndarray, max_points: int = DET_POINTS) -> dict[str, list[float]]:
     """The DET curve (Pfa, Pmiss at every distinct threshold, from accept-none), thinned evenly to at most
-    ``max_points`` points with both ends kept: enough to draw it, small enough for report.json."""
+    ``max_points`` points with both ends kept and rounded to ``DET_DECIMALS``: enough to draw it, small enough for
+    report.json."""
     order = np.argsort(-scores, kind="stable")
     ordered, ordered_labels = scores[order], labels[order]
     last_of_tie = np.append(ordered[1:] != ordered[:-1], True)
@@ -37,7 +44,7 @@ def det_points(scores: np.ndarray, labels: np.ndarray, max_points: int = DET_POI
     p_fa = np.concatenate(([0.0], nontargets / nontargets[-1]))
     p_miss = np.concatenate(([1.0], 1.0 - targets / targets[-1]))
     keep = np.unique(np.linspace(0, p_fa.size - 1, min(max_points, p_fa.size)).round().astype(int))
-    return {"p_fa": p_fa[keep].tolist(), "p_miss": p_miss[keep].tolist()}
+    return {"p_fa": p_fa[keep].round(DET_DECIMALS).tolist(), "p_miss": p_miss[keep].round(DET_DECIMALS).tolist()}
 
 
 def score_histogram(scores: np.ndarray, labels: np.ndarray, bins: int = HISTOGRAM_BINS) -> dict[str, list[float]]:
@@ -60,21 +67,20 @@ def curve(
     labels: np.ndarray,
     eer_interp: float,
     figures: tuple[str, ...] = FIGURES,
+    max_points: int = DET_POINTS,
+    **placement: str,
 ) -> dict[str, Any]:
-    """One group's entry of ``report["curves"]``; ``figures`` names the figures that draw it (DET, scores)."""
-    return {
-        "grouping": grouping,
-        "group": group,
-        "eer_interp": eer_interp,
-        "figures": list(figures),
-        "det": det_points(scores, labels),
-        "histogram": score_histogram(scores, labels),
-    }
+    """One group's entry of ``report["curves"]``: what ``figures`` (DET, scores) draw of it; ``placement`` says where
+    a bundle's figures put it (``figure``, ``panel``, ``series``, ``role``)."""
+    entry: dict[str, Any] = {"grouping": grouping, "group": group, "eer_interp": eer_interp, "figures": list(figures)}
+    if "det" in figures:
+        entry["det"] = det_points(scores, labels, max_points)
+    if "scores" in figures:
+        entry["histogram"] = score_histogram(scores, labels)
+    return entry | placement
 
 
-def _record_curve(
-    bundle: VerifiedBundle, record_id: str, grouping: str, group: str, figure: str
-) -> dict[str, Any] | None:
+def _record_curve(bundle: VerifiedBundle, record_id: str, group: str, drawn_by: str, **placement: str) -> dict | None:
     """The curve of one record from the scores the verification loaded; None when they were not loaded (the bundle
     checks say why) or hold one class only."""
     record = bundle.files.scores.get(record_id)
@@ -82,30 +88,91 @@ def _record_curve(
         return None
     kept, labels = record.scores[record.scored], record.labels[record.scored].astype(np.int64)
     try:
-        return curve(grouping, group, kept, labels, eer(kept, labels, EerMethod.INTERP), (figure,))
+        eer_interp = eer(kept, labels, EerMethod.INTERP)
     except MetricInputError:
         return None
+    return curve("condition", group, kept, labels, eer_interp, (drawn_by,), BUNDLE_DET_POINTS, **placement)
+
+
+def condition_families(rows: pd.DataFrame, clean_labels: tuple[str, ...], reference_level: str) -> pd.DataFrame:
+    """Each row's condition ``family``, ranked in reading order (``family_rank``): ``clean``, factor A alone (its
+    name), factor B alone, both (``A x B``); a row without factor columns is ``clean`` or ``conditions``."""
+    reference = reference_level.lower()
+
+    def family(row: Any) -> tuple[str, int]:
+        if is_clean(str(row.condition), clean_labels):
+            return "clean", 0
+        factor_a, level_a = getattr(row, "factor_a", None), getattr(row, "level_a", None)
+        factor_b, level_b = getattr(row, "factor_b", None), getattr(row, "level_b", None)
+        a_on = isinstance(level_a, str) and level_a.lower() != reference
+        b_on = isinstance(level_b, str) and level_b.lower() != reference
+        if a_on and b_on:
+            return ALONE_AND_BOTH.format(a=factor_a, b=factor_b), 3
+        if a_on or b_on:
+            return (str(factor_a), 1) if a_on else (str(factor_b), 2)
+        return ("clean", 0) if isinstance(level_a, str) else ("conditions", 4)
+
+    found = [family(row) for row in rows.itertuples()]
+    return pd.DataFrame(found, index=rows.index, columns=["family", "family_rank"])
+
+
+def _moves(rows: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """Each row's EER above its encoder's clean row of the same experiment and corpus (NaN without one)."""
+    clean = rows.loc[rows["family"] == "clean", [*keys, "eer"]].drop_duplicates(keys)
+    reference = rows[keys].merge(clean.rename(columns={"eer": "clean_eer"}), on=keys, how="left")["clean_eer"]
+    return rows["eer"] - reference.to_numpy(dtype=float)
+
+
+def det_panels(rows: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    """(experiment, panel title, one row per encoder) of the DET figures: the ``MAX_DET_FIGURES`` experiments whose
+    hardest condition moves the mean EER most above clean, a panel per condition family at its hardest condition
+    (highest mean EER over encoders)."""
+    chosen = []
+    for experiment, own in rows.groupby("experiment", sort=True):
+        panels = []
+        for (_, family), members in own.groupby(["family_rank", "family"], sort=True):
+            means = members.groupby("condition")["eer"].mean()
+            hardest = str(means.idxmax())
+            title = family if family == "clean" else f"{family}: {hardest} (hardest of {len(means)})"
+            panels.append((family, title, members[members["condition"] == hardest].drop_duplicates("model")))
+        rise = own["move"].max()
+        chosen.append((rise if np.isfinite(rise) else -np.inf, str(experiment), panels))
+    drawn = sorted(chosen, key=lambda item: -item[0])[:MAX_DET_FIGURES]
+    return [
+        (experiment, title, members.head(MAX_ENCODERS))
+        for _, experiment, panels in sorted(drawn, key=lambda item: item[1])
+        for _, title, members in panels
+    ]
 
 
 def curves_of_bundle(
-    results: pd.DataFrame, bundle: VerifiedBundle, clean_labels: tuple[str, ...]
+    results: pd.DataFrame, bundle: VerifiedBundle, clean_labels: tuple[str, ...], reference_level: str = "none"
 ) -> list[dict[str, Any]]:
-    """From an intact bundle's per-trial scores: a DET curve per encoder on its first clean record (no subgroup),
-    and the score histograms of each condition of the first encoder in its experiment with most conditions."""
+    """From an intact bundle's per-trial scores (rows without a subgroup): the DET curves of ``det_panels``, and per
+    encoder the score histograms of its clean reference and of the condition that moves its EER most above it."""
     if not bundle.intact or results.empty or "record_id" not in results:
         return []
     rows = results[results["subgroup"].isna()] if "subgroup" in results else results
     rows = rows.sort_values(["experiment", "record_id"])
-    clean = rows[rows["condition"].map(lambda c: is_clean(str(c), clean_labels))].drop_duplicates("model")
+    keys = ["experiment", "corpus", "model"] if "corpus" in rows else ["experiment", "model"]
+    rows = pd.concat([rows, condition_families(rows, clean_labels, reference_level)], axis=1)
+    rows = rows.assign(move=_moves(rows, keys))
     found = [
-        _record_curve(bundle, str(row.record_id), "encoder", f"{row.model} ({row.experiment} {row.condition})", "det")
-        for row in clean.head(MAX_CURVES).itertuples()
-    ]
-    if len(rows):
-        model = sorted(rows["model"].unique())[0]
-        own = rows[rows["model"] == model]
-        experiment = own.groupby("experiment")["condition"].nunique().idxmax()
-        for row in own[own["experiment"] == experiment].drop_duplicates("condition").head(MAX_CURVES).itertuples():
-            group = f"{model} {experiment} {row.condition}"
-            found.append(_record_curve(bundle, str(row.record_id), "condition", group, "scores"))
+        _record_curve(
+            bundle, str(row.record_id), f"{row.model} ({experiment} {row.condition})", "det",
+            figure=experiment, panel=title, series=str(row.model),
+        )
+        for experiment, title, members in det_panels(rows)
+        for row in members.itertuples()
+    ]  # fmt: skip
+    moved = rows[np.isfinite(rows["move"]) & (rows["family"] != "clean")]
+    for model in sorted(moved["model"].unique())[:MAX_ENCODERS]:
+        most = moved[moved["model"] == model].sort_values("move", ascending=False, kind="stable").iloc[0]
+        same = (rows[keys] == most[keys]).all(axis=1)
+        for row, role in ((rows[same & (rows["family"] == "clean")].iloc[0], "reference"), (most, "condition")):
+            group = f"{model} {row.experiment} {row.condition}"
+            found.append(
+                _record_curve(bundle, str(row.record_id), group, "scores", panel=str(model), series=str(row.condition),
+                              role=role)
+            )  # fmt: skip
     return [entry for entry in found if entry is not None]

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from audit.bundle.verified import (
     LoadedFiles,
     OperatorFailuresError,
     Step,
+    TableBinding,
     Trust,
     VerifiedBundle,
 )
@@ -148,28 +149,61 @@ def verify_operator_outcomes(files: LoadedFiles) -> tuple[None, Step]:
     return None, Step([*lines, f"All {len(table)} operator chains applied without failure or fallback."], table)
 
 
-def coverage_section(statuses: dict[str, RowStatus], n_rows: int) -> dict[str, Any]:
-    """Rows with a verified checkpoint digest, trial list and scores, as fractions of all rows."""
+def coverage_section(
+    statuses: dict[str, RowStatus], n_rows: int, audited: Sequence[str | None], agreeing: Collection[str]
+) -> dict[str, Any]:
+    """Rows with a verified checkpoint digest, trial list and scores, and rows whose metrics re-score to their signed
+    values: of the signed rows (``n_rows``), and of the audited table's rows (``audited``: each row's signed record
+    when it binds to it and equals it, else None), which a declared subset or a table that differs makes fewer."""
 
-    def fraction(count: int) -> str:
-        return f"{count}/{n_rows} ({count / n_rows:.1%})" if n_rows else "0/0"
+    def fraction(count: int, total: int) -> str:
+        return f"{count}/{total} ({count / total:.1%})" if total else "0/0"
 
-    counts = {
-        "a verified checkpoint digest": sum(s.checkpoint for s in statuses.values()),
-        "a verified trial list": sum(s.trial_list for s in statuses.values()),
-        "verified per-trial scores": sum(s.scores for s in statuses.values()),
-        "all three verified": sum(s.checkpoint and s.trial_list and s.scores for s in statuses.values()),
+    checks: dict[str, Callable[[str], bool]] = {
+        "a verified checkpoint digest": lambda record: statuses[record].checkpoint,
+        "a verified trial list": lambda record: statuses[record].trial_list,
+        "verified per-trial scores": lambda record: statuses[record].scores,
+        "all three verified": lambda record: all(astuple(statuses[record])),
+        "metrics that re-score to the signed values": lambda record: record in agreeing,
     }
+    signed = {what: sum(map(check, statuses)) for what, check in checks.items()}
+    bound = [record for record in audited if record is not None and record in statuses]
+    in_table = {what: sum(map(check, bound)) for what, check in checks.items()}
+    lines = [f"Signed rows with {what}: {fraction(n, n_rows)}." for what, n in signed.items()]
+    if in_table != signed or len(audited) != n_rows:
+        lines.append(
+            f"Of the {len(audited)} audited rows, {len(bound)} bind to a signed row and equal it; audited rows with "
+            + "; ".join(f"{what}: {fraction(n, len(audited))}" for what, n in in_table.items())
+            + "."
+        )
     return {
         "id": "bundle-coverage",
         "title": "Provenance coverage of the results rows",
-        "status": "pass" if n_rows and counts["all three verified"] == n_rows else "fail",
-        "lines": [f"Rows with {what}: {fraction(count)}." for what, count in counts.items()],
+        "status": "pass" if n_rows and signed["all three verified"] == n_rows else "fail",
+        "lines": lines,
         "table": [
-            {"binding": what, "rows": count, "fraction": count / n_rows if n_rows else 0.0}
-            for what, count in counts.items()
+            {
+                "binding": what,
+                "rows": n,
+                "fraction": n / n_rows if n_rows else 0.0,
+                "audited_rows": in_table[what],
+                "audited_fraction": in_table[what] / len(audited) if audited else 0.0,
+            }
+            for what, n in signed.items()
         ],
     }
+
+
+def audited_records(binding: TableBinding | None, flags: list[Flag], n_table: int) -> list[str | None]:
+    """Per audited row, the signed record it binds to and equals, else None; no row counts when a column or a value
+    map of the table passes for a signed one (its values were never compared)."""
+    if binding is None:
+        return [None] * n_table
+    failures = [case for flag in flags if flag.id == "table-binding" for case in flag.details["failures"]]
+    if any(case.get("row") is None and case.get("record_id") is None for case in failures):
+        return [None] * n_table
+    differing = {case["row"] for case in failures if case.get("row") is not None}
+    return [None if number in differing else record for number, record in enumerate(binding.record_ids, start=1)]
 
 
 def merge_flags(flags: list[Flag]) -> list[Flag]:
@@ -241,7 +275,7 @@ def verify_bundle(
         authentication: Authentication, statement: dict[str, Any] | None, skipped: list[str], why: str
     ) -> VerifiedBundle:
         check.skip(skipped, why)
-        check.sections.append(coverage_section({}, len(table)))
+        check.sections.append(coverage_section({}, len(table), [None] * len(table), ()))
         return VerifiedBundle(
             Path(source.label), authentication, statement, {}, LoadedFiles(), None, merge_flags(check.flags),
             check.sections, archive=source.archive,
@@ -270,7 +304,9 @@ def verify_bundle(
     else:
         check.step("operators", verify_operator_outcomes, files)
     n_signed = 0 if files.results is None else len(files.results)
-    check.sections.append(coverage_section(statuses or {}, n_signed))
+    mismatched = {record for flag in check.flags if flag.id == "score-mismatch" for record in flag.records}
+    audited = audited_records(binding, check.flags, len(table))
+    check.sections.append(coverage_section(statuses or {}, n_signed, audited, set(rescored or {}) - mismatched))
     return VerifiedBundle(
         Path(source.label),
         signature.authentication,

@@ -170,15 +170,31 @@ def test_an_unwritable_out_exits_2_before_the_audit_runs(where: str, tmp_path: P
     assert list(tmp_path.glob("**/.write-probe.*")) == []
 
 
-def test_out_inside_the_bundle_is_refused(tmp_path: Path) -> None:
+def test_out_inside_the_bundle_is_refused_except_its_report_folder(tmp_path: Path) -> None:
+    """Only ``BUNDLE/report`` (never read by the audit) may take the report: not the bundle itself, another of its
+    folders, a folder under ``report/``, or a ``report`` link that resolves into another of its folders."""
     bundle = tmp_path / "bundle"
-    bundle.mkdir()
-    for out in (bundle, bundle / "report", bundle / "provenance" / ".." / "report"):
+    (bundle / "scores").mkdir(parents=True)
+    outs = (bundle, bundle / "scores", bundle / "provenance" / "new", bundle / "report" / "sub", bundle / "reports")
+    for out in outs:
         code, stdout, stderr = invoke("verify", str(EXAMPLE), "--bundle", str(bundle), "--out", str(out))
         assert code == 2
         assert stdout == ""
-        one_line_error(stderr, out, f"is inside the bundle folder {bundle}")
-    assert list(bundle.iterdir()) == []
+        one_line_error(stderr, out, f"is inside the bundle folder {bundle}; write the report to {bundle / 'report'}")
+    (bundle / "report").symlink_to(bundle / "scores")
+    code, _, stderr = invoke("verify", str(EXAMPLE), "--bundle", str(bundle), "--out", str(bundle / "report"))
+    assert code == 2 and "is inside the bundle folder" in stderr
+    assert sorted(path.name for path in bundle.iterdir()) == ["report", "scores"]
+    assert list((bundle / "scores").iterdir()) == []
+
+
+def test_out_as_the_bundles_report_folder_passes_the_checks(tmp_path: Path) -> None:
+    from audit.cli import check_options
+
+    (tmp_path / "bundle").mkdir()
+    check_options(tmp_path / "bundle" / "report", tmp_path / "bundle", None)
+    check_options(tmp_path / "bundle" / "provenance" / ".." / "report", tmp_path / "bundle", None)
+    assert list((tmp_path / "bundle").iterdir()) == []  # nothing is made before the audit
 
 
 def test_out_beside_the_bundle_is_accepted(tmp_path: Path) -> None:

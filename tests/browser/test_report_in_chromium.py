@@ -1,21 +1,31 @@
 """``report.html`` in a real browser: headless Debian Chromium driven by playwright (``nox -s browser``).
 
-On the report of the example table (with claims) and on an ``audit scores`` report: no console error, no network
-request (everything is inline), no horizontal overflow of the page body at 1400 px, every figure loaded, every
-table-of-contents link resolving to a heading. A screenshot of each first screen is kept under ``out/browser/``.
+Three reports: the example table (a table-only audit with claims), an ``audit scores`` report, and a signed
+synthetic bundle audited with a table that differs from the signed one (a FAIL with its cause and failing cases, DET
+and histogram figures). At 1400 px (a laptop) and 400 px (a phone), 900 px high: no console error, no network
+request (everything is inline), no horizontal overflow of the page, every figure loaded, every table-of-contents
+link resolving to a heading, the verdict and the headline table on the first screen; at 1400 px no table scrolls
+(no column is cut); at 400 px the contents are one column. In print, at a paper's width, no table is cut either.
+A screenshot of each first screen is kept under ``out/browser/`` and the measurements are printed.
 """
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from playwright.sync_api import sync_playwright
 
 from audit.cli import audit_results
 from audit.scores.scoring import ScoringConfig, audit_scores
 from reports import write_report
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "provenance"))  # the shared bundle factory
+from synthetic_bundle import build_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's package: configs and nox -s browser install it
@@ -28,7 +38,8 @@ FLAGS = [
     "--no-first-run",
 ]
 ARTEFACTS = ROOT / "out" / "browser"
-WIDTH = 1400
+WIDTHS = (1400, 400)
+SCREEN_HEIGHT = 900
 PRINT_WIDTH = 760  # an A4 or letter page at 96 px per inch, less its margins
 PRINT_CHECK = """() => [...document.querySelectorAll('.table-box')]
     .filter(box => box.scrollWidth > box.clientWidth + 1).length"""
@@ -57,48 +68,84 @@ def scores_report(out: Path) -> Path:
     return write_report(report, out / "report")[2]
 
 
-CHECKS = """() => ({
-    bodyWidth: document.body.scrollWidth,
-    pageWidth: document.documentElement.scrollWidth,
-    viewport: window.innerWidth,
-    images: [...document.images].map(i => ({ok: i.complete && i.naturalWidth > 0, alt: i.alt.length})),
-    links: [...document.querySelectorAll('a[href^="#"]')].map(a => a.getAttribute('href').slice(1)),
-    unresolved: [...document.querySelectorAll('a[href^="#"]')]
-        .filter(a => !document.getElementById(a.getAttribute('href').slice(1))).length,
-    firstScreen: document.elementFromPoint(10, 10) !== null,
-    tocTop: document.querySelector('nav.toc').getBoundingClientRect().top,
-    verdictTop: document.querySelector('.callout').getBoundingClientRect().top,
-})"""
+def bundle_report(out: Path) -> Path:
+    """A signed bundle audited with a copy of its table whose first row's EER differs: FAIL, table-binding."""
+    bundle = build_bundle(out, analysis='equivalence_margin = 0.05\nn_resamples = 40\nseed = 3\ndev_speakers = ["s0"]')
+    table = pd.read_csv(bundle.root / "results.csv", dtype=str, keep_default_na=False)
+    table.loc[0, "eer"] = "0.3"
+    table.to_csv(out / "paper.csv", index=False)
+    _, written = audit_results(out / "paper.csv", bundle=bundle.root, key=bundle.public_key, out=out / "report")
+    return written[2]
+
+
+CHECKS = """() => {
+    const box = element => element.getBoundingClientRect();
+    const headline = document.getElementById('headline-results');
+    let table = headline;
+    while (table && !(table.classList && table.classList.contains('table-box'))) table = table.nextElementSibling;
+    const items = [...document.querySelectorAll('nav.toc li')].map(li => Math.round(box(li).left));
+    return {
+        bodyWidth: document.body.scrollWidth,
+        pageWidth: document.documentElement.scrollWidth,
+        viewport: window.innerWidth,
+        pageHeight: document.documentElement.scrollHeight,
+        viewportMeta: document.querySelector('meta[name=viewport]') !== null,
+        images: [...document.images].map(i => ({ok: i.complete && i.naturalWidth > 0, alt: i.alt.length})),
+        links: [...document.querySelectorAll('a[href^="#"]')].map(a => a.getAttribute('href').slice(1)),
+        unresolved: [...document.querySelectorAll('a[href^="#"]')]
+            .filter(a => !document.getElementById(a.getAttribute('href').slice(1))).length,
+        verdict: document.querySelector('.callout').textContent,
+        verdictTop: box(document.querySelector('.callout')).top,
+        headlineTableTop: table ? box(table).top : null,
+        scrollingTables: [...document.querySelectorAll('.table-box')]
+            .filter(b => b.scrollWidth > b.clientWidth + 1).length,
+        tables: document.querySelectorAll('.table-box').length,
+        contentsColumns: new Set(items).size,
+        svgLinks: [...document.querySelectorAll('figcaption a')].map(a => a.getAttribute('href')),
+    };
+}"""
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("make", [example_report, scores_report], ids=["example-table", "audit-scores"])
+@pytest.mark.parametrize(
+    "make", [example_report, scores_report, bundle_report], ids=["example-table", "audit-scores", "bundle-fail"]
+)
 def test_the_report_in_headless_chromium(tmp_path: Path, make: object) -> None:
     page_path = make(tmp_path)  # type: ignore[operator]
     page_url = page_path.as_uri()
     errors: list[str] = []
     requests: list[str] = []
+    found = {}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
         try:
-            page = browser.new_page(viewport={"width": WIDTH, "height": 900})
-            page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.on("request", lambda request: requests.append(request.url))
-            page.goto(page_url, wait_until="load")
-            found = page.evaluate(CHECKS)
-            ARTEFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTEFACTS / f"{make.__name__}-{WIDTH}px.png"))  # type: ignore[attr-defined]
+            for width in WIDTHS:
+                page = browser.new_page(viewport={"width": width, "height": SCREEN_HEIGHT})
+                page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+                page.on("pageerror", lambda error: errors.append(str(error)))
+                page.on("request", lambda request: requests.append(request.url))
+                page.goto(page_url, wait_until="load")
+                found[width] = page.evaluate(CHECKS)
+                ARTEFACTS.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(ARTEFACTS / f"{make.__name__}-{width}px.png"))  # type: ignore[attr-defined]
             # In print, at a paper-like width, tables wrap instead of scrolling: no column is cut.
             page.emulate_media(media="print")
             page.set_viewport_size({"width": PRINT_WIDTH, "height": 1000})
             cut_tables = page.evaluate(PRINT_CHECK)
         finally:
             browser.close()
+    print(make.__name__, json.dumps({w: {k: v for k, v in f.items() if k not in ("images", "links")}  # type: ignore[attr-defined]
+                                     for w, f in found.items()}))  # fmt: skip
     assert errors == []
     assert [url for url in requests if url != page_url and not url.startswith("data:")] == []
-    assert found["bodyWidth"] <= found["viewport"] and found["pageWidth"] <= found["viewport"], found
-    assert found["images"] and all(image["ok"] and image["alt"] > 0 for image in found["images"])
-    assert found["links"] and found["unresolved"] == 0
-    assert found["verdictTop"] < found["tocTop"] < 900  # verdict and contents on the first screen
+    for width, seen in found.items():
+        assert seen["viewportMeta"]
+        assert seen["bodyWidth"] <= seen["viewport"] and seen["pageWidth"] <= seen["viewport"], (width, seen)
+        assert seen["images"] and all(image["ok"] and image["alt"] > 0 for image in seen["images"])
+        assert seen["links"] and seen["unresolved"] == 0
+        assert seen["verdict"].startswith("Verdict: ")
+        assert 0 <= seen["verdictTop"] < seen["headlineTableTop"] < SCREEN_HEIGHT, (width, seen)
+        assert seen["svgLinks"] and all(link.endswith(".svg") for link in seen["svgLinks"])
+    assert found[1400]["scrollingTables"] == 0, found[1400]
+    assert found[400]["contentsColumns"] == 1
     assert cut_tables == 0

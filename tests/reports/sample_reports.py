@@ -13,6 +13,13 @@ def full_report() -> dict[str, Any]:
         "tool": {"name": "interbias-sv", "version": "0.1.0"},
         "source": {"path": f"legacy/{HOSTILE}.csv", "sha256": "a" * 64, "blake3": "b" * 64, "n_rows": 7},
         "verdict": "fail",
+        "cause": {
+            "flag": "eer-above-chance",
+            "message": "EERs above 0.5 | are kept as measured\nnever clipped",
+            "cases": ["row 4, column eer: 0.6123"],
+            "n_cases": 1,
+            "other_errors": [],
+        },
         "config": {"near_chance_eer": 0.45, "ratio": {"min_denominator": 0.005}},
         "flags": [
             {
@@ -129,7 +136,7 @@ def full_report() -> dict[str, Any]:
                 "title": "Provenance coverage of the results rows",
                 "status": "fail",
                 "lines": ["Rows with a verified checkpoint digest: 3/7 (42.9%)."],
-                "table": [{"binding": "a verified checkpoint digest", "rows": 3, "fraction": 3 / 7}],
+                "table": [{"binding": "a verified checkpoint digest", "rows": 3, "fraction": 3 / 7, "audited_rows": 3}],
             },
             {
                 "id": "bootstrap",

@@ -70,14 +70,19 @@ def bundle_report(**statuses: str) -> dict[str, Any]:
         {"id": f"bundle-{check}", "title": check, "status": statuses.get(check.replace("-", "_"), "pass")}
         for check in checks
     ]
-    bindings = ["a verified checkpoint digest", "a verified trial list", "verified per-trial scores"]
+    bindings = [
+        "a verified checkpoint digest",
+        "a verified trial list",
+        "verified per-trial scores",
+        "metrics that re-score to the signed values",
+    ]
     sections.append(
         {
             "id": "bundle-coverage",
             "title": "coverage",
             "status": "pass",
             "lines": [],
-            "table": [{"binding": binding, "rows": 10, "fraction": 1.0} for binding in bindings],
+            "table": [{"binding": b, "rows": 10, "fraction": 1.0, "audited_rows": 10} for b in bindings],
         }
     )
     return {
@@ -109,8 +114,10 @@ def test_legacy_table_states_what_cannot_be_rederived() -> None:
     assert rows["Artifacts Available"]["status"] == "partly shown"
     assert "SHA-256 0123456789abcdef..." in rows["Artifacts Available"]["what this artefact shows"]
     assert "DOI" in rows["Artifacts Available"]["what is missing"]
-    assert rows["Artifacts Evaluated - Functional"]["status"] == "shown"
-    assert "17 experiments and 40 contrasts" in rows["Artifacts Evaluated - Functional"]["what this artefact shows"]
+    functional = rows["Artifacts Evaluated - Functional"]
+    assert functional["status"] == "partly shown"  # a table alone: no signature, digests or scores checked
+    assert functional["what is missing"].startswith("table checks only: no signature, digests or scores were checked")
+    assert "17 experiments and 40 contrasts" in functional["what this artefact shows"]
     reusable = rows["Artifacts Evaluated - Reusable"]
     assert reusable["status"] == "partly shown"
     assert "checkpoint digest coverage is only 1878 of 4068 rows (46.2 %)" in reusable["what is missing"]
@@ -121,7 +128,7 @@ def test_legacy_table_states_what_cannot_be_rederived() -> None:
     assert reproduced["status"] == "not shown"  # a published number is contradicted
     assert "3 of 4 published numbers recomputed within tolerance" in reproduced["what this artefact shows"]
     assert "per-trial scores are absent, so the results cannot be re-derived" in reproduced["what is missing"]
-    assert "1 published numbers are not reproduced" in reproduced["what is missing"]
+    assert "1 published number not reproduced" in reproduced["what is missing"]
     assert artefact_evaluation_summary(legacy_report())["status"] == "fail"
 
 
@@ -134,13 +141,16 @@ def test_clean_bundle_shows_functional_and_reusable() -> None:
     )
     assert rows["Artifacts Evaluated - Reusable"]["status"] == "shown"
     assert (
-        "a verified checkpoint digest for 10 of 10 rows (100.0 %)"
+        "a verified checkpoint digest for 10 of 10 audited rows (100.0 %)"
         in rows["Artifacts Evaluated - Reusable"]["what this artefact shows"]
     )
     assert "statement signed by a trusted key" in rows["Artifacts Available"]["what this artefact shows"]
     reproduced = rows["Results Reproduced"]
     assert reproduced["status"] == "partly shown"  # an independent rerun from audio is still outside the audit
-    assert "recomputed from its per-trial scores and agree" in reproduced["what this artefact shows"]
+    assert (
+        "every audited row (10) were recomputed from its verified per-trial scores"
+        in reproduced["what this artefact shows"]
+    )
     assert "per-trial scores are absent" not in reproduced["what is missing"]
     section = artefact_evaluation_summary(bundle_report())
     assert section["status"] == "warning"
@@ -159,10 +169,11 @@ def test_tampered_bundle_contradicts_functional_and_reproduced() -> None:
         {"id": "score-mismatch", "severity": "error", "records": ["r1"], "message": "r1 EER 0.1 vs 0.2"},
     ]
     rows = _by_criterion(report)
-    assert rows["Artifacts Evaluated - Functional"]["status"] == "not shown"
-    assert "scores/r1.parquet differs" in rows["Artifacts Evaluated - Functional"]["what is missing"]
-    assert rows["Results Reproduced"]["status"] == "not shown"
-    assert "score-mismatch: r1 EER 0.1 vs 0.2" in rows["Results Reproduced"]["what is missing"]
+    functional, reproduced = rows["Artifacts Evaluated - Functional"], rows["Results Reproduced"]
+    assert functional["status"] == reproduced["status"] == "not shown"
+    assert functional["what is missing"].startswith("verdict FAIL (digest-mismatch): bundle files differ")
+    assert "verdict FAIL (score-mismatch): signed metrics do not follow" in reproduced["what is missing"]
+    assert rows["Artifacts Available"]["status"] == "partly shown"
 
 
 def test_empty_report_shows_nothing() -> None:

@@ -60,7 +60,8 @@ def test_html_is_self_contained(blocks: list[Block]) -> None:
     assert len(sources) == sum(isinstance(block, Figure) for block in blocks) >= 2
     assert all(source.startswith("data:image/png;base64,") for source in sources)
     links = [attrs["href"] or "" for _, attrs in parser.tags if "href" in attrs]
-    assert links and all(link.startswith("#") for link in links)  # the table of contents, in-page only
+    in_page = [link for link in links if link.startswith("#")]  # the table of contents
+    assert in_page and all(re.fullmatch(r"figures/[\w-]+\.svg", link) for link in links if link not in in_page)
 
 
 def test_markdown_escapes_table_breaking_characters() -> None:

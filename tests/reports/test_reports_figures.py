@@ -115,21 +115,46 @@ def test_det_points_are_the_hand_computed_curve() -> None:
 
     # 0.9 T, 0.8 T, 0.7 N, 0.3 T, 0.2 N, 0.1 N: Pfa steps by thirds at non-targets, Pmiss at targets.
     det = det_points(np.array([0.9, 0.8, 0.7, 0.3, 0.2, 0.1]), np.array([1, 1, 0, 1, 0, 0]))
-    assert det["p_fa"] == pytest.approx([0, 0, 0, 1 / 3, 1 / 3, 2 / 3, 1])
-    assert det["p_miss"] == pytest.approx([1, 2 / 3, 1 / 3, 1 / 3, 0, 0, 0])
+    assert det["p_fa"] == pytest.approx([0, 0, 0, 1 / 3, 1 / 3, 2 / 3, 1], abs=1e-5)  # rounded to 5 decimals
+    assert det["p_miss"] == pytest.approx([1, 2 / 3, 1 / 3, 1 / 3, 0, 0, 0], abs=1e-5)
     thinned = det_points(np.arange(1000.0), np.arange(1000) % 2, max_points=50)
     assert len(thinned["p_fa"]) == 50 and thinned["p_fa"][0] == 0 and thinned["p_fa"][-1] == 1
 
 
 def test_per_trial_figures_draw_with_a_text_alternative() -> None:
     report = _scores_report()
-    for make in (det_curves, score_distributions):
-        outcome = make(report)
-        assert outcome.png is not None and _ink(outcome.png) > 0.02
+    [det] = det_curves(report)
+    for outcome in (det, score_distributions(report)):
+        assert outcome.png is not None and _ink(outcome.png) > 0.02 and outcome.svg is not None
         assert "all trials" in outcome.alt
-    assert "EER (interp) 0.3333" in det_curves(report).alt
+    assert "EER (interp) 0.3333" in det.alt and det.filename == "det_curves.png"
     assert "3 target and 3 non-target scores from 0.1 to 0.9" in score_distributions(report).alt
-    assert det_curves({}).skipped_because.startswith("no per-trial scores")
+    assert det_curves({})[0].skipped_because.startswith("no per-trial scores")
+
+
+def test_a_bundles_det_figures_have_a_panel_per_family_and_its_histograms_a_panel_per_encoder() -> None:
+    from audit.bundle.curves import curve
+
+    scores = np.array([0.9, 0.8, 0.7, 0.3, 0.2, 0.1])
+    labels = np.array([1, 1, 0, 1, 0, 0])
+    det = [
+        curve("condition", f"{m} (E13 {c})", scores, labels, 1 / 3, ("det",), figure="E13", panel=p, series=m)
+        for p, c in (("clean", "clean"), ("noise: babble (hardest of 1)", "babble"))
+        for m in ("m1", "m2")
+    ] + [
+        curve("condition", "m1 (E14 clean)", scores, labels, 1 / 3, ("det",), figure="E14", panel="clean", series="m1")
+    ]
+    histograms = [
+        curve("condition", f"{m} E13 {c}", scores, labels, eer, ("scores",), panel=m, series=c, role=role)
+        for m in ("m1", "m2") for c, role, eer in (("clean", "reference", 0.1), ("babble", "condition", 0.3))
+    ]  # fmt: skip
+    figures = det_curves({"curves": det + histograms})
+    assert [figure.filename for figure in figures] == ["det_curves_E13.png", "det_curves_E14.png"]
+    assert figures[0].alt.startswith("DET curves of E13: clean: m1 EER (interp) 0.3333, m2 EER (interp) 0.3333; noise")
+    assert all(figure.png is not None and _ink(figure.png) > 0.02 for figure in figures)
+    moved = score_distributions({"curves": det + histograms})
+    assert moved.caption.startswith("Target vs non-target scores per encoder: the condition that moves its EER most")
+    assert moved.png is not None and "m2 E13 babble: 3 target and 3 non-target" in moved.alt
 
 
 def test_heatmap_and_interaction_plots_from_table_rows() -> None:

@@ -1,5 +1,6 @@
-"""The reviewer's layout: verdict, trust and contents first; anchors that resolve; what was run; EER variants named;
-wide tables in a scrolling box."""
+"""The reviewer's layout: the verdict with its cause, then the headline results, then the contents; anchors that
+resolve; what was run in the appendix; EER variants named; wide tables in a scrolling box, a wide table of few rows
+stacked."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from html.parser import HTMLParser
 import pytest
 from sample_reports import full_report
 
-from reports.blocks import Callout, Contents, Heading, Paragraph
-from reports.document import build_document, slug
+from reports.blocks import BulletList, Callout, Contents, Heading, Paragraph, Table
+from reports.document import build_document, slug, table_blocks
 from reports.html import render_html
 
 
@@ -51,23 +52,63 @@ def lead_report() -> dict:
     }
 
 
-def test_the_first_screen_is_verdict_trust_and_contents() -> None:
-    blocks = build_document(lead_report(), [])
+def test_the_first_screen_is_the_verdict_with_its_cause_then_the_headline_results() -> None:
+    report = lead_report() | {
+        "cause": {
+            "flag": "eer-above-chance",
+            "message": "EERs above 0.5 are kept",
+            "cases": ["row 4, column eer: 0.6123", "row 5, column eer: 0.7"],
+            "n_cases": 3,
+            "other_errors": [],
+        }
+    }
+    blocks = build_document(report, [])
     assert isinstance(blocks[0], Heading) and blocks[0].level == 1
-    assert blocks[1] == Callout("note", "Verdict: PASS-SUBSET (flags: 1 error, 1 warning, 1 info)")
-    assert blocks[2] == Paragraph("Trust: authenticated: yes; how: reviewer's key; key id: k-42")
-    assert isinstance(blocks[3], Contents)
-    titles = [title for _, title in blocks[3].entries]
-    assert titles == [
-        "What was run",
-        "Flags",
-        "Bundle checks",
-        "Aggregates",
-        "Interaction contrasts",
+    assert blocks[1] == Callout("note", "Verdict: PASS-SUBSET: eer-above-chance: EERs above 0.5 are kept")
+    assert blocks[2] == BulletList(
+        ("row 4, column eer: 0.6123", "row 5, column eer: 0.7", "... and 1 more in the flag below")
+    )
+    assert blocks[3] == Paragraph(
+        "Flags: 1 error, 1 warning, 1 info. Trust: authenticated: yes; how: reviewer's key; key id: k-42."
+    )
+    assert blocks[4] == Heading(2, "Headline results", "headline-results")
+    contents = next(block for block in blocks if isinstance(block, Contents))
+    assert blocks.index(contents) > blocks.index(
+        next(b for b in blocks if getattr(b, "text", "") == "Interaction summary")
+    )
+    assert [title for _, title in contents.entries] == [
+        "Headline results",
         "Figures",
+        "Flags",
         "Speaker-cluster bootstrap (status: info)",
         "Published claims",
+        "Appendix: what was run",
+        "Appendix: bundle checks",
+        "Appendix: aggregates",
+        "Appendix: interaction contrasts",
     ]
+
+
+def test_the_headline_eer_table_has_an_encoder_per_column_and_each_experiments_reference_first() -> None:
+    cells = [
+        {"experiment": "E1", "condition": condition, "model": model, "eer_mean": eer, "n_records": 1}
+        for condition, model, eer in [
+            ("noise", "a", 0.3),
+            ("clean", "a", 0.1),
+            ("noise", "b", 0.4),
+            ("clean", "b", 0.2),
+        ]
+    ]
+    report = {"aggregates": {"eer_by_model_condition": cells}, "config": {"clean_labels": ["clean"]}}
+    table = next(block for block in build_document(report, []) if isinstance(block, Table))
+    assert table.columns == ("experiment", "condition", "a", "b")
+    assert table.rows == (("E1", "clean", "0.1", "0.2"), ("E1", "noise", "0.3", "0.4"))
+
+
+def test_a_wide_table_of_few_rows_is_stacked() -> None:
+    columns = [f"c{i}" for i in range(12)]
+    (table,) = table_blocks(columns, [[f"v{i}" for i in range(12)]])
+    assert table.columns == ("column", "v0") and table.rows[1] == ("c1", "v1") and len(table.rows) == 12
 
 
 def test_contents_anchors_resolve_and_tables_sit_in_a_scrolling_box() -> None:
@@ -81,7 +122,7 @@ def test_contents_anchors_resolve_and_tables_sit_in_a_scrolling_box() -> None:
 def test_what_was_run_shows_run_trust_and_the_eer_variants() -> None:
     blocks = build_document(lead_report(), [])
     texts = [getattr(block, "text", "") for block in blocks]
-    assert "Run" in texts and "Signature and trust" in texts
+    assert "Run" in texts and "Signature and trust" in texts and "Appendix: what was run" in texts
     assert any(
         "eer_method column names: legacy (5 rows), rocch (2 rows)." in text for text in texts
     )  # every aggregate EER says its variant

@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from PIL import Image
@@ -29,13 +30,13 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]
 
 def test_writes_the_four_outputs(written: tuple[Path, list[Path]]) -> None:
     out, paths = written
+    figures = ["ie_vs_prediction", "gap_vs_snr", "interaction_plots"]
     assert [path.relative_to(out).as_posix() for path in paths] == [
         "report.json",
         "report.md",
         "report.html",
-        "figures/ie_vs_prediction.png",
-        "figures/gap_vs_snr.png",
-        "figures/interaction_plots.png",
+        *(f"figures/{name}.png" for name in figures),
+        *(f"figures/{name}.svg" for name in figures),  # each PNG beside its SVG
     ]
     assert json.loads((out / "report.json").read_text())["aggregates"]["per_experiment"][1]["eer_sd"] is None
 
@@ -45,26 +46,30 @@ def test_every_flag_and_section_appears_in_reading_order(written: tuple[Path, li
     text = (written[0] / name).read_text()
     if name == "report.md":
         text = re.sub(r"\\([!-/:-@[-`{-~])", r"\1", text)  # as read: a backslash-escaped punctuation mark
-    # Reviewer order: verdict, contents, what was run, flags, bundle checks, aggregates, statistics, claims.
+    # Reviewer order: verdict, headline results, contents, figures, flags, statistics, claims; then the appendix:
+    # what was run, bundle checks, aggregates, contrasts.
     markers = [
-        "Verdict: FAIL",
+        "Verdict: FAIL: eer-above-chance: EERs above 0.5",
+        "Headline results",
+        "Interaction summary",
         "Contents",
-        "What was run",
-        "Configuration",
-        "ratio.min_denominator",
+        "Figures",
+        "Flags",
         "eer-above-chance",
         "missing-provenance",
         "coupled-correlation",
-        "Bundle checks",
+        "Speaker-cluster bootstrap",
+        "E13/wavlm",
+        "Published claims",
+        "Appendix: what was run",
+        "Configuration",
+        "ratio.min_denominator",
+        "Appendix: bundle checks",
         "Bundle signature",
         "Provenance coverage of the results rows",
         "a verified checkpoint digest",
         "paper Table 6",
-        "Interaction contrasts",
-        "Figures",
-        "Speaker-cluster bootstrap",
-        "E13/wavlm",
-        "Published claims",
+        "Appendix: interaction contrasts",
     ]
     position = 0
     for marker in markers:  # each after the one before (the contents name the sections first)
@@ -79,8 +84,13 @@ def test_every_flag_and_section_appears_in_reading_order(written: tuple[Path, li
     assert "0.123456" not in text
 
 
-def test_figures_are_valid_pngs(written: tuple[Path, list[Path]]) -> None:
-    for path in written[1][3:]:
+def test_figures_are_valid_pngs_beside_valid_svgs(written: tuple[Path, list[Path]]) -> None:
+    figures = written[1][3:]
+    for path in (path for path in figures if path.suffix == ".svg"):
+        root = ElementTree.fromstring(path.read_bytes())  # well-formed XML though the labels are hostile
+        assert root.tag == "{http://www.w3.org/2000/svg}svg" and path.with_suffix(".png") in figures
+        assert not [element for element in root.iter() if element.tag.endswith("script")]
+    for path in (path for path in figures if path.suffix == ".png"):
         data = path.read_bytes()
         assert data[:8] == PNG_MAGIC
         width, height = struct.unpack(">II", data[16:24])  # IHDR follows the magic and the chunk header
@@ -111,17 +121,18 @@ def test_figure_bytes_do_not_depend_on_the_process(written: tuple[Path, list[Pat
         "write_report(full_report(), Path(sys.argv[2]))"
     )
     subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent), str(tmp_path)], check=True)
-    for name in ("ie_vs_prediction.png", "gap_vs_snr.png"):
+    for name in ("ie_vs_prediction.png", "gap_vs_snr.png", "ie_vs_prediction.svg"):
         assert (tmp_path / "figures" / name).read_bytes() == (written[0] / "figures" / name).read_bytes()
 
 
 def test_absent_data_skips_figures_with_a_note(tmp_path: Path) -> None:
-    stale = tmp_path / "figures" / "gap_vs_snr.png"
-    stale.parent.mkdir()
-    stale.write_bytes(b"from an earlier run")
+    (tmp_path / "figures").mkdir()
+    stale = [tmp_path / "figures" / name for name in ("gap_vs_snr.png", "gap_vs_snr.svg", "det_curves_E99.png")]
+    for path in stale:
+        path.write_bytes(b"from an earlier run")
     paths = write_report(minimal_report(), tmp_path)
     assert [path.name for path in paths] == ["report.json", "report.md", "report.html"]
-    assert not stale.exists()
+    assert not any(path.exists() for path in stale)  # no figure this report does not draw
     markdown = (tmp_path / "report.md").read_text()
     assert "Interaction effect vs additive prediction: skipped, no contrast has both a prediction and an IE" in markdown
     assert "Gender EER gap vs SNR: skipped" in markdown

@@ -24,5 +24,6 @@ def test_clean_bundle_passes_with_full_coverage(bundle: SyntheticBundle) -> None
     by_id = sections_of(sections)
     assert "reviewer's key" in by_id["bundle-signature"]["lines"][0]
     assert bundle.manifest.key_id in by_id["bundle-signature"]["lines"][0]
-    assert [row["fraction"] for row in by_id["bundle-coverage"]["table"]] == [1.0, 1.0, 1.0, 1.0]
+    assert [row["fraction"] for row in by_id["bundle-coverage"]["table"]] == [1.0] * 5
+    assert [row["audited_rows"] for row in by_id["bundle-coverage"]["table"]] == [8] * 5
     assert len(by_id["bundle-rescore"]["table"]) == 8
