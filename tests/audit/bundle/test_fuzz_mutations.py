@@ -78,17 +78,19 @@ def _mutate_table(table: pd.DataFrame, mutation: tuple[Any, ...]) -> tuple[pd.Da
         return table, True  # renamed by an earlier mutation: that one decided
     if kind == "number":
         _, column, row, delta = mutation
+        row %= len(table)  # an earlier mutation may have dropped rows
         table.loc[row, column] = str(float(table.loc[row, column]) + delta)
         return table, False
     if kind == "text":
         _, column, row, text = mutation
+        row %= len(table)
         unchanged = table.loc[row, column] == text
         table.loc[row, column] = text
         return table, bool(unchanged)
     if kind == "drop-row":
-        return table.drop(index=mutation[1]).reset_index(drop=True), False
+        return table.drop(index=mutation[1] % len(table)).reset_index(drop=True), False
     if kind == "repeat-row":
-        return pd.concat([table, table.iloc[[mutation[1]]]], ignore_index=True), False
+        return pd.concat([table, table.iloc[[mutation[1] % len(table)]]], ignore_index=True), False
     if kind == "look-alike":
         return table.assign(**{mutation[1]: "0.01"}), False
     _, column, name = mutation
