@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
 from synthetic_bundle import SyntheticBundle, build_bundle
 
-FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 SIGNED_NUMBERS = ("eer", "min_dcf", "auc", "n_target", "n_nontarget")
 SIGNED_TEXT = ("experiment", "model", "condition", "level_a", "checkpoint_blake3", "trial_list_id")
 LOOK_ALIKES = ("EER", "eer ", "e\u0435r", "Min_DCF", "A.U.C", "n-target")
