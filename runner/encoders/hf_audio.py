@@ -157,7 +157,7 @@ def load_hf_audio(
     """Load ``transformers.<auto_class_name>`` and its feature extractor from the folder, offline, frozen."""
     folder = require_transformers_folder(checkpoint, label)
     resolved_device = torch_device(device, label)
-    runtime = deterministic_settings(resolved_device, dtype)
+    runtime = deterministic_settings(resolved_device, dtype, label)
     force_offline()
     import transformers
     from safetensors import SafetensorError

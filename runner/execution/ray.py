@@ -37,6 +37,8 @@ from provenance.digests import bytes_digest, file_digest
 from runner.cache import CachedEmbedding, CacheEntryRejectedError, EmbeddingCache
 from runner.config import RunConfig
 from runner.encoders import Encoder, EncoderSpec
+from runner.encoders.base import Dtype
+from runner.encoders.failures import MemoryLog
 from runner.execution.jobs import Degraded, DegradeJob, EmbedJob, EmbedWork, degrade, embed_realised, init_worker
 from runner.operators import NoiseSources
 from runner.stages import StagePart
@@ -117,16 +119,17 @@ class EncoderActor:
     a checkpoint that differs on this node is refused rather than mixed into the run.
     """
 
-    def __init__(self, spec: EncoderSpec, device: str, cache_key: str, cache_root: Path) -> None:
+    def __init__(self, spec: EncoderSpec, device: str, dtype: Dtype, cache_key: str, cache_root: Path) -> None:
         self.spec = spec
         self.device = device
+        self.dtype = dtype
         self.cache_key = cache_key
         self.cache = EmbeddingCache(cache_root)
         self.encoder: Encoder | None = None
 
     def _loaded(self) -> Encoder:
         if self.encoder is None:
-            encoder = self.spec.load(device=self.device)
+            encoder = self.spec.load(device=self.device, dtype=self.dtype)
             if encoder.checkpoint.cache_key != self.cache_key:
                 raise RunError(
                     f"encoder {self.spec.label} on node {_node()} has cache key {encoder.checkpoint.cache_key}, "
@@ -140,18 +143,19 @@ class EncoderActor:
         encoder = self._loaded()
         return {"node": _node(), "pid": os.getpid(), "runtime": encoder.checkpoint.runtime}
 
-    def embed(self, keys: list[str], *realised: Degraded) -> tuple[int, float]:
+    def embed(self, keys: list[str], *realised: Degraded) -> tuple[int, float, MemoryLog]:
         """Embed the realised sides (audio copied out of the read-only object store), store each entry under its
-        key; the number of forward passes and the seconds they took (the label's throughput)."""
+        key; the number of forward passes, the seconds they took (the label's throughput) and what running out of
+        memory cost."""
         started = time.perf_counter()
         items = [
             (key, (None if wave is None else np.array(wave), sr, outcomes))
             for key, (wave, sr, outcomes) in zip(keys, realised, strict=True)
         ]
-        entries, passes = embed_realised(self._loaded(), items)
-        for key, entry in entries:
+        embedded = embed_realised(self._loaded(), items)
+        for key, entry in embedded.entries:
             self.cache.put(key, entry)
-        return passes, time.perf_counter() - started
+        return embedded.passes, time.perf_counter() - started, embedded.memory
 
 
 def _node() -> str:
@@ -198,9 +202,11 @@ class RayExecutor:
     address: str | None = None
     gpus_per_actor: float = 0.0
     device: str = "cpu"
+    dtype: Dtype = "fp32"
     actors_per_label: int | None = None
     forward_passes: int = 0
     label_seconds: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    memory: dict[str, MemoryLog] = field(default_factory=dict)
     _description: dict[str, Any] = field(default_factory=dict)
     _session_dir: str | None = None
 
@@ -271,6 +277,7 @@ class RayExecutor:
             "gpus": sum(node["gpus"] for node in nodes),
             "gpus_per_actor": self.gpus_per_actor,
             "device": self.device,
+            "dtype": self.dtype,
         }
         if self.gpus_per_actor > 0 and gpu_slots(nodes, self.gpus_per_actor) < n_actors:
             gpus = ", ".join(f"{node['gpus']:g}" for node in nodes)
@@ -317,7 +324,7 @@ class RayExecutor:
         pools = {
             label: [
                 actor_class.options(num_cpus=0, num_gpus=self.gpus_per_actor).remote(
-                    specs[label], self.device, encoder.checkpoint.cache_key, shared.root
+                    specs[label], self.device, self.dtype, encoder.checkpoint.cache_key, shared.root
                 )
                 for _ in range(size)
             ]
@@ -397,8 +404,9 @@ class RayExecutor:
         """Wait for one chunk's actor calls, then read back and verify every entry they wrote."""
         start, calls = chunk
         for label, (member, held, call) in calls.items():
-            passes, seconds = self._get(ray, [call], None)[0]
+            passes, seconds, memory = self._get(ray, [call], None)[0]
             self.forward_passes += passes
+            self.memory.setdefault(label, MemoryLog()).merge(memory)
             spent = self.label_seconds.setdefault(label, {"wall_s": 0.0, "cpu_s": None})  # actor CPU: not measured
             spent["wall_s"] = (spent["wall_s"] or 0.0) + seconds
             actor = self._description["actors"][label][member]
