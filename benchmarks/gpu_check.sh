@@ -24,8 +24,9 @@
 # 5. one `interbias run --device cuda` of the tiny corpus (ecapa-tdnn and wavlm-base-plus-sv synthesised, the MFCC
 #    baseline), then the same run again (every embedding from the cache), its environment, timings and operators
 #    files kept in OUT.
-# GPU_CHECK_DEVICE=cpu GPU_CHECK_LABELS="..." GPU_CHECK_WHEELS=none GPU_CHECK_TIME_SCALE=N run the same stages on a
-# CPU machine with the project's own environment and N times the time limits (what can be checked without a GPU).
+# GPU_CHECK_DEVICE=cpu GPU_CHECK_LABELS="..." GPU_CHECK_WHEELS=none GPU_CHECK_TIME_SCALE=N GPU_CHECK_UTTERANCES=M run
+# the same stages on a CPU machine with the project's own environment, N times the time limits and M utterances per
+# throughput measurement (what can be checked without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -107,10 +108,10 @@ PY
     stage synthesise 100 "${python}" -m runner.cli checkpoints synthesise "${work}/checkpoints" \
         --roster .gpu-check/encoders.toml $(printf -- '--labels %s ' "${labels[@]}")
     stage bench-fp32 140 "${python}" benchmarks/bench_encoders.py --roster .gpu-check/encoders.toml \
-        --checkpoints-root "${work}/checkpoints" --device "${device}" --dtype fp32 --utterances 32 \
+        --checkpoints-root "${work}/checkpoints" --device "${device}" --dtype fp32 --utterances "${GPU_CHECK_UTTERANCES:-32}" \
         --labels "${labels[@]}" --save "${out}/throughput-${device%%:*}-fp32.json"
     stage bench-bf16 90 "${python}" benchmarks/bench_encoders.py --roster .gpu-check/encoders.toml \
-        --checkpoints-root "${work}/checkpoints" --device "${device}" --dtype bf16 --utterances 32 \
+        --checkpoints-root "${work}/checkpoints" --device "${device}" --dtype bf16 --utterances "${GPU_CHECK_UTTERANCES:-32}" \
         --labels "${labels[@]}" --save "${out}/throughput-${device%%:*}-bf16.json"
     stage probe 120 "${python}" benchmarks/gpu_probe.py --roster .gpu-check/encoders.toml \
         --checkpoints-root "${work}/checkpoints" --clips .gpu-check/corpus/audio --device "${device}" \

@@ -7,11 +7,13 @@
 #   bash containers/podman.sh [OUT]      # OUT defaults to out/container; the bundle is OUT/bundle
 #
 # HOST_RUN (default out/default, what `nox -s reproduce` writes) is the host bundle to compare with; without it the
-# comparison is skipped and said so. Every step is timed into OUT/steps.tsv. Steps that differ from a GPU host's
+# comparison is skipped and said so. CONFIG (default the image's configs/default.toml) runs another configuration:
+# its folder is mounted read-only at /data/config, and INTERBIAS_CONFIGS names the image's configs/ folder (a
+# configuration for both the host and the image names the roster "$INTERBIAS_CONFIGS/encoders.toml"). Every step is timed into OUT/steps.tsv. Steps that differ from a GPU host's
 # `docker build` (containers/README.md): the base (Debian by mmdebstrap instead of the CUDA image), PYTHON and LOCK
-# (the CPU lock), `--isolation chroot` and `--runtime runc` (what runs inside this machine's sandbox), `--ulimit host`
-# and, where the host's pip trusts a CA bundle of its own (PIP_CERT: a TLS-intercepting proxy), that bundle mounted
-# into the build for pip.
+# (the CPU lock), `--isolation chroot` and runc (what runs inside this machine's sandbox) through a wrapper that drops
+# the rlimits from the container's spec (runtime_without_rlimits below) and, where the host's pip trusts a CA bundle
+# of its own (PIP_CERT: a TLS-intercepting proxy), that bundle mounted into the build for pip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-out/container}
@@ -81,15 +83,44 @@ build() {
         "${ca[@]}" -t "${image}" "${work}/context"
 }
 
+# runc through a wrapper that drops the OCI spec's process.rlimits, so the container inherits the host's limits:
+# this machine's sandbox refuses runc's prlimit on the container's process, even to lower a limit ("error setting
+# rlimits for ready process: operation not permitted"), and podman 4.3 asks for NOFILE and NPROC even with
+# --ulimit host.
+runtime_without_rlimits() {
+    cat > "${work}/runc-no-rlimits" <<'WRAPPER'
+#!/usr/bin/env bash
+previous=""
+for argument in "$@"; do
+    if [[ ${previous} == --bundle || ${previous} == -b ]] && [[ -f ${argument}/config.json ]]; then
+        python3 -c 'import json, sys
+path = sys.argv[1]
+spec = json.load(open(path))
+spec["process"].pop("rlimits", None)
+json.dump(spec, open(path, "w"))' "${argument}/config.json"
+    fi
+    previous=${argument}
+done
+exec runc "$@"
+WRAPPER
+    chmod +x "${work}/runc-no-rlimits"
+}
+
 # The run: no network, the image's user, only the output folder mounted (the bundle and its throwaway key beside it).
 run() {
     local digest
     digest=$(podman image inspect --format '{{.Id}}' "${image}")
     rm -rf "${out}/bundle" "${out}/bundle.keys"
     chown 10001:10001 "${out}"
-    podman --runtime runc run --rm --ulimit host --network none --user 10001:10001 \
-        --volume "$(realpath "${out}"):/data/out" "${image}" \
-        --config configs/default.toml --out /data/out/bundle --image-digest "sha256:${digest}" --device cpu
+    local config=(--config configs/default.toml) mounts=()
+    if [[ -n ${CONFIG:-} ]]; then
+        mounts=(--volume "$(realpath "$(dirname "${CONFIG}")"):/data/config:ro")
+        config=(--config "/data/config/$(basename "${CONFIG}")")
+    fi
+    runtime_without_rlimits
+    podman --runtime "${work}/runc-no-rlimits" run --rm --ulimit host --network none --user 10001:10001 \
+        --env INTERBIAS_CONFIGS=/opt/interbias/configs --volume "$(realpath "${out}"):/data/out" "${mounts[@]}" \
+        "${image}" "${config[@]}" --out /data/out/bundle --image-digest "sha256:${digest}" --device cpu
 }
 
 compare() {
