@@ -2,7 +2,9 @@
 
 The key is a digest of everything the embedding depends on: the audio's BLAKE3, the chain id, the digest of the
 material the chain's operators read (music folder, babble table), the run seed and utterance id (they fix the
-random realisation of the chain) and the encoder's cache key (checkpoint digest, dtype and options). An entry
+random realisation of the chain), the encoder's cache key (checkpoint digest, dtype and options) and the device
+class the encoder ran on (``cpu``, or the CUDA device's name and capability: a GPU's vectors differ from the
+CPU's in the last digits, and vectors of different devices never meet in one run). An entry
 holds the embedding, or none when an operator failed, and the operator outcomes, so that a rerun or a resumed
 run needs no encoder forward pass and can still count every operator outcome. An entry without a vector for a
 side the encoder could not embed (too short, silent, out of memory) ends its outcomes with the encoder's, so that a
@@ -77,10 +79,18 @@ class CachedEmbedding:
 
 
 def embedding_key(
-    *, audio_blake3: str, chain_id: str, seed: int, utt_id: str, encoder_key: str, material: str = ""
+    *,
+    audio_blake3: str,
+    chain_id: str,
+    seed: int,
+    utt_id: str,
+    encoder_key: str,
+    device_class: str,
+    material: str = "",
 ) -> str:
-    """The cache key of one embedding; ``material`` is the digest of the files the chain's operators read."""
-    parts = [audio_blake3, chain_id, str(seed), utt_id, encoder_key, material]
+    """The cache key of one embedding; ``material`` is the digest of the files the chain's operators read,
+    ``device_class`` what the encoder ran on (``runner.encoders.device.device_class``)."""
+    parts = [audio_blake3, chain_id, str(seed), utt_id, encoder_key, material, device_class]
     return derived_id(joined(*parts), 40)
 
 

@@ -34,7 +34,7 @@ from runner.designs import ChainSpecs
 from runner.encoders import EncoderHandle, EncoderSpec
 from runner.encoders.base import Dtype
 from runner.encoders.deferred import DeferredEncoder, RecordStore
-from runner.encoders.device import execution_summary
+from runner.encoders.device import execution_summary, label_device_class
 from runner.encoders.failures import MemoryLog
 from runner.encoders.weights import weights_origin
 from runner.execution.jobs import DegradeJob, EmbedJob, EmbedWork, Executor
@@ -96,8 +96,10 @@ class Embedder:
         cache: EmbeddingCache,
         sources: dict[str, NoiseSources],
         executor: Executor,
+        device_classes: dict[str, str],
     ) -> None:
         self.config = config
+        self.device_classes = device_classes
         self.encoders = encoders
         self.cache = cache
         self.sources = sources
@@ -114,15 +116,17 @@ class Embedder:
         self.material: dict[tuple[str, str], str] = {}
         self.embedded: dict[str, dict[str, float]] = {}  # label -> sides embedded here and their clean audio seconds
 
-    def _key(self, side: Side, encoder_key: str) -> str:
-        """The cache key; the corpus qualifies the utterance id (babble noise draws from the side's corpus), and
-        the chain's fingerprint in that corpus covers the material its operators read."""
+    def _key(self, side: Side, label: str, encoder_key: str) -> str:
+        """The cache key; the corpus qualifies the utterance id (babble noise draws from the side's corpus), the
+        chain's fingerprint in that corpus covers the material its operators read, and the label's device class
+        keeps one device's vectors from another's."""
         return embedding_key(
             audio_blake3=str(self.audio_blake3[side.corpus][side.utt_id]),
             chain_id=side.chain_id,
             seed=self.config.seed,
             utt_id=f"{side.corpus}/{side.utt_id}",
             encoder_key=encoder_key,
+            device_class=self.device_classes[label],
             material=self.material[(side.corpus, side.chain_id)],
         )
 
@@ -143,7 +147,7 @@ class Embedder:
         for side in sorted(sides, key=lambda side: (side.corpus, side.chain_id, side.utt_id)):
             missing = {}
             for label, encoder_key in encoder_keys.items():
-                key = self._key(side, encoder_key)
+                key = self._key(side, label, encoder_key)
                 entry = self.cache.get(key)
                 if entry is None:
                     missing[label] = key
@@ -436,7 +440,9 @@ def _run(
     }
     cache = EmbeddingCache(cache_root / "embeddings")
     executor = executor or LocalExecutor(workers)
-    embedder = Embedder(config, tables, encoders, cache, sources, executor)
+    run_class = executor.device_class(device)
+    device_classes = {spec.label: label_device_class(spec.kind, run_class) for spec in config.encoders}
+    embedder = Embedder(config, tables, encoders, cache, sources, executor, device_classes)
     embeddings = embedder.embed_all(chains, sides, stages)
     stages.done("embeddings", f"{executor.forward_passes} computed, {embedder.cached} from cache")
 
@@ -463,7 +469,12 @@ def _run(
         image_digest=image_digest,
         device=device,
         dtype=dtype,
-        execution=execution_summary({label: encoder.checkpoint.runtime for label, encoder in encoders.items()}),
+        execution={
+            label: {**summary, "device_class": device_classes[label]}
+            for label, summary in execution_summary(
+                {label: encoder.checkpoint.runtime for label, encoder in encoders.items()}
+            ).items()
+        },
     )
     writer.write_json(ENVIRONMENT_FILE, {**environment, "executor": executor.describe()})
     writer.write_json(TIMINGS_FILE, _timings(run_id, device, stages, embedder, executor))

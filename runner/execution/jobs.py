@@ -151,6 +151,10 @@ class Executor(Protocol):
 
     def compute(self, work: EmbedWork) -> list[dict[str, CachedEmbedding]]: ...
 
+    def device_class(self, device: str) -> str:
+        """What the encoders will run on (``runner.encoders.device.device_class``): part of every embedding key."""
+        ...
+
     def describe(self) -> dict[str, Any]:
         """What executed the run, for ``environment.json``."""
         ...

@@ -14,6 +14,7 @@ from typing import Any
 from runner.cache import CachedEmbedding, EmbeddingCache
 from runner.config import RunConfig
 from runner.encoders.deferred import DeferredEncoder
+from runner.encoders.device import device_class
 from runner.encoders.failures import MemoryLog
 from runner.execution.jobs import Degraded, DegradeJob, EmbedJob, EmbedWork, degrade, embed_realised, init_worker
 from runner.operators import NoiseSources
@@ -45,6 +46,9 @@ class LocalExecutor:
 
     def describe(self) -> dict[str, Any]:
         return {"name": "local", "workers": self.workers}
+
+    def device_class(self, device: str) -> str:
+        return device_class(device)
 
     def compute(self, work: EmbedWork) -> list[dict[str, CachedEmbedding]]:
         computed: list[dict[str, CachedEmbedding]] = []

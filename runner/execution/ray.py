@@ -38,6 +38,7 @@ from runner.cache import CachedEmbedding, CacheEntryRejectedError, EmbeddingCach
 from runner.config import RunConfig
 from runner.encoders import Encoder, EncoderSpec
 from runner.encoders.base import Dtype
+from runner.encoders.device import device_class, device_type
 from runner.encoders.failures import MemoryLog
 from runner.execution.jobs import Degraded, DegradeJob, EmbedJob, EmbedWork, degrade, embed_realised, init_worker
 from runner.operators import NoiseSources
@@ -139,9 +140,14 @@ class EncoderActor:
         return self.encoder
 
     def ready(self) -> dict[str, Any]:
-        """Load the model; where it runs and its runtime record."""
+        """Load the model; where it runs, its device class and its runtime record."""
         encoder = self._loaded()
-        return {"node": _node(), "pid": os.getpid(), "runtime": encoder.checkpoint.runtime}
+        return {
+            "node": _node(),
+            "pid": os.getpid(),
+            "device_class": device_class(self.device),
+            "runtime": encoder.checkpoint.runtime,
+        }
 
     def embed(self, keys: list[str], *realised: Degraded) -> tuple[int, float, MemoryLog]:
         """Embed the realised sides (audio copied out of the read-only object store), store each entry under its
@@ -207,6 +213,8 @@ class RayExecutor:
     forward_passes: int = 0
     label_seconds: dict[str, dict[str, float | None]] = field(default_factory=dict)
     memory: dict[str, MemoryLog] = field(default_factory=dict)
+    _device_class: str | None = None
+    _owned: bool = False
     _description: dict[str, Any] = field(default_factory=dict)
     _session_dir: str | None = None
 
@@ -225,10 +233,24 @@ class RayExecutor:
     def describe(self) -> dict[str, Any]:
         return {"name": "ray", **self._description}
 
+    def device_class(self, device: str) -> str:
+        """The actors' device class, asked of one GPU task on the cluster (``device`` is the driver's; the actors
+        run on ``self.device``); each actor checks its own against it when it is ready."""
+        if device_type(self.device, "--executor ray") == "cpu":
+            self._device_class = "cpu"
+            return self._device_class
+        ray = _import_ray()
+        if not ray.is_initialized():
+            self._connect(ray)
+            self._owned = True
+        probe = ray.remote(num_cpus=0, num_gpus=self.gpus_per_actor)(device_class)
+        self._device_class = str(self._get(ray, [probe.remote(self.device)], ACTOR_READY_S)[0])
+        return self._device_class
+
     def compute(self, work: EmbedWork) -> list[dict[str, CachedEmbedding]]:
         ray = _import_ray()
-        owned = not ray.is_initialized()
-        if owned:
+        owned = self._owned or not ray.is_initialized()
+        if not ray.is_initialized():
             self._connect(ray)
         try:
             self._describe_cluster(ray, len(work.encoders) * (self.actors_per_label or 1))
@@ -238,6 +260,7 @@ class RayExecutor:
         finally:
             if owned:
                 ray.shutdown()  # a cluster started for the run stops with it; a given one is only left
+                self._owned = False
 
     def _connect(self, ray: Any) -> None:
         options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
@@ -333,6 +356,10 @@ class RayExecutor:
         try:
             ready = self._get(ray, [actor.ready.remote() for pool in pools.values() for actor in pool], ACTOR_READY_S)
             self._description["actors"] = {label: ready[n * size : (n + 1) * size] for n, label in enumerate(pools)}
+            if self._device_class is not None and self.device != "cpu":
+                others = sorted({a["device_class"] for a in ready} - {self._device_class})
+                if others:  # vectors of another device would be cached under this one's keys
+                    raise RunError(f"actors run on {others}, the run's embedding keys are for {self._device_class}")
             lacking = {f"embed {label}": sum(label in job.keys for job in jobs) for label in work.encoders}
             totals = {"realise": len(jobs)} | {stage: total for stage, total in lacking.items() if total}
             where = f"{len(self._description['nodes'])} node(s), {self._description['cpus']:g} CPU(s)"

@@ -191,3 +191,22 @@ def test_node_placement_is_read_from_onnxruntimes_profile(tmp_path: Path) -> Non
     }
     with pytest.raises(EncoderConfigError, match="lists no node"):
         check_node_placement({}, "CUDAExecutionProvider", "x")
+
+
+def test_the_device_class_names_the_cuda_device_and_its_capability(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from runner.encoders.device import device_class, label_device_class
+
+    assert device_class("cpu") == "cpu"
+    with pytest.raises(EncoderConfigError, match="sees no such CUDA device"):
+        device_class("cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index: ["NVIDIA H200", "NVIDIA A100-SXM4-80GB"][index])
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda index: [(9, 0), (8, 0)][index])
+    assert device_class("cuda") == "cuda NVIDIA H200 sm_90"
+    assert device_class("cuda:1") == "cuda NVIDIA A100-SXM4-80GB sm_80"
+    assert label_device_class("speechbrain", "cuda NVIDIA H200 sm_90") == "cuda NVIDIA H200 sm_90"
+    assert label_device_class("onnx", "cuda NVIDIA H200 sm_90") == "cuda NVIDIA H200 sm_90"
+    assert label_device_class("mfcc", "cuda NVIDIA H200 sm_90") == "cpu"  # numpy: the CPU whatever the run asks

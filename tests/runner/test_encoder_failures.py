@@ -171,6 +171,17 @@ source = "no weights: 0.25 s frames, so a 0.25 s minimum"
 options = {{ frame_length = 4000, n_fft = 4096 }}
 """
 
+RESEMBLYZER = """
+[[encoders]]
+label = "resemblyzer"
+dim = 256
+kind = "resemblyzer"
+family = "speaker"
+paper = false
+source = "GE2E VoiceEncoder weights shipped inside the resemblyzer wheel"
+options = { normalize_volume = true, trim_silence = false }
+"""
+
 CONFIG = """
 [run]
 name = "one-short-clip"
@@ -298,6 +309,7 @@ def test_dtype_is_recorded_and_a_numpy_encoder_keeps_its_own_precision(
         "requested_device": "cpu",
         "dtype": "fp32",
         "requested_dtype": "bf16",
+        "device_class": "cpu",
     }
     assert (plain / "out" / "results.csv").read_bytes() == (reduced / "out" / "results.csv").read_bytes()
     default = str(ROOT / "configs" / "default.toml")
@@ -312,3 +324,36 @@ def test_dtype_is_recorded_and_a_numpy_encoder_keeps_its_own_precision(
         "error: --dtype fp16: needs CUDA for ecapa-tdnn, campplus-zh-en, resemblyzer; on the CPU use bf16 or fp32"
     )
     assert not (tmp_path / "x").exists()
+
+
+def test_vectors_of_another_device_class_are_never_taken_from_the_cache(
+    one_short_clip: tuple[Path, str], tmp_path: Path
+) -> None:
+    """A run whose executor reports another device class (a GPU) finds none of the torch label's cached vectors
+    and computes them again; the numpy label's (always the CPU's) are taken from the cache. The vectors are in fact
+    computed on this CPU both times, so the results are the same bytes: what differs is only what was reused."""
+    from runner.config import load_config
+    from runner.execution import LocalExecutor
+    from runner.pipeline import run
+
+    class OtherDevice(LocalExecutor):
+        def device_class(self, device: str) -> str:
+            return "cuda NVIDIA H200 sm_90"
+
+    (tmp_path / "roster.toml").write_text(ROSTER.format() + RESEMBLYZER)
+    text = CONFIG.format(corpus=one_short_clip[0], policy="drop-trial")
+    labels = 'labels = ["resemblyzer", "mfcc-stats"]'
+    (tmp_path / "run.toml").write_text(text.replace('labels = ["mfcc-stats", "mfcc-wide"]', labels))
+    config = load_config(tmp_path / "run.toml")
+    first = run(config, tmp_path / "cpu", cache_root=tmp_path / "cache", progress=False, workers=0)
+    again = run(config, tmp_path / "again", cache_root=tmp_path / "cache", progress=False, workers=0)
+    other = run(
+        config, tmp_path / "gpu", cache_root=tmp_path / "cache", progress=False, workers=0, executor=OtherDevice(0)
+    )
+    sides = first.forward_passes // 2  # both labels embedded every side once
+    assert first.embeddings_cached == 0 and again.forward_passes == 0 and again.embeddings_cached == 2 * sides
+    assert other.forward_passes == sides and other.embeddings_cached == sides  # resemblyzer again, MFCC cached
+    assert (tmp_path / "cpu" / "results.csv").read_bytes() == (tmp_path / "gpu" / "results.csv").read_bytes()
+    execution = json.loads((tmp_path / "gpu" / "environment.json").read_text())["execution"]["encoders"]
+    assert execution["resemblyzer"]["device_class"] == "cuda NVIDIA H200 sm_90"
+    assert execution["mfcc-stats"]["device_class"] == "cpu"
