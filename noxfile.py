@@ -1,4 +1,5 @@
-"""Project sessions: reproduce (the whole loop), tests, audit (the light install's tests), browser, lint, bench.
+"""Project sessions: reproduce (the whole loop), tests, audit (the light install's tests), browser, lint, bench,
+container (the image built and run here with podman) and docker (the image on a GPU host).
 
 Every package the project needs is installed from here (Python) or from
 ``configs/system-packages.txt`` (Debian packages, installed when running as root).
@@ -6,8 +7,11 @@ Every package the project needs is installed from here (Python) or from
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shutil
+import sys
 from pathlib import Path
 
 import nox
@@ -25,17 +29,34 @@ REGISTRY_WEIGHTS = ("ecapa-tdnn", "campplus-zh-en", "aasist")
 FILLETS_PACKAGES = ("fillets-ng-data-cs", "fillets-ng-data-nl")
 
 
+def _system_packages() -> list[str]:
+    """SYSTEM_PACKAGES as apt-get takes them: ``name=version`` where pinned (the image installs the same versions,
+    containers/debs.py, which reads the file for both)."""
+    spec = importlib.util.spec_from_file_location("debs", ROOT / "containers" / "debs.py")
+    assert spec is not None and spec.loader is not None
+    debs = importlib.util.module_from_spec(spec)
+    sys.modules["debs"] = debs
+    spec.loader.exec_module(debs)
+    return [package.apt for package in debs.read_packages(SYSTEM_PACKAGES.read_text(), str(SYSTEM_PACKAGES))]
+
+
 def _missing_system_packages(wanted: list[str] | None = None) -> list[str]:
-    """Debian packages (default: those of SYSTEM_PACKAGES) that dpkg does not report as installed."""
-    wanted = wanted or [
-        line.split("#")[0].strip() for line in SYSTEM_PACKAGES.read_text().splitlines() if line.split("#")[0].strip()
-    ]
+    """Debian packages (default: those of SYSTEM_PACKAGES, at their pinned versions) that dpkg does not report as
+    installed at that version."""
     status = Path("/var/lib/dpkg/status").read_text(errors="replace") if shutil.which("dpkg") else ""
-    return [name for name in wanted if f"Package: {name}\nStatus: install ok installed" not in status]
+    installed = dict(
+        re.findall(r"^Package: (\S+)\nStatus: install ok installed\n(?:.+\n)*?Version: (\S+)$", status, re.M)
+    )
+    missing = []
+    for package in wanted or _system_packages():
+        name, _, version = package.partition("=")
+        if name not in installed or (version and installed[name] != version):
+            missing.append(package)
+    return missing
 
 
 def install_system_packages(session: nox.Session, wanted: list[str] | None = None) -> None:
-    """apt-get the corpus and codec packages the runner needs (or ``wanted``), once."""
+    """apt-get the corpus and codec packages the runner needs (or ``wanted``) at their pinned versions, once."""
     missing = _missing_system_packages(wanted)
     if not missing:
         return
@@ -116,9 +137,19 @@ def bench(session: nox.Session) -> None:
         session.run("python", str(script), *session.posargs)
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=False)
 def container(session: nox.Session) -> None:
-    """Build the pinned image and run the reproduce loop in it with GPUs (Docker + NVIDIA Container Toolkit)."""
+    """The image built and run on this machine (no GPU, no Docker, no registry): podman with runc, a Debian base
+    made by mmdebstrap, the CPU lock, `interbias reproduce` inside as the image's user, results.csv compared with
+    the host run's (containers/podman.sh; ``-- OUT``, default out/container). As root; not part of CI (about
+    25 minutes and 15 GB of disk)."""
+    session.run("bash", str(ROOT / "containers" / "podman.sh"), *session.posargs, external=True)
+
+
+@nox.session(python=PYTHON)
+def docker(session: nox.Session) -> None:
+    """Build the pinned image on its CUDA base and run the reproduce loop in it with GPUs (Docker + NVIDIA
+    Container Toolkit; runner/container.py)."""
     session.install("-e", ".", "docker>=7.1")
     default = ["--config", "configs/default.toml", "--out", "out/container"]
     session.run("python", "-m", "runner.container", *(session.posargs or default))

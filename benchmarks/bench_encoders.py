@@ -122,7 +122,7 @@ def main() -> None:
     parser.add_argument("--lengths", choices=["random", "equal"], default="random")
     parser.add_argument("--repeats", type=int, default=1, help="runs of each path; the best is shown")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
+    parser.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
     parser.add_argument("--save", type=Path, help="write the figures as JSON (interbias plan --throughput)")
     parser.add_argument("--json", action="store_true", help="also print one JSON line with the figures")
     parser.add_argument("--worker", help=argparse.SUPPRESS)

@@ -224,12 +224,14 @@ def capture_environment(
     image_digest: str | None = None,
     repo: Path = Path(),
     device: str | None = None,
+    dtype: str | None = None,
     execution: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The environment record written as ``environment.json`` (see module docstring for what it holds).
 
-    ``device`` is what the run asked for; ``execution`` maps each encoder label to where it ran (device,
-    and the onnxruntime execution provider for exported graphs).
+    ``device`` and ``dtype`` are what the run asked for; ``execution`` maps each encoder label to where and in
+    what precision it ran (device, dtype, and the onnxruntime execution provider and node placement for exported
+    graphs).
     """
     if image_digest is not None:
         check_image_digest(image_digest)
@@ -245,6 +247,7 @@ def capture_environment(
         "onnxruntime": _onnxruntime(),
         "execution": {
             "requested_device": device if device is not None else _unavailable("no device passed in"),
+            "requested_dtype": dtype if dtype is not None else _unavailable("no dtype passed in"),
             "encoders": execution if execution is not None else _unavailable("no encoder runtimes passed in"),
         },
         "environment_variables": {name: os.environ.get(name) for name in THREAD_ENV_VARS},

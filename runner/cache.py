@@ -2,9 +2,13 @@
 
 The key is a digest of everything the embedding depends on: the audio's BLAKE3, the chain id, the digest of the
 material the chain's operators read (music folder, babble table), the run seed and utterance id (they fix the
-random realisation of the chain) and the encoder's cache key (checkpoint digest, dtype and options). An entry
+random realisation of the chain), the encoder's cache key (checkpoint digest, dtype and options) and the device
+class the encoder ran on (``cpu``, or the CUDA device's name and capability: a GPU's vectors differ from the
+CPU's in the last digits, and vectors of different devices never meet in one run). An entry
 holds the embedding, or none when an operator failed, and the operator outcomes, so that a rerun or a resumed
-run needs no encoder forward pass and can still count every operator outcome.
+run needs no encoder forward pass and can still count every operator outcome. An entry without a vector for a
+side the encoder could not embed (too short, silent, out of memory) ends its outcomes with the encoder's, so that a
+rerun counts that failure too.
 
 An entry verifies itself: it carries the key it was written under and the BLAKE3 of its payload. ``get`` returns
 an entry only when both match; a swapped, truncated, empty or garbled file is rejected (the file is removed and
@@ -48,19 +52,45 @@ class CacheEntryRejectedError(Error):
     """A cache entry that does not verify; the message says why (it is counted, never shown as a crash)."""
 
 
+ENCODER_OUTCOME = "encoder"  # the key that tells the encoder's outcome from the operators'
+
+
+def encoder_outcome(label: str, reason: str) -> dict[str, Any]:
+    """The outcome an entry ends with when encoder ``label`` could not embed the side (``reason``)."""
+    return {ENCODER_OUTCOME: label, "status": "failed", "reason": reason}
+
+
 @dataclass(frozen=True)
 class CachedEmbedding:
-    """An embedding (None when its chain failed) and the outcome of each operator of the chain."""
+    """An embedding (None when its chain failed, or the encoder could not embed the side) and the outcome of each
+    operator of the chain, followed in the second case by the encoder's (``encoder_outcome``)."""
 
     vector: np.ndarray | None
     outcomes: list[dict[str, Any]]
 
+    @property
+    def operator_outcomes(self) -> list[dict[str, Any]]:
+        return [outcome for outcome in self.outcomes if ENCODER_OUTCOME not in outcome]
+
+    @property
+    def encoder_failure(self) -> str | None:
+        """Why the encoder could not embed the side, or None (embedded, or no vector because the chain failed)."""
+        return next((str(o["reason"]) for o in self.outcomes if ENCODER_OUTCOME in o), None)
+
 
 def embedding_key(
-    *, audio_blake3: str, chain_id: str, seed: int, utt_id: str, encoder_key: str, material: str = ""
+    *,
+    audio_blake3: str,
+    chain_id: str,
+    seed: int,
+    utt_id: str,
+    encoder_key: str,
+    device_class: str,
+    material: str = "",
 ) -> str:
-    """The cache key of one embedding; ``material`` is the digest of the files the chain's operators read."""
-    parts = [audio_blake3, chain_id, str(seed), utt_id, encoder_key, material]
+    """The cache key of one embedding; ``material`` is the digest of the files the chain's operators read,
+    ``device_class`` what the encoder ran on (``runner.encoders.device.device_class``)."""
+    parts = [audio_blake3, chain_id, str(seed), utt_id, encoder_key, material, device_class]
     return derived_id(joined(*parts), 40)
 
 

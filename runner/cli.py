@@ -27,6 +27,7 @@ checkpoints_app = typer.Typer(add_completion=False, no_args_is_help=True, help="
 app.add_typer(checkpoints_app, name="checkpoints")
 
 if TYPE_CHECKING:
+    from runner.encoders.base import Dtype
     from runner.execution import Executor
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -101,6 +102,14 @@ DeviceOpt = Annotated[
         help="cpu, cuda or cuda:N for every encoder; CUDA that is not there is an error.",
     ),
 ]
+DtypeOpt = Annotated[
+    Literal["fp32", "bf16", "fp16"],
+    typer.Option(
+        "--dtype",
+        help="Precision of the torch encoders (bf16/fp16: torch.autocast; fp16 needs CUDA). Exported graphs and the "
+        "MFCC baseline run in their own precision and record the request. Part of every embedding's cache key.",
+    ),
+]
 ExecutorOpt = Annotated[
     Literal["local", "ray"],
     typer.Option("--executor", help="Where the embeddings are computed: this machine, or a Ray cluster (extra ray)."),
@@ -130,13 +139,18 @@ def make_executor(
     gpus_per_actor: float,
     device: str,
     actors_per_label: int | None = None,
+    dtype: Dtype = "fp32",
 ) -> tuple[Executor, str]:
     """The executor, and the device the driver loads the encoders on (on Ray it only reads their records)."""
     if executor == "ray":
         from runner.execution import RayExecutor
 
         chosen = RayExecutor(
-            address=address, gpus_per_actor=gpus_per_actor, device=device, actors_per_label=actors_per_label
+            address=address,
+            gpus_per_actor=gpus_per_actor,
+            device=device,
+            dtype=dtype,
+            actors_per_label=actors_per_label,
         )
         return chosen, "cpu"
     if address is not None or gpus_per_actor or actors_per_label is not None:
@@ -157,6 +171,7 @@ def run(
     key: KeyOpt = None,
     image_digest: DigestOpt = None,
     device: DeviceOpt = "cpu",
+    dtype: DtypeOpt = "fp32",
     workers: Annotated[int, typer.Option(min=0, help="Processes that apply the operators (0: in-process).")] = 2,
     executor: ExecutorOpt = "local",
     address: AddressOpt = None,
@@ -191,11 +206,12 @@ def run(
         gpus_per_actor=gpus_per_actor,
         device=device,
         actors_per_label=actors_per_label,
+        dtype=dtype,
     )
 
     def run_one(path: Path, folder: Path) -> Any:
         loaded = load_config(path)
-        check_run_inputs(loaded, driver_device, image_digest)  # on Ray the actors' device is checked by Ray
+        check_run_inputs(loaded, driver_device, image_digest, dtype)  # on Ray the actors' device is checked by Ray
         return run_pipeline(
             loaded,
             folder,
@@ -205,6 +221,7 @@ def run(
             command_line=sys.argv,
             progress=progress,  # stage lines go to stderr: stdout keeps the summary (--json) alone
             device=driver_device,
+            dtype=dtype,
             workers=workers,
             executor=chosen,
         )
@@ -477,6 +494,7 @@ def reproduce(
     gpus_per_actor: GpusOpt = 0.0,
     actors_per_label: ActorsOpt = None,
     device: DeviceOpt = "cpu",
+    dtype: DtypeOpt = "fp32",
 ) -> None:
     """The whole loop: build the corpus, run, sign, audit the bundle, write the report.
 
@@ -491,6 +509,7 @@ def reproduce(
         gpus_per_actor=gpus_per_actor,
         device=device,
         actors_per_label=actors_per_label,
+        dtype=dtype,
     )
     code = reproduce_loop(
         config,
@@ -502,6 +521,7 @@ def reproduce(
         claims=claims,
         executor=chosen,
         device=driver_device,
+        dtype=dtype,
     )
     raise typer.Exit(code)
 

@@ -32,8 +32,10 @@ from runner.config import CorpusChoice, RunConfig, check_dev_speakers, default_c
 from runner.corpora.base import CorpusTable, load_corpus
 from runner.designs import ChainSpecs
 from runner.encoders import EncoderHandle, EncoderSpec
+from runner.encoders.base import Dtype
 from runner.encoders.deferred import DeferredEncoder, RecordStore
-from runner.encoders.device import execution_summary
+from runner.encoders.device import execution_summary, label_device_class
+from runner.encoders.failures import MemoryLog
 from runner.encoders.weights import weights_origin
 from runner.execution.jobs import DegradeJob, EmbedJob, EmbedWork, Executor
 from runner.execution.local import LocalExecutor
@@ -94,8 +96,10 @@ class Embedder:
         cache: EmbeddingCache,
         sources: dict[str, NoiseSources],
         executor: Executor,
+        device_classes: dict[str, str],
     ) -> None:
         self.config = config
+        self.device_classes = device_classes
         self.encoders = encoders
         self.cache = cache
         self.sources = sources
@@ -112,15 +116,17 @@ class Embedder:
         self.material: dict[tuple[str, str], str] = {}
         self.embedded: dict[str, dict[str, float]] = {}  # label -> sides embedded here and their clean audio seconds
 
-    def _key(self, side: Side, encoder_key: str) -> str:
-        """The cache key; the corpus qualifies the utterance id (babble noise draws from the side's corpus), and
-        the chain's fingerprint in that corpus covers the material its operators read."""
+    def _key(self, side: Side, label: str, encoder_key: str) -> str:
+        """The cache key; the corpus qualifies the utterance id (babble noise draws from the side's corpus), the
+        chain's fingerprint in that corpus covers the material its operators read, and the label's device class
+        keeps one device's vectors from another's."""
         return embedding_key(
             audio_blake3=str(self.audio_blake3[side.corpus][side.utt_id]),
             chain_id=side.chain_id,
             seed=self.config.seed,
             utt_id=f"{side.corpus}/{side.utt_id}",
             encoder_key=encoder_key,
+            device_class=self.device_classes[label],
             material=self.material[(side.corpus, side.chain_id)],
         )
 
@@ -141,7 +147,7 @@ class Embedder:
         for side in sorted(sides, key=lambda side: (side.corpus, side.chain_id, side.utt_id)):
             missing = {}
             for label, encoder_key in encoder_keys.items():
-                key = self._key(side, encoder_key)
+                key = self._key(side, label, encoder_key)
                 entry = self.cache.get(key)
                 if entry is None:
                     missing[label] = key
@@ -162,9 +168,15 @@ class Embedder:
         return results
 
 
+def _chain_status(entry: CachedEmbedding) -> str:
+    """``applied`` / ``fallback`` / ``failed`` for a whole chain realisation, from its operators' outcomes."""
+    return chain_status(outcome["status"] for outcome in entry.operator_outcomes)
+
+
 def _side_status(entry: CachedEmbedding) -> str:
-    """``applied`` / ``fallback`` / ``failed`` for a whole chain realisation (no embedding: failed)."""
-    return "failed" if entry.vector is None else chain_status(outcome["status"] for outcome in entry.outcomes)
+    """A side's status for one encoder: ``failed`` without an embedding (its chain failed, or the encoder could not
+    embed it), else its chain's."""
+    return "failed" if entry.vector is None else _chain_status(entry)
 
 
 def _score_record(plan: RecordPlan, embeddings: dict[tuple[Side, str], CachedEmbedding]) -> pd.DataFrame:
@@ -248,7 +260,9 @@ def _operator_report(
     sources: dict[str, NoiseSources],
 ) -> dict[str, Any]:
     """operators.json: each chain's description (synthetic or real material, its digests, codec versions) and
-    outcome counts per chain (over utterances) and per record (over its sides).
+    outcome counts per chain (over utterances), per encoder the sides it could not embed and why (over utterances
+    and chains), and per record the outcome of its sides for its encoder (a side counts as failed when its chain
+    failed or its encoder could not embed it).
 
     In a run of several corpora a chain is reported per corpus (``CORPUS:CHAIN_ID``), since its material (babble)
     and its outcomes belong to that corpus, and ``sources`` is keyed by corpus."""
@@ -258,25 +272,28 @@ def _operator_report(
         return identifier if single else f"{corpus}:{identifier}"
 
     chains: dict[str, dict[str, Any]] = {}
-    side_status: dict[Side, str] = {}
-    for (side, _label), entry in embeddings.items():
-        if side in side_status:
+    counted: set[Side] = set()
+    encoder_failures: dict[str, Counter[str]] = {spec.label: Counter() for spec in config.encoders}
+    for (side, label), entry in embeddings.items():
+        if (reason := entry.encoder_failure) is not None:
+            encoder_failures[label][reason] += 1
+        if side in counted:
             continue
-        status = _side_status(entry)
-        side_status[side] = status
+        counted.add(side)
+        status = _chain_status(entry)
         chain = chains.setdefault(
             key(side.corpus, side.chain_id),
             {"applied": 0, "failed": 0, "fallback": 0, "reasons": Counter(), "corpus": side.corpus},
         )
         chain.setdefault("spec", list(specs[side.chain_id]))
         chain[status] += 1
-        for outcome in entry.outcomes:
+        for outcome in entry.operator_outcomes:
             if outcome["status"] != "applied":
                 chain["reasons"][outcome["reason"]] += 1
     records = {}
     for plan in plans:
         sides = set(plan.enrol_sides()) | set(plan.test_sides())
-        counts = Counter(side_status[side] for side in sides)
+        counts = Counter(_side_status(embeddings[(side, plan.encoder.label)]) for side in sides)
         records[plan.record_id] = {
             "chains": sorted({key(side.corpus, side.chain_id) for side in sides}),
             **{status: counts.get(status, 0) for status in ("applied", "failed", "fallback")},
@@ -291,6 +308,10 @@ def _operator_report(
         if single
         else {name: bound.describe() for name, bound in sorted(sources.items())},
         "chains": dict(sorted(chains.items())),
+        "encoders": {
+            label: {"failed": sum(reasons.values()), "reasons": dict(sorted(reasons.items()))}
+            for label, reasons in sorted(encoder_failures.items())
+        },
         "records": records,
     }
 
@@ -329,12 +350,14 @@ def run(
     command_line: list[str] | None = None,
     progress: bool = True,
     device: str = "cpu",
+    dtype: Dtype = "fp32",
     workers: int = 2,
     encoder_factory: Callable[[EncoderSpec, str], EncoderHandle] | None = None,
     executor: Executor | None = None,
 ) -> RunSummary:
     """Run the configuration and write its bundle into ``out``; the embeddings are computed by ``executor``
-    (default: this machine, with ``workers`` operator processes), everything else here.
+    (default: this machine, with ``workers`` operator processes), everything else here. ``dtype`` is the torch
+    encoders' precision (``--dtype``; encoders without a reduced-precision path record it and run in their own).
 
     The cache folder holds the embeddings and the digest index of the input files (corpus audio, music,
     checkpoints), so that an unchanged rerun reads no input file twice; the index is saved even when the run
@@ -353,6 +376,7 @@ def run(
                 command_line=command_line,
                 progress=progress,
                 device=device,
+                dtype=dtype,
                 workers=workers,
                 encoder_factory=encoder_factory,
                 executor=executor,
@@ -376,6 +400,7 @@ def _run(
     command_line: list[str] | None,
     progress: bool,
     device: str,
+    dtype: Dtype,
     workers: int,
     encoder_factory: Callable[[EncoderSpec, str], EncoderHandle] | None,
     executor: Executor | None,
@@ -388,9 +413,9 @@ def _run(
     }
     check_dev_speakers(config, {str(speaker) for pool in pools.values() for speaker in pool["speaker"].unique()})
     stages.done("corpora", f"{sum(len(pool) for pool in pools.values())} utterances from {len(corpora)} corpora")
-    load = encoder_factory or (lambda spec, on: spec.load(device=on))
+    load = encoder_factory or (lambda spec, on: spec.load(device=on, dtype=dtype))
     store = RecordStore(cache_root / CHECKPOINT_RECORDS_FOLDER)
-    encoders = {spec.label: DeferredEncoder(spec, device, load, store) for spec in config.encoders}
+    encoders = {spec.label: DeferredEncoder(spec, device, load, store, dtype) for spec in config.encoders}
     checkpoint_digests = [encoders[spec.label].checkpoint.checkpoint_blake3 for spec in config.encoders]
     stages.done("encoders", f"{len(encoders)} ready (each loaded on its first forward pass, if any)")
     run_id = run_id_for(config, _corpus_digest(corpora), checkpoint_digests, TOOL_VERSION)
@@ -415,16 +440,21 @@ def _run(
     }
     cache = EmbeddingCache(cache_root / "embeddings")
     executor = executor or LocalExecutor(workers)
-    embedder = Embedder(config, tables, encoders, cache, sources, executor)
+    run_class = executor.device_class(device)
+    device_classes = {spec.label: label_device_class(spec.kind, run_class) for spec in config.encoders}
+    embedder = Embedder(config, tables, encoders, cache, sources, executor, device_classes)
     embeddings = embedder.embed_all(chains, sides, stages)
     stages.done("embeddings", f"{executor.forward_passes} computed, {embedder.cached} from cache")
 
     operators = _operator_report(config, plans, chains, embeddings, sources)
     failures = sum(chain["failed"] for chain in operators["chains"].values())
+    failures += sum(encoder["failed"] for encoder in operators["encoders"].values())
     if failures and config.failure_policy == "fail-run":
         writer.write_json(OPERATORS_FILE, operators)
         _write_run_file(writer, run_id, cache.rejected)
-        raise RunError(f"{failures} operator failure(s) under the fail-run policy; see {out / OPERATORS_FILE}")
+        raise RunError(
+            f"{failures} operator or encoder failure(s) under the fail-run policy; see {out / OPERATORS_FILE}"
+        )
     score_frames = [_score_record(plan, embeddings) for plan in plans]
     scores_blake3 = _write_scores(writer, plans, score_frames, run_id)
     _refuse_unscorable(writer, plans, score_frames, operators, run_id, cache.rejected)
@@ -438,7 +468,13 @@ def _run(
         command_line=_portable(command_line or sys.argv, {"$OUT": out, "$CACHE": cache_root}),
         image_digest=image_digest,
         device=device,
-        execution=execution_summary({label: encoder.checkpoint.runtime for label, encoder in encoders.items()}),
+        dtype=dtype,
+        execution={
+            label: {**summary, "device_class": device_classes[label]}
+            for label, summary in execution_summary(
+                {label: encoder.checkpoint.runtime for label, encoder in encoders.items()}
+            ).items()
+        },
     )
     writer.write_json(ENVIRONMENT_FILE, {**environment, "executor": executor.describe()})
     writer.write_json(TIMINGS_FILE, _timings(run_id, device, stages, embedder, executor))
@@ -578,6 +614,7 @@ def _timings(run_id: str, device: str, stages: StageLog, embedder: Embedder, exe
             "wall_s": round(wall, 3),
             "cpu_s": None if spent["cpu_s"] is None else round(spent["cpu_s"], 3),
             "audio_seconds_per_second": round(done["audio_s"] / wall, 3) if done["sides"] and wall > 0 else None,
+            "memory": executor.memory.get(label, MemoryLog()).as_dict(),
         }
     return {
         "run_id": run_id,

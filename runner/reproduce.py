@@ -17,6 +17,7 @@ from runner.config import RunConfig, load_config
 from runner.corpora.base import UTTERANCES_FILE
 
 if TYPE_CHECKING:
+    from runner.encoders.base import Dtype
     from runner.execution import Executor
 
 REPORT_FOLDER = "report"
@@ -56,15 +57,17 @@ def _signing_key(out: Path, key: Path | None) -> Path:
     return private
 
 
-def check_run_inputs(config: RunConfig, device: str, image_digest: str | None) -> None:
-    """What would otherwise fail late is checked before a run starts: the device for every encoder of the
-    configuration, and the form of the image digest that environment.json records."""
+def check_run_inputs(config: RunConfig, device: str, image_digest: str | None, dtype: str = "fp32") -> None:
+    """What would otherwise fail late is checked before a run starts: the device and the precision for every
+    encoder of the configuration, and the form of the image digest that environment.json records."""
     from provenance.environment import check_image_digest
-    from runner.encoders.preflight import check_devices
+    from runner.encoders.preflight import check_devices, check_precision
 
     if image_digest is not None:
         check_image_digest(image_digest)
-    check_devices(device, [(spec.label, spec.kind) for spec in config.encoders])
+    labels = [(spec.label, spec.kind) for spec in config.encoders]
+    check_devices(device, labels)
+    check_precision(device, dtype, labels)
 
 
 def reproduce(
@@ -78,6 +81,7 @@ def reproduce(
     claims: Path | None = None,
     executor: Executor | None = None,
     device: str = "cpu",
+    dtype: Dtype = "fp32",
 ) -> int:
     """Run the loop and return the audit's exit code (0 pass, 1 findings, 2 input error). ``claims``: published
     numbers to check in the audit, read (and refused when malformed) before the run starts; ``executor`` computes
@@ -91,13 +95,13 @@ def reproduce(
 
     claim_count = len(read_claims(claims)) if claims is not None else 0
     config = load_config(config_path)
-    check_run_inputs(config, device, image_digest)
+    check_run_inputs(config, device, image_digest, dtype)
     _ensure_corpus(config, dry_run)
     if dry_run:
         labels = ", ".join(choice.label for choice in config.encoders)
         _say(f"would run {config.source} ({len(config.experiments)} experiments; encoders {labels}) into {out}")
         with_claims = f" and {claim_count} claims of {claims}" if claims is not None else ""
-        _say(f"device {device}: available for every encoder")
+        _say(f"device {device}: available for every encoder; dtype {dtype}")
         _say(
             f"would sign with {key or 'a throwaway key'}, audit {out / 'results.csv'} with --bundle {out}{with_claims}"
         )
@@ -114,6 +118,7 @@ def reproduce(
         image_digest=image_digest,
         command_line=sys.argv,
         device=device,
+        dtype=dtype,
         executor=executor,
     )
     _say(

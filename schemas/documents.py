@@ -40,11 +40,19 @@ class RecordOutcome(_Document):
     fallback: Count = 0
 
 
+class EncoderOutcome(_Document):
+    """One encoder label over the sides it could not embed (too short, silent, not finite, out of memory)."""
+
+    failed: Count = 0
+    reasons: dict[StrictStr, Count] = Field(default_factory=dict)
+
+
 class OperatorsDocument(_Document):
-    """``operators.json``: the failure policy, each chain's outcomes, each record's."""
+    """``operators.json``: the failure policy, each chain's outcomes, each encoder's failed sides, each record's."""
 
     policy: StrictStr = "not declared"
     chains: dict[StrictStr, ChainOutcome] = Field(default_factory=dict)
+    encoders: dict[StrictStr, EncoderOutcome] = Field(default_factory=dict)
     records: dict[StrictStr, RecordOutcome] = Field(default_factory=dict)
 
 

@@ -114,7 +114,8 @@ class _Verification:
 
 
 def verify_operator_outcomes(files: LoadedFiles) -> tuple[None, Step]:
-    """Report operator applied/failed/fallback counts per chain; failures or fallbacks raise a warning."""
+    """Report operator applied/failed/fallback counts per chain, and per encoder the sides it could not embed;
+    failures or fallbacks raise a warning."""
     operators = files.operators or {}
     policy = operators.get("policy", "not declared")
     table = [
@@ -128,8 +129,20 @@ def verify_operator_outcomes(files: LoadedFiles) -> tuple[None, Step]:
         }
         for chain_id, chain in sorted(operators.get("chains", {}).items())
     ]
+    table += [
+        {
+            "chain": f"encoder {label}",
+            "spec": "sides the encoder could not embed",
+            "applied": None,
+            "failed": encoder.get("failed", 0),
+            "fallback": 0,
+            "reasons": ", ".join(f"{reason}: {n}" for reason, n in sorted(encoder.get("reasons", {}).items())),
+        }
+        for label, encoder in sorted(operators.get("encoders", {}).items())
+        if encoder.get("failed", 0)
+    ]
     troubled = [row for row in table if row["failed"] or row["fallback"]]
-    lines = [f"Declared policy for failed operators: {policy}."]
+    lines = [f"Declared policy for failed operators and encoders: {policy}."]
     if troubled:
         records = tuple(
             record_id
@@ -138,7 +151,7 @@ def verify_operator_outcomes(files: LoadedFiles) -> tuple[None, Step]:
         )
         raise OperatorFailuresError(
             "operator-outcomes",
-            f"{len(troubled)} operator chain(s) failed or fell back "
+            f"{len(troubled)} operator chain(s) or encoder(s) failed or fell back "
             f"({sum(r['failed'] for r in troubled)} failed, {sum(r['fallback'] for r in troubled)} "
             "fallback); "
             "the affected records were not scored under the nominal condition for those trials.",

@@ -21,9 +21,10 @@ import numpy as np
 
 from runner.encoders.batching import BatchPolicy, checked_waves, plan_batches, resample
 from runner.encoders.checkpoint import CheckpointRecord, EncoderConfigError, verify_pin
+from schemas.errors import Error
 
-Dtype = Literal["fp32", "bf16"]
-DTYPES: tuple[str, ...] = ("fp32", "bf16")
+Dtype = Literal["fp32", "bf16", "fp16"]
+DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16")
 
 # kind -> "module:Class"; the single list of loader kinds (the roster validates against it).
 ENCODER_KINDS: dict[str, str] = {
@@ -95,13 +96,22 @@ class Encoder(ABC):
         """Raw (unnormalised) embeddings, one row per waveform, of waveforms at ``self.sample_rate``."""
 
 
+class EmbeddingValueError(Error, FloatingPointError):
+    """Rows of an encoder's output that are zero or not finite (``rows``: their input positions)."""
+
+    reason = "the encoder produced a zero or non-finite embedding"
+
+    def __init__(self, rows: list[int]) -> None:
+        super().__init__(f"the encoder produced zero or non-finite embeddings for rows {rows}")
+        self.rows = rows
+
+
 def l2_normalise(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit L2 norm (float32); an all-zero row is an error, never a silent NaN."""
     vectors = np.asarray(vectors, dtype=np.float64)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     if not np.all(np.isfinite(vectors)) or np.any(norms == 0):
-        bad = np.flatnonzero(~np.isfinite(vectors).all(axis=1) | (norms[:, 0] == 0)).tolist()
-        raise FloatingPointError(f"the encoder produced zero or non-finite embeddings for rows {bad}")
+        raise EmbeddingValueError(np.flatnonzero(~np.isfinite(vectors).all(axis=1) | (norms[:, 0] == 0)).tolist())
     return (vectors / norms).astype(np.float32)
 
 

@@ -24,11 +24,15 @@ MAX_PEAK = 4.0
 
 
 class WaveformError(Error, ValueError):
-    """A waveform handed to ``Encoder.embed`` that is not a finite 1-D float signal of usable length."""
+    """A waveform handed to ``Encoder.embed`` that is not a finite 1-D float signal of usable length.
 
-    def __init__(self, index: int, problem: str) -> None:
+    ``reason`` is the problem without what varies from one waveform to the next (its length, its peak): the words
+    a run counts a failed side under (``runner.encoders.failures``)."""
+
+    def __init__(self, index: int, problem: str, reason: str | None = None) -> None:
         super().__init__(f"waveform {index}: {problem}")
         self.index = index
+        self.reason = reason or problem
 
 
 @dataclass(frozen=True)
@@ -81,12 +85,16 @@ def checked_waves(waves: Sequence[np.ndarray], min_samples: int) -> list[np.ndar
         if not np.issubdtype(array.dtype, np.floating):
             raise WaveformError(index, f"expected floating-point samples in [-1, 1], got {array.dtype}")
         if array.size < min_samples:
-            raise WaveformError(index, f"{array.size} samples, the encoder needs at least {min_samples}")
+            shorter = f"shorter than the encoder's minimum of {min_samples} samples"
+            raise WaveformError(index, f"{array.size} samples, the encoder needs at least {min_samples}", shorter)
         if not np.all(np.isfinite(array)):
             raise WaveformError(index, "contains NaN or infinite samples")
         peak = float(np.max(np.abs(array)))
+        if peak == 0:
+            raise WaveformError(index, "digital silence (every sample is zero)")
         if peak > MAX_PEAK:
-            raise WaveformError(index, f"peak {peak:g} looks like integer PCM; expected floats in [-1, 1]")
+            integer_pcm = f"peak above {MAX_PEAK:g}: looks like integer PCM"
+            raise WaveformError(index, f"peak {peak:g} looks like integer PCM; expected floats in [-1, 1]", integer_pcm)
         checked.append(np.ascontiguousarray(array, dtype=np.float32))
     return checked
 

@@ -72,7 +72,7 @@ class CampplusEncoder(Encoder):
     ) -> CampplusEncoder:
         folder = require_folder(checkpoint, label, [weights_file]).resolve()
         resolved_device = torch_device(device, label)
-        runtime = deterministic_settings(resolved_device, dtype)
+        runtime = deterministic_settings(resolved_device, dtype, label)
         module, source = architecture_module(label)
         model = getattr(module, ARCHITECTURE_CLASS)(feat_dim=mel_bins, embedding_size=embedding_size)
         try:

@@ -66,9 +66,9 @@ class RecordStore:
         self.root = Path(root)
         self._runtime: dict[str, Any] | None = None
 
-    def identity(self, spec: EncoderSpec, device: str) -> dict[str, Any] | None:
-        """The store key's content for ``spec`` on ``device``; None when its checkpoint is not there (loading
-        then names what is missing)."""
+    def identity(self, spec: EncoderSpec, device: str, dtype: str = "fp32") -> dict[str, Any] | None:
+        """The store key's content for ``spec`` on ``device`` in ``dtype``; None when its checkpoint is not there
+        (loading then names what is missing)."""
         entry = spec.as_dict()
         del entry["checkpoint"]  # where it lies is no part of what it is
         if spec.checkpoint is not None:
@@ -77,7 +77,7 @@ class RecordStore:
             entry["checkpoint_blake3"] = path_digest(spec.checkpoint).blake3
         if self._runtime is None:
             self._runtime = runtime_identity()
-        return {"entry": entry, "device": device, "runtime": self._runtime}
+        return {"entry": entry, "device": device, "dtype": dtype, "runtime": self._runtime}
 
     def path(self, identity: dict[str, Any]) -> Path:
         return self.root / f"{derived_digest(canonical_json(identity))}.json"
@@ -117,7 +117,7 @@ class RecordStore:
 
 class DeferredEncoder:
     """The encoder of a roster entry, made by ``load`` on the first ``embed`` (or on the first ``checkpoint``
-    when no stored record verifies)."""
+    when no stored record verifies); ``dtype`` is what ``load`` loads it in (part of the stored record's key)."""
 
     def __init__(
         self,
@@ -125,12 +125,13 @@ class DeferredEncoder:
         device: str,
         load: Callable[[EncoderSpec, str], EncoderHandle],
         store: RecordStore,
+        dtype: str = "fp32",
     ) -> None:
         self.spec = spec
         self.device = device
         self._load = load
         self._store = store
-        self._identity = store.identity(spec, device)
+        self._identity = store.identity(spec, device, dtype)
         self._record = None if self._identity is None else store.get(spec, self._identity)
         self._encoder: EncoderHandle | None = None
 

@@ -157,7 +157,7 @@ def load_hf_audio(
     """Load ``transformers.<auto_class_name>`` and its feature extractor from the folder, offline, frozen."""
     folder = require_transformers_folder(checkpoint, label)
     resolved_device = torch_device(device, label)
-    runtime = deterministic_settings(resolved_device, dtype)
+    runtime = deterministic_settings(resolved_device, dtype, label)
     force_offline()
     import transformers
     from safetensors import SafetensorError
@@ -196,7 +196,7 @@ def hf_record(
         class_name=f"{type(model).__module__}.{type(model).__qualname__}",
         config={
             "model_type": loaded.config.model_type,
-            "model_config": {k: v for k, v in loaded.config.to_diff_dict().items() if k != "transformers_version"},
+            "model_config": _recorded_config(loaded.config),
             "feature_extractor": loaded.feature_extractor.to_dict(),
             "unused_checkpoint_keys": loaded.unused_keys,
         },
@@ -206,3 +206,11 @@ def hf_record(
         runtime={**runtime, "batching": {**policy.as_dict(), "padding": padding}},
     )
     return record, policy
+
+
+def _recorded_config(config: Any) -> dict[str, Any]:
+    """The model configuration as its config.json writes it (what differs from the defaults, ``id2label``'s keys
+    as strings: transformers holds them as integers, which the record's canonical JSON refuses), without the
+    transformers version that wrote it."""
+    written = json.loads(config.to_json_string(use_diff=True))
+    return {key: value for key, value in written.items() if key != "transformers_version"}

@@ -106,8 +106,6 @@ class MfccStatsEncoder(Encoder):
         """``config_options`` are fields of ``MfccConfig``; there is no checkpoint to give."""
         if checkpoint is not None:
             raise EncoderConfigError(label, f"the mfcc encoder has no weights, but checkpoint {checkpoint} was given")
-        if dtype != "fp32":
-            raise EncoderConfigError(label, f"the mfcc encoder computes in float64 numpy only, not {dtype}")
         try:
             config = MfccConfig(**config_options)
         except (TypeError, ValueError) as error:
@@ -124,7 +122,8 @@ class MfccStatsEncoder(Encoder):
             runtime={
                 "device": "cpu",
                 "requested_device": device,  # numpy has no accelerator path: the run's device does not apply
-                "dtype": "fp32",
+                "dtype": "fp32",  # float64 numpy, whatever the run asks for
+                **({"requested_dtype": dtype} if dtype != "fp32" else {}),
                 "numpy": np.__version__,
                 "batching": policy.as_dict(),
             },

@@ -17,6 +17,7 @@ does not actually run on it, is an error naming the label and the providers offe
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -32,7 +33,13 @@ from runner.encoders.checkpoint import (
     require_folder,
     resolve_folder,
 )
-from runner.encoders.device import check_session_provider, onnx_provider
+from runner.encoders.device import (
+    PROVIDERS,
+    check_node_placement,
+    check_session_provider,
+    onnx_provider,
+    profiled_placement,
+)
 
 
 class OnnxEncoder(Encoder):
@@ -70,14 +77,17 @@ class OnnxEncoder(Encoder):
         import onnxruntime as ort
 
         folder = require_folder(checkpoint, label, [model_file])
-        if dtype != "fp32":
-            raise EncoderConfigError(label, f"onnx encoders run in the graph's own precision; dtype {dtype!r}")
         if input not in ("waveform", "fbank"):
             raise EncoderConfigError(label, f"input must be 'waveform' or 'fbank', got {input!r}")
         provider, provider_options = onnx_provider(device, label)
         options = ort.SessionOptions()
         options.use_deterministic_compute = True
         options.log_severity_level = 3
+        profiles = None
+        if provider != PROVIDERS["cpu"]:  # where each node runs, read from onnxruntime's profile of a probe run
+            profiles = tempfile.TemporaryDirectory(prefix="interbias-onnx-")
+            options.enable_profiling = True
+            options.profile_file_prefix = str(Path(profiles.name) / "placement")
         try:
             session = ort.InferenceSession(
                 str(folder / model_file), options, providers=[provider], provider_options=provider_options
@@ -107,6 +117,7 @@ class OnnxEncoder(Encoder):
             "cmn": cmn,
         }
         policy = replace(policy, equal_length_only=True)
+        placement = None if profiles is None else _probe_placement(session, frontend, provider, label, profiles)
         resolved = resolve_folder(folder)
         record = CheckpointRecord(
             label=label,
@@ -118,9 +129,12 @@ class OnnxEncoder(Encoder):
             name=resolved.name,
             runtime={
                 "device": device,
-                "dtype": "fp32",
+                "dtype": "fp32",  # the graph's own precision, whatever the run asks for
+                **({"requested_dtype": dtype} if dtype != "fp32" else {}),
                 "provider": provider,
+                **({"provider_options": provider_options[0]} if provider_options else {}),
                 "session_providers": list(session.get_providers()),
+                **({"node_placement": placement} if placement is not None else {}),
                 "onnxruntime": ort.__version__,
                 "use_deterministic_compute": True,
                 "intra_op_num_threads": options.intra_op_num_threads,
@@ -131,25 +145,42 @@ class OnnxEncoder(Encoder):
         return cls(record, session, frontend, policy)
 
     def _features(self, wave: np.ndarray) -> np.ndarray:
-        """The graph input for one utterance: scaled samples, or (frames, mel bins) filterbanks."""
-        scaled = wave * np.float32(self.frontend["waveform_scale"])
-        if self.frontend["input"] == "waveform":
-            return scaled
-        import torch
-        from torchaudio.compliance import kaldi
-
-        fbank = kaldi.fbank(
-            torch.from_numpy(scaled)[None],
-            num_mel_bins=self.frontend["num_mel_bins"],
-            frame_length=self.frontend["frame_length_ms"],
-            frame_shift=self.frontend["frame_shift_ms"],
-            dither=0.0,
-            sample_frequency=float(self.frontend["sample_rate"]),
-            window_type=self.frontend["window_type"],
-        ).numpy()
-        return fbank - fbank.mean(axis=0, keepdims=True) if self.frontend["cmn"] else fbank
+        return graph_input(self.frontend, wave)
 
     def _embed_batch(self, waves: list[np.ndarray]) -> np.ndarray:
         batch = np.stack([self._features(w) for w in waves]).astype(np.float32)
         (embeddings,) = self.session.run([self.frontend["output_name"]], {self.input_name: batch})
         return np.asarray(embeddings, dtype=np.float32).reshape(len(waves), -1)
+
+
+def graph_input(frontend: dict[str, Any], wave: np.ndarray) -> np.ndarray:
+    """The graph input for one utterance: scaled samples, or (frames, mel bins) filterbanks."""
+    scaled = wave * np.float32(frontend["waveform_scale"])
+    if frontend["input"] == "waveform":
+        return scaled
+    import torch
+    from torchaudio.compliance import kaldi
+
+    fbank = kaldi.fbank(
+        torch.from_numpy(scaled)[None],
+        num_mel_bins=frontend["num_mel_bins"],
+        frame_length=frontend["frame_length_ms"],
+        frame_shift=frontend["frame_shift_ms"],
+        dither=0.0,
+        sample_frequency=float(frontend["sample_rate"]),
+        window_type=frontend["window_type"],
+    ).numpy()
+    return fbank - fbank.mean(axis=0, keepdims=True) if frontend["cmn"] else fbank
+
+
+def _probe_placement(
+    session: Any, frontend: dict[str, Any], provider: str, label: str, profiles: tempfile.TemporaryDirectory[str]
+) -> dict[str, Any]:
+    """Run one second of a tone through the profiling session, read where each node ran and check it
+    (``device.check_node_placement``); the profile is removed. onnxruntime's log of node placements is not
+    readable from Python, its profile is."""
+    with profiles:
+        tone = (0.1 * np.sin(np.arange(frontend["sample_rate"]) * 0.05)).astype(np.float32)
+        session.run([frontend["output_name"]], {frontend["input_name"]: graph_input(frontend, tone)[None]})
+        placement = profiled_placement(Path(session.end_profiling()))
+    return check_node_placement(placement, provider, label)

@@ -31,3 +31,11 @@ def check_devices(device: str, labels_by_kind: Iterable[tuple[str, str]]) -> Non
             problems.append(f"{label} ({error.problem})")
     if problems:
         raise InputError(f"device {device!r}", "not available for " + "; ".join(problems))
+
+
+def check_precision(device: str, dtype: str, labels_by_kind: Iterable[tuple[str, str]]) -> None:
+    """Fail, before any work, when ``dtype`` cannot run on ``device`` for a torch encoder (fp16 on the CPU: oneDNN
+    has no float16 LSTM, among others); numpy and onnx kinds run in their own precision and record the request."""
+    torch_labels = [label for label, kind in labels_by_kind if kind in TORCH_KINDS]
+    if dtype == "fp16" and device_type(device, "the run") == "cpu" and torch_labels:
+        raise InputError(f"--dtype {dtype}", f"needs CUDA for {', '.join(torch_labels)}; on the CPU use bf16 or fp32")

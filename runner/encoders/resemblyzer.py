@@ -68,7 +68,7 @@ class ResemblyzerEncoder(Encoder):
 
         weights = require_file(shipped_weights() if checkpoint is None else checkpoint, label)
         resolved_device = torch_device(device, label)
-        runtime = deterministic_settings(resolved_device, dtype)
+        runtime = deterministic_settings(resolved_device, dtype, label)
         try:
             model = VoiceEncoder(device=resolved_device, verbose=False, weights_fpath=weights)
             # VoiceEncoder loads with strict=False; a partial weights file must fail here instead. The shipped
@@ -108,9 +108,7 @@ class ResemblyzerEncoder(Encoder):
         """Volume normalisation and, if asked for, webrtcvad trimming (before batches are planned)."""
         from resemblyzer import audio
 
-        if self.options["normalize_volume"]:
-            if not np.any(wave):
-                raise WaveformError(index, "digital silence cannot be volume-normalised")
+        if self.options["normalize_volume"]:  # digital silence never gets here (``checked_waves``)
             wave = audio.normalize_volume(wave, TARGET_DBFS, increase_only=True)
         if self.options["trim_silence"]:
             wave = audio.trim_long_silences(wave)

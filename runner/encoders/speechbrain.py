@@ -99,7 +99,7 @@ class SpeechBrainEncoder(Encoder):
         folder = require_folder(checkpoint, label, [hparams_file]).resolve()
         require_regular_files(folder, label)
         resolved_device = torch_device(device, label)
-        runtime = deterministic_settings(resolved_device, dtype)
+        runtime = deterministic_settings(resolved_device, dtype, label)
         force_offline()
         from speechbrain.inference.speaker import EncoderClassifier
         from speechbrain.utils.fetching import FetchConfig, LocalStrategy

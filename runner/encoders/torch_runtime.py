@@ -1,9 +1,11 @@
 """Device, numeric precision and determinism for the torch-based adapters (the only torch import point here).
 
-fp32 is the default. ``bf16`` runs the forward pass under ``torch.autocast`` (weights stay fp32, matmuls and
-convolutions run in bfloat16); it is opt-in and written to the checkpoint record. Loading an encoder switches
-torch to deterministic kernels where they exist (cuDNN deterministic, no benchmark autotuning, no TF32) and
-records those settings with the thread count and versions, so a run's numbers can be traced to its settings.
+fp32 is the default. ``bf16`` and ``fp16`` run the forward pass under ``torch.autocast`` (weights stay fp32,
+matmuls and convolutions run in bfloat16 or float16); they are opt-in (``--dtype``) and written to the checkpoint
+record, whose cache key they change. fp16 is refused on the CPU (oneDNN has no float16 LSTM, among others).
+Loading an encoder switches torch to deterministic kernels where they exist (cuDNN deterministic, no benchmark
+autotuning, no TF32) and records those settings with the thread count and versions, so a run's numbers can be traced
+to its settings.
 """
 
 from __future__ import annotations
@@ -39,8 +41,13 @@ def torch_device(device: str, label: str) -> torch.device:
     return resolved
 
 
-def deterministic_settings(device: torch.device, dtype: str) -> dict[str, Any]:
+AUTOCAST = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def deterministic_settings(device: torch.device, dtype: str, label: str) -> dict[str, Any]:
     """Switch torch to deterministic kernels and return what is in force, for the checkpoint record."""
+    if dtype == "fp16" and device.type == "cpu":
+        raise EncoderConfigError(label, "dtype 'fp16' needs CUDA; on the CPU use bf16 or fp32")
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -48,7 +55,7 @@ def deterministic_settings(device: torch.device, dtype: str) -> dict[str, Any]:
     settings: dict[str, Any] = {
         "device": str(device),
         "dtype": dtype,
-        "precision": "fp32" if dtype == "fp32" else "torch.autocast(bfloat16)",
+        "precision": "fp32" if dtype == "fp32" else f"torch.autocast({str(AUTOCAST[dtype]).removeprefix('torch.')})",
         "torch": torch.__version__,
         "num_threads": torch.get_num_threads(),
         "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
@@ -66,7 +73,7 @@ def deterministic_settings(device: torch.device, dtype: str) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def inference(device: torch.device, dtype: str, onednn: bool = True) -> Iterator[None]:
-    """No gradients, bf16 autocast when asked for, and on the CPU oneDNN's kernels only where ``onednn``.
+    """No gradients, bf16 or fp16 autocast when asked for, and on the CPU oneDNN's kernels only where ``onednn``.
 
     oneDNN builds its convolution primitives for each input shape: for CAM++ on utterances that each have a
     length of their own, torch's native convolutions were measured faster (``campplus.CPU_ONEDNN``).
@@ -75,8 +82,8 @@ def inference(device: torch.device, dtype: str, onednn: bool = True) -> Iterator
     torch.backends.mkldnn.enabled = onednn or device.type != "cpu"
     try:
         with torch.inference_mode():
-            if dtype == "bf16":
-                with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
+            if dtype in AUTOCAST:
+                with torch.autocast(device_type=device.type, dtype=AUTOCAST[dtype]):
                     yield
             else:
                 yield

@@ -18,11 +18,12 @@ from typing import Any, Protocol
 import numpy as np
 import soundfile
 
-from runner.cache import CachedEmbedding, EmbeddingCache
+from runner.cache import CachedEmbedding, EmbeddingCache, encoder_outcome
 from runner.config import RunConfig
 from runner.designs import ChainSpecs
 from runner.encoders import EncoderHandle
 from runner.encoders.deferred import DeferredEncoder
+from runner.encoders.failures import MemoryLog, embed_each
 from runner.operators import Chain, NoiseSources
 from runner.plan import Side
 from runner.stages import StageLog
@@ -88,23 +89,42 @@ class EmbedJob:
     keys: dict[str, str]
 
 
-def embed_realised(
-    encoder: EncoderHandle, items: list[tuple[str, Degraded]]
-) -> tuple[list[tuple[str, CachedEmbedding]], int]:
-    """Each (key, realised side) as a cache entry of ``encoder``, and the number of forward passes.
+@dataclass(frozen=True)
+class Embedded:
+    """What ``embed_realised`` gives: each (key, entry) in the given order, the sides handed to the encoder (its
+    forward passes), and what running out of memory cost it."""
+
+    entries: list[tuple[str, CachedEmbedding]]
+    passes: int
+    memory: MemoryLog
+
+
+def embed_realised(encoder: EncoderHandle, items: list[tuple[str, Degraded]]) -> Embedded:
+    """Each (key, realised side) as a cache entry of ``encoder``.
 
     One ``embed`` call per sample rate, in the given order (the encoder buckets by length inside it): every
     executor hands the same items in the same order, so the vectors are the same bytes wherever they are computed.
-    A side whose chain failed gets an entry without a vector.
+    A side whose chain failed gets an entry without a vector; so does a side the encoder cannot embed
+    (``failures.embed_each``: too short, silent, not finite, out of memory even alone), its outcomes ending with the
+    encoder's, which names the label and the reason.
     """
     usable = [(index, wave, sr) for index, (_, (wave, sr, _)) in enumerate(items) if wave is not None]
-    vectors: dict[int, np.ndarray] = {}
+    results: dict[int, np.ndarray | str] = {}
+    memory = MemoryLog()
     for rate in sorted({sr for _, _, sr in usable}):
         same_rate = [(index, wave) for index, wave, sr in usable if sr == rate]
-        embedded = encoder.embed([wave for _, wave in same_rate], rate)
-        vectors.update(zip([index for index, _ in same_rate], embedded, strict=True))
-    entries = [(key, CachedEmbedding(vectors.get(index), realised[2])) for index, (key, realised) in enumerate(items)]
-    return entries, len(usable)
+        embedded = embed_each(encoder, [wave for _, wave in same_rate], rate, memory)
+        results.update(zip([index for index, _ in same_rate], embedded, strict=True))
+    label = encoder.checkpoint.label
+    entries = []
+    for index, (key, (_, _, outcomes)) in enumerate(items):
+        result = results.get(index)
+        if isinstance(result, str):
+            entry = CachedEmbedding(None, [*outcomes, encoder_outcome(label, result)])
+        else:
+            entry = CachedEmbedding(result, outcomes)
+        entries.append((key, entry))
+    return Embedded(entries, len(usable), memory)
 
 
 @dataclass(frozen=True)
@@ -127,8 +147,13 @@ class Executor(Protocol):
 
     forward_passes: int
     label_seconds: dict[str, dict[str, float | None]]  # per label: wall_s and cpu_s (None where not measured)
+    memory: dict[str, MemoryLog]  # per label: what running out of memory cost (``failures.MemoryLog``)
 
     def compute(self, work: EmbedWork) -> list[dict[str, CachedEmbedding]]: ...
+
+    def device_class(self, device: str) -> str:
+        """What the encoders will run on (``runner.encoders.device.device_class``): part of every embedding key."""
+        ...
 
     def describe(self) -> dict[str, Any]:
         """What executed the run, for ``environment.json``."""

@@ -14,6 +14,8 @@ from typing import Any
 from runner.cache import CachedEmbedding, EmbeddingCache
 from runner.config import RunConfig
 from runner.encoders.deferred import DeferredEncoder
+from runner.encoders.device import device_class
+from runner.encoders.failures import MemoryLog
 from runner.execution.jobs import Degraded, DegradeJob, EmbedJob, EmbedWork, degrade, embed_realised, init_worker
 from runner.operators import NoiseSources
 from runner.stages import StageLog
@@ -40,9 +42,13 @@ class LocalExecutor:
         self.workers = workers
         self.forward_passes = 0
         self.label_seconds: dict[str, dict[str, float | None]] = {}
+        self.memory: dict[str, MemoryLog] = {}
 
     def describe(self) -> dict[str, Any]:
         return {"name": "local", "workers": self.workers}
+
+    def device_class(self, device: str) -> str:
+        return device_class(device)
 
     def compute(self, work: EmbedWork) -> list[dict[str, CachedEmbedding]]:
         computed: list[dict[str, CachedEmbedding]] = []
@@ -101,12 +107,13 @@ class LocalExecutor:
                 encoder.load()
                 stages.note("embeddings", f"encoder {label} loaded in {time.perf_counter() - started:.1f} s")
             started, started_cpu = time.perf_counter(), time.process_time()
-            entries, passes = embed_realised(encoder, [(batch[i][0].keys[label], batch[i][1]) for i in held])
+            embedded = embed_realised(encoder, [(batch[i][0].keys[label], batch[i][1]) for i in held])
             spent = self.label_seconds.setdefault(label, {"wall_s": 0.0, "cpu_s": 0.0})
             spent["wall_s"] = (spent["wall_s"] or 0.0) + time.perf_counter() - started
             spent["cpu_s"] = (spent["cpu_s"] or 0.0) + time.process_time() - started_cpu
-            self.forward_passes += passes
-            for index, (key, entry) in zip(held, entries, strict=True):
+            self.forward_passes += embedded.passes
+            self.memory.setdefault(label, MemoryLog()).merge(embedded.memory)
+            for index, (key, entry) in zip(held, embedded.entries, strict=True):
                 cache.put(key, entry)
                 computed[index][label] = entry
         return computed

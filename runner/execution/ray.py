@@ -37,6 +37,9 @@ from provenance.digests import bytes_digest, file_digest
 from runner.cache import CachedEmbedding, CacheEntryRejectedError, EmbeddingCache
 from runner.config import RunConfig
 from runner.encoders import Encoder, EncoderSpec
+from runner.encoders.base import Dtype
+from runner.encoders.device import device_class, device_type
+from runner.encoders.failures import MemoryLog
 from runner.execution.jobs import Degraded, DegradeJob, EmbedJob, EmbedWork, degrade, embed_realised, init_worker
 from runner.operators import NoiseSources
 from runner.stages import StagePart
@@ -117,16 +120,17 @@ class EncoderActor:
     a checkpoint that differs on this node is refused rather than mixed into the run.
     """
 
-    def __init__(self, spec: EncoderSpec, device: str, cache_key: str, cache_root: Path) -> None:
+    def __init__(self, spec: EncoderSpec, device: str, dtype: Dtype, cache_key: str, cache_root: Path) -> None:
         self.spec = spec
         self.device = device
+        self.dtype = dtype
         self.cache_key = cache_key
         self.cache = EmbeddingCache(cache_root)
         self.encoder: Encoder | None = None
 
     def _loaded(self) -> Encoder:
         if self.encoder is None:
-            encoder = self.spec.load(device=self.device)
+            encoder = self.spec.load(device=self.device, dtype=self.dtype)
             if encoder.checkpoint.cache_key != self.cache_key:
                 raise RunError(
                     f"encoder {self.spec.label} on node {_node()} has cache key {encoder.checkpoint.cache_key}, "
@@ -136,22 +140,28 @@ class EncoderActor:
         return self.encoder
 
     def ready(self) -> dict[str, Any]:
-        """Load the model; where it runs and its runtime record."""
+        """Load the model; where it runs, its device class and its runtime record."""
         encoder = self._loaded()
-        return {"node": _node(), "pid": os.getpid(), "runtime": encoder.checkpoint.runtime}
+        return {
+            "node": _node(),
+            "pid": os.getpid(),
+            "device_class": device_class(self.device),
+            "runtime": encoder.checkpoint.runtime,
+        }
 
-    def embed(self, keys: list[str], *realised: Degraded) -> tuple[int, float]:
+    def embed(self, keys: list[str], *realised: Degraded) -> tuple[int, float, MemoryLog]:
         """Embed the realised sides (audio copied out of the read-only object store), store each entry under its
-        key; the number of forward passes and the seconds they took (the label's throughput)."""
+        key; the number of forward passes, the seconds they took (the label's throughput) and what running out of
+        memory cost."""
         started = time.perf_counter()
         items = [
             (key, (None if wave is None else np.array(wave), sr, outcomes))
             for key, (wave, sr, outcomes) in zip(keys, realised, strict=True)
         ]
-        entries, passes = embed_realised(self._loaded(), items)
-        for key, entry in entries:
+        embedded = embed_realised(self._loaded(), items)
+        for key, entry in embedded.entries:
             self.cache.put(key, entry)
-        return passes, time.perf_counter() - started
+        return embedded.passes, time.perf_counter() - started, embedded.memory
 
 
 def _node() -> str:
@@ -198,9 +208,13 @@ class RayExecutor:
     address: str | None = None
     gpus_per_actor: float = 0.0
     device: str = "cpu"
+    dtype: Dtype = "fp32"
     actors_per_label: int | None = None
     forward_passes: int = 0
     label_seconds: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    memory: dict[str, MemoryLog] = field(default_factory=dict)
+    _device_class: str | None = None
+    _owned: bool = False
     _description: dict[str, Any] = field(default_factory=dict)
     _session_dir: str | None = None
 
@@ -219,10 +233,24 @@ class RayExecutor:
     def describe(self) -> dict[str, Any]:
         return {"name": "ray", **self._description}
 
+    def device_class(self, device: str) -> str:
+        """The actors' device class, asked of one GPU task on the cluster (``device`` is the driver's; the actors
+        run on ``self.device``); each actor checks its own against it when it is ready."""
+        if device_type(self.device, "--executor ray") == "cpu":
+            self._device_class = "cpu"
+            return self._device_class
+        ray = _import_ray()
+        if not ray.is_initialized():
+            self._connect(ray)
+            self._owned = True
+        probe = ray.remote(num_cpus=0, num_gpus=self.gpus_per_actor)(device_class)
+        self._device_class = str(self._get(ray, [probe.remote(self.device)], ACTOR_READY_S)[0])
+        return self._device_class
+
     def compute(self, work: EmbedWork) -> list[dict[str, CachedEmbedding]]:
         ray = _import_ray()
-        owned = not ray.is_initialized()
-        if owned:
+        owned = self._owned or not ray.is_initialized()
+        if not ray.is_initialized():
             self._connect(ray)
         try:
             self._describe_cluster(ray, len(work.encoders) * (self.actors_per_label or 1))
@@ -232,6 +260,7 @@ class RayExecutor:
         finally:
             if owned:
                 ray.shutdown()  # a cluster started for the run stops with it; a given one is only left
+                self._owned = False
 
     def _connect(self, ray: Any) -> None:
         options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
@@ -271,6 +300,7 @@ class RayExecutor:
             "gpus": sum(node["gpus"] for node in nodes),
             "gpus_per_actor": self.gpus_per_actor,
             "device": self.device,
+            "dtype": self.dtype,
         }
         if self.gpus_per_actor > 0 and gpu_slots(nodes, self.gpus_per_actor) < n_actors:
             gpus = ", ".join(f"{node['gpus']:g}" for node in nodes)
@@ -317,7 +347,7 @@ class RayExecutor:
         pools = {
             label: [
                 actor_class.options(num_cpus=0, num_gpus=self.gpus_per_actor).remote(
-                    specs[label], self.device, encoder.checkpoint.cache_key, shared.root
+                    specs[label], self.device, self.dtype, encoder.checkpoint.cache_key, shared.root
                 )
                 for _ in range(size)
             ]
@@ -326,6 +356,10 @@ class RayExecutor:
         try:
             ready = self._get(ray, [actor.ready.remote() for pool in pools.values() for actor in pool], ACTOR_READY_S)
             self._description["actors"] = {label: ready[n * size : (n + 1) * size] for n, label in enumerate(pools)}
+            if self._device_class is not None and self.device != "cpu":
+                others = sorted({a["device_class"] for a in ready} - {self._device_class})
+                if others:  # vectors of another device would be cached under this one's keys
+                    raise RunError(f"actors run on {others}, the run's embedding keys are for {self._device_class}")
             lacking = {f"embed {label}": sum(label in job.keys for job in jobs) for label in work.encoders}
             totals = {"realise": len(jobs)} | {stage: total for stage, total in lacking.items() if total}
             where = f"{len(self._description['nodes'])} node(s), {self._description['cpus']:g} CPU(s)"
@@ -397,8 +431,9 @@ class RayExecutor:
         """Wait for one chunk's actor calls, then read back and verify every entry they wrote."""
         start, calls = chunk
         for label, (member, held, call) in calls.items():
-            passes, seconds = self._get(ray, [call], None)[0]
+            passes, seconds, memory = self._get(ray, [call], None)[0]
             self.forward_passes += passes
+            self.memory.setdefault(label, MemoryLog()).merge(memory)
             spent = self.label_seconds.setdefault(label, {"wall_s": 0.0, "cpu_s": None})  # actor CPU: not measured
             spent["wall_s"] = (spent["wall_s"] or 0.0) + seconds
             actor = self._description["actors"][label][member]

@@ -128,12 +128,13 @@ def test_onnxruntime_providers_and_execution_are_recorded(repo: Path) -> None:
     import onnxruntime
 
     execution = {"rawnet3": {"device": "cpu", "provider": "CPUExecutionProvider"}}
-    env = capture_environment(seeds=[1], command_line=["x"], repo=repo, device="cpu", execution=execution)
+    env = capture_environment(seeds=[1], command_line=["x"], repo=repo, device="cpu", dtype="bf16", execution=execution)
     assert env["onnxruntime"]["available_providers"] == onnxruntime.get_available_providers()
     assert env["onnxruntime"]["version"] == onnxruntime.__version__
-    assert env["execution"] == {"requested_device": "cpu", "encoders": execution}
+    assert env["execution"] == {"requested_device": "cpu", "requested_dtype": "bf16", "encoders": execution}
     bare = capture_environment(seeds=[1], command_line=["x"], repo=repo)
     assert bare["execution"]["requested_device"]["available"] is False
+    assert bare["execution"]["requested_dtype"]["available"] is False
 
 
 def test_importing_the_light_packages_does_not_import_torch() -> None:

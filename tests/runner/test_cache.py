@@ -19,7 +19,9 @@ OUTCOMES = [{"status": "applied", "reason": "white noise at 0 dB", "details": {"
 
 
 def key(name: str) -> str:
-    return embedding_key(audio_blake3=name, chain_id="c", seed=1, utt_id=name, encoder_key="e", material="m")
+    return embedding_key(
+        audio_blake3=name, chain_id="c", seed=1, utt_id=name, encoder_key="e", device_class="cpu", material="m"
+    )
 
 
 def entry(seed: int = 0) -> CachedEmbedding:

@@ -134,3 +134,79 @@ def test_cli_refuses_a_malformed_image_digest_before_any_work(tmp_path: Path, mo
         "got 'interbias:latest'"
     )
     assert not (tmp_path / "b").exists()
+
+
+def test_cuda_provider_options_are_set_for_variable_lengths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build that offers CUDA (the provider list faked; this machine has none) gets heuristic cuDNN algorithm
+    search, an arena that grows by what is asked, and an arena limit of a quarter of the device's memory."""
+    import onnxruntime
+
+    from runner.encoders import device
+
+    monkeypatch.setattr(
+        onnxruntime, "get_available_providers", lambda: ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    )
+    monkeypatch.setattr(onnxruntime, "preload_dlls", lambda: None, raising=False)
+    options = {"cudnn_conv_algo_search": "HEURISTIC", "arena_extend_strategy": "kSameAsRequested"}
+    assert onnx_provider("cuda:1", "x") == ("CUDAExecutionProvider", [{"device_id": 1, **options}])  # no torch CUDA
+    monkeypatch.setattr(device, "_cuda_total_memory", lambda index: 80 * 1024**3)
+    _, (chosen,) = onnx_provider("cuda", "x")  # type: ignore[misc]
+    assert chosen == {"device_id": 0, **options, "gpu_mem_limit": 20 * 1024**3}
+
+
+def test_node_placement_is_read_from_onnxruntimes_profile(tmp_path: Path) -> None:
+    """The profile of a real session lists every node of the graph (optimisation off, so the oracle is the graph
+    file's own node list) with the provider it ran on; heavy nodes off the asked-for provider are refused."""
+    from collections import Counter
+
+    import onnx
+    import onnxruntime
+    import torch
+
+    from runner.encoders.device import check_node_placement, profiled_placement
+
+    model = torch.nn.Sequential(torch.nn.Conv1d(4, 8, 3), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool1d(1))
+    torch.onnx.export(model, (torch.randn(1, 4, 50),), str(tmp_path / "m.onnx"), dynamo=False)
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.enable_profiling = True
+    options.profile_file_prefix = str(tmp_path / "profile")
+    session = onnxruntime.InferenceSession(str(tmp_path / "m.onnx"), options, providers=["CPUExecutionProvider"])
+    session.run(None, {session.get_inputs()[0].name: np.ones((1, 4, 50), np.float32)})
+    placement = profiled_placement(Path(session.end_profiling()))
+    graph_ops = Counter(node.op_type for node in onnx.load(str(tmp_path / "m.onnx")).graph.node)
+    assert placement == {"CPUExecutionProvider": graph_ops} and graph_ops["Conv"] == 1
+    assert check_node_placement(placement, "CPUExecutionProvider", "x") == {
+        "nodes": {"CPUExecutionProvider": sum(graph_ops.values())},
+        "elsewhere": {},
+    }
+    with pytest.raises(
+        EncoderConfigError, match=r"asked for CUDAExecutionProvider, but nodes \['Conv'\] run elsewhere"
+    ):
+        check_node_placement(placement, "CUDAExecutionProvider", "campplus")
+    by_design = {"CUDAExecutionProvider": Counter(Conv=3, MatMul=2), "CPUExecutionProvider": Counter(Shape=2, Gather=1)}
+    assert check_node_placement(by_design, "CUDAExecutionProvider", "x") == {
+        "nodes": {"CPUExecutionProvider": 3, "CUDAExecutionProvider": 5},
+        "elsewhere": {"CPUExecutionProvider": {"Gather": 1, "Shape": 2}},
+    }
+    with pytest.raises(EncoderConfigError, match="lists no node"):
+        check_node_placement({}, "CUDAExecutionProvider", "x")
+
+
+def test_the_device_class_names_the_cuda_device_and_its_capability(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from runner.encoders.device import device_class, label_device_class
+
+    assert device_class("cpu") == "cpu"
+    with pytest.raises(EncoderConfigError, match="sees no such CUDA device"):
+        device_class("cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index: ["NVIDIA H200", "NVIDIA A100-SXM4-80GB"][index])
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda index: [(9, 0), (8, 0)][index])
+    assert device_class("cuda") == "cuda NVIDIA H200 sm_90"
+    assert device_class("cuda:1") == "cuda NVIDIA A100-SXM4-80GB sm_80"
+    assert label_device_class("speechbrain", "cuda NVIDIA H200 sm_90") == "cuda NVIDIA H200 sm_90"
+    assert label_device_class("onnx", "cuda NVIDIA H200 sm_90") == "cuda NVIDIA H200 sm_90"
+    assert label_device_class("mfcc", "cuda NVIDIA H200 sm_90") == "cpu"  # numpy: the CPU whatever the run asks

@@ -166,7 +166,10 @@ def test_load_encoder_rejects_what_it_does_not_know() -> None:
     with pytest.raises(EncoderConfigError, match="bad mfcc option"):
         load_encoder("mfcc", "x", None, n_mfc=3)
     with pytest.raises(EncoderConfigError, match="unknown dtype"):
-        load_encoder("mfcc", "x", None, dtype="fp16")  # type: ignore[arg-type]
+        load_encoder("mfcc", "x", None, dtype="fp8")  # type: ignore[arg-type]
+    reduced = load_encoder("mfcc", "x", None, dtype="bf16").checkpoint  # numpy only: fp32, the request recorded
+    assert reduced.runtime["dtype"] == "fp32" and reduced.runtime["requested_dtype"] == "bf16"
+    assert reduced.cache_key == load_encoder("mfcc", "x", None).checkpoint.cache_key
     with pytest.raises(EncoderConfigError, match="has no weights"):
         load_encoder("mfcc", "x", Path("weights.pt"))
     with pytest.raises(EncoderConfigError, match="not options of kind 'onnx'"):

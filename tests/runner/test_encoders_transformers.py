@@ -150,6 +150,25 @@ def test_xvector_embeddings_and_batching(tmp_path: Path, dilation: tuple[int, ..
     np.testing.assert_allclose(batched[0], reference / np.linalg.norm(reference), atol=1e-5)
 
 
+def test_a_speaker_head_with_its_labels_has_a_record(tmp_path: Path) -> None:
+    """A speaker-verification head trained on N speakers (wavlm-base-plus-sv: 1,211) has id2label in its
+    configuration, integer-keyed in transformers; the record holds it as config.json writes it (string keys), so
+    its cache key can be computed (it could not: the canonical JSON refuses integer keys)."""
+    config = transformers.WavLMConfig(**TINY, tdnn_dilation=(1, 2, 1), num_labels=3)
+    encoder = load_encoder("transformers_xvector", "tiny-sv", save(tmp_path, transformers.WavLMForXVector(config)))
+    written = json.loads((tmp_path / "config.json").read_text())
+    assert (
+        encoder.checkpoint.config["model_config"]["id2label"]
+        == written["id2label"]
+        == {
+            "0": "LABEL_0",
+            "1": "LABEL_1",
+            "2": "LABEL_2",
+        }
+    )
+    assert len(encoder.checkpoint.cache_key) == 64
+
+
 def test_frame_formula_matches_the_model(wavlm_layer: tuple[Path, Any]) -> None:
     _, model = wavlm_layer
     for length in (3000, 3001, 8000):
