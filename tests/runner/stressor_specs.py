@@ -17,6 +17,8 @@ STRESSOR_SPECS = [
             "distance_min": 1.0,
             "distance_max": 2.5,
             "wall_margin": 0.5,
+            "rt60_tolerance": 0.05,
+            "max_attempts": 5,
         },
     },
     {"name": "rir_file", "kwargs": {"manifest": "rirs/rirs.csv"}},
