@@ -3,7 +3,7 @@
 Importing this package registers every operator: white, pink, babble, music, codec, telephony,
 packet_loss_random, packet_loss_bursty, speed, tempo, world_conversion (a voice-conversion proxy), room_reverb,
 rir_file, band_limit, microphone, loudspeaker, resample_chain, echo, gain, playback_chain, adversarial (FGSM and
-PGD against a declared surrogate).
+PGD against a declared surrogate) and matched_noise (its control: noise of the attack's size, random direction).
 """
 
 from runner.operators import (

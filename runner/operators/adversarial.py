@@ -10,8 +10,12 @@ encoders see the same realisation and the transfer from the surrogate to each of
   The clean utterance's own embedding would not do: the cosine to it is at its maximum, where the gradient
   vanishes and FGSM would step along rounding noise.
 - Budget: ``epsilon_db`` is the perturbation's size relative to the signal in the attack's norm:
-  ||delta||_inf = 10^(epsilon_db / 20) max|x| for ``linf``, ||delta||_2 = 10^(epsilon_db / 20) ||x||_2 for ``l2``
-  (so an L2 budget of -40 dB is a perturbation 40 dB below the speech).
+  ||delta||_inf = 10^(epsilon_db / 20) max|x| for ``linf`` (relative to the peak, Carlini and Wagner's dB_x),
+  ||delta||_2 = 10^(epsilon_db / 20) ||x||_2 for ``l2`` (an SNR of -epsilon_db: 40 dB at -40 dB). An L-inf budget is
+  therefore not an SNR: FGSM fills the box, so its SNR is -epsilon_db less the utterance's peak-to-RMS ratio in dB
+  (24-28 dB at -40 dB on speech). Every realisation records its SNR, ``snr_db_realised`` = 10 log10(sum x^2 / sum
+  delta^2) of the perturbation as written (after float32 rounding), and its peak-relative size
+  ``perturbation_db_linf``.
 - FGSM: one step of the budget's size along the gradient's sign (L-inf) or its direction (L2), so the norm equals
   the budget. PGD: a random start inside the budget (drawn from the passed generator), ``steps`` steps of size
   2.5 epsilon / steps, each projected back onto the budget (Madry et al.).
@@ -22,6 +26,13 @@ encoders see the same realisation and the transfer from the surrogate to each of
   ``surrogate_blake3`` must be that encoder's checkpoint digest: it makes the surrogate part of the chain's id and
   therefore of the embedding cache key, and a spec naming another digest is rejected (and a loaded surrogate with
   another digest fails the utterance).
+- Matched-noise control (``matched_noise``, the same kwargs): draws from the attack's own stream (its
+  ``stream_spec`` is the attack's spec), so it crafts the very perturbation ``adversarial`` adds to the utterance,
+  PGD's random start included, and adds instead a perturbation of that size in a random direction, drawn from the
+  same stream after the attack's draws. ``l2``: a Gaussian direction (uniform on the sphere) scaled to the attack's
+  L2 norm. ``linf``: the attack's sample magnitudes in a random order with random signs, so the L-inf norm and the
+  energy (the SNR) are both the attack's (for FGSM a uniformly drawn vertex of the L-inf box). A configuration puts
+  each attack beside its control; the attack's effect beyond noise of its size is the difference between the two.
 
 Computed on the CPU in float64 with one torch thread, so the realisation does not depend on the machine's thread
 count. torch is imported when an attack runs, never when the operators are imported.
@@ -156,7 +167,8 @@ def load_surrogate(name: str) -> Surrogate:
 @register
 @dataclass(frozen=True)
 class AdversarialPerturbation(Operator):
-    """FGSM or PGD (L-inf or L2, ``epsilon_db`` below the signal) against ``surrogate``, away from the reference."""
+    """FGSM or PGD (``epsilon_db`` of the peak for L-inf, of the signal's L2 norm for L2) against ``surrogate``,
+    away from the reference; the realised SNR in ``snr_db_realised``."""
 
     name = "adversarial"
     attack: Literal["fgsm", "pgd"] = "fgsm"
@@ -183,7 +195,20 @@ class AdversarialPerturbation(Operator):
             )
 
     def describe(self) -> dict[str, Any]:
-        return {**self.spec(), "torch": package_version("torch")}
+        return {**self.spec(), "torch": package_version("torch"), "budget": self.budget_text()}
+
+    def budget_text(self) -> str:
+        """The budget in words, with the SNR it gives (see the module docstring)."""
+        if self.norm == "l2":
+            return (
+                f"||delta||_2 = {self.epsilon_db:g} dB of ||x||_2: an SNR of {-self.epsilon_db:g} dB (PGD inside "
+                "the ball: at least that); the realised SNR is snr_db_realised in each outcome"
+            )
+        return (
+            f"||delta||_inf = {self.epsilon_db:g} dB of the peak max|x|, not an SNR: FGSM's SNR is "
+            f"{-self.epsilon_db:g} dB less the utterance's peak-to-RMS ratio in dB (PGD's at least that); the "
+            "realised SNR is snr_db_realised in each outcome"
+        )
 
     def apply(self, wave: np.ndarray, sr: int, rng: np.random.Generator, utt_id: str | None) -> Result:
         surrogate = load_surrogate(self.surrogate)
@@ -216,26 +241,42 @@ class AdversarialPerturbation(Operator):
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            delta, before, after = self._craft(wave, reference, rng, surrogate.forward)
+            delta, figures = self._perturbation(wave, reference, rng, surrogate.forward)
         finally:
             torch.set_num_threads(threads)
-        out = (wave.astype(np.float64) + delta).astype(np.float32)
-        realised = out.astype(np.float64) - wave.astype(np.float64)
-        reason = (
-            f"{self.attack.upper()} {self.norm} at {self.epsilon_db:g} dB against {self.surrogate}, away from {label}"
-        )
+        signal = wave.astype(np.float64)
+        out = (signal + delta).astype(np.float32)
+        realised = out.astype(np.float64) - signal
+        if not np.any(realised):
+            return wave, sr, Outcome.failed(f"{self._label()}: the perturbation is zero after float32 rounding")
+        snr = snr_db(signal, realised)
+        reason = f"{self._label()}: {snr:.2f} dB SNR, against {self.surrogate}, away from {label}"
         return (
             out,
             sr,
             Outcome.applied(
                 reason,
-                surrogate_cosine_before=before,
-                surrogate_cosine_after=after,
-                perturbation_db_l2=_db(float(np.linalg.norm(realised) / np.linalg.norm(wave.astype(np.float64)))),
-                perturbation_db_linf=_db(float(np.abs(realised).max() / np.abs(wave.astype(np.float64)).max())),
+                **figures,
+                snr_db_realised=snr,
+                perturbation_db_linf=_db(float(np.abs(realised).max() / np.abs(signal).max())),
                 surrogate_blake3=self.surrogate_blake3,
             ),
         )
+
+    def _label(self) -> str:
+        reference = "the peak" if self.norm == "linf" else "the signal's L2 norm"
+        return f"{self.attack.upper()} {self.norm} at {self.epsilon_db:g} dB of {reference}"
+
+    def _perturbation(
+        self,
+        wave: np.ndarray,
+        reference: np.ndarray,
+        rng: np.random.Generator,
+        surrogate: Callable[[torch.Tensor], torch.Tensor],
+    ) -> tuple[np.ndarray, dict[str, float]]:
+        """The perturbation to add, and the surrogate's cosines to the reference before and after it."""
+        delta, before, after = self._craft(wave, reference, rng, surrogate)
+        return delta, {"surrogate_cosine_before": before, "surrogate_cosine_after": after}
 
     def budget(self, wave: np.ndarray) -> float:
         """The perturbation's allowed norm for this wave (see the module docstring)."""
@@ -268,11 +309,8 @@ class AdversarialPerturbation(Operator):
         import torch
 
         x = torch.from_numpy(wave.astype(np.float64))
-        target = torch.from_numpy(reference.astype(np.float64))
         epsilon = self.budget(wave)
-
-        def cosine(delta: torch.Tensor) -> torch.Tensor:
-            return torch.nn.functional.cosine_similarity(surrogate(x + delta), target, dim=0)
+        cosine = functools.partial(_surrogate_cosine, surrogate, x, torch.from_numpy(reference.astype(np.float64)))
 
         def gradient(delta: torch.Tensor) -> torch.Tensor:
             delta = delta.detach().requires_grad_(True)
@@ -312,6 +350,90 @@ class AdversarialPerturbation(Operator):
             return rng.uniform(-epsilon, epsilon, length)
         direction = rng.standard_normal(length)
         return direction / np.linalg.norm(direction) * epsilon * float(rng.uniform())
+
+
+@register
+@dataclass(frozen=True)
+class MatchedNoise(AdversarialPerturbation):
+    """The control of an attack: noise of the attack's size (L2 and L-inf norms) in a random direction."""
+
+    name = "matched_noise"
+
+    def stream_spec(self) -> dict[str, Any]:
+        """The attack's spec: the control draws the attack's own stream, so it crafts the very perturbation the
+        attack adds to this utterance (PGD's random start included) before it draws its direction."""
+        return {**self.spec(), "name": AdversarialPerturbation.name}
+
+    def _label(self) -> str:
+        return f"random-direction noise of the size of {super()._label()}"
+
+    def _perturbation(
+        self,
+        wave: np.ndarray,
+        reference: np.ndarray,
+        rng: np.random.Generator,
+        surrogate: Callable[[torch.Tensor], torch.Tensor],
+    ) -> tuple[np.ndarray, dict[str, float]]:
+        """Random-direction noise of the attack's size, the surrogate's cosines after it and after the attack, and
+        the cosine between the two perturbations."""
+        import torch
+
+        attack, before, attacked = self._craft(wave, reference, rng, surrogate)
+        noise = matched_noise(attack, self.norm, rng)
+        x, target = torch.from_numpy(wave.astype(np.float64)), torch.from_numpy(reference.astype(np.float64))
+        with torch.no_grad():
+            after = float(_surrogate_cosine(surrogate, x, target, torch.from_numpy(noise)))
+        return noise, {
+            "surrogate_cosine_before": before,
+            "surrogate_cosine_after": after,
+            "attack_surrogate_cosine_after": attacked,
+            "attack_direction_cosine": _cosine(noise, attack),
+        }
+
+
+def matched_noise(attack: np.ndarray, norm: Literal["linf", "l2"], rng: np.random.Generator) -> np.ndarray:
+    """A random-direction perturbation of ``attack``'s size: for ``l2`` a Gaussian direction scaled to its L2 norm;
+    for ``linf`` its magnitudes in a random order with random signs (its L-inf norm, its energy, every norm kept).
+
+    Example:
+        >>> attack = np.array([0.5, -0.5, 0.25, 0.0])
+        >>> noise = matched_noise(attack, "linf", np.random.default_rng(0))
+        >>> sorted(np.abs(noise).tolist()) == sorted(np.abs(attack).tolist())
+        True
+        >>> noise = matched_noise(attack, "l2", np.random.default_rng(0))
+        >>> bool(np.isclose(np.linalg.norm(noise), np.linalg.norm(attack)))
+        True
+    """
+    if norm == "l2":
+        direction = rng.standard_normal(len(attack))
+        return direction * (np.linalg.norm(attack) / np.linalg.norm(direction))
+    signs = rng.integers(0, 2, len(attack)) * 2.0 - 1.0
+    return signs * rng.permutation(np.abs(attack))
+
+
+def snr_db(signal: np.ndarray, perturbation: np.ndarray) -> float:
+    """10 log10 of the signal's energy over the perturbation's (inf for no perturbation).
+
+    >>> round(snr_db(np.ones(4), np.full(4, 0.1)), 6)
+    20.0
+    """
+    energy = float(np.dot(perturbation, perturbation))
+    return float(10.0 * np.log10(float(np.dot(signal, signal)) / energy)) if energy > 0 else float("inf")
+
+
+def _cosine(first: np.ndarray, second: np.ndarray) -> float:
+    """The cosine between two vectors (0 when either is zero)."""
+    size = float(np.linalg.norm(first) * np.linalg.norm(second))
+    return float(first @ second) / size if size > 0 else 0.0
+
+
+def _surrogate_cosine(
+    surrogate: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, target: torch.Tensor, delta: torch.Tensor
+) -> torch.Tensor:
+    """The cosine between the surrogate embedding of ``x + delta`` and ``target``."""
+    import torch
+
+    return torch.nn.functional.cosine_similarity(surrogate(x + delta), target, dim=0)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -134,6 +134,11 @@ class Operator(ABC):
         """The spec plus what a manifest needs to name the realisation (synthetic, material digests)."""
         return self.spec()
 
+    def stream_spec(self) -> dict[str, Any]:
+        """The spec whose digest seeds this operator's random stream (``rng_for``): its own, unless it must draw
+        what another operator draws on the same utterance (a control re-crafting an attack)."""
+        return self.spec()
+
     def _coerce_fields(self) -> None:
         hints = typing.get_type_hints(type(self))
         for spec_field in fields(self):
@@ -213,13 +218,9 @@ def operator_from_spec(spec: Mapping[str, Any] | Operator, *, sources: NoiseSour
         raise OperatorSpecError(spec, str(error)) from error
 
 
-def normalised_spec(spec: Mapping[str, Any] | Operator) -> dict[str, Any]:
-    """The canonical spec (validated, defaults filled in, numbers coerced) of a spec or an operator."""
-    return operator_from_spec(spec).spec()
-
-
 def rng_for(seed: int, utt_id: str, spec: Mapping[str, Any] | Operator, occurrence: int = 0) -> np.random.Generator:
-    """The random stream of one operator on one utterance, from a BLAKE3 digest of (seed, utt_id, spec).
+    """The random stream of one operator on one utterance, from a BLAKE3 digest of (seed, utt_id, spec); the spec
+    is the operator's ``stream_spec`` (its own spec but for a control that draws what its attack draws).
 
     ``occurrence`` separates repeats of the same spec within one chain (0 for the first, left out of the
     digest then, so an operator draws the same realisation alone and inside a compound chain).
@@ -228,7 +229,7 @@ def rng_for(seed: int, utt_id: str, spec: Mapping[str, Any] | Operator, occurren
         raise TypeError(f"seed must be an int, got {seed!r}")
     if not isinstance(utt_id, str):
         raise TypeError(f"utt_id must be a str, got {utt_id!r}")
-    payload: dict[str, Any] = {"seed": seed, "spec": normalised_spec(spec), "utt_id": utt_id}
+    payload: dict[str, Any] = {"seed": seed, "spec": operator_from_spec(spec).stream_spec(), "utt_id": utt_id}
     if occurrence:
         payload["occurrence"] = occurrence
     return derived_rng(canonical_json(payload))

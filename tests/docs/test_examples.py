@@ -24,6 +24,7 @@ MODULES = (
     "schemas.jsonable",  # json_safe
     "schemas.wording",  # count, format_number
     "runner.config",  # load_config
+    "runner.operators.adversarial",  # matched_noise, snr_db
 )
 
 

@@ -1,4 +1,4 @@
-"""One example spec per operator of issue 17 (every kwarg given), for the registry and round-trip tests."""
+"""One example spec per operator of issues 17 and 29 (every kwarg given), for the registry and round-trip tests."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ STRESSOR_SPECS = [
             "distance_min": 1.0,
             "distance_max": 2.5,
             "wall_margin": 0.5,
+            "rt60_tolerance": 0.05,
+            "max_attempts": 5,
         },
     },
     {"name": "rir_file", "kwargs": {"manifest": "rirs/rirs.csv"}},
@@ -47,6 +49,18 @@ STRESSOR_SPECS = [
         "kwargs": {
             "attack": "pgd",
             "norm": "l2",
+            "epsilon_db": -40.0,
+            "steps": 10,
+            "reference_utterances": 8,
+            "surrogate": "mfcc-stats",
+            "surrogate_blake3": "7f459691ed677e81cf75c4a9513c0114ad20fcaf469bf4cbf4e6b786441ec69f",
+        },
+    },
+    {
+        "name": "matched_noise",
+        "kwargs": {
+            "attack": "fgsm",
+            "norm": "linf",
             "epsilon_db": -40.0,
             "steps": 10,
             "reference_utterances": 8,

@@ -1,10 +1,13 @@
 """Transfer adversarial perturbations: the torch surrogate equals the MFCC-statistics encoder it stands for, the
-perturbation's norm is the declared budget, the attack lowers the surrogate's cosine to the enrolment speaker
-(a real attack, not a no-op), PGD lowers it further than FGSM, and the surrogate's digest is part of the chain id."""
+perturbation's norm is the declared budget, the realised SNR is the energy ratio, the attack lowers the surrogate's
+cosine to the enrolment speaker (a real attack, not a no-op), PGD lowers it further than FGSM, the surrogate's digest
+is part of the chain id, and the matched-noise control adds a perturbation of the attack's size in a random
+direction."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import blake3
@@ -49,8 +52,10 @@ def load(corpus: Path, utt_id: str = "call-fwd-unconditional") -> np.ndarray:
     return wave[: 2 * SR]
 
 
-def attack(corpus: Path, **kwargs: object) -> tuple[np.ndarray, np.ndarray, dict]:
-    operator = operator_from_spec(spec(**kwargs), sources=NoiseSources(utterances=corpus / "utterances.csv"))
+def attack(corpus: Path, name: str = "adversarial", **kwargs: object) -> tuple[np.ndarray, np.ndarray, dict]:
+    operator = operator_from_spec(
+        {**spec(**kwargs), "name": name}, sources=NoiseSources(utterances=corpus / "utterances.csv")
+    )
     wave = load(corpus)
     out, _, outcome = operator(
         wave, SR, rng_for(0, "call-fwd-unconditional", operator), utt_id="call-fwd-unconditional"
@@ -79,15 +84,34 @@ def test_fgsm_norm_is_the_budget_and_lowers_the_cosine(corpus: Path, norm: str) 
     else:
         ratio = np.linalg.norm(delta) / np.linalg.norm(wave.astype(np.float64))
     assert 20 * np.log10(ratio) == pytest.approx(-40.0, abs=0.01)
-    assert details[f"perturbation_db_{norm}"] == pytest.approx(-40.0, abs=0.01)
+    if norm == "linf":
+        assert details["perturbation_db_linf"] == pytest.approx(-40.0, abs=0.01)
+    else:
+        assert details["snr_db_realised"] == pytest.approx(40.0, abs=0.01)
     assert details["surrogate_cosine_after"] < details["surrogate_cosine_before"] - 0.01
+
+
+def test_realised_snr_is_the_energy_ratio_and_not_the_linf_budget(corpus: Path) -> None:
+    wave, out, details = attack(corpus, attack="fgsm", norm="linf", epsilon_db=-40.0)
+    signal = wave.astype(np.float64)
+    delta = out.astype(np.float64) - signal
+    energy_ratio = math.fsum(signal**2) / math.fsum(delta**2)
+    assert details["snr_db_realised"] == pytest.approx(10 * math.log10(energy_ratio), abs=1e-9)
+    # FGSM fills the L-inf box (every sample +-epsilon but where the gradient is 0), so its SNR is the budget less
+    # the peak-to-RMS ratio: far from the 40 dB the "-40 dB" label suggests.
+    crest_db = 20 * math.log10(np.abs(signal).max() / math.sqrt(math.fsum(signal**2) / len(signal)))
+    assert details["snr_db_realised"] == pytest.approx(40.0 - crest_db, abs=0.05)
+    assert details["snr_db_realised"] < 30.0
 
 
 @pytest.mark.parametrize("norm", ["linf", "l2"])
 def test_pgd_stays_in_the_budget_and_beats_fgsm(corpus: Path, norm: str) -> None:
     _, _, fgsm = attack(corpus, attack="fgsm", norm=norm, epsilon_db=-40.0)
     _, _, pgd = attack(corpus, attack="pgd", norm=norm, epsilon_db=-40.0, steps=10)
-    assert pgd[f"perturbation_db_{norm}"] <= -40.0 + 0.01
+    if norm == "linf":
+        assert pgd["perturbation_db_linf"] <= -40.0 + 0.01
+    else:
+        assert pgd["snr_db_realised"] >= 40.0 - 0.01
     assert pgd["surrogate_cosine_after"] < fgsm["surrogate_cosine_after"]
     assert pgd["surrogate_cosine_before"] == pytest.approx(fgsm["surrogate_cosine_before"])
 
@@ -96,6 +120,36 @@ def test_attack_is_seeded_by_its_stream(corpus: Path) -> None:
     _, first, _ = attack(corpus, attack="pgd", norm="l2", steps=3)
     _, again, _ = attack(corpus, attack="pgd", norm="l2", steps=3)
     assert np.array_equal(first, again)
+
+
+@pytest.mark.parametrize(("kind", "norm"), [("fgsm", "linf"), ("pgd", "l2"), ("pgd", "linf")])
+def test_matched_noise_has_the_attacks_size_in_a_random_direction(corpus: Path, kind: str, norm: str) -> None:
+    wave, attacked, attack_details = attack(corpus, attack=kind, norm=norm, epsilon_db=-40.0)
+    _, noisy, details = attack(corpus, "matched_noise", attack=kind, norm=norm, epsilon_db=-40.0)
+    signal = wave.astype(np.float64)
+    attack_delta, noise = attacked.astype(np.float64) - signal, noisy.astype(np.float64) - signal
+    # The size of the attack's own realisation on this utterance (PGD's random start included), to float32 rounding
+    # of the written audio: the same energy, and for an L-inf attack the same L-inf norm.
+    assert np.linalg.norm(noise) == pytest.approx(np.linalg.norm(attack_delta), rel=1e-4)
+    if norm == "linf":
+        assert np.abs(noise).max() == pytest.approx(np.abs(attack_delta).max(), rel=1e-4)
+    assert details["snr_db_realised"] == pytest.approx(attack_details["snr_db_realised"], abs=1e-3)
+    assert details["snr_db_realised"] == pytest.approx(
+        10 * math.log10(math.fsum(signal**2) / math.fsum(noise**2)), abs=1e-9
+    )
+    # A random direction: the cosine with the attack's is near 0 (one sample of it has sd 1/sqrt(32000) = 0.006).
+    cosine = float(noise @ attack_delta / (np.linalg.norm(noise) * np.linalg.norm(attack_delta)))
+    assert abs(cosine) < 0.03
+    assert details["attack_direction_cosine"] == pytest.approx(cosine, abs=1e-3)
+    assert details["attack_surrogate_cosine_after"] == pytest.approx(attack_details["surrogate_cosine_after"])
+    assert details["surrogate_cosine_before"] == pytest.approx(attack_details["surrogate_cosine_before"])
+
+
+def test_budget_is_described_with_the_snr_it_gives() -> None:
+    linf = operator_from_spec(spec(norm="linf", epsilon_db=-40.0)).describe()["budget"]
+    l2 = operator_from_spec({**spec(norm="l2", epsilon_db=-30.0), "name": "matched_noise"}).describe()["budget"]
+    assert "of the peak" in linf and "not an SNR" in linf and "snr_db_realised" in linf
+    assert "an SNR of 30 dB" in l2 and "snr_db_realised" in l2
 
 
 def test_surrogate_digest_is_declared_and_part_of_the_chain_id() -> None:
@@ -138,7 +192,7 @@ def test_resemblyzer_surrogate_equals_its_encoder_and_its_attack_is_real(corpus:
     )
     out, _, outcome = operator(wave, SR, rng_for(0, "u", operator), utt_id="call-fwd-unconditional")
     assert outcome.status == "applied", outcome.reason
-    assert outcome.details["perturbation_db_l2"] == pytest.approx(-40.0, abs=0.01)
+    assert outcome.details["snr_db_realised"] == pytest.approx(40.0, abs=0.01)
     assert outcome.details["surrogate_cosine_after"] < outcome.details["surrogate_cosine_before"]
     others = [load(corpus, name) for name in ("vm-goodbye", "vm-password", "vm-intro")]
     clean, attacked, *enrolment = surrogate.encoder.embed([wave, out, *others], SR)
