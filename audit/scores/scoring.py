@@ -1,527 +1,37 @@
 """`audit scores`: a reviewer's own trial list and score file, joined and scored, as the same report.
 
 read the trial list and the score file -> join scores to trials by (enrol, test), reporting every duplicated,
-unmatched, unscored or mislabelled pair -> speakers from a declared map or VoxCeleb ids -> per group (all trials,
-then each subgroup and condition declared) the three EER variants, minDCF at the declared costs and AUC ->
-speaker-cluster bootstrap intervals (``audit.statistics``) -> the report dict that ``reports.write_report``
-renders.
-
-Keys are compared without a trailing audio extension (``.wav``, ``.flac``...): SpeechBrain's score files drop
-it while the VoxCeleb lists keep it. The report says how many keys that changed. Where a pair occurs twice, its
-first occurrence is used and the duplicates are an error-severity finding, so no choice is silent.
+unmatched, unscored or mislabelled pair (``joining``) -> speakers from a declared map or VoxCeleb ids
+(``speakers``) -> per group (all trials, then each subgroup and condition declared) the three EER variants, minDCF
+at the declared costs and AUC, the calibration and spoofing-aware metrics, with speaker-cluster bootstrap intervals
+(``groups``) -> the report dict that ``reports.write_report`` renders (``sections``).
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
-from audit.bundle.curves import curve
-from audit.metrics.point import EER_METHODS, MetricInputError, grouped_metrics
-from audit.metrics.weighted_roc import weighted_eer
 from audit.result import TOOL_NAME, tool_version
-from audit.scores.calibration import DevCalibration, calibration_row, fit_dev_calibration
-from audit.scores.files import NO_LABEL, CmScoreFile, ScoreFile, ScoreFormat, read_cm_score_file, read_score_file
-from audit.scores.spoofing import spoofing_row
-from audit.scores.trial_lists import TrialFormat, TrialList, numbered_fields, read_trial_list
-from audit.statistics.draws import cluster_codes, draw_cluster_weights, percentile_interval
-from audit.table.analysis import N_RESAMPLES_MAX, SEED_MAX
-from audit.table.findings import Flag, Severity, has_errors
-from audit.table.reading import read_text
+from audit.scores.calibration import DevCalibration, fit_dev_calibration
+from audit.scores.config import ScoringConfig
+from audit.scores.files import ScoreFormat, read_cm_score_file, read_score_file
+from audit.scores.groups import (
+    calibration_metrics,
+    flag_poor_calibration,
+    group_curves,
+    group_metrics,
+    spoofing_metrics,
+)
+from audit.scores.joining import attach_countermeasure, calibration_overlap, finding, join
+from audit.scores.sections import beyond_eer_section, headline, join_section, metrics_section, source_block
+from audit.scores.speakers import flag_speaker_labels, read_map, speakers_of
+from audit.scores.trial_lists import TrialFormat, read_trial_list
+from audit.table.findings import Severity, has_errors
 from schemas.errors import InputError
 from schemas.jsonable import json_safe
-from schemas.trials import TrialKind
-from schemas.wording import count
 
-AUDIO_EXTENSIONS = ("wav", "flac", "m4a", "opus", "mp3", "sph", "ogg")
-AUDIO_EXTENSION = rf"\.(?i:{'|'.join(AUDIO_EXTENSIONS)})$"  # a plain string: pyarrow's RE2 runs it
-VOXCELEB_SPEAKER = re.compile(r"id\d{5}")
-MAX_LISTED_PAIRS = 20  # pairs listed under one finding; the count is always complete
-
-
-@dataclass(frozen=True)
-class ScoringConfig:
-    """What the reviewer declares: the minDCF costs and the bootstrap (written into the report)."""
-
-    p_target: float = 0.01
-    c_miss: float = 1.0
-    c_fa: float = 1.0
-    n_resamples: int = 1000
-    seed: int = 0
-    level: float = 0.95
-
-    def __post_init__(self) -> None:
-        """Each value within the bounds the bundle audit's ``[analysis]`` uses: one line naming the option."""
-        for option, value, low, high in (
-            ("--resamples", self.n_resamples, 1, N_RESAMPLES_MAX),
-            ("--seed", self.seed, 0, SEED_MAX),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise InputError(option, f"expected an integer from {low:,} to {high:,}, got {value!r}")
-        for option, number, below in (
-            ("--p-target", self.p_target, 1.0),
-            ("--c-miss", self.c_miss, math.inf),
-            ("--c-fa", self.c_fa, math.inf),
-            ("level", self.level, 1.0),
-        ):
-            if not (math.isfinite(number) and 0 < number < below):
-                bound = " and < 1" if below == 1.0 else ""
-                raise InputError(option, f"expected a finite number > 0{bound}, got {number!r}")
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self) | {
-            "eer_variants": list(EER_METHODS),
-            "bootstrap_eer_variants": list(EER_METHODS),
-            "bootstrap_clusters": "enrolment speaker",
-            "join_key": "(enrol, test) without a trailing audio extension",
-        }
-
-
-def read_map(path: Path, what: str, layout: str) -> dict[str, str]:
-    """A two-column text map (Kaldi ``utt2spk`` style, ``layout`` names the columns); a key given two values is
-    an InputError."""
-    text = read_text(Path(path), what)
-    mapping: dict[str, str] = {}
-    for number, fields in numbered_fields(text):
-        if len(fields) != 2:
-            raise InputError(str(path), f"expected '{layout}', got {len(fields)} field(s)", row=number)
-        key, value = fields
-        if mapping.setdefault(key, value) != value:
-            raise InputError(str(path), f"{key!r} is given two values, {mapping[key]!r} and {value!r}", row=number)
-    return mapping
-
-
-def without_extension(utterance: str) -> str:
-    """An utterance id without a trailing audio extension (SpeechBrain's score files drop it)."""
-    head, dot, extension = utterance.rpartition(".")
-    return head if dot and extension.lower() in AUDIO_EXTENSIONS else utterance
-
-
-def _keys(frame: pd.DataFrame) -> tuple[pd.Series, int]:
-    """One join key per row (enrol and test without their audio extension, tab-joined), and how many ids dropping
-    the extension changed. A plain-string pattern keeps pandas on pyarrow's vectorised regex (a compiled one would
-    send every id through Python)."""
-    enrol, test = frame["enrol_utt"].astype("string[pyarrow]"), frame["test_utt"].astype("string[pyarrow]")
-    enrol_key = enrol.str.replace(AUDIO_EXTENSION, "", regex=True)
-    test_key = test.str.replace(AUDIO_EXTENSION, "", regex=True)
-    changed = int((enrol_key != enrol).sum() + (test_key != test).sum())
-    return (enrol_key + "\t" + test_key).reset_index(drop=True), changed
-
-
-def _pairs(frame: pd.DataFrame, where: str) -> list[dict[str, Any]]:
-    return [
-        {"enrol": row.enrol_utt, "test": row.test_utt, where: int(getattr(row, where))}
-        for row in frame.head(MAX_LISTED_PAIRS).itertuples()
-    ]
-
-
-def _flag(flag_id: str, severity: Severity, message: str, pairs: list[dict[str, Any]] | None = None) -> Flag:
-    return Flag(flag_id, severity, message, details={"pairs": pairs} if pairs else {})
-
-
-@dataclass(frozen=True)
-class Joined:
-    """The trials that have a finite score, with their label, speakers and score; and the join's findings."""
-
-    trials: pd.DataFrame
-    flags: list[Flag]
-    counts: dict[str, int]
-
-
-def join(trial_list: TrialList, score_file: ScoreFile) -> Joined:
-    """Scores joined to trials by (enrol, test); every pair that is duplicated, unmatched, unscored or whose two
-    labels disagree becomes a finding, with the first ``MAX_LISTED_PAIRS`` pairs listed."""
-    trials = trial_list.frame.assign(trial=np.arange(1, len(trial_list.frame) + 1))
-    scores = score_file.frame
-    trial_keys, trial_keys_changed = _keys(trials)
-    score_keys, score_keys_changed = _keys(scores)
-    trial_repeated, score_repeated = trial_keys.duplicated().to_numpy(), score_keys.duplicated().to_numpy()
-    trial_dups, score_dups = trials[trial_repeated], scores[score_repeated]
-    listed = np.flatnonzero(~trial_repeated)
-    first_scores = np.flatnonzero(~score_repeated)
-    score_index, trial_index = pd.Index(score_keys.iloc[first_scores]), pd.Index(trial_keys.iloc[listed])
-    score_at = score_index.get_indexer(trial_index)  # hash lookups both ways (Series.isin loops in Python here)
-    unscored = trials.iloc[listed[score_at < 0]]
-    extra = scores.iloc[first_scores[trial_index.get_indexer(score_index) < 0]]
-    matched = scores.iloc[first_scores[score_at[score_at >= 0]]]
-    both = trials.iloc[listed[score_at >= 0]].assign(
-        score=matched["score"].to_numpy(), line=matched["line"].to_numpy(), score_label=matched["label"].to_numpy()
-    )
-    not_finite = both[~np.isfinite(both["score"])]
-    labelled = both[both["score_label"] != NO_LABEL]
-    mislabelled = labelled[labelled["score_label"] != labelled["label"]]
-    n = {"dup_t": len(trial_dups), "dup_s": len(score_dups), "unscored": len(unscored), "extra": len(extra)}
-    findings = [
-        ("duplicated-trials", Severity.ERROR, trial_dups, "trial",
-         f"{count(n['dup_t'], 'trial')} of {trial_list.path} repeat an (enrol, test) pair listed earlier; only the "
-         "first occurrence is scored."),
-        ("duplicated-scores", Severity.ERROR, score_dups, "line",
-         f"{count(n['dup_s'], 'line')} of {score_file.path} score an (enrol, test) pair scored on an earlier line; "
-         "only the first score is used."),
-        ("unscored-trials", Severity.ERROR, unscored, "trial",
-         f"{count(n['unscored'], 'trial')} of the list have no score in {score_file.path}: the metrics below cover "
-         "the scored trials only, not the list."),
-        ("scores-without-trials", Severity.WARNING, extra, "line",
-         f"{count(n['extra'], 'line')} of {score_file.path} score pairs the trial list does not hold; they are left "
-         "out."),
-        ("non-finite-scores", Severity.ERROR, not_finite, "line",
-         f"{count(len(not_finite), 'trial')} scored NaN or infinite; they are left out of the metrics."),
-        ("label-mismatch", Severity.ERROR, mislabelled, "line",
-         f"{count(len(mislabelled), 'trial')} carry a label in {score_file.path} that contradicts the trial list; "
-         "the trial list's label is used."),
-    ]  # fmt: skip
-    flags = [
-        _flag(i, severity, message, _pairs(rows, where)) for i, severity, rows, where, message in findings if len(rows)
-    ]
-    used = both[np.isfinite(both["score"])].reset_index(drop=True)
-    counts = {
-        "trial_lines": len(trials),
-        "score_lines": len(scores),
-        "duplicated_trials": n["dup_t"],
-        "duplicated_scores": n["dup_s"],
-        "unscored_trials": n["unscored"],
-        "scores_without_trials": n["extra"],
-        "non_finite_scores": len(not_finite),
-        "label_mismatches": len(mislabelled),
-        "keys_without_audio_extension": trial_keys_changed + score_keys_changed,
-        "trials_scored": len(used),
-    }
-    return Joined(used, flags, counts)
-
-
-def speakers_of(
-    trials: pd.DataFrame, speaker_map: Mapping[str, str] | None, map_path: Path | None
-) -> tuple[pd.DataFrame, str] | tuple[None, str]:
-    """``trials`` with ``enrol_speaker`` and ``test_speaker``, and where they came from; (None, why) when unknown.
-
-    A declared map must cover every utterance of the scored trials (an InputError otherwise); without one, every
-    utterance must be a VoxCeleb id ``idNNNNN/...``.
-    """
-    enrol_ids, test_ids = trials["enrol_utt"].tolist(), trials["test_utt"].tolist()
-    if speaker_map is not None:
-        utterances = dict.fromkeys(enrol_ids + test_ids)
-        missing = [u for u in utterances if u not in speaker_map and without_extension(u) not in speaker_map]
-        if missing:
-            raise InputError(
-                str(map_path),
-                f"{count(len(missing), 'utterance')} of the trials are not in the speaker map "
-                f"(first: {', '.join(missing[:3])})",
-            )
-
-        def lookup(utt: str) -> str:
-            return speaker_map[utt] if utt in speaker_map else speaker_map[without_extension(utt)]
-
-        speakers = [lookup(u) for u in enrol_ids], [lookup(u) for u in test_ids]
-        how = f"speaker map {map_path}"
-    else:
-        # The first path component, checked once per distinct value (a list names each speaker many times).
-        speakers = [u.partition("/")[0] for u in enrol_ids], [u.partition("/")[0] for u in test_ids]
-        prefixes = set(speakers[0]) | set(speakers[1])
-        slashed = all("/" in u for u in enrol_ids) and all("/" in u for u in test_ids)
-        if not slashed or not all(VOXCELEB_SPEAKER.fullmatch(prefix) for prefix in prefixes):
-            return None, "no --speakers map was given and the utterance ids are not VoxCeleb ids (idNNNNN/...)"
-        how = "VoxCeleb ids (idNNNNN/...)"
-    return trials.assign(enrol_speaker=speakers[0], test_speaker=speakers[1]), how
-
-
-def flag_speaker_labels(trials: pd.DataFrame) -> Flag | None:
-    """Target trials across two speakers, or non-target trials of one speaker: the labels or the speakers are
-    wrong. A trial keyed spoof (``kind``, from ``--cm-scores``) is a non-target of one speaker by design."""
-    same = trials["enrol_speaker"] == trials["test_speaker"]
-    spoof = trials["kind"] == TrialKind.SPOOF if "kind" in trials else False
-    contradict = trials[(same != (trials["label"] == 1)) & ~spoof]
-    if not len(contradict):
-        return None
-    return _flag(
-        "labels-contradict-speakers",
-        Severity.WARNING,
-        f"{count(len(contradict), 'trial')} have a label that contradicts their speakers (a target across two "
-        "speakers or a non-target within one).",
-        _pairs(contradict, "trial"),
-    )
-
-
-def _groups(trials: pd.DataFrame) -> list[tuple[str, str, np.ndarray]]:
-    """(grouping, value, mask) for all trials, then each subgroup and condition present."""
-    groups = [("all", "all trials", np.ones(len(trials), dtype=bool))]
-    for column in ("subgroup", "condition"):
-        if column in trials:
-            for value in sorted(trials[column].dropna().unique()):
-                groups.append((column, str(value), (trials[column] == value).to_numpy()))
-    return groups
-
-
-def _bootstrap(scores: np.ndarray, labels: np.ndarray, speakers: np.ndarray, config: ScoringConfig) -> dict[str, Any]:
-    codes, n_clusters = cluster_codes(speakers)
-    weights = draw_cluster_weights(n_clusters, config.n_resamples, config.seed)
-    out: dict[str, Any] = {"n_speakers": n_clusters}
-    for method in EER_METHODS:
-        interval = percentile_interval(weighted_eer(scores, labels, codes, weights, method), config.level)
-        out[f"eer_{method}_low"] = interval["low"]
-        out[f"eer_{method}_high"] = interval["high"]
-        out[f"eer_{method}_undefined_draws"] = interval["n_undefined"]
-    return out
-
-
-def group_metrics(trials: pd.DataFrame, config: ScoringConfig, with_speakers: bool) -> list[dict[str, Any]]:
-    """One row per group: trial counts, the three EERs, minDCF, AUC and (with speakers) bootstrap intervals."""
-    rows = []
-    for grouping, value, mask in _groups(trials):
-        subset = trials[mask]
-        scores, labels = subset["score"].to_numpy(float), subset["label"].to_numpy(np.int64)
-        row: dict[str, Any] = {"grouping": grouping, "group": value, "trials": len(subset)}
-        try:
-            metrics = grouped_metrics(
-                scores, labels, np.zeros(len(subset), dtype=np.int64), 1,
-                p_target=config.p_target, c_miss=config.c_miss, c_fa=config.c_fa,
-            )  # fmt: skip
-        except MetricInputError as error:
-            rows.append(row | {"not_computable": str(error)})
-            continue
-        row |= {name: values[0].item() for name, values in metrics.items()}
-        if with_speakers:
-            try:
-                row |= _bootstrap(scores, labels, subset["enrol_speaker"].to_numpy(), config)
-            except MetricInputError as error:
-                row["interval_not_computable"] = str(error)
-        rows.append(row)
-    return rows
-
-
-def group_curves(trials: pd.DataFrame, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per group whose metrics were computed: its DET curve, EER point (interp) and score histogram."""
-    computed = {(row["grouping"], row["group"]): row for row in rows if "not_computable" not in row}
-    curves = []
-    for grouping, value, mask in _groups(trials):
-        row = computed.get((grouping, value))
-        if row is None:
-            continue
-        scores, labels = trials["score"].to_numpy(float)[mask], trials["label"].to_numpy(np.int64)[mask]
-        curves.append(curve(grouping, value, scores, labels, row["eer_interp"]))
-    return curves
-
-
-def attach_countermeasure(trials: pd.DataFrame, cm_file: CmScoreFile) -> tuple[pd.DataFrame, list[Flag]]:
-    """``trials`` with ``cm_score`` and ``kind`` (``TrialKind`` codes; -1 where the trial has no usable CM score or
-    its CM key contradicts its label), joined by (enrol, test) as the ASV scores are; every duplicated, missing,
-    non-finite or contradictory CM line is a finding."""
-    cm = cm_file.frame
-    trial_keys, _ = _keys(trials)
-    cm_keys, _ = _keys(cm)
-    repeated = cm_keys.duplicated().to_numpy()
-    first = np.flatnonzero(~repeated)
-    cm_index = pd.Index(cm_keys.iloc[first])
-    at = cm_index.get_indexer(pd.Index(trial_keys))
-    rows = first[np.maximum(at, 0)]
-    cm_score = np.where(at >= 0, cm["cm_score"].to_numpy()[rows], np.nan)
-    spoof = (at >= 0) & cm["spoof"].to_numpy()[rows]
-    label = trials["label"].to_numpy()
-    contradicts = spoof & (label == 1)
-    kind = np.where(spoof, int(TrialKind.SPOOF), np.where(label == 1, int(TrialKind.TARGET), int(TrialKind.NONTARGET)))
-    unusable = (at < 0) | ~np.isfinite(cm_score) | contradicts
-    joined = trials.assign(cm_score=cm_score, kind=np.where(unusable, -1, kind), cm_line=np.where(at >= 0, rows, -1))
-    extra = cm.iloc[first[pd.Index(trial_keys).get_indexer(cm_index) < 0]]
-    missing, not_finite = joined[at < 0], joined[(at >= 0) & ~np.isfinite(cm_score)]
-    wrong = joined[contradicts]
-    path = cm_file.path
-    findings = [
-        ("cm-duplicated-scores", Severity.ERROR, cm[repeated], "line",
-         f"{count(int(repeated.sum()), 'line')} of {path} score an (enrol, test) pair scored on an earlier line; only "
-         "the first is used."),
-        ("cm-unscored-trials", Severity.ERROR, missing, "trial",
-         f"{count(len(missing), 'scored trial')} have no countermeasure score in {path}: the spoofing-aware metrics "
-         "leave them out."),
-        ("cm-scores-without-trials", Severity.WARNING, extra, "line",
-         f"{count(len(extra), 'line')} of {path} score pairs the scored trials do not hold; they are left out."),
-        ("cm-non-finite-scores", Severity.ERROR, not_finite, "trial",
-         f"{count(len(not_finite), 'trial')} have a NaN or infinite countermeasure score; they are left out."),
-        ("spoof-labelled-target", Severity.ERROR, wrong, "trial",
-         f"{count(len(wrong), 'trial')} are keyed spoof in {path} but are target trials in the list (a spoof trial "
-         "is a non-target of the speaker it imitates); they are left out of the spoofing-aware metrics."),
-    ]  # fmt: skip
-    return joined, [
-        _flag(i, sev, message, _pairs(rows_, where)) for i, sev, rows_, where, message in findings if len(rows_)
-    ]
-
-
-def calibration_overlap(trial_list: TrialList, dev: ScoreFile) -> Flag | None:
-    """The development scores must not score a trial of the evaluated list: a calibration fitted on the trials it
-    is judged on makes Cllr and actDCF look better than they are."""
-    trial_keys, _ = _keys(trial_list.frame)
-    dev_keys, _ = _keys(dev.frame)
-    shared = dev.frame[dev_keys.isin(set(trial_keys)).to_numpy()]
-    if not len(shared):
-        return None
-    return _flag(
-        "calibration-on-evaluation-trials",
-        Severity.ERROR,
-        f"{count(len(shared), 'line')} of the calibration file {dev.path} score trials of the evaluated list: a "
-        "calibration is fitted on development trials only, so no calibrated metric is reported.",
-        _pairs(shared, "line"),
-    )
-
-
-def _resampled(subset: pd.DataFrame, config: ScoringConfig) -> tuple[np.ndarray, np.ndarray, float] | None:
-    """Per-trial enrolment-speaker codes and the speaker draws of one group, as ``_bootstrap`` draws them."""
-    if "enrol_speaker" not in subset:
-        return None
-    codes, n_clusters = cluster_codes(subset["enrol_speaker"].to_numpy())
-    if n_clusters < 2:
-        return None
-    return codes, draw_cluster_weights(n_clusters, config.n_resamples, config.seed), config.level
-
-
-def calibration_metrics(
-    trials: pd.DataFrame, config: ScoringConfig, calibration: DevCalibration | None
-) -> list[dict[str, Any]]:
-    """One row per group: minCllr, and with a fitted calibration Cllr, actDCF and the losses, with intervals."""
-    fit = calibration.fit if calibration is not None else None
-    rows = []
-    for grouping, value, mask in _groups(trials):
-        subset = trials[mask]
-        scores, labels = subset["score"].to_numpy(float), subset["label"].to_numpy(np.int64)
-        operating_point = (config.p_target, config.c_miss, config.c_fa)
-        row = calibration_row(scores, labels, fit, operating_point, _resampled(subset, config))
-        rows.append({"grouping": grouping, "group": value, "trials": len(subset)} | row)
-    return rows
-
-
-def flag_poor_calibration(rows: list[dict[str, Any]]) -> Flag | None:
-    """Groups whose actDCF exceeds 1: at the Bayes threshold the calibrated LLRs cost more than the better of
-    accepting and rejecting everyone, which needs no scores at all (minDCF is at most 1 by definition)."""
-    poor = [row for row in rows if row.get("act_dcf", 0.0) > 1.0]
-    if not poor:
-        return None
-    named = ", ".join(
-        f"{row['group']} ({row['act_dcf']:.3g} against minDCF {row['act_dcf'] - row['act_dcf_minus_min_dcf']:.3g})"
-        for row in poor[:MAX_LISTED_PAIRS]
-    )
-    return _flag(
-        "poorly-calibrated",
-        Severity.WARNING,
-        f"actDCF above 1 in {count(len(poor), 'group')}, worse than deciding without the scores: {named}.",
-    )
-
-
-def spoofing_metrics(trials: pd.DataFrame, config: ScoringConfig) -> list[dict[str, Any]]:
-    """One row per group: the spoofing-aware metrics of its trials with a usable countermeasure score."""
-    rows = []
-    for grouping, value, mask in _groups(trials):
-        subset = trials[mask & (trials["kind"] >= 0).to_numpy()]
-        asv, cm = subset["score"].to_numpy(float), subset["cm_score"].to_numpy(float)
-        row = spoofing_row(asv, cm, subset["kind"].to_numpy(np.int64), _resampled(subset, config))
-        rows.append({"grouping": grouping, "group": value} | row)
-    return rows
-
-
-def _headline(
-    rows: list[dict[str, Any]], calibration_rows: list[dict[str, Any]], spoofing_rows: list[dict[str, Any]]
-) -> list[str]:
-    """The all-trials group's metrics, one line, for the terminal."""
-    pieces = []
-    for row, names in (
-        (rows[0] if rows else {}, ("eer_rocch", "min_dcf", "auc")),
-        (calibration_rows[0] if calibration_rows else {}, ("min_cllr", "cllr", "act_dcf")),
-        (spoofing_rows[0] if spoofing_rows else {}, ("sv_eer", "spf_eer", "sasv_eer", "a_dcf", "min_t_dcf", "t_eer")),
-    ):
-        pieces += [f"{name} {row[name]:.4f}" for name in names if isinstance(row.get(name), float)]
-    return [f"all trials: {', '.join(pieces)}"] if pieces else []
-
-
-def _source(path: Path, file_format: str, digest: Any, n_lines: int) -> dict[str, Any]:
-    return {
-        "path": str(path),
-        "format": file_format,
-        "sha256": digest.sha256,
-        "blake3": digest.blake3,
-        "n_lines": n_lines,
-    }
-
-
-def _join_section(joined: Joined, speakers_from: str) -> dict[str, Any]:
-    c = joined.counts
-    return {
-        "id": "score-join",
-        "title": "Scores joined to trials",
-        "status": "fail" if has_errors(joined.flags) else "pass",
-        "lines": [
-            f"{c['trial_lines']} trials listed, {c['score_lines']} score lines; {c['trials_scored']} trials scored "
-            f"and used. Joined by (enrol, test); {c['keys_without_audio_extension']} utterance ids compared "
-            "without a trailing audio extension.",
-            f"Speakers: {speakers_from}.",
-        ],
-        "table": [{"count": name.replace("_", " "), "value": value} for name, value in c.items()],
-    }
-
-
-def _metrics_section(
-    rows: list[dict[str, Any]], config: ScoringConfig, with_speakers: bool, unmapped: dict[str, int]
-) -> dict[str, Any]:
-    lines = [
-        "EER in three variants (fractions): eer_legacy (the paper's roc_curve routine), eer_rocch (BOSARIS ROC "
-        "convex hull), eer_interp (VoxSRC's linear crossing). "
-        f"min_dcf: normalised minimum DCF at p_target {config.p_target}, c_miss {config.c_miss}, c_fa "
-        f"{config.c_fa}. auc: ties count half.",
-    ]
-    if with_speakers:
-        lines.append(
-            f"Intervals: {config.level:.0%} percentile intervals of a speaker-cluster bootstrap "
-            f"({config.n_resamples} resamples of enrolment speakers, seed {config.seed}) for eer_interp and "
-            "eer_legacy (eer_rocch has none: its hull needs a PAV pass per resample)."
-        )
-    else:
-        lines.append("No intervals: the speakers of the trials are unknown (give --speakers utt2spk).")
-    lines.append(f"{len(rows)} groups: the table is under Aggregates (metrics_per_group in report.json).")
-    lines += [
-        f"{count(n, 'scored trial')} {'has' if n == 1 else 'have'} no {column} in its map and "
-        f"{'is' if n == 1 else 'are'} in no {column} group."
-        for column, n in unmapped.items()
-        if n
-    ]
-    return {
-        "id": "score-metrics",
-        "title": "How the metrics were computed",
-        "status": "info",
-        "lines": lines,
-        "table": None,
-    }
-
-
-def _beyond_eer_section(dev: DevCalibration | None, with_cm: bool, config: ScoringConfig) -> dict[str, Any]:
-    lines = [
-        "min_cllr (bits): Cllr of the best monotone recalibration of the raw scores (PAV over tie groups), the "
-        "discrimination part of Cllr; it needs no calibration. Calibration metrics cover the trials of "
-        "metrics_per_group (a spoof trial counts as a non-target there)."
-    ]
-    if dev is None:
-        lines.append("No calibration declared (--calibration dev.txt): raw scores are not LLRs, so no Cllr or actDCF.")
-    elif dev.fit is None:
-        lines.append(f"Calibration on {dev.dev.path} not used: {dev.not_fitted}.")
-    else:
-        lines.append(
-            f"Calibration: llr = {dev.fit.scale:.6g} * score + {dev.fit.offset:.6g}, linear logistic regression at "
-            f"prior {dev.fit.prior} on {dev.n_used} trials of {dev.dev.path} (sha256 {dev.dev.digest.sha256[:12]}; "
-            f"{dev.n_non_finite} non-finite left out). cllr (bits) and act_dcf (at the Bayes threshold for "
-            f"p_target {config.p_target}, c_miss {config.c_miss}, c_fa {config.c_fa}) are of these LLRs; "
-            "cllr_minus_min_cllr and act_dcf_minus_min_dcf are what miscalibration costs."
-        )
-    if with_cm:
-        lines.append(
-            "Spoofing-aware metrics (spoofing_per_group): sv_eer, spf_eer, sasv_eer (rocch) and a_dcf (Shim et al. "
-            "2024 costs: priors 0.9/0.05/0.05, Cmiss 1, Cfa_asv 10, Cfa_cm 20) of the ASV score; cm_eer of the "
-            "countermeasure (bona fide against spoofs); min_t_dcf (ASVspoof 2019 constants, ASV at its EER "
-            "threshold) and t_eer (concurrent tandem EER) of the two. Intervals: the same enrolment-speaker "
-            f"bootstrap ({config.n_resamples} resamples, seed {config.seed})."
-        )
-    return {"id": "score-beyond-eer", "title": "Calibration and spoofing-aware metrics", "status": "info",
-            "lines": lines, "table": None}  # fmt: skip
+__all__ = ["ScoringConfig", "audit_scores", "join", "speakers_of"]
 
 
 def audit_scores(
@@ -582,7 +92,7 @@ def audit_scores(
         flags += cm_flags
     used, speakers_from = speakers_of(scored, speaker_map, speakers)
     if used is None:
-        flags.append(_flag("speakers-unknown", Severity.WARNING, f"No speaker-cluster intervals: {speakers_from}."))
+        flags.append(finding("speakers-unknown", Severity.WARNING, f"No speaker-cluster intervals: {speakers_from}."))
         used = scored
     else:
         flags += [flag for flag in [flag_speaker_labels(used)] if flag is not None]
@@ -600,13 +110,13 @@ def audit_scores(
     rows = group_metrics(used, config, with_speakers) if len(used) else []
     if not rows or "not_computable" in rows[0]:
         why = rows[0]["not_computable"] if rows else "no trial has a finite score"
-        flags.append(_flag("metrics-not-computable", Severity.ERROR, f"The metrics of all trials: {why}."))
+        flags.append(finding("metrics-not-computable", Severity.ERROR, f"The metrics of all trials: {why}."))
     aggregates: dict[str, Any] = {"metrics_per_group": rows}
     if dev is not None:
         overlap = calibration_overlap(trial_list, dev.dev)
         flags += [flag for flag in (overlap,) if flag is not None]
         if dev.fit is None:
-            flags.append(_flag("calibration-not-fitted", Severity.ERROR, f"No calibration: {dev.not_fitted}."))
+            flags.append(finding("calibration-not-fitted", Severity.ERROR, f"No calibration: {dev.not_fitted}."))
         if overlap is not None:
             dev = DevCalibration(
                 dev.dev, dev.n_used, dev.n_non_finite, None, "the development file scores listed trials"
@@ -617,24 +127,24 @@ def audit_scores(
         aggregates["spoofing_per_group"] = spoofing_metrics(used, config) if len(used) else []
     report = {
         "tool": {"name": TOOL_NAME, "version": tool_version()},
-        "source": _source(score_file.path, score_file.format, score_file.digest, len(score_file.frame))
+        "source": source_block(score_file.path, score_file.format, score_file.digest, len(score_file.frame))
         | {
             "n_rows": joined.counts["trials_scored"],
-            "trials": _source(trial_list.path, trial_list.format, trial_list.digest, len(trial_list.frame)),
+            "trials": source_block(trial_list.path, trial_list.format, trial_list.digest, len(trial_list.frame)),
         },
         "verdict": "fail" if has_errors(flags) else "pass",
         "config": config.as_dict()
         | {"calibration": dev.as_dict() if dev is not None else None}
-        | {"countermeasure": _source(cm_file.path, "cm", cm_file.digest, len(cm_file.frame)) if cm_file else None},
+        | {"countermeasure": source_block(cm_file.path, "cm", cm_file.digest, len(cm_file.frame)) if cm_file else None},
         "flags": [flag.as_dict() for flag in flags],
-        "headline": _headline(rows, aggregates["calibration_per_group"], aggregates.get("spoofing_per_group", [])),
+        "headline": headline(rows, aggregates["calibration_per_group"], aggregates.get("spoofing_per_group", [])),
         "aggregates": aggregates,
         "curves": group_curves(used, rows),
         "claims": [],
         "sections": [
-            _join_section(joined, speakers_from),
-            _metrics_section(rows, config, with_speakers, unmapped),
-            _beyond_eer_section(dev, cm_file is not None, config),
+            join_section(joined, speakers_from),
+            metrics_section(rows, config, with_speakers, unmapped),
+            beyond_eer_section(dev, cm_file is not None, config),
         ],
     }
     return json_safe(report)
