@@ -94,15 +94,21 @@ def resampled(subset: pd.DataFrame, config: ScoringConfig) -> tuple[np.ndarray, 
 def calibration_metrics(
     trials: pd.DataFrame, config: ScoringConfig, calibration: DevCalibration | None
 ) -> list[dict[str, Any]]:
-    """One row per group: minCllr, and with a fitted calibration Cllr, actDCF and the losses, with intervals."""
+    """One row per group: minCllr, and with a fitted calibration Cllr, actDCF and the losses, with intervals.
+
+    Calibration is a property of the verification scores on bona fide speech: targets against bona fide
+    non-targets. A trial keyed spoof in the countermeasure file (``cm_spoof``) is left out and counted (a spoof
+    scored as a non-target would charge the calibration for what the spoofing-aware metrics measure)."""
     fit = calibration.fit if calibration is not None else None
+    spoof = trials["cm_spoof"].to_numpy(bool) if "cm_spoof" in trials else np.zeros(len(trials), dtype=bool)
     rows = []
     for grouping, value, mask in trial_groups(trials):
-        subset = trials[mask]
+        subset = trials[mask & ~spoof]
         scores, labels = subset["score"].to_numpy(float), subset["label"].to_numpy(np.int64)
         operating_point = (config.p_target, config.c_miss, config.c_fa)
         row = calibration_row(scores, labels, fit, operating_point, resampled(subset, config))
-        rows.append({"grouping": grouping, "group": value, "trials": len(subset)} | row)
+        counts = {"trials": len(subset), "spoof_trials_left_out": int((mask & spoof).sum())}
+        rows.append({"grouping": grouping, "group": value} | counts | row)
     return rows
 
 

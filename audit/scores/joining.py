@@ -126,9 +126,10 @@ def join(trial_list: TrialList, score_file: ScoreFile) -> Joined:
 
 
 def attach_countermeasure(trials: pd.DataFrame, cm_file: CmScoreFile) -> tuple[pd.DataFrame, list[Flag]]:
-    """``trials`` with ``cm_score`` and ``kind`` (``TrialKind`` codes; -1 where the trial has no usable CM score or
-    its CM key contradicts its label), joined by (enrol, test) as the ASV scores are; every duplicated, missing,
-    non-finite or contradictory CM line is a finding."""
+    """``trials`` with ``cm_score``, ``kind`` (``TrialKind`` codes; -1 where the trial has no usable CM score or
+    its CM key contradicts its label) and ``cm_spoof`` (keyed spoof in the CM file, whatever its score), joined by
+    (enrol, test) as the ASV scores are; every duplicated, missing, non-finite or contradictory CM line is a
+    finding."""
     cm = cm_file.frame
     trial_keys, _ = join_keys(trials)
     cm_keys, _ = join_keys(cm)
@@ -143,7 +144,9 @@ def attach_countermeasure(trials: pd.DataFrame, cm_file: CmScoreFile) -> tuple[p
     contradicts = spoof & (label == 1)
     kind = np.where(spoof, int(TrialKind.SPOOF), np.where(label == 1, int(TrialKind.TARGET), int(TrialKind.NONTARGET)))
     unusable = (at < 0) | ~np.isfinite(cm_score) | contradicts
-    joined = trials.assign(cm_score=cm_score, kind=np.where(unusable, -1, kind), cm_line=np.where(at >= 0, rows, -1))
+    joined = trials.assign(
+        cm_score=cm_score, kind=np.where(unusable, -1, kind), cm_line=np.where(at >= 0, rows, -1), cm_spoof=spoof
+    )
     extra = cm.iloc[first[pd.Index(trial_keys).get_indexer(cm_index) < 0]]
     missing, not_finite = joined[at < 0], joined[(at >= 0) & ~np.isfinite(cm_score)]
     wrong = joined[contradicts]

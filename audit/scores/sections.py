@@ -88,8 +88,9 @@ def metrics_section(
 def beyond_eer_section(dev: DevCalibration | None, with_cm: bool, config: ScoringConfig) -> dict[str, Any]:
     lines = [
         "min_cllr (bits): Cllr of the best monotone recalibration of the raw scores (PAV over tie groups), the "
-        "discrimination part of Cllr; it needs no calibration. Calibration metrics cover the trials of "
-        "metrics_per_group (a spoof trial counts as a non-target there)."
+        "discrimination part of Cllr; it needs no calibration. Calibration metrics cover the bona fide trials "
+        "(targets against bona fide non-targets): a trial keyed spoof in the countermeasure file is left out "
+        "(spoof_trials_left_out) and belongs to the spoofing-aware metrics."
     ]
     if dev is None:
         lines.append("No calibration declared (--calibration dev.txt): raw scores are not LLRs, so no Cllr or actDCF.")
