@@ -24,6 +24,7 @@ import pandas as pd
 from audit.bundle.rescore import EER_KEYS
 from audit.bundle.verified import VerifiedBundle
 from audit.metrics.point import MetricInputError
+from audit.statistics.calibration import calibration_inputs, calibration_transfer_section
 from audit.statistics.contrasts import ContrastInput
 from audit.statistics.section import statistics_section
 from audit.statistics.subgroups import FixedThresholdInput, SubgroupInput
@@ -31,6 +32,7 @@ from audit.table.analysis import Analysis, analysis_from_table, names_without_re
 from audit.table.contrasts import Contrast
 from audit.table.findings import Flag, Severity
 from schemas.eer_method import EER_METHODS
+from schemas.results import row_dicts
 from schemas.wording import format_number
 
 TERMS = ("clean", "a", "b", "ab")
@@ -313,6 +315,13 @@ def _statistics(
     except (KeyError, ValueError) as error:
         return None, [section | {"status": "failed", "lines": [f"The subgroup records cannot be pooled: {error}."]}]
     fixed = _fixed_threshold_inputs(settings, dev_speakers) if dev_speakers else []
+    calibrated, fits = (
+        calibration_inputs(
+            _scored_rows(results, scores), scores.trials, scores.scores, analysis.calibration, dev_speakers
+        )
+        if analysis.calibration is not None
+        else ([], {})
+    )
     try:
         statistics = statistics_section(
             inputs,
@@ -325,6 +334,7 @@ def _statistics(
             seed=analysis.seed,
             eer_method=eer_method,
             matched_simulations=analysis.matched_simulations,
+            calibration=calibrated,
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]
@@ -382,7 +392,19 @@ def _statistics(
         sections.append(subgroup_gap_section(statistics["subgroup_gaps"]))
     if statistics["fixed_threshold"]:
         sections.append(fixed_threshold_section(statistics["fixed_threshold"]))
+    if analysis.calibration is not None:
+        sections.append(calibration_transfer_section(statistics["calibration_transfer"], fits, _interval_text))
     return statistics, sections
+
+
+def _scored_rows(results: pd.DataFrame, scores: _Scores) -> list[dict[str, Any]]:
+    """The results rows whose verified scores and trial list the statistics have."""
+    rows = row_dicts(results)
+    return [
+        row
+        for row in rows
+        if str(row["record_id"]) in scores.files.scores and str(row["record_id"]) in scores.trial_list
+    ]
 
 
 def statistics_eer_method(results: pd.DataFrame, declared: str | None) -> tuple[Any, str]:
