@@ -88,6 +88,7 @@ def _truth(fit: LinearCalibration, mean: float, target_var: float, nontarget_var
     return (target[0] + nontarget[0]) / (2 * math.log(2)), dcf
 
 
+@pytest.mark.slow
 def test_cllr_and_act_dcf_intervals_cover_at_the_nominal_rate() -> None:
     """Scores drawn as LLRs (targets N(m, 2m), non-targets N(-m, 2m), m = 2) plus speaker effects in
     ``CoverageDesign``'s proportions to the trial noise (a target's speaker SD 0.6 of it, each side of a non-target
@@ -110,5 +111,4 @@ def test_cllr_and_act_dcf_intervals_cover_at_the_nominal_rate() -> None:
         for position, name in enumerate(("cllr", "act_dcf")):
             covered[position] += row[name]["low"] <= truth[position] <= row[name]["high"]
     rates = covered / n_sets
-    print(rates)
     assert ((rates >= 0.90) & (rates <= 0.99)).all(), rates
