@@ -15,7 +15,9 @@ from typing import Any
 from runner.encoders.checkpoint import EncoderConfigError
 
 PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}
-TORCH_KINDS = frozenset({"campplus", "resemblyzer", "speechbrain", "transformers_xvector", "transformers_ssl"})
+TORCH_KINDS = frozenset(
+    {"aasist", "campplus", "resemblyzer", "speechbrain", "transformers_xvector", "transformers_ssl"}
+)
 ONNX_KINDS = frozenset({"onnx"})
 
 

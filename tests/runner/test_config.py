@@ -77,7 +77,7 @@ def test_default_config_loads_with_its_designs() -> None:
             "analysis.held_out_levels: 1 name is no factor level of the experiments: pink-5dB",
         ),
         (
-            lambda s: s.replace("seed = 7\n", 'seed = 7\ncalibration = { method = "logistic", fit_on = "eval" }\n'),
+            lambda s: s.replace('fit_on = "dev" }', 'fit_on = "eval" }'),
             'analysis.calibration: fit_on: expected one of "dev"',
         ),
         (

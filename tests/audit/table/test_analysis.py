@@ -41,6 +41,7 @@ def test_the_shipped_configurations_read_without_problems() -> None:
         operating_point="eer",
         n_resamples=1000,
         seed=7,
+        calibration=CalibrationDeclaration("platt", "dev", 0.5),
     )
     assert read_analysis((ROOT / "configs" / "full.toml").read_text())[1] == []
 
