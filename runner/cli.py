@@ -252,20 +252,35 @@ def run(
 def corpus_build(
     out: Annotated[Path | None, typer.Option("--out", help="Corpus folder (default: the cache).")] = None,
     corpus: Annotated[
-        str, typer.Option("--corpus", help="asterisk (the embedded default) or fillets (Fish Fillets NG voices).")
+        str,
+        typer.Option(
+            "--corpus",
+            help="asterisk (the embedded default), world-proxy (its WORLD resyntheses, a spoofing proxy; built from "
+            "the asterisk corpus in the cache) or fillets (Fish Fillets NG voices).",
+        ),
     ] = "asterisk",
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
-    """Build a corpus of real speech from installed Debian packages: the embedded default (asterisk prompts) or
-    Fish Fillets NG's Czech and Dutch voices (fillets).
+    """Build a corpus of real speech from installed Debian packages: the embedded default (asterisk prompts), its
+    WORLD proxy spoof folder (world-proxy: vocoder resyntheses of its prompts, not a spoofing system) or Fish
+    Fillets NG's Czech and Dutch voices (fillets).
 
     Exit codes: 0 built, 1 a build that could not finish, 2 usage or input error (one line on stderr).
     """
     from runner.config import default_cache_root
     from runner.corpora.asterisk import build_default_corpus
+    from runner.corpora.base import CorpusTable
     from runner.corpora.fillets import build_fillets_corpus
+    from runner.corpora.world_proxy import build_world_proxy
 
-    builders = {"asterisk": build_default_corpus, "fillets": build_fillets_corpus}
+    def world_proxy(folder: Path, progress: bool = True) -> CorpusTable:
+        return build_world_proxy(default_cache_root() / "corpora" / "asterisk", folder, progress=progress)
+
+    builders: dict[str, Callable[..., CorpusTable]] = {
+        "asterisk": build_default_corpus,
+        "fillets": build_fillets_corpus,
+        "world-proxy": world_proxy,
+    }
     if corpus not in builders:
         raise InputError("--corpus", f"expected one of {', '.join(builders)}, got {corpus!r}")
     folder = out or default_cache_root() / "corpora" / corpus

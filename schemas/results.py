@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +39,23 @@ REQUIRED_COLUMNS = (
     "n_target",
     "n_nontarget",
 )
-FLOAT_COLUMNS = ("eer", "eer_legacy", "eer_rocch", "eer_interp", "min_dcf", "auc", "p_target", "c_miss", "c_fa")
+# Calibrated metrics of a run that declares [analysis] calibration (audit.metrics.record_calibration) and the
+# spoofing-aware metrics of its spoof cells (audit.metrics.record_spoofing): optional, empty where not defined.
+CALIBRATED_COLUMNS = ("cllr", "min_cllr", "act_dcf")
+SPOOFING_COLUMNS = ("sv_eer", "spf_eer", "sasv_eer", "a_dcf", "cm_eer", "min_t_dcf", "t_eer")
+FLOAT_COLUMNS = (
+    "eer",
+    "eer_legacy",
+    "eer_rocch",
+    "eer_interp",
+    "min_dcf",
+    "auc",
+    "p_target",
+    "c_miss",
+    "c_fa",
+    *CALIBRATED_COLUMNS,
+    *SPOOFING_COLUMNS,
+)
 # Speaker counts (schemas.trials.speaker_counts) are optional: a table not made from a bundle may lack them.
 INT_COLUMNS = ("n_target", "n_nontarget", "n_unscored", "seed", "n_speakers", "n_enrol_speakers", "n_test_speakers")
 STRING_COLUMNS = (
@@ -110,6 +127,16 @@ class ResultsSchema(pa.DataFrameModel):
     n_speakers: Series[pd.Int64Dtype] | None = pa.Field(gt=0, nullable=True)
     n_enrol_speakers: Series[pd.Int64Dtype] | None = pa.Field(gt=0, nullable=True)
     n_test_speakers: Series[pd.Int64Dtype] | None = pa.Field(gt=0, nullable=True)
+    cllr: Series[float] | None = pa.Field(ge=0, nullable=True)
+    min_cllr: Series[float] | None = pa.Field(ge=0, le=1, nullable=True)
+    act_dcf: Series[float] | None = pa.Field(ge=0, nullable=True)
+    sv_eer: Series[float] | None = pa.Field(ge=0, le=1, nullable=True)
+    spf_eer: Series[float] | None = pa.Field(ge=0, le=1, nullable=True)
+    sasv_eer: Series[float] | None = pa.Field(ge=0, le=1, nullable=True)
+    a_dcf: Series[float] | None = pa.Field(ge=0, nullable=True)
+    cm_eer: Series[float] | None = pa.Field(ge=0, le=1, nullable=True)
+    min_t_dcf: Series[float] | None = pa.Field(ge=0, nullable=True)
+    t_eer: Series[float] | None = pa.Field(ge=0, le=1, nullable=True)
 
     @pa.check(*FLOAT_COLUMNS, name="finite")
     def finite(cls, series: pd.Series) -> pd.Series:
@@ -163,6 +190,31 @@ def cell_text(value: Any) -> str | None:
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
         return None
     return str(value) or None
+
+
+DEFAULT_COSTS = {"p_target": 0.01, "c_miss": 1.0, "c_fa": 1.0}  # DESIGN.md section 4, used when a row has none
+
+
+def cell_number(value: Any) -> float | None:
+    """A cell as a float, None when empty or not a number.
+
+    >>> cell_number("0.25"), cell_number(""), cell_number(float("nan"))
+    (0.25, None, None)
+    """
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def row_costs(row: Mapping[str, Any]) -> tuple[float, float, float]:
+    """A row's ``p_target``, ``c_miss`` and ``c_fa``, each default of ``DEFAULT_COSTS`` where the row has none."""
+    values = [cell_number(row.get(name)) for name in DEFAULT_COSTS]
+    p_target, c_miss, c_fa = (
+        default if value is None else value for value, default in zip(values, DEFAULT_COSTS.values(), strict=True)
+    )
+    return p_target, c_miss, c_fa
 
 
 def row_dicts(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -17,6 +17,9 @@ class ScoresSchema(pa.DataFrameModel):
     label: Series[np.int8] = pa.Field(isin=[0, 1])
     score: Series[np.float64] = pa.Field(nullable=True)
     status: Series[str] = pa.Field(isin=list(SCORE_STATUSES))
+    # The countermeasure's score of the trial's test side, where a run declares one ([countermeasure]); NaN where
+    # it scored none.
+    cm_score: Series[np.float64] | None = pa.Field(nullable=True)
 
     class Config:
         strict = True
@@ -25,3 +28,10 @@ class ScoresSchema(pa.DataFrameModel):
     def scored_means_finite(cls, frame: pd.DataFrame) -> pd.Series:  # type: ignore[misc]
         """A scored trial has a finite score; an unscored one has none."""
         return np.isfinite(frame["score"]) == (frame["status"] == "scored")
+
+    @pa.dataframe_check
+    def cm_score_not_infinite(cls, frame: pd.DataFrame) -> pd.Series:  # type: ignore[misc]
+        """A countermeasure score is finite, or NaN where there is none."""
+        if "cm_score" not in frame:
+            return pd.Series(True, index=frame.index)
+        return pd.Series(~np.isinf(frame["cm_score"].to_numpy(dtype=float, na_value=np.nan)), index=frame.index)

@@ -11,11 +11,11 @@ import numpy as np
 from audit.bundle.verified import LoadedFiles, ScoreMismatchError, Step, UnmatchedTrialsError
 from audit.metrics.point import grouped_metrics
 from schemas.bundle import RecordScores
+from schemas.results import cell_number, row_costs
 from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
 
 # Declared tolerance for a re-scored metric against the table (absolute, on fractions).
 METRIC_TOLERANCE = 1e-6
-DEFAULT_COSTS = {"p_target": 0.01, "c_miss": 1.0, "c_fa": 1.0}  # DESIGN.md section 4, used when a row has none
 EER_KEYS = {"legacy": "eer_legacy", "rocch": "eer_rocch", "interp": "eer_interp"}
 
 
@@ -42,23 +42,6 @@ def verify_scores_follow_trial_lists(files: LoadedFiles) -> tuple[None, Step]:
     return None, Step([f"All {len(files.scores)} scores files follow their trial lists trial by trial."])
 
 
-def _number(value: Any) -> float | None:
-    """A cell as a float, None when empty or not a number."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
-def _row_costs(row: dict[str, Any]) -> tuple[float, float, float]:
-    values = [_number(row.get(name)) for name in DEFAULT_COSTS]
-    p_target, c_miss, c_fa = (
-        default if value is None else value for value, default in zip(values, DEFAULT_COSTS.values(), strict=True)
-    )
-    return p_target, c_miss, c_fa
-
-
 def _compare(row: dict[str, Any], recomputed: dict[str, float], speakers: dict[str, int] | None) -> list[str]:
     """Differences between a row and the metrics recomputed for it, and between its speaker counts (where it gives
     them) and those of its signed trial list, as plain phrases."""
@@ -67,23 +50,23 @@ def _compare(row: dict[str, Any], recomputed: dict[str, float], speakers: dict[s
         given = row.get(column)
         if given is None or (isinstance(given, float) and math.isnan(given)) or speakers is None:
             continue
-        if _number(given) != speakers[column]:
+        if cell_number(given) != speakers[column]:
             problems.append(f"{column} {given} but its trial list has {speakers[column]}")
     method = str(row.get("eer_method"))
-    eer = _number(row.get("eer"))
+    eer = cell_number(row.get("eer"))
     if method not in EER_KEYS:
         problems.append(f"eer_method {method[:40]!r} does not name an EER variant (legacy, rocch, interp)")
     elif eer is None or abs(eer - recomputed[EER_KEYS[method]]) > METRIC_TOLERANCE:
         problems.append(f"eer {row.get('eer')} but {method} recomputes to {recomputed[EER_KEYS[method]]:.6f}")
     for name in EER_KEYS.values():
-        value = _number(row.get(name))
+        value = cell_number(row.get(name))
         if row.get(name) is not None and (value is None or abs(value - recomputed[name]) > METRIC_TOLERANCE):
             problems.append(f"{name} {row.get(name)} but recomputes to {recomputed[name]:.6f}")
     for count in ("n_target", "n_nontarget"):
-        if _number(row.get(count)) != recomputed[count]:
+        if cell_number(row.get(count)) != recomputed[count]:
             problems.append(f"{count} {row.get(count)} but {int(recomputed[count])} trials were scored")
     for metric in ("min_dcf", "auc"):
-        value = _number(row.get(metric))
+        value = cell_number(row.get(metric))
         if value is not None and abs(value - recomputed[metric]) > METRIC_TOLERANCE:
             problems.append(f"{metric} {value} but recomputes to {recomputed[metric]:.6f}")
     return problems
@@ -94,7 +77,7 @@ def _unscored_problems(row: dict[str, Any], record: RecordScores, operators: Any
     both ways: an unscored trial needs a counted failure, a counted failure needs its unscored trials."""
     unscored = int((~record.scored).sum())
     problems = []
-    if row.get("n_unscored") is not None and _number(row.get("n_unscored")) != unscored:
+    if row.get("n_unscored") is not None and cell_number(row.get("n_unscored")) != unscored:
         problems.append(f"n_unscored {row.get('n_unscored')} but {unscored} trial(s) of its scores file are unscored")
     records = operators.get("records") if isinstance(operators, dict) else None
     entry = records.get(str(row.get("record_id"))) if isinstance(records, dict) else None
@@ -126,7 +109,7 @@ def verify_rescored_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, flo
             for problem in _unscored_problems(row, record, files.operators)
         ]
         if _scorable(record):
-            by_costs[_row_costs(row)].append(row)
+            by_costs[row_costs(row)].append(row)
         else:
             failures.append(
                 {"record_id": str(row["record_id"]), "problem": "cannot be scored: needs scored trials of both classes"}

@@ -25,6 +25,7 @@ import pandas as pd
 
 from audit.bundle.binding import RowStatus, verify_rows
 from audit.bundle.rescore import verify_rescored_metrics, verify_scores_follow_trial_lists
+from audit.bundle.rescore_beyond import verify_beyond_eer_metrics
 from audit.bundle.signature import verify_signature, verify_statement, verify_statement_copy
 from audit.bundle.source import BundleArchive, BundleFolder, BundleSource, open_bundle
 from audit.bundle.subjects import (
@@ -62,6 +63,7 @@ LATER_STEPS = (
     ("table-binding", "Audited table bound to the signed table"),
     ("trial-order", "Scores follow their trial lists"),
     ("rescore", "Re-scored metrics"),
+    ("beyond-eer", "Calibrated and spoofing-aware metrics re-derived"),
     ("shared-trials", "Same trial list across contrast terms and encoders"),
     ("trial-utterances", "Trials name the bundle's utterances (spoof trials disclosed)"),
     ("operators", "Operator outcomes"),
@@ -310,6 +312,8 @@ def verify_bundle(
     binding = check.step("table-binding", verify_table_binding, table, files, subset, value_maps)
     check.step("trial-order", verify_scores_follow_trial_lists, files)
     rescored = check.step("rescore", verify_rescored_metrics, files)
+    beyond = check.step("beyond-eer", verify_beyond_eer_metrics, files) or {}
+    rescored = {record: metrics | beyond.get(record, {}) for record, metrics in (rescored or {}).items()}
     check.step("shared-trials", verify_shared_trial_lists, files)
     check.step("trial-utterances", verify_trial_utterances, files)
     if files.operators is None:  # the step that lost it has raised its flag

@@ -233,7 +233,9 @@ class LinearCalibration:
         return llrs
 
 
-def fit_logistic_calibration(scores: ArrayLike, labels: ArrayLike, prior: float = 0.5) -> LinearCalibration:
+def fit_logistic_calibration(
+    scores: ArrayLike, labels: ArrayLike, prior: float = 0.5, *, platt: bool = False
+) -> LinearCalibration:
     """Linear calibration by prior-weighted logistic regression (BOSARIS ``train_linear_calibration``).
 
     Minimises ``prior * mean_tar softplus(-(a s + b + logit prior)) + (1 - prior) * mean_non softplus(a s + b +
@@ -241,21 +243,31 @@ def fit_logistic_calibration(scores: ArrayLike, labels: ArrayLike, prior: float 
     convex); ``llr = a s + b``. Scores that separate the classes have no finite optimum (the slope grows without
     bound) and are refused; constant scores get ``llr = 0``.
 
+    With ``platt`` the labels are Platt's smoothed targets (Platt, "Probabilistic outputs for support vector
+    machines", 1999, section 2.2): a target counts as ``(N_tar + 1) / (N_tar + 2)`` of a target, a non-target as
+    ``1 / (N_non + 2)``, as if one more trial of each class had been seen. The loss is then bounded below away from
+    zero, so separating scores (a small development set, a good encoder) have a finite fit, whose slope shrinks
+    as the set shrinks; with ``prior`` the targets' share it is scikit-learn's ``_sigmoid_calibration``.
+
     Example:
         Target and non-target scores drawn as ``N(+1, 1)`` and ``N(-1, 1)`` have the LLR ``2 s``; the fit on 20,000
-        trials finds about that:
+        trials finds about that, with or without Platt's targets:
 
         >>> rng = np.random.default_rng(0)
         >>> labels = np.repeat([1, 0], 10_000)
-        >>> fitted = fit_logistic_calibration(rng.normal(2 * labels - 1, 1.0), labels)
+        >>> scores = rng.normal(2 * labels - 1, 1.0)
+        >>> fitted = fit_logistic_calibration(scores, labels)
         >>> round(fitted.scale, 1), round(fitted.offset, 1)
         (2.0, -0.0)
+        >>> round(fit_logistic_calibration(scores, labels, platt=True).scale, 1)
+        2.0
     """
     values, targets = scores_and_labels(scores, labels)
     if not 0.0 < prior < 1.0:
         raise MetricInputError(f"the calibration prior must lie strictly between 0 and 1, got {prior}")
     target_scores, nontarget_scores = values[targets], values[~targets]
-    if target_scores.min() > nontarget_scores.max() or target_scores.max() < nontarget_scores.min():
+    separated = target_scores.min() > nontarget_scores.max() or target_scores.max() < nontarget_scores.min()
+    if separated and not platt:
         raise MetricInputError(
             "the calibration scores separate targets from non-targets: logistic regression has no finite fit"
         )
@@ -264,19 +276,24 @@ def fit_logistic_calibration(scores: ArrayLike, labels: ArrayLike, prior: float 
         return LinearCalibration(0.0, 0.0, prior)
     design = np.stack([(values - centre) / spread, np.ones_like(values)], axis=1)
     weights = np.where(targets, prior / target_scores.size, (1.0 - prior) / nontarget_scores.size)
-    sign = np.where(targets, -1.0, 1.0)  # a target's loss is softplus(-z), a non-target's softplus(z)
+    n_target, n_nontarget = target_scores.size, nontarget_scores.size
+    truth = (
+        np.where(targets, (n_target + 1.0) / (n_target + 2.0), 1.0 / (n_nontarget + 2.0))
+        if platt
+        else targets.astype(np.float64)
+    )
     prior_logit = math.log(prior / (1.0 - prior))
 
     def loss(theta: FloatArray) -> float:
-        return float(weights @ np.logaddexp(0.0, sign * (design @ theta + prior_logit)))
+        z = design @ theta + prior_logit
+        return float(weights @ (truth * np.logaddexp(0.0, -z) + (1.0 - truth) * np.logaddexp(0.0, z)))
 
     theta = np.zeros(2)
     current = loss(theta)
     for _ in range(_NEWTON_STEPS):
-        margin = sign * (design @ theta + prior_logit)
-        slope = 0.5 * (1.0 + np.tanh(margin / 2.0))  # sigmoid(margin), stable at both ends
-        gradient = design.T @ (weights * slope * sign)
-        hessian = (design * (weights * slope * (1.0 - slope))[:, None]).T @ design
+        posterior = 0.5 * (1.0 + np.tanh((design @ theta + prior_logit) / 2.0))  # sigmoid, stable at both ends
+        gradient = design.T @ (weights * (posterior - truth))
+        hessian = (design * (weights * posterior * (1.0 - posterior))[:, None]).T @ design
         step = np.linalg.solve(hessian, gradient)
         length = 1.0
         while (candidate := loss(theta - length * step)) > current and length > _NEWTON_TOLERANCE:

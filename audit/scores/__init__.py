@@ -1,5 +1,5 @@
 """A reviewer's own trial list and score file: the readers (``trial_lists``, ``files``) and the ``audit scores``
-line that joins and scores them (``scoring``).
+line that joins and scores them (``scoring``, over ``joining``, ``speakers``, ``groups`` and ``sections``).
 """
 
 from audit.scores.files import SCORE_FORMATS, read_score_file

@@ -24,6 +24,7 @@ import pandas as pd
 from audit.bundle.rescore import EER_KEYS
 from audit.bundle.verified import VerifiedBundle
 from audit.metrics.point import MetricInputError
+from audit.statistics.calibration import calibration_inputs, calibration_transfer_section
 from audit.statistics.contrasts import ContrastInput
 from audit.statistics.equivalence import FAMILY_RULE
 from audit.statistics.section import statistics_section
@@ -32,6 +33,7 @@ from audit.table.analysis import Analysis, analysis_from_table, names_without_re
 from audit.table.contrasts import Contrast
 from audit.table.findings import Flag, Severity
 from schemas.eer_method import EER_METHODS
+from schemas.results import row_dicts
 from schemas.wording import format_number
 
 TERMS = ("clean", "a", "b", "ab")
@@ -352,6 +354,13 @@ def _statistics(
     except (KeyError, ValueError) as error:
         return None, [section | {"status": "failed", "lines": [f"The subgroup records cannot be pooled: {error}."]}]
     fixed = _fixed_threshold_inputs(settings, dev_speakers) if dev_speakers else []
+    calibrated, fits = (
+        calibration_inputs(
+            _scored_rows(results, scores), scores.trials, scores.scores, analysis.calibration, dev_speakers
+        )
+        if analysis.calibration is not None
+        else ([], {})
+    )
     try:
         statistics = statistics_section(
             inputs,
@@ -364,6 +373,7 @@ def _statistics(
             seed=analysis.seed,
             eer_method=eer_method,
             matched_simulations=analysis.matched_simulations,
+            calibration=calibrated,
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]
@@ -425,6 +435,8 @@ def _statistics(
         sections.append(subgroup_gap_section(statistics["subgroup_gaps"]))
     if statistics["fixed_threshold"]:
         sections.append(fixed_threshold_section(statistics["fixed_threshold"]))
+    if analysis.calibration is not None:
+        sections.append(calibration_transfer_section(statistics["calibration_transfer"], fits, _interval_text))
     return statistics, sections
 
 
@@ -439,6 +451,16 @@ def _measured_coverage_line(row: dict[str, Any] | None) -> list[str]:
         f"{row['n_datasets']:,} simulated datasets with speaker effects on both sides and unequal trials per "
         f"speaker, DESIGN section 4): single EER {row['clean']:.3f} (Monte-Carlo SE {row['clean_se']:.3f}), "
         f"IE {row['ie']:.3f} ({row['ie_se']:.3f}), subgroup gap {row['gap']:.3f} ({row['gap_se']:.3f})."
+    ]
+
+
+def _scored_rows(results: pd.DataFrame, scores: _Scores) -> list[dict[str, Any]]:
+    """The results rows whose verified scores and trial list the statistics have."""
+    rows = row_dicts(results)
+    return [
+        row
+        for row in rows
+        if str(row["record_id"]) in scores.files.scores and str(row["record_id"]) in scores.trial_list
     ]
 
 

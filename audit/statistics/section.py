@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from audit.statistics.calibration import CalibrationInput, calibration_transfer
 from audit.statistics.contrasts import (
     INTERVAL_RULE,
     ContrastInput,
@@ -106,6 +107,7 @@ def statistics_section(
     alpha: float = 0.05,
     eer_method: EerMethod = EerMethod.INTERP,
     matched_simulations: int = 100,
+    calibration: Sequence[CalibrationInput] = (),
 ) -> dict[str, Any]:
     """Every issue-7 statistic of a bundle, JSON-able, for ``report.json`` (section ``statistics``).
 
@@ -115,14 +117,16 @@ def statistics_section(
     error for held-out predictions (held-out validation is skipped when None). ``fixed_threshold``: records
     for the common-threshold subgroup analysis. ``subgroup_settings``: pooled subgroup records whose gaps get
     intervals (``subgroup_gap_intervals``). ``matched_simulations``: datasets of the matched simulation
-    behind each few-speakers warning. The speaker draws are made once, over every speaker of every contrast,
-    and shared by all of them.
+    behind each few-speakers warning. ``calibration``: records under a declared calibration, whose transfer
+    metrics get intervals (``audit.statistics.calibration``). The speaker draws are made once, over every speaker
+    of every contrast, setting and calibrated record, and shared by all of them.
     """
     speaker_ids = [
         ids for contrast in contrasts for term in scored_trials(contrast)[0].values() for ids in term.speakers()
     ]
     settings = [*subgroup_settings, *fixed_threshold]
     speaker_ids += [np.asarray(ids) for s in settings for ids in (s.enrol_speaker, s.test_speaker)]
+    speaker_ids += [ids for record in calibration for ids in (record.enrol_speaker, record.test_speaker)]
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
     # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (audit.statistics.forked).
     with Forked(
@@ -149,6 +153,7 @@ def statistics_section(
             eer_method,
             matched_simulations,
         )
+        result["calibration_transfer"] = calibration_transfer(calibration, shared, level) if shared else []
         result["subgroup_gaps"], result["fixed_threshold"] = beside.result()
     return result
 

@@ -6,8 +6,11 @@ where a rate: ``equivalence_margin`` (TOST margin) and ``acceptable_error`` (hel
 strictly between 0 and 1; ``held_out_levels`` and ``dev_speakers``, lists of strings; ``operating_point``,
 ``"eer"`` or a target FAR strictly between 0 and 1; ``n_resamples``, an integer from 1 to ``N_RESAMPLES_MAX``
 (each resample costs memory per trial: ``1e8`` would exhaust it); ``seed``, an integer from 0 to ``SEED_MAX``;
-``bootstrap_eer_method`` (default: each row's own method) and ``matched_simulations`` (the few-speaker warning).
-An unknown key is a problem too: a misspelt ``n_resample`` would otherwise silently fall back to the default.
+``bootstrap_eer_method`` (default: each row's own method) and ``matched_simulations`` (the few-speaker warning);
+``calibration``, a table ``{ method = "logistic" | "platt", fit_on = "dev" }`` (optional ``prior``, a number
+strictly between 0 and 1, default 0.5): a linear logistic calibration fitted on the development speakers' trials,
+which ``dev_speakers`` must then declare. An unknown key is a problem too: a misspelt ``n_resample`` would otherwise
+silently fall back to the default.
 """
 
 from __future__ import annotations
@@ -27,6 +30,22 @@ N_RESAMPLES_MAX = 100_000
 SEED_MAX = 2**63 - 1
 
 
+CALIBRATION_METHODS = ("logistic", "platt")
+CALIBRATION_SPLITS = ("dev",)
+
+
+@dataclass(frozen=True)
+class CalibrationDeclaration:
+    """``[analysis] calibration``: how raw scores become LLRs (``audit.metrics.record_calibration``) and on which
+    trials the map is fitted (``dev``: the trials between development speakers, never evaluation trials).
+    ``logistic`` is BOSARIS' prior-weighted logistic regression (no map when the scores separate the classes),
+    ``platt`` the same with Platt's smoothed targets (a finite map on any two-class set)."""
+
+    method: Literal["logistic", "platt"] = "logistic"
+    fit_on: Literal["dev"] = "dev"
+    prior: float = 0.5
+
+
 @dataclass(frozen=True)
 class Analysis:
     """The declared analysis; a key that is absent (or has a problem) keeps its default here."""
@@ -40,6 +59,7 @@ class Analysis:
     seed: int = 0
     bootstrap_eer_method: EerMethod | None = None  # None: each row's own method
     matched_simulations: int = 100
+    calibration: CalibrationDeclaration | None = None
 
 
 class _InvalidAnalysisError(Error, ValueError):
@@ -104,6 +124,24 @@ def _eer_method(value: Any) -> EerMethod:
     return EerMethod(value)
 
 
+def _calibration(value: Any) -> CalibrationDeclaration:
+    if not isinstance(value, dict):
+        raise _InvalidAnalysisError(f'expected a table {{ method = "logistic", fit_on = "dev" }}, got {_shown(value)}')
+    unknown = sorted(set(value) - {"method", "fit_on", "prior"})
+    if unknown:
+        raise _InvalidAnalysisError(f"unknown key {unknown[0][:40]!r} (known: method, fit_on, prior)")
+    for key, allowed in (("method", CALIBRATION_METHODS), ("fit_on", CALIBRATION_SPLITS)):
+        if value.get(key) not in allowed or not isinstance(value.get(key), str):
+            spelled = ", ".join(f'"{name}"' for name in allowed)
+            got = _shown(value[key]) if key in value else "nothing"
+            raise _InvalidAnalysisError(f"{key}: expected one of {spelled}, got {got}")
+    try:
+        prior = _fraction(value.get("prior", 0.5))
+    except _InvalidAnalysisError as problem:
+        raise _InvalidAnalysisError(f"prior: {problem}") from None
+    return CalibrationDeclaration(value["method"], value["fit_on"], prior)
+
+
 _READERS: dict[str, Callable[[Any], Any]] = {
     "equivalence_margin": _fraction,
     "acceptable_error": _fraction,
@@ -114,6 +152,7 @@ _READERS: dict[str, Callable[[Any], Any]] = {
     "seed": _integer(0, SEED_MAX),
     "bootstrap_eer_method": _eer_method,
     "matched_simulations": _integer(1, 10_000),
+    "calibration": _calibration,
 }
 ANALYSIS_KEYS: tuple[str, ...] = tuple(_READERS)
 
@@ -133,6 +172,10 @@ def analysis_from_table(table: Any) -> tuple[Analysis, list[str]]:
             values[key] = reader(value)
         except _InvalidAnalysisError as problem:
             problems.append(f"{_key(key)}: {problem}")
+    if "calibration" in values and not values.get("dev_speakers"):
+        needs = f'fit_on = "dev" needs the development speakers ({_key("dev_speakers")})'
+        problems.append(f"{_key('calibration')}: {needs}")
+        del values["calibration"]
     return Analysis(**values), problems
 
 

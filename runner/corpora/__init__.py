@@ -17,6 +17,7 @@ from runner.corpora import (
     spoof,
     torgo,
     voxceleb1,
+    world_proxy,
 )
 from runner.corpora.asterisk import build_default_corpus
 from runner.corpora.base import (
@@ -52,4 +53,5 @@ __all__ = [
     "spoof",
     "torgo",
     "voxceleb1",
+    "world_proxy",
 ]

@@ -45,7 +45,12 @@ def _read_manifest(path: Path) -> list[tuple[int, dict[str, str]]]:
 
 @corpus_adapter("spoof", RELEASE, spoofs=True)
 def load_spoof(root: Path) -> CorpusTable:
-    builder = CorpusBuilder(root, RELEASE)
+    return read_spoof_folder(root, RELEASE)
+
+
+def read_spoof_folder(root: Path, release: Release) -> CorpusTable:
+    """The utterance table of a spoof folder laid out as the module docstring says, recorded as ``release``."""
+    builder = CorpusBuilder(root, release)
     listed: set[str] = set()
     for number, row in _read_manifest(builder.root / MANIFEST_FILE):
         where = f"{MANIFEST_FILE}:{number}"

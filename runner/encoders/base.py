@@ -35,6 +35,7 @@ ENCODER_KINDS: dict[str, str] = {
     "transformers_ssl": "runner.encoders.transformers_ssl:TransformersSSLEncoder",
     "mfcc": "runner.encoders.mfcc:MfccStatsEncoder",
     "onnx": "runner.encoders.onnx:OnnxEncoder",
+    "aasist": "runner.encoders.aasist:AasistCountermeasure",  # a countermeasure: scores, not embeddings
 }
 
 

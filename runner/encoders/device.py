@@ -22,7 +22,9 @@ from typing import Any
 from runner.encoders.checkpoint import EncoderConfigError
 
 PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}
-TORCH_KINDS = frozenset({"campplus", "resemblyzer", "speechbrain", "transformers_xvector", "transformers_ssl"})
+TORCH_KINDS = frozenset(
+    {"aasist", "campplus", "resemblyzer", "speechbrain", "transformers_xvector", "transformers_ssl"}
+)
 ONNX_KINDS = frozenset({"onnx"})
 # The CUDA execution provider's options for graphs whose input length changes with every utterance: cuDNN picks a
 # convolution algorithm by heuristics (EXHAUSTIVE, the default, benchmarks every algorithm again for each new

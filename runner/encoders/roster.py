@@ -113,10 +113,7 @@ def load_roster(path: Path, checkpoints_root: Path | None = None) -> list[Encode
     if not isinstance(entries, list) or not entries:
         raise RosterError(str(path), "expected at least one [[encoders]] entry", column="encoders")
     if checkpoints_root is None:
-        declared = document.get("checkpoints_root")
-        if not isinstance(declared, str):
-            raise RosterError(str(path), "expected a string path", column="checkpoints_root")
-        checkpoints_root = Path(os.path.normpath(path.parent / declared))
+        checkpoints_root = _declared_root(path, document)
     specs: list[EncoderSpec] = []
     for row, entry in enumerate(entries, start=1):
         spec = _spec(path, row, entry, Path(checkpoints_root))
@@ -131,6 +128,18 @@ def load_roster(path: Path, checkpoints_root: Path | None = None) -> list[Encode
             spec = replace(spec, weights=pin)
         specs.append(spec)
     return specs
+
+
+def _declared_root(path: Path, document: Mapping[str, Any]) -> Path:
+    declared = document.get("checkpoints_root")
+    if not isinstance(declared, str):
+        raise RosterError(str(path), "expected a string path", column="checkpoints_root")
+    return Path(os.path.normpath(path.parent / declared))
+
+
+def roster_checkpoints_root(path: Path) -> Path:
+    """The checkpoints root a roster file declares (relative to the file)."""
+    return _declared_root(Path(path), _document(Path(path)))
 
 
 def load_weight_pins(path: Path) -> dict[str, WeightsPin]:

@@ -338,7 +338,7 @@ class RayExecutor:
         # An actor takes no CPU slot (Ray would hold one per actor for its lifetime): with more labels than CPUs the
         # operator tasks would never run. CPU encoders share the cores with the tasks; the GPU is the actor's.
         actor_class = ray.remote(max_restarts=ACTOR_RESTARTS, max_task_retries=ACTOR_RESTARTS)(EncoderActor)
-        specs = {spec.label: spec for spec in config.encoders}
+        specs = {label: encoder.spec for label, encoder in work.encoders.items()}  # a countermeasure too
         chunks = -(-len(jobs) // config.batch_size)
         size = self.actors_per_label or pool_size(
             self._description["nodes"], len(work.encoders), self.gpus_per_actor, chunks

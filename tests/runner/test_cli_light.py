@@ -76,6 +76,22 @@ def test_reproduce_reads_its_claims_before_running(tmp_path: Path) -> None:
     assert refused.stderr.strip() == f"error: {bad}: [[claim]] number 1: missing 'table'"
 
 
+def test_reproduce_builds_the_world_proxy_of_the_spoofing_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """configs/spoofing.toml names the default corpus and its WORLD proxy: a dry run says it would build both into
+    the cache (nothing is built)."""
+    from runner.cli import app
+
+    monkeypatch.setenv("INTERBIAS_CACHE", str(tmp_path / "cache"))
+    result = CliRunner().invoke(app, ["reproduce", "--config", str(ROOT / "configs" / "spoofing.toml"), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    said = result.stderr + result.stdout
+    assert f"would build (or reuse) the default corpus in {tmp_path / 'cache' / 'corpora' / 'asterisk'}" in said
+    assert f"would build (or reuse) its WORLD proxy in {tmp_path / 'cache' / 'corpora' / 'world-proxy'}" in said
+    assert not (tmp_path / "cache" / "corpora").exists()
+
+
 @pytest.mark.parametrize("device", ["gpu", "cuda:x", "cpu:0", ""])
 def test_a_device_that_is_none_is_refused_as_an_option_value(device: str) -> None:
     """One usage line naming the option, before any configuration or encoder is read."""

@@ -76,6 +76,26 @@ def test_default_config_loads_with_its_designs() -> None:
             lambda s: s.replace('"pink-0dB", "loss-bursty-10"]', '"pink-0dB", "pink-5dB"]'),
             "analysis.held_out_levels: 1 name is no factor level of the experiments: pink-5dB",
         ),
+        (
+            lambda s: s.replace('fit_on = "dev" }', 'fit_on = "eval" }'),
+            'analysis.calibration: fit_on: expected one of "dev"',
+        ),
+        (
+            lambda s: s.replace("[analysis]", '[countermeasure]\nlabel = "aasis"\nfront_end = "x"\n\n[analysis]'),
+            "countermeasure.label: unknown countermeasure 'aasis'; did you mean 'aasist'?",
+        ),
+        (
+            lambda s: s.replace("[analysis]", '[countermeasure]\nlabel = "aasist"\nfront_end = "x"\n\n[analysis]'),
+            "countermeasure.front_end: expected one of first-nb_samp-repeated, got 'x'",
+        ),
+        (
+            lambda s: s.replace(
+                "[analysis]",
+                '[countermeasure]\nlabel = "aasist"\nfront_end = "first-nb_samp-repeated"'
+                '\nexperiments = ["D09"]\n\n[analysis]',
+            ),
+            "countermeasure.experiments: unknown experiment(s) D09",
+        ),
     ],
 )
 def test_bad_configs_name_the_problem(tmp_path: Path, edit: object, expected: str) -> None:

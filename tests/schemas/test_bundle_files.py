@@ -64,6 +64,9 @@ CASES: dict[str, Callable[[pd.DataFrame], pd.DataFrame]] = {
     "negative-index": _edit("trial_index", 0, -1),
     "extra-column": lambda frame: frame.assign(extra=1),
     "missing-column": lambda frame: frame.drop(columns="status"),
+    "cm-score": lambda frame: frame.assign(cm_score=[1.5, -2.0, np.nan, 0.3, 4.0, np.nan]),
+    "cm-score-inf": lambda frame: frame.assign(cm_score=[1.5, -np.inf, 0.0, 0.3, 4.0, 1.0]),
+    "cm-score-text": lambda frame: frame.assign(cm_score=["1.5", "a", "b", "c", "d", "e"]),
 }
 
 
@@ -89,6 +92,10 @@ def test_the_vectorised_scores_check_agrees_with_the_pandera_model(case: str) ->
     assert fast_ok == pandera_ok
     if fast_ok:
         assert parsed.scored.tolist() == (frame["status"] == "scored").tolist()
+        if "cm_score" in frame:
+            np.testing.assert_array_equal(parsed.cm_scores, frame["cm_score"].to_numpy(float))
+        else:
+            assert parsed.cm_scores is None
 
 
 def test_the_scores_check_also_requires_trial_list_order() -> None:

@@ -196,3 +196,26 @@ def test_integer_weights_are_repeated_trials() -> None:
         cllr([0.0, 1.0], [1, 0], weights=[0, 1])
     with pytest.raises(MetricInputError, match="trial weights must be >= 0"):
         min_cllr([0.0, 1.0], [1, 0], weights=[-1, 1])
+
+
+@pytest.mark.parametrize("separated", [False, True])
+@pytest.mark.parametrize("n_trials", [12, 300])
+def test_platt_targets_match_scikit_learn_s_sigmoid_calibration(separated: bool, n_trials: int) -> None:
+    """Oracle: scikit-learn's ``_sigmoid_calibration`` (Platt's targets, unweighted), whose posterior logit
+    ``-(A s + B)`` is ``scale s + offset + logit(prior)`` at the prior of the targets' share; separating scores
+    (refused without Platt's targets) get a finite fit too."""
+    from sklearn.calibration import _sigmoid_calibration
+
+    rng = np.random.default_rng(n_trials + separated)
+    labels = (rng.random(n_trials) < 0.3).astype(int)
+    labels[:2] = [1, 0]
+    scores = rng.normal(np.where(labels, 1.5, -1.0), 1.0)
+    if separated:
+        scores = np.where(labels, np.abs(scores) + 0.1, -np.abs(scores))
+        with pytest.raises(MetricInputError, match="separate"):
+            fit_logistic_calibration(scores, labels)
+    slope, intercept = _sigmoid_calibration(scores, labels)
+    prior = float(labels.mean())
+    fitted = fit_logistic_calibration(scores, labels, prior, platt=True)
+    assert fitted.scale == pytest.approx(-slope, rel=1e-5)  # scikit-learn stops its L-BFGS near 1e-6
+    assert fitted.offset + math.log(prior / (1 - prior)) == pytest.approx(-intercept, rel=1e-5, abs=1e-5)

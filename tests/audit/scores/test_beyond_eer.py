@@ -3,7 +3,9 @@ hostile files, and the coverage of the Cllr and actDCF intervals in a simulation
 
 from __future__ import annotations
 
+import importlib.util
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +21,7 @@ from audit.statistics.draws import cluster_codes, draw_cluster_weights
 from schemas.trials import TrialKind
 
 CM_KEY = {False: "bonafide", True: "spoof"}
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def _spoofed_case(tmp_path, n_speakers: int = 8, seed: int = 0):  # type: ignore[no-untyped-def]
@@ -71,9 +74,11 @@ def test_calibrated_and_spoofing_metrics_are_the_library_functions(tmp_path) -> 
     fit = fit_logistic_calibration([float(f[2]) for f in dev_lines], [f[3] == "target" for f in dev_lines])
     assert report["config"]["calibration"]["scale"] == pytest.approx(fit.scale)
     calibration = _all(report, "calibration_per_group")
-    assert calibration["cllr"] == pytest.approx(cllr(fit.apply(asv), labels))
-    assert calibration["act_dcf"] == pytest.approx(act_dcf(fit.apply(asv), labels))
-    assert calibration["min_cllr"] == pytest.approx(min_cllr(asv, labels))
+    bona_fide = kinds != TrialKind.SPOOF  # calibration covers targets against bona fide non-targets only
+    assert (calibration["trials"], calibration["spoof_trials_left_out"]) == (64, 32)
+    assert calibration["cllr"] == pytest.approx(cllr(fit.apply(asv[bona_fide]), labels[bona_fide]))
+    assert calibration["act_dcf"] == pytest.approx(act_dcf(fit.apply(asv[bona_fide]), labels[bona_fide]))
+    assert calibration["min_cllr"] == pytest.approx(min_cllr(asv[bona_fide], labels[bona_fide]))
     assert calibration["cllr_low"] <= calibration["cllr"] <= calibration["cllr_high"]
     spoofing = _all(report, "spoofing_per_group")
     assert (spoofing["target_trials"], spoofing["nontarget_trials"], spoofing["spoof_trials"]) == (32, 32, 32)
@@ -205,3 +210,34 @@ def test_a_calibration_worse_than_no_decision_is_flagged(tmp_path) -> None:  # t
     assert row["act_dcf"] > 1.0 and row["cllr"] > 1.0
     assert [flag["id"] for flag in report["flags"]] == ["poorly-calibrated"]
     assert "all trials" in report["flags"][0]["message"]
+
+
+def test_spoof_trials_do_not_charge_the_calibration(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The README's example (examples/make_sasv_example.py): spoofs score close to targets, the calibration is
+    fitted on bona fide development trials. With the spoofs counted as non-targets, actDCF at p_target 0.01 was
+    21.9; on the bona fide trials it is the library's actDCF of targets against bona fide non-targets, below 1, and
+    no poorly-calibrated finding is raised. Without --cm-scores the spoofs are unknown and stay in."""
+    spec = importlib.util.spec_from_file_location("make_sasv_example", EXAMPLES / "make_sasv_example.py")
+    assert spec and spec.loader
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    maker.write(tmp_path)
+    files = {name: tmp_path / f"{name}.txt" for name in ("trials", "scores", "cm", "dev")}
+    config = ScoringConfig(n_resamples=20)
+    report = audit_scores(
+        files["trials"], files["scores"], cm_scores=files["cm"], calibration=files["dev"], config=config
+    )
+    row = _all(report, "calibration_per_group")
+    cm_keys = [line.split()[3] for line in files["cm"].read_text().splitlines()]
+    labels = np.array([int(line.split()[0]) for line in files["trials"].read_text().splitlines()])
+    asv = np.array([float(line.split()[2]) for line in files["scores"].read_text().splitlines()])
+    bona_fide = np.array([key == "bonafide" for key in cm_keys])
+    scale, offset = report["config"]["calibration"]["scale"], report["config"]["calibration"]["offset"]
+    llrs = scale * asv + offset
+    assert (row["trials"], row["spoof_trials_left_out"]) == (360, 180)
+    assert row["act_dcf"] == pytest.approx(act_dcf(llrs[bona_fide], labels[bona_fide]))
+    assert row["act_dcf"] < 1.0 < act_dcf(llrs, labels)  # the spoofs would have charged it above 1
+    assert "poorly-calibrated" not in {flag["id"] for flag in report["flags"]}
+    without_cm = _all(audit_scores(files["trials"], files["scores"], calibration=files["dev"], config=config),
+                      "calibration_per_group")  # fmt: skip
+    assert (without_cm["trials"], without_cm["spoof_trials_left_out"]) == (540, 0)

@@ -14,7 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.table.analysis import _READERS, N_RESAMPLES_MAX, SEED_MAX, Analysis, read_analysis
+from audit.table.analysis import (
+    _READERS,
+    N_RESAMPLES_MAX,
+    SEED_MAX,
+    Analysis,
+    CalibrationDeclaration,
+    read_analysis,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -34,6 +41,7 @@ def test_the_shipped_configurations_read_without_problems() -> None:
         operating_point="eer",
         n_resamples=1000,
         seed=7,
+        calibration=CalibrationDeclaration("platt", "dev", 0.5),
     )
     assert read_analysis((ROOT / "configs" / "full.toml").read_text())[1] == []
 
@@ -76,6 +84,13 @@ def test_a_target_far_and_the_bounds_themselves_are_accepted() -> None:
         ('dev_speakers = [""]', "expected a list of non-empty strings"),
         ("n_resample = 100", "analysis.n_resample: unknown key (known: equivalence_margin, acceptable_error"),
         ("dev_speakers = [" + "1, " * 30 + "]", "got a list [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, ..."),
+        ('calibration = "logistic"', 'analysis.calibration: expected a table { method = "logistic", fit_on = "dev" }'),
+        ('calibration = { method = "bosaris", fit_on = "dev" }', 'method: expected one of "logistic", "platt"'),
+        ('calibration = { method = "logistic" }', 'fit_on: expected one of "dev", got nothing'),
+        ('calibration = { method = "logistic", fit_on = "eval" }', 'fit_on: expected one of "dev", got a string'),
+        ('calibration = { method = "platt", fit_on = "dev", prior = 1 }', "prior: expected a number strictly"),
+        ('calibration = { method = "platt", fit_on = "dev", smooth = 1 }', "unknown key 'smooth'"),
+        ('calibration = { method = "logistic", fit_on = "dev" }', 'fit_on = "dev" needs the development speakers'),
     ],
 )
 def test_each_bad_value_is_one_problem_and_keeps_the_default(line: str, problem: str) -> None:
@@ -83,6 +98,15 @@ def test_each_bad_value_is_one_problem_and_keeps_the_default(line: str, problem:
     assert len(problems) == 1
     assert problems[0].startswith("analysis.") and problem in problems[0]
     assert analysis == Analysis()
+
+
+def test_a_declared_calibration_is_typed() -> None:
+    text = '[analysis]\ndev_speakers = ["a"]\ncalibration = { method = "platt", fit_on = "dev", prior = 0.2 }\n'
+    analysis, problems = read_analysis(text)
+    assert problems == [] and analysis.calibration == CalibrationDeclaration("platt", "dev", 0.2)
+    assert read_analysis('[analysis]\ndev_speakers = ["a"]\ncalibration = { method = "logistic", fit_on = "dev" }\n')[
+        0
+    ].calibration == CalibrationDeclaration("logistic", "dev", 0.5)
 
 
 def test_every_problem_is_listed() -> None:

@@ -1,0 +1,103 @@
+"""Speakers of the trials in ``audit scores``: a declared map (Kaldi ``utt2spk``) or VoxCeleb ids, and the
+trials whose labels contradict their speakers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from audit.scores.joining import categorical, finding, listed_pairs, without_extension
+from audit.scores.trial_lists import numbered_fields
+from audit.table.findings import Flag, Severity
+from audit.table.reading import read_text
+from schemas.errors import InputError
+from schemas.trials import TrialKind
+from schemas.wording import count
+
+VOXCELEB_SPEAKER = re.compile(r"id\d{5}")
+
+
+def read_map(path: Path, what: str, layout: str) -> dict[str, str]:
+    """A two-column text map (Kaldi ``utt2spk`` style, ``layout`` names the columns); a key given two values is
+    an InputError."""
+    text = read_text(Path(path), what)
+    mapping: dict[str, str] = {}
+    for number, fields in numbered_fields(text):
+        if len(fields) != 2:
+            raise InputError(str(path), f"expected '{layout}', got {len(fields)} field(s)", row=number)
+        key, value = fields
+        if mapping.setdefault(key, value) != value:
+            raise InputError(str(path), f"{key!r} is given two values, {mapping[key]!r} and {value!r}", row=number)
+    return mapping
+
+
+def _speakers(trials: pd.DataFrame, lookup: Callable[[str], str]) -> dict[str, pd.Categorical]:
+    """``enrol_speaker`` and ``test_speaker`` as categoricals over one set of speakers (so the two compare, and the
+    bootstrap takes their codes), each distinct utterance id looked up once."""
+    sides = {side: categorical(trials[f"{side}_utt"]).remove_unused_categories() for side in ("enrol", "test")}
+    named = {side: [lookup(name) for name in ids.categories] for side, ids in sides.items()}
+    speakers = pd.Index(sorted(set(named["enrol"]) | set(named["test"])), dtype=object)
+    return {
+        f"{side}_speaker": pd.Categorical.from_codes(
+            speakers.get_indexer(pd.Index(named[side], dtype=object))[ids.codes], categories=speakers, validate=False
+        )
+        for side, ids in sides.items()
+    }
+
+
+def speakers_of(
+    trials: pd.DataFrame, speaker_map: Mapping[str, str] | None, map_path: Path | None
+) -> tuple[pd.DataFrame, str] | tuple[None, str]:
+    """``trials`` with ``enrol_speaker`` and ``test_speaker``, and where they came from; (None, why) when unknown.
+
+    A declared map must cover every utterance of the scored trials (an InputError otherwise); without one, every
+    utterance must be a VoxCeleb id ``idNNNNN/...``. Each distinct id is looked up once.
+    """
+    used = {
+        str(name)
+        for side in ("enrol_utt", "test_utt")
+        for name in categorical(trials[side]).remove_unused_categories().categories
+    }
+    if speaker_map is not None:
+        missing = sorted(u for u in used if u not in speaker_map and without_extension(u) not in speaker_map)
+        if missing:
+            raise InputError(
+                str(map_path),
+                f"{count(len(missing), 'utterance')} of the trials are not in the speaker map "
+                f"(first: {', '.join(missing[:3])})",
+            )
+
+        def lookup(utt: str) -> str:
+            return speaker_map.get(utt) or speaker_map.get(without_extension(utt), "")
+
+        how = f"speaker map {map_path}"
+    else:
+        # The first path component of a VoxCeleb id.
+        if not all("/" in u and VOXCELEB_SPEAKER.fullmatch(u.partition("/")[0]) for u in used):
+            return None, "no --speakers map was given and the utterance ids are not VoxCeleb ids (idNNNNN/...)"
+
+        def lookup(utt: str) -> str:
+            return utt.partition("/")[0]
+
+        how = "VoxCeleb ids (idNNNNN/...)"
+    return trials.assign(**_speakers(trials, lookup)), how
+
+
+def flag_speaker_labels(trials: pd.DataFrame) -> Flag | None:
+    """Target trials across two speakers, or non-target trials of one speaker: the labels or the speakers are
+    wrong. A trial keyed spoof (``kind``, from ``--cm-scores``) is a non-target of one speaker by design."""
+    same = trials["enrol_speaker"] == trials["test_speaker"]
+    spoof = trials["kind"] == TrialKind.SPOOF if "kind" in trials else False
+    contradict = trials[(same != (trials["label"] == 1)) & ~spoof]
+    if not len(contradict):
+        return None
+    return finding(
+        "labels-contradict-speakers",
+        Severity.WARNING,
+        f"{count(len(contradict), 'trial')} have a label that contradicts their speakers (a target across two "
+        "speakers or a non-target within one).",
+        listed_pairs(contradict, "trial"),
+    )

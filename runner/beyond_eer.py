@@ -1,0 +1,70 @@
+"""The results columns beyond EER that a run writes: the calibrated metrics of every record when the configuration
+declares ``[analysis] calibration`` (``audit.metrics.record_calibration``), and the spoofing-aware metrics of every
+spoof cell when it declares a ``[countermeasure]`` (``audit.metrics.record_spoofing``). The audit re-derives both
+from the verified per-trial scores with the same functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from audit.metrics.record_calibration import calibration_records, declared_calibration
+from audit.metrics.record_spoofing import spoofing_of_rows
+from runner.cache import CachedEmbedding
+from runner.config import RunConfig
+from runner.plan import RecordPlan, Side
+from schemas.bundle import CM_SCORE_COLUMN
+from schemas.results import CALIBRATED_COLUMNS, SPOOFING_COLUMNS
+
+
+def beyond_eer_columns(
+    config: RunConfig, plans: list[RecordPlan], frames: list[pd.DataFrame], rows: list[dict[str, Any]]
+) -> dict[str, dict[str, float | None]]:
+    """Per record id, the calibrated and spoofing-aware columns its results row gets (none when not declared)."""
+    trials = {plan.record_id: plan.trials.frame for plan in plans}
+    scored = {
+        plan.record_id: np.where(frame["status"] == "scored", frame["score"].to_numpy(float), np.nan)
+        for plan, frame in zip(plans, frames, strict=True)
+    }
+    cm = {
+        plan.record_id: frame[CM_SCORE_COLUMN].to_numpy(float) if CM_SCORE_COLUMN in frame else None
+        for plan, frame in zip(plans, frames, strict=True)
+    }
+    columns: dict[str, dict[str, float | None]] = {row["record_id"]: {} for row in rows}
+    declared = config.analysis.calibration
+    if declared is not None:
+        records = calibration_records(rows, trials.__getitem__, scored.__getitem__)
+        metrics, _ = declared_calibration(
+            records, config.analysis.dev_speakers, declared.prior, platt=declared.method == "platt"
+        )
+        for record_id, values in metrics.items():
+            columns[record_id] |= {name: _number(values[name]) for name in CALIBRATED_COLUMNS}
+    if any(values is not None for values in cm.values()):
+        spoofing = spoofing_of_rows(rows, trials.__getitem__, scored.__getitem__, cm.__getitem__)
+        for record_id in columns:
+            values = spoofing.get(record_id, {})
+            columns[record_id] |= {name: _number(values.get(name)) for name in SPOOFING_COLUMNS}
+    return columns
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def countermeasure_sides(plans: list[RecordPlan], experiments: tuple[str, ...]) -> set[Side]:
+    """The test sides the countermeasure scores: those of the records of ``experiments`` (each side once)."""
+    return {side for plan in plans if plan.experiment.id in experiments for side in plan.test_sides()}
+
+
+def countermeasure_scores(
+    test_sides: list[Side], embeddings: dict[tuple[Side, str], CachedEmbedding], label: str
+) -> np.ndarray:
+    """The countermeasure's score of each trial's test side (NaN where its chain failed: no score)."""
+    scores = np.full(len(test_sides), np.nan)
+    for index, side in enumerate(test_sides):
+        vector = embeddings[(side, label)].vector
+        if vector is not None:
+            scores[index] = float(vector[0])
+    return scores
