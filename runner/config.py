@@ -3,7 +3,7 @@
 A configuration is a TOML file (``configs/default.toml`` is the embedded default, ``configs/full.toml`` the
 paper's registry). It is validated on load and every problem is one ``InputError`` naming the file and the key.
 Relative paths resolve against the file's folder; ``~`` and ``$VARS`` are expanded, with ``$INTERBIAS_CACHE``
-defaulting to ``~/.cache/interbias-sv``.
+defaulting to ``~/.cache/interbias-sv`` and ``$INTERBIAS_CHECKPOINTS`` to its ``checkpoints`` folder.
 
 A run reads one ``[corpus]`` or several ``[corpora.NAME]`` tables; each experiment names its ``corpus``. A named
 condition is a list of operator specs, or a metadata condition ``{ select = { COLUMN = VALUE | [VALUES] },
@@ -94,6 +94,12 @@ EXPERIMENT_KEYS = (
 
 def default_cache_root() -> Path:
     return Path(os.environ.get("INTERBIAS_CACHE", "~/.cache/interbias-sv")).expanduser()
+
+
+def default_checkpoints_root() -> Path:
+    """Where checkpoints are installed and read: ``$INTERBIAS_CHECKPOINTS``, else the cache's ``checkpoints``."""
+    named = os.environ.get("INTERBIAS_CHECKPOINTS")
+    return Path(named).expanduser() if named else default_cache_root() / "checkpoints"
 
 
 @dataclass(frozen=True)
@@ -271,6 +277,8 @@ def did_you_mean(name: str, known: Sequence[str], listing: str) -> str:
 
 def _resolve(source: Path, value: str) -> Path:
     os.environ.setdefault("INTERBIAS_CACHE", str(default_cache_root()))
+    if "INTERBIAS_CHECKPOINTS" not in os.environ:  # its default, without setting it for configurations read later
+        value = re.sub(r"\$(INTERBIAS_CHECKPOINTS\b|\{INTERBIAS_CHECKPOINTS\})", str(default_checkpoints_root()), value)
     path = Path(os.path.expandvars(value)).expanduser()
     return path if path.is_absolute() else (source.parent / path).resolve()
 

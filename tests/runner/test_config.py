@@ -179,3 +179,21 @@ def test_development_speakers_that_no_corpus_has_are_refused_before_any_work() -
 def test_missing_config_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not found"):
         load_config(tmp_path / "absent.toml")
+
+
+def test_the_default_reads_checkpoints_where_interbias_checkpoints_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """INTERBIAS_CHECKPOINTS, as the README exports it, is where the default and its kin read checkpoints; unset,
+    the cache's checkpoints folder (where `interbias checkpoints install` puts them), and it stays unset for a
+    configuration read later (full.toml's placeholder roots rely on that)."""
+    import os
+
+    monkeypatch.setenv("INTERBIAS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("INTERBIAS_CHECKPOINTS", str(tmp_path / "elsewhere"))
+    named = {spec.label: spec.checkpoint for spec in load_config(DEFAULT).encoders}
+    assert named["ecapa-tdnn"] == tmp_path / "elsewhere" / "speechbrain" / "spkrec-ecapa-voxceleb"
+    monkeypatch.delenv("INTERBIAS_CHECKPOINTS")
+    cached = {spec.label: spec.checkpoint for spec in load_config(DEFAULT).encoders}
+    assert cached["ecapa-tdnn"] == tmp_path / "cache" / "checkpoints" / "speechbrain" / "spkrec-ecapa-voxceleb"
+    assert "INTERBIAS_CHECKPOINTS" not in os.environ
