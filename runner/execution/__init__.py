@@ -1,5 +1,7 @@
-"""Where a run's embeddings are computed: the work (jobs), this machine's executor (local), a Ray cluster's (ray)."""
+"""Where a run's embeddings are computed: the work (jobs), this machine's executor (local), a Ray cluster's (ray),
+and what takes each side from the cache or gives it to one of them (embedder)."""
 
+from runner.execution.embedder import Embedder
 from runner.execution.jobs import Degraded, DegradeJob, EmbedJob, EmbedWork, Executor, degrade, embed_realised
 from runner.execution.local import LocalExecutor
 from runner.execution.ray import RayExecutor
@@ -9,6 +11,7 @@ __all__ = [
     "Degraded",
     "EmbedJob",
     "EmbedWork",
+    "Embedder",
     "Executor",
     "LocalExecutor",
     "RayExecutor",
