@@ -1,6 +1,9 @@
 """The figures of README's "Stressors beyond the paper" by what was realised, from a bundle of a stressor run::
 
-    python examples/stressor_figures.py out/stressors > stressor-figures.md
+    python examples/stressor_figures.py out/stressors configs/stressors.toml > stressor-figures.md
+
+The configuration is the one the run read (its roster is found beside it); it must be the bytes the bundle signed
+as ``config.toml``.
 
 Per experiment, condition and encoder: the EER in the run's method (``results.csv``). Per condition of one factor
 level: what its operators realised on the test utterances of its trial list, as median and range (a room's T30,
@@ -91,9 +94,11 @@ def beyond_noise(bundle: Path, attack: pd.Series, control: pd.Series, method: st
     return f"{estimate:+.3f} [{interval['low']:+.3f}, {interval['high']:+.3f}]"
 
 
-def figures(bundle: Path) -> str:
+def figures(bundle: Path, config_path: Path) -> str:
     """The Markdown tables: per experiment, conditions by what they realised, EERs per encoder, attacks beyond noise."""
-    config = load_config(bundle / CONFIG_FILE)
+    if config_path.read_bytes() != (bundle / CONFIG_FILE).read_bytes():
+        raise SystemExit(f"{config_path} is not the configuration {bundle} was run with ({CONFIG_FILE} differs)")
+    config = load_config(config_path)
     results = pd.read_csv(bundle / "results.csv", keep_default_na=False)
     models = sorted(results["model"].unique())
     lines = []
@@ -133,4 +138,4 @@ def figures(bundle: Path) -> str:
 
 
 if __name__ == "__main__":
-    print(figures(Path(sys.argv[1])))
+    print(figures(Path(sys.argv[1]), Path(sys.argv[2])))
