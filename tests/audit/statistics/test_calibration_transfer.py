@@ -112,3 +112,19 @@ def test_cllr_and_act_dcf_intervals_cover_at_the_nominal_rate() -> None:
             covered[position] += row[name]["low"] <= truth[position] <= row[name]["high"]
     rates = covered / n_sets
     assert ((rates >= 0.90) & (rates <= 0.99)).all(), rates
+
+
+def test_a_record_of_one_enrolment_speaker_gets_its_values_and_no_interval() -> None:
+    """Its draws would only reweigh that speaker's trials: a narrow interval that reads as a population's."""
+    rng = np.random.default_rng(5)
+    enrol, test, labels, scores = _trials(rng, [f"s{i}" for i in range(6)], 8, 1.5, (0.5, 0.3))
+    alone = enrol == "s0"
+    fit = LinearCalibration(0.9, -0.2)
+    record = CalibrationInput(
+        {"record_id": "one"}, fit, scores[alone], labels[alone], enrol[alone], test[alone], (0.2, 1.0, 1.0)
+    )
+    (row,) = calibration_transfer([record], SpeakerDraws.of([enrol, test], 50, 1), 0.95)
+    assert row["cllr"]["estimate"] == pytest.approx(cllr(fit.apply(scores[alone]), labels[alone]), abs=1e-12)
+    for name in METRICS:
+        assert row[name]["low"] is None and row[name]["high"] is None
+        assert row[name]["withheld"].startswith("one speaker")
