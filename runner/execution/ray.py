@@ -71,6 +71,23 @@ def gpu_slots(nodes: list[dict[str, Any]], gpus_per_actor: float) -> int:
     return sum(int(node["gpus"] / gpus_per_actor + 1e-9) for node in nodes)
 
 
+def _alive_nodes(ray: Any) -> list[dict[str, Any]]:
+    """The cluster's live nodes: address, id, CPUs and GPUs, in a stable order."""
+    return sorted(
+        (
+            {
+                "address": node["NodeManagerAddress"],
+                "node_id": node["NodeID"],
+                "cpus": node["Resources"].get("CPU", 0.0),
+                "gpus": node["Resources"].get("GPU", 0.0),
+            }
+            for node in ray.nodes()
+            if node["Alive"]
+        ),
+        key=lambda node: (node["address"], node["node_id"]),
+    )
+
+
 @dataclass(frozen=True)
 class StagedTable:
     """A corpus's utterance table as staged in the shared cache folder, with the material it points to."""
@@ -243,6 +260,7 @@ class RayExecutor:
         if not ray.is_initialized():
             self._connect(ray)
             self._owned = True
+        self._check_gpu_slots(_alive_nodes(ray), 1)  # a probe no node can place would wait ACTOR_READY_S
         probe = ray.remote(num_cpus=0, num_gpus=self.gpus_per_actor)(device_class)
         self._device_class = str(self._get(ray, [probe.remote(self.device)], ACTOR_READY_S)[0])
         return self._device_class
@@ -276,21 +294,19 @@ class RayExecutor:
         if self.address is None:
             self._session_dir = str(context.address_info["session_dir"])
 
+    def _check_gpu_slots(self, nodes: list[dict[str, Any]], n_actors: int) -> None:
+        """Refuse, before any work, ``n_actors`` actors of ``gpus_per_actor`` GPUs that the nodes cannot hold."""
+        if self.gpus_per_actor > 0 and gpu_slots(nodes, self.gpus_per_actor) < n_actors:
+            gpus = ", ".join(f"{node['gpus']:g}" for node in nodes)
+            raise InputError(
+                f"ray cluster {self.address or 'local (started for the run)'}",
+                f"{n_actors} encoder actor(s) of {self.gpus_per_actor:g} GPU each do not fit its nodes' GPUs "
+                f"({gpus}); lower --gpus-per-actor or --actors-per-label, or run fewer encoders",
+            )
+
     def _describe_cluster(self, ray: Any, n_actors: int) -> None:
         """Record the cluster and refuse, before any work, actors that no node (or not all nodes) can hold."""
-        nodes = sorted(
-            (
-                {
-                    "address": node["NodeManagerAddress"],
-                    "node_id": node["NodeID"],
-                    "cpus": node["Resources"].get("CPU", 0.0),
-                    "gpus": node["Resources"].get("GPU", 0.0),
-                }
-                for node in ray.nodes()
-                if node["Alive"]
-            ),
-            key=lambda node: (node["address"], node["node_id"]),
-        )
+        nodes = _alive_nodes(ray)
         self._description = {
             "ray_version": ray.__version__,
             "address": self.address or "local (started for the run)",
@@ -302,13 +318,7 @@ class RayExecutor:
             "device": self.device,
             "dtype": self.dtype,
         }
-        if self.gpus_per_actor > 0 and gpu_slots(nodes, self.gpus_per_actor) < n_actors:
-            gpus = ", ".join(f"{node['gpus']:g}" for node in nodes)
-            raise InputError(
-                f"ray cluster {self._description['address']}",
-                f"{n_actors} encoder actor(s) of {self.gpus_per_actor:g} GPU each do not fit its nodes' GPUs "
-                f"({gpus}); lower --gpus-per-actor or --actors-per-label, or run fewer encoders",
-            )
+        self._check_gpu_slots(nodes, n_actors)
         if not any(node["cpus"] >= 1 for node in nodes):
             raise InputError(f"ray cluster {self._description['address']}", "no node has a CPU for the operators")
 
