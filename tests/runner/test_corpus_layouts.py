@@ -189,5 +189,5 @@ def test_corpus_build_names_the_corpora_it_builds(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "runner.cli", "corpus", "build", "--corpus", "timit", "--out", str(tmp_path / "t")]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
-    assert "--corpus: expected one of asterisk, fillets, got 'timit'" in done.stderr
+    assert "--corpus: expected one of asterisk, fillets, world-proxy, got 'timit'" in done.stderr
     assert not (tmp_path / "t").exists()
