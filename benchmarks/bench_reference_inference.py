@@ -33,7 +33,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from runner.config import default_cache_root  # noqa: E402
+from runner.config import default_checkpoints_root  # noqa: E402
 from runner.encoders import load_roster  # noqa: E402
 
 SAMPLE_RATE = 16_000
@@ -66,7 +66,7 @@ def best(run: Callable[[list[np.ndarray]], Any], clips: list[np.ndarray], repeat
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoints-root", type=Path, default=default_cache_root() / "checkpoints")
+    parser.add_argument("--checkpoints-root", type=Path, default=default_checkpoints_root())
     parser.add_argument("--per-speaker", type=int, default=12)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=2)

@@ -31,7 +31,7 @@ from audit.metrics.point import MetricInputError  # noqa: E402
 from audit.metrics.spoofing import a_dcf, sasv_eer, spf_eer, sv_eer, t_eer  # noqa: E402
 from provenance.keys import generate_keypair  # noqa: E402
 from provenance.manifest import write_manifest  # noqa: E402
-from runner.config import default_cache_root, load_config  # noqa: E402
+from runner.config import default_checkpoints_root, load_config  # noqa: E402
 from runner.corpora.asterisk import build_default_corpus  # noqa: E402
 from runner.corpora.world_proxy import build_world_proxy  # noqa: E402
 from runner.encoders.roster import load_weight_pins  # noqa: E402
@@ -99,7 +99,7 @@ test_conditions = ["clean", "proxy"]
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    checkpoints = default_cache_root() / "checkpoints"
+    checkpoints = default_checkpoints_root()
     if not (checkpoints / load_weight_pins(ROSTER)["aasist"].checkpoint).is_dir():
         message = f"no installed AASIST under {checkpoints}: interbias checkpoints install aasist"
         if os.environ.get("INTERBIAS_REAL_WEIGHTS") == "required":
@@ -186,7 +186,7 @@ def test_each_cm_score_is_aasist_s_score_of_the_test_file(bundle: Path) -> None:
     from runner.execution.jobs import read_clean_wave
 
     trials, scores = _record(bundle / "out", "D06.mfcc-stats.clean_to_proxy")
-    checkpoints = default_cache_root() / "checkpoints" / load_weight_pins(ROSTER)["aasist"].checkpoint
+    checkpoints = default_checkpoints_root() / load_weight_pins(ROSTER)["aasist"].checkpoint
     countermeasure = load_encoder("aasist", "aasist", checkpoints)
     spoof = trials.index[trials["trial_kind"] == "spoof"][0]
     manifest = pd.read_csv(bundle / "proxy" / "manifest.csv")

