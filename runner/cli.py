@@ -419,18 +419,17 @@ def plan(
 ) -> None:
     """What CONFIG will cost before any work: utterances, trials, records, embeddings, disk and time; for a
     registry of the paper's experiments, its records and trial evaluations beside the paper's."""
-    import os
+    import contextlib
 
-    from runner.config import load_config
+    from runner.config import load_config, placeholder_roots
     from runner.plan import estimate_plan, load_bundle_throughput, load_corpus_sizes, load_throughput
 
     if throughput is not None and throughput_from is not None:
         raise InputError("--throughput-from", "give either --throughput FILE or --throughput-from BUNDLE, not both")
 
-    if not corpora:  # declared sizes: the corpus and checkpoint folders are never read, and need not be set
-        for name in ("INTERBIAS_CORPORA", "INTERBIAS_CHECKPOINTS"):
-            os.environ.setdefault(name, f"/nonexistent/{name}")
-    loaded = load_config(config)
+    # Declared sizes: the corpus and checkpoint folders are never read, and need not be set.
+    with contextlib.nullcontext() if corpora else placeholder_roots("/nonexistent/plan"):
+        loaded = load_config(config)
     beside = Path(config).resolve().parent
     speeds_file = throughput or (beside / "throughput-cpu.json")
     speeds = load_throughput(speeds_file) if throughput is not None or speeds_file.is_file() else None

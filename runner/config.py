@@ -26,7 +26,8 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -94,6 +95,23 @@ EXPERIMENT_KEYS = (
 
 def default_cache_root() -> Path:
     return Path(os.environ.get("INTERBIAS_CACHE", "~/.cache/interbias-sv")).expanduser()
+
+
+ROOT_VARIABLES = ("INTERBIAS_CORPORA", "INTERBIAS_CHECKPOINTS")  # the roots configs/full.toml reads its folders under
+
+
+@contextmanager
+def placeholder_roots(folder: str) -> Iterator[None]:
+    """While a configuration whose corpus and checkpoint folders are named but never read is loaded (a plan from
+    declared sizes, a rehearsal), each unset variable of ``ROOT_VARIABLES`` names ``folder``; unset again after, so
+    nothing later in the process reads the placeholder."""
+    unset = [name for name in ROOT_VARIABLES if name not in os.environ]
+    os.environ.update(dict.fromkeys(unset, folder))
+    try:
+        yield
+    finally:
+        for name in unset:
+            os.environ.pop(name, None)
 
 
 def default_checkpoints_root() -> Path:

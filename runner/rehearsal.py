@@ -28,13 +28,11 @@ and ``provenance.manifest.write_manifest`` signs the bundle with a fresh key wri
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import time
 import tomllib
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -148,21 +146,6 @@ def spoof_pool(name: str, systems: Sequence[str], genuine: pd.DataFrame) -> pd.D
             "spoof_system_version": "synthetic",
         }
     )
-
-
-@contextmanager
-def _placeholder_roots() -> Iterator[None]:
-    """full.toml names its corpora and checkpoints through environment variables; nothing is read from them."""
-    names = ("INTERBIAS_CORPORA", "INTERBIAS_CHECKPOINTS")
-    saved = {name: os.environ.get(name) for name in names}
-    for name in names:
-        os.environ.setdefault(name, "/nonexistent/paper-bundle")
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
 
 
 @dataclass(frozen=True)
@@ -436,7 +419,7 @@ def write_paper_bundle(
     from audit.metrics.point import grouped_metrics
     from provenance.keys import generate_keypair
     from provenance.writer import BundleWriter
-    from runner.config import load_config
+    from runner.config import load_config, placeholder_roots
     from schemas.bundle import (
         CONFIG_FILE,
         ENVIRONMENT_FILE,
@@ -449,7 +432,7 @@ def write_paper_bundle(
 
     started = time.perf_counter()
     out = Path(out)
-    with _placeholder_roots():
+    with placeholder_roots("/nonexistent/paper-bundle"):
         config = load_config(config_path)
     _check_shapes(config)
     writer = BundleWriter.create(out)

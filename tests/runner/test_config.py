@@ -197,3 +197,19 @@ def test_the_default_reads_checkpoints_where_interbias_checkpoints_names(
     cached = {spec.label: spec.checkpoint for spec in load_config(DEFAULT).encoders}
     assert cached["ecapa-tdnn"] == tmp_path / "cache" / "checkpoints" / "speechbrain" / "spkrec-ecapa-voxceleb"
     assert "INTERBIAS_CHECKPOINTS" not in os.environ
+
+
+def test_placeholder_roots_are_unset_again_after_the_configuration_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan from declared sizes names its roots by placeholders; the rest of the process (a run, a test) must not
+    find them set afterwards: the checkpoints root would then point at the placeholder."""
+    import os
+
+    from runner.config import ROOT_VARIABLES, placeholder_roots
+
+    monkeypatch.delenv("INTERBIAS_CORPORA", raising=False)
+    monkeypatch.setenv("INTERBIAS_CHECKPOINTS", "/data/checkpoints")
+    with placeholder_roots("/nonexistent/plan"):
+        assert os.environ["INTERBIAS_CORPORA"] == "/nonexistent/plan"
+        assert os.environ["INTERBIAS_CHECKPOINTS"] == "/data/checkpoints"  # a set one is kept
+    assert "INTERBIAS_CORPORA" not in os.environ and os.environ["INTERBIAS_CHECKPOINTS"] == "/data/checkpoints"
+    assert ROOT_VARIABLES == ("INTERBIAS_CORPORA", "INTERBIAS_CHECKPOINTS")
