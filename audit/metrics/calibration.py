@@ -101,41 +101,57 @@ class TieGroups:
         distinct, group = np.unique(values, return_inverse=True)
         return cls(group.astype(np.int64), targets, distinct.size)
 
-    def pool_llrs(self, weights: ArrayLike | None = None) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """Each tie group's LLR under PAV, and its target and non-target weight.
-
-        Each group's target fraction is pooled with its neighbours until the fractions rise with the score
-        (``scipy.optimize.isotonic_regression``, weighted by the group sizes); a pool of ``t`` targets and ``n``
-        non-targets has ``llr = log((t / T) / (n / N))``, the slope of its ROC convex hull edge, so equal odds give
-        exactly 0 on integer weights. Pools of one class get ``±inf``; a group of weight 0 enters PAV with a
-        negligible weight, moving no pool, and its LLR is NaN if it pools alone."""
+    def counts(self, weights: ArrayLike | None = None) -> tuple[FloatArray, FloatArray]:
+        """Each tie group's target and non-target weight under ``weights`` (one pass over the trials)."""
         weight = trial_weights(weights, self.group.size)
         sizes = np.bincount(self.group, weights=weight, minlength=self.n_groups)
-        group_targets = np.bincount(self.group, weights=weight * self.targets, minlength=self.n_groups)
-        empty = sizes == 0
-        rates = np.divide(group_targets, sizes, out=np.full(self.n_groups, 0.5), where=~empty)
-        pav = isotonic_regression(rates, weights=np.where(empty, NEGLIGIBLE_WEIGHT, sizes), increasing=True)
-        starts = np.asarray(pav.blocks[:-1])
-        pool_targets = np.add.reduceat(group_targets, starts)
-        pool_nontargets = np.add.reduceat(sizes, starts) - pool_targets
-        n_target = float(group_targets.sum())
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pool_llr = np.log(pool_targets * (sizes.sum() - n_target)) - np.log(pool_nontargets * n_target)
-        llrs: FloatArray = np.repeat(pool_llr, np.diff(np.append(starts, self.n_groups)))
-        nontargets: FloatArray = np.asarray(sizes - group_targets, dtype=np.float64)
-        return llrs, group_targets.astype(np.float64), nontargets
+        targets = np.bincount(self.group, weights=weight * self.targets, minlength=self.n_groups)
+        return targets.astype(np.float64), np.asarray(sizes - targets, dtype=np.float64)
+
+    def pool_llrs(self, weights: ArrayLike | None = None) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Each tie group's LLR under PAV (``group_llrs``), and its target and non-target weight."""
+        targets, nontargets = self.counts(weights)
+        return group_llrs(targets, nontargets), targets, nontargets
 
     def min_cllr(self, weights: ArrayLike | None = None) -> float:
-        """minCllr of the trials under ``weights``: the Cllr of the groups' PAV LLRs, each group's costs weighed
-        by its target and non-target weight."""
-        llrs, targets, nontargets = self.pool_llrs(weights)
-        total_targets, total_nontargets = float(targets.sum()), float(nontargets.sum())
-        if total_targets <= 0 or total_nontargets <= 0:
-            raise MetricInputError("one class has no weight: targets and non-targets are both needed")
-        held, other = targets > 0, nontargets > 0  # a pool of no weight of a class costs that class nothing
-        target_cost = float(np.logaddexp(0.0, -llrs[held]) @ targets[held]) / total_targets
-        nontarget_cost = float(np.logaddexp(0.0, llrs[other]) @ nontargets[other]) / total_nontargets
-        return (target_cost + nontarget_cost) / (2.0 * math.log(2.0))
+        """minCllr of the trials under ``weights`` (``min_cllr_of_groups`` of their group weights)."""
+        return min_cllr_of_groups(*self.counts(weights))
+
+
+def group_llrs(targets: FloatArray, nontargets: FloatArray) -> FloatArray:
+    """The PAV LLR of each tie group from its target and non-target weight, groups in ascending score order.
+
+    Each group's target fraction is pooled with its neighbours until the fractions rise with the score
+    (``scipy.optimize.isotonic_regression``, weighted by the group sizes); a pool of ``t`` targets and ``n``
+    non-targets has ``llr = log((t / T) / (n / N))``, the slope of its ROC convex hull edge, so equal odds give
+    exactly 0 on integer weights. Pools of one class get ``±inf``; a group of weight 0 enters PAV with a negligible
+    weight, moving no pool, and its LLR is NaN if it pools alone."""
+    sizes = targets + nontargets
+    empty = sizes == 0
+    rates = np.divide(targets, sizes, out=np.full(sizes.size, 0.5), where=~empty)
+    pav = isotonic_regression(rates, weights=np.where(empty, NEGLIGIBLE_WEIGHT, sizes), increasing=True)
+    starts = np.asarray(pav.blocks[:-1])
+    pool_targets = np.add.reduceat(targets, starts)
+    pool_nontargets = np.add.reduceat(sizes, starts) - pool_targets
+    n_target = float(targets.sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pool_llr = np.log(pool_targets * (sizes.sum() - n_target)) - np.log(pool_nontargets * n_target)
+    llrs: FloatArray = np.repeat(pool_llr, np.diff(np.append(starts, sizes.size)))
+    return llrs
+
+
+def min_cllr_of_groups(targets: FloatArray, nontargets: FloatArray) -> float:
+    """minCllr from the tie groups' target and non-target weights (ascending score order): the Cllr of their PAV
+    LLRs, each group's costs weighed by its weight of each class; for callers that count the groups themselves
+    (a bootstrap's draws)."""
+    llrs = group_llrs(targets, nontargets)
+    total_targets, total_nontargets = float(targets.sum()), float(nontargets.sum())
+    if total_targets <= 0 or total_nontargets <= 0:
+        raise MetricInputError("one class has no weight: targets and non-targets are both needed")
+    held, other = targets > 0, nontargets > 0  # a pool of no weight of a class costs that class nothing
+    target_cost = float(np.logaddexp(0.0, -llrs[held]) @ targets[held]) / total_targets
+    nontarget_cost = float(np.logaddexp(0.0, llrs[other]) @ nontargets[other]) / total_nontargets
+    return (target_cost + nontarget_cost) / (2.0 * math.log(2.0))
 
 
 def pav_llrs(scores: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -> FloatArray:

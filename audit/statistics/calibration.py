@@ -22,7 +22,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from audit.metrics.calibration import LinearCalibration, TieGroups, act_dcf, bayes_threshold, cllr, min_cllr
+from audit.metrics.calibration import (
+    LinearCalibration,
+    act_dcf,
+    bayes_threshold,
+    cllr,
+    min_cllr,
+    min_cllr_of_groups,
+)
 from audit.metrics.point import MetricInputError, min_dcf
 from audit.metrics.record_calibration import Group, GroupFit, calibration_records, fit_groups
 from audit.metrics.weighted_roc import weighted_sums
@@ -104,11 +111,10 @@ def _draws(record: CalibrationInput, draws: SpeakerDraws, dense: FloatArray) -> 
     assert partner is not None  # test speakers given: two-way codes (a trial of one speaker partners the 1-column)
     trial_weights = dense[:, enrol] * dense[:, partner]
     targets, nontargets = _group_counts(record.scores, labels, trial_weights)
-    groups = TieGroups.of(record.scores, labels)  # sorted once for every draw
     min_cllr_draws = np.full(targets.shape[0], np.nan)
     for row in range(targets.shape[0]):
         try:
-            min_cllr_draws[row] = groups.min_cllr(trial_weights[row])
+            min_cllr_draws[row] = min_cllr_of_groups(targets[row], nontargets[row])
         except MetricInputError:
             continue
     min_dcf_draws = _min_dcf_draws(targets, nontargets, record.costs)
