@@ -25,6 +25,7 @@ LOCK = ROOT / "containers" / "requirements.lock"
 CPU_LOCK = ROOT / "containers" / "requirements-cpu.lock"
 BUILD_TOOLS = ROOT / "containers" / "build-tools.lock"
 SDISTS = ROOT / "containers" / "sdists.lock"
+SDIST_BUILD = ROOT / "containers" / "sdist-build.lock"
 LOCK_SCRIPT = ROOT / "containers" / "lock.sh"
 SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -159,7 +160,7 @@ def test_determinism_settings_non_root_user_and_hashed_install() -> None:
     assert 'ENTRYPOINT ["/usr/local/bin/interbias-entrypoint"]' in lines
 
 
-@pytest.mark.parametrize("lock", [LOCK, CPU_LOCK, BUILD_TOOLS, SDISTS], ids=lambda path: path.name)
+@pytest.mark.parametrize("lock", [LOCK, CPU_LOCK, BUILD_TOOLS, SDIST_BUILD, SDISTS], ids=lambda path: path.name)
 def test_every_lock_entry_is_hashed(lock: Path) -> None:
     pins = lock_pins(lock.read_text())
     assert pins
@@ -176,7 +177,8 @@ def test_lock_agrees_with_pyproject(lock: Path, onnx: str) -> None:
     pins = lock_pins(lock.read_text())
     assert len(pins) > 50
     extras = project["optional-dependencies"]
-    required = [Requirement(text) for text in project["dependencies"] + extras["runner"] + extras[onnx] + extras["ray"]]
+    wanted = project["dependencies"] + extras["runner"] + extras[onnx] + extras["ray"] + extras["conversion"]
+    required = [Requirement(text) for text in wanted]
     for requirement in required:
         name = canonicalize_name(requirement.name)
         assert name in pins, f"{requirement} is not in the lock: regenerate it with containers/lock.sh"
@@ -198,14 +200,16 @@ def test_the_cpu_lock_differs_from_the_gpu_lock_only_in_onnxruntime() -> None:
 
 def test_build_tools_and_source_distributions_are_the_locks_own_pins() -> None:
     """setuptools is installed before the lock at the lock's version; the source-only entries that stage 1 builds
-    are the locks' entries, with the same hashes."""
+    are the locks' entries, with the same hashes; pyworld is built against the NumPy the image runs."""
     gpu, cpu = lock_pins(LOCK.read_text()), lock_pins(CPU_LOCK.read_text())
     tools = lock_pins(BUILD_TOOLS.read_text())
     assert set(tools) == {"pip", "setuptools"} and tools["setuptools"] == gpu["setuptools"] == cpu["setuptools"]
     sdists = lock_pins(SDISTS.read_text())
-    assert set(sdists) == {"typing", "webrtcvad"}
+    assert set(sdists) == {"typing", "webrtcvad", "pyworld"}
     for name, pin in sdists.items():
         assert pin == gpu[name] == cpu[name]
+    build = lock_pins(SDIST_BUILD.read_text())
+    assert set(build) == {"cython", "numpy"} and build["numpy"] == gpu["numpy"] == cpu["numpy"]
 
 
 def test_lock_honours_the_constraints() -> None:
@@ -223,8 +227,9 @@ def test_lock_honours_the_constraints() -> None:
 
 def test_lock_headers_record_the_commands_of_lock_sh() -> None:
     script_commands = [line.strip() for line in LOCK_SCRIPT.read_text().splitlines() if line.startswith("uv pip")]
-    headers = [lock.read_text().splitlines()[1].lstrip("# ").strip() for lock in (LOCK, CPU_LOCK, BUILD_TOOLS)]
+    locks = (LOCK, CPU_LOCK, BUILD_TOOLS, SDIST_BUILD)
+    headers = [lock.read_text().splitlines()[1].lstrip("# ").strip() for lock in locks]
     assert script_commands == headers
-    for header, lock in zip(headers, (LOCK, CPU_LOCK, BUILD_TOOLS), strict=True):
+    for header, lock in zip(headers, locks, strict=True):
         assert "--generate-hashes" in header and f"-o containers/{lock.name}" in header
     assert headers[0] in (ROOT / "containers" / "README.md").read_text()

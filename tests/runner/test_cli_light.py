@@ -76,15 +76,15 @@ def test_reproduce_reads_its_claims_before_running(tmp_path: Path) -> None:
     assert refused.stderr.strip() == f"error: {bad}: [[claim]] number 1: missing 'table'"
 
 
-def test_reproduce_builds_the_world_proxy_of_the_spoofing_configuration(
+def test_reproduce_builds_the_default_corpus_and_its_world_proxy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """configs/spoofing.toml names the default corpus and its WORLD proxy: a dry run says it would build both into
-    the cache (nothing is built)."""
+    """The default configuration names its corpus and the WORLD proxy made from it (D05): a dry run says it would
+    build both into the cache (nothing is built)."""
     from runner.cli import app
 
     monkeypatch.setenv("INTERBIAS_CACHE", str(tmp_path / "cache"))
-    result = CliRunner().invoke(app, ["reproduce", "--config", str(ROOT / "configs" / "spoofing.toml"), "--dry-run"])
+    result = CliRunner().invoke(app, ["reproduce", "--config", str(ROOT / "configs" / "default.toml"), "--dry-run"])
     assert result.exit_code == 0, result.output
     said = result.stderr + result.stdout
     assert f"would build (or reuse) the default corpus in {tmp_path / 'cache' / 'corpora' / 'asterisk'}" in said

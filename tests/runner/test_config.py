@@ -16,7 +16,10 @@ DEFAULT = ROOT / "configs" / "default.toml"
 
 def test_default_config_loads_with_its_designs() -> None:
     config = load_config(DEFAULT)
-    assert [e.id for e in config.experiments] == ["D01", "D02", "D03", "D04"]
+    assert [e.id for e in config.experiments] == ["D01", "D02", "D03", "D04", "D05"]
+    assert config.countermeasure is not None and config.countermeasure.spec.label == "aasist"
+    assert config.countermeasure.experiments == ("D05",)  # the one experiment with a spoof cell
+    assert [choice.adapter for choice in config.corpora.values()] == ["asterisk", "world_proxy"]
     assert [e.label for e in config.encoders] == ["ecapa-tdnn", "campplus-zh-en", "resemblyzer", "mfcc-stats"]
     assert config.encoders[0].weights is not None and config.encoders[1].weights is not None
     noise_x_codec = config.experiments[0]
@@ -81,18 +84,16 @@ def test_default_config_loads_with_its_designs() -> None:
             'analysis.calibration: fit_on: expected one of "dev"',
         ),
         (
-            lambda s: s.replace("[analysis]", '[countermeasure]\nlabel = "aasis"\nfront_end = "x"\n\n[analysis]'),
+            lambda s: s.replace('label = "aasist"', 'label = "aasis"'),
             "countermeasure.label: unknown countermeasure 'aasis'; did you mean 'aasist'?",
         ),
         (
-            lambda s: s.replace("[analysis]", '[countermeasure]\nlabel = "aasist"\nfront_end = "x"\n\n[analysis]'),
+            lambda s: s.replace('front_end = "first-nb_samp-repeated"', 'front_end = "x"'),
             "countermeasure.front_end: expected one of first-nb_samp-repeated, got 'x'",
         ),
         (
             lambda s: s.replace(
-                "[analysis]",
-                '[countermeasure]\nlabel = "aasist"\nfront_end = "first-nb_samp-repeated"'
-                '\nexperiments = ["D09"]\n\n[analysis]',
+                'front_end = "first-nb_samp-repeated"', 'front_end = "first-nb_samp-repeated"\nexperiments = ["D09"]'
             ),
             "countermeasure.experiments: unknown experiment(s) D09",
         ),
@@ -113,7 +114,8 @@ def test_bad_configs_name_the_problem(tmp_path: Path, edit: object, expected: st
     [
         (
             lambda s: s.replace("utterances_per_speaker = 12", "utterances_per_speker = 12"),
-            "corpus.utterances_per_speker: unknown key in [corpus]; did you mean 'utterances_per_speaker'?",
+            "corpora.asterisk.utterances_per_speker: unknown key in [corpora.asterisk]; "
+            "did you mean 'utterances_per_speaker'?",
         ),
         (
             lambda s: s.replace("[analysis]", "[analysys]"),
@@ -142,7 +144,7 @@ def test_bad_configs_name_the_problem(tmp_path: Path, edit: object, expected: st
         (lambda s: s + "\n[zzz]\nq = 1\n", "zzz: unknown table in the top level; valid keys: run, corpus"),
         (
             lambda s: s.replace('music = "/usr/share/asterisk/moh"', 'music = "no-such-music"'),
-            "corpus.music: folder not found: ",
+            "corpora.asterisk.music: folder not found: ",
         ),
     ],
 )
