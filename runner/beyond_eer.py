@@ -1,7 +1,8 @@
 """The results columns beyond EER that a run writes: the calibrated metrics of every record when the configuration
-declares ``[analysis] calibration`` (``audit.metrics.record_calibration``), and the spoofing-aware metrics of every
-spoof cell when it declares a ``[countermeasure]`` (``audit.metrics.record_spoofing``). The audit re-derives both
-from the verified per-trial scores with the same functions."""
+declares ``[analysis] calibration`` (``audit.metrics.record_calibration``), the spoofing-aware metrics of every
+spoof cell when it declares a ``[countermeasure]`` (``audit.metrics.record_spoofing``), and the metrics of
+AS-normalised scores when it declares ``[analysis] score_normalisation`` (``audit.metrics.normalisation``). The
+audit re-derives them from the verified per-trial scores with the same functions."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from audit.metrics.normalisation import as_norm_of_rows
 from audit.metrics.record_calibration import calibration_records, declared_calibration
 from audit.metrics.record_spoofing import spoofing_of_rows
 from runner.cache import CachedEmbedding
 from runner.config import RunConfig
 from runner.plan import RecordPlan, Side
 from schemas.bundle import CM_SCORE_COLUMN
-from schemas.results import CALIBRATED_COLUMNS, SPOOFING_COLUMNS
+from schemas.results import CALIBRATED_COLUMNS, NORMALISED_COLUMNS, SPOOFING_COLUMNS
+from schemas.scores import COHORT_COLUMNS
 
 
 def beyond_eer_columns(
@@ -32,6 +35,11 @@ def beyond_eer_columns(
         plan.record_id: frame[CM_SCORE_COLUMN].to_numpy(float) if CM_SCORE_COLUMN in frame else None
         for plan, frame in zip(plans, frames, strict=True)
     }
+    cohort = {
+        plan.record_id: frame[list(COHORT_COLUMNS)].to_numpy(float) if COHORT_COLUMNS[0] in frame else None
+        for plan, frame in zip(plans, frames, strict=True)
+    }
+    labels = {plan.record_id: frame["label"].to_numpy() for plan, frame in zip(plans, frames, strict=True)}
     columns: dict[str, dict[str, float | None]] = {row["record_id"]: {} for row in rows}
     declared = config.analysis.calibration
     if declared is not None:
@@ -46,6 +54,11 @@ def beyond_eer_columns(
         for record_id in columns:
             values = spoofing.get(record_id, {})
             columns[record_id] |= {name: _number(values.get(name)) for name in SPOOFING_COLUMNS}
+    if config.analysis.score_normalisation is not None:
+        normalised = as_norm_of_rows(rows, labels.__getitem__, scored.__getitem__, cohort.__getitem__)
+        for record_id in columns:
+            values = normalised.get(record_id, {})
+            columns[record_id] |= {name: _number(values.get(name)) for name in NORMALISED_COLUMNS}
     return columns
 
 

@@ -307,7 +307,7 @@ def load_config(path: Path) -> RunConfig:
     Example:
         >>> config = load_config(Path("configs/default.toml"))
         >>> [encoder.label for encoder in config.encoders], len(config.experiments)
-        (['ecapa-tdnn', 'campplus-zh-en', 'resemblyzer', 'mfcc-stats'], 4)
+        (['ecapa-tdnn', 'campplus-zh-en', 'resemblyzer', 'mfcc-stats'], 5)
     """
     path = Path(path)
     if not path.is_file():

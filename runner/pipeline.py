@@ -29,6 +29,7 @@ from provenance.environment import capture_environment
 from provenance.writer import BundleWriter
 from runner.beyond_eer import beyond_eer_columns, countermeasure_scores, countermeasure_sides
 from runner.cache import CachedEmbedding, EmbeddingCache
+from runner.cohort import CLEAN_CHAIN, Cohort, cohort_matrices, split_cohort, trial_cohort_statistics
 from runner.config import CorpusChoice, RunConfig, check_dev_speakers, default_cache_root
 from runner.corpora.base import CorpusTable, load_corpus
 from runner.designs import ChainSpecs
@@ -60,6 +61,7 @@ from schemas.bundle import (
     trial_list_name,
 )
 from schemas.errors import InputError, RunError
+from schemas.scores import COHORT_COLUMNS
 from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
 from schemas.wording import count
 
@@ -98,10 +100,14 @@ def _side_status(entry: CachedEmbedding) -> str:
 
 
 def _score_record(
-    plan: RecordPlan, embeddings: dict[tuple[Side, str], CachedEmbedding], countermeasure: str | None = None
+    plan: RecordPlan,
+    embeddings: dict[tuple[Side, str], CachedEmbedding],
+    countermeasure: str | None = None,
+    cohort: tuple[Cohort, dict[tuple[str, str], np.ndarray]] | None = None,
 ) -> pd.DataFrame:
     """Cosine score of every trial of the record, in trial-list order, with its status; with ``countermeasure``
-    (its label) the countermeasure's score of each trial's test side too."""
+    (its label) the countermeasure's score of each trial's test side too, and with ``cohort`` (the run's and its
+    embeddings by corpus and label) each trial's AS-norm cohort statistics."""
     trials, label = plan.trials.frame, plan.encoder.label
     scores = np.full(len(trials), np.nan)
     status = np.full(len(trials), "scored", dtype=object)
@@ -124,6 +130,10 @@ def _score_record(
     )
     if countermeasure is not None:
         frame[CM_SCORE_COLUMN] = countermeasure_scores(plan.test_sides(), embeddings, countermeasure)
+    if cohort is not None:
+        statistics = trial_cohort_statistics(plan, embeddings, cohort[1], cohort[0].top_n)
+        if statistics is not None:
+            frame[list(COHORT_COLUMNS)] = statistics
     return frame
 
 
@@ -336,6 +346,7 @@ def _run(
         for name, table in corpora.items()
     }
     check_dev_speakers(config, {str(speaker) for pool in pools.values() for speaker in pool["speaker"].unique()})
+    trial_pools, cohort = split_cohort(config, pools)
     stages.done("corpora", f"{sum(len(pool) for pool in pools.values())} utterances from {len(corpora)} corpora")
     load = encoder_factory or (lambda spec, on: spec.load(device=on, dtype=dtype))
     store = RecordStore(cache_root / CHECKPOINT_RECORDS_FOLDER)
@@ -348,7 +359,7 @@ def _run(
     stages.done("encoders", f"{len(encoders)} ready (each loaded on its first forward pass, if any)")
     run_id = run_id_for(config, _corpus_digest(corpora), checkpoint_digests, TOOL_VERSION)
     tables = {name: table.frame for name, table in corpora.items()}
-    plans = plan_run(config, pools, listed_trials(config, tables))
+    plans = plan_run(config, trial_pools, listed_trials(config, tables))
     writer = BundleWriter.resume(out, run_id)
     trial_lists = _write_plan(writer, config, corpora, plans, run_id)
     n_trials = sum(len(t.frame) for t in trial_lists.values())
@@ -358,6 +369,9 @@ def _run(
 
     chains = {chain_id(list(specs)): specs for plan in plans for specs in (plan.cell.enrol_chain, plan.cell.test_chain)}
     sides = {side for plan in plans for side in (*plan.enrol_sides(), *plan.test_sides())}
+    if cohort is not None:
+        chains.setdefault(CLEAN_CHAIN, ())
+        sides |= cohort.all_sides()
     sources = {
         name: NoiseSources(
             utterances=writer.layout.corpus_folder(name, len(corpora) == 1) / UTTERANCES_FILE,
@@ -385,8 +399,14 @@ def _run(
         raise RunError(
             f"{failures} operator or encoder failure(s) under the fail-run policy; see {out / OPERATORS_FILE}"
         )
+    matrices = cohort_matrices(cohort, embeddings, [spec.label for spec in config.encoders]) if cohort else None
     score_frames = [
-        _score_record(plan, embeddings, cm.spec.label if cm and plan.experiment.id in cm.experiments else None)
+        _score_record(
+            plan,
+            embeddings,
+            cm.spec.label if cm and plan.experiment.id in cm.experiments else None,
+            (cohort, matrices) if cohort is not None and matrices is not None else None,
+        )
         for plan in plans
     ]
     scores_blake3 = _write_scores(writer, plans, score_frames, run_id)
@@ -461,6 +481,7 @@ def _write_scores(
                 frame["status"].to_numpy(),
                 run_id,
                 frame[CM_SCORE_COLUMN].to_numpy() if CM_SCORE_COLUMN in frame else None,
+                frame[list(COHORT_COLUMNS)].to_numpy() if COHORT_COLUMNS[0] in frame else None,
             ),
         ).blake3
         for plan, frame in zip(plans, frames, strict=True)

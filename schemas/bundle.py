@@ -35,7 +35,7 @@ from schemas.documents import (
     check_shape,
 )
 from schemas.errors import Error
-from schemas.scores import SCORE_STATUSES, ScoresSchema
+from schemas.scores import COHORT_COLUMNS, SCORE_STATUSES, ScoresSchema
 from schemas.trials import TrialsSchema, plainly_valid
 
 RESULTS_FILE = "results.csv"
@@ -200,11 +200,16 @@ def csv_file_bytes(frame: pd.DataFrame) -> bytes:
 
 
 def scores_file_bytes(
-    labels: np.ndarray, scores: np.ndarray, status: np.ndarray, run_id: str, cm_scores: np.ndarray | None = None
+    labels: np.ndarray,
+    scores: np.ndarray,
+    status: np.ndarray,
+    run_id: str,
+    cm_scores: np.ndarray | None = None,
+    cohort: np.ndarray | None = None,
 ) -> bytes:
     """A ``scores/<record_id>.parquet`` file: the score columns in their Arrow types (``trial_index`` is the row
-    number), with ``cm_score`` when a countermeasure scored the test sides, zstd-compressed, the run id in the
-    schema metadata."""
+    number), with ``cm_score`` when a countermeasure scored the test sides and the four ``COHORT_COLUMNS`` (one
+    column each of ``cohort``) when the run declares AS-norm, zstd-compressed, the run id in the schema metadata."""
     import pyarrow as arrow  # here, not at import: the table-only audit never touches Parquet
     import pyarrow.parquet as pq
 
@@ -216,6 +221,11 @@ def scores_file_bytes(
             "status": arrow.array(np.asarray(status, dtype=str), type=arrow.large_string()),
             **(
                 {CM_SCORE_COLUMN: arrow.array(np.asarray(cm_scores, dtype=np.float64))} if cm_scores is not None else {}
+            ),
+            **(
+                {name: arrow.array(np.asarray(cohort, dtype=np.float64)[:, i]) for i, name in enumerate(COHORT_COLUMNS)}
+                if cohort is not None
+                else {}
             ),
         }
     ).replace_schema_metadata({"run_id": run_id})
@@ -324,12 +334,14 @@ def parse_trial_list(name: str, data: bytes) -> pd.DataFrame:
 @dataclass(frozen=True)
 class RecordScores:
     """One record's per-trial scores, in trial-list order: labels, scores (NaN when not scored), scored mask, and the
-    countermeasure's scores when the file has them (NaN where the countermeasure scored no test side)."""
+    countermeasure's scores when the file has them (NaN where the countermeasure scored no test side), and the
+    trials' AS-norm cohort statistics when it has them (one row per trial, ``COHORT_COLUMNS`` in order)."""
 
     labels: np.ndarray
     scores: np.ndarray
     scored: np.ndarray
     cm_scores: np.ndarray | None = None
+    cohort: np.ndarray | None = None
 
     @property
     def n_trials(self) -> int:
@@ -346,6 +358,7 @@ def _score_types() -> dict[str, Any]:
         "score": arrow.float64(),
         "status": arrow.string(),
         CM_SCORE_COLUMN: arrow.float64(),
+        **dict.fromkeys(COHORT_COLUMNS, arrow.float64()),
     }
 
 
@@ -367,11 +380,16 @@ def _score_table(item: tuple[str, bytes], max_rows: int | None = None) -> Any:
         columns = set(schema.names)  # decoded here: a corrupt name is not UTF-8 (a ValueError)
     except (arrow.ArrowException, OSError, ValueError) as error:
         return BundleFileError(name, f"not a Parquet file: {error}")
-    if columns - {CM_SCORE_COLUMN} != set(SCORE_COLUMNS):
+    optional = columns - set(SCORE_COLUMNS)
+    if (
+        not set(SCORE_COLUMNS) <= columns
+        or optional - {CM_SCORE_COLUMN, *COHORT_COLUMNS}
+        or (optional & set(COHORT_COLUMNS) not in (set(), set(COHORT_COLUMNS)))
+    ):
         return BundleFileError(
             name,
-            f"expected exactly the columns {', '.join(SCORE_COLUMNS)} (and optionally {CM_SCORE_COLUMN}), found "
-            f"{sorted(columns)}",
+            f"expected exactly the columns {', '.join(SCORE_COLUMNS)} (and optionally {CM_SCORE_COLUMN}, and "
+            f"{', '.join(COHORT_COLUMNS)} together), found {sorted(columns)}",
         )
     for column, expected in _score_types().items():
         if column not in columns:
@@ -454,17 +472,34 @@ def _checked_scores(tables: dict[str, Any]) -> dict[str, RecordScores | BundleFi
         for name, table in tables.items()
         if CM_SCORE_COLUMN in table.column_names
     }
+    cohorts = {
+        name: np.column_stack(
+            [table.column(column).fill_null(np.nan).to_numpy().astype(np.float64) for column in COHORT_COLUMNS]
+        )
+        for name, table in tables.items()
+        if COHORT_COLUMNS[0] in table.column_names
+    }
     outcomes: dict[str, RecordScores | BundleFileError] = {}
     for position, (name, start, end) in enumerate(zip(tables, ends - lengths, ends, strict=True)):
         problems = [problem for problem, broken in rules if broken[position]]
         cm = cm_scores.get(name)
         if cm is not None and np.isinf(cm).any():
             problems.append(f"a {CM_SCORE_COLUMN} is infinite (NaN where no countermeasure score)")
+        cohort = cohorts.get(name)
+        if cohort is not None:
+            with np.errstate(invalid="ignore"):
+                usable = np.isfinite(cohort).all(axis=1) & (cohort[:, 1] >= 0) & (cohort[:, 3] >= 0)
+            if not usable[scored[start:end]].all():
+                problems.append("a scored trial's cohort statistics are not finite, or a standard deviation is < 0")
         outcomes[name] = (
             BundleFileError(name, f"breaks the scores schema ({ScoresSchema.__name__}): {'; '.join(problems)}")
             if problems
             else RecordScores(
-                labels=labels[start:end], scores=scores[start:end], scored=scored[start:end], cm_scores=cm
+                labels=labels[start:end],
+                scores=scores[start:end],
+                scored=scored[start:end],
+                cm_scores=cm,
+                cohort=cohort,
             )
         )
     return outcomes

@@ -43,6 +43,9 @@ REQUIRED_COLUMNS = (
 # spoofing-aware metrics of its spoof cells (audit.metrics.record_spoofing): optional, empty where not defined.
 CALIBRATED_COLUMNS = ("cllr", "min_cllr", "act_dcf")
 SPOOFING_COLUMNS = ("sv_eer", "spf_eer", "sasv_eer", "a_dcf", "cm_eer", "min_t_dcf", "t_eer")
+# The EER (in the row's eer_method) and minDCF of AS-normalised scores, where a run declares
+# [analysis] score_normalisation (audit.metrics.normalisation): optional, beside the raw metrics, never replacing them.
+NORMALISED_COLUMNS = ("eer_as_norm", "min_dcf_as_norm")
 FLOAT_COLUMNS = (
     "eer",
     "eer_legacy",
@@ -55,6 +58,7 @@ FLOAT_COLUMNS = (
     "c_fa",
     *CALIBRATED_COLUMNS,
     *SPOOFING_COLUMNS,
+    *NORMALISED_COLUMNS,
 )
 # Speaker counts (schemas.trials.speaker_counts) are optional: a table not made from a bundle may lack them.
 INT_COLUMNS = ("n_target", "n_nontarget", "n_unscored", "seed", "n_speakers", "n_enrol_speakers", "n_test_speakers")
@@ -137,6 +141,8 @@ class ResultsSchema(pa.DataFrameModel):
     cm_eer: Series[float] | None = pa.Field(ge=0, le=1, nullable=True)
     min_t_dcf: Series[float] | None = pa.Field(ge=0, nullable=True)
     t_eer: Series[float] | None = pa.Field(ge=0, le=1, nullable=True)
+    eer_as_norm: Series[float] | None = pa.Field(ge=0, le=1, nullable=True)
+    min_dcf_as_norm: Series[float] | None = pa.Field(ge=0, nullable=True)
 
     @pa.check(*FLOAT_COLUMNS, name="finite")
     def finite(cls, series: pd.Series) -> pd.Series:

@@ -1,6 +1,8 @@
 """Re-derive the metrics beyond EER from the verified per-trial scores: each record's calibrated metrics under the
-calibration its signed ``config.toml`` declares (``audit.metrics.record_calibration``), and the spoofing-aware
-metrics of each spoof cell from its ASV and countermeasure scores (``audit.metrics.record_spoofing``).
+calibration its signed ``config.toml`` declares (``audit.metrics.record_calibration``), the spoofing-aware
+metrics of each spoof cell from its ASV and countermeasure scores (``audit.metrics.record_spoofing``), and the
+metrics of AS-normalised scores from each trial's cohort statistics (``audit.metrics.normalisation``; the
+statistics themselves need the cohort's embeddings, which a bundle does not hold).
 
 Where the signed results carry these columns, every value is compared with the one re-derived (``score-mismatch``
 when they differ, or when one is empty and the other not); where they do not, the audit's values are what the
@@ -15,19 +17,27 @@ import numpy as np
 
 from audit.bundle.rescore import METRIC_TOLERANCE
 from audit.bundle.verified import LoadedFiles, ScoreMismatchError, Step
+from audit.metrics.normalisation import as_norm_of_rows
 from audit.metrics.record_calibration import calibration_records, declared_calibration
 from audit.metrics.record_spoofing import spoofing_of_rows
-from audit.table.analysis import CalibrationDeclaration, analysis_from_table
-from schemas.results import CALIBRATED_COLUMNS, SPOOFING_COLUMNS, cell_number
+from audit.table.analysis import Analysis, CalibrationDeclaration, analysis_from_table
+from schemas.results import CALIBRATED_COLUMNS, NORMALISED_COLUMNS, SPOOFING_COLUMNS, cell_number
 
-BEYOND_EER_COLUMNS = (*CALIBRATED_COLUMNS, *SPOOFING_COLUMNS)
+BEYOND_EER_COLUMNS = (*CALIBRATED_COLUMNS, *SPOOFING_COLUMNS, *NORMALISED_COLUMNS)
+
+
+def _declared_analysis(files: LoadedFiles) -> Analysis | None:
+    """The signed ``[analysis]``, or None where it has a problem (the statistics step's ``bundle-schema``
+    finding; nothing is re-derived from it here)."""
+    analysis, problems = analysis_from_table((files.config or {}).get("analysis", {}))
+    return None if problems else analysis
 
 
 def declared_calibration_of(files: LoadedFiles) -> tuple[CalibrationDeclaration | None, tuple[str, ...], bool]:
     """The calibration the signed ``[analysis]`` declares, its development speakers, and whether the table is
-    usable (a problem is the statistics step's ``bundle-schema`` finding; nothing is re-derived from it here)."""
-    analysis, problems = analysis_from_table((files.config or {}).get("analysis", {}))
-    if problems:
+    usable."""
+    analysis = _declared_analysis(files)
+    if analysis is None:
         return None, (), False
     return analysis.calibration, analysis.dev_speakers, True
 
@@ -100,6 +110,10 @@ def verify_beyond_eer_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, A
         f"{len(spoofing)} spoof cell(s); {with_cm} record(s) carry countermeasure scores (cm_score)."
         + (" Spoofing-aware metrics re-derived from the ASV and countermeasure scores." if spoofing else "")
     )
+    normalised, normalisation_lines, normalisation_failures = _as_norm(files, rows, trials_of)
+    for record_id, values in normalised.items():
+        derived[record_id] |= values
+    lines += normalisation_lines
     signed_columns = set(files.results.columns) if files.results is not None else set()
     written = [column for column in BEYOND_EER_COLUMNS if column in signed_columns]
     missing = [
@@ -109,7 +123,7 @@ def verify_beyond_eer_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, A
     ]
     if missing:
         lines.append(f"The run wrote no {', '.join(missing)}: the values shown are the audit's own.")
-    failures = [
+    failures = normalisation_failures + [
         {"record_id": record_id, "problem": problem}
         for row in rows
         for record_id in [str(row["record_id"])]
@@ -124,8 +138,9 @@ def verify_beyond_eer_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, A
         records = tuple(dict.fromkeys(failure["record_id"] for failure in failures))
         raise ScoreMismatchError(
             "beyond-eer",
-            f"{len(records)} record(s) carry calibrated or spoofing-aware metrics that differ from those re-derived "
-            f"from their verified scores (tolerance {METRIC_TOLERANCE}).",
+            f"{len(records)} record(s) carry calibrated, spoofing-aware or AS-normalised metrics that differ from "
+            f"those re-derived from their verified scores (tolerance {METRIC_TOLERANCE}), or a cohort that breaks "
+            "its declaration.",
             records=records,
             failures=failures,
             lines=lines,
@@ -134,3 +149,60 @@ def verify_beyond_eer_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, A
     if written:
         lines.append(f"Every signed {', '.join(written)} re-derives within {METRIC_TOLERANCE}.")
     return derived, Step(lines, table)
+
+
+def _as_norm(
+    files: LoadedFiles, rows: list[dict[str, Any]], trials_of: Any
+) -> tuple[dict[str, dict[str, Any]], list[str], list[dict[str, str]]]:
+    """The AS-normalised metrics of every record whose score file carries cohort statistics, the step's lines, and
+    one failure per record that breaks the declaration: statistics without a declared normalisation, or a trial
+    list that holds a cohort speaker (the cohort must be impostors the evaluation never sees)."""
+    analysis = _declared_analysis(files)
+    declared = analysis.score_normalisation if analysis is not None else None
+    with_cohort = [row for row in rows if files.scores[str(row["record_id"])].cohort is not None]
+    if declared is None and not with_cohort:
+        return {}, [], []
+    failures = []
+    if declared is None:
+        failures += [
+            {"record_id": str(row["record_id"]), "problem": "carries cohort statistics, but no score_normalisation "
+             "is declared"}
+            for row in with_cohort
+        ]  # fmt: skip
+    else:
+        cohort = set(declared.cohort)
+        for row in rows:
+            trials = trials_of(str(row["record_id"]))
+            inside = sorted(cohort & {*trials["enrol_speaker"].astype(str), *trials["test_speaker"].astype(str)})
+            if inside:
+                failures.append(
+                    {"record_id": str(row["record_id"]), "problem": f"its trials hold cohort speaker {inside[0][:40]}"}
+                )
+    normalised = as_norm_of_rows(
+        with_cohort,
+        lambda record_id: files.scores[record_id].labels,
+        lambda record_id: files.scores[record_id].scores,
+        lambda record_id: files.scores[record_id].cohort,
+    )
+    empty = sorted(record_id for record_id, values in normalised.items() if values["eer_as_norm"] is None)
+    lines = [
+        (
+            f"AS-norm declared (top {declared.top_n} of the clean utterances of {len(declared.cohort)} cohort "
+            "speakers): "
+            if declared is not None
+            else "No score_normalisation declared: "
+        )
+        + f"{len(with_cohort)} of {len(rows)} records carry cohort statistics; eer_as_norm and min_dcf_as_norm "
+        "re-derived from them (the statistics themselves need the cohort's embeddings, which a bundle does not "
+        "hold: not re-derived)."
+    ]
+    if empty:
+        lines.append(
+            f"{len(empty)} record(s) have no AS-normalised metric (a scored trial without a usable normalised "
+            f"score, or one class only): {', '.join(empty[:5])}."
+        )
+    return (
+        {record_id: {name: values[name] for name in NORMALISED_COLUMNS} for record_id, values in normalised.items()},
+        lines,
+        failures,
+    )

@@ -9,8 +9,10 @@ strictly between 0 and 1; ``held_out_levels`` and ``dev_speakers``, lists of str
 ``bootstrap_eer_method`` (default: each row's own method) and ``matched_simulations`` (the few-speaker warning);
 ``calibration``, a table ``{ method = "logistic" | "platt", fit_on = "dev" }`` (optional ``prior``, a number
 strictly between 0 and 1, default 0.5): a linear logistic calibration fitted on the development speakers' trials,
-which ``dev_speakers`` must then declare. An unknown key is a problem too: a misspelt ``n_resample`` would otherwise
-silently fall back to the default.
+which ``dev_speakers`` must then declare; ``score_normalisation``, a table ``{ method = "as-norm", top_n = N,
+cohort = [speakers] }``: adaptive s-norm against the clean utterances of the cohort speakers (never evaluation
+speakers: the runner leaves them out of every trial list, nor development speakers), its metrics beside the raw
+ones. An unknown key is a problem too: a misspelt ``n_resample`` would otherwise silently fall back to the default.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ SEED_MAX = 2**63 - 1
 
 CALIBRATION_METHODS = ("logistic", "platt")
 CALIBRATION_SPLITS = ("dev",)
+NORMALISATION_METHODS = ("as-norm",)
+TOP_N_MAX = 100_000
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,16 @@ class CalibrationDeclaration:
     method: Literal["logistic", "platt"] = "logistic"
     fit_on: Literal["dev"] = "dev"
     prior: float = 0.5
+
+
+@dataclass(frozen=True)
+class NormalisationDeclaration:
+    """``[analysis] score_normalisation``: AS-norm (``audit.metrics.normalisation``) with the ``top_n`` closest
+    of the cohort speakers' clean utterances; the raw scores and their metrics are kept beside it."""
+
+    cohort: tuple[str, ...]
+    top_n: int
+    method: Literal["as-norm"] = "as-norm"
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,7 @@ class Analysis:
     bootstrap_eer_method: EerMethod | None = None  # None: each row's own method
     matched_simulations: int = 100
     calibration: CalibrationDeclaration | None = None
+    score_normalisation: NormalisationDeclaration | None = None
 
 
 class _InvalidAnalysisError(Error, ValueError):
@@ -142,6 +157,30 @@ def _calibration(value: Any) -> CalibrationDeclaration:
     return CalibrationDeclaration(value["method"], value["fit_on"], prior)
 
 
+def _score_normalisation(value: Any) -> NormalisationDeclaration:
+    expected = '{ method = "as-norm", top_n = N, cohort = [speakers] }'
+    if not isinstance(value, dict):
+        raise _InvalidAnalysisError(f"expected a table {expected}, got {_shown(value)}")
+    unknown = sorted(set(value) - {"method", "top_n", "cohort"})
+    if unknown:
+        raise _InvalidAnalysisError(f"unknown key {unknown[0][:40]!r} (known: method, top_n, cohort)")
+    missing = [key for key in ("method", "top_n", "cohort") if key not in value]
+    if missing:
+        raise _InvalidAnalysisError(f"{missing[0]}: missing (expected a table {expected})")
+    if value["method"] not in NORMALISATION_METHODS or not isinstance(value["method"], str):
+        raise _InvalidAnalysisError(f'method: expected "as-norm", got {_shown(value["method"])}')
+    readers: tuple[tuple[str, Callable[[Any], Any]], ...] = (("top_n", _integer(2, TOP_N_MAX)), ("cohort", _strings))
+    read = {}
+    for key, reader in readers:
+        try:
+            read[key] = reader(value[key])
+        except _InvalidAnalysisError as problem:
+            raise _InvalidAnalysisError(f"{key}: {problem}") from None
+    if not read["cohort"]:
+        raise _InvalidAnalysisError("cohort: expected at least one speaker")
+    return NormalisationDeclaration(read["cohort"], read["top_n"])
+
+
 _READERS: dict[str, Callable[[Any], Any]] = {
     "equivalence_margin": _fraction,
     "acceptable_error": _fraction,
@@ -153,6 +192,7 @@ _READERS: dict[str, Callable[[Any], Any]] = {
     "bootstrap_eer_method": _eer_method,
     "matched_simulations": _integer(1, 10_000),
     "calibration": _calibration,
+    "score_normalisation": _score_normalisation,
 }
 ANALYSIS_KEYS: tuple[str, ...] = tuple(_READERS)
 
@@ -176,6 +216,14 @@ def analysis_from_table(table: Any) -> tuple[Analysis, list[str]]:
         needs = f'fit_on = "dev" needs the development speakers ({_key("dev_speakers")})'
         problems.append(f"{_key('calibration')}: {needs}")
         del values["calibration"]
+    normalisation = values.get("score_normalisation")
+    shared = sorted(set(normalisation.cohort) & set(values.get("dev_speakers", ()))) if normalisation else []
+    if shared:
+        problems.append(
+            f"{_key('score_normalisation')}: cohort: {count(len(shared), 'speaker')} also declared a development "
+            f"speaker ({', '.join(name[:40] for name in shared[:5])}): the cohort is left out of every trial list"
+        )
+        del values["score_normalisation"]
     return Analysis(**values), problems
 
 

@@ -30,7 +30,7 @@ from schemas.bundle import (
     parse_utterances,
     read_bundle_file,
 )
-from schemas.scores import ScoresSchema
+from schemas.scores import COHORT_COLUMNS, ScoresSchema
 from schemas.trials import TrialsSchema, plainly_valid
 
 
@@ -67,7 +67,22 @@ CASES: dict[str, Callable[[pd.DataFrame], pd.DataFrame]] = {
     "cm-score": lambda frame: frame.assign(cm_score=[1.5, -2.0, np.nan, 0.3, 4.0, np.nan]),
     "cm-score-inf": lambda frame: frame.assign(cm_score=[1.5, -np.inf, 0.0, 0.3, 4.0, 1.0]),
     "cm-score-text": lambda frame: frame.assign(cm_score=["1.5", "a", "b", "c", "d", "e"]),
+    "cohort": lambda frame: frame.assign(**_cohort()),
+    "cohort-three-of-four": lambda frame: frame.assign(**_cohort()).drop(columns="test_cohort_std"),
+    "cohort-nan-on-a-scored-trial": lambda frame: _edit("enrol_cohort_mean", 0, np.nan)(frame.assign(**_cohort())),
+    "cohort-negative-std": lambda frame: _edit("test_cohort_std", 3, -0.1)(frame.assign(**_cohort())),
+    "cohort-zero-std": lambda frame: _edit("test_cohort_std", 3, 0.0)(frame.assign(**_cohort())),
 }
+
+
+def _cohort() -> dict[str, list[float]]:
+    """AS-norm cohort statistics of the six trials; NaN on the unscored third (its test side has no embedding)."""
+    return {
+        "enrol_cohort_mean": [0.2, 0.1, 0.3, 0.2, 0.1, 0.2],
+        "enrol_cohort_std": [0.05, 0.04, 0.06, 0.05, 0.04, 0.05],
+        "test_cohort_mean": [0.3, 0.2, np.nan, 0.1, 0.2, 0.3],
+        "test_cohort_std": [0.06, 0.05, np.nan, 0.04, 0.05, 0.06],
+    }
 
 
 def _parquet(frame: pd.DataFrame) -> bytes:
@@ -96,6 +111,10 @@ def test_the_vectorised_scores_check_agrees_with_the_pandera_model(case: str) ->
             np.testing.assert_array_equal(parsed.cm_scores, frame["cm_score"].to_numpy(float))
         else:
             assert parsed.cm_scores is None
+        if "enrol_cohort_mean" in frame:
+            np.testing.assert_array_equal(parsed.cohort, frame[list(COHORT_COLUMNS)].to_numpy(float))
+        else:
+            assert parsed.cohort is None
 
 
 def test_the_scores_check_also_requires_trial_list_order() -> None:

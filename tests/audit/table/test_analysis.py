@@ -20,6 +20,7 @@ from audit.table.analysis import (
     SEED_MAX,
     Analysis,
     CalibrationDeclaration,
+    NormalisationDeclaration,
     read_analysis,
 )
 
@@ -91,6 +92,16 @@ def test_a_target_far_and_the_bounds_themselves_are_accepted() -> None:
         ('calibration = { method = "platt", fit_on = "dev", prior = 1 }', "prior: expected a number strictly"),
         ('calibration = { method = "platt", fit_on = "dev", smooth = 1 }', "unknown key 'smooth'"),
         ('calibration = { method = "logistic", fit_on = "dev" }', 'fit_on = "dev" needs the development speakers'),
+        ('score_normalisation = "as-norm"', 'analysis.score_normalisation: expected a table { method = "as-norm"'),
+        ('score_normalisation = { method = "z-norm", top_n = 5, cohort = ["a"] }', 'method: expected "as-norm"'),
+        ('score_normalisation = { method = "as-norm", cohort = ["a"] }', "top_n: missing"),
+        (
+            'score_normalisation = { method = "as-norm", top_n = 1, cohort = ["a"] }',
+            "top_n: expected an integer from 2",
+        ),
+        ('score_normalisation = { method = "as-norm", top_n = 5, cohort = [] }', "cohort: expected at least one"),
+        ('score_normalisation = { method = "as-norm", top_n = 5, cohort = "a" }', "cohort: expected a list"),
+        ('score_normalisation = { method = "as-norm", top_n = 5, cohort = ["a"], k = 1 }', "unknown key 'k'"),
     ],
 )
 def test_each_bad_value_is_one_problem_and_keeps_the_default(line: str, problem: str) -> None:
@@ -107,6 +118,18 @@ def test_a_declared_calibration_is_typed() -> None:
     assert read_analysis('[analysis]\ndev_speakers = ["a"]\ncalibration = { method = "logistic", fit_on = "dev" }\n')[
         0
     ].calibration == CalibrationDeclaration("logistic", "dev", 0.5)
+
+
+def test_a_declared_normalisation_is_typed() -> None:
+    text = '[analysis]\nscore_normalisation = { method = "as-norm", top_n = 50, cohort = ["c1", "c2"] }\n'
+    analysis, problems = read_analysis(text)
+    assert problems == [] and analysis.score_normalisation == NormalisationDeclaration(("c1", "c2"), 50)
+    analysis, problems = read_analysis(f'[analysis]\ndev_speakers = ["c2"]\n{text.split(chr(10))[1]}\n')
+    assert problems == [
+        "analysis.score_normalisation: cohort: 1 speaker also declared a development speaker (c2): the cohort is "
+        "left out of every trial list"
+    ]
+    assert analysis.score_normalisation is None and analysis.dev_speakers == ("c2",)
 
 
 def test_every_problem_is_listed() -> None:
