@@ -4,7 +4,8 @@ noise type (paper Figure 4), the EER heatmap encoder x condition, 2x2 interactio
 from per-trial scores, DET curves on normal-deviate axes with the EER point marked and the target vs non-target
 score distributions: per group of ``audit scores``; for a bundle, one DET figure per experiment drawn (a panel
 per condition family, a curve per encoder) and per encoder the histograms of the condition that moves its EER
-most, over those of its clean reference (``audit.bundle.curves`` chooses them).
+most, over those of its clean reference (``audit.bundle.curves`` chooses them), and, where the run declares a
+calibration, the normalised Bayes error plot of its clean list.
 
 matplotlib is imported inside the drawing functions so that ``import reports`` stays light. Figures are drawn
 on an Agg canvas with matplotlib's default style (a user's matplotlibrc cannot change the bytes) and saved as
@@ -513,6 +514,52 @@ def interaction_plots(report: Mapping[str, Any]) -> FigureOutcome:
     return _drawn(filename, caption, alt, draw, _panel_size(len(shown)))
 
 
+def bayes_error_plot(report: Mapping[str, Any]) -> FigureOutcome:
+    """The normalised Bayes error of the clean list's calibrated LLRs (solid) and of their PAV recalibration
+    (dashed), one colour per encoder, over the prior log-odds; 1 is the cost of deciding without the scores."""
+    curves = [c for c in _curves(report, "bayes-error") if isinstance(c.get("actual"), list)]
+    filename = "bayes_error.png"
+    if not curves:
+        return FigureOutcome(filename, "Normalised Bayes error of the clean list", None, "no declared calibration")
+    figure_of = str(curves[0].get("figure") or "")
+    caption = (
+        f"Normalised Bayes error of the clean list ({figure_of}): calibrated LLRs (solid) and after the best "
+        "monotone recalibration (PAV, dashed), per encoder"
+    )
+    colours = _series_colours([str(c.get("series")) for c in curves])
+    parts = []
+    for entry in curves:
+        x, actual, minimum = entry["prior_log_odds"], entry["actual"], entry["minimum"]
+        middle = min(range(len(x)), key=lambda i: abs(x[i]))
+        parts.append(
+            f"{entry.get('series')} ({entry.get('n_target')} target, {entry.get('n_nontarget')} non-target trials): "
+            f"at even odds {format_number(actual[middle])} actual, {format_number(minimum[middle])} minimum; "
+            f"largest gap {format_number(max(a - m for a, m in zip(actual, minimum, strict=True)))}"
+        )
+    alt = "Normalised Bayes error against prior log-odds: " + "; ".join(parts)
+
+    def draw(figure: Figure, axes: Axes) -> None:
+        from matplotlib.lines import Line2D
+
+        for entry in curves:
+            colour = colours[str(entry.get("series"))]
+            axes.plot(entry["prior_log_odds"], entry["actual"], color=colour, label=_label(entry.get("series")))
+            axes.plot(entry["prior_log_odds"], entry["minimum"], color=colour, linestyle="--", linewidth=1)
+        axes.axhline(1.0, color="grey", linestyle=":", linewidth=1)
+        axes.set_ylim(0, 1.2)
+        axes.set_xlabel("prior log-odds log(p / (1 - p))", fontsize=8)
+        axes.set_ylabel("normalised Bayes error", fontsize=8)
+        axes.tick_params(labelsize=7)
+        styles = [
+            Line2D([], [], color="black", label="calibrated (actual)"),
+            Line2D([], [], color="black", linestyle="--", label="PAV (minimum)"),
+            Line2D([], [], color="grey", linestyle=":", label="no decision (1)"),
+        ]
+        _legend(figure, axes, styles)
+
+    return _drawn(filename, caption, alt, draw)
+
+
 FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome | list[FigureOutcome]]] = (
     ie_vs_prediction,
     gap_vs_snr,
@@ -520,6 +567,7 @@ FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome | list[FigureOutco
     interaction_plots,
     det_curves,
     score_distributions,
+    bayes_error_plot,
 )
 
 

@@ -4,7 +4,8 @@
 the scores the verification loaded, of an intact bundle only) gives, for the experiments whose conditions move the
 EER most, one DET figure each: a panel per condition family (clean, factor A alone, factor B alone, both), one
 curve per encoder at the family's hardest condition; and, per encoder, the score histograms of the condition that
-moves its EER most above its clean reference, beside that reference. They go into ``report["curves"]``: small
+moves its EER most above its clean reference, beside that reference; where the run declares a calibration, the
+normalised Bayes error curves of the clean list (``bayes_error_curves``). They go into ``report["curves"]``: small
 enough for report.json (at most ``DET_POINTS`` points, rounded, and ``HISTOGRAM_BINS`` bins each; only what the
 curve's figure draws), read by ``reports.figures``.
 """
@@ -16,7 +17,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from audit.bundle.rescore_beyond import declared_calibration_of
+from audit.metrics.calibration import bayes_error_curve
 from audit.metrics.point import MetricInputError, eer
+from audit.metrics.record_calibration import calibration_records, fit_groups, is_reference
 from audit.table.aggregates import is_clean
 from schemas.eer_method import EerMethod
 
@@ -30,6 +34,7 @@ HISTOGRAM_BINS = 40
 MAX_DET_FIGURES = 4  # experiments drawn as DET figures, those whose conditions move the EER most
 MAX_ENCODERS = 12  # encoders drawn in a DET panel and in the histograms
 ALONE_AND_BOTH = "{a} x {b}"
+PRIOR_LOG_ODDS = np.linspace(-6.0, 6.0, 49)  # the Bayes error plot's x axis: effective priors 0.0025 to 0.9975
 
 
 def det_points(scores: np.ndarray, labels: np.ndarray, max_points: int = DET_POINTS) -> dict[str, list[float]]:
@@ -175,4 +180,65 @@ def curves_of_bundle(
                 _record_curve(bundle, str(row.record_id), group, "scores", panel=str(model), series=str(row.condition),
                               role=role)
             )  # fmt: skip
-    return [entry for entry in found if entry is not None]
+    return [entry for entry in found if entry is not None] + bayes_error_curves(bundle)
+
+
+def bayes_error_curves(bundle: VerifiedBundle) -> list[dict[str, Any]]:
+    """Per encoder, the normalised Bayes error of the calibrated LLRs of the clean list (the first experiment's
+    reference record, enrolment and test clean, no subgroup) and of their PAV recalibration, over
+    ``PRIOR_LOG_ODDS`` (``audit.metrics.calibration.bayes_error_curve``): on the bona fide evaluation trials, with
+    the map the run's declared calibration fits (the one ``cllr`` and ``act_dcf`` are re-derived with). None
+    without a declared calibration or a fitted map."""
+    declaration, dev_speakers, _ = declared_calibration_of(bundle.files)
+    if declaration is None or not bundle.intact:
+        return []
+    files, list_of = bundle.files, bundle.trial_list_of
+    rows = [
+        row
+        for row in files.signed_rows
+        if str(row.get("record_id")) in files.scores and list_of.get(str(row.get("record_id"))) in files.trial_lists
+    ]
+    records = calibration_records(
+        rows,
+        lambda record_id: files.trial_lists[list_of[record_id]],
+        lambda record_id: files.scores[record_id].scores,
+    )
+    fits = fit_groups(records, dev_speakers, declaration.prior, platt=declaration.method == "platt")
+    clean = [
+        (row, record)
+        for row, record in zip(rows, records, strict=True)
+        if is_reference(row) and _blank(row.get("subgroup")) and fits[record.group].fit is not None
+    ]
+    if not clean:
+        return []
+    first = min(str(row.get("experiment")) for row, _ in clean)
+    curves = []
+    for row, record in sorted(clean, key=lambda pair: pair[1].record_id):
+        fit = fits[record.group].fit
+        if str(row.get("experiment")) != first or fit is None:  # fit: never None here, for the type checker
+            continue
+        _, evaluation = record.masks(dev_speakers)
+        labels = record.labels[evaluation]
+        if not (labels == 1).any() or not (labels == 0).any():
+            continue
+        actual, minimum = bayes_error_curve(fit.apply(record.scores[evaluation]), labels, PRIOR_LOG_ODDS)
+        curves.append(
+            {
+                "grouping": "calibration",
+                "group": f"{row.get('model')} ({first} {row.get('condition')})",
+                "figures": ["bayes-error"],
+                "series": str(row.get("model")),
+                "figure": first,
+                "prior_log_odds": PRIOR_LOG_ODDS.round(DET_DECIMALS).tolist(),
+                "actual": actual.round(DET_DECIMALS).tolist(),
+                "minimum": minimum.round(DET_DECIMALS).tolist(),
+                "n_target": int((labels == 1).sum()),
+                "n_nontarget": int((labels == 0).sum()),
+            }
+        )
+    return curves
+
+
+def _blank(value: Any) -> bool:
+    """None, NaN or an empty string: a results cell that holds nothing."""
+    return value is None or value != value or value == ""

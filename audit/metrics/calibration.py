@@ -235,6 +235,28 @@ def act_dcf(
     return (weight_miss * p_miss + weight_fa * p_fa) / min(weight_miss, weight_fa)
 
 
+def bayes_error_curve(llrs: ArrayLike, labels: ArrayLike, prior_log_odds: ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """The normalised Bayes error of ``llrs`` (actual) and of their PAV recalibration (minimum) at each effective
+    prior log-odds: the two curves of the normalised Bayes error-rate plot (Brümmer and du Preez, CSL 2006;
+    BOSARIS' ``ape_plot``), unit costs, so each point is ``act_dcf`` at ``p_target = sigmoid(log-odds)`` and the
+    minimum is ``min_dcf`` there. The gap between them is what the calibration costs at that operating point.
+
+    Example:
+        Targets 3 and 1, non-targets -2 and 0.5: at even odds the threshold 0 accepts the non-target 0.5 (cost 0.5);
+        the scores separate the classes, so the best monotone map costs nothing:
+
+        >>> actual, minimum = bayes_error_curve([3.0, 1.0, -2.0, 0.5], [1, 1, 0, 0], [0.0])
+        >>> actual.tolist(), minimum.tolist()
+        ([0.5], [0.0])
+    """
+    values, targets = _llrs_and_labels(llrs, labels)
+    best = pav_llrs(values, targets)
+    priors = 1.0 / (1.0 + np.exp(-np.asarray(prior_log_odds, dtype=np.float64)))
+    actual = np.array([act_dcf(values, targets, float(prior)) for prior in priors])
+    minimum = np.array([act_dcf(best, targets, float(prior)) for prior in priors])
+    return actual, minimum
+
+
 @dataclass(frozen=True)
 class LinearCalibration:
     """``llr = scale * score + offset``, fitted by ``fit_logistic_calibration`` at ``prior``."""

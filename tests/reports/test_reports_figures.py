@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 from reports.figures import (
+    bayes_error_plot,
     coupling_lines,
     det_curves,
     eer_heatmap,
@@ -179,3 +180,25 @@ def test_heatmap_and_interaction_plots_from_table_rows() -> None:
     # Family means: clean 0.15, A 0.25, B 0.35, A+B 0.45 -> IE = 0.45 - 0.25 - 0.35 + 0.15 = 0.
     assert "E14 ssl (2 contrasts): clean 0.15, A 0.25, B 0.35, A+B 0.45, mean IE 0" in plots.alt
     assert interaction_plots({}).skipped_because == "no contrast has all four terms"
+
+
+def test_the_bayes_error_plot_draws_the_clean_list_and_says_its_gap() -> None:
+    from audit.bundle.curves import PRIOR_LOG_ODDS
+    from audit.metrics.calibration import bayes_error_curve
+
+    rng = np.random.default_rng(8)
+    labels = np.repeat([1, 0], 200)
+    curves = []
+    for model, shift in (("ecapa-tdnn", 0.0), ("mfcc-stats", 2.0)):  # the second miscalibrated by a shift
+        llrs = rng.normal(np.where(labels == 1, 2.0, -2.0), 2.0) + shift
+        actual, minimum = bayes_error_curve(llrs, labels, PRIOR_LOG_ODDS)
+        curves.append({"group": model, "series": model, "figure": "D01", "figures": ["bayes-error"], "n_target": 200,
+                       "n_nontarget": 200, "prior_log_odds": PRIOR_LOG_ODDS.tolist(), "actual": actual.tolist(),
+                       "minimum": minimum.tolist()})  # fmt: skip
+    drawn = bayes_error_plot({"curves": curves})
+    assert drawn.png is not None and _ink(drawn.png) > 0.01
+    assert drawn.alt.startswith("Normalised Bayes error against prior log-odds: ecapa-tdnn (200 target")
+    gaps = [float(part.split("largest gap ")[1]) for part in drawn.alt.split("; ") if "largest gap" in part]
+    assert gaps[1] > gaps[0]  # the shifted LLRs lose more to their calibration
+    assert bayes_error_plot({"curves": []}).skipped_because == "no declared calibration"
+    assert all(outcome.png is None for outcome in det_curves({"curves": curves}))  # not drawn as DET curves

@@ -27,7 +27,7 @@ pytest.importorskip("torch")
 pytest.importorskip("pyworld")
 
 from audit.metrics.calibration import act_dcf, cllr, fit_logistic_calibration, min_cllr  # noqa: E402
-from audit.metrics.point import MetricInputError  # noqa: E402
+from audit.metrics.point import MetricInputError, min_dcf  # noqa: E402
 from audit.metrics.spoofing import a_dcf, sasv_eer, spf_eer, sv_eer, t_eer  # noqa: E402
 from provenance.keys import generate_keypair  # noqa: E402
 from provenance.manifest import write_manifest  # noqa: E402
@@ -216,6 +216,19 @@ def test_audit_verify_re_derives_them_and_shows_the_calibration_transfer(bundle:
         if "skipped" not in row:
             assert row["cllr"]["low"] <= row["cllr"]["estimate"] <= row["cllr"]["high"]
     assert sections["calibration-transfer"]["table"]
+    # The Bayes error curves of the clean list (D05, the first experiment): act_dcf of the LLRs of the map fitted on
+    # the development trials, and min_dcf, at each prior of the plot.
+    (bayes,) = [curve for curve in report["curves"] if curve.get("figures") == ["bayes-error"]]
+    trials, scores = _record(bundle / "out", "D05.mfcc-stats.clean_to_clean")
+    dev = trials["enrol_speaker"].isin(DEV) & trials["test_speaker"].isin(DEV)
+    evaluation = ~trials["enrol_speaker"].isin(DEV) & ~trials["test_speaker"].isin(DEV)
+    fit = fit_logistic_calibration(scores["score"][dev], trials["label"][dev])
+    llrs, labels = fit.apply(scores["score"][evaluation].to_numpy()), trials["label"][evaluation].to_numpy()
+    assert bayes["series"] == "mfcc-stats" and bayes["n_target"] == int(labels.sum())
+    for log_odds, actual, minimum in zip(bayes["prior_log_odds"], bayes["actual"], bayes["minimum"], strict=True):
+        prior = 1 / (1 + np.exp(-log_odds))
+        assert actual == pytest.approx(act_dcf(llrs, labels, prior), abs=1e-5)
+        assert minimum == pytest.approx(min_dcf(llrs, labels, prior), abs=1e-5)
 
 
 def test_a_changed_signed_value_and_a_malformed_calibration(bundle: Path, tmp_path: Path) -> None:

@@ -219,3 +219,20 @@ def test_platt_targets_match_scikit_learn_s_sigmoid_calibration(separated: bool,
     fitted = fit_logistic_calibration(scores, labels, prior, platt=True)
     assert fitted.scale == pytest.approx(-slope, rel=1e-5)  # scikit-learn stops its L-BFGS near 1e-6
     assert fitted.offset + math.log(prior / (1 - prior)) == pytest.approx(-intercept, rel=1e-5, abs=1e-5)
+
+
+def test_the_bayes_error_curves_are_act_dcf_and_min_dcf_at_each_prior() -> None:
+    """Actual: ``act_dcf`` of the LLRs at each effective prior; minimum: ``min_dcf`` of the scores there (the
+    convex-hull sweep of ``audit.metrics.point``, a second algorithm to PAV)."""
+    from audit.metrics.calibration import bayes_error_curve
+    from audit.metrics.point import min_dcf
+
+    rng = np.random.default_rng(12)
+    labels = rng.integers(0, 2, 300)
+    llrs = np.round(rng.normal(np.where(labels == 1, 1.5, -1.5), 1.5), 1) + 0.7  # rounded: ties; shifted
+    log_odds = np.linspace(-5, 5, 21)
+    actual, minimum = bayes_error_curve(llrs, labels, log_odds)
+    for point, prior in enumerate(1 / (1 + np.exp(-log_odds))):
+        assert actual[point] == pytest.approx(act_dcf(llrs, labels, prior), abs=1e-12)
+        assert minimum[point] == pytest.approx(min_dcf(llrs, labels, prior), abs=1e-9)
+        assert minimum[point] <= actual[point] + 1e-12
