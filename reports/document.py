@@ -246,6 +246,53 @@ def _eer_pivot(report: Mapping[str, Any]) -> list[Block]:
     ]
 
 
+BEYOND_EER_HEADLINES = (
+    (
+        "Spoofing-aware metrics of the spoof cells",
+        "sasv_eer",
+        ("sv_eer", "spf_eer", "sasv_eer", "a_dcf", "cm_eer", "min_t_dcf", "t_eer"),
+        "Re-derived from the per-trial ASV and countermeasure scores (the cell's targets and spoofs, its genuine "
+        "companion's bona fide non-targets).",
+    ),
+    (
+        "Calibration of the clean records",
+        "cllr",
+        ("cllr", "min_cllr", "act_dcf"),
+        "Cllr and minCllr in bits, actDCF at the rows' costs, on the bona fide evaluation trials, under the "
+        "calibration the run declares; every condition in the calibration-transfer section.",
+    ),
+    (
+        "AS-norm beside the raw scores",
+        "eer_as_norm",
+        ("eer_as_norm", "min_dcf_as_norm"),
+        "EER and minDCF of the AS-normalised scores the run declares, beside the raw EER above.",
+    ),
+)
+
+
+def _beyond_eer_headlines(report: Mapping[str, Any]) -> list[Block]:
+    """The calibrated, spoofing-aware and AS-normalised metrics a bundle's step re-derived: the spoof cells, the
+    clean records' calibration and AS-norm, each a table of at most ``HEADLINE_ROWS`` rows."""
+    section = next((s for s in _entries(report.get("sections"), "sections") if s.get("id") == "bundle-beyond-eer"), {})
+    rows = [row for row in _entries(section.get("table"), "bundle-beyond-eer table") if isinstance(row, Mapping)]
+    blocks: list[Block] = []
+    for title, key, columns, note in BEYOND_EER_HEADLINES:
+        chosen = [row for row in rows if isinstance(row.get(key), numbers.Number)]
+        if key == "cllr":  # the clean records (enrolment and test clean): each condition is in the transfer table
+            chosen = [row for row in chosen if row.get("clean_reference") is True]
+        if not chosen:
+            continue
+        shown = "" if len(chosen) <= HEADLINE_ROWS else f" The first {HEADLINE_ROWS} of {len(chosen)} records."
+        table = [[row.get("experiment"), row.get("condition"), row.get("model"), *map(row.get, columns)]
+                 for row in chosen[:HEADLINE_ROWS]]  # fmt: skip
+        blocks += [
+            Heading(3, title),
+            Paragraph(note + shown),
+            *table_blocks(("experiment", "condition", "model", *columns), table),
+        ]
+    return blocks
+
+
 def _interaction_summary(report: Mapping[str, Any]) -> list[Block]:
     """Per contrast family (experiment and model family): how many contrasts, the mean and SD of IE, the mean
     prediction and, with per-trial statistics, the family verdict and the mean IE's interval."""
@@ -300,7 +347,7 @@ def _headline_section(report: Mapping[str, Any]) -> list[Block]:
     """The results a reader looks for first: a table audit's EER per encoder and condition and its interaction
     summary; a score audit's metrics per group (``HEADLINE_AGGREGATES``, then left out of the appendix)."""
     aggregates = _mapping(report.get("aggregates"), "aggregates")
-    blocks = [*_eer_pivot(report), *_interaction_summary(report)]
+    blocks = [*_eer_pivot(report), *_beyond_eer_headlines(report), *_interaction_summary(report)]
     for key in HEADLINE_AGGREGATES:
         rows = as_rows(aggregates.get(key))
         if rows:

@@ -18,7 +18,7 @@ import numpy as np
 from audit.bundle.rescore import METRIC_TOLERANCE
 from audit.bundle.verified import LoadedFiles, ScoreMismatchError, Step
 from audit.metrics.normalisation import as_norm_of_rows
-from audit.metrics.record_calibration import calibration_records, declared_calibration
+from audit.metrics.record_calibration import calibration_records, declared_calibration, is_reference
 from audit.metrics.record_spoofing import spoofing_of_rows
 from audit.table.analysis import Analysis, CalibrationDeclaration, analysis_from_table
 from schemas.results import CALIBRATED_COLUMNS, NORMALISED_COLUMNS, SPOOFING_COLUMNS, cell_number
@@ -129,8 +129,14 @@ def verify_beyond_eer_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, A
         for record_id in [str(row["record_id"])]
         for problem in _differences(row, derived[record_id], tuple(written))
     ]
+    signed = {str(row["record_id"]): row for row in rows}
     table = [
-        {"record_id": record_id, **{column: values.get(column) for column in BEYOND_EER_COLUMNS}}
+        {
+            "record_id": record_id,
+            **{key: signed[record_id].get(key) for key in ("experiment", "model", "condition")},
+            "clean_reference": is_reference(signed[record_id]),
+            **{column: values.get(column) for column in BEYOND_EER_COLUMNS},
+        }
         for record_id, values in derived.items()
         if any(values.get(column) is not None for column in BEYOND_EER_COLUMNS)
     ]

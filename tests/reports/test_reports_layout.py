@@ -12,6 +12,7 @@ from sample_reports import full_report
 from reports.blocks import BulletList, Callout, Contents, Heading, Paragraph, Table
 from reports.document import build_document, slug, table_blocks
 from reports.html import render_html
+from reports.markdown import render_markdown
 
 
 class Anchors(HTMLParser):
@@ -138,3 +139,29 @@ def test_what_was_run_shows_run_trust_and_the_eer_variants() -> None:
 )
 def test_slugs_follow_github(text: str, expected: str) -> None:
     assert slug(text) == expected
+
+
+def test_the_headline_shows_the_spoof_cells_the_clean_calibration_and_as_norm_the_bundle_step_derived() -> None:
+    table = [
+        {"record_id": "D05.a.clean_to_clean", "experiment": "D05", "model": "a", "condition": "clean->clean",
+         "clean_reference": True, "cllr": 0.36, "min_cllr": 0.09, "act_dcf": 0.88, "eer_as_norm": 0.03,
+         "min_dcf_as_norm": 0.2},
+        {"record_id": "D05.a.clean_to_noise", "experiment": "D05", "model": "a", "condition": "clean->noise",
+         "clean_reference": False, "cllr": 0.5, "min_cllr": 0.2, "act_dcf": 0.9},
+        {"record_id": "D05.a.clean_to_proxy", "experiment": "D05", "model": "a", "condition": "clean->proxy",
+         "clean_reference": False, "sv_eer": 0.04, "spf_eer": 0.48, "sasv_eer": 0.32, "a_dcf": 0.97,
+         "cm_eer": 0.14, "min_t_dcf": 0.44, "t_eer": 0.15},
+    ]  # fmt: skip
+    report = lead_report() | {"sections": [{"id": "bundle-beyond-eer", "title": "t", "status": "pass", "table": table}]}
+    blocks = build_document(report, [])
+    end = blocks.index(next(block for block in blocks if isinstance(block, Contents)))
+    headline = blocks[:end]
+    titles = [block.text for block in headline if isinstance(block, Heading) and block.level == 3]
+    assert titles[:3] == [  # the sample has no EER pivot
+        "Spoofing-aware metrics of the spoof cells",
+        "Calibration of the clean records",
+        "AS-norm beside the raw scores",
+    ]
+    text = render_markdown(headline)
+    assert "| D05 | clean-\\>proxy | a | 0.04 | 0.48 | 0.32 | 0.97 | 0.14 | 0.44 | 0.15 |" in text
+    assert "clean-\\>noise" not in text.split("Calibration of the clean records")[1].split("AS-norm")[0]
