@@ -221,22 +221,26 @@ def bayes_error_curves(bundle: VerifiedBundle) -> list[dict[str, Any]]:
         labels = record.labels[evaluation]
         if not (labels == 1).any() or not (labels == 0).any():
             continue
-        actual, minimum = bayes_error_curve(fit.apply(record.scores[evaluation]), labels, PRIOR_LOG_ODDS)
-        curves.append(
-            {
-                "grouping": "calibration",
-                "group": f"{row.get('model')} ({first} {row.get('condition')})",
-                "figures": ["bayes-error"],
-                "series": str(row.get("model")),
-                "figure": first,
-                "prior_log_odds": PRIOR_LOG_ODDS.round(DET_DECIMALS).tolist(),
-                "actual": actual.round(DET_DECIMALS).tolist(),
-                "minimum": minimum.round(DET_DECIMALS).tolist(),
-                "n_target": int((labels == 1).sum()),
-                "n_nontarget": int((labels == 0).sum()),
-            }
-        )
+        group = f"{row.get('model')} ({first} {row.get('condition')})"
+        llrs = fit.apply(record.scores[evaluation])
+        curves.append(bayes_error_entry(group, llrs, labels, series=str(row.get("model")), figure=first))
     return curves
+
+
+def bayes_error_entry(group: str, llrs: np.ndarray, labels: np.ndarray, **placement: str) -> dict[str, Any]:
+    """One entry of ``report["curves"]`` for the Bayes error plot: the actual and minimum normalised Bayes error
+    of ``llrs`` over ``PRIOR_LOG_ODDS``, rounded, with the trial counts."""
+    actual, minimum = bayes_error_curve(llrs, labels, PRIOR_LOG_ODDS)
+    return {
+        "grouping": "calibration",
+        "group": group,
+        "figures": ["bayes-error"],
+        "prior_log_odds": PRIOR_LOG_ODDS.round(DET_DECIMALS).tolist(),
+        "actual": actual.round(DET_DECIMALS).tolist(),
+        "minimum": minimum.round(DET_DECIMALS).tolist(),
+        "n_target": int((labels == 1).sum()),
+        "n_nontarget": int((labels == 0).sum()),
+    } | placement
 
 
 def _blank(value: Any) -> bool:

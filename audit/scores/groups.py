@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit.bundle.curves import curve
+from audit.bundle.curves import bayes_error_entry, curve
 from audit.metrics.point import EER_METHODS, MetricInputError, eer, grouped_metrics
 from audit.metrics.weighted_roc import weighted_eer
 from audit.scores.calibration import DevCalibration, calibration_row
@@ -91,6 +91,21 @@ def group_curves(trials: pd.DataFrame, rows: list[dict[str, Any]]) -> list[dict[
         scores, labels = trials["score"].to_numpy(float)[mask], trials["label"].to_numpy(np.int64)[mask]
         curves.append(curve(grouping, value, scores, labels, row["eer_interp"]))
     return curves
+
+
+def bayes_error_curves(trials: pd.DataFrame, calibration: DevCalibration | None) -> list[dict[str, Any]]:
+    """With a fitted calibration: the Bayes error plot's curves of the first group (all trials, or the first
+    subgroup) on its bona fide trials (a trial keyed spoof left out, as the calibration metrics leave it)."""
+    if calibration is None or calibration.fit is None:
+        return []
+    spoof = trials["cm_spoof"].to_numpy(bool) if "cm_spoof" in trials else np.zeros(len(trials), dtype=bool)
+    for grouping, value, mask in trial_groups(trials):
+        subset = trials[mask & ~spoof]
+        labels = subset["label"].to_numpy(np.int64)
+        if (labels == 1).any() and (labels == 0).any():
+            llrs = calibration.fit.apply(subset["score"].to_numpy(float))
+            return [bayes_error_entry(f"{grouping} {value}", llrs, labels, series=str(value))]
+    return []
 
 
 def resampled(subset: pd.DataFrame, config: ScoringConfig) -> tuple[np.ndarray, np.ndarray, float] | None:

@@ -17,6 +17,7 @@ from audit.scores.calibration import DevCalibration, fit_dev_calibration
 from audit.scores.config import ScoringConfig
 from audit.scores.files import ScoreFormat, read_cm_score_file, read_score_file
 from audit.scores.groups import (
+    bayes_error_curves,
     calibration_metrics,
     flag_poor_calibration,
     group_curves,
@@ -149,7 +150,7 @@ def audit_scores(
         "flags": [flag.as_dict() for flag in flags],
         "headline": headline(rows, aggregates["calibration_per_group"], aggregates.get("spoofing_per_group", [])),
         "aggregates": aggregates,
-        "curves": group_curves(used, rows),
+        "curves": group_curves(used, rows) + (bayes_error_curves(used, dev) if len(used) else []),
         "claims": [],
         "sections": [
             join_section(joined, speakers_from),

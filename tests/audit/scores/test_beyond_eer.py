@@ -80,6 +80,10 @@ def test_calibrated_and_spoofing_metrics_are_the_library_functions(tmp_path) -> 
     assert calibration["act_dcf"] == pytest.approx(act_dcf(fit.apply(asv[bona_fide]), labels[bona_fide]))
     assert calibration["min_cllr"] == pytest.approx(min_cllr(asv[bona_fide], labels[bona_fide]))
     assert calibration["cllr_low"] <= calibration["cllr"] <= calibration["cllr_high"]
+    (bayes,) = [curve for curve in report["curves"] if curve.get("figures") == ["bayes-error"]]
+    middle = bayes["prior_log_odds"].index(0.0)  # even odds: act_dcf at p_target 0.5 of the bona fide trials
+    assert bayes["actual"][middle] == pytest.approx(act_dcf(fit.apply(asv[bona_fide]), labels[bona_fide], 0.5))
+    assert (bayes["n_target"], bayes["n_nontarget"]) == (32, 32)
     spoofing = _all(report, "spoofing_per_group")
     assert (spoofing["target_trials"], spoofing["nontarget_trials"], spoofing["spoof_trials"]) == (32, 32, 32)
     assert spoofing["sasv_eer"] == pytest.approx(sasv_eer(asv, kinds))
