@@ -283,7 +283,7 @@ def _beyond_eer_headlines(report: Mapping[str, Any]) -> list[Block]:
         if not chosen:
             continue
         shown = "" if len(chosen) <= HEADLINE_ROWS else f" The first {HEADLINE_ROWS} of {len(chosen)} records."
-        table = [[row.get("experiment"), row.get("condition"), row.get("model"), *map(row.get, columns)]
+        table = [[row.get("experiment"), _condition(row), row.get("model"), *map(row.get, columns)]
                  for row in chosen[:HEADLINE_ROWS]]  # fmt: skip
         blocks += [
             Heading(3, title),
@@ -291,6 +291,13 @@ def _beyond_eer_headlines(report: Mapping[str, Any]) -> list[Block]:
             *table_blocks(("experiment", "condition", "model", *columns), table),
         ]
     return blocks
+
+
+def _condition(row: Mapping[str, Any]) -> str:
+    """A row's condition, with its subgroup where it has one (``clean (gender=F)``)."""
+    subgroup = row.get("subgroup")
+    blank = subgroup is None or subgroup != subgroup or subgroup == ""
+    return str(row.get("condition")) + ("" if blank else f" ({subgroup})")
 
 
 def _interaction_summary(report: Mapping[str, Any]) -> list[Block]:

@@ -133,7 +133,7 @@ def verify_beyond_eer_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, A
     table = [
         {
             "record_id": record_id,
-            **{key: signed[record_id].get(key) for key in ("experiment", "model", "condition")},
+            **{key: signed[record_id].get(key) for key in ("experiment", "model", "condition", "subgroup")},
             "clean_reference": is_reference(signed[record_id]),
             **{column: values.get(column) for column in BEYOND_EER_COLUMNS},
         }

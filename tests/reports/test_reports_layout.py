@@ -148,6 +148,8 @@ def test_the_headline_shows_the_spoof_cells_the_clean_calibration_and_as_norm_th
          "min_dcf_as_norm": 0.2},
         {"record_id": "D05.a.clean_to_noise", "experiment": "D05", "model": "a", "condition": "clean->noise",
          "clean_reference": False, "cllr": 0.5, "min_cllr": 0.2, "act_dcf": 0.9},
+        {"record_id": "D04.a.clean.gender=F", "experiment": "D04", "model": "a", "condition": "clean",
+         "subgroup": "gender=F", "clean_reference": True, "cllr": 0.2, "min_cllr": 0.1, "act_dcf": 0.8},
         {"record_id": "D05.a.clean_to_proxy", "experiment": "D05", "model": "a", "condition": "clean->proxy",
          "clean_reference": False, "sv_eer": 0.04, "spf_eer": 0.48, "sasv_eer": 0.32, "a_dcf": 0.97,
          "cm_eer": 0.14, "min_t_dcf": 0.44, "t_eer": 0.15},
@@ -164,4 +166,5 @@ def test_the_headline_shows_the_spoof_cells_the_clean_calibration_and_as_norm_th
     ]
     text = render_markdown(headline)
     assert "| D05 | clean-\\>proxy | a | 0.04 | 0.48 | 0.32 | 0.97 | 0.14 | 0.44 | 0.15 |" in text
+    assert "| D04 | clean (gender=F) | a | 0.2 | 0.1 | 0.8 |" in text
     assert "clean-\\>noise" not in text.split("Calibration of the clean records")[1].split("AS-norm")[0]
