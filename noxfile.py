@@ -142,7 +142,7 @@ def container(session: nox.Session) -> None:
     """The image built and run on this machine (no GPU, no Docker, no registry): podman with runc, a Debian base
     made by mmdebstrap, the CPU lock, `interbias reproduce` inside as the image's user, results.csv compared with
     the host run's (containers/podman.sh; ``-- OUT``, default out/container). As root; not part of CI (about
-    25 minutes and 15 GB of disk)."""
+    35 minutes and 20 GB of disk)."""
     session.run("bash", str(ROOT / "containers" / "podman.sh"), *session.posargs, external=True)
 
 
