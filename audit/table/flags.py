@@ -120,6 +120,24 @@ def flag_eer_above_chance(frame: pd.DataFrame, config: AuditConfig) -> Flag | No
     )
 
 
+def flag_poorly_calibrated(frame: pd.DataFrame) -> Flag | None:
+    """Rows whose ``act_dcf`` exceeds 1: at the Bayes threshold their calibrated LLRs cost more than the better of
+    accepting and rejecting everyone, which needs no scores (minDCF is at most 1 by definition)."""
+    if "act_dcf" not in frame:
+        return None
+    rows = frame[pd.to_numeric(frame["act_dcf"], errors="coerce") > 1.0]
+    if rows.empty:
+        return None
+    return Flag(
+        "poorly-calibrated",
+        Severity.WARNING,
+        f"{count(len(rows), 'row')} with an actDCF above 1, worse than deciding without the scores: the declared "
+        "calibration does not transfer to these records (see the calibration-transfer section).",
+        _ids(rows),
+        {"max_act_dcf": float(pd.to_numeric(rows["act_dcf"]).max())},
+    )
+
+
 def flag_near_chance_prediction(contrasts: Sequence[Contrast], config: AuditConfig) -> Flag | None:
     """Contrasts whose additive prediction, or one of whose terms, is at or above ``near_chance_eer``."""
     cases = [c for c in contrasts if "near-chance-prediction" in c.caveats(config.near_chance_eer)]
@@ -571,6 +589,7 @@ def raise_flags(
         flag_schema(validated),
         flag_percent_scale(valid, config),
         flag_eer_above_chance(usable, config),
+        flag_poorly_calibrated(usable),
         flag_near_chance_prediction(contrasts, config),
         flag_coupled_correlation(contrasts, aggregates["ie_vs_prediction"]),
         flag_unstable_ratio(aggregates["gap_ratios"], aggregates["emotion_matrix"], config),

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from signed_bundles import record, resign, verify
 
 pytestmark = [pytest.mark.runner, pytest.mark.slow]
 
@@ -27,7 +27,6 @@ pytest.importorskip("torch")
 
 from audit.metrics.point import eer, min_dcf  # noqa: E402
 from provenance.keys import generate_keypair  # noqa: E402
-from provenance.manifest import write_manifest  # noqa: E402
 from runner.config import load_config  # noqa: E402
 from runner.corpora.asterisk import build_default_corpus  # noqa: E402
 from runner.pipeline import run  # noqa: E402
@@ -90,12 +89,6 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _record(out: Path, record_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    results = pd.read_csv(out / "results.csv").set_index("record_id")
-    trials = pd.read_csv(out / "trials" / f"{results.loc[record_id, 'trial_list_id']}.csv")
-    return trials, pd.read_parquet(out / "scores" / f"{record_id}.parquet")
-
-
 def test_no_trial_holds_a_cohort_speaker(bundle: Path) -> None:
     for path in (bundle / "out" / "trials").glob("*.csv"):
         trials = pd.read_csv(path)
@@ -116,7 +109,7 @@ def test_clean_cohort_statistics_are_the_encoder_s_top_n(bundle: Path) -> None:
         vector = np.asarray(encoder.embed([wave], rate)[0], dtype=np.float64)
         return vector / np.linalg.norm(vector)
 
-    trials, scores = _record(bundle / "out", "D01.mfcc-stats.clean_to_clean")
+    trials, scores = record(bundle / "out", "D01.mfcc-stats.clean_to_clean")
     utterances = _cohort_utterances(bundle)
     assert len(utterances) == 12
     cohort = np.stack([unit(utt) for utt in utterances])
@@ -140,7 +133,7 @@ def test_the_normalised_metrics_are_the_point_metrics_of_the_formula(bundle: Pat
     out = bundle / "out"
     results = pd.read_csv(out / "results.csv").set_index("record_id")
     for record_id in results.index:
-        _, scores = _record(out, record_id)
+        _, scores = record(out, record_id)
         scored = scores["status"] == "scored"
         s = scores["score"][scored].to_numpy()
         mu_e, sd_e, mu_t, sd_t = (scores[column][scored].to_numpy() for column in COHORT_COLUMNS)
@@ -152,29 +145,12 @@ def test_the_normalised_metrics_are_the_point_metrics_of_the_formula(bundle: Pat
         assert row["eer"] == pytest.approx(eer(s, labels, row["eer_method"]), abs=1e-12)  # the raw EER kept
 
 
-def _verify(out: Path, key: Path) -> tuple[int, dict]:
-    from audit.cli import app
-
-    result = CliRunner().invoke(app, ["verify", str(out / "results.csv"), "--bundle", str(out), "--key", str(key),
-                                      "--json"])  # fmt: skip
-    assert "Traceback" not in result.stdout + result.stderr
-    return result.exit_code, json.loads(result.stdout)
-
-
 def test_audit_verify_re_derives_them(bundle: Path) -> None:
-    code, report = _verify(bundle / "out", bundle / "keys" / "run.pub")
+    code, report = verify(bundle / "out", bundle / "keys" / "run.pub")
     assert code == 0, [flag for flag in report["flags"] if flag["severity"] == "error"]
     lines = {section["id"]: section for section in report["sections"]}["bundle-beyond-eer"]["lines"]
     assert any(line.startswith(f"AS-norm declared (top {TOP_N} of the clean utterances of 2") for line in lines)
     assert any("eer_as_norm, min_dcf_as_norm re-derives within" in line for line in lines)
-
-
-def _resigned(bundle: Path, folder: Path) -> Path:
-    statement = json.loads((folder / "provenance" / "statement.json").read_text())
-    run_config = statement["predicate"]["buildDefinition"]["externalParameters"]["runConfig"]
-    shutil.rmtree(folder / "provenance")
-    write_manifest(folder, run_config, bundle / "keys" / "run.key")
-    return folder
 
 
 def test_a_changed_cohort_statistic_and_a_cohort_inside_the_trials(bundle: Path, tmp_path: Path) -> None:
@@ -192,14 +168,14 @@ def test_a_changed_cohort_statistic_and_a_cohort_inside_the_trials(bundle: Path,
 
     results.loc[results["record_id"] == record_id, "scores_blake3"] = bytes_digest(data).blake3
     results.to_csv(out / "results.csv", index=False)
-    code, report = _verify(_resigned(bundle, out), bundle / "keys" / "run.pub")
+    code, report = verify(resign(out, bundle / "keys" / "run.key"), bundle / "keys" / "run.pub")
     mismatch = next(flag for flag in report["flags"] if flag["id"] == "score-mismatch")
     assert code == 1 and record_id in mismatch["records"]
 
     inside = shutil.copytree(bundle / "out", tmp_path / "inside")
     signed = (inside / "config.toml").read_text().replace(json.dumps(COHORT), json.dumps([*COHORT, "allison-smith"]))
     (inside / "config.toml").write_text(signed)
-    code, report = _verify(_resigned(bundle, inside), bundle / "keys" / "run.pub")
+    code, report = verify(resign(inside, bundle / "keys" / "run.key"), bundle / "keys" / "run.pub")
     mismatch = next(flag for flag in report["flags"] if flag["id"] == "score-mismatch")
     assert code == 1 and "cohort speaker allison-smith" in json.dumps(mismatch)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from signed_bundles import record, resign, verify
 
 pytestmark = [pytest.mark.runner, pytest.mark.slow]
 
@@ -30,7 +30,6 @@ from audit.metrics.calibration import act_dcf, cllr, fit_logistic_calibration, m
 from audit.metrics.point import MetricInputError, min_dcf  # noqa: E402
 from audit.metrics.spoofing import a_dcf, sasv_eer, spf_eer, sv_eer, t_eer  # noqa: E402
 from provenance.keys import generate_keypair  # noqa: E402
-from provenance.manifest import write_manifest  # noqa: E402
 from runner.config import default_checkpoints_root, load_config  # noqa: E402
 from runner.corpora.asterisk import build_default_corpus  # noqa: E402
 from runner.corpora.world_proxy import build_world_proxy  # noqa: E402
@@ -124,18 +123,12 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _record(out: Path, record_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    results = pd.read_csv(out / "results.csv").set_index("record_id")
-    trials = pd.read_csv(out / "trials" / f"{results.loc[record_id, 'trial_list_id']}.csv")
-    return trials, pd.read_parquet(out / "scores" / f"{record_id}.parquet")
-
-
 def test_the_calibrated_columns_are_the_library_s_on_the_evaluation_trials(bundle: Path) -> None:
     out = bundle / "out"
     results = pd.read_csv(out / "results.csv").set_index("record_id")
     fits = {}
     for experiment in ("D05", "D06"):
-        clean_trials, clean_scores = _record(out, f"{experiment}.mfcc-stats.clean_to_clean")
+        clean_trials, clean_scores = record(out, f"{experiment}.mfcc-stats.clean_to_clean")
         dev = clean_trials["enrol_speaker"].isin(DEV) & clean_trials["test_speaker"].isin(DEV)
         try:
             fits[experiment] = fit_logistic_calibration(clean_scores["score"][dev], clean_trials["label"][dev])
@@ -144,7 +137,7 @@ def test_the_calibrated_columns_are_the_library_s_on_the_evaluation_trials(bundl
     assert fits["D05"] is not None
     for record_id in results.index:
         fit = fits[record_id.split(".")[0]]
-        trials, scores = _record(out, record_id)
+        trials, scores = record(out, record_id)
         evaluation = ~trials["enrol_speaker"].isin(DEV) & ~trials["test_speaker"].isin(DEV)
         if "trial_kind" in trials:
             evaluation &= trials["trial_kind"] != "spoof"
@@ -161,8 +154,8 @@ def test_the_calibrated_columns_are_the_library_s_on_the_evaluation_trials(bundl
 def test_the_spoof_cell_carries_the_sasv_metrics_of_its_trials_and_its_companion_s(bundle: Path) -> None:
     out = bundle / "out"
     results = pd.read_csv(out / "results.csv").set_index("record_id")
-    spoof_trials, spoof_scores = _record(out, "D06.mfcc-stats.clean_to_proxy")
-    genuine_trials, genuine_scores = _record(out, "D06.mfcc-stats.clean_to_clean")
+    spoof_trials, spoof_scores = record(out, "D06.mfcc-stats.clean_to_proxy")
+    genuine_trials, genuine_scores = record(out, "D06.mfcc-stats.clean_to_clean")
     assert {"cm_score"} <= set(spoof_scores.columns) and np.isfinite(spoof_scores["cm_score"]).all()
     assert set(spoof_trials.loc[spoof_trials["trial_kind"] == "spoof", "test_corpus"]) == {"world_proxy"}
     kinds = np.where(spoof_trials["trial_kind"] == "spoof", int(TrialKind.SPOOF), spoof_trials["label"])
@@ -185,7 +178,7 @@ def test_each_cm_score_is_aasist_s_score_of_the_test_file(bundle: Path) -> None:
     from runner.encoders import load_encoder
     from runner.execution.jobs import read_clean_wave
 
-    trials, scores = _record(bundle / "out", "D06.mfcc-stats.clean_to_proxy")
+    trials, scores = record(bundle / "out", "D06.mfcc-stats.clean_to_proxy")
     checkpoints = default_checkpoints_root() / load_weight_pins(ROSTER)["aasist"].checkpoint
     countermeasure = load_encoder("aasist", "aasist", checkpoints)
     spoof = trials.index[trials["trial_kind"] == "spoof"][0]
@@ -195,17 +188,8 @@ def test_each_cm_score_is_aasist_s_score_of_the_test_file(bundle: Path) -> None:
     assert scores.loc[spoof, "cm_score"] == pytest.approx(float(countermeasure.embed([wave], rate)[0, 0]), abs=1e-5)
 
 
-def _verify(out: Path, key: Path) -> tuple[int, dict]:
-    from audit.cli import app
-
-    result = CliRunner().invoke(app, ["verify", str(out / "results.csv"), "--bundle", str(out), "--key", str(key),
-                                      "--json"])  # fmt: skip
-    assert "Traceback" not in result.stdout + result.stderr
-    return result.exit_code, json.loads(result.stdout)
-
-
 def test_audit_verify_re_derives_them_and_shows_the_calibration_transfer(bundle: Path) -> None:
-    code, report = _verify(bundle / "out", bundle / "keys" / "run.pub")
+    code, report = verify(bundle / "out", bundle / "keys" / "run.pub")
     assert code == 0, [flag for flag in report["flags"] if flag["severity"] == "error"]
     sections = {section["id"]: section for section in report["sections"]}
     assert sections["bundle-beyond-eer"]["status"] == "pass"
@@ -219,7 +203,7 @@ def test_audit_verify_re_derives_them_and_shows_the_calibration_transfer(bundle:
     # The Bayes error curves of the clean list (D05, the first experiment): act_dcf of the LLRs of the map fitted on
     # the development trials, and min_dcf, at each prior of the plot.
     (bayes,) = [curve for curve in report["curves"] if curve.get("figures") == ["bayes-error"]]
-    trials, scores = _record(bundle / "out", "D05.mfcc-stats.clean_to_clean")
+    trials, scores = record(bundle / "out", "D05.mfcc-stats.clean_to_clean")
     dev = trials["enrol_speaker"].isin(DEV) & trials["test_speaker"].isin(DEV)
     evaluation = ~trials["enrol_speaker"].isin(DEV) & ~trials["test_speaker"].isin(DEV)
     fit = fit_logistic_calibration(scores["score"][dev], trials["label"][dev])
@@ -232,17 +216,12 @@ def test_audit_verify_re_derives_them_and_shows_the_calibration_transfer(bundle:
 
 
 def test_a_changed_signed_value_and_a_malformed_calibration(bundle: Path, tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    shutil.copytree(bundle / "out", out)
+    out = shutil.copytree(bundle / "out", tmp_path / "out")
     key = bundle / "keys" / "run.key"
-    statement = json.loads((out / "provenance" / "statement.json").read_text())
-    run_config = statement["predicate"]["buildDefinition"]["externalParameters"]["runConfig"]
     results = pd.read_csv(out / "results.csv", dtype=str, keep_default_na=False)
     results.loc[results["record_id"] == "D06.mfcc-stats.clean_to_proxy", "t_eer"] = "0.001"
     results.to_csv(out / "results.csv", index=False)
-    shutil.rmtree(out / "provenance")
-    write_manifest(out, run_config, key)
-    code, report = _verify(out, bundle / "keys" / "run.pub")
+    code, report = verify(resign(out, key), bundle / "keys" / "run.pub")
     mismatch = next(flag for flag in report["flags"] if flag["id"] == "score-mismatch")
     assert code == 1 and "D06.mfcc-stats.clean_to_proxy" in mismatch["records"]
     config = (bundle / "run.toml").read_text().replace('fit_on = "dev"', 'fit_on = "eval"')
@@ -252,8 +231,6 @@ def test_a_changed_signed_value_and_a_malformed_calibration(bundle: Path, tmp_pa
     shutil.copytree(bundle / "out", tmp_path / "schema")
     signed = (tmp_path / "schema" / "config.toml").read_text().replace('fit_on = "dev"', 'fit_on = "eval"')
     (tmp_path / "schema" / "config.toml").write_text(signed)
-    shutil.rmtree(tmp_path / "schema" / "provenance")
-    write_manifest(tmp_path / "schema", run_config, key)
-    code, report = _verify(tmp_path / "schema", bundle / "keys" / "run.pub")
+    code, report = verify(resign(tmp_path / "schema", key), bundle / "keys" / "run.pub")
     schema = next(flag for flag in report["flags"] if flag["id"] == "bundle-schema")
     assert code == 1 and "analysis.calibration: fit_on" in schema["message"]

@@ -297,3 +297,10 @@ def test_single_speaker_subgroup_is_flagged_from_the_enrolment_speaker_count(tmp
 def test_no_single_speaker_flag_without_the_counts(tmp_path: Path) -> None:
     rows = [row("F-clean", 0.1, subgroup="gender=F"), row("M-clean", 0.1, subgroup="gender=M")]
     assert "single-speaker-subgroup" not in flags_of(audit(tmp_path, rows))
+
+
+def test_a_record_whose_calibrated_decisions_cost_more_than_no_decision(tmp_path: Path) -> None:
+    """actDCF 1.2 is above the cost of accepting or rejecting everyone (1); exactly 1 and empty are not flagged."""
+    rows = [row("r1", 0.1, act_dcf=1.2), row("r2", 0.1, act_dcf=1.0), row("r3", 0.2, act_dcf=""), row("r4", 0.1)]
+    flag = flags_of(audit(tmp_path, rows))["poorly-calibrated"]
+    assert (flag["severity"], flag["records"], flag["details"]) == ("warning", ["r1"], {"max_act_dcf": 1.2})
