@@ -321,7 +321,8 @@ def test_dtype_is_recorded_and_a_numpy_encoder_keeps_its_own_precision(
     )
     assert refused.returncode == 2
     assert refused.stderr.strip() == (
-        "error: --dtype fp16: needs CUDA for ecapa-tdnn, campplus-zh-en, resemblyzer; on the CPU use bf16 or fp32"
+        "error: --dtype fp16: needs CUDA for ecapa-tdnn, campplus-zh-en, resemblyzer, aasist;"
+        " on the CPU use bf16 or fp32"
     )
     assert not (tmp_path / "x").exists()
 
