@@ -7,23 +7,24 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from audit.table.findings import Flag, Severity, cases_of, describe_case, has_errors
-from audit.table.flags import AuditConfig
-from audit.table.reading import ResultsSource
-from provenance.environment import installed_version
-from schemas.errors import EXIT_FINDING, EXIT_PASS
-from schemas.jsonable import json_safe
+from audit.table import AuditConfig, ResultsSource
+from schemas import (
+    EXIT_FINDING,
+    EXIT_PASS,
+    Flag,
+    Severity,
+    cases_of,
+    describe_case,
+    has_errors,
+    json_safe,
+    tool_version,
+)
 
 if TYPE_CHECKING:
-    from audit.bundle.verified import VerifiedBundle
+    from audit.bundle import VerifiedBundle
 
 
 TOOL_NAME = "interbias-sv audit"
-
-
-def tool_version() -> str:
-    """The installed distribution's version, or says plainly that the code runs uninstalled."""
-    return installed_version("interbias-sv") or "unknown (interbias-sv is not installed)"
 
 
 def eer_methods(frame: pd.DataFrame) -> dict[str, int]:

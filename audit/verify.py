@@ -14,22 +14,53 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from audit.bundle.curves import curves_of_bundle
-from audit.bundle.source import open_bundle
-from audit.bundle.table_binding import parse_subset
+from audit.bundle import curves_of_bundle, open_bundle, parse_subset
 from audit.result import assemble_report
-from audit.table.aggregates import GapPair, UnpairedGender, gender_gap_pairs, recompute_aggregates
-from audit.table.claims import Claim, check_claims, flag_claims, read_claims, record_facts
-from audit.table.contrasts import ContrastSet, derive_contrasts
-from audit.table.findings import Flag, one_per_id
-from audit.table.flags import AuditConfig, provenance_coverage, raise_flags
-from audit.table.reading import ResultsSource, read_results
-from schemas.jsonable import json_safe
-from schemas.results import ValidatedResults, validate_results, with_all_columns
+from audit.table import (
+    AuditConfig,
+    Claim,
+    ContrastSet,
+    GapPair,
+    ResultsSource,
+    UnpairedGender,
+    check_claims,
+    derive_contrasts,
+    flag_claims,
+    gender_gap_pairs,
+    provenance_coverage,
+    raise_flags,
+    read_claims,
+    read_results,
+    recompute_aggregates,
+    record_facts,
+)
+from schemas import Flag, ValidatedResults, json_safe, one_per_id, validate_results, with_all_columns
 
 if TYPE_CHECKING:
-    from audit.bundle.verified import VerifiedBundle
-    from provenance.keys import ReviewerKey
+    from audit.bundle import VerifiedBundle
+    from provenance import ReviewerKey
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    """What to audit and whom to trust: the results table, what comes with it, and the reviewer's keys.
+
+    ``columns``: a TOML map renaming a legacy table's columns; ``claims``: a TOML file of published numbers to check
+    against the recomputation; ``config``: the audit's thresholds (default ``AuditConfig()``); ``bundle``: the
+    artefact bundle the table came from (a folder or its archive: signature, digests, re-scoring, statistics);
+    ``key``: the public key the reviewer trusts, or ``trusted_ids``, key ids they trust instead (a bundle signed by
+    no trusted key is ``unauthenticated``); ``subset``: which signed rows the table covers, e.g.
+    ``"experiment in [E13] and model = CAM++"``.
+    """
+
+    results: Path
+    columns: Path | None = None
+    claims: Path | None = None
+    config: AuditConfig | None = None
+    bundle: Path | None = None
+    key: Path | ReviewerKey | None = None
+    trusted_ids: frozenset[str] = frozenset()
+    subset: str | None = None
 
 
 @dataclass(frozen=True)
@@ -130,32 +161,23 @@ class TableAudit:
         return {"aggregates": self.aggregates, "curves": self.curves}
 
 
-def audit_table(
-    results: Path,
-    *,
-    columns: Path | None = None,
-    claims: Path | None = None,
-    config: AuditConfig | None = None,
-    bundle: Path | None = None,
-    key: Path | ReviewerKey | None = None,
-    trusted_ids: frozenset[str] = frozenset(),
-    subset: str | None = None,
-) -> TableAudit:
+def audit_table(request: AuditRequest) -> TableAudit:
     """Phase one of :func:`verify`: read and check the table (and verify the bundle); no statistics yet.
 
     Raises InputError for unreadable input.
     """
-    config = config or AuditConfig()
+    config = request.config or AuditConfig()
+    bundle = request.bundle
     bundle_source = open_bundle(Path(bundle)) if bundle is not None else None  # a folder, or an archive in place
-    declared_subset = parse_subset(subset) if subset is not None else None
-    source = read_results(Path(results), columns)
-    claim_list: list[Claim] = read_claims(claims) if claims is not None else []
+    declared_subset = parse_subset(request.subset) if request.subset is not None else None
+    source = read_results(Path(request.results), request.columns)
+    claim_list: list[Claim] = read_claims(request.claims) if request.claims is not None else []
     verified = None
     if bundle_source is not None:
-        from audit.bundle.verification import verify_bundle
+        from audit.bundle import verify_bundle
 
         verified = verify_bundle(
-            source.frame, bundle_source, key, trusted_ids=trusted_ids, subset=declared_subset,
+            source.frame, bundle_source, request.key, trusted_ids=request.trusted_ids, subset=declared_subset,
             value_maps=source.value_maps,
         )  # fmt: skip
         source = completed_from_bundle(source, verified)
@@ -199,7 +221,7 @@ def finish_audit(table: TableAudit) -> dict[str, Any]:
     """Phase two of :func:`verify`: the bundle's statistics (when there is one), then the report assembled."""
     flags, report_sections, statistics = list(table.flags), list(table.sections), None
     if table.verified is not None:
-        from audit.statistics.bundle import statistics_of_bundle
+        from audit.statistics import statistics_of_bundle
 
         contrasts = [*table.contrast_set.contrasts, *table.contrast_set.complement]
         statistics, statistics_sections, statistics_flags = statistics_of_bundle(
@@ -218,28 +240,11 @@ def finish_audit(table: TableAudit) -> dict[str, Any]:
     return report
 
 
-def verify(
-    results: Path,
-    *,
-    columns: Path | None = None,
-    claims: Path | None = None,
-    config: AuditConfig | None = None,
-    bundle: Path | None = None,
-    key: Path | ReviewerKey | None = None,
-    trusted_ids: frozenset[str] = frozenset(),
-    subset: str | None = None,
-) -> dict[str, Any]:
+def verify(request: AuditRequest) -> dict[str, Any]:
     """Audit one results table (and, with ``bundle``, the artefact bundle it came from) and return the report.
 
     Args:
-        results: the results table (CSV) to audit.
-        columns: a TOML map renaming a legacy table's columns.
-        claims: a TOML file of published numbers to check against the recomputation.
-        config: the audit's thresholds (default ``AuditConfig()``).
-        bundle: the artefact bundle the table came from: signature, digests, re-scoring, statistics.
-        key: the public key the reviewer trusts; ``trusted_ids``: key ids they trust instead. A bundle signed by
-            no trusted key is ``unauthenticated``.
-        subset: which signed rows the table covers, e.g. ``"experiment in [E13] and model = CAM++"``.
+        request: the table and what comes with it (:class:`AuditRequest`).
 
     Returns:
         The report, a JSON-safe dict whose ``verdict`` is ``pass``, ``fail`` or ``unauthenticated``.
@@ -251,12 +256,9 @@ def verify(
         >>> import pathlib, tempfile
         >>> table = pathlib.Path(tempfile.mkdtemp()) / "results.csv"
         >>> _ = table.write_text("experiment,model,condition,eer\\nE01,m1,clean,0.05\\n")
-        >>> report = verify(table)
+        >>> report = verify(AuditRequest(table))
         >>> report["source"]["n_rows"], report["verdict"] in {"pass", "fail"}
         (1, True)
     """
-    table = audit_table(
-        results, columns=columns, claims=claims, config=config, bundle=bundle, key=key, trusted_ids=trusted_ids,
-        subset=subset,
-    )  # fmt: skip
+    table = audit_table(request)
     return finish_audit(table)

@@ -133,6 +133,7 @@ def _timed(
 def step_times(bundle: Path, key: Path, out: Path, profile_top: int) -> dict[str, Any]:
     """Run the audit in this process with every step function wrapped by a timer (and profiled if asked)."""
     from audit.cli import audit_results
+    from audit.verify import AuditRequest
 
     wall, cpu = {step: 0.0 for step in {**STEPS, **PARTS}}, {step: 0.0 for step in {**STEPS, **PARTS}}
     missing = []
@@ -152,7 +153,7 @@ def step_times(bundle: Path, key: Path, out: Path, profile_top: int) -> dict[str
     try:
         if profiler:
             profiler.enable()
-        report, _ = audit_results(bundle / "results.csv", bundle=bundle, key=key, out=out)
+        report, _ = audit_results(AuditRequest(bundle / "results.csv", bundle=bundle, key=key), out)
         if profiler:
             profiler.disable()
     finally:

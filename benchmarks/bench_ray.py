@@ -36,9 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from runner.cache import EmbeddingCache  # noqa: E402
-from runner.config import load_config  # noqa: E402
+from runner.design.config import load_config  # noqa: E402
 from runner.execution import LocalExecutor, RayExecutor  # noqa: E402
-from runner.pipeline import run  # noqa: E402
+from runner.pipeline import RunOptions, run  # noqa: E402
 
 OBJECT_STORE = 200 * 1024**2
 
@@ -57,7 +57,9 @@ def reduced_config(source: Path, folder: Path, per_speaker: int, trials: int) ->
 def timed_run(config_path: Path, folder: Path, executor: Any) -> tuple[float, Any]:
     started = time.perf_counter()
     summary = run(
-        load_config(config_path), folder / "out", cache_root=folder / "cache", progress=False, executor=executor
+        load_config(config_path),
+        folder / "out",
+        RunOptions(cache_root=folder / "cache", progress=False, executor=executor),
     )
     return time.perf_counter() - started, summary
 
@@ -169,7 +171,7 @@ def main() -> None:
             finally:
                 cluster.shutdown()
         started = time.perf_counter()
-        cached = run(config, work / "local1" / "out", cache_root=work / "local1" / "cache", progress=False)
+        cached = run(config, work / "local1" / "out", RunOptions(cache_root=work / "local1" / "cache", progress=False))
         rerun = time.perf_counter() - started
         n_entries, verify_s = verify_rate(work / "local1" / "cache")
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.table.flags import BENCHMARK_EXPERIMENTS
+from audit.table.checks import BENCHMARK_EXPERIMENTS
 
 TARGET_S = 1.5
 N_ROWS = 4068

@@ -31,8 +31,8 @@ import pandas as pd
 from audit.metrics.weighted_roc import weighted_eer
 from audit.statistics.contrasts import SpeakerDraws
 from audit.statistics.draws import percentile_interval
-from runner.config import RunConfig, load_config
-from runner.designs import ExperimentDesign
+from runner.design.config import RunConfig, load_config
+from runner.design.experiments import ExperimentDesign
 from runner.execution.jobs import read_clean_wave
 from runner.operators import Chain, NoiseSources
 from schemas.bundle import CONFIG_FILE, UTTERANCES_FILE, corpus_folder_name, scores_name, trial_list_name

@@ -21,7 +21,20 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from schemas.errors import InputError
+from schemas import InputError
+
+__all__ = [
+    "FOLDER_FLAGS",
+    "TEMP_SUFFIX",
+    "atomic_path",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "check_writable_folder",
+    "current_umask",
+    "is_temporary",
+    "remove_temporaries",
+    "write_files_into",
+]
 
 TEMP_SUFFIX = ".tmp"
 _TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]+\.tmp$")

@@ -18,7 +18,12 @@ import math
 import numbers
 from typing import Any
 
-from schemas.errors import Error
+from schemas import Error
+
+__all__ = [
+    "CanonicalJSONError",
+    "canonical_json",
+]
 
 
 class CanonicalJSONError(Error, ValueError):

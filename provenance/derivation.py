@@ -17,6 +17,16 @@ from __future__ import annotations
 import blake3
 import numpy as np
 
+__all__ = [
+    "SEED_BYTES",
+    "SEPARATOR",
+    "derived_digest",
+    "derived_id",
+    "derived_rng",
+    "derived_seed",
+    "joined",
+]
+
 SEPARATOR = "\x1f"
 SEED_BYTES = 16
 

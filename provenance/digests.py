@@ -31,6 +31,20 @@ import blake3
 from provenance.atomic import atomic_write_bytes
 from provenance.canonical import canonical_json
 
+__all__ = [
+    "CHUNK_SIZE",
+    "RACY_SECONDS",
+    "Digest",
+    "DigestIndex",
+    "bytes_digest",
+    "digest_index",
+    "file_digest",
+    "file_digests",
+    "path_digest",
+    "tree_digest",
+    "tree_listing",
+]
+
 CHUNK_SIZE = 1 << 20
 RACY_SECONDS = 2.0
 

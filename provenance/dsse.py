@@ -17,7 +17,18 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from provenance.canonical import canonical_json
 from provenance.keys import key_id
-from schemas.errors import Error
+from schemas import Error
+
+__all__ = [
+    "IN_TOTO_PAYLOAD_TYPE",
+    "MAX_SIGNATURES",
+    "Envelope",
+    "EnvelopeError",
+    "pae",
+    "parse_envelope",
+    "sign_envelope",
+    "verify_envelope",
+]
 
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 # Signatures an envelope may carry: each is tried against the trusted key, so their number bounds the work a forged

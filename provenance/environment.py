@@ -24,7 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from provenance.digests import bytes_digest, file_digest
-from schemas.errors import InputError
+from schemas import InputError
+
+__all__ = [
+    "IMAGE_DIGEST_PATTERN",
+    "NVIDIA_DRIVER_FILE",
+    "THREAD_ENV_VARS",
+    "capture_environment",
+    "check_image_digest",
+    "installed_version",
+]
 
 # A bare content digest, or a repository digest reference as the engine lists it (``RepoDigests``):
 # [registry[:port]/]path@sha256:<hex>, path components lowercase as the reference grammar requires.

@@ -18,8 +18,18 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from provenance.atomic import atomic_write_bytes, check_writable_folder
 from provenance.reading import read_regular_file
-from schemas.bundle import ENVELOPE_FILE, RESULTS_FILE, STATEMENT_FILE
-from schemas.errors import InputError
+from schemas import ENVELOPE_FILE, RESULTS_FILE, STATEMENT_FILE, InputError
+
+__all__ = [
+    "BUNDLE_MARKERS",
+    "ReviewerKey",
+    "enclosing_bundle",
+    "generate_keypair",
+    "key_id",
+    "load_private_key",
+    "load_public_key",
+    "public_key_pem",
+]
 
 # Files whose presence marks a folder as an artefact bundle (DESIGN.md section 3).
 BUNDLE_MARKERS = (RESULTS_FILE, STATEMENT_FILE, ENVELOPE_FILE)

@@ -22,10 +22,9 @@ from provenance.atomic import atomic_write_bytes, atomic_write_text, is_temporar
 from provenance.canonical import canonical_json
 from provenance.digests import Digest, file_digest
 from provenance.dsse import sign_envelope
-from provenance.environment import installed_version
 from provenance.keys import key_id, load_private_key, public_key_pem
 from provenance.statement import RecordBinding, build_predicate, build_statement
-from schemas.bundle import (
+from schemas import (
     CHECKPOINTS_FILE,
     ENVELOPE_FILE,
     KEY_ID_FILE,
@@ -38,9 +37,22 @@ from schemas.bundle import (
     TRIAL_LIST_ID_LENGTH,
     TRIALS_DIR,
     UNSIGNED_FILE,
+    InputError,
     scores_name,
+    tool_version,
 )
-from schemas.errors import InputError
+
+__all__ = [
+    "PROVENANCE_COLUMNS",
+    "UNSIGNED_NOTICE",
+    "ManifestResult",
+    "build_run_statement",
+    "bundle_files",
+    "read_json_object",
+    "run_statement",
+    "write_manifest",
+    "write_statement",
+]
 
 PROVENANCE_COLUMNS = ("record_id", "model", "trial_list_id", "scores_blake3", "checkpoint_blake3", "run_id")
 UNSIGNED_NOTICE = (
@@ -179,10 +191,6 @@ def _bind_record(
     )
 
 
-def _builder_version() -> str:
-    return installed_version("interbias-sv") or "not installed as a distribution"
-
-
 def build_run_statement(bundle_dir: Path, run_config: dict[str, Any]) -> dict[str, Any]:
     """The statement of a bundle on disk: every file digested, results, checkpoints and operators read back."""
     bundle_dir = Path(bundle_dir)
@@ -223,7 +231,7 @@ def run_statement(
     predicate = build_predicate(
         run_config=run_config,
         run_id=run_ids[0],
-        builder_version=_builder_version(),
+        builder_version=tool_version(),
         operator_policy=str(operators.get("policy", "not declared")),
         checkpoints={
             label: entry["checkpoint_blake3"]

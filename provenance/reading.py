@@ -12,8 +12,12 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from schemas.bundle import read_if_regular
-from schemas.errors import InputError
+from schemas import InputError, read_if_regular
+
+__all__ = [
+    "open_regular_file",
+    "read_regular_file",
+]
 
 _KINDS = (
     (stat.S_ISDIR, "is a directory"),

@@ -21,7 +21,23 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from provenance.digests import Digest
-from schemas.errors import Error
+from schemas import Error
+
+__all__ = [
+    "BUILDER_ID",
+    "BUILD_TYPE",
+    "CHECKPOINT_PREFIX",
+    "PREDICATE_TYPE",
+    "RECORD_PREFIX",
+    "STATEMENT_TYPE",
+    "PredicateShapeError",
+    "RecordBinding",
+    "build_predicate",
+    "build_statement",
+    "read_bindings",
+    "read_checkpoints",
+    "subject",
+]
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://slsa.dev/provenance/v1"

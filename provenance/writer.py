@@ -20,16 +20,21 @@ import pandas as pd
 from provenance.atomic import atomic_write_bytes, remove_temporaries
 from provenance.digests import Digest, bytes_digest
 from provenance.manifest import ManifestResult, bundle_files, run_statement, write_statement
-from schemas.bundle import (
+from schemas import (
     CHECKPOINTS_FILE,
     OPERATORS_FILE,
     RESULTS_FILE,
     RUN_FILE,
     BundleLayout,
+    InputError,
     csv_file_bytes,
     json_file_bytes,
 )
-from schemas.errors import InputError
+
+__all__ = [
+    "STRAY_NAMES_SHOWN",
+    "BundleWriter",
+]
 
 STRAY_NAMES_SHOWN = 3
 

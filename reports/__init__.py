@@ -15,20 +15,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from provenance.atomic import is_temporary, write_files_into
+from provenance import is_temporary, write_files_into
 from reports.badges import artefact_evaluation_summary
 from reports.document import ReportShapeError, build_document
 from reports.figures import FigureOutcome, render_figures
 from reports.html import render_html
 from reports.markdown import render_markdown
-from schemas.errors import InputError
-from schemas.jsonable import json_safe
+from schemas import InputError, json_safe
 
 __all__ = [
+    "FigureOutcome",
     "ReportShapeError",
     "artefact_evaluation_summary",
     "check_report_folder",
     "finish_report",
+    "render_figures",
     "report_json",
     "write_report",
 ]

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from schemas.wording import count
+from schemas import count
 
 SECTION_ID = "artefact-evaluation"
 SECTION_TITLE = "Artefact-evaluation summary (ACM badges)"

@@ -20,8 +20,7 @@ from typing import Any
 from reports.blocks import Block, BulletList, Callout, Contents, Figure, Heading, Paragraph, Table, Tone
 from reports.figures import FigureOutcome
 from reports.format import format_list, format_value
-from schemas.errors import Error
-from schemas.wording import count
+from schemas import Error, count
 
 SEVERITY_ORDER = ("error", "warning", "info")
 MAX_TABLE_ROWS = 1000  # longer tables are cut, with a line saying how many rows are only in report.json

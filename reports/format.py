@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from schemas.wording import MISSING, format_number
+from schemas import MISSING, format_number
 
 MAX_LISTED = 10  # record ids or list items printed before "... and N more"
 

@@ -38,9 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from provenance.atomic import atomic_write_bytes
-from provenance.derivation import derived_digest, derived_id, joined
-from schemas.errors import Error
+from provenance import atomic_write_bytes, derived_digest, derived_id, joined
+from schemas import Error
 
 MAGIC = b"interbias-embedding 2\n"
 SUFFIX = ".emb"

@@ -36,8 +36,8 @@ import requests.exceptions
 from docker.models.images import Image
 from docker.types import DeviceRequest, Mount
 
-from provenance.digests import bytes_digest
-from schemas.errors import EXIT_INPUT, InputError
+from provenance import bytes_digest
+from schemas import EXIT_INPUT, InputError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = "containers/Dockerfile"

@@ -16,38 +16,43 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from audit.metrics.point import grouped_metrics
-from provenance.digests import DigestIndex, bytes_digest, digest_index
-from provenance.environment import capture_environment
-from provenance.writer import BundleWriter
-from runner.beyond_eer import beyond_eer_columns, countermeasure_scores, countermeasure_sides
-from runner.cache import CachedEmbedding, EmbeddingCache
-from runner.cohort import CLEAN_CHAIN, Cohort, cohort_matrices, split_cohort, trial_cohort_statistics
-from runner.config import CorpusChoice, RunConfig, check_dev_speakers, default_cache_root
-from runner.corpora.base import CorpusTable, load_corpus
-from runner.designs import ChainSpecs
-from runner.encoders import EncoderHandle, EncoderSpec
-from runner.encoders.base import Dtype
-from runner.encoders.deferred import DeferredEncoder, RecordStore
-from runner.encoders.device import execution_summary, label_device_class
-from runner.encoders.failures import MemoryLog
-from runner.encoders.weights import weights_origin
-from runner.execution.embedder import Embedder
-from runner.execution.jobs import Executor
-from runner.execution.local import LocalExecutor
-from runner.operators import Chain, NoiseSources, chain_id, chain_status
-from runner.plan import RecordPlan, Side, listed_trials, plan_run, run_id_for
+from provenance import BundleWriter, DigestIndex, capture_environment, digest_index
+from runner.cache import EmbeddingCache
+from runner.corpora import CorpusTable
+from runner.design import RunConfig, TrialList, check_dev_speakers, default_cache_root, select_pool
+from runner.encoders import (
+    DeferredEncoder,
+    Dtype,
+    EncoderHandle,
+    EncoderSpec,
+    MemoryLog,
+    RecordStore,
+    execution_summary,
+    label_device_class,
+    weights_origin,
+)
+from runner.execution import Embedder, Executor, LocalExecutor
+from runner.operators import NoiseSources, chain_id
+from runner.plan import RecordPlan, corpus_digest, listed_trials, load_corpora, plan_run, run_id_for
+from runner.scoring import (
+    CLEAN_CHAIN,
+    cohort_matrices,
+    countermeasure_sides,
+    operator_report,
+    results_table,
+    score_record,
+    split_cohort,
+    unscorable_reason,
+)
 from runner.stages import StageLog
-from runner.trials import TrialList, select_pool
-from schemas.bundle import (
+from schemas import (
     CM_SCORE_COLUMN,
+    COHORT_COLUMNS,
     CONFIG_FILE,
     ENVIRONMENT_FILE,
     OPERATORS_FILE,
@@ -55,17 +60,15 @@ from schemas.bundle import (
     RUN_FILE,
     TIMINGS_FILE,
     UTTERANCES_FILE,
+    RunError,
     corpus_folder_name,
+    count,
     scores_file_bytes,
     scores_name,
+    tool_version,
     trial_list_name,
 )
-from schemas.errors import InputError, RunError
-from schemas.scores import COHORT_COLUMNS
-from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
-from schemas.wording import count
 
-TOOL_VERSION = version("interbias-sv")
 DIGEST_INDEX_FILE = "digests.json"
 CHECKPOINT_RECORDS_FOLDER = "checkpoints"
 
@@ -88,55 +91,6 @@ class RunSummary:
     operator_counts: dict[str, int] = field(default_factory=dict)
 
 
-def _chain_status(entry: CachedEmbedding) -> str:
-    """``applied`` / ``fallback`` / ``failed`` for a whole chain realisation, from its operators' outcomes."""
-    return chain_status(outcome["status"] for outcome in entry.operator_outcomes)
-
-
-def _side_status(entry: CachedEmbedding) -> str:
-    """A side's status for one encoder: ``failed`` without an embedding (its chain failed, or the encoder could not
-    embed it), else its chain's."""
-    return "failed" if entry.vector is None else _chain_status(entry)
-
-
-def _score_record(
-    plan: RecordPlan,
-    embeddings: dict[tuple[Side, str], CachedEmbedding],
-    countermeasure: str | None = None,
-    cohort: tuple[Cohort, dict[tuple[str, str], np.ndarray]] | None = None,
-) -> pd.DataFrame:
-    """Cosine score of every trial of the record, in trial-list order, with its status; with ``countermeasure``
-    (its label) the countermeasure's score of each trial's test side too, and with ``cohort`` (the run's and its
-    embeddings by corpus and label) each trial's AS-norm cohort statistics."""
-    trials, label = plan.trials.frame, plan.encoder.label
-    scores = np.full(len(trials), np.nan)
-    status = np.full(len(trials), "scored", dtype=object)
-    for index, (enrol_side, test_side) in enumerate(zip(plan.enrol_sides(), plan.test_sides(), strict=True)):
-        enrol = embeddings[(enrol_side, label)].vector
-        test = embeddings[(test_side, label)].vector
-        if enrol is None:
-            status[index] = "enrol-failed"
-        elif test is None:
-            status[index] = "test-failed"
-        else:
-            scores[index] = float(np.dot(enrol, test) / (np.linalg.norm(enrol) * np.linalg.norm(test)))
-    frame = pd.DataFrame(
-        {
-            "trial_index": trials["trial_index"].to_numpy(np.int64),
-            "label": trials["label"].to_numpy(np.int8),
-            "score": scores,
-            "status": status.astype(str),
-        }
-    )
-    if countermeasure is not None:
-        frame[CM_SCORE_COLUMN] = countermeasure_scores(plan.test_sides(), embeddings, countermeasure)
-    if cohort is not None:
-        statistics = trial_cohort_statistics(plan, embeddings, cohort[1], cohort[0].top_n)
-        if statistics is not None:
-            frame[list(COHORT_COLUMNS)] = statistics
-    return frame
-
-
 def _write_run_file(
     writer: BundleWriter,
     run_id: str,
@@ -151,21 +105,6 @@ def _write_run_file(
     if unscorable:
         record["unscorable_records"] = {"total": len(unscorable), "records": dict(sorted(unscorable.items()))}
     writer.write_json(RUN_FILE, record)
-
-
-def _unscorable(frame: pd.DataFrame) -> str | None:
-    """Why a record's scored trials cannot give its metrics (both classes and two distinct finite scores are
-    needed), or None when they can."""
-    scored = frame[frame["status"] == "scored"]
-    missing = [kind for kind, label in (("target", 1), ("non-target", 0)) if not (scored["label"] == label).any()]
-    if missing:
-        unscored = len(frame) - len(scored)
-        return f"no scored {' or '.join(missing)} trials ({unscored} of {len(frame)} trials lost to operator failures)"
-    if not np.isfinite(scored["score"].to_numpy()).all():
-        return "non-finite scores (an encoder returned a zero or non-finite embedding)"
-    if scored["score"].nunique() < 2:
-        return "every scored trial has the same score"
-    return None
 
 
 def _portable(command_line: list[str], folders: dict[str, Path]) -> list[str]:
@@ -186,135 +125,38 @@ def _portable(command_line: list[str], folders: dict[str, Path]) -> list[str]:
     return written
 
 
-def _operator_report(
-    config: RunConfig,
-    plans: list[RecordPlan],
-    specs: dict[str, ChainSpecs],
-    embeddings: dict[tuple[Side, str], CachedEmbedding],
-    sources: dict[str, NoiseSources],
-) -> dict[str, Any]:
-    """operators.json: each chain's description (synthetic or real material, its digests, codec versions) and
-    outcome counts per chain (over utterances), per encoder the sides it could not embed and why (over utterances
-    and chains), and per record the outcome of its sides for its encoder (a side counts as failed when its chain
-    failed or its encoder could not embed it).
+@dataclass(frozen=True)
+class RunOptions:
+    """How a configuration is run (none of it changes what the run computes, except ``dtype``, which is part of
+    every embedding's cache key): where the cache is, how the bundle is signed and described, where and how the
+    embeddings are computed."""
 
-    In a run of several corpora a chain is reported per corpus (``CORPUS:CHAIN_ID``), since its material (babble)
-    and its outcomes belong to that corpus, and ``sources`` is keyed by corpus."""
-    single = len(sources) == 1
-
-    def key(corpus: str, identifier: str) -> str:
-        return identifier if single else f"{corpus}:{identifier}"
-
-    chains: dict[str, dict[str, Any]] = {}
-    counted: set[Side] = set()
-    encoder_failures: dict[str, Counter[str]] = {spec.label: Counter() for spec in config.encoders}
-    for (side, label), entry in embeddings.items():
-        if (reason := entry.encoder_failure) is not None:
-            encoder_failures[label][reason] += 1
-        if side in counted:
-            continue
-        counted.add(side)
-        status = _chain_status(entry)
-        chain = chains.setdefault(
-            key(side.corpus, side.chain_id),
-            {"applied": 0, "failed": 0, "fallback": 0, "reasons": Counter(), "corpus": side.corpus},
-        )
-        chain.setdefault("spec", list(specs[side.chain_id]))
-        chain[status] += 1
-        for outcome in entry.operator_outcomes:
-            if outcome["status"] != "applied":
-                chain["reasons"][outcome["reason"]] += 1
-    records = {}
-    for plan in plans:
-        sides = set(plan.enrol_sides()) | set(plan.test_sides())
-        counts = Counter(_side_status(embeddings[(side, plan.encoder.label)]) for side in sides)
-        records[plan.record_id] = {
-            "chains": sorted({key(side.corpus, side.chain_id) for side in sides}),
-            **{status: counts.get(status, 0) for status in ("applied", "failed", "fallback")},
-        }
-    for chain in chains.values():
-        chain["reasons"] = dict(sorted(chain["reasons"].items()))
-        bound = sources[chain.pop("corpus")]
-        chain["description"] = Chain.from_specs(chain["spec"], sources=bound).describe()
-    return {
-        "policy": config.failure_policy,
-        "sources": next(iter(sources.values())).describe()
-        if single
-        else {name: bound.describe() for name, bound in sorted(sources.items())},
-        "chains": dict(sorted(chains.items())),
-        "encoders": {
-            label: {"failed": sum(reasons.values()), "reasons": dict(sorted(reasons.items()))}
-            for label, reasons in sorted(encoder_failures.items())
-        },
-        "records": records,
-    }
+    cache_root: Path | None = None  # default: $INTERBIAS_CACHE
+    signing_key: Path | None = None  # ed25519 private key (PEM); unsigned without
+    image_digest: str | None = None  # the container image's digest, recorded in environment.json
+    command_line: list[str] | None = None  # recorded without machine folders; default: sys.argv
+    progress: bool = True  # progress bars on a terminal, else a line per stage on stderr
+    device: str = "cpu"
+    dtype: Dtype = "fp32"  # the torch encoders' precision (--dtype)
+    workers: int = 2  # operator processes of the default executor (0: in-process)
+    encoder_factory: Callable[[EncoderSpec, str], EncoderHandle] | None = None  # default: EncoderSpec.load
+    executor: Executor | None = None  # default: LocalExecutor(workers)
 
 
-def _results_row(plan: RecordPlan, metrics: dict[str, float], extra: dict[str, Any]) -> dict[str, Any]:
-    design, cell = plan.experiment, plan.cell
-    factorial = design.factor_a is not None
-    return {
-        "record_id": plan.record_id,
-        "experiment": design.id,
-        "model": plan.encoder.label,
-        "model_family": plan.encoder.family,
-        "corpus": extra["corpus"],
-        "condition": cell.condition,
-        "factor_a": design.factor_a.name if design.factor_a else None,
-        "level_a": cell.level_a if factorial else None,
-        "factor_b": design.factor_b.name if design.factor_b else None,
-        "level_b": cell.level_b if design.factor_b else None,
-        "enrol_condition": cell.enrol_condition,
-        "test_condition": cell.test_condition,
-        "subgroup": plan.subgroup,
-        **({"complement_of": cell.complement_of} if cell.complement_of is not None else {}),
-        "eer": metrics[f"eer_{extra['eer_method']}"],
-        **metrics,
-        **{key: value for key, value in extra.items() if key not in ("corpus",)},
-    }
-
-
-def run(
-    config: RunConfig,
-    out: Path,
-    *,
-    cache_root: Path | None = None,
-    signing_key: Path | None = None,
-    image_digest: str | None = None,
-    command_line: list[str] | None = None,
-    progress: bool = True,
-    device: str = "cpu",
-    dtype: Dtype = "fp32",
-    workers: int = 2,
-    encoder_factory: Callable[[EncoderSpec, str], EncoderHandle] | None = None,
-    executor: Executor | None = None,
-) -> RunSummary:
-    """Run the configuration and write its bundle into ``out``; the embeddings are computed by ``executor``
-    (default: this machine, with ``workers`` operator processes), everything else here. ``dtype`` is the torch
-    encoders' precision (``--dtype``; encoders without a reduced-precision path record it and run in their own).
+def run(config: RunConfig, out: Path, options: RunOptions | None = None) -> RunSummary:
+    """Run the configuration and write its bundle into ``out``; the embeddings are computed by the options'
+    executor (default: this machine, with ``workers`` operator processes), everything else here.
 
     The cache folder holds the embeddings and the digest index of the input files (corpus audio, music,
     checkpoints), so that an unchanged rerun reads no input file twice; the index is saved even when the run
     fails, since the digests it learnt stay true.
     """
-    cache_root = cache_root or default_cache_root()
+    options = options or RunOptions()
+    cache_root = options.cache_root or default_cache_root()
     index = DigestIndex.open(cache_root / DIGEST_INDEX_FILE)
     with digest_index(index):
         try:
-            summary = _run(
-                config,
-                out,
-                cache_root=cache_root,
-                signing_key=signing_key,
-                image_digest=image_digest,
-                command_line=command_line,
-                progress=progress,
-                device=device,
-                dtype=dtype,
-                workers=workers,
-                encoder_factory=encoder_factory,
-                executor=executor,
-            )
+            summary = _run(config, out, cache_root, options)
         except BaseException:
             with contextlib.suppress(OSError):  # the run's own failure is the one to report
                 index.save()
@@ -324,23 +166,10 @@ def run(
     return summary
 
 
-def _run(
-    config: RunConfig,
-    out: Path,
-    *,
-    cache_root: Path,
-    signing_key: Path | None,
-    image_digest: str | None,
-    command_line: list[str] | None,
-    progress: bool,
-    device: str,
-    dtype: Dtype,
-    workers: int,
-    encoder_factory: Callable[[EncoderSpec, str], EncoderHandle] | None,
-    executor: Executor | None,
-) -> RunSummary:
-    stages = StageLog.for_run(6, progress)
-    corpora = _load_corpora(config)  # the corpus folders are only read
+def _run(config: RunConfig, out: Path, cache_root: Path, options: RunOptions) -> RunSummary:
+    device, dtype = options.device, options.dtype
+    stages = StageLog.for_run(6, options.progress)
+    corpora = load_corpora(config)  # the corpus folders are only read
     pools = {
         name: select_pool(table.frame, config.corpora[name].utterances_per_speaker, config.seed)
         for name, table in corpora.items()
@@ -348,7 +177,7 @@ def _run(
     check_dev_speakers(config, {str(speaker) for pool in pools.values() for speaker in pool["speaker"].unique()})
     trial_pools, cohort = split_cohort(config, pools)
     stages.done("corpora", f"{sum(len(pool) for pool in pools.values())} utterances from {len(corpora)} corpora")
-    load = encoder_factory or (lambda spec, on: spec.load(device=on, dtype=dtype))
+    load = options.encoder_factory or (lambda spec, on: spec.load(device=on, dtype=dtype))
     store = RecordStore(cache_root / CHECKPOINT_RECORDS_FOLDER)
     encoders = {spec.label: DeferredEncoder(spec, device, load, store, dtype) for spec in config.encoders}
     checkpoint_digests = [encoders[spec.label].checkpoint.checkpoint_blake3 for spec in config.encoders]
@@ -357,7 +186,7 @@ def _run(
         encoders[cm.spec.label] = DeferredEncoder(cm.spec, device, load, store)
         checkpoint_digests.append(encoders[cm.spec.label].checkpoint.checkpoint_blake3)
     stages.done("encoders", f"{len(encoders)} ready (each loaded on its first forward pass, if any)")
-    run_id = run_id_for(config, _corpus_digest(corpora), checkpoint_digests, TOOL_VERSION)
+    run_id = run_id_for(config, corpus_digest(corpora), checkpoint_digests, tool_version())
     tables = {name: table.frame for name, table in corpora.items()}
     plans = plan_run(config, trial_pools, listed_trials(config, tables))
     writer = BundleWriter.resume(out, run_id)
@@ -381,7 +210,7 @@ def _run(
         for name in corpora
     }
     cache = EmbeddingCache(cache_root / "embeddings")
-    executor = executor or LocalExecutor(workers)
+    executor = options.executor or LocalExecutor(options.workers)
     run_class = executor.device_class(device)
     models = [*config.encoders, *([cm.spec] if cm is not None else [])]
     device_classes = {spec.label: label_device_class(spec.kind, run_class) for spec in models}
@@ -390,7 +219,7 @@ def _run(
     embeddings = embedder.embed_all(chains, sides, stages)
     stages.done("embeddings", f"{executor.forward_passes} computed, {embedder.cached} from cache")
 
-    operators = _operator_report(config, plans, chains, embeddings, sources)
+    operators = operator_report(config, plans, chains, embeddings, sources)
     failures = sum(chain["failed"] for chain in operators["chains"].values())
     failures += sum(encoder["failed"] for encoder in operators["encoders"].values())
     if failures and config.failure_policy == "fail-run":
@@ -401,7 +230,7 @@ def _run(
         )
     matrices = cohort_matrices(cohort, embeddings, [spec.label for spec in config.encoders]) if cohort else None
     score_frames = [
-        _score_record(
+        score_record(
             plan,
             embeddings,
             cm.spec.label if cm and plan.experiment.id in cm.experiments else None,
@@ -410,16 +239,16 @@ def _run(
         for plan in plans
     ]
     scores_blake3 = _write_scores(writer, plans, score_frames, run_id)
-    _refuse_unscorable(writer, plans, score_frames, operators, run_id, cache.rejected)
+    _refuseunscorable_reason(writer, plans, score_frames, operators, run_id, cache.rejected)
     stages.done("scores", f"{len(score_frames)} records, {sum(len(frame) for frame in score_frames)} trials scored")
 
     checkpoints = _checkpoint_records(config, encoders)
-    results = _results(config, plans, score_frames, trial_lists, checkpoints, scores_blake3, run_id)
+    results = results_table(config, plans, score_frames, trial_lists, checkpoints, scores_blake3, run_id)
     _write_run_file(writer, run_id, cache.rejected)
     environment = capture_environment(
         seeds={"run": config.seed},
-        command_line=_portable(command_line or sys.argv, {"$OUT": out, "$CACHE": cache_root}),
-        image_digest=image_digest,
+        command_line=_portable(options.command_line or sys.argv, {"$OUT": out, "$CACHE": cache_root}),
+        image_digest=options.image_digest,
         device=device,
         dtype=dtype,
         execution={
@@ -432,9 +261,15 @@ def _run(
     writer.write_json(ENVIRONMENT_FILE, {**environment, "executor": executor.describe()})
     writer.write_json(TIMINGS_FILE, _timings(run_id, device, stages, embedder, executor))
     writer.seal(
-        results=results, checkpoints=checkpoints, operators=operators, run_config=config.raw, signing_key=signing_key
+        results=results,
+        checkpoints=checkpoints,
+        operators=operators,
+        run_config=config.raw,
+        signing_key=options.signing_key,
     )
-    stages.done("bundle", f"{len(results)} results rows, manifest {'signed' if signing_key else 'unsigned'} -> {out}")
+    stages.done(
+        "bundle", f"{len(results)} results rows, manifest {'signed' if options.signing_key else 'unsigned'} -> {out}"
+    )
     return RunSummary(
         out=out,
         run_id=run_id,
@@ -488,7 +323,7 @@ def _write_scores(
     }
 
 
-def _refuse_unscorable(
+def _refuseunscorable_reason(
     writer: BundleWriter,
     plans: list[RecordPlan],
     frames: list[pd.DataFrame],
@@ -501,7 +336,7 @@ def _refuse_unscorable(
     unscorable = {
         plan.record_id: reason
         for plan, frame in zip(plans, frames, strict=True)
-        if (reason := _unscorable(frame)) is not None
+        if (reason := unscorable_reason(frame)) is not None
     }
     if unscorable:
         writer.write_json(OPERATORS_FILE, operators)
@@ -522,43 +357,6 @@ def _checkpoint_records(config: RunConfig, encoders: dict[str, DeferredEncoder])
         label: {**encoder.checkpoint.as_dict(), "weights": weights_origin(encoder.checkpoint, pins[label])}
         for label, encoder in encoders.items()
     }
-
-
-def _results(
-    config: RunConfig,
-    plans: list[RecordPlan],
-    frames: list[pd.DataFrame],
-    trial_lists: dict[str, TrialList],
-    checkpoints: dict[str, Any],
-    scores_blake3: dict[str, str],
-    run_id: str,
-) -> pd.DataFrame:
-    """results.csv: one row per record, its metrics computed from its scored trials and its provenance."""
-    metrics = _grouped(frames, config)
-    speakers = {list_id: speaker_counts(trials.frame) for list_id, trials in trial_lists.items()}
-    rows = []
-    for index, (plan, frame) in enumerate(zip(plans, frames, strict=True)):
-        record_metrics = {key: values[index].item() for key, values in metrics.items()}
-        extra = {
-            "corpus": plan.experiment.corpus,
-            "eer_method": config.eer_method,
-            "n_unscored": int((frame["status"] != "scored").sum()),
-            "p_target": config.p_target,
-            "c_miss": config.c_miss,
-            "c_fa": config.c_fa,
-            "checkpoint_blake3": checkpoints[plan.encoder.label]["checkpoint_blake3"],
-            "trial_list_id": plan.trials.trial_list_id,
-            "scores_blake3": scores_blake3[plan.record_id],
-            "run_id": run_id,
-            "seed": config.seed,
-            **speakers[plan.trials.trial_list_id],
-        }
-        rows.append(_results_row(plan, record_metrics, extra))
-    beyond = beyond_eer_columns(config, plans, frames, rows)
-    results = pd.DataFrame([row | beyond[row["record_id"]] for row in rows])
-    for column in ("n_target", "n_nontarget", "n_unscored", "seed", *SPEAKER_COUNT_COLUMNS):
-        results[column] = results[column].astype("int64")
-    return results
 
 
 def _timings(run_id: str, device: str, stages: StageLog, embedder: Embedder, executor: Executor) -> dict[str, Any]:
@@ -587,49 +385,3 @@ def _timings(run_id: str, device: str, stages: StageLog, embedder: Embedder, exe
         "not_timed": "the bundle stage, which writes and signs this file",
         "encoders": encoders,
     }
-
-
-def _used_corpora(config: RunConfig) -> dict[str, CorpusChoice]:
-    """The corpora some experiment reads (spoof folders included)."""
-    return {name: choice for name, choice in config.corpora.items() if config.experiments_using(name)}
-
-
-def _load_corpora(config: RunConfig) -> dict[str, CorpusTable]:
-    """Every corpus the experiments use; missing folders are one InputError naming each folder to provide."""
-    missing = []
-    for name, choice in _used_corpora(config).items():
-        if not choice.root.is_dir():
-            needed = ", ".join(config.experiments_using(name))
-            build = ", built by `interbias corpus build --out FOLDER`" if choice.adapter == "asterisk" else ""
-            missing.append(f"{choice.root} (the {choice.adapter} corpus{build}, [corpora.{name}], for {needed})")
-    if missing:
-        raise InputError(str(config.source), f"corpus folder not found; provide {'; '.join(missing)}")
-    return {
-        name: load_corpus(choice.adapter, choice.root, choice.release, f"{config.source} (corpus {name}, release)")
-        for name, choice in _used_corpora(config).items()
-    }
-
-
-def _corpus_digest(corpora: dict[str, CorpusTable]) -> str:
-    """The BLAKE3 of the utterance table (one corpus), or of the named tables' digests (several)."""
-    digests = {name: bytes_digest(table.utterances_csv()).blake3 for name, table in sorted(corpora.items())}
-    if len(digests) == 1:
-        return next(iter(digests.values()))
-    return bytes_digest("\n".join(f"{name}={digest}" for name, digest in digests.items()).encode()).blake3
-
-
-def _grouped(frames: list[pd.DataFrame], config: RunConfig) -> dict[str, np.ndarray]:
-    """All metrics of all records in one vectorised pass over the scored trials."""
-    scores = np.concatenate([frame["score"].to_numpy() for frame in frames])
-    labels = np.concatenate([frame["label"].to_numpy() for frame in frames])
-    scored = np.concatenate([(frame["status"] == "scored").to_numpy() for frame in frames])
-    index = np.repeat(np.arange(len(frames)), [len(frame) for frame in frames])
-    return grouped_metrics(
-        scores[scored],
-        labels[scored],
-        index[scored],
-        len(frames),
-        p_target=config.p_target,
-        c_miss=config.c_miss,
-        c_fa=config.c_fa,
-    )

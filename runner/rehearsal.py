@@ -41,7 +41,7 @@ import blake3
 import numpy as np
 import pandas as pd
 
-from schemas.bundle import scores_file_bytes
+from schemas import scores_file_bytes
 
 FULL_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "full.toml"
 PAPER_RECORDS = 4068
@@ -190,7 +190,7 @@ def _scaled(experiment: Any, factor: float) -> Any:
 def _listed(config: Any, pools: dict[str, pd.DataFrame], seed: int) -> dict[str, Any]:
     """A stand-in for the official list of each experiment that scores one: a balanced draw of its (scaled)
     published size from the synthetic pool, since no published list names synthetic utterances."""
-    from runner.trials import sample_trials
+    from runner.design.trials import sample_trials
 
     return {
         e.id: sample_trials(
@@ -209,8 +209,8 @@ def plan_records(
     With ``same_list_contrasts`` every cell of a two-factor design (per subgroup) is scored on its reference
     cell's list, so every contrast is a same-list contrast whose bootstrap statistics the audit computes.
     """
+    from runner.design.trials import sample_selected_trials
     from runner.plan import plan_run, record_id_for
-    from runner.trials import sample_selected_trials
 
     reference: dict[tuple[str, str | None], Any] = {}
     plans = []
@@ -348,7 +348,7 @@ def _operators(planned: list[Planned], records_scores: list[RecordScores]) -> di
 def _subgroup_population(config: Any, pool: pd.DataFrame) -> pd.DataFrame:
     """The utterances of ``pool`` the subgroup-gap designs draw from (their own ``select``: full.toml's E16 the
     test split), where the development speakers must lie."""
-    from runner.trials import selected
+    from runner.design.trials import selected
 
     selections = {e.select for e in config.experiments if e.subgroup is not None} or {()}
     keep = np.zeros(len(pool), dtype=bool)
@@ -384,7 +384,7 @@ class PaperBundle:
 
 def _check_shapes(config: Any) -> None:
     """Every corpus the configuration's experiments read has a synthetic shape here; else one input error."""
-    from schemas.errors import InputError
+    from schemas import InputError
 
     used = [name for name in config.corpora if config.experiments_using(name)]
     unknown = [name for name in used if name not in CORPORA and name not in SPOOF_FOLDERS]
@@ -416,19 +416,18 @@ def write_paper_bundle(
     the lists are exactly the configuration's, where a population factor (age, emotion, session) pairs each
     level's terms on that population's list and the audit analyses them as population contrasts.
     """
-    from audit.metrics.point import grouped_metrics
-    from provenance.keys import generate_keypair
-    from provenance.writer import BundleWriter
-    from runner.config import load_config, placeholder_roots
-    from schemas.bundle import (
+    from audit.metrics import grouped_metrics
+    from provenance import BundleWriter, generate_keypair
+    from runner.design.config import load_config, placeholder_roots
+    from schemas import (
         CONFIG_FILE,
         ENVIRONMENT_FILE,
         UTTERANCES_FILE,
         corpus_folder_name,
         scores_name,
+        speaker_counts,
         trial_list_name,
     )
-    from schemas.trials import speaker_counts
 
     started = time.perf_counter()
     out = Path(out)
@@ -596,10 +595,9 @@ def rehearse(
     """Write the synthetic bundle of ``config_path`` into ``out`` (which must not exist) and audit it as a reviewer
     would: ``audit verify out/results.csv --bundle out --key out.pub --out out/report``. Defaults: the
     configuration's own cells and list sharing (population contrasts included) at 1 % of the paper's budgets."""
-    from audit.result import exit_code
-    from audit.verify import verify
+    from audit import AuditRequest, exit_code, verify
     from reports import finish_report
-    from schemas.errors import InputError
+    from schemas import InputError
 
     out = Path(out)
     if out.exists() or out.is_symlink():
@@ -617,6 +615,6 @@ def rehearse(
         seed=seed,
     )
     started = time.perf_counter()
-    report = verify(out / "results.csv", bundle=out, key=bundle.public_key)
+    report = verify(AuditRequest(out / "results.csv", bundle=out, key=bundle.public_key))
     finish_report(report, out / "report")
     return Rehearsal(bundle, report, exit_code(report), time.perf_counter() - started)

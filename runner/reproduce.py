@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from runner.config import RunConfig, load_config
 from runner.corpora.base import UTTERANCES_FILE
 from runner.corpora.world_proxy import BUILD_MANIFEST
+from runner.design.config import RunConfig, load_config
 
 if TYPE_CHECKING:
     from runner.encoders.base import Dtype
@@ -61,7 +61,7 @@ def _signing_key(out: Path, key: Path | None) -> Path:
     """The key to sign with: the given one, or a throwaway pair made beside the bundle (never inside it)."""
     if key is not None:
         return key
-    from provenance.keys import generate_keypair
+    from provenance import generate_keypair
 
     folder = out.parent / f"{out.name}.keys"
     private, public = folder / "run.key", folder / "run.pub"
@@ -76,7 +76,7 @@ def _signing_key(out: Path, key: Path | None) -> Path:
 def check_run_inputs(config: RunConfig, device: str, image_digest: str | None, dtype: str = "fp32") -> None:
     """What would otherwise fail late is checked before a run starts: the device and the precision for every
     encoder of the configuration, and the form of the image digest that environment.json records."""
-    from provenance.environment import check_image_digest
+    from provenance import check_image_digest
     from runner.encoders.preflight import check_devices, check_precision
 
     if image_digest is not None:
@@ -104,10 +104,9 @@ def reproduce(
     numbers to check in the audit, read (and refused when malformed) before the run starts; ``executor`` computes
     the embeddings (default: this machine; a ``RayExecutor`` without an address starts a local Ray cluster for the
     run and stops it after)."""
-    from audit.result import exit_code
-    from audit.table.claims import read_claims
-    from audit.verify import verify
-    from provenance.keys import key_id, load_private_key
+    from audit import AuditRequest, exit_code, verify
+    from audit.table import read_claims
+    from provenance import key_id, load_private_key
     from reports import finish_report
 
     claim_count = len(read_claims(claims)) if claims is not None else 0
@@ -123,13 +122,11 @@ def reproduce(
             f"would sign with {key or 'a throwaway key'}, audit {out / 'results.csv'} with --bundle {out}{with_claims}"
         )
         return 0
-    from runner.pipeline import run
+    from runner.pipeline import RunOptions, run
 
     started = time.perf_counter()
     signing_key = _signing_key(out, key)
-    summary = run(
-        config,
-        out,
+    options = RunOptions(
         cache_root=cache_root,
         signing_key=signing_key,
         image_digest=image_digest,
@@ -138,6 +135,7 @@ def reproduce(
         dtype=dtype,
         executor=executor,
     )
+    summary = run(config, out, options)
     _say(
         f"run {summary.run_id}: {summary.n_records} records, {summary.n_trials} trials, "
         f"{summary.forward_passes} embeddings computed, {summary.embeddings_cached} cached "
@@ -148,7 +146,8 @@ def reproduce(
     # key id of the given private key (never merely the key the bundle carries).
     trusted = signing_key.with_suffix(".pub") if key is None else None
     trusted_ids = frozenset() if key is None else frozenset({key_id(load_private_key(key).public_key())})
-    report = verify(out / "results.csv", claims=claims, bundle=out, key=trusted, trusted_ids=trusted_ids)
+    request = AuditRequest(out / "results.csv", claims=claims, bundle=out, key=trusted, trusted_ids=trusted_ids)
+    report = verify(request)
     finish_report(report, report_dir)
     _say(f"report: {report_dir / 'report.html'} (also report.md, report.json)")
     _say(f"verdict: {report['verdict']} ({sum(f['severity'] == 'error' for f in report['flags'])} error flags)")

@@ -14,6 +14,21 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from schemas.errors import Error
 
+__all__ = [
+    "ChainOutcome",
+    "CheckpointEntry",
+    "Count",
+    "DocumentShapeError",
+    "EncoderOutcome",
+    "EnvironmentDocument",
+    "Git",
+    "OperatorsDocument",
+    "RecordOutcome",
+    "Weights",
+    "check_checkpoints",
+    "check_shape",
+]
+
 Count = Annotated[StrictInt, Field(ge=0)]
 
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+__all__ = [
+    "EER_METHODS",
+    "EerMethod",
+]
+
 
 class EerMethod(StrEnum):
     """How the EER is read off the empirical ROC; each member is its own spelling in files (``"rocch"``)."""

@@ -2,15 +2,17 @@
 
 Exit codes (in-toto style): 0 the audit passed, 1 an error-severity finding or a run that could not finish, 2 a
 usage error or unreadable input. Every error the toolkit raises on purpose derives from :class:`Error`, which
-knows its one line and its exit code; each command line catches it once (``audit._cli.plumbing``). An
+knows its one line and its exit code; each command line catches it once and prints
+:func:`failure_line` (``schemas.command_line``). An
 ``InputError`` is printed as one line (file, row, column, what was expected) and exits 2, never a traceback.
 """
 
 from __future__ import annotations
 
+import errno
 from typing import Any, ClassVar
 
-__all__ = ["EXIT_FINDING", "EXIT_INPUT", "EXIT_PASS", "Error", "InputError", "RunError"]
+__all__ = ["EXIT_FINDING", "EXIT_INPUT", "EXIT_PASS", "Error", "InputError", "RunError", "failure_line"]
 
 EXIT_PASS = 0
 EXIT_FINDING = 1
@@ -57,6 +59,27 @@ class RunError(Error):
 
     def line(self) -> str:
         return f"run failed: {self}"
+
+
+def failure_line(error: BaseException, *, input_prefix: str = "") -> tuple[str, int]:
+    """The one stderr line and exit code of a failure (``input_prefix`` before an input error's line)."""
+    if isinstance(error, Error):
+        prefix = input_prefix if error.exit_code == EXIT_INPUT else ""
+        return f"{prefix}{error.line()}", error.exit_code
+    if isinstance(error, OSError):
+        where = f"{error.filename}: " if error.filename else ""
+        what = error.strerror or str(error)
+        if error.errno == errno.ENOSPC:
+            hint = "free some space and rerun the same command (it resumes where it stopped)"
+        elif error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            hint = "make the folder writable or choose another (--out, --cache)"
+        else:
+            hint = "fix the file system problem and rerun the same command (it resumes where it stopped)"
+        return f"run failed: {where}{what}; {hint}", EXIT_FINDING
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted: rerun the same command to resume", EXIT_FINDING
+    name = type(error).__name__
+    return f"run failed: internal error {name}: {error} (rerun with --debug for the traceback)", EXIT_FINDING
 
 
 def _rebuild_input_error(

@@ -24,6 +24,31 @@ from pandera.typing import Series
 
 from schemas.eer_method import EER_METHODS
 
+__all__ = [
+    "CALIBRATED_COLUMNS",
+    "DEFAULT_COSTS",
+    "FLOAT_COLUMNS",
+    "INT_COLUMNS",
+    "KNOWN_COLUMNS",
+    "MODEL_FAMILIES",
+    "NORMALISED_COLUMNS",
+    "PAPER_EXPERIMENT_PATTERN",
+    "REQUIRED_COLUMNS",
+    "SPOOFING_COLUMNS",
+    "STRING_COLUMNS",
+    "ResultsSchema",
+    "SchemaFailure",
+    "ValidatedResults",
+    "cell_number",
+    "cell_text",
+    "describe_check",
+    "parse_numbers",
+    "row_costs",
+    "row_dicts",
+    "validate_results",
+    "with_all_columns",
+]
+
 # Experiment ids are free (a legacy table may say vox1_O); E01..E21 name the paper's experiments, and only rows with
 # those ids are held to the paper's experiment x model coverage (audit.table.flags.flag_coverage).
 PAPER_EXPERIMENT_PATTERN = r"^E(0[1-9]|1[0-9]|2[01])$"

@@ -7,6 +7,12 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
+__all__ = [
+    "COHORT_COLUMNS",
+    "SCORE_STATUSES",
+    "ScoresSchema",
+]
+
 SCORE_STATUSES = ("scored", "enrol-failed", "test-failed")
 # Where a run declares AS-norm ([analysis] score_normalisation): the mean and sample standard deviation of the top-N
 # cohort scores of each trial's enrolment and test side (audit.metrics.normalisation), all four or none; NaN where

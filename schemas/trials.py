@@ -15,6 +15,16 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
+__all__ = [
+    "SPEAKER_COUNT_COLUMNS",
+    "TEXT_COLUMNS",
+    "TRIAL_KINDS",
+    "TrialKind",
+    "TrialsSchema",
+    "plainly_valid",
+    "speaker_counts",
+]
+
 
 class TrialKind(IntEnum):
     """What a trial tests. The value is its code in metric arrays (1 target and 0 non-target, as a ``label``; 2 a

@@ -14,8 +14,16 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
+__all__ = [
+    "OPTIONAL_COLUMNS",
+    "RELATIVE_POSIX_PATH",
+    "UTTERANCE_COLUMNS",
+    "UTTERANCE_REQUIRED_COLUMNS",
+    "UtteranceSchema",
+]
+
 # Every column of the contract, in the order tables are written.
-REQUIRED_COLUMNS: tuple[str, ...] = ("utt_id", "speaker", "path", "duration_s", "sample_rate", "blake3")
+UTTERANCE_REQUIRED_COLUMNS: tuple[str, ...] = ("utt_id", "speaker", "path", "duration_s", "sample_rate", "blake3")
 OPTIONAL_COLUMNS: tuple[str, ...] = (
     "gender",
     "age",
@@ -37,7 +45,7 @@ OPTIONAL_COLUMNS: tuple[str, ...] = (
     "spoof_system_version",
     "spoof_source_speaker",
 )
-UTTERANCE_COLUMNS: tuple[str, ...] = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+UTTERANCE_COLUMNS: tuple[str, ...] = UTTERANCE_REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 
 # Relative POSIX path: no leading slash, no backslash, no drive letter, no empty or '..' component.
 RELATIVE_POSIX_PATH = r"^(?![/\\])(?![A-Za-z]:)(?!.*\\)(?!.*(?:^|/)\.\.(?:/|$))(?!.*//).+$"

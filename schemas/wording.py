@@ -11,6 +11,14 @@ from __future__ import annotations
 
 import math
 
+__all__ = [
+    "MISSING",
+    "RESIDUE",
+    "SIGNIFICANT_DIGITS",
+    "count",
+    "format_number",
+]
+
 SIGNIFICANT_DIGITS = 4
 RESIDUE = 1e-12  # smaller magnitudes are rounding residue, printed as 0
 MISSING = "n/a"  # an absent value (None)

@@ -7,10 +7,12 @@ as one line on stderr and never a traceback.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from audit._cli import keygen, scores, seeds, verify
-from audit._cli.plumbing import debug_callback, version_callback
+from schemas import debug_callback, version_callback
 
 __all__ = ["app"]
 
@@ -26,10 +28,13 @@ app = typer.Typer(
 
 @app.callback()
 def main(
-    version: bool = typer.Option(
-        False, "--version", callback=version_callback("audit"), is_eager=True, help="Print the version and exit."
-    ),
-    debug: bool = typer.Option(False, "--debug", help="Show the traceback of a failure (not one line)."),
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=version_callback("audit"), is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of a failure (not one line).")] = False,
 ) -> None:
     """Audit speaker-verification benchmark results (InterBias-SV).
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from audit._cli.plumbing import announce, one_line_errors
 from audit._cli.summary import finish
-from schemas.errors import InputError
+from schemas import InputError, announce, one_line_errors
 
 __all__ = ["scores"]
 
@@ -18,37 +18,49 @@ SCORE_FORMAT_HELP = "score-file layout (detected from the first line when not gi
 
 @one_line_errors()
 def scores(
-    trials: Path = typer.Argument(
-        ..., help="trial list: VoxCeleb '<1|0> <enrol> <test>' or Kaldi '<enrol> <test> target|nontarget'"
-    ),
-    score_file: Path = typer.Argument(
-        ..., metavar="SCORES", help="score file: kaldi, voxceleb, wespeaker or speechbrain layout"
-    ),
-    score_format: str | None = typer.Option(
-        None, "--format", help=SCORE_FORMAT_HELP + ": kaldi|voxceleb|wespeaker|speechbrain"
-    ),
-    speakers: Path | None = typer.Option(
-        None, "--speakers", help="utt2spk map '<utterance> <speaker>' (default: VoxCeleb ids idNNNNN/...)"
-    ),
-    subgroups: Path | None = typer.Option(None, "--subgroups", help="'<speaker> <subgroup>' map (spk2gender style)"),
-    conditions: Path | None = typer.Option(
-        None, "--conditions", help="'<utterance> <condition>' map (of the test side)"
-    ),
-    cm_scores: Path | None = typer.Option(
-        None, "--cm-scores", help="countermeasure scores '<enrol> <test> <cm score> <bonafide|spoof>' per trial"
-    ),
-    calibration: Path | None = typer.Option(
-        None,
-        "--calibration",
-        help="labelled development score file (wespeaker or speechbrain layout) to fit a linear logistic calibration",
-    ),
-    p_target: float = typer.Option(0.01, "--p-target", help="minDCF target prior"),
-    c_miss: float = typer.Option(1.0, "--c-miss", help="minDCF miss cost"),
-    c_fa: float = typer.Option(1.0, "--c-fa", help="minDCF false-alarm cost"),
-    resamples: int = typer.Option(1000, "--resamples", help="speaker-cluster bootstrap resamples"),
-    seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
-    out: Path | None = typer.Option(None, "--out", help="folder for report.md, report.html, report.json, figures"),
-    as_json: bool = typer.Option(False, "--json", help="print the report as JSON instead of a summary"),
+    trials: Annotated[
+        Path,
+        typer.Argument(help="trial list: VoxCeleb '<1|0> <enrol> <test>' or Kaldi '<enrol> <test> target|nontarget'"),
+    ],
+    score_file: Annotated[
+        Path, typer.Argument(metavar="SCORES", help="score file: kaldi, voxceleb, wespeaker or speechbrain layout")
+    ],
+    score_format: Annotated[
+        str | None, typer.Option("--format", help=SCORE_FORMAT_HELP + ": kaldi|voxceleb|wespeaker|speechbrain")
+    ] = None,
+    speakers: Annotated[
+        Path | None,
+        typer.Option("--speakers", help="utt2spk map '<utterance> <speaker>' (default: VoxCeleb ids idNNNNN/...)"),
+    ] = None,
+    subgroups: Annotated[
+        Path | None, typer.Option("--subgroups", help="'<speaker> <subgroup>' map (spk2gender style)")
+    ] = None,
+    conditions: Annotated[
+        Path | None, typer.Option("--conditions", help="'<utterance> <condition>' map (of the test side)")
+    ] = None,
+    cm_scores: Annotated[
+        Path | None,
+        typer.Option(
+            "--cm-scores", help="countermeasure scores '<enrol> <test> <cm score> <bonafide|spoof>' per trial"
+        ),
+    ] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(
+            "--calibration",
+            help="labelled development score file (wespeaker or speechbrain layout) to fit a linear logistic "
+            "calibration",
+        ),
+    ] = None,
+    p_target: Annotated[float, typer.Option("--p-target", help="minDCF target prior")] = 0.01,
+    c_miss: Annotated[float, typer.Option("--c-miss", help="minDCF miss cost")] = 1.0,
+    c_fa: Annotated[float, typer.Option("--c-fa", help="minDCF false-alarm cost")] = 1.0,
+    resamples: Annotated[int, typer.Option("--resamples", help="speaker-cluster bootstrap resamples")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 0,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="folder for report.md, report.html, report.json, figures")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON instead of a summary")] = False,
 ) -> None:
     """Audit a trial list and its score file: join, EERs (three variants), minDCF, AUC, minCllr, speaker-bootstrap
     intervals; with --calibration, Cllr and actDCF of calibrated LLRs; with --cm-scores, SV-, SPF-, SASV-EER, a-DCF,
@@ -57,12 +69,12 @@ def scores(
     Exit codes: 0 pass, 1 an error-severity finding (unscored, duplicated or mislabelled trials), 2 usage error or
     unreadable input (one line on stderr).
     """
-    from audit.scores.files import SCORE_FORMATS
+    from audit.scores import SCORE_FORMATS
 
     if score_format is not None and score_format not in SCORE_FORMATS:
         raise InputError("--format", f"expected one of {', '.join(SCORE_FORMATS)}, got {score_format!r}")
-    from audit.metrics.weighted_roc import prepare_kernels
-    from audit.scores.scoring import ScoringConfig, audit_scores
+    from audit.metrics import prepare_kernels
+    from audit.scores import ScoringConfig, audit_scores
     from reports import check_report_folder, write_report
 
     config = ScoringConfig(p_target=p_target, c_miss=c_miss, c_fa=c_fa, n_resamples=resamples, seed=seed)

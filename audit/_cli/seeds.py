@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from audit._cli.plumbing import one_line_errors
+from schemas import one_line_errors
 
 __all__ = ["seeds"]
 
 
 @one_line_errors()
 def seeds(
-    results: list[Path] = typer.Argument(..., help="results.csv of runs that differ only in their seed"),
-    as_json: bool = typer.Option(False, "--json", help="print every record's and contrast's spread as JSON"),
+    results: Annotated[list[Path], typer.Argument(help="results.csv of runs that differ only in their seed")],
+    as_json: Annotated[bool, typer.Option("--json", help="print every record's and contrast's spread as JSON")] = False,
 ) -> None:
     """The spread of every EER and IE across seeds (trial sampling and degradation)."""
-    from audit.table.seeds import read_seed_tables, seed_spread
+    from audit.table import read_seed_tables, seed_spread
 
     spread = seed_spread(read_seed_tables(results))
     if as_json:

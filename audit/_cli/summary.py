@@ -9,8 +9,7 @@ from typing import Any
 import typer
 
 from audit.result import CASES_SHOWN, exit_code
-from audit.table.findings import cases_of, describe_case
-from schemas.wording import count
+from schemas import cases_of, count, describe_case
 
 __all__ = ["finish", "summary_lines", "verdict_line"]
 

@@ -5,18 +5,17 @@ from __future__ import annotations
 import gc
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from audit._cli.plumbing import announce, one_line_errors
 from audit._cli.summary import finish
-from provenance.atomic import check_writable_folder
-from schemas.bundle import REPORT_DIR
-from schemas.errors import InputError
+from provenance import check_writable_folder
+from schemas import REPORT_DIR, InputError, announce, one_line_errors
 
 if TYPE_CHECKING:
-    from provenance.keys import ReviewerKey
+    from audit.verify import AuditRequest
+    from provenance import ReviewerKey
 
 __all__ = ["audit_results", "check_options", "read_trusted_ids", "verify"]
 
@@ -35,35 +34,17 @@ def import_quietly() -> None:
         gc.enable()
 
 
-def audit_results(
-    results: Path,
-    *,
-    columns: Path | None = None,
-    claims: Path | None = None,
-    bundle: Path | None = None,
-    key: Path | ReviewerKey | None = None,
-    trusted_ids: frozenset[str] = frozenset(),
-    subset: str | None = None,
-    out: Path | None = None,
-    roster: Path | None = None,
-) -> tuple[dict[str, Any], list[Path]]:
+def audit_results(request: AuditRequest, out: Path | None = None) -> tuple[dict[str, Any], list[Path]]:
     """The audit in its two phases, the figures drawn in a forked process between them when ``out`` is given;
     the artefact-evaluation summary added and the report written to ``out``."""
     import_quietly()
-    from audit.statistics.forked import Forked
-    from audit.table.flags import AuditConfig
-    from audit.table.reading import read_training_corpora
+    from audit.statistics import Forked
     from audit.verify import audit_table, finish_audit
-    from reports import finish_report
-    from reports.figures import render_figures
+    from reports import finish_report, render_figures
 
-    config = AuditConfig(training_corpora=read_training_corpora(roster)) if roster is not None else None
-    table = audit_table(
-        results, columns=columns, claims=claims, config=config, bundle=bundle, key=key, trusted_ids=trusted_ids,
-        subset=subset,
-    )  # fmt: skip
+    table = audit_table(request)
     if table.verified is not None and table.verified.intact:  # the statistics will run their compiled loops
-        from audit.metrics.weighted_roc import prepare_kernels
+        from audit.metrics import prepare_kernels
 
         prepare_kernels(announce)
     drawing = Forked(render_figures, table.figure_data) if out is not None and table.verified is not None else None
@@ -84,7 +65,7 @@ def check_options(out: Path | None, bundle: Path | None, key: Path | None) -> Re
     if key is not None:
         if bundle is None:
             raise InputError(str(key), "--key names the key trusted for a bundle's signature; give --bundle too")
-        from provenance.keys import ReviewerKey
+        from provenance import ReviewerKey
 
         reviewer_key = ReviewerKey.load(key)
     if out is not None:
@@ -111,7 +92,7 @@ def _check_out(out: Path, bundle: Path | None) -> None:
 
 def read_trusted_ids(path: Path) -> frozenset[str]:
     """Key ids (64 hex characters, as ``audit keygen`` prints them), one per line; ``#`` starts a comment."""
-    from audit.table.reading import read_text
+    from audit.table import read_text
 
     ids = set()
     for number, line in enumerate(read_text(Path(path), "a file of trusted key ids").splitlines(), start=1):
@@ -128,28 +109,36 @@ def read_trusted_ids(path: Path) -> frozenset[str]:
 
 @one_line_errors()
 def verify(
-    results: Path = typer.Argument(..., help="results.csv to audit"),
-    columns: Path | None = typer.Option(None, "--columns", help="TOML map renaming legacy column names"),
-    claims: Path | None = typer.Option(None, "--claims", help="TOML file of published numbers to check"),
-    bundle: Path | None = typer.Option(
-        None,
-        "--bundle",
-        help="artefact bundle the table came from, a folder or its .zip/.tar.gz: signature, digests, re-scoring",
-    ),
-    key: Path | None = typer.Option(
-        None, "--key", help="the authors' public key (PEM) you trust for the bundle's signature"
-    ),
-    trusted_keys: Path | None = typer.Option(
-        None, "--trusted-keys", help="file of key ids you trust (one per line), instead of --key"
-    ),
-    subset: str | None = typer.Option(
-        None, "--subset", help='the signed rows TABLE covers, e.g. "experiment in [E13, E14] and model = CAM++"'
-    ),
-    out: Path | None = typer.Option(None, "--out", help="folder for report.md, report.html, report.json, figures"),
-    roster: Path | None = typer.Option(
-        None, "--roster", help="encoder roster (TOML) whose training_corpora flag training-overlap"
-    ),
-    as_json: bool = typer.Option(False, "--json", help="print the report as JSON instead of a summary"),
+    results: Annotated[Path, typer.Argument(help="results.csv to audit")],
+    columns: Annotated[Path | None, typer.Option("--columns", help="TOML map renaming legacy column names")] = None,
+    claims: Annotated[Path | None, typer.Option("--claims", help="TOML file of published numbers to check")] = None,
+    bundle: Annotated[
+        Path | None,
+        typer.Option(
+            "--bundle",
+            help="artefact bundle the table came from, a folder or its .zip/.tar.gz: signature, digests, re-scoring",
+        ),
+    ] = None,
+    key: Annotated[
+        Path | None, typer.Option("--key", help="the authors' public key (PEM) you trust for the bundle's signature")
+    ] = None,
+    trusted_keys: Annotated[
+        Path | None, typer.Option("--trusted-keys", help="file of key ids you trust (one per line), instead of --key")
+    ] = None,
+    subset: Annotated[
+        str | None,
+        typer.Option(
+            "--subset", help='the signed rows TABLE covers, e.g. "experiment in [E13, E14] and model = CAM++"'
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="folder for report.md, report.html, report.json, figures")
+    ] = None,
+    roster: Annotated[
+        Path | None,
+        typer.Option("--roster", help="encoder roster (TOML) whose training_corpora flag training-overlap"),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON instead of a summary")] = False,
 ) -> None:
     """Validate a results table, recompute its aggregates, raise flags and check published claims.
 
@@ -158,16 +147,19 @@ def verify(
     Exit codes: 0 PASS (no error flag and, for a bundle, signed by a key you trust), 1 FAIL (an error flag) or
     UNAUTHENTICATED (the bundle verifies only under its own key), 2 unusable input (one line on stderr).
     """
+    from audit.table import AuditConfig, read_training_corpora
+    from audit.verify import AuditRequest
+
     reviewer_key = check_options(out, bundle, key)
-    report, written = audit_results(
+    request = AuditRequest(
         results,
         columns=columns,
         claims=claims,
+        config=AuditConfig(training_corpora=read_training_corpora(roster)) if roster is not None else None,
         bundle=bundle,
         key=reviewer_key,
         trusted_ids=read_trusted_ids(trusted_keys) if trusted_keys is not None else frozenset(),
         subset=subset,
-        out=out,
-        roster=roster,
     )
+    report, written = audit_results(request, out)
     finish(report, written, as_json)

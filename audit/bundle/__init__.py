@@ -3,9 +3,10 @@
 ``VerifiedBundle`` (``verified``); ``curves`` draws the report's per-trial curves from it.
 """
 
-from audit.bundle.curves import curve, curves_of_bundle, det_points, score_histogram
+from audit.bundle.curves import bayes_error_entry, curve, curves_of_bundle, det_points, score_histogram
 from audit.bundle.rescore import EER_KEYS
 from audit.bundle.signature import verify_statement
+from audit.bundle.source import open_bundle
 from audit.bundle.table_binding import parse_subset
 from audit.bundle.verification import NOT_RUN_UNAUTHENTICATED, verify_bundle
 from audit.bundle.verified import Authentication, LoadedFiles, StatementError, Trust, VerifiedBundle
@@ -18,9 +19,11 @@ __all__ = [
     "StatementError",
     "Trust",
     "VerifiedBundle",
+    "bayes_error_entry",
     "curve",
     "curves_of_bundle",
     "det_points",
+    "open_bundle",
     "parse_subset",
     "score_histogram",
     "verify_bundle",

@@ -12,10 +12,8 @@ from audit.bundle.verified import (
     StatementError,
     Step,
 )
-from provenance.digests import Digest
-from provenance.statement import PredicateShapeError, RecordBinding, read_bindings, read_checkpoints
-from schemas.bundle import TRIAL_LIST_ID_LENGTH, scores_name, trial_list_name
-from schemas.results import cell_text
+from provenance import Digest, PredicateShapeError, RecordBinding, read_bindings, read_checkpoints
+from schemas import TRIAL_LIST_ID_LENGTH, cell_text, scores_name, trial_list_name
 
 
 @dataclass(frozen=True)

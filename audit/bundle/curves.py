@@ -18,11 +18,9 @@ import numpy as np
 import pandas as pd
 
 from audit.bundle.rescore_beyond import declared_calibration_of
-from audit.metrics.calibration import bayes_error_curve
-from audit.metrics.point import MetricInputError, eer
-from audit.metrics.record_calibration import calibration_records, fit_groups, is_reference
-from audit.table.aggregates import is_clean
-from schemas.eer_method import EerMethod
+from audit.metrics import MetricInputError, bayes_error_curve, calibration_records, eer, fit_groups, is_reference
+from audit.table import is_clean
+from schemas import EerMethod
 
 if TYPE_CHECKING:
     from audit.bundle.verified import VerifiedBundle

@@ -9,10 +9,8 @@ from typing import Any
 import numpy as np
 
 from audit.bundle.verified import LoadedFiles, ScoreMismatchError, Step, UnmatchedTrialsError
-from audit.metrics.point import grouped_metrics
-from schemas.bundle import RecordScores
-from schemas.results import cell_number, row_costs
-from schemas.trials import SPEAKER_COUNT_COLUMNS, speaker_counts
+from audit.metrics import grouped_metrics
+from schemas import SPEAKER_COUNT_COLUMNS, RecordScores, cell_number, row_costs, speaker_counts
 
 # Declared tolerance for a re-scored metric against the table (absolute, on fractions).
 METRIC_TOLERANCE = 1e-6

@@ -17,11 +17,16 @@ import numpy as np
 
 from audit.bundle.rescore import METRIC_TOLERANCE
 from audit.bundle.verified import LoadedFiles, ScoreMismatchError, Step
-from audit.metrics.normalisation import as_norm_of_rows
-from audit.metrics.record_calibration import calibration_records, declared_calibration, is_reference
-from audit.metrics.record_spoofing import spoofing_of_rows
-from audit.table.analysis import Analysis, CalibrationDeclaration, analysis_from_table
-from schemas.results import CALIBRATED_COLUMNS, NORMALISED_COLUMNS, SPOOFING_COLUMNS, cell_number
+from audit.metrics import as_norm_of_rows, calibration_records, declared_calibration, is_reference, spoofing_of_rows
+from schemas import (
+    CALIBRATED_COLUMNS,
+    NORMALISED_COLUMNS,
+    SPOOFING_COLUMNS,
+    Analysis,
+    CalibrationDeclaration,
+    analysis_from_table,
+    cell_number,
+)
 
 BEYOND_EER_COLUMNS = (*CALIBRATED_COLUMNS, *SPOOFING_COLUMNS, *NORMALISED_COLUMNS)
 

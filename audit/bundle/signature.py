@@ -26,10 +26,17 @@ from audit.bundle.verified import (
     Step,
     Trust,
 )
-from provenance.dsse import IN_TOTO_PAYLOAD_TYPE, EnvelopeError, parse_envelope, verify_envelope
-from provenance.keys import ReviewerKey
-from provenance.statement import BUILD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE
-from schemas.bundle import (
+from provenance import (
+    BUILD_TYPE,
+    IN_TOTO_PAYLOAD_TYPE,
+    PREDICATE_TYPE,
+    STATEMENT_TYPE,
+    EnvelopeError,
+    ReviewerKey,
+    parse_envelope,
+    verify_envelope,
+)
+from schemas import (
     ENVELOPE_FILE,
     KEY_ID_FILE,
     PUBLIC_KEY_FILE,

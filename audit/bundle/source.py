@@ -19,9 +19,8 @@ import zipfile
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from provenance.digests import Digest, file_digest
-from schemas.bundle import REPORT_DIR, STATEMENT_FILE, BundleFileError, read_bundle_file, unsafe_name_reason
-from schemas.errors import InputError
+from provenance import Digest, file_digest
+from schemas import REPORT_DIR, STATEMENT_FILE, BundleFileError, InputError, read_bundle_file, unsafe_name_reason
 
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
 MAX_MEMBER_BYTES = 1 << 30  # one member, uncompressed: a paper-scale bundle's largest file is a few MB

@@ -14,8 +14,8 @@ import pandas as pd
 
 from audit.bundle.source import BundleSource
 from audit.bundle.verified import BundleSchemaError, DigestMismatchError, LoadedFiles, Step, SubjectEscapeError
-from provenance.digests import Digest, bytes_digest
-from schemas.bundle import (
+from provenance import Digest, bytes_digest
+from schemas import (
     CHECKPOINTS_FILE,
     CONFIG_FILE,
     CORPUS_DIR,

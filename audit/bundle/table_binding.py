@@ -27,10 +27,7 @@ from typing import Any
 import pandas as pd
 
 from audit.bundle.verified import LoadedFiles, Step, TableBinding, TableBindingError
-from audit.table.findings import describe_case
-from schemas.errors import InputError
-from schemas.results import FLOAT_COLUMNS, INT_COLUMNS, cell_text, row_dicts
-from schemas.wording import count
+from schemas import FLOAT_COLUMNS, INT_COLUMNS, InputError, cell_text, count, describe_case, row_dicts
 
 NUMERIC_COLUMNS = frozenset(FLOAT_COLUMNS + INT_COLUMNS)
 # The columns that name a record where a table has no record_id, in the order a key is shown.

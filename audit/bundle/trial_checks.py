@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from audit.bundle.verified import LoadedFiles, Step, TrialUtterancesError, UnmatchedTrialsError
-from audit.table.contrasts import derive_contrasts, trial_matching
-from schemas.results import cell_text, with_all_columns
+from audit.table import derive_contrasts, trial_matching
+from schemas import cell_text, with_all_columns
 
 
 def _column(frame: pd.DataFrame, name: str) -> list[str | None]:

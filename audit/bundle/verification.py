@@ -47,9 +47,8 @@ from audit.bundle.verified import (
     Trust,
     VerifiedBundle,
 )
-from audit.table.findings import Flag, Severity
-from provenance.keys import ReviewerKey
-from schemas.bundle import OPERATORS_FILE
+from provenance import ReviewerKey
+from schemas import OPERATORS_FILE, Flag, Severity
 
 NOT_RUN_UNAUTHENTICATED = "Not run: unauthenticated (the signature step failed, so nothing in the bundle is trusted)."
 NOT_RUN_NO_STATEMENT = "Not run: there is no usable in-toto statement to check against."

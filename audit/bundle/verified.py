@@ -13,15 +13,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from audit.table.findings import Flag, Severity
-from schemas.errors import Error
-from schemas.results import row_dicts
+from schemas import Error, Flag, Severity, row_dicts
 
 if TYPE_CHECKING:  # the table-only audit does not load pyarrow
     import pandas as pd
 
-    from provenance.digests import Digest
-    from schemas.bundle import RecordScores
+    from provenance import Digest
+    from schemas import RecordScores
 
 # Flags that say the bundle's bytes cannot be relied on: statistics are not computed over such a bundle.
 INTEGRITY_FLAGS = ("bad-signature", "digest-mismatch", "bundle-schema")

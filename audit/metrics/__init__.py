@@ -13,35 +13,63 @@ from audit.metrics.calibration import (
     cllr,
     fit_logistic_calibration,
     min_cllr,
+    min_cllr_of_groups,
     pav_llrs,
 )
+from audit.metrics.normalisation import as_norm_of_rows, top_cohort_statistics
 from audit.metrics.point import MetricInputError, auc, eer, grouped_metrics, min_dcf
+from audit.metrics.record_calibration import (
+    Group,
+    GroupFit,
+    calibration_records,
+    declared_calibration,
+    fit_groups,
+    is_reference,
+)
+from audit.metrics.record_spoofing import spoofing_of_rows
 from audit.metrics.spoofing import ADcfCosts, TDcfCosts, a_dcf, min_t_dcf, sasv_eer, spf_eer, sv_eer, t_eer
-from schemas.eer_method import EER_METHODS, EerMethod
+from audit.metrics.weighted_roc import TILE, ResampleWeights, binned_sums, prepare_kernels, weighted_eer, weighted_sums
+from schemas import EER_METHODS, EerMethod
 
 __all__ = [
     "EER_METHODS",
+    "TILE",
     "ADcfCosts",
     "EerMethod",
+    "Group",
+    "GroupFit",
     "LinearCalibration",
     "MetricInputError",
+    "ResampleWeights",
     "TDcfCosts",
     "TieGroups",
     "a_dcf",
     "act_dcf",
+    "as_norm_of_rows",
     "auc",
     "bayes_error_curve",
     "bayes_threshold",
+    "binned_sums",
+    "calibration_records",
     "cllr",
+    "declared_calibration",
     "eer",
+    "fit_groups",
     "fit_logistic_calibration",
     "grouped_metrics",
+    "is_reference",
     "min_cllr",
+    "min_cllr_of_groups",
     "min_dcf",
     "min_t_dcf",
     "pav_llrs",
+    "prepare_kernels",
     "sasv_eer",
     "spf_eer",
+    "spoofing_of_rows",
     "sv_eer",
     "t_eer",
+    "top_cohort_statistics",
+    "weighted_eer",
+    "weighted_sums",
 ]

@@ -24,8 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from audit.metrics.point import MetricInputError, eer, min_dcf
-from schemas.eer_method import EER_METHODS, EerMethod
-from schemas.results import row_costs
+from schemas import EER_METHODS, EerMethod, row_costs
 
 MIN_TOP_N = 2  # a standard deviation needs two scores
 

@@ -33,8 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import isotonic_regression
 
-from schemas.eer_method import EER_METHODS, EerMethod
-from schemas.errors import Error
+from schemas import EER_METHODS, EerMethod, Error
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 
 from audit.metrics.calibration import LinearCalibration, act_dcf, cllr, fit_logistic_calibration, min_cllr
 from audit.metrics.point import MetricInputError
-from schemas.results import CALIBRATED_COLUMNS, row_costs
+from schemas import CALIBRATED_COLUMNS, row_costs
 
 REFERENCE_CONDITION = "clean"  # the runner's clean condition: no operator, no selection (runner.designs.CLEAN)
 Group = tuple[str, str, str]

@@ -26,8 +26,7 @@ from numpy.typing import NDArray
 
 from audit.metrics.point import MetricInputError, eer
 from audit.metrics.spoofing import a_dcf, min_t_dcf, sasv_eer, spf_eer, sv_eer, t_eer
-from schemas.results import SPOOFING_COLUMNS
-from schemas.trials import TrialKind
+from schemas import SPOOFING_COLUMNS, TrialKind
 
 _KIND_CODES = {kind.word: int(kind) for kind in TrialKind}
 

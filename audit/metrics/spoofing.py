@@ -47,8 +47,7 @@ from audit.metrics.point import (
     refuse_other_values,
     trial_weights,
 )
-from schemas.eer_method import EerMethod
-from schemas.trials import TrialKind
+from schemas import EerMethod, TrialKind
 
 _TARGET, _NONTARGET, _SPOOF = int(TrialKind.TARGET), int(TrialKind.NONTARGET), int(TrialKind.SPOOF)
 

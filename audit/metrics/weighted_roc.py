@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from audit.metrics.point import MetricInputError
-from schemas.eer_method import EER_METHODS, EerMethod
+from schemas import EER_METHODS, EerMethod
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -83,7 +83,7 @@ def weighted_sums(
     weights: ArrayLike | ResampleWeights, clusters: ArrayLike, partners: ArrayLike | None, values: ArrayLike
 ) -> FloatArray:
     """(resamples x columns): each column of ``values`` (trials x columns) summed with each row's trial weights."""
-    from audit.metrics import roc_kernels
+    import audit.metrics.roc_kernels as roc_kernels
 
     resampled = ResampleWeights.of(weights)
     enrol, partner = _codes(resampled, clusters, partners)
@@ -98,7 +98,7 @@ def binned_sums(
     """(bins x resamples): the trial weights of each bin (``bins``: each trial's bin, 0..n_bins-1) per resample;
     the one-hot columns of ``weighted_sums`` without the columns (a threshold per resample, for instance), bins
     major as the loops sum them (a cumulative sum over bins runs along contiguous rows)."""
-    from audit.metrics import roc_kernels
+    import audit.metrics.roc_kernels as roc_kernels
 
     resampled = ResampleWeights.of(weights)
     enrol, partner = _codes(resampled, clusters, partners)
@@ -149,7 +149,7 @@ def weighted_eer(
 ) -> FloatArray:
     """The EER of each row of speaker ``weights`` (resamples x speakers, or prepared) in ``method``; NaN where a
     class weighs 0."""
-    from audit.metrics import roc_kernels
+    import audit.metrics.roc_kernels as roc_kernels
 
     if method not in EER_METHODS:
         raise WeightedRocInputError(f"unknown bootstrap EER method {method!r}: expected interp, legacy or rocch")
@@ -207,7 +207,7 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     """Compile the compiled loops now, or load them from numba's cache, on a few trials of the types every call
     passes; when they had to be compiled (the first run on a machine), say so through ``announce`` before and
     after. Returns the seconds compiling took, or None when they came from the cache."""
-    from audit.metrics import roc_kernels
+    import audit.metrics.roc_kernels as roc_kernels
 
     cached = roc_kernels.cached_on_this_machine()
     if not cached:

@@ -16,11 +16,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from audit.metrics.calibration import LinearCalibration, TieGroups, act_dcf, cllr, fit_logistic_calibration
-from audit.metrics.point import MetricInputError, min_dcf
+from audit.metrics import (
+    LinearCalibration,
+    MetricInputError,
+    TieGroups,
+    act_dcf,
+    cllr,
+    fit_logistic_calibration,
+    min_dcf,
+)
 from audit.scores.files import ScoreFile
 from audit.scores.resampling import interval_columns, weighted_draws
-from schemas.errors import InputError
+from schemas import InputError
 
 CALIBRATION_PRIOR = 0.5  # BOSARIS' default training prior
 

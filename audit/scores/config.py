@@ -7,9 +7,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from audit.metrics.point import EER_METHODS
-from audit.table.analysis import N_RESAMPLES_MAX, SEED_MAX
-from schemas.errors import InputError
+from audit.metrics import EER_METHODS
+from schemas import N_RESAMPLES_MAX, SEED_MAX, InputError
 
 TWO_WAY = "enrolment and test speakers (two-way)"
 

@@ -27,8 +27,8 @@ import pandas as pd
 
 from audit.scores.lines import NUMBER, FieldBlock, FieldReader, Vocabulary, codes, numbers, read_pairs
 from audit.scores.trial_lists import KALDI_LABELS, VOXCELEB_LABELS, header_line
-from provenance.digests import Digest
-from schemas.errors import InputError
+from provenance import Digest
+from schemas import InputError
 
 ScoreFormat = Literal["kaldi", "voxceleb", "wespeaker", "speechbrain"]
 SCORE_FORMATS: tuple[ScoreFormat, ...] = get_args(ScoreFormat)

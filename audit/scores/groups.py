@@ -9,17 +9,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit.bundle.curves import bayes_error_entry, curve
-from audit.metrics.point import EER_METHODS, MetricInputError, eer, grouped_metrics
-from audit.metrics.weighted_roc import weighted_eer
+from audit.bundle import bayes_error_entry, curve
+from audit.metrics import EER_METHODS, MetricInputError, eer, grouped_metrics, weighted_eer
 from audit.scores.calibration import DevCalibration, calibration_row
 from audit.scores.config import TWO_WAY, ScoringConfig
 from audit.scores.joining import MAX_LISTED_PAIRS, finding
 from audit.scores.spoofing import spoofing_row
-from audit.statistics.contrasts import SpeakerDraws, estimate_with_interval
-from audit.statistics.draws import cluster_codes, draw_cluster_weights
-from audit.table.findings import Flag, Severity
-from schemas.wording import count
+from audit.statistics import SpeakerDraws, cluster_codes, draw_cluster_weights, estimate_with_interval
+from schemas import Flag, Severity, count
 
 
 def trial_groups(trials: pd.DataFrame) -> list[tuple[str, str, np.ndarray]]:

@@ -18,9 +18,7 @@ import pandas as pd
 
 from audit.scores.files import NO_LABEL, CmScoreFile, ScoreFile
 from audit.scores.trial_lists import TrialList
-from audit.table.findings import Flag, Severity
-from schemas.trials import TrialKind
-from schemas.wording import count
+from schemas import Flag, Severity, TrialKind, count
 
 AUDIO_EXTENSIONS = ("wav", "flac", "m4a", "opus", "mp3", "sph", "ogg")
 AUDIO_EXTENSION = rf"\.(?i:{'|'.join(AUDIO_EXTENSIONS)})$"  # a plain string: pyarrow's RE2 runs it

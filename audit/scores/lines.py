@@ -29,10 +29,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from audit.table.reading import text_encoding
-from provenance.digests import Digest
-from provenance.reading import open_regular_file
-from schemas.errors import InputError
+from audit.table import text_encoding
+from provenance import Digest, open_regular_file
+from schemas import InputError
 
 BLOCK_BYTES = 1 << 22  # text read per block: 4 MiB, about 80,000 lines (the splitting holds ~8x a block)
 GZIP_MAGIC = b"\x1f\x8b"

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from audit.metrics.point import MetricInputError
-from audit.statistics.draws import percentile_interval
+from audit.metrics import MetricInputError
+from audit.statistics import percentile_interval
 
 
 def weighted_draws(

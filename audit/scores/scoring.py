@@ -29,9 +29,7 @@ from audit.scores.lines import Vocabulary
 from audit.scores.sections import beyond_eer_section, headline, join_section, metrics_section, source_block
 from audit.scores.speakers import flag_speaker_labels, read_map, speakers_of
 from audit.scores.trial_lists import TrialFormat, read_trial_list
-from audit.table.findings import Severity, has_errors
-from schemas.errors import InputError
-from schemas.jsonable import json_safe
+from schemas import InputError, Severity, has_errors, json_safe
 
 __all__ = ["ScoringConfig", "audit_scores", "join", "speakers_of"]
 

@@ -7,12 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from audit.metrics.point import EER_METHODS
+from audit.metrics import EER_METHODS
 from audit.scores.calibration import DevCalibration
 from audit.scores.config import ScoringConfig
 from audit.scores.joining import Joined
-from audit.table.findings import has_errors
-from schemas.wording import count
+from schemas import count, has_errors
 
 HEADLINE_GROUPS = 12  # groups the terminal's table shows (report.json and the report have them all)
 

@@ -11,11 +11,8 @@ import pandas as pd
 
 from audit.scores.joining import categorical, finding, listed_pairs, without_extension
 from audit.scores.trial_lists import numbered_fields
-from audit.table.findings import Flag, Severity
-from audit.table.reading import read_text
-from schemas.errors import InputError
-from schemas.trials import TrialKind
-from schemas.wording import count
+from audit.table import read_text
+from schemas import Flag, InputError, Severity, TrialKind, count
 
 VOXCELEB_SPEAKER = re.compile(r"id\d{5}")
 

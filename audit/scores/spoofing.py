@@ -16,12 +16,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from audit.metrics.point import MetricInputError, eer
-from audit.metrics.spoofing import a_dcf, min_t_dcf, sasv_eer, spf_eer, sv_eer, t_eer
-from audit.metrics.weighted_roc import weighted_eer
+from audit.metrics import MetricInputError, a_dcf, eer, min_t_dcf, sasv_eer, spf_eer, sv_eer, t_eer, weighted_eer
 from audit.scores.resampling import interval_columns, weighted_draws
-from schemas.eer_method import EerMethod
-from schemas.trials import TrialKind
+from schemas import EerMethod, TrialKind
 
 
 def spoofing_row(

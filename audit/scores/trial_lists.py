@@ -20,8 +20,8 @@ from typing import Literal, get_args
 import pandas as pd
 
 from audit.scores.lines import FieldReader, Vocabulary, codes, read_pairs
-from provenance.digests import Digest
-from schemas.errors import InputError
+from provenance import Digest
+from schemas import InputError
 
 TrialFormat = Literal["voxceleb", "kaldi"]
 TRIAL_FORMATS: tuple[TrialFormat, ...] = get_args(TrialFormat)

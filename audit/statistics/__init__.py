@@ -45,7 +45,7 @@ from audit.statistics.bundle import (
     statistics_of_bundle,
     subgroup_gap_section,
 )
-from audit.statistics.contrasts import ContrastInput, SpeakerDraws, bootstrap_contrast
+from audit.statistics.contrasts import ContrastInput, SpeakerDraws, bootstrap_contrast, estimate_with_interval
 from audit.statistics.coupling import coupling_under_additivity
 from audit.statistics.coverage import MEASURED_COVERAGE, CoverageDesign, measured_coverage, simulated_coverage
 from audit.statistics.draws import (
@@ -80,6 +80,7 @@ __all__ = [
     "cluster_codes",
     "coupling_under_additivity",
     "draw_cluster_weights",
+    "estimate_with_interval",
     "family_of",
     "family_summary",
     "fixed_threshold_analysis",

@@ -21,20 +21,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit.bundle.rescore import EER_KEYS
-from audit.bundle.verified import VerifiedBundle
-from audit.metrics.point import MetricInputError
+from audit.bundle import EER_KEYS, VerifiedBundle
+from audit.metrics import MetricInputError
 from audit.statistics.calibration import calibration_inputs, calibration_transfer_section
 from audit.statistics.contrasts import ContrastInput
 from audit.statistics.equivalence import FAMILY_RULE
 from audit.statistics.section import statistics_section
 from audit.statistics.subgroups import MIN_DEV_SPEAKERS, FixedThresholdInput, SubgroupInput
-from audit.table.analysis import Analysis, analysis_from_table, names_without_referent
-from audit.table.contrasts import Contrast
-from audit.table.findings import Flag, Severity
-from schemas.eer_method import EER_METHODS
-from schemas.results import row_dicts
-from schemas.wording import format_number
+from audit.table import Contrast
+from schemas import (
+    EER_METHODS,
+    Analysis,
+    Flag,
+    Severity,
+    analysis_from_table,
+    format_number,
+    names_without_referent,
+    row_dicts,
+)
 
 TERMS = ("clean", "a", "b", "ab")
 INTERVAL_DECIMALS = 3  # EERs, their intervals and the coupling r, in the section's lines and tables

@@ -22,21 +22,24 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from audit.metrics.calibration import (
+from audit.metrics import (
+    Group,
+    GroupFit,
     LinearCalibration,
+    MetricInputError,
     act_dcf,
     bayes_threshold,
+    calibration_records,
     cllr,
+    fit_groups,
     min_cllr,
     min_cllr_of_groups,
+    min_dcf,
+    weighted_sums,
 )
-from audit.metrics.point import MetricInputError, min_dcf
-from audit.metrics.record_calibration import Group, GroupFit, calibration_records, fit_groups
-from audit.metrics.weighted_roc import weighted_sums
 from audit.statistics.contrasts import ONE_SPEAKER, SpeakerDraws, estimate_with_interval, withheld_interval
 from audit.statistics.draws import FloatArray
-from audit.table.analysis import CalibrationDeclaration
-from schemas.results import cell_text
+from schemas import CalibrationDeclaration, cell_text
 
 METRICS = ("cllr", "min_cllr", "act_dcf", "min_dcf", "cllr_minus_min_cllr", "act_dcf_minus_min_dcf")
 

@@ -12,8 +12,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from audit.metrics.point import MetricInputError, eer
-from audit.metrics.weighted_roc import ResampleWeights, weighted_eer
+from audit.metrics import MetricInputError, ResampleWeights, eer, weighted_eer
 from audit.statistics.draws import (
     FloatArray,
     IntArray,
@@ -24,8 +23,8 @@ from audit.statistics.draws import (
     pair_codes,
     percentile_interval,
 )
-from audit.table.contrasts import TERMS
-from schemas.eer_method import EerMethod
+from audit.table import TERMS
+from schemas import EerMethod
 
 # Contrasts
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from audit.statistics.contrasts import contrast_values
 from audit.statistics.draws import FloatArray, percentile_interval
-from audit.table.contrasts import TERMS
+from audit.table import TERMS
 
 # Coupling of IE and prediction
 

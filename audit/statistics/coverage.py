@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from audit.metrics.point import eer
+from audit.metrics import eer
 from audit.statistics.contrasts import (
     ContrastInput,
     SpeakerDraws,
@@ -19,8 +19,8 @@ from audit.statistics.contrasts import (
     scored_trials,
 )
 from audit.statistics.draws import FloatArray, percentile_interval
-from audit.table.contrasts import TERMS
-from schemas.eer_method import EerMethod
+from audit.table import TERMS
+from schemas import EerMethod
 
 # Coverage of the intervals, by simulation with known truth
 

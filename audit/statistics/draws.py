@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from audit.metrics.point import MetricInputError
+from audit.metrics import MetricInputError
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

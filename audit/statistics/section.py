@@ -28,7 +28,7 @@ from audit.statistics.subgroups import (
     fixed_threshold_analysis,
     subgroup_gap_intervals,
 )
-from schemas.eer_method import EerMethod
+from schemas import EerMethod
 
 # Entry point for the audit of a bundle
 

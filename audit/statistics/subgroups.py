@@ -9,8 +9,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from audit.metrics.point import eer
-from audit.metrics.weighted_roc import TILE, ResampleWeights, binned_sums, weighted_eer
+from audit.metrics import TILE, ResampleWeights, binned_sums, eer, weighted_eer
 from audit.statistics.contrasts import (
     ONE_SPEAKER,
     SpeakerDraws,
@@ -20,7 +19,7 @@ from audit.statistics.contrasts import (
     withheld_interval,
 )
 from audit.statistics.draws import FloatArray, IntArray, StatisticsInputError, pair_codes, percentile_interval
-from schemas.eer_method import EerMethod
+from schemas import EerMethod
 
 
 @dataclass(frozen=True)

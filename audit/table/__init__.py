@@ -24,13 +24,30 @@ from audit.table.aggregates import (
     recompute_aggregates,
     summarise_contrasts,
 )
-from audit.table.analysis import ANALYSIS_KEYS, N_RESAMPLES_MAX, SEED_MAX, Analysis, analysis_from_table, read_analysis
+from audit.table.checks import BENCHMARK_EXPERIMENTS, AuditConfig, provenance_coverage, raise_flags
 from audit.table.claims import Claim, check_claim, check_claims, flag_claims, read_claims, record_facts
 from audit.table.contrasts import TERMS, Contrast, ContrastSet, derive_contrasts, trial_matching
-from audit.table.findings import Flag, Severity, has_errors, one_per_id
-from audit.table.flags import BENCHMARK_EXPERIMENTS, AuditConfig, provenance_coverage, raise_flags
-from audit.table.reading import ResultsSource, read_results, read_text, read_text_and_digest, read_training_corpora
+from audit.table.reading import (
+    ResultsSource,
+    read_results,
+    read_text,
+    read_text_and_digest,
+    read_training_corpora,
+    text_encoding,
+)
 from audit.table.seeds import read_seed_tables, seed_spread
+from schemas import (
+    ANALYSIS_KEYS,
+    N_RESAMPLES_MAX,
+    SEED_MAX,
+    Analysis,
+    Flag,
+    Severity,
+    analysis_from_table,
+    has_errors,
+    one_per_id,
+    read_analysis,
+)
 
 __all__ = [
     "ANALYSIS_KEYS",
@@ -84,5 +101,6 @@ __all__ = [
     "record_facts",
     "seed_spread",
     "summarise_contrasts",
+    "text_encoding",
     "trial_matching",
 ]

@@ -27,9 +27,8 @@ from typing import Any
 
 import pandas as pd
 
-from audit.table.findings import Flag, Severity
 from audit.table.reading import read_toml
-from schemas.errors import InputError
+from schemas import Flag, InputError, Severity
 
 RECORD_SELECTORS = ("record_id", "experiment", "model", "corpus", "condition", "subgroup")
 TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {

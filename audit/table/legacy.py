@@ -37,8 +37,7 @@ import numpy as np
 import pandas as pd
 import re2
 
-from schemas.errors import InputError
-from schemas.results import KNOWN_COLUMNS
+from schemas import KNOWN_COLUMNS, InputError
 
 EER_SCALES = ("fraction", "percent")
 PERCENT_COLUMNS = ("eer", "eer_legacy", "eer_rocch", "eer_interp")

@@ -21,10 +21,8 @@ from typing import Any
 import pandas as pd
 
 from audit.table.legacy import LegacyMapping
-from provenance.digests import Digest, bytes_digest
-from provenance.reading import read_regular_file
-from schemas.errors import InputError
-from schemas.results import KNOWN_COLUMNS, REQUIRED_COLUMNS
+from provenance import Digest, bytes_digest, read_regular_file
+from schemas import KNOWN_COLUMNS, REQUIRED_COLUMNS, InputError
 
 
 @dataclass(frozen=True)

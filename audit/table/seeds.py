@@ -18,8 +18,7 @@ import pandas as pd
 
 from audit.table.contrasts import derive_contrasts
 from audit.table.reading import read_results
-from schemas.errors import InputError
-from schemas.results import validate_results, with_all_columns
+from schemas import InputError, validate_results, with_all_columns
 
 RECORD_KEY = ("experiment", "model", "corpus", "condition", "subgroup", "enrol_condition", "test_condition")
 CONTRAST_KEY = ("experiment", "model", "corpus", "subgroup", "factor_a", "level_a", "factor_b", "level_b")

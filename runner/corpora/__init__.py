@@ -4,7 +4,7 @@ folders (converted or synthesised speech with a manifest).
 Importing this package registers every adapter, so ``load_corpus(name, root)`` knows them all.
 """
 
-from audit.scores.trial_lists import TrialListError, read_kaldi_trials, read_voxceleb_trials
+from audit.scores import TrialListError, read_kaldi_trials, read_voxceleb_trials
 from runner.corpora import (
     asterisk,
     asvspoof2019,

@@ -29,11 +29,16 @@ import pandas as pd
 import pandera.errors
 import soundfile
 
-from provenance.atomic import atomic_write_bytes
-from provenance.digests import file_digests
-from schemas.bundle import PROBLEMS_FILE, UTTERANCES_FILE
-from schemas.errors import Error, InputError
-from schemas.utterances import OPTIONAL_COLUMNS, UTTERANCE_COLUMNS, UtteranceSchema
+from provenance import atomic_write_bytes, file_digests
+from schemas import (
+    OPTIONAL_COLUMNS,
+    PROBLEMS_FILE,
+    UTTERANCE_COLUMNS,
+    UTTERANCES_FILE,
+    Error,
+    InputError,
+    UtteranceSchema,
+)
 
 
 class CorpusError(InputError):

@@ -23,8 +23,7 @@ import av
 import numpy as np
 import pandas as pd
 
-from provenance.atomic import atomic_write_bytes, atomic_write_text
-from provenance.digests import bytes_digest, file_digest, file_digests
+from provenance import atomic_write_bytes, atomic_write_text, bytes_digest, file_digest, file_digests
 from runner.corpora.base import (
     PROBLEMS_FILE,
     UTTERANCES_FILE,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from audit.scores.trial_lists import read_voxceleb_trials
+from audit.scores import read_voxceleb_trials
 from runner.corpora.base import (
     CorpusBuilder,
     CorpusError,

@@ -24,8 +24,7 @@ from typing import Any
 import numpy as np
 import soundfile
 
-from provenance.atomic import atomic_write_bytes, atomic_write_text
-from provenance.digests import file_digest
+from provenance import atomic_write_bytes, atomic_write_text, file_digest
 from runner.corpora.base import CorpusError, CorpusTable, Release, corpus_adapter, load_corpus
 from runner.corpora.spoof import MANIFEST_FILE, read_spoof_folder
 from runner.operators.base import package_version

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from provenance.digests import file_digest
+from provenance import file_digest
 from runner.encoders.base import Dtype, Encoder
 from runner.encoders.batching import BatchPolicy, checked_waves, resample
 from runner.encoders.checkpoint import CheckpointError, CheckpointRecord, require_folder, resolve_folder

@@ -21,7 +21,7 @@ import numpy as np
 
 from runner.encoders.batching import BatchPolicy, checked_waves, plan_batches, resample
 from runner.encoders.checkpoint import CheckpointRecord, EncoderConfigError, verify_pin
-from schemas.errors import Error
+from schemas import Error
 
 Dtype = Literal["fp32", "bf16", "fp16"]
 DTYPES: tuple[str, ...] = ("fp32", "bf16", "fp16")

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from schemas.errors import Error
+from schemas import Error
 
 # Operators may push a signal a little past full scale (noise at low SNR); integer PCM left unscaled is
 # thousands of times larger. Anything above this peak is refused rather than embedded.

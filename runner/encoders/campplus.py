@@ -21,8 +21,7 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-from provenance.digests import file_digest
-from provenance.environment import installed_version
+from provenance import file_digest, installed_version
 from runner.encoders.base import Dtype, Encoder
 from runner.encoders.batching import BatchPolicy
 from runner.encoders.checkpoint import (

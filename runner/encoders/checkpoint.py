@@ -16,10 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from provenance.canonical import canonical_json
-from provenance.derivation import derived_digest
-from provenance.digests import Digest, file_digest, tree_digest, tree_listing
-from schemas.errors import InputError
+from provenance import Digest, canonical_json, derived_digest, file_digest, tree_digest, tree_listing
+from schemas import InputError
 
 
 class CheckpointError(InputError):

@@ -23,15 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from provenance.atomic import atomic_write_bytes
-from provenance.canonical import canonical_json
-from provenance.derivation import derived_digest
-from provenance.digests import path_digest
-from provenance.environment import NVIDIA_DRIVER_FILE, THREAD_ENV_VARS, installed_version
+from provenance import (
+    NVIDIA_DRIVER_FILE,
+    THREAD_ENV_VARS,
+    atomic_write_bytes,
+    canonical_json,
+    derived_digest,
+    installed_version,
+    path_digest,
+)
 from runner.encoders.base import EncoderHandle
 from runner.encoders.checkpoint import CheckpointError, CheckpointRecord, verify_pin
 from runner.encoders.roster import EncoderSpec
-from schemas.bundle import json_file_bytes
+from schemas import json_file_bytes
 
 # The distributions whose versions a loaded record can reflect (the adapters' runtimes and this tool).
 RUNTIME_DISTRIBUTIONS = (

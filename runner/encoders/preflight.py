@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from runner.encoders.checkpoint import EncoderConfigError
 from runner.encoders.device import ONNX_KINDS, TORCH_KINDS, device_type, onnx_provider
-from schemas.errors import InputError
+from schemas import InputError
 
 
 def check_devices(device: str, labels_by_kind: Iterable[tuple[str, str]]) -> None:

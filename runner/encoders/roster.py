@@ -24,7 +24,7 @@ from typing import Any
 
 from runner.encoders.base import ENCODER_KINDS, Dtype, Encoder, load_encoder
 from runner.encoders.weights import WeightsPin, read_weights
-from schemas.errors import InputError
+from schemas import InputError
 
 FAMILIES = ("speaker", "ssl", "baseline")
 WEIGHT_FREE_KINDS = ("mfcc",)

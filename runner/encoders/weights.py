@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from provenance.digests import CHUNK_SIZE, file_digest
+from provenance import CHUNK_SIZE, file_digest
 from runner.encoders.checkpoint import CheckpointRecord
-from schemas.errors import InputError
+from schemas import InputError
 
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 PIN_KEYS = {

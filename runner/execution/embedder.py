@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from runner.cache import CachedEmbedding, EmbeddingCache, embedding_key
-from runner.config import RunConfig
-from runner.designs import ChainSpecs
+from runner.design.config import RunConfig
+from runner.design.experiments import ChainSpecs
 from runner.encoders.deferred import DeferredEncoder
 from runner.execution.jobs import DegradeJob, EmbedJob, EmbedWork, Executor
 from runner.operators import Chain, NoiseSources

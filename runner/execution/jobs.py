@@ -19,15 +19,15 @@ import numpy as np
 import soundfile
 
 from runner.cache import CachedEmbedding, EmbeddingCache, encoder_outcome
-from runner.config import RunConfig
-from runner.designs import ChainSpecs
+from runner.design.config import RunConfig
+from runner.design.experiments import ChainSpecs
 from runner.encoders import EncoderHandle
 from runner.encoders.deferred import DeferredEncoder
 from runner.encoders.failures import MemoryLog, embed_each
 from runner.operators import Chain, NoiseSources
 from runner.plan import Side
 from runner.stages import StageLog
-from schemas.errors import InputError
+from schemas import InputError
 
 
 @dataclass(frozen=True)

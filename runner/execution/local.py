@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from runner.cache import CachedEmbedding, EmbeddingCache
-from runner.config import RunConfig
+from runner.design.config import RunConfig
 from runner.encoders.deferred import DeferredEncoder
 from runner.encoders.device import device_class
 from runner.encoders.failures import MemoryLog

@@ -31,11 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from provenance.atomic import atomic_write_bytes
-from provenance.derivation import derived_digest
-from provenance.digests import bytes_digest, file_digest
+from provenance import atomic_write_bytes, bytes_digest, derived_digest, file_digest
 from runner.cache import CachedEmbedding, CacheEntryRejectedError, EmbeddingCache
-from runner.config import RunConfig
+from runner.design.config import RunConfig
 from runner.encoders import Encoder, EncoderSpec
 from runner.encoders.base import Dtype
 from runner.encoders.device import device_class, device_type
@@ -43,7 +41,7 @@ from runner.encoders.failures import MemoryLog
 from runner.execution.jobs import Degraded, DegradeJob, EmbedJob, EmbedWork, degrade, embed_realised, init_worker
 from runner.operators import NoiseSources
 from runner.stages import StagePart
-from schemas.errors import InputError, RunError
+from schemas import InputError, RunError
 
 TABLES_FOLDER = "tables"
 TASK_RETRIES = 3  # a realisation task whose worker process died is run again (Ray's max_retries)

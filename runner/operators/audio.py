@@ -9,7 +9,7 @@ from pathlib import Path
 import av
 import numpy as np
 
-from schemas.errors import Error
+from schemas import Error
 
 # Raw codec files that carry no container header: PyAV must be told their format.
 RAW_FORMATS = {".g722": "g722", ".ul": "mulaw", ".ulaw": "mulaw", ".al": "alaw", ".alaw": "alaw"}

@@ -19,10 +19,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 
-from provenance.canonical import canonical_json
-from provenance.derivation import derived_rng
-from provenance.environment import installed_version
-from schemas.errors import Error
+from provenance import canonical_json, derived_rng, installed_version
+from schemas import Error
 
 if TYPE_CHECKING:
     from runner.operators.sources import NoiseSources

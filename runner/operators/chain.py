@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from provenance.canonical import canonical_json
-from provenance.derivation import derived_digest, derived_id
+from provenance import canonical_json, derived_digest, derived_id
 from runner.operators.base import Operator, Outcome, Status, operator_from_spec, rng_for
 from runner.operators.sources import NoiseSources
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from runner.operators.audio import fit_length
 from runner.operators.base import Operator, Outcome, Result, package_version, register
-from schemas.errors import Error
+from schemas import Error
 
 FIR_TAPS = 1025
 DESIGN_POINTS = 512

@@ -29,7 +29,7 @@ import numpy as np
 from runner.operators.audio import ffmpeg_versions, fit_length, frame_to_float, resample, to_int16
 from runner.operators.base import Operator, Outcome, Result, register
 from runner.operators.channels import TooShortError, zero_phase_band_pass
-from schemas.errors import Error
+from schemas import Error
 
 CodecName = Literal["opus", "amr_nb", "mp3", "g722", "aac"]
 AMR_NB_MODES = (4750, 5150, 5900, 6700, 7400, 7950, 10200, 12200)

@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from provenance.digests import file_digest
+from provenance import file_digest
 from runner.operators.base import Operator, Outcome, Result, package_version, register
 from runner.operators.sources import MissingMaterialError, decoded_audio, read_listing
-from schemas.wording import count
+from schemas import count
 
 DIRECT_WINDOW_S = 0.0025
 POSITION_DRAWS = 100

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from provenance.digests import file_digest, tree_digest
+from provenance import file_digest, tree_digest
 from runner.operators.audio import AudioReadError, read_audio, resample
-from schemas.errors import Error
+from schemas import Error
 
 CORPUS_COLUMNS = ("utt_id", "speaker", "path")
 # Decoded, resampled material kept in memory: a few music files and the babble utterances last drawn.

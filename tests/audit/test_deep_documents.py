@@ -11,9 +11,9 @@ from test_cli import EXAMPLE, invoke, one_line_error, write
 
 from audit.bundle.signature import verify_statement
 from audit.bundle.verified import StatementError
-from audit.table.analysis import read_analysis
 from provenance.dsse import EnvelopeError, parse_envelope
 from provenance.manifest import read_json_object
+from schemas.analysis import read_analysis
 from schemas.bundle import BundleFileError, parse_json_object, parse_toml
 from schemas.errors import InputError
 

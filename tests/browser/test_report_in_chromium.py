@@ -22,6 +22,7 @@ from playwright.sync_api import sync_playwright
 
 from audit.cli import audit_results
 from audit.scores.scoring import ScoringConfig, audit_scores
+from audit.verify import AuditRequest
 from reports import write_report
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "provenance"))  # the shared bundle factory
@@ -47,7 +48,7 @@ PRINT_CHECK = """() => [...document.querySelectorAll('.table-box')]
 
 def example_report(out: Path) -> Path:
     _, written = audit_results(
-        ROOT / "examples" / "results.csv", claims=ROOT / "examples" / "paper-claims.toml", out=out
+        AuditRequest(ROOT / "examples" / "results.csv", claims=ROOT / "examples" / "paper-claims.toml"), out
     )
     return written[2]
 
@@ -74,7 +75,9 @@ def bundle_report(out: Path) -> Path:
     table = pd.read_csv(bundle.root / "results.csv", dtype=str, keep_default_na=False)
     table.loc[0, "eer"] = "0.3"
     table.to_csv(out / "paper.csv", index=False)
-    _, written = audit_results(out / "paper.csv", bundle=bundle.root, key=bundle.public_key, out=out / "report")
+    _, written = audit_results(
+        AuditRequest(out / "paper.csv", bundle=bundle.root, key=bundle.public_key), out / "report"
+    )
     return written[2]
 
 

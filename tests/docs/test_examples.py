@@ -20,10 +20,10 @@ MODULES = (
     "audit.scores.scoring",  # audit_scores
     "audit.bundle.verification",  # verify_bundle
     "audit.verify",  # verify
-    "audit.table.analysis",  # names_without_referent
+    "schemas.analysis",  # names_without_referent
     "schemas.jsonable",  # json_safe
     "schemas.wording",  # count, format_number
-    "runner.config",  # load_config
+    "runner.design.config",  # load_config
     "runner.operators.adversarial",  # matched_noise, snr_db
 )
 

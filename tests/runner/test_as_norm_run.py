@@ -27,9 +27,9 @@ pytest.importorskip("torch")
 
 from audit.metrics.point import eer, min_dcf  # noqa: E402
 from provenance.keys import generate_keypair  # noqa: E402
-from runner.config import load_config  # noqa: E402
 from runner.corpora.asterisk import build_default_corpus  # noqa: E402
-from runner.pipeline import run  # noqa: E402
+from runner.design.config import load_config  # noqa: E402
+from runner.pipeline import RunOptions, run  # noqa: E402
 from schemas.bundle import scores_file_bytes  # noqa: E402
 from schemas.errors import InputError  # noqa: E402
 from schemas.scores import COHORT_COLUMNS  # noqa: E402
@@ -84,8 +84,10 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
     )
     generate_keypair(folder / "keys" / "run.key", folder / "keys" / "run.pub")
-    run(load_config(folder / "run.toml"), folder / "out", cache_root=folder / "cache", progress=False, workers=0,
-        signing_key=folder / "keys" / "run.key")  # fmt: skip
+    options = RunOptions(
+        cache_root=folder / "cache", progress=False, workers=0, signing_key=folder / "keys" / "run.key"
+    )
+    run(load_config(folder / "run.toml"), folder / "out", options)
     return folder
 
 
@@ -122,7 +124,7 @@ def test_clean_cohort_statistics_are_the_encoder_s_top_n(bundle: Path) -> None:
 
 def _cohort_utterances(bundle: Path) -> list[str]:
     """The cohort's utterances in the run's pool: the same seeded choice of 6 a speaker as every speaker's."""
-    from runner.trials import select_pool
+    from runner.design.trials import select_pool
 
     table = pd.read_csv(bundle / "genuine" / "utterances.csv")
     pool = select_pool(table, 6, 5)
@@ -190,4 +192,4 @@ def test_a_cohort_that_breaks_its_declaration_is_refused_before_any_work(bundle:
         (tmp_path / "bad.toml").write_text(edit)
         with pytest.raises(InputError, match=message):
             config = load_config(tmp_path / "bad.toml")
-            run(config, tmp_path / "o", cache_root=tmp_path / "c", progress=False, workers=0)
+            run(config, tmp_path / "o", RunOptions(cache_root=tmp_path / "c", progress=False, workers=0))

@@ -30,11 +30,11 @@ from audit.metrics.calibration import act_dcf, cllr, fit_logistic_calibration, m
 from audit.metrics.point import MetricInputError, min_dcf  # noqa: E402
 from audit.metrics.spoofing import a_dcf, sasv_eer, spf_eer, sv_eer, t_eer  # noqa: E402
 from provenance.keys import generate_keypair  # noqa: E402
-from runner.config import default_checkpoints_root, load_config  # noqa: E402
 from runner.corpora.asterisk import build_default_corpus  # noqa: E402
 from runner.corpora.world_proxy import build_world_proxy  # noqa: E402
+from runner.design.config import default_checkpoints_root, load_config  # noqa: E402
 from runner.encoders.roster import load_weight_pins  # noqa: E402
-from runner.pipeline import run  # noqa: E402
+from runner.pipeline import RunOptions, run  # noqa: E402
 from schemas.errors import InputError  # noqa: E402
 from schemas.trials import TrialKind  # noqa: E402
 
@@ -118,8 +118,10 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
     )
     generate_keypair(folder / "keys" / "run.key", folder / "keys" / "run.pub")
-    run(load_config(config), folder / "out", cache_root=folder / "cache", progress=False, workers=0,
-        signing_key=folder / "keys" / "run.key")  # fmt: skip
+    options = RunOptions(
+        cache_root=folder / "cache", progress=False, workers=0, signing_key=folder / "keys" / "run.key"
+    )
+    run(load_config(config), folder / "out", options)
     return folder
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import load_config
-from runner.designs import Cell, ExperimentDesign, Factor
+from runner.design.config import load_config
+from runner.design.experiments import Cell, ExperimentDesign, Factor
 
 ROOT = Path(__file__).resolve().parents[2]
 CODEC = ({"name": "codec", "kwargs": {"codec": "opus", "bitrate": 8000, "sample_rate": 16000}},)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import check_dev_speakers, load_config
-from runner.designs import REFERENCE_LEVEL
+from runner.design.config import check_dev_speakers, load_config
+from runner.design.experiments import REFERENCE_LEVEL
 from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -206,7 +206,7 @@ def test_placeholder_roots_are_unset_again_after_the_configuration_is_read(monke
     find them set afterwards: the checkpoints root would then point at the placeholder."""
     import os
 
-    from runner.config import ROOT_VARIABLES, placeholder_roots
+    from runner.design.config import ROOT_VARIABLES, placeholder_roots
 
     monkeypatch.delenv("INTERBIAS_CORPORA", raising=False)
     monkeypatch.setenv("INTERBIAS_CHECKPOINTS", "/data/checkpoints")

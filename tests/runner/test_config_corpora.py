@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 from fake_corpora import write_tone
 
-from runner import trials as trials_module
-from runner.config import load_config
+from runner.design import trials as trials_module
+from runner.design.config import load_config
+from runner.design.trials import TrialBudgetError, sample_selected_trials, sample_trials
 from runner.encoders import load_encoder
 from runner.execution.jobs import read_clean_wave
-from runner.pipeline import run
+from runner.pipeline import RunOptions, run
 from runner.plan import plan_run
-from runner.trials import TrialBudgetError, sample_selected_trials, sample_trials
 from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -282,7 +282,7 @@ def test_plans_share_lists_per_selection_pair_and_use_their_corpus(config_path: 
 
 def test_a_run_over_two_corpora_scores_each_corpus_own_audio(config_path: Path, tmp_path: Path) -> None:
     config = load_config(config_path)
-    summary = run(config, tmp_path / "out", cache_root=tmp_path / "cache", progress=False, workers=0)
+    summary = run(config, tmp_path / "out", RunOptions(cache_root=tmp_path / "cache", progress=False, workers=0))
     results = pd.read_csv(tmp_path / "out" / "results.csv")
     assert dict(zip(results["experiment"], results["corpus"], strict=False)) == {"E01": "first", "E14": "second"}
     recorded = pd.read_csv(tmp_path / "out" / "corpus" / "first" / "utterances.csv")
@@ -311,7 +311,7 @@ def test_a_missing_corpus_folder_names_the_folder_and_the_adapter(config_path: P
     text = config_path.read_text().replace(str(tmp_path / "second"), str(tmp_path / "absent"))
     config = load_config(write(tmp_path, text))
     with pytest.raises(InputError) as caught:
-        run(config, tmp_path / "out", cache_root=tmp_path / "cache", progress=False, workers=0)
+        run(config, tmp_path / "out", RunOptions(cache_root=tmp_path / "cache", progress=False, workers=0))
     line = caught.value.line()
     assert str(tmp_path / "absent") in line and "the ravdess corpus" in line and "[corpora.second], for E14" in line
 
@@ -359,7 +359,7 @@ def test_a_pinned_release_the_folder_does_not_hold_is_one_line_before_any_work(
     config = load_config(write(tmp_path, text))
     assert (config.corpora["first"].release, config.corpora["second"].release) == ("1.0.0", "2.0")
     with pytest.raises(InputError) as caught:
-        run(config, tmp_path / "out", cache_root=tmp_path / "cache", progress=False, workers=0)
+        run(config, tmp_path / "out", RunOptions(cache_root=tmp_path / "cache", progress=False, workers=0))
     assert caught.value.line() == (
         f"{tmp_path / 'edited.toml'} (corpus second, release): release '2.0' is declared but the ravdess folder "
         "holds release '1.0.0'"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from runner.config import load_config
+from runner.design.config import load_config
 from runner.plan import listed_trials, plan_run
 from schemas.errors import InputError
 

@@ -23,8 +23,8 @@ pytestmark = [pytest.mark.runner, pytest.mark.slow]
 torch = pytest.importorskip("torch")
 soundfile = pytest.importorskip("soundfile")
 
-from runner.config import default_checkpoints_root  # noqa: E402
 from runner.corpora.asterisk import build_default_corpus  # noqa: E402
+from runner.design.config import default_checkpoints_root  # noqa: E402
 from runner.encoders import load_encoder  # noqa: E402
 from runner.encoders.aasist import evaluation_input  # noqa: E402
 from runner.encoders.roster import load_weight_pins  # noqa: E402

@@ -266,9 +266,9 @@ def test_a_run_with_one_clip_below_an_encoders_minimum_finishes_with_the_side_co
     trials = pd.concat(pd.read_csv(path) for path in (tmp_path / "out" / "trials").glob("*.csv"))
     assert short_id in set(trials["enrol_utt"]) | set(trials["test_utt"])
 
-    from audit.verify import verify
+    from audit.verify import AuditRequest, verify
 
-    report = verify(tmp_path / "out" / "results.csv", bundle=tmp_path / "out", key=tmp_path / "run.pub")
+    report = verify(AuditRequest(tmp_path / "out" / "results.csv", bundle=tmp_path / "out", key=tmp_path / "run.pub"))
     assert report["verdict"] == "pass", report["cause"]
     flags = {flag["id"]: flag for flag in report["flags"]}
     assert flags["operator-failures"]["severity"] == "warning"
@@ -333,9 +333,9 @@ def test_vectors_of_another_device_class_are_never_taken_from_the_cache(
     """A run whose executor reports another device class (a GPU) finds none of the torch label's cached vectors
     and computes them again; the numpy label's (always the CPU's) are taken from the cache. The vectors are in fact
     computed on this CPU both times, so the results are the same bytes: what differs is only what was reused."""
-    from runner.config import load_config
+    from runner.design.config import load_config
     from runner.execution import LocalExecutor
-    from runner.pipeline import run
+    from runner.pipeline import RunOptions, run
 
     class OtherDevice(LocalExecutor):
         def device_class(self, device: str) -> str:
@@ -346,10 +346,12 @@ def test_vectors_of_another_device_class_are_never_taken_from_the_cache(
     labels = 'labels = ["resemblyzer", "mfcc-stats"]'
     (tmp_path / "run.toml").write_text(text.replace('labels = ["mfcc-stats", "mfcc-wide"]', labels))
     config = load_config(tmp_path / "run.toml")
-    first = run(config, tmp_path / "cpu", cache_root=tmp_path / "cache", progress=False, workers=0)
-    again = run(config, tmp_path / "again", cache_root=tmp_path / "cache", progress=False, workers=0)
+    first = run(config, tmp_path / "cpu", RunOptions(cache_root=tmp_path / "cache", progress=False, workers=0))
+    again = run(config, tmp_path / "again", RunOptions(cache_root=tmp_path / "cache", progress=False, workers=0))
     other = run(
-        config, tmp_path / "gpu", cache_root=tmp_path / "cache", progress=False, workers=0, executor=OtherDevice(0)
+        config,
+        tmp_path / "gpu",
+        RunOptions(cache_root=tmp_path / "cache", progress=False, workers=0, executor=OtherDevice(0)),
     )
     sides = first.forward_passes // 2  # both labels embedded every side once
     assert first.embeddings_cached == 0 and again.forward_passes == 0 and again.embeddings_cached == 2 * sides

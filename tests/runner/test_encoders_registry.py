@@ -26,8 +26,8 @@ torch = pytest.importorskip("torch")
 soundfile = pytest.importorskip("soundfile")
 
 from audit.metrics.point import eer  # noqa: E402
-from runner.config import default_checkpoints_root  # noqa: E402
 from runner.corpora.asterisk import build_default_corpus  # noqa: E402
+from runner.design.config import default_checkpoints_root  # noqa: E402
 from runner.encoders import load_roster  # noqa: E402
 from runner.encoders.campplus import architecture_module  # noqa: E402
 

@@ -15,7 +15,7 @@ import pytest
 from fake_corpora import write_text, write_tone
 from synthesised_roster import write_synthesised_roster
 
-from runner.config import load_config
+from runner.design.config import load_config
 from schemas.errors import InputError
 
 pytest.importorskip("torch")
@@ -216,13 +216,13 @@ def reduced_copy(folder: Path) -> Path:
 
 
 def test_a_missing_corpus_names_the_folder_and_its_adapter(env: Path, tmp_path: Path) -> None:
-    from runner.pipeline import run
+    from runner.pipeline import RunOptions, run
 
     config = load_config(reduced_copy(tmp_path / "config"))
     (env / "corpora" / "torgo").rename(env / "corpora" / "torgo-elsewhere")
     try:
         with pytest.raises(InputError) as caught:
-            run(config, tmp_path / "out", cache_root=tmp_path / "cache", progress=False, workers=0)
+            run(config, tmp_path / "out", RunOptions(cache_root=tmp_path / "cache", progress=False, workers=0))
     finally:
         (env / "corpora" / "torgo-elsewhere").rename(env / "corpora" / "torgo")
     line = caught.value.line()
@@ -231,14 +231,14 @@ def test_a_missing_corpus_names_the_folder_and_its_adapter(env: Path, tmp_path: 
 
 
 def test_a_missing_spoof_folder_names_the_folder_and_the_experiment(env: Path, tmp_path: Path) -> None:
-    from runner.pipeline import run
+    from runner.pipeline import RunOptions, run
 
     config = load_config(reduced_copy(tmp_path / "config"))
     folder = env / "corpora" / "spoofs" / "vc"
     folder.rename(folder.with_name("vc-elsewhere"))
     try:
         with pytest.raises(InputError) as caught:
-            run(config, tmp_path / "out", cache_root=tmp_path / "cache", progress=False, workers=0)
+            run(config, tmp_path / "out", RunOptions(cache_root=tmp_path / "cache", progress=False, workers=0))
     finally:
         folder.with_name("vc-elsewhere").rename(folder)
     assert f"{folder} (the spoof corpus, [corpora.vc_spoofs], for E11)" in caught.value.line()
@@ -246,8 +246,9 @@ def test_a_missing_spoof_folder_names_the_folder_and_the_experiment(env: Path, t
 
 def test_the_reduced_registry_runs_end_to_end_and_its_bundle_verifies(env: Path, tmp_path: Path) -> None:
     from audit.cli import audit_results
+    from audit.verify import AuditRequest
     from provenance.keys import generate_keypair
-    from runner.pipeline import run
+    from runner.pipeline import RunOptions, run
 
     config = load_config(reduced_copy(tmp_path / "config"))
     generate_keypair(tmp_path / "keys" / "run.key", tmp_path / "keys" / "run.pub")
@@ -255,10 +256,7 @@ def test_the_reduced_registry_runs_end_to_end_and_its_bundle_verifies(env: Path,
     summary = run(
         config,
         bundle,
-        cache_root=tmp_path / "cache",
-        signing_key=tmp_path / "keys" / "run.key",
-        progress=False,
-        workers=0,
+        RunOptions(cache_root=tmp_path / "cache", signing_key=tmp_path / "keys" / "run.key", progress=False, workers=0),
     )
     results = pd.read_csv(bundle / "results.csv")
     assert sorted(results["experiment"].unique()) == PAPER_IDS
@@ -271,7 +269,7 @@ def test_the_reduced_registry_runs_end_to_end_and_its_bundle_verifies(env: Path,
         assert (bundle / "corpus" / name / "utterances.csv").is_file()
     assert_spoof_trials_imitate_their_enrolment_speaker(bundle, results, env / "corpora")
 
-    report, _ = audit_results(bundle / "results.csv", bundle=bundle, key=tmp_path / "keys" / "run.pub")
+    report, _ = audit_results(AuditRequest(bundle / "results.csv", bundle=bundle, key=tmp_path / "keys" / "run.pub"))
     errors = [flag for flag in report["flags"] if flag["severity"] == "error"]
     assert errors == [], [(f["id"], f["message"]) for f in errors]
     population = next(flag for flag in report["flags"] if flag["id"] == "population-contrast")

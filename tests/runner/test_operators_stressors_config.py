@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import load_config
+from runner.design.config import load_config
 from runner.operators import Chain
 from runner.operators.adversarial import surrogate_blake3
 

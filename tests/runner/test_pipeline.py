@@ -20,10 +20,10 @@ import pytest
 from cli_output import split_output
 from sklearn.metrics import roc_curve
 
-from runner.config import load_config
 from runner.corpora.asterisk import build_default_corpus
+from runner.design.config import load_config
 from runner.encoders import Encoder, EncoderSpec
-from runner.pipeline import run
+from runner.pipeline import RunOptions, run
 from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,9 +121,7 @@ def finished(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
     run(
         config,
         folder / "out",
-        cache_root=folder / "cache",
-        progress=False,
-        encoder_factory=counting_factory(made),
+        RunOptions(cache_root=folder / "cache", progress=False, encoder_factory=counting_factory(made)),
     )
     return folder, folder / "out", made
 
@@ -177,9 +175,9 @@ def test_a_cached_rerun_into_a_fresh_folder_loads_no_encoder_and_imports_no_torc
 ) -> None:
     folder, out, _ = finished
     code = (
-        "import sys; from pathlib import Path; from runner.config import load_config; from runner.pipeline import run; "
+        "import sys; from pathlib import Path; from runner import RunOptions, load_config, run; "
         "config, out, cache = load_config(Path(sys.argv[1])), Path(sys.argv[2]), Path(sys.argv[3]); "
-        "assert run(config, out, cache_root=cache, progress=False).forward_passes == 0; "
+        "assert run(config, out, RunOptions(cache_root=cache, progress=False)).forward_passes == 0; "
         "print(sorted(m for m in ('torch', 'resemblyzer') if m in sys.modules))"
     )
     command = [sys.executable, "-c", code, str(folder / "run.toml"), str(folder / "rerun"), str(folder / "cache")]
@@ -210,7 +208,7 @@ def test_rerun_does_no_forward_pass_and_writes_the_same_bytes(
     before = (out / "results.csv").read_bytes()
     made: list[CountingEncoder] = []
     config = load_config(folder / "run.toml")
-    run(config, out, cache_root=folder / "cache", progress=True, encoder_factory=counting_factory(made))
+    run(config, out, RunOptions(cache_root=folder / "cache", progress=True, encoder_factory=counting_factory(made)))
     assert made == []  # every embedding was cached: no encoder was even loaded
     assert (out / "results.csv").read_bytes() == before
     # stderr is not a terminal here: one line per stage, with its counts and times, on stderr alone; nothing to
@@ -228,18 +226,16 @@ def test_killed_run_resumes_to_the_same_bytes(finished: tuple[Path, Path, list],
         run(
             config,
             tmp_path / "out",
-            cache_root=tmp_path / "cache",
-            progress=False,
-            encoder_factory=counting_factory([], fail_after=3),
+            RunOptions(
+                cache_root=tmp_path / "cache", progress=False, encoder_factory=counting_factory([], fail_after=3)
+            ),
         )
     assert not (tmp_path / "out" / "results.csv").exists()
     made: list[CountingEncoder] = []
     run(
         config,
         tmp_path / "out",
-        cache_root=tmp_path / "cache",
-        progress=False,
-        encoder_factory=counting_factory(made),
+        RunOptions(cache_root=tmp_path / "cache", progress=False, encoder_factory=counting_factory(made)),
     )
     assert 0 < made[0].embedded < finished[2][0].embedded  # only what the killed run had not cached
     assert (tmp_path / "out" / "results.csv").read_bytes() == (out / "results.csv").read_bytes()
@@ -250,14 +246,14 @@ def test_another_run_in_the_same_folder_is_refused(finished: tuple[Path, Path, l
     (folder / "other").mkdir()
     other = write_config(folder / "other", corpus, ["mfcc-stats"])
     with pytest.raises(InputError, match="holds another run"):
-        run(load_config(other), out, cache_root=folder / "cache", progress=False)
+        run(load_config(other), out, RunOptions(cache_root=folder / "cache", progress=False))
 
 
 def test_audit_of_the_bundle_passes_the_schema(finished: tuple[Path, Path, list]) -> None:
     _, out, _ = finished
-    from audit.verify import verify
+    from audit.verify import AuditRequest, verify
 
-    report = verify(out / "results.csv")
+    report = verify(AuditRequest(out / "results.csv"))
     assert "schema" not in {flag["id"] for flag in report["flags"]}
 
 
@@ -351,6 +347,7 @@ def test_reproduce_signs_audits_and_writes_the_same_results(
 
 def test_a_changed_score_in_a_real_bundle_is_caught(reproduced: Path, tmp_path: Path) -> None:
     from audit.cli import audit_results
+    from audit.verify import AuditRequest
 
     tampered = tmp_path / "bundle"
     shutil.copytree(reproduced, tampered, ignore=shutil.ignore_patterns("report"))
@@ -359,7 +356,7 @@ def test_a_changed_score_in_a_real_bundle_is_caught(reproduced: Path, tmp_path: 
     scores.loc[0, "score"] = -scores.loc[0, "score"]
     scores.to_parquet(victim, index=False)
     report, _ = audit_results(
-        tampered / "results.csv", bundle=tampered, key=reproduced.parent / "bundle.keys" / "run.pub"
+        AuditRequest(tampered / "results.csv", bundle=tampered, key=reproduced.parent / "bundle.keys" / "run.pub")
     )
     ids = {flag["id"] for flag in report["flags"] if flag["severity"] == "error"}
     assert report["verdict"] == "fail" and "digest-mismatch" in ids

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from runner.cli import app
-from runner.config import load_config
+from runner.design.config import load_config
 from runner.operators import chain_id
 from runner.plan import CorpusSize, estimate_plan, load_corpus_sizes, plan_run
 from schemas.errors import InputError

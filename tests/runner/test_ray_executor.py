@@ -27,10 +27,10 @@ os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # read when Ray is import
 import ray
 from ray.cluster_utils import Cluster
 
-from runner.config import load_config
 from runner.corpora.asterisk import build_default_corpus
+from runner.design.config import load_config
 from runner.execution import LocalExecutor, RayExecutor
-from runner.pipeline import RunSummary, run
+from runner.pipeline import RunOptions, RunSummary, run
 
 ROOT = Path(__file__).resolve().parents[2]
 SAME_BYTES = ("results.csv", "operators.json")
@@ -157,7 +157,7 @@ def assert_same_bytes(bundle: Path, oracle: Path) -> None:
 
 def ray_run(config_file: Path, out: Path, cache: Path, address: str, actors_per_label: int | None = None) -> RunSummary:
     executor = RayExecutor(address=address, actors_per_label=actors_per_label)
-    return run(load_config(config_file), out, cache_root=cache, progress=False, executor=executor)
+    return run(load_config(config_file), out, RunOptions(cache_root=cache, progress=False, executor=executor))
 
 
 def entries(cache: Path) -> list[Path]:

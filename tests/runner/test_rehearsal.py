@@ -198,7 +198,7 @@ def test_a_rehearsal_refuses_an_existing_folder_and_unknown_corpora(tmp_path: Pa
 
 @pytest.mark.slow  # a second generated bundle and its whole audit, statistics included
 def test_e13_complement_contrasts_are_a_family_of_their_own(tmp_path: Path) -> None:
-    from audit.verify import verify
+    from audit.verify import AuditRequest, verify
 
     e13 = write_paper_bundle(tmp_path / "e13", scale=0.05, labels=LABELS, experiments=("E13",), pad=False, seed=3)
     results = results_of(e13)
@@ -206,7 +206,7 @@ def test_e13_complement_contrasts_are_a_family_of_their_own(tmp_path: Path) -> N
     assert len(results) == (21 + 18) * LABELS
     complement = results[results["complement_of"].notna()]
     assert sorted(set(complement["level_a"])) == sorted(f"other-than-{s}" for s in set(complement["complement_of"]))
-    report = verify(e13.root / "results.csv", bundle=e13.root, key=e13.public_key)
+    report = verify(AuditRequest(e13.root / "results.csv", bundle=e13.root, key=e13.public_key))
     families = report["statistics"]["families"]
     # both labels are speaker encoders: 6 strata x 2 codecs x 2 labels contrasts in each family
     assert families["E13/speaker"]["n_contrasts"] == 24

@@ -27,9 +27,9 @@ from test_cache import damage
 from test_pipeline import CountingEncoder, counting_factory
 from typer.testing import CliRunner
 
-from runner.config import load_config
 from runner.corpora.asterisk import build_default_corpus
-from runner.pipeline import RunSummary, run
+from runner.design.config import load_config
+from runner.pipeline import RunOptions, RunSummary, run
 from schemas.bundle import RUN_SPECIFIC_FILES, TIMINGS_FILE
 from schemas.errors import InputError
 
@@ -81,7 +81,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def small_run(config: Path, out: Path, cache: Path, made: list[CountingEncoder] | None = None) -> RunSummary:
     factory = counting_factory(made if made is not None else [])
-    return run(load_config(config), out, cache_root=cache, progress=False, workers=0, encoder_factory=factory)
+    return run(
+        load_config(config), out, RunOptions(cache_root=cache, progress=False, workers=0, encoder_factory=factory)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -291,11 +293,13 @@ def test_two_folders_and_caches_give_the_same_bundle_naming_neither_with_modes_f
             run(
                 load_config(folder / "run.toml"),
                 out,
-                cache_root=cache,
-                command_line=[*command, f"--cache={cache}"],
-                progress=False,
-                workers=0,
-                encoder_factory=counting_factory([]),
+                RunOptions(
+                    cache_root=cache,
+                    command_line=[*command, f"--cache={cache}"],
+                    progress=False,
+                    workers=0,
+                    encoder_factory=counting_factory([]),
+                ),
             )
     finally:
         os.umask(previous)

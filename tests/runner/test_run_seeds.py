@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import load_config
-from runner.seeds import seed_configs, seeded_config_text
+from runner.design.config import load_config
+from runner.design.seeds import seed_configs, seeded_config_text
 from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]

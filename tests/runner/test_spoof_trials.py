@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 from fake_corpora import write_text, write_tone
 
-from runner import trials as trials_module
-from runner.config import load_config
-from runner.designs import SpoofSource
+from runner.design import trials as trials_module
+from runner.design.config import load_config
+from runner.design.experiments import SpoofSource
+from runner.design.trials import SpoofTargetError, TrialBudgetError, add_spoof_trials, sample_selected_trials
 from runner.encoders import load_encoder
 from runner.execution.jobs import read_clean_wave
-from runner.pipeline import run
-from runner.trials import SpoofTargetError, TrialBudgetError, add_spoof_trials, sample_selected_trials
+from runner.pipeline import RunOptions, run
 from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -231,7 +231,7 @@ def test_a_run_scores_spoof_files_from_the_spoof_folder_even_under_genuine_ids(
     config_path: Path, tmp_path: Path
 ) -> None:
     config = load_config(config_path)
-    run(config, tmp_path / "out", cache_root=tmp_path / "cache", progress=False, workers=0)
+    run(config, tmp_path / "out", RunOptions(cache_root=tmp_path / "cache", progress=False, workers=0))
     results = pd.read_csv(tmp_path / "out" / "results.csv").set_index("record_id")
     record = "E11.mfcc-stats.neutral_to_spoof-vc"
     trials = pd.read_csv(tmp_path / "out" / "trials" / f"{results.loc[record, 'trial_list_id']}.csv")
@@ -293,6 +293,7 @@ def test_the_asvspoof2019_config_runs_every_attack_against_genuine_enrolments(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from audit.cli import audit_results
+    from audit.verify import AuditRequest
 
     make_la(tmp_path / "corpora" / "asvspoof2019" / "LA")
     monkeypatch.setenv("INTERBIAS_CORPORA", str(tmp_path / "corpora"))
@@ -309,10 +310,7 @@ def test_the_asvspoof2019_config_runs_every_attack_against_genuine_enrolments(
     run(
         config,
         tmp_path / "out",
-        cache_root=tmp_path / "cache",
-        progress=False,
-        workers=0,
-        signing_key=tmp_path / "keys" / "run.pem",
+        RunOptions(cache_root=tmp_path / "cache", progress=False, workers=0, signing_key=tmp_path / "keys" / "run.pem"),
     )
     results = pd.read_csv(tmp_path / "out" / "results.csv")
     assert len(results) == 11 + 4 and ((results["n_target"] == 2) & (results["n_nontarget"] == 2)).all()
@@ -325,7 +323,7 @@ def test_the_asvspoof2019_config_runs_every_attack_against_genuine_enrolments(
         assert {attack_of[utt] for utt in spoofs["test_utt"]} == {row.condition.split("->")[1].split("-")[0]}
         assert (spoofs["enrol_speaker"] == spoofs["test_speaker"]).all()
     report, _ = audit_results(
-        tmp_path / "out" / "results.csv", bundle=tmp_path / "out", key=tmp_path / "keys" / "run.pub"
+        AuditRequest(tmp_path / "out" / "results.csv", bundle=tmp_path / "out", key=tmp_path / "keys" / "run.pub")
     )
     assert report["verdict"] == "pass"
     sections = {section["id"]: section for section in report["sections"]}

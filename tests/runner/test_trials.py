@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from runner.trials import TrialBudgetError, sample_trials, select_pool
+from runner.design.trials import TrialBudgetError, sample_trials, select_pool
 
 
 def utterances(speakers: dict[str, int], genders: dict[str, str] | None = None) -> pd.DataFrame:

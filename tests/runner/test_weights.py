@@ -258,7 +258,7 @@ def test_the_roster_pins_the_three_real_wheels() -> None:
 @pytest.mark.runner
 def test_the_installed_real_weights_are_the_pinned_files() -> None:
     """What ``nox -s tests`` installed before the suite, checked file by file against the roster's pins."""
-    from runner.config import default_checkpoints_root
+    from runner.design.config import default_checkpoints_root
 
     root = default_checkpoints_root()
     pins = load_weight_pins(ROSTER)

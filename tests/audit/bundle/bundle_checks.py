@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from audit.bundle.verification import verify_bundle as verify_bundle_object
-from audit.table.findings import Flag, Severity
 from provenance.canonical import canonical_json
 from provenance.dsse import sign_envelope
 from provenance.keys import load_private_key
+from schemas.flags import Flag, Severity
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
 from synthetic_bundle import SyntheticBundle

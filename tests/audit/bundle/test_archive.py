@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from audit.bundle import source as bundle_source
-from audit.verify import verify
+from audit.verify import AuditRequest, verify
 from provenance.digests import file_digest
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
@@ -63,8 +63,8 @@ def test_an_archive_gives_the_folders_report(bundle: SyntheticBundle, tmp_path: 
         _zip(bundle.root, archive, "interbias-bundle-v1/" if pack.startswith("release") else "")
     else:
         _tar(bundle.root, archive)
-    folder = verify(table, bundle=bundle.root, key=bundle.public_key)
-    packed = verify(table, bundle=archive, key=bundle.public_key)
+    folder = verify(AuditRequest(table, bundle=bundle.root, key=bundle.public_key))
+    packed = verify(AuditRequest(table, bundle=archive, key=bundle.public_key))
     assert folder["verdict"] == ("fail" if damaged else "pass")
     assert _comparable(packed) == _comparable(folder)
     digest = file_digest(archive)
@@ -101,7 +101,7 @@ def test_members_a_bundle_may_not_hold_are_refused_by_name(
     bundle: SyntheticBundle, tmp_path: Path, extra: tarfile.TarInfo, problem: str
 ) -> None:
     archive = _hostile_tar(bundle, tmp_path / "bundle.tar", extra, b"abc" if extra.isreg() else b"")
-    report = verify(bundle.root / "results.csv", bundle=archive, key=bundle.public_key)
+    report = verify(AuditRequest(bundle.root / "results.csv", bundle=archive, key=bundle.public_key))
     assert report["verdict"] == "fail"
     problems = [case["problem"] for flag in report["flags"] for case in flag["details"].get("failures", [])]
     assert problem in problems
@@ -125,7 +125,7 @@ def test_a_member_larger_than_the_bound_is_never_read(
 ) -> None:
     archive = _zip(bundle.root, tmp_path / "bundle.zip")
     monkeypatch.setattr(bundle_source, "MAX_MEMBER_BYTES", 20_000)  # the corpus table is larger
-    report = verify(bundle.root / "results.csv", bundle=archive, key=bundle.public_key)
+    report = verify(AuditRequest(bundle.root / "results.csv", bundle=archive, key=bundle.public_key))
     problems = {case["problem"] for flag in report["flags"] for case in flag["details"].get("failures", [])}
     assert any(problem.endswith("more than 20000 (not read)") for problem in problems)
     assert report["verdict"] == "fail"

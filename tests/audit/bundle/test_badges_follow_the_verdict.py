@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from audit.verify import verify
+from audit.verify import AuditRequest, verify
 from provenance.digests import file_digest
 from provenance.keys import generate_keypair
 from reports.badges import artefact_evaluation_summary
@@ -54,7 +54,8 @@ def first_gap(rows: dict[str, dict[str, str]], criterion: str) -> str:
 
 def audit(bundle: SyntheticBundle, table: Path | None = None, **options: Any) -> dict[str, Any]:
     options = {"bundle": bundle.root, "key": bundle.public_key} | options
-    return verify(table or bundle.root / "results.csv", **{k: v for k, v in options.items() if v is not None})
+    chosen = {k: v for k, v in options.items() if v is not None}
+    return verify(AuditRequest(table or bundle.root / "results.csv", **chosen))
 
 
 @pytest.fixture
@@ -176,7 +177,7 @@ def test_unauthenticated_caps_every_criterion_with_its_reason(bundle: SyntheticB
 
 
 def test_a_table_alone_says_what_was_not_checked(bundle: SyntheticBundle) -> None:
-    report = verify(bundle.root / "results.csv")
+    report = verify(AuditRequest(bundle.root / "results.csv"))
     rows = badges(report)
     assert report["verdict"] == "pass" and report["checked"] == "table only"
     assert statuses(rows) == ["partly shown", "partly shown", "partly shown", "not shown"]

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from audit.table.reading import read_results
+from audit.verify import AuditRequest
 from audit.verify import verify as verify_api
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
@@ -69,7 +70,7 @@ def test_a_paper_shaped_table_binds_by_its_natural_key_and_takes_provenance_from
     table, mapping = tmp_path / "paper.csv", tmp_path / "map.toml"
     _paper_table(bundle).to_csv(table, index=False)
     mapping.write_text(PAPER_COLUMNS)
-    report = verify_api(table, columns=mapping, bundle=bundle.root, key=bundle.public_key)
+    report = verify_api(AuditRequest(table, columns=mapping, bundle=bundle.root, key=bundle.public_key))
     assert report["verdict"] == "pass", [f["message"] for f in report["flags"] if f["severity"] == "error"]
     assert not {flag["id"] for flag in report["flags"]} & {"schema", "missing-provenance", "table-binding"}
     lines = " ".join(next(s for s in report["sections"] if s["id"] == "bundle-table-binding")["lines"])
@@ -143,7 +144,9 @@ def test_a_value_map_that_respells_a_signed_value_is_an_error(
         table["record_id"] = table["record_id"].str.replace("-mX-", "-m2-")
     table.to_csv(tmp_path / "t.csv", index=False)
     (tmp_path / "map.toml").write_text("[columns]\n[values.model]\n" + values)
-    report = verify_api(tmp_path / "t.csv", columns=tmp_path / "map.toml", bundle=bundle.root, key=bundle.public_key)
+    report = verify_api(
+        AuditRequest(tmp_path / "t.csv", columns=tmp_path / "map.toml", bundle=bundle.root, key=bundle.public_key)
+    )
     binding = next((f for f in report["flags"] if f["id"] == "table-binding"), None)
     assert (binding is not None) is fails
     if fails:
@@ -165,7 +168,9 @@ def test_the_examples_paper_shaped_table_binds_with_its_mapping(bundle: Syntheti
     spec.loader.exec_module(module)
     module.paper_table(bundle.root / "results.csv").to_csv(tmp_path / "paper.csv", index=False)
     report = verify_api(
-        tmp_path / "paper.csv", columns=examples / "paper_columns.toml", bundle=bundle.root, key=bundle.public_key
+        AuditRequest(
+            tmp_path / "paper.csv", columns=examples / "paper_columns.toml", bundle=bundle.root, key=bundle.public_key
+        )
     )
     assert report["verdict"] == "pass" and report["trust"]["key"] == ["experiment", "model", "condition"]
     assert report["trust"]["not_compared"] == ["subgroup"]  # the synthetic bundle signs no subgroup column

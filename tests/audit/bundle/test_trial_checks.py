@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from audit.table.findings import Severity, has_errors
+from schemas.flags import Severity, has_errors
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
 from bundle_checks import RECORD, by_id, error_ids, failures_of, sections_of, verify_bundle

@@ -19,7 +19,7 @@ from audit.statistics.coverage import CoverageDesign
 from audit.statistics.forked import Forked
 from audit.statistics.section import statistics_section
 from audit.statistics.subgroups import FixedThresholdInput, SubgroupInput
-from audit.verify import verify
+from audit.verify import AuditRequest, verify
 from reports import finish_report
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "provenance"))
@@ -82,8 +82,8 @@ def test_the_subgroup_settings_computed_beside_the_contrasts_equal_those_compute
 def test_a_report_drawn_beside_the_statistics_is_the_report_drawn_in_process(tmp_path: Path) -> None:
     bundle = build_bundle(tmp_path)
     results = bundle.root / "results.csv"
-    _, written = audit_results(results, bundle=bundle.root, key=bundle.public_key, out=tmp_path / "beside")
-    in_process = verify(results, bundle=bundle.root, key=bundle.public_key)
+    _, written = audit_results(AuditRequest(results, bundle=bundle.root, key=bundle.public_key), tmp_path / "beside")
+    in_process = verify(AuditRequest(results, bundle=bundle.root, key=bundle.public_key))
     finish_report(in_process, tmp_path / "in-process")
     assert any(path.suffix == ".png" for path in written)
     for path in written:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.table.analysis import (
+from schemas.analysis import (
     _READERS,
     N_RESAMPLES_MAX,
     SEED_MAX,

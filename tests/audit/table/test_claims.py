@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from audit.table.claims import Claim, check_claim, read_claims
-from audit.verify import verify
+from audit.verify import AuditRequest, verify
 from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -120,7 +120,7 @@ def test_bad_claims_files_are_input_errors(tmp_path: Path, text: str, problem: s
 
 def test_example_claims_against_the_example_table() -> None:
     """The expected statuses are those worked out by hand in examples/claims.toml's descriptions."""
-    report = verify(ROOT / "examples" / "results.csv", claims=ROOT / "examples" / "claims.toml")
+    report = verify(AuditRequest(ROOT / "examples" / "results.csv", claims=ROOT / "examples" / "claims.toml"))
     statuses = {c["id"]: c["status"] for c in report["claims"]}
     assert statuses == {
         "syn-e01-mean": "reproduced",
@@ -160,7 +160,7 @@ def test_a_claim_selects_one_model_condition_and_subgroup(tmp_path: Path) -> Non
         '[[claim]]\nid = "campp-any"\ntable = "records"\nfield = "eer"\npublished = 0.0086\ntolerance = 0.00005\n'
         'where = { model = "CAM++" }\n'
     )
-    report = verify(tmp_path / "results.csv", claims=tmp_path / "claims.toml")
+    report = verify(AuditRequest(tmp_path / "results.csv", claims=tmp_path / "claims.toml"))
     results = {r["id"]: r for r in report["claims"]}
     assert (results["campp-f"]["status"], results["campp-f"]["recomputed"]) == ("reproduced", 0.0086)
     assert (

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from audit.table.flags import AuditConfig
-from audit.verify import verify
+from audit.table.checks import AuditConfig
+from audit.verify import AuditRequest, verify
 
 ONE_EXPERIMENT = AuditConfig(expected_experiments=("E14",))
 LEVELS = {"clean": ("none", "none"), "a": ("x", "none"), "b": ("none", "y"), "ab": ("x", "y")}
@@ -51,7 +51,7 @@ def audit(tmp_path: Path, rows: list[dict[str, Any]], config: AuditConfig = ONE_
         writer = csv.DictWriter(handle, fieldnames=columns, restval="")
         writer.writeheader()
         writer.writerows(rows)
-    return verify(path, config=config)
+    return verify(AuditRequest(path, config=config))
 
 
 def flags_of(report: dict[str, Any]) -> dict[str, dict[str, Any]]:

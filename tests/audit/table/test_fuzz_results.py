@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from audit.table.reading import read_results
-from audit.verify import verify
+from audit.verify import AuditRequest, verify
 from schemas.errors import InputError
 from schemas.results import KNOWN_COLUMNS, REQUIRED_COLUMNS, ValidatedResults, validate_results, with_all_columns
 
@@ -174,7 +174,7 @@ def plausible_tables(draw: st.DrawFn) -> bytes:
 def test_the_whole_audit_of_any_table_ends_in_a_report_or_an_input_error(data: bytes) -> None:
     with file_with(data) as path:
         try:
-            report = verify(path)
+            report = verify(AuditRequest(path))
         except InputError:
             event("refused")
             return

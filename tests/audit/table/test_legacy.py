@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from audit.table.reading import read_results
-from audit.verify import verify
+from audit.verify import AuditRequest, verify
 from schemas.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -103,9 +103,11 @@ def test_the_synthetic_legacy_example_computes_every_paper_claim() -> None:
     assert (EXAMPLES / "legacy-results.csv").read_text() == maker.table_text()
     assert (EXAMPLES / "legacy-mapping.toml").read_text() == maker.mapping_text()
     report = verify(
-        EXAMPLES / "legacy-results.csv",
-        columns=EXAMPLES / "legacy-mapping.toml",
-        claims=EXAMPLES / "paper-claims.toml",
+        AuditRequest(
+            EXAMPLES / "legacy-results.csv",
+            columns=EXAMPLES / "legacy-mapping.toml",
+            claims=EXAMPLES / "paper-claims.toml",
+        )
     )
     statuses = {claim["id"]: claim["status"] for claim in report["claims"]}
     assert len(statuses) == 22 and "not computable" not in statuses.values(), statuses
@@ -127,6 +129,6 @@ def test_a_percent_too_large_for_any_float_is_a_schema_finding(tmp_path: Path) -
     legacy, mapping = table(
         tmp_path, ["r1,E01,m,clean,,1e999999999,100,1000", "r2,E01,m,clean,,12.5,100,1000"], COLUMNS
     )
-    report = verify(legacy, columns=mapping)
+    report = verify(AuditRequest(legacy, columns=mapping))
     schema = next(flag for flag in report["flags"] if flag["id"] == "schema")
     assert schema["severity"] == "error" and "r1" in schema["records"]

@@ -28,6 +28,22 @@ from schemas.eer_method import EER_METHODS, EerMethod
 from schemas.errors import Error
 from schemas.wording import count
 
+__all__ = [
+    "ANALYSIS_KEYS",
+    "CALIBRATION_METHODS",
+    "CALIBRATION_SPLITS",
+    "NORMALISATION_METHODS",
+    "N_RESAMPLES_MAX",
+    "SEED_MAX",
+    "TOP_N_MAX",
+    "Analysis",
+    "CalibrationDeclaration",
+    "NormalisationDeclaration",
+    "analysis_from_table",
+    "names_without_referent",
+    "read_analysis",
+]
+
 N_RESAMPLES_MAX = 100_000
 SEED_MAX = 2**63 - 1
 

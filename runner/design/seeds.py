@@ -12,8 +12,13 @@ import re
 import tomllib
 from pathlib import Path
 
-from provenance.atomic import atomic_write_text
-from schemas.errors import InputError
+from provenance import atomic_write_text
+from schemas import InputError
+
+__all__ = [
+    "seed_configs",
+    "seeded_config_text",
+]
 
 _TABLE = re.compile(r"^\s*\[")
 _SEED = re.compile(r"^(\s*seed\s*=\s*)[^#\n]*(.*)$")

@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from schemas.errors import InputError
+from schemas import InputError
+
+__all__ = [
+    "TOTAL",
+    "PaperCounts",
+    "PaperFigure",
+    "load_paper_counts",
+    "reconcile",
+    "reconciliation_lines",
+]
 
 TOTAL = "total"
 

@@ -32,9 +32,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from audit.table.analysis import ANALYSIS_KEYS, Analysis, analysis_from_table, names_without_referent
-from provenance.digests import Digest, file_digest
-from runner.designs import (
+from provenance import Digest, file_digest
+from runner.design.experiments import (
     CLEAN,
     REFERENCE_LEVEL,
     Cell,
@@ -43,11 +42,43 @@ from runner.designs import (
     Factor,
     SpoofSource,
 )
+from runner.design.trials import Selection
 from runner.encoders import EncoderSpec
-from runner.trials import Selection
-from schemas.eer_method import EER_METHODS, EerMethod
-from schemas.errors import InputError
-from schemas.utterances import UTTERANCE_COLUMNS
+from schemas import (
+    ANALYSIS_KEYS,
+    EER_METHODS,
+    UTTERANCE_COLUMNS,
+    Analysis,
+    EerMethod,
+    InputError,
+    analysis_from_table,
+    names_without_referent,
+)
+
+__all__ = [
+    "CONDITION_KEYS",
+    "CORPUS_KEYS",
+    "COUNTERMEASURE_KEYS",
+    "ENCODER_KEYS",
+    "EXPERIMENT_KEYS",
+    "EXPERIMENT_USES",
+    "FACTOR_KEYS",
+    "FAILURE_POLICIES",
+    "PAPER_IDS",
+    "REGISTRY_KEYS",
+    "ROOT_VARIABLES",
+    "RUN_KEYS",
+    "TOP_KEYS",
+    "CorpusChoice",
+    "Countermeasure",
+    "RunConfig",
+    "check_dev_speakers",
+    "default_cache_root",
+    "default_checkpoints_root",
+    "did_you_mean",
+    "load_config",
+    "placeholder_roots",
+]
 
 EXPERIMENT_USES = ("interaction", "mismatch", "subgroup-gap", "descriptive")
 FAILURE_POLICIES = ("drop-trial", "fail-run")

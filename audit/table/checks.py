@@ -15,9 +15,7 @@ import pandas as pd
 
 from audit.table.aggregates import GapPair, UnpairedGender, emotion_reference_level, is_clean
 from audit.table.contrasts import Contrast, ContrastSet, IncompleteContrast
-from audit.table.findings import Flag, Severity
-from schemas.results import PAPER_EXPERIMENT_PATTERN, ValidatedResults
-from schemas.wording import count
+from schemas import PAPER_EXPERIMENT_PATTERN, Flag, Severity, ValidatedResults, count
 
 # The 17 experiments of the benchmark (E09, E12, E19 are absent and E21 was removed).
 BENCHMARK_EXPERIMENTS = tuple(f"E{n:02d}" for n in (1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 13, 14, 15, 16, 17, 18, 20))

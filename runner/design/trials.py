@@ -22,10 +22,25 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from provenance.derivation import derived_id, derived_rng, joined
-from schemas.bundle import csv_file_bytes
-from schemas.errors import Error
-from schemas.trials import TrialsSchema
+from provenance import derived_id, derived_rng, joined
+from schemas import Error, TrialsSchema, csv_file_bytes
+
+__all__ = [
+    "ENUMERATION_LIMIT",
+    "Selection",
+    "SelectionError",
+    "SpoofTargetError",
+    "TrialBudgetError",
+    "TrialList",
+    "add_spoof_trials",
+    "published_trial_list",
+    "sample_selected_trials",
+    "sample_trials",
+    "seeded_rng",
+    "select_pool",
+    "selected",
+    "selection_label",
+]
 
 # Below this many candidate pairs every pair is enumerated; above it pairs are drawn by rejection.
 ENUMERATION_LIMIT = 2_000_000

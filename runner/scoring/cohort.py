@@ -15,13 +15,20 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from audit.metrics.normalisation import top_cohort_statistics
+from audit.metrics import top_cohort_statistics
 from runner.cache import CachedEmbedding
-from runner.config import RunConfig
+from runner.design.config import RunConfig
 from runner.operators import chain_id
 from runner.plan import RecordPlan, Side
-from schemas.errors import InputError, RunError
-from schemas.wording import count
+from schemas import InputError, RunError, count
+
+__all__ = [
+    "CLEAN_CHAIN",
+    "Cohort",
+    "cohort_matrices",
+    "split_cohort",
+    "trial_cohort_statistics",
+]
 
 CLEAN_CHAIN = chain_id([])
 

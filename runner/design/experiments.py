@@ -13,7 +13,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from runner.trials import Selection
+from runner.design.trials import Selection
+
+__all__ = [
+    "CLEAN",
+    "COMPLEMENT_PREFIX",
+    "REFERENCE_LEVEL",
+    "Cell",
+    "ChainSpecs",
+    "ExperimentDesign",
+    "Factor",
+    "OperatorSpec",
+    "SpoofSource",
+    "merge_selections",
+]
 
 REFERENCE_LEVEL = "none"
 CLEAN = "clean"

@@ -11,15 +11,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit.metrics.normalisation import as_norm_of_rows
-from audit.metrics.record_calibration import calibration_records, declared_calibration
-from audit.metrics.record_spoofing import spoofing_of_rows
+from audit.metrics import as_norm_of_rows, calibration_records, declared_calibration, spoofing_of_rows
 from runner.cache import CachedEmbedding
-from runner.config import RunConfig
+from runner.design.config import RunConfig
 from runner.plan import RecordPlan, Side
-from schemas.bundle import CM_SCORE_COLUMN
-from schemas.results import CALIBRATED_COLUMNS, NORMALISED_COLUMNS, SPOOFING_COLUMNS
-from schemas.scores import COHORT_COLUMNS
+from schemas import CALIBRATED_COLUMNS, CM_SCORE_COLUMN, COHORT_COLUMNS, NORMALISED_COLUMNS, SPOOFING_COLUMNS
+
+__all__ = [
+    "beyond_eer_columns",
+    "countermeasure_scores",
+    "countermeasure_sides",
+]
 
 
 def beyond_eer_columns(

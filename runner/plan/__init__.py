@@ -1,0 +1,68 @@
+"""What a run will do, before any audio work: its records and trial lists (the run id included), what it will
+cost (``interbias plan``), and its registry reconciled with the paper's counts."""
+
+from runner.plan.estimate import (
+    SIZE_KEYS,
+    CorpusSize,
+    PlanEstimate,
+    Tally,
+    Throughput,
+    declared_size,
+    estimate_plan,
+    load_bundle_throughput,
+    load_corpus_sizes,
+    load_throughput,
+    measured_size,
+)
+from runner.plan.reconciliation import (
+    TOTAL,
+    PaperCounts,
+    PaperFigure,
+    load_paper_counts,
+    reconcile,
+    reconciliation_lines,
+)
+from runner.plan.records import (
+    ListKey,
+    RecordPlan,
+    Side,
+    corpus_digest,
+    listed_trials,
+    load_corpora,
+    plan_run,
+    record_id_for,
+    run_id_for,
+    subgroup_values,
+    used_corpora,
+)
+
+__all__ = [
+    "SIZE_KEYS",
+    "TOTAL",
+    "CorpusSize",
+    "ListKey",
+    "PaperCounts",
+    "PaperFigure",
+    "PlanEstimate",
+    "RecordPlan",
+    "Side",
+    "Tally",
+    "Throughput",
+    "corpus_digest",
+    "declared_size",
+    "estimate_plan",
+    "listed_trials",
+    "load_bundle_throughput",
+    "load_corpora",
+    "load_corpus_sizes",
+    "load_paper_counts",
+    "load_throughput",
+    "measured_size",
+    "plan_run",
+    "reconcile",
+    "reconciliation_lines",
+    "record_id_for",
+    "run_id_for",
+    "subgroup_values",
+    "used_corpora",
+]
