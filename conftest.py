@@ -1,11 +1,65 @@
-"""Suite-wide test setup, at the root: a conftest.py in tests/ would put tests/ on sys.path, where tests/reports
-shadows the reports package."""
+"""Suite-wide test setup, at the root of the repository (tests/ is a package: ``tests.runner.fake_corpora``).
+
+The light sessions (``nox -s fast``, ``nox -s audit``: ``INTERBIAS_LIGHT=1``, or no torch installed) hold the tiers
+to their marks: a test that needs torch or a real encoder is marked ``runner``. In a light session a test module
+marked ``runner`` as a whole is not even imported, and importing a model stack (torch, torchaudio, speechbrain,
+transformers, resemblyzer, onnxruntime) from anything else fails with the rule it broke, instead of passing
+because another module happened to load torch first.
+"""
 
 from __future__ import annotations
 
+import ast
+import functools
+import importlib.abc
+import importlib.util
+import os
 import sys
+from pathlib import Path
 
 import pytest
+
+MODEL_STACKS = frozenset({"torch", "torchaudio", "speechbrain", "transformers", "resemblyzer", "onnxruntime"})
+
+
+@functools.cache
+def light_session() -> bool:
+    """Whether this session holds the tiers: asked for (``INTERBIAS_LIGHT=1``), or torch is not installed."""
+    return os.environ.get("INTERBIAS_LIGHT") == "1" or importlib.util.find_spec("torch") is None
+
+
+class ModelStackBlocker(importlib.abc.MetaPathFinder):
+    """Refuses every import of a model stack, naming the mark the importing test lacks."""
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
+        if fullname.partition(".")[0] in MODEL_STACKS:
+            raise ModuleNotFoundError(
+                f"light session: {fullname!r} imported by a test not marked runner; mark it @pytest.mark.runner "
+                "(tests that need torch or a real encoder run in nox -s tests only)",
+                name=fullname,
+            )
+        return None
+
+
+def marked_runner_module(path: Path) -> bool:
+    """Whether the test module's ``pytestmark`` (read from its source, without importing it) includes ``runner``."""
+    for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if any(isinstance(target, ast.Name) and target.id == "pytestmark" for target in targets):
+            return any(isinstance(sub, ast.Attribute) and sub.attr == "runner" for sub in ast.walk(node.value))
+    return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if light_session() and not any(isinstance(finder, ModelStackBlocker) for finder in sys.meta_path):
+        sys.meta_path.insert(0, ModelStackBlocker())
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In a light session, a module marked runner as a whole is left out before it is imported."""
+    if light_session() and collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+        return True if marked_runner_module(collection_path) else None
+    return None
 
 
 def _drop_modules_that_cannot_load() -> None:

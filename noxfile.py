@@ -1,5 +1,6 @@
-"""Project sessions: reproduce (the whole loop), tests, audit (the light install's tests), browser, lint, bench,
-container (the image built and run here with podman) and docker (the image on a GPU host).
+"""Project sessions: reproduce (the whole loop), tests (the whole suite, in parallel), fast (the loop for a change:
+the light tier), audit (the light install's tests), browser, lint, bench, container (the image built and run here
+with podman) and docker (the image on a GPU host).
 
 Every package the project needs is installed from here (Python) or from
 ``configs/system-packages.txt`` (Debian packages, installed when running as root).
@@ -12,13 +13,14 @@ import os
 import re
 import shutil
 import sys
+import tomllib
 from pathlib import Path
 
 import nox
 
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True  # no Python 3.11 is an error, never a green run that ran nothing
-nox.options.sessions = ["tests", "browser", "lint"]
+nox.options.sessions = ["audit", "tests", "lint"]
 
 ROOT = Path(__file__).parent
 PYTHON = "3.11"
@@ -27,6 +29,17 @@ SYSTEM_PACKAGES = ROOT / "configs" / "system-packages.txt"
 REGISTRY_WEIGHTS = ("ecapa-tdnn", "campplus-zh-en", "aasist")
 # The second real corpus (configs/fillets.toml), Fish Fillets NG's voices (GPL-2): its tests build it from these.
 FILLETS_PACKAGES = ("fillets-ng-data-cs", "fillets-ng-data-nl")
+# The model stacks of the runner extra: the light tier (nox -s fast) installs the rest of the extra, never these, so
+# a test that needs them and is not marked `runner` fails there (conftest.py says which mark it lacks).
+MODEL_STACKS = ("torch", "torchaudio", "speechbrain", "transformers", "resemblyzer")
+# Every test session: one worker per core, the slowest tests named, and a hung test failed with its traceback.
+PARALLEL = ("-n", "auto", "--timeout", "900")
+
+
+def light_runner_packages() -> list[str]:
+    """The runner extra of pyproject.toml without its model stacks (PyAV, soundfile, soxr, ...)."""
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["runner"]
+    return [spec for spec in extra if re.split(r"[=<>!~\[ ]", spec, maxsplit=1)[0] not in MODEL_STACKS]
 
 
 def _system_packages() -> list[str]:
@@ -77,20 +90,36 @@ def install_runner(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """The whole test suite: audit, schemas, provenance, reports, runner, and the report in headless Chromium."""
+    """The whole test suite in parallel: every tier (slow, runner, Ray, real weights, the report in Chromium)."""
     install_runner(session)
     install_system_packages(session, ["chromium", *FILLETS_PACKAGES])
     session.install("-e", ".[browser]")
     # The real-weights oracle tests fail, rather than skip, when the weights installed above are not found.
-    session.run("pytest", *session.posargs, env={"INTERBIAS_REAL_WEIGHTS": "required"})
+    env = {"INTERBIAS_REAL_WEIGHTS": "required", "INTERBIAS_FUZZ": "ci"}
+    session.run("pytest", *PARALLEL, "--durations=25", *session.posargs, env=env)
+
+
+@nox.session(python=PYTHON)
+def fast(session: nox.Session) -> None:
+    """The loop for a change: every test that is neither slow nor needs a model stack, in parallel, on the runner's
+    extra without torch (a test that imports torch and is not marked `runner` fails here, naming the mark)."""
+    install_system_packages(session, [*FILLETS_PACKAGES])
+    session.install("-e", ".[test,conversion,rooms]", *light_runner_packages())
+    env = {"INTERBIAS_LIGHT": "1", "INTERBIAS_FUZZ": "dev"}
+    session.run("pytest", *PARALLEL, "-m", "not slow and not runner", "--durations=15", *session.posargs, env=env)
 
 
 @nox.session(python=PYTHON)
 def audit(session: nox.Session) -> None:
-    """The torch-free tests a reviewer runs on the light install: audit, schemas, provenance and reports."""
+    """The tests a reviewer runs on the light install (no torch, no onnxruntime, no runner extra): audit, schemas,
+    provenance, reports, the layering and the docstring examples."""
     session.install("-e", ".[test]")
     session.run(
         "pytest",
+        *PARALLEL,
+        "-m",
+        "not runner",
+        "--durations=15",
         "tests/audit",
         "tests/schemas",
         "tests/provenance",
@@ -98,6 +127,7 @@ def audit(session: nox.Session) -> None:
         "tests/layers",
         "tests/docs",
         *session.posargs,
+        env={"INTERBIAS_LIGHT": "1"},
     )
 
 

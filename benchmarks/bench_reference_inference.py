@@ -33,7 +33,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from runner.design.config import default_checkpoints_root  # noqa: E402
+from runner.design import default_checkpoints_root  # noqa: E402
 from runner.encoders import load_roster  # noqa: E402
 
 SAMPLE_RATE = 16_000

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 from runner.corpora.asterisk import build_default_corpus  # noqa: E402
 from runner.corpora.base import PROBLEMS_FILE, UTTERANCES_FILE  # noqa: E402
 from runner.corpora.debian import MANIFEST_FILE  # noqa: E402
-from runner.design.config import default_cache_root  # noqa: E402  (the checkout's runner, not an install)
+from runner.design import default_cache_root  # noqa: E402  (the checkout's runner, not an install)
 
 CHECKPOINTS = "/tmp/gpu-check/checkpoints"
 PER_SPEAKER = 4

@@ -10,7 +10,7 @@ level: what its operators realised on the test utterances of its trial list, as 
 ``rt60_s_realised``, also inside the playback chain; the SNR of an attack, of its matched-noise control or of added
 noise, ``snr_db_realised`` / ``snr_db_measured``) and how many realisations failed. These are the run's own
 realisations: every operator draws ``rng_for(seed, utterance, spec)``, so a condition realised again on the same clean
-audio gives the same samples (tests/runner/test_operators_determinism.py), and a compound condition applies its factor
+audio gives the same samples (tests/runner/operators/test_determinism.py), and a compound condition applies its factor
 A operators first, to the clean audio, so they realise there what they realise alone. Beside every attack, its
 matched-noise control (the condition named ``<attack>-matched-noise``) and the attack's effect beyond noise of its
 size, EER(attack) - EER(control) on the same trials, with a 95 % percentile interval from the two-way speaker

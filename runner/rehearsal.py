@@ -418,7 +418,7 @@ def write_paper_bundle(
     """
     from audit.metrics import grouped_metrics
     from provenance import BundleWriter, generate_keypair
-    from runner.design.config import load_config, placeholder_roots
+    from runner.design import load_config, placeholder_roots
     from schemas import (
         CONFIG_FILE,
         ENVIRONMENT_FILE,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import importlib
 import sys
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,11 +36,28 @@ def lent_names(package: str, stub: Path) -> dict[str, str]:
     return homes
 
 
+class _Face(types.ModuleType):
+    """A package whose face lends a name that is also one of its submodules (``audit.verify``, the function, from
+    ``audit/verify.py``): importing the submodule sets the package's attribute to the module, which would hide the
+    name lent; a face keeps the name it lends."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        lent = self.__dict__.get("__lent_from_submodules__", ())
+        if name in lent and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
 def lazy_face(package: str, init_file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
     """``__getattr__``, ``__dir__`` and ``__all__`` for the ``__init__`` of ``package``, from the imports of the
     ``__init__.pyi`` beside ``init_file``: ``__getattr__, __dir__, __all__ = lazy_face(__name__, __file__)``."""
     homes = lent_names(package, Path(init_file).with_suffix(".pyi"))
     names = sorted(homes)
+    shadowed = {name for name, home in homes.items() if home == f"{package}.{name}"}
+    face = sys.modules[package]
+    if shadowed:
+        face.__dict__["__lent_from_submodules__"] = frozenset(shadowed)
+        face.__class__ = _Face
 
     def __getattr__(name: str) -> Any:
         if name not in homes:

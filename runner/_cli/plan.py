@@ -43,7 +43,7 @@ def plan(
     registry of the paper's experiments, its records and trial evaluations beside the paper's."""
     import contextlib
 
-    from runner.design.config import load_config, placeholder_roots
+    from runner.design import load_config, placeholder_roots
     from runner.plan import estimate_plan, load_bundle_throughput, load_corpus_sizes, load_throughput
 
     if throughput is not None and throughput_from is not None:

@@ -33,17 +33,15 @@ from runner.corpora.base import (
 from runner.corpora.debian import (
     AUDIO_FOLDER,
     InstalledPackage,
+    PackageBuild,
     add_decoded,
-    cached_build,
+    build_from_packages,
     checked_package,
     decode_16k,
-    decoder_versions,
-    finish_build,
     load_built,
     package_files,
-    package_inputs,
 )
-from runner.stages import StageLog
+from runner.stages import StagePart
 
 FORMAT_VERSION = 1
 DEFAULT_MIN_DURATION_S = 1.0
@@ -53,6 +51,7 @@ NOT_SPEECH_FOLDER = "silence"
 BUILD_COMMAND = "interbias corpus build"
 # The release of each utterance is its Debian package and version (source_package, source_version).
 RELEASE = Release("Debian asterisk prompt packages", None)
+BUILD = PackageBuild("asterisk-default", "default corpus", "prompts", FORMAT_VERSION, {})
 
 
 @dataclass(frozen=True)
@@ -160,25 +159,6 @@ def _interleaved(lists: list[list[Source]]) -> Iterator[Source]:
         yield from (source for source in group if source is not None)
 
 
-def _build_inputs(
-    installed: dict[str, InstalledPackage],
-    sources: dict[str, list[Source]],
-    min_duration_s: float,
-    max_per_speaker: int | None,
-) -> dict[str, Any]:
-    """Everything the built bytes depend on; the cache is valid only while this is unchanged."""
-    return {
-        "format_version": FORMAT_VERSION,
-        "min_duration_s": min_duration_s,
-        "max_per_speaker": max_per_speaker,
-        "packages": {
-            name: package_inputs(package, [(source.relative, source.path) for source in sources[name]])
-            for name, package in sorted(installed.items())
-        },
-        "decoder": decoder_versions(),
-    }
-
-
 def build_default_corpus(
     out_dir: Path,
     *,
@@ -187,7 +167,6 @@ def build_default_corpus(
     progress: bool = True,
 ) -> CorpusTable:
     """Build (or reuse) the 7-speaker default corpus in ``out_dir`` and return its table."""
-    out_dir = Path(out_dir)
     installed: dict[str, InstalledPackage] = {}
     sources: dict[str, list[Source]] = {}
     for voice in VOICES:
@@ -195,18 +174,11 @@ def build_default_corpus(
             found = checked_package(package.name, package.voice_phrase, f"VOICES in {__name__}")
             installed[package.name] = found
             sources[package.name] = package_sources(voice, package, found)
-    inputs = _build_inputs(installed, sources, min_duration_s, max_per_speaker)
-    cached = cached_build(out_dir, inputs)
-    if cached is not None:
-        return cached
 
-    builder = CorpusBuilder(out_dir)
-    counts: dict[str, dict[str, int]] = {
-        name: {"kept": 0, "not_speech": 0, "too_short": 0, "failed": 0} for name in installed
-    }
-    total = sum(len(s) for s in sources.values())
-    log = StageLog.for_run(1, progress)  # a bar on a terminal, else a line each tenth of the prompts
-    with log.part("default corpus", "prompts read", total) as prompts:
+    def read(builder: CorpusBuilder, prompts: StagePart) -> dict[str, dict[str, Any]]:
+        counts: dict[str, dict[str, Any]] = {
+            name: {"kept": 0, "not_speech": 0, "too_short": 0, "failed": 0} for name in installed
+        }
         for voice in VOICES:
             kept = 0
             for source in _interleaved([sources[p.name] for p in voice.packages]):
@@ -220,10 +192,19 @@ def build_default_corpus(
                     count["kept"] += 1
                 else:
                     count[reason] += 1
-    log.done("default corpus", f"{sum(c['kept'] for c in counts.values())} utterances kept")
-    table = builder.table()
-    finish_build(out_dir, table, _manifest(table, installed, inputs, counts))
-    return table
+        return counts
+
+    return build_from_packages(
+        out_dir,
+        BUILD,
+        installed,
+        {name: [(source.relative, source.path) for source in found] for name, found in sources.items()},
+        min_duration_s=min_duration_s,
+        max_per_speaker=max_per_speaker,
+        read=read,
+        describe=_description,
+        progress=progress,
+    )
 
 
 def _add_prompt(builder: CorpusBuilder, source: Source, package: InstalledPackage, min_duration_s: float) -> str | None:
@@ -246,12 +227,8 @@ def _add_prompt(builder: CorpusBuilder, source: Source, package: InstalledPackag
     )
 
 
-def _manifest(
-    table: CorpusTable,
-    installed: dict[str, InstalledPackage],
-    inputs: dict[str, Any],
-    counts: dict[str, dict[str, int]],
-) -> dict[str, Any]:
+def _description(table: CorpusTable) -> dict[str, Any]:
+    """The manifest's account of the voices: who each speaker is, from which packages, and how much they say."""
     frame = table.frame
     speakers = []
     for voice in VOICES:
@@ -268,19 +245,7 @@ def _manifest(
                 "seconds": round(float(rows["duration_s"].sum()), 3),
             }
         )
-    return {
-        "corpus": "asterisk-default",
-        "inputs": inputs,
-        "speakers": speakers,
-        "packages": {name: {"version": p.version, **counts[name]} for name, p in sorted(installed.items())},
-        "totals": {
-            "speakers": int(frame["speaker"].nunique()),
-            "utterances": len(frame),
-            "seconds": round(float(frame["duration_s"].sum()), 3),
-            "problems": len(table.problems),
-        },
-        "transcripts": "none: no package ships the text of its prompts",
-    }
+    return {"speakers": speakers, "transcripts": "none: no package ships the text of its prompts"}
 
 
 @corpus_adapter("asterisk", RELEASE)

@@ -4,8 +4,9 @@ What such a build shares: the installed package (version, description, files, th
 deterministic decode of each source file to 16 kHz mono 16-bit WAV (PyAV: libavcodec and libswresample), the build's
 inputs (package versions, a digest of each package's source files, the decoder versions and the build parameters),
 the cache of a finished build (valid only while its manifest records the same inputs and its files are intact), and
-the verification of a built folder's audio at load. Each corpus (``asterisk.py``, ``fillets.py``) decides which files
-are speech, who speaks them and what its manifest says.
+the verification of a built folder's audio at load, and the build itself (``build_from_packages``). Each corpus
+(``asterisk.py``, ``fillets.py``) decides which files are speech, who speaks them and what its manifest says
+(``PackageBuild``, a reader and a describer).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import io
 import json
 import subprocess
 import wave
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -33,6 +34,7 @@ from runner.corpora.base import (
     read_problems,
     read_utterances,
 )
+from runner.stages import StageLog, StagePart
 
 SAMPLE_RATE = 16_000
 WAV_HEADER_BYTES = 44  # the plain RIFF/WAVE header the ``wave`` module writes for PCM
@@ -186,6 +188,76 @@ def finish_build(out_dir: Path, table: CorpusTable, manifest: dict[str, Any]) ->
     atomic_write_text(
         out_dir / MANIFEST_FILE, json.dumps({**manifest, "outputs": outputs}, indent=2, sort_keys=True) + "\n"
     )
+
+
+@dataclass(frozen=True)
+class PackageBuild:
+    """What a corpus built from installed Debian packages decides for itself: its name in the manifest and the
+    progress lines, what a source file is called there, the version of its build rules and any rule its bytes
+    depend on (``rules``: recorded in the inputs, so a changed rule rebuilds)."""
+
+    corpus: str  # "asterisk-default", "fillets"
+    stage: str  # the progress stage: "default corpus"
+    unit: str  # what the stage reads: "prompts"
+    format_version: int
+    rules: dict[str, Any]
+
+
+# Reads the sources into the builder (advancing the stage part once per source) and returns the counts per package.
+Reader = Callable[[CorpusBuilder, StagePart], dict[str, dict[str, Any]]]
+# The corpus's own part of the manifest (its speakers, what it lacks), from the built table.
+Describer = Callable[[CorpusTable], dict[str, Any]]
+
+
+def build_from_packages(
+    out_dir: Path,
+    build: PackageBuild,
+    installed: dict[str, InstalledPackage],
+    sources: dict[str, list[tuple[PurePosixPath, Path]]],
+    *,
+    min_duration_s: float,
+    max_per_speaker: int | None,
+    read: Reader,
+    describe: Describer,
+    progress: bool,
+) -> CorpusTable:
+    """Build (or reuse) a corpus of the ``installed`` packages in ``out_dir``: its inputs (the parameters, each
+    package's version and the digest of its ``sources``, named as the build knows them, the decoder, the corpus's
+    rules), the cached build while they are unchanged, else every source read by ``read`` with a progress line per
+    tenth, and the manifest (the corpus's ``describe``, the inputs, the counts per package, the totals)."""
+    out_dir = Path(out_dir)
+    inputs = {
+        "format_version": build.format_version,
+        "min_duration_s": min_duration_s,
+        "max_per_speaker": max_per_speaker,
+        **build.rules,
+        "packages": {name: package_inputs(package, sources[name]) for name, package in sorted(installed.items())},
+        "decoder": decoder_versions(),
+    }
+    cached = cached_build(out_dir, inputs)
+    if cached is not None:
+        return cached
+    builder = CorpusBuilder(out_dir)
+    log = StageLog.for_run(1, progress)  # a bar on a terminal, else a line each tenth of the sources
+    with log.part(build.stage, f"{build.unit} read", sum(len(found) for found in sources.values())) as part:
+        counts = read(builder, part)
+    log.done(build.stage, f"{sum(count['kept'] for count in counts.values())} utterances kept")
+    table = builder.table()
+    frame = table.frame
+    manifest = {
+        **describe(table),
+        "corpus": build.corpus,
+        "inputs": inputs,
+        "packages": {name: {"version": package.version, **counts[name]} for name, package in sorted(installed.items())},
+        "totals": {
+            "speakers": int(frame["speaker"].nunique()),
+            "utterances": len(frame),
+            "seconds": round(float(frame["duration_s"].sum()), 3),
+            "problems": len(table.problems),
+        },
+    }
+    finish_build(out_dir, table, manifest)
+    return table
 
 
 def load_built(root: Path, command: str) -> CorpusTable:

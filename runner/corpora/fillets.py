@@ -29,16 +29,14 @@ from runner.corpora.base import CorpusBuilder, CorpusTable, Release, corpus_adap
 from runner.corpora.debian import (
     AUDIO_FOLDER,
     InstalledPackage,
+    PackageBuild,
     add_decoded,
-    cached_build,
+    build_from_packages,
     checked_package,
-    decoder_versions,
-    finish_build,
     load_built,
     package_files,
-    package_inputs,
 )
-from runner.stages import StageLog
+from runner.stages import StagePart
 
 FORMAT_VERSION = 1
 SOUND_ROOT = PurePosixPath("/usr/share/games/fillets-ng/sound")
@@ -48,6 +46,16 @@ MAIN_CODES = {"v": "the fish speaking as code v in every level", "m": "the fish 
 DEFAULT_MIN_DURATION_S = 1.0
 BUILD_COMMAND = "interbias corpus build --corpus fillets"
 RELEASE = Release("Debian fillets-ng-data voice packages", None)  # each row: its package and version
+BUILD = PackageBuild(
+    "fillets",
+    "fillets corpus",
+    "lines",
+    FORMAT_VERSION,
+    {
+        "main_codes": sorted(MAIN_CODES),
+        "line_names": [LINE.pattern, CODE_LAST.pattern],  # the rules that give each file its speaker
+    },
+)
 
 
 @dataclass(frozen=True)
@@ -103,39 +111,22 @@ def build_fillets_corpus(
     progress: bool = True,
 ) -> CorpusTable:
     """Build (or reuse) the Fish Fillets NG corpus in ``out_dir`` from the installed packages; its table."""
-    out_dir = Path(out_dir)
     installed: dict[str, InstalledPackage] = {}
     lines: dict[str, list[Line]] = {}
     for language in LANGUAGES:
         found = checked_package(language.package, language.description_phrase, f"LANGUAGES in {__name__}")
         installed[language.package] = found
         lines[language.package] = package_lines(language, found)
-    inputs = {
-        "format_version": FORMAT_VERSION,
-        "min_duration_s": min_duration_s,
-        "max_per_speaker": max_per_speaker,
-        "main_codes": sorted(MAIN_CODES),
-        "line_names": [LINE.pattern, CODE_LAST.pattern],  # the rules that give each file its speaker
-        "packages": {
-            name: package_inputs(package, [(line.relative, line.path) for line in lines[name]])
-            for name, package in sorted(installed.items())
-        },
-        "decoder": decoder_versions(),
-    }
-    cached = cached_build(out_dir, inputs)
-    if cached is not None:
-        return cached
-    builder = CorpusBuilder(out_dir)
-    counts: dict[str, dict[str, Any]] = {
-        name: {"kept": 0, "too_short": 0, "failed": 0, "not_a_line": 0, "minor_characters": {}} for name in installed
-    }
-    kept: dict[str, int] = {}
-    total = sum(len(found) for found in lines.values())
-    log = StageLog.for_run(1, progress)
-    with log.part("fillets corpus", "lines read", total) as read:
+
+    def read(builder: CorpusBuilder, read_lines: StagePart) -> dict[str, dict[str, Any]]:
+        counts: dict[str, dict[str, Any]] = {
+            name: {"kept": 0, "too_short": 0, "failed": 0, "not_a_line": 0, "minor_characters": {}}
+            for name in installed
+        }
+        kept: dict[str, int] = {}
         for name in sorted(lines):
             for line in lines[name]:
-                read.advance(1)
+                read_lines.advance(1)
                 count = counts[name]
                 if line.code not in MAIN_CODES:
                     _left_out(builder, line, count)
@@ -145,10 +136,19 @@ def build_fillets_corpus(
                 reason = _add_line(builder, line, installed[name], min_duration_s)
                 count[reason or "kept"] += 1
                 kept[line.speaker] = kept.get(line.speaker, 0) + (reason is None)
-    log.done("fillets corpus", f"{sum(c['kept'] for c in counts.values())} lines kept")
-    table = builder.table()
-    finish_build(out_dir, table, _manifest(table, installed, inputs, counts))
-    return table
+        return counts
+
+    return build_from_packages(
+        out_dir,
+        BUILD,
+        installed,
+        {name: [(line.relative, line.path) for line in found] for name, found in lines.items()},
+        min_duration_s=min_duration_s,
+        max_per_speaker=max_per_speaker,
+        read=read,
+        describe=_description,
+        progress=progress,
+    )
 
 
 def _left_out(builder: CorpusBuilder, line: Line, count: dict[str, Any]) -> None:
@@ -178,9 +178,8 @@ def _add_line(builder: CorpusBuilder, line: Line, package: InstalledPackage, min
     )
 
 
-def _manifest(
-    table: CorpusTable, installed: dict[str, InstalledPackage], inputs: dict[str, Any], counts: dict[str, Any]
-) -> dict[str, Any]:
+def _description(table: CorpusTable) -> dict[str, Any]:
+    """The manifest's account of the voices: each main fish per language, and what the packages do not say."""
     frame = table.frame
     speakers = [
         {
@@ -195,16 +194,7 @@ def _manifest(
         for code, who in sorted(MAIN_CODES.items())
     ]
     return {
-        "corpus": "fillets",
-        "inputs": inputs,
         "speakers": speakers,
-        "packages": {name: {"version": p.version, **counts[name]} for name, p in sorted(installed.items())},
-        "totals": {
-            "speakers": int(frame["speaker"].nunique()),
-            "utterances": len(frame),
-            "seconds": round(float(frame["duration_s"].sum()), 3),
-            "problems": len(table.problems),
-        },
         "gender": "none: neither package states the voices' gender",
         "transcripts": "none: no package ships the text of its lines",
     }

@@ -1,5 +1,6 @@
 """What a run declares: its configuration (corpora, encoders, experiments, analysis), the experiment designs
-(factors, cells, operator chains), how trials are drawn from a corpus's pool, and seeded copies of a configuration."""
+(factors, cells, operator chains), how trials are drawn from a corpus's pool, where its folders are, and seeded
+copies of a configuration."""
 
 from runner.design.config import (
     CONDITION_KEYS,
@@ -12,18 +13,14 @@ from runner.design.config import (
     FAILURE_POLICIES,
     PAPER_IDS,
     REGISTRY_KEYS,
-    ROOT_VARIABLES,
     RUN_KEYS,
     TOP_KEYS,
     CorpusChoice,
     Countermeasure,
     RunConfig,
     check_dev_speakers,
-    default_cache_root,
-    default_checkpoints_root,
     did_you_mean,
     load_config,
-    placeholder_roots,
 )
 from runner.design.experiments import (
     CLEAN,
@@ -37,6 +34,7 @@ from runner.design.experiments import (
     SpoofSource,
     merge_selections,
 )
+from runner.design.roots import ROOT_VARIABLES, default_cache_root, default_checkpoints_root, placeholder_roots
 from runner.design.seeds import seed_configs, seeded_config_text
 from runner.design.trials import (
     ENUMERATION_LIMIT,

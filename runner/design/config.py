@@ -26,8 +26,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -42,6 +41,7 @@ from runner.design.experiments import (
     Factor,
     SpoofSource,
 )
+from runner.design.roots import default_cache_root, default_checkpoints_root
 from runner.design.trials import Selection
 from runner.encoders import EncoderSpec
 from schemas import (
@@ -66,18 +66,14 @@ __all__ = [
     "FAILURE_POLICIES",
     "PAPER_IDS",
     "REGISTRY_KEYS",
-    "ROOT_VARIABLES",
     "RUN_KEYS",
     "TOP_KEYS",
     "CorpusChoice",
     "Countermeasure",
     "RunConfig",
     "check_dev_speakers",
-    "default_cache_root",
-    "default_checkpoints_root",
     "did_you_mean",
     "load_config",
-    "placeholder_roots",
 ]
 
 EXPERIMENT_USES = ("interaction", "mismatch", "subgroup-gap", "descriptive")
@@ -122,33 +118,6 @@ EXPERIMENT_KEYS = (
     "trial_list",
     "budgets",
 )
-
-
-def default_cache_root() -> Path:
-    return Path(os.environ.get("INTERBIAS_CACHE", "~/.cache/interbias-sv")).expanduser()
-
-
-ROOT_VARIABLES = ("INTERBIAS_CORPORA", "INTERBIAS_CHECKPOINTS")  # the roots configs/full.toml reads its folders under
-
-
-@contextmanager
-def placeholder_roots(folder: str) -> Iterator[None]:
-    """While a configuration whose corpus and checkpoint folders are named but never read is loaded (a plan from
-    declared sizes, a rehearsal), each unset variable of ``ROOT_VARIABLES`` names ``folder``; unset again after, so
-    nothing later in the process reads the placeholder."""
-    unset = [name for name in ROOT_VARIABLES if name not in os.environ]
-    os.environ.update(dict.fromkeys(unset, folder))
-    try:
-        yield
-    finally:
-        for name in unset:
-            os.environ.pop(name, None)
-
-
-def default_checkpoints_root() -> Path:
-    """Where checkpoints are installed and read: ``$INTERBIAS_CHECKPOINTS``, else the cache's ``checkpoints``."""
-    named = os.environ.get("INTERBIAS_CHECKPOINTS")
-    return Path(named).expanduser() if named else default_cache_root() / "checkpoints"
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_cli import EXAMPLE, ROOT, clean_table, invoke, one_line_error, write
 
 from provenance.keys import key_id, load_private_key, load_public_key
 from schemas.errors import InputError
+from tests.audit.test_cli import EXAMPLE, ROOT, clean_table, invoke, one_line_error, write
 
 
 @pytest.fixture
@@ -323,6 +323,7 @@ def run_with_file_size_limit(limit: int, *args: str) -> subprocess.CompletedProc
     )
 
 
+@pytest.mark.slow
 def test_a_report_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     out = tmp_path / "report"
     done = run_with_file_size_limit(3000, "verify", str(clean_table(tmp_path)), "--out", str(out))

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_cli import EXAMPLE, invoke, one_line_error, write
 
 from audit.bundle.signature import verify_statement
 from audit.bundle.verified import StatementError
@@ -16,6 +15,7 @@ from provenance.manifest import read_json_object
 from schemas.analysis import read_analysis
 from schemas.bundle import BundleFileError, parse_json_object, parse_toml
 from schemas.errors import InputError
+from tests.audit.test_cli import EXAMPLE, invoke, one_line_error, write
 
 DEEP_JSON = b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 HUGE_NUMBER_JSON = b'{"x": ' + b"9" * 5000 + b"}"

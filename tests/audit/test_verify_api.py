@@ -4,7 +4,6 @@ the one ending shared by ``audit verify`` and ``interbias reproduce``."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,7 @@ from audit.verify import AuditRequest, verify
 from reports import finish_report
 from reports.badges import SECTION_ID
 from schemas.errors import InputError
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "provenance"))  # the shared bundle factory
-from synthetic_bundle import SyntheticBundle, build_bundle
+from tests.provenance.synthetic_bundle import SyntheticBundle, build_bundle
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +31,7 @@ def test_without_a_trusted_key_the_verdict_is_unauthenticated_and_exits_1(bundle
     assert report["verdict"] == "unauthenticated" and exit_code(report) == 1
 
 
+@pytest.mark.slow
 def test_finish_report_adds_the_summary_and_writes_the_report(bundle: SyntheticBundle, tmp_path: Path) -> None:
     report = verify(AuditRequest(bundle.root / "results.csv", bundle=bundle.root, key=bundle.public_key))
     n_sections = len(report["sections"])

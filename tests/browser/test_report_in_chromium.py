@@ -12,7 +12,6 @@ A screenshot of each first screen is kept under ``out/browser/`` and the measure
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +23,7 @@ from audit.cli import audit_results
 from audit.scores.scoring import ScoringConfig, audit_scores
 from audit.verify import AuditRequest
 from reports import write_report
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "provenance"))  # the shared bundle factory
-from synthetic_bundle import build_bundle
+from tests.provenance.synthetic_bundle import build_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's package: configs and nox -s browser install it

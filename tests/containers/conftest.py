@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from engine_standin import EngineStandIn, handler_for
+
+from tests.containers.engine_standin import EngineStandIn, handler_for
 
 
 @pytest.fixture

@@ -119,6 +119,7 @@ def test_output_under_a_file_is_refused(setup: dict[str, Path]) -> None:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_dry_run_through_the_real_interbias_command(tmp_path: Path) -> None:
     """The entrypoint in front of the project's own `interbias reproduce --dry-run` (from this venv)."""
     interbias = shutil.which("interbias", path=str(Path(sys.executable).parent))

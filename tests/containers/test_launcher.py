@@ -10,7 +10,6 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from engine_standin import CONTAINER_ID, IMAGE_ID, LOG_FRAMES, EngineStandIn
 
 from runner import container
 from runner.container import (
@@ -22,6 +21,7 @@ from runner.container import (
     launch,
 )
 from schemas.errors import InputError
+from tests.containers.engine_standin import CONTAINER_ID, IMAGE_ID, LOG_FRAMES, EngineStandIn
 
 STATE = SourceState(revision="0123456789abcdef0123456789abcdef01234567", epoch=1_700_000_000)
 REPO_FILES = {

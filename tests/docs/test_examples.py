@@ -23,15 +23,13 @@ MODULES = (
     "schemas.analysis",  # names_without_referent
     "schemas.jsonable",  # json_safe
     "schemas.wording",  # count, format_number
-    "runner.design.config",  # load_config
-    "runner.operators.adversarial",  # matched_noise, snr_db
+    pytest.param("runner.design.config", marks=pytest.mark.runner),  # load_config
+    pytest.param("runner.operators.adversarial", marks=pytest.mark.runner),  # matched_noise, snr_db
 )
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_the_examples_of_a_module_hold(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    if name.startswith("runner."):
-        pytest.importorskip("torch")
     monkeypatch.chdir(ROOT)
     module = importlib.import_module(name)
     outcome = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)

@@ -53,6 +53,8 @@ WINGS = {
         "runner.operators": 2,
         "runner.corpora": 3,
         "runner.design": 4,
+        "runner.config": 5,  # deprecated paths over the design wing, until 0.2
+        "runner.designs": 5,
         "runner.plan": 5,
         "runner.scoring": 6,
         "runner.execution": 6,

@@ -32,11 +32,12 @@ from provenance.statement import (
     read_bindings,
     read_checkpoints,
 )
+from tests.fuzzing import examples
 
 KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 PAYLOAD = b'{"_type": "https://in-toto.io/Statement/v1"}'
 SIGNED = sign_envelope(PAYLOAD, KEY)
-FUZZ = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Text that includes lone surrogates (JSON's "\ud800" escapes decode to them) and control characters.
 TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=12) | st.sampled_from(

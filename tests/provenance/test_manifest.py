@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_pem_public_key
-from synthetic_bundle import RUN_CONFIG, RUN_ID, build_bundle
 
 from provenance.canonical import canonical_json
 from provenance.manifest import write_manifest
 from provenance.statement import BUILD_TYPE, PREDICATE_TYPE, STATEMENT_TYPE, read_bindings, read_checkpoints
 from schemas.errors import InputError
+from tests.provenance.synthetic_bundle import RUN_CONFIG, RUN_ID, build_bundle
 
 
 def test_statement_lists_every_file_with_both_digests(tmp_path: Path) -> None:

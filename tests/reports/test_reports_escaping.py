@@ -11,13 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
-from sample_reports import HOSTILE, full_report
 
 from reports.blocks import Block, BulletList, Callout, Figure, Heading, Paragraph, Table
 from reports.document import build_document
 from reports.figures import render_figures
 from reports.html import render_html
 from reports.markdown import escape_markdown, render_markdown
+from tests.fuzzing import examples
+from tests.reports.sample_reports import HOSTILE, full_report
 
 
 class TagCollector(HTMLParser):
@@ -112,7 +113,7 @@ def test_markdown_specials_from_input_files_stay_text(text: str) -> None:
 LABEL_TEXT = st.text(alphabet=st.sampled_from([*string.printable[:-2], "é", "ß", "中"]), max_size=40)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=LABEL_TEXT)
 def test_any_label_renders_as_exactly_its_text(text: str) -> None:
     """Property: a paragraph, a list item, a heading, a callout and a table cell holding any string render, in

@@ -7,12 +7,12 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import pytest
-from sample_reports import full_report
 
 from reports.blocks import BulletList, Callout, Contents, Heading, Paragraph, Table
 from reports.document import build_document, slug, table_blocks
 from reports.html import render_html
 from reports.markdown import render_markdown
+from tests.reports.sample_reports import full_report
 
 
 class Anchors(HTMLParser):

@@ -13,11 +13,11 @@ from xml.etree import ElementTree
 
 import pytest
 from PIL import Image
-from sample_reports import full_report, minimal_report
 
 from provenance.atomic import write_files_into
 from reports import ReportShapeError, write_report
 from schemas.errors import InputError
+from tests.reports.sample_reports import full_report, minimal_report
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -101,6 +101,7 @@ def test_figures_are_valid_pngs_beside_valid_svgs(written: tuple[Path, list[Path
             assert "Software" not in image.info
 
 
+@pytest.mark.slow
 def test_rewriting_gives_identical_bytes_and_leaves_no_temp_files(
     written: tuple[Path, list[Path]], tmp_path: Path
 ) -> None:
@@ -114,13 +115,14 @@ def test_rewriting_gives_identical_bytes_and_leaves_no_temp_files(
     assert files == sorted(path.as_posix() for path in before)
 
 
+@pytest.mark.slow
 def test_figure_bytes_do_not_depend_on_the_process(written: tuple[Path, list[Path]], tmp_path: Path) -> None:
     script = (
         "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
-        "from sample_reports import full_report; from reports import write_report;"
+        "from tests.reports.sample_reports import full_report; from reports import write_report;"
         "write_report(full_report(), Path(sys.argv[2]))"
     )
-    subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent), str(tmp_path)], check=True)
+    subprocess.run([sys.executable, "-c", script, str(Path(__file__).parents[2]), str(tmp_path)], check=True)
     for name in ("ie_vs_prediction.png", "gap_vs_snr.png", "ie_vs_prediction.svg"):
         assert (tmp_path / "figures" / name).read_bytes() == (written[0] / "figures" / name).read_bytes()
 

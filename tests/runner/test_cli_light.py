@@ -27,6 +27,7 @@ app(sys.argv[1:], prog_name="interbias")
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["run", "c.toml", "--out", "o"], ["reproduce", "--dry-run"], ["corpus", "build"]])
 def test_without_the_runner_extra_one_line_names_it(tmp_path: Path, args: list[str]) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

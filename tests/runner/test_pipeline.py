@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from cli_output import split_output
 from sklearn.metrics import roc_curve
 
 from runner.corpora.asterisk import build_default_corpus
@@ -25,6 +24,7 @@ from runner.design.config import load_config
 from runner.encoders import Encoder, EncoderSpec
 from runner.pipeline import RunOptions, run
 from schemas.errors import InputError
+from tests.runner.cli_output import split_output
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGES = [
@@ -133,6 +133,7 @@ def legacy_eer(labels: np.ndarray, scores: np.ndarray) -> float:
     return float((fpr[i] + fnr[i]) / 2)
 
 
+@pytest.mark.slow
 def test_bundle_rows_carry_provenance_and_rescore_exactly(finished: tuple[Path, Path, list]) -> None:
     _, out, _ = finished
     results = pd.read_csv(out / "results.csv")
@@ -219,6 +220,7 @@ def test_rerun_does_no_forward_pass_and_writes_the_same_bytes(
     assert output.progress[3].startswith("stage 4/6 embeddings: 0 computed, ")
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_the_same_bytes(finished: tuple[Path, Path, list], tmp_path: Path) -> None:
     folder, out, _ = finished
     config = load_config(folder / "run.toml")
@@ -263,6 +265,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_missing_and_corrupt_audio_are_one_line_and_exit_2(corpus: Path, tmp_path: Path) -> None:
     broken = tmp_path / "corpus"
     shutil.copytree(corpus, broken)
@@ -283,6 +286,7 @@ def test_missing_and_corrupt_audio_are_one_line_and_exit_2(corpus: Path, tmp_pat
     assert not (tmp_path / "out2" / "results.csv").exists()
 
 
+@pytest.mark.slow
 def test_missing_checkpoint_and_unknown_operator_are_one_line_and_exit_2(corpus: Path, tmp_path: Path) -> None:
     config = write_config(tmp_path, corpus, ["ecapa-tdnn"])
     result = cli("run", str(config), "--out", str(tmp_path / "out"))
@@ -296,6 +300,7 @@ def test_missing_checkpoint_and_unknown_operator_are_one_line_and_exit_2(corpus:
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_json_stdout_is_the_summary_alone_and_progress_goes_to_stderr(corpus: Path, tmp_path: Path) -> None:
     # The oracle for the counts is the bundle: operators.json counts each distinct side once (one label here), the
     # embedding stage's lines climb to that count, a forward pass is made for each side that was not failed, and
@@ -329,6 +334,7 @@ def reproduced(finished: tuple[Path, Path, list], tmp_path_factory: pytest.TempP
     return bundle
 
 
+@pytest.mark.slow
 def test_reproduce_signs_audits_and_writes_the_same_results(
     reproduced: Path, finished: tuple[Path, Path, list]
 ) -> None:

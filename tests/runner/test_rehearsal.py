@@ -24,8 +24,7 @@ from runner.rehearsal import PaperBundle, write_paper_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 FULL = ROOT / "configs" / "full.toml"
-sys.path.insert(0, str(ROOT / "tests" / "provenance"))
-from synthetic_bundle import legacy_eer_oracle  # noqa: E402
+from tests.provenance.synthetic_bundle import legacy_eer_oracle  # noqa: E402
 
 DESIGNS = ("E10", "E14", "E15", "E16")
 LABELS = 2
@@ -115,6 +114,7 @@ def test_the_sealed_statement_is_the_one_rebuilt_from_the_files_on_disk(bundle: 
     assert canonical_json(build_run_statement(bundle.root, config)) == canonical_json(sealed)
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_bundle(tmp_path: Path) -> None:
     def written(name: str, seed: int) -> PaperBundle:
         return write_paper_bundle(

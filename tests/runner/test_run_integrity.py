@@ -23,8 +23,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import Result
-from test_cache import damage
-from test_pipeline import CountingEncoder, counting_factory
 from typer.testing import CliRunner
 
 from runner.corpora.asterisk import build_default_corpus
@@ -32,6 +30,8 @@ from runner.design.config import load_config
 from runner.pipeline import RunOptions, RunSummary, run
 from schemas.bundle import RUN_SPECIFIC_FILES, TIMINGS_FILE
 from schemas.errors import InputError
+from tests.runner.test_cache import damage
+from tests.runner.test_pipeline import CountingEncoder, counting_factory
 
 ROOT = Path(__file__).resolve().parents[2]
 MUSIC = Path("/usr/share/asterisk/moh")
@@ -102,6 +102,7 @@ def entries(cache: Path) -> list[Path]:
     return sorted((cache / "embeddings").rglob("*.emb"))
 
 
+@pytest.mark.slow
 def test_a_damaged_cache_is_recomputed_counted_and_gives_the_same_results(
     cold: tuple[Path, RunSummary], tmp_path: Path
 ) -> None:
@@ -123,6 +124,7 @@ def test_a_damaged_cache_is_recomputed_counted_and_gives_the_same_results(
     assert again.cache_rejected == 0 and again.forward_passes == 0
 
 
+@pytest.mark.slow
 def test_changed_music_is_never_served_from_the_cache(
     cold: tuple[Path, RunSummary], corpus: Path, tmp_path: Path
 ) -> None:
@@ -280,6 +282,7 @@ def bundle_bytes(out: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 def test_two_folders_and_caches_give_the_same_bundle_naming_neither_with_modes_from_the_umask(
     cold: tuple[Path, RunSummary], tmp_path: Path
 ) -> None:
@@ -338,6 +341,7 @@ def test_a_killed_writers_temporary_file_is_removed_on_resume_and_never_signed(
     assert (out / "results.csv").read_bytes() == (folder / "out" / "results.csv").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_rerun_rewrites_an_edited_score_file_and_refuses_a_file_it_did_not_write(
     cold: tuple[Path, RunSummary], tmp_path: Path
 ) -> None:

@@ -30,8 +30,9 @@ from schemas.bundle import (
     parse_trial_list,
     parse_utterances,
 )
+from tests.fuzzing import examples
 
-FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CELLS = st.sampled_from(["", "0", "1", "2", "-1", "nan", "inf", "1.5", "spk1", "u1", "target", "x", "1e400"]) | st.text(
     max_size=4
 )
@@ -85,6 +86,7 @@ def plausible_trial_lists(draw: st.DrawFn) -> bytes:
     | plausible_trial_lists()
     | csv_tables(["utt_id", "speaker", "spoof_system", "gender", "source_version"])
 )
+@pytest.mark.slow
 def test_any_csv_over_the_bundle_columns(data: bytes) -> None:
     trials = parses_or_refuses(parse_trial_list, data)
     utterances = parses_or_refuses(parse_utterances, data)

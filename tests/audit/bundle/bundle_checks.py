@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from audit.bundle.verification import verify_bundle as verify_bundle_object
@@ -13,9 +11,7 @@ from provenance.canonical import canonical_json
 from provenance.dsse import sign_envelope
 from provenance.keys import load_private_key
 from schemas.flags import Flag, Severity
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
-from synthetic_bundle import SyntheticBundle
+from tests.provenance.synthetic_bundle import SyntheticBundle
 
 RECORD = "E13-m1-babble-opus"
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
-from synthetic_bundle import SyntheticBundle, build_bundle
+from tests.provenance.synthetic_bundle import SyntheticBundle, build_bundle
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -22,10 +21,8 @@ from typer.testing import CliRunner
 from audit.bundle import source as bundle_source
 from audit.verify import AuditRequest, verify
 from provenance.digests import file_digest
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
-from bundle_checks import RECORD
-from synthetic_bundle import SyntheticBundle
+from tests.audit.bundle.bundle_checks import RECORD
+from tests.provenance.synthetic_bundle import SyntheticBundle
 
 
 def _zip(root: Path, path: Path, prefix: str = "") -> Path:

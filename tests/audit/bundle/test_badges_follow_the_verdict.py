@@ -8,7 +8,6 @@ with its reason first among the gaps, and every count is over the audited rows (
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,8 @@ from audit.verify import AuditRequest, verify
 from provenance.digests import file_digest
 from provenance.keys import generate_keypair
 from reports.badges import artefact_evaluation_summary
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
-from bundle_checks import RECORD, resign
-from synthetic_bundle import SyntheticBundle, build_bundle
+from tests.audit.bundle.bundle_checks import RECORD, resign
+from tests.provenance.synthetic_bundle import SyntheticBundle, build_bundle
 
 ANALYSIS = 'equivalence_margin = 0.05\nn_resamples = 40\nseed = 3\ndev_speakers = ["s0", "s1"]'
 AVAILABLE, FUNCTIONAL, REUSABLE, REPRODUCED = (

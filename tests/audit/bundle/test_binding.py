@@ -5,7 +5,6 @@ The rows' metrics come from independent oracles in ``tests/provenance/synthetic_
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -14,10 +13,8 @@ import pytest
 from audit.table.reading import read_results
 from audit.verify import AuditRequest
 from audit.verify import verify as verify_api
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
-from bundle_checks import RECORD, by_id, error_ids, failures_of, sections_of, verify_bundle
-from synthetic_bundle import SyntheticBundle
+from tests.audit.bundle.bundle_checks import RECORD, by_id, error_ids, failures_of, sections_of, verify_bundle
+from tests.provenance.synthetic_bundle import SyntheticBundle
 
 
 def test_changed_eer_in_a_table_outside_the_bundle_is_a_table_binding_error_only(bundle: SyntheticBundle) -> None:

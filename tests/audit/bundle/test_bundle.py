@@ -9,12 +9,8 @@ independent oracles (sklearn's roc_curve snippet, a brute-force minDCF sweep, sk
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
-from bundle_checks import sections_of, verify_bundle
-from synthetic_bundle import SyntheticBundle
+from tests.audit.bundle.bundle_checks import sections_of, verify_bundle
+from tests.provenance.synthetic_bundle import SyntheticBundle
 
 
 def test_clean_bundle_passes_with_full_coverage(bundle: SyntheticBundle) -> None:

@@ -4,7 +4,6 @@ against VoxSRC's brentq routine (an independent oracle)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +15,7 @@ from sklearn.metrics import roc_curve
 
 from audit.bundle.curves import curves_of_bundle
 from audit.bundle.verification import verify_bundle
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
-from synthetic_bundle import SyntheticBundle, build_bundle
+from tests.provenance.synthetic_bundle import SyntheticBundle, build_bundle
 
 
 def voxsrc_eer(scores: np.ndarray, labels: np.ndarray) -> float:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -27,10 +26,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
-from synthetic_bundle import SyntheticBundle, build_bundle
+from tests.fuzzing import examples
+from tests.provenance.synthetic_bundle import SyntheticBundle, build_bundle
 
-FUZZ = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 SIGNED_NUMBERS = ("eer", "min_dcf", "auc", "n_target", "n_nontarget")
 SIGNED_TEXT = ("experiment", "model", "condition", "level_a", "checkpoint_blake3", "trial_list_id")
 LOOK_ALIKES = ("EER", "eer ", "e\u0435r", "Min_DCF", "A.U.C", "n-target")
@@ -137,6 +136,7 @@ def _copy(clean: SyntheticBundle, tmp_path: Path) -> tuple[Path, Path]:
     return folder, folder / "bundle"
 
 
+@pytest.mark.slow
 @FUZZ
 @given(mutations=st.lists(TABLE_MUTATIONS, min_size=1, max_size=3))
 def test_a_mutated_table_passes_only_when_it_is_still_the_signed_one(
@@ -158,6 +158,7 @@ def test_a_mutated_table_passes_only_when_it_is_still_the_signed_one(
     assert after == before  # the audit wrote nothing but its report
 
 
+@pytest.mark.slow
 @FUZZ
 @given(mutation=FILE_MUTATIONS)
 def test_a_bundle_changed_without_the_key_never_passes_and_is_never_written_to(

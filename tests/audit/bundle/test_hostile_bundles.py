@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,7 @@ from provenance.digests import file_digest
 from provenance.dsse import sign_envelope
 from provenance.keys import generate_keypair, load_private_key
 from provenance.manifest import write_manifest
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
-from synthetic_bundle import RUN_CONFIG, SyntheticBundle, build_bundle
+from tests.provenance.synthetic_bundle import RUN_CONFIG, SyntheticBundle, build_bundle
 
 ANALYSIS = 'equivalence_margin = 0.05\nn_resamples = 40\nseed = 3\ndev_speakers = ["s0", "s1"]'
 RECORD = "E13-m1-babble-opus"
@@ -166,6 +163,7 @@ def test_an_outside_table_that_differs_from_the_signed_one_fails(
     assert column in {failure.get("column") for failure in failures}
 
 
+@pytest.mark.slow
 def test_dropped_rows_fail_unless_the_subset_is_declared(bundle: SyntheticBundle, tmp_path: Path) -> None:
     table = outside_table(bundle, tmp_path, lambda t: t[t["model"] == "m1"])
     code, _, report = audit(table, "--bundle", bundle.root, "--key", bundle.public_key)

@@ -7,13 +7,12 @@ gives the same verdict and checks), and a folder of the same bundle other than `
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
-from synthetic_bundle import SyntheticBundle
+from tests.provenance.synthetic_bundle import SyntheticBundle
 
 
 def audit(*args: str | Path) -> tuple[int, str, str]:
@@ -24,6 +23,7 @@ def audit(*args: str | Path) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+@pytest.mark.slow
 def test_the_report_is_written_into_the_bundles_report_folder_and_changes_nothing_audited(
     bundle: SyntheticBundle,
 ) -> None:

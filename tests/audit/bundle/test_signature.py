@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,10 +20,8 @@ from audit.bundle.verified import Trust
 from audit.cli import app
 from provenance.keys import ReviewerKey, generate_keypair
 from schemas.errors import InputError
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
-from bundle_checks import by_id, error_ids, resign, sections_of, verify_bundle
-from synthetic_bundle import SyntheticBundle, build_bundle
+from tests.audit.bundle.bundle_checks import by_id, error_ids, resign, sections_of, verify_bundle
+from tests.provenance.synthetic_bundle import SyntheticBundle, build_bundle
 
 
 def test_bundle_key_is_used_and_named_without_a_reviewer_key(bundle: SyntheticBundle) -> None:

@@ -6,7 +6,6 @@ The rows' metrics come from independent oracles in ``tests/provenance/synthetic_
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +13,8 @@ import pandas as pd
 import pytest
 
 from provenance.digests import file_digest
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
-from bundle_checks import RECORD, by_id, error_ids, failures_of, resign, sections_of, verify_bundle
-from synthetic_bundle import SyntheticBundle
+from tests.audit.bundle.bundle_checks import RECORD, by_id, error_ids, failures_of, resign, sections_of, verify_bundle
+from tests.provenance.synthetic_bundle import SyntheticBundle
 
 
 def test_one_changed_score_is_caught(bundle: SyntheticBundle) -> None:

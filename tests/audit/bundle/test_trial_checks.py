@@ -6,17 +6,14 @@ The rows' metrics come from independent oracles in ``tests/provenance/synthetic_
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from schemas.flags import Severity, has_errors
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "provenance"))  # the shared bundle factory
-from bundle_checks import RECORD, by_id, error_ids, failures_of, sections_of, verify_bundle
-from synthetic_bundle import build_bundle
+from tests.audit.bundle.bundle_checks import RECORD, by_id, error_ids, failures_of, sections_of, verify_bundle
+from tests.provenance.synthetic_bundle import build_bundle
 
 
 def test_contrast_terms_on_different_trial_lists_are_unmatched(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from scipy import integrate
 from scipy.stats import norm
-from test_trial_scores import invoke, write_case
 
 from audit.metrics.calibration import act_dcf, cllr, fit_logistic_calibration, min_cllr
 from audit.metrics.spoofing import a_dcf, min_t_dcf, sasv_eer, t_eer
@@ -19,6 +18,7 @@ from audit.scores.resampling import interval_columns, weighted_draws
 from audit.scores.scoring import ScoringConfig, audit_scores
 from audit.statistics.draws import cluster_codes, draw_cluster_weights
 from schemas.trials import TrialKind
+from tests.audit.scores.test_trial_scores import invoke, write_case
 
 CM_KEY = {False: "bonafide", True: "spoof"}
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -62,6 +62,7 @@ def test_min_cllr_of_the_hand_computed_case(tmp_path) -> None:  # type: ignore[n
     assert "cllr" not in row and "act_dcf" not in row
 
 
+@pytest.mark.slow
 def test_calibrated_and_spoofing_metrics_are_the_library_functions(tmp_path) -> None:  # type: ignore[no-untyped-def]
     trials, scores, cm, dev, rows, cm_values = _spoofed_case(tmp_path)
     config = ScoringConfig(n_resamples=50)
@@ -167,6 +168,7 @@ def _gaussian_llr_truth(mean: float, spread: float, p_target: float) -> tuple[fl
     return (target + nontarget) / (2 * math.log(2)), dcf
 
 
+@pytest.mark.slow
 def test_cllr_and_act_dcf_intervals_cover_at_the_nominal_rate() -> None:
     """Scores drawn as LLRs (targets N(m, 2m), non-targets N(-m, 2m): their LLR is the score) plus an enrolment
     speaker's effect N(0, 0.3^2) on all its trials (realistic dependence; the truth is the population metric of the

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from audit.scores import lines as lines_module
 from audit.scores.lines import FieldReader
+from tests.fuzzing import examples
 
 FIELD = st.text(alphabet="abcxyz0123456789./-_", min_size=1, max_size=6)
 LINE = st.one_of(
@@ -38,7 +39,7 @@ def _read(path: Path) -> list[tuple[int, list[str]]]:
     return found
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     rows=st.lists(LINE, min_size=1, max_size=40).filter(lambda rows: any(r.strip() for r in rows)),
     block=st.integers(1, 64),

@@ -269,6 +269,7 @@ def test_out_of_bounds_options_are_one_line_before_any_work(
     one_line(stderr, option, problem)
 
 
+@pytest.mark.slow
 def test_the_report_is_written(tmp_path: Path) -> None:
     trial_path, score_path = write_case(tmp_path, "voxceleb")
     code, stdout, _ = invoke(str(trial_path), str(score_path), "--out", str(tmp_path / "out"), "--resamples", "10")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 import threading
 from pathlib import Path
 
@@ -21,9 +20,7 @@ from audit.statistics.section import statistics_section
 from audit.statistics.subgroups import FixedThresholdInput, SubgroupInput
 from audit.verify import AuditRequest, verify
 from reports import finish_report
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "provenance"))
-from synthetic_bundle import build_bundle
+from tests.provenance.synthetic_bundle import build_bundle
 
 
 class _Unpicklable(Exception):
@@ -79,6 +76,7 @@ def test_the_subgroup_settings_computed_beside_the_contrasts_equal_those_compute
     assert beside == in_line
 
 
+@pytest.mark.slow
 def test_a_report_drawn_beside_the_statistics_is_the_report_drawn_in_process(tmp_path: Path) -> None:
     bundle = build_bundle(tmp_path)
     results = bundle.root / "results.csv"

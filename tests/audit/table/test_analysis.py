@@ -23,6 +23,7 @@ from schemas.analysis import (
     NormalisationDeclaration,
     read_analysis,
 )
+from tests.fuzzing import examples
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -192,7 +193,7 @@ def check_typed(analysis: Analysis) -> None:
     assert type(analysis.seed) is int and 0 <= analysis.seed <= SEED_MAX
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(table=st.dictionaries(KEYS, TOML_VALUES, max_size=5))
 def test_any_analysis_table_is_typed_or_a_problem_per_key(table: dict[str, Any]) -> None:
     """Property: no exception; each key is either taken as given or named in exactly one problem."""
@@ -211,7 +212,7 @@ def test_any_analysis_table_is_typed_or_a_problem_per_key(table: dict[str, Any])
     assert len(problems) <= len(table)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(text=st.text(max_size=200) | st.text(alphabet="[]{}=\"'.,\n analysis0123456789e-+", max_size=80))
 def test_any_text_gives_an_analysis_and_problems(text: str) -> None:
     analysis, problems = read_analysis(text)

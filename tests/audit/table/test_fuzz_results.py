@@ -21,9 +21,10 @@ from audit.table.reading import read_results
 from audit.verify import AuditRequest, verify
 from schemas.errors import InputError
 from schemas.results import KNOWN_COLUMNS, REQUIRED_COLUMNS, ValidatedResults, validate_results, with_all_columns
+from tests.fuzzing import examples
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 CELLS = st.sampled_from(
     [
@@ -169,7 +170,7 @@ def plausible_tables(draw: st.DrawFn) -> bytes:
 
 
 @pytest.mark.slow
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=tables() | plausible_tables())
 def test_the_whole_audit_of_any_table_ends_in_a_report_or_an_input_error(data: bytes) -> None:
     with file_with(data) as path:
