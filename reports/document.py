@@ -274,6 +274,11 @@ def _beyond_eer_headlines(report: Mapping[str, Any]) -> list[Block]:
     clean records' calibration and AS-norm, each a table of at most ``HEADLINE_ROWS`` rows."""
     section = next((s for s in _entries(report.get("sections"), "sections") if s.get("id") == "bundle-beyond-eer"), {})
     rows = [row for row in _entries(section.get("table"), "bundle-beyond-eer table") if isinstance(row, Mapping)]
+    statistics = _mapping(report.get("statistics"), "statistics")
+    intervals = {  # the spoof cells' intervals, by record id (statistics.spoofing), shown beside their values
+        str(_mapping(row.get("key"), "statistics.spoofing key").get("record_id")): row
+        for row in _entries(statistics.get("spoofing"), "statistics.spoofing")
+    }
     blocks: list[Block] = []
     for title, key, columns, note in BEYOND_EER_HEADLINES:
         chosen = [row for row in rows if isinstance(row.get(key), numbers.Number)]
@@ -282,7 +287,16 @@ def _beyond_eer_headlines(report: Mapping[str, Any]) -> list[Block]:
         if not chosen:
             continue
         shown = "" if len(chosen) <= HEADLINE_ROWS else f" The first {HEADLINE_ROWS} of {len(chosen)} records."
-        table = [[row.get("experiment"), _condition(row), row.get("model"), *map(row.get, columns)]
+        if key == "sasv_eer" and intervals:
+            shown += " [95% interval]: the speaker bootstrap of section spoofing-intervals."
+
+        def cell(row: Mapping[str, Any], column: str) -> Any:
+            drawn = _mapping(intervals.get(str(row.get("record_id")), {}).get(column), "statistics.spoofing metric")
+            if drawn.get("low") is None:
+                return row.get(column)
+            return interval(row.get(column), drawn.get("low"), drawn.get("high"))
+
+        table = [[row.get("experiment"), _condition(row), row.get("model"), *(cell(row, c) for c in columns)]
                  for row in chosen[:HEADLINE_ROWS]]  # fmt: skip
         blocks += [
             Heading(3, title),
@@ -320,10 +334,18 @@ def _interaction_summary(report: Mapping[str, Any]) -> list[Block]:
             mean_ie = _mapping(statistics.get("mean_ie"), "mean_ie")
             found["95% interval of mean IE"] = interval(None, mean_ie.get("low"), mean_ie.get("high"))
             found["verdict (Holm)"] = statistics.get("verdict")
+            # what an "undetermined" could have found: the smallest IE found 80 % of the time (statistics' power)
+            found["|IE| found 80%"] = _mapping(statistics.get("power"), "power").get("detectable_ie")
         rows.append(found)
     if not rows:
         return []
-    intro = Paragraph(f"{CONTRAST_DEFINITION} Per contrast: appendix (Interaction contrasts).")
+    power = (
+        " '|IE| found 80%': the smallest interaction that, in one contrast of an otherwise additive family, the "
+        "family test finds 80% of the time at this run's speakers (section Per-trial statistics)."
+        if families
+        else ""
+    )
+    intro = Paragraph(f"{CONTRAST_DEFINITION} Per contrast: appendix (Interaction contrasts).{power}")
     return [Heading(3, "Interaction summary"), intro, *rows_blocks(rows)]
 
 

@@ -89,6 +89,7 @@ class RunSummary:
     files_hashed: int = 0
     digests_reused: int = 0
     operator_counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the run could not compute, and why (e.g. a calibration)
 
 
 def _write_run_file(
@@ -243,7 +244,7 @@ def _run(config: RunConfig, out: Path, cache_root: Path, options: RunOptions) ->
     stages.done("scores", f"{len(score_frames)} records, {sum(len(frame) for frame in score_frames)} trials scored")
 
     checkpoints = _checkpoint_records(config, encoders)
-    results = results_table(config, plans, score_frames, trial_lists, checkpoints, scores_blake3, run_id)
+    results, notes = results_table(config, plans, score_frames, trial_lists, checkpoints, scores_blake3, run_id)
     _write_run_file(writer, run_id, cache.rejected)
     environment = capture_environment(
         seeds={"run": config.seed},
@@ -284,6 +285,7 @@ def _run(config: RunConfig, out: Path, cache_root: Path, options: RunOptions) ->
             status: sum(chain[status] for chain in operators["chains"].values())
             for status in ("applied", "failed", "fallback")
         },
+        notes=notes,
     )
 
 

@@ -12,13 +12,15 @@ from audit.metrics.calibration import (
     bayes_threshold,
     cllr,
     fit_logistic_calibration,
+    fit_logistic_calibration_draws,
     min_cllr,
     min_cllr_of_groups,
     pav_llrs,
 )
-from audit.metrics.normalisation import as_norm_of_rows, top_cohort_statistics
+from audit.metrics.normalisation import COHORT_SD_DDOF, as_norm_of_rows, top_cohort_statistics
 from audit.metrics.point import MetricInputError, auc, eer, grouped_metrics, min_dcf
 from audit.metrics.record_calibration import (
+    CalibrationRecord,
     Group,
     GroupFit,
     calibration_records,
@@ -26,21 +28,24 @@ from audit.metrics.record_calibration import (
     fit_groups,
     is_reference,
 )
-from audit.metrics.record_spoofing import spoofing_of_rows
+from audit.metrics.record_spoofing import SpoofingSet, spoofing_metrics, spoofing_of_rows, spoofing_sets_of_rows
 from audit.metrics.spoofing import ADcfCosts, TDcfCosts, a_dcf, min_t_dcf, sasv_eer, spf_eer, sv_eer, t_eer
 from audit.metrics.weighted_roc import TILE, ResampleWeights, binned_sums, prepare_kernels, weighted_eer, weighted_sums
 from schemas import EER_METHODS, EerMethod
 
 __all__ = [
+    "COHORT_SD_DDOF",
     "EER_METHODS",
     "TILE",
     "ADcfCosts",
+    "CalibrationRecord",
     "EerMethod",
     "Group",
     "GroupFit",
     "LinearCalibration",
     "MetricInputError",
     "ResampleWeights",
+    "SpoofingSet",
     "TDcfCosts",
     "TieGroups",
     "a_dcf",
@@ -56,6 +61,7 @@ __all__ = [
     "eer",
     "fit_groups",
     "fit_logistic_calibration",
+    "fit_logistic_calibration_draws",
     "grouped_metrics",
     "is_reference",
     "min_cllr",
@@ -66,7 +72,9 @@ __all__ = [
     "prepare_kernels",
     "sasv_eer",
     "spf_eer",
+    "spoofing_metrics",
     "spoofing_of_rows",
+    "spoofing_sets_of_rows",
     "sv_eer",
     "t_eer",
     "top_cohort_statistics",

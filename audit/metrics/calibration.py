@@ -30,6 +30,7 @@ from audit.metrics.point import (
     FloatArray,
     MetricInputError,
     finite_scores,
+    refuse_other_values,
     scores_and_labels,
     trial_weights,
 )
@@ -272,14 +273,19 @@ class LinearCalibration:
 
 
 def fit_logistic_calibration(
-    scores: ArrayLike, labels: ArrayLike, prior: float = 0.5, *, platt: bool = False
+    scores: ArrayLike,
+    labels: ArrayLike,
+    prior: float = 0.5,
+    *,
+    platt: bool = False,
+    weights: ArrayLike | None = None,
 ) -> LinearCalibration:
     """Linear calibration by prior-weighted logistic regression (BOSARIS ``train_linear_calibration``).
 
     Minimises ``prior * mean_tar softplus(-(a s + b + logit prior)) + (1 - prior) * mean_non softplus(a s + b +
     logit prior)``, the Cllr at that prior, over ``(a, b)`` by Newton's method with step halving (the objective is
-    convex); ``llr = a s + b``. Scores that separate the classes have no finite optimum (the slope grows without
-    bound) and are refused; constant scores get ``llr = 0``.
+    convex); ``llr = a s + b``. ``weights`` (a bootstrap's multiplicities) weigh each class's mean; integer weights
+    are repeated trials. Many weightings at once: ``fit_logistic_calibration_draws``.
 
     With ``platt`` the labels are Platt's smoothed targets (Platt, "Probabilistic outputs for support vector
     machines", 1999, section 2.2): a target counts as ``(N_tar + 1) / (N_tar + 2)`` of a target, a non-target as
@@ -287,9 +293,15 @@ def fit_logistic_calibration(
     zero, so separating scores (a small development set, a good encoder) have a finite fit, whose slope shrinks
     as the set shrinks; with ``prior`` the targets' share it is scikit-learn's ``_sigmoid_calibration``.
 
+    What no line can fit is refused (``MetricInputError`` naming why), never fitted to rounding noise: scores that
+    are constant, or constant to rounding (their range within ``1e-12`` of their magnitude: ``0.7`` repeated has a
+    standard deviation of 1e-16, not 0), which carry no slope; and, without Platt's targets, scores that separate
+    the classes completely (every target above every non-target, or below) or quasi-completely (the same but for
+    ties at the boundary), whose likelihood has no finite maximum (Albert and Anderson, Biometrika 71, 1984).
+
     Example:
         Target and non-target scores drawn as ``N(+1, 1)`` and ``N(-1, 1)`` have the LLR ``2 s``; the fit on 20,000
-        trials finds about that, with or without Platt's targets:
+        trials finds about that, with or without Platt's targets. Six scores of 0.7 have no slope:
 
         >>> rng = np.random.default_rng(0)
         >>> labels = np.repeat([1, 0], 10_000)
@@ -299,47 +311,158 @@ def fit_logistic_calibration(
         (2.0, -0.0)
         >>> round(fit_logistic_calibration(scores, labels, platt=True).scale, 1)
         2.0
+        >>> fit_logistic_calibration([0.7] * 6, [1, 0, 1, 0, 1, 0], platt=True)
+        Traceback (most recent call last):
+        audit.metrics.point.MetricInputError: the calibration scores are constant (6 trials at 0.7): no slope to fit
     """
     values, targets = scores_and_labels(scores, labels)
+    _check_prior(prior)
+    weight = trial_weights(weights, values.size)[None, :]
+    (reason,) = _unfittable(values, targets, weight, platt=platt)
+    if reason:
+        kept = values[weight[0] > 0]
+        raise MetricInputError(_UNFITTABLE[reason].format(n=kept.size, at=float(kept[0]) if kept.size else math.nan))
+    scale, offset = _fit_lines(values, targets, weight, prior, platt)
+    if not np.isfinite(scale[0]):
+        raise MetricInputError(_UNFITTABLE[_SINGULAR])
+    return LinearCalibration(float(scale[0]), float(offset[0]), prior)
+
+
+def fit_logistic_calibration_draws(
+    scores: ArrayLike, labels: ArrayLike, weights: ArrayLike, prior: float = 0.5, *, platt: bool = False
+) -> tuple[FloatArray, FloatArray]:
+    """``fit_logistic_calibration`` under each row of ``weights`` (a bootstrap's resamples x trials): the scales and
+    offsets, NaN on a row the fit refuses (a class without weight, constant or, without ``platt``, separating
+    scores, or a singular fit). All rows are fitted together (Newton steps on every row at once).
+
+    Example:
+        The second row leaves out the non-target at 0.4: the rest separate, and only Platt's targets fit them:
+
+        >>> rows = np.array([[1, 1, 1, 1, 1], [1, 1, 0, 1, 1]])
+        >>> scale, _ = fit_logistic_calibration_draws([0.1, 0.3, 0.4, 0.35, 0.9], [0, 0, 0, 1, 1], rows)
+        >>> bool(np.isfinite(scale[0])), bool(np.isnan(scale[1]))
+        (True, True)
+        >>> scale, _ = fit_logistic_calibration_draws([0.1, 0.3, 0.4, 0.35, 0.9], [0, 0, 0, 1, 1], rows, platt=True)
+        >>> bool(np.isfinite(scale).all())
+        True
+    """
+    values, targets = scores_and_labels(scores, labels)
+    _check_prior(prior)
+    matrix = np.asarray(weights)
+    if matrix.ndim != 2 or matrix.shape[1] != values.size:
+        raise MetricInputError(f"expected resamples x {values.size} trial weights, got shape {matrix.shape}")
+    matrix = finite_scores(matrix, "trial weights")
+    refuse_other_values(matrix, matrix < 0, "trial weights must be >= 0")
+    fittable = np.flatnonzero(_unfittable(values, targets, matrix, platt=platt) == 0)
+    scale, offset = np.full(matrix.shape[0], np.nan), np.full(matrix.shape[0], np.nan)
+    if fittable.size:
+        scale[fittable], offset[fittable] = _fit_lines(values, targets, matrix[fittable], prior, platt)
+    return scale, offset
+
+
+def _check_prior(prior: float) -> None:
     if not 0.0 < prior < 1.0:
         raise MetricInputError(f"the calibration prior must lie strictly between 0 and 1, got {prior}")
-    target_scores, nontarget_scores = values[targets], values[~targets]
-    separated = target_scores.min() > nontarget_scores.max() or target_scores.max() < nontarget_scores.min()
-    if separated and not platt:
-        raise MetricInputError(
-            "the calibration scores separate targets from non-targets: logistic regression has no finite fit"
-        )
+
+
+_FLAT = 1e-12  # scores whose range is within this share of their magnitude are constant to rounding
+_NO_CLASS, _CONSTANT, _ROUNDING, _SEPARATED, _QUASI_SEPARATED, _SINGULAR = range(1, 7)
+_UNFITTABLE = {
+    _NO_CLASS: "one class has no weight: targets and non-targets are both needed",
+    _CONSTANT: "the calibration scores are constant ({n} trials at {at:.6g}): no slope to fit",
+    _ROUNDING: "the calibration scores are constant to rounding ({n} trials at {at:.6g}): no slope to fit",
+    _SEPARATED: "the calibration scores separate targets from non-targets (complete separation): logistic "
+    "regression has no finite fit",
+    _QUASI_SEPARATED: "the calibration scores separate targets from non-targets but for ties at the boundary "
+    "(quasi-complete separation): logistic regression has no finite fit",
+    _SINGULAR: "the calibration fit is numerically singular (its curvature vanished): the scores give no usable line",
+}
+
+
+def _unfittable(
+    values: FloatArray, targets: NDArray[np.bool_], weights: FloatArray, *, platt: bool
+) -> NDArray[np.int64]:
+    """Per row of ``weights``, 0 where a line can be fitted to the trials of positive weight, else the reason's code
+    (``_UNFITTABLE``): a class without weight; constant scores, exactly or to rounding; complete or (ties at the
+    boundary) quasi-complete separation, which only Platt's targets can fit."""
+    kept = weights > 0
+    in_target, in_nontarget = kept & targets, kept & ~targets
+
+    def extreme(mask: NDArray[np.bool_], lowest: bool) -> FloatArray:
+        extremum: FloatArray = np.where(mask, values, np.inf if lowest else -np.inf)
+        return extremum.min(axis=1) if lowest else extremum.max(axis=1)
+
+    target_low, target_high = extreme(in_target, True), extreme(in_target, False)
+    nontarget_low, nontarget_high = extreme(in_nontarget, True), extreme(in_nontarget, False)
+    low, high = np.minimum(target_low, nontarget_low), np.maximum(target_high, nontarget_high)
+    with np.errstate(invalid="ignore"):
+        flat = high - low <= _FLAT * np.maximum(np.abs(low), np.abs(high))
+    reasons = np.zeros(weights.shape[0], dtype=np.int64)
+    if not platt:
+        quasi = (target_low == nontarget_high) | (target_high == nontarget_low)
+        reasons[quasi] = _QUASI_SEPARATED
+        reasons[(target_low > nontarget_high) | (target_high < nontarget_low)] = _SEPARATED
+    reasons[flat & (high > low)] = _ROUNDING
+    reasons[high == low] = _CONSTANT
+    reasons[~in_target.any(axis=1) | ~in_nontarget.any(axis=1)] = _NO_CLASS
+    return reasons
+
+
+def _fit_lines(
+    values: FloatArray, targets: NDArray[np.bool_], weights: FloatArray, prior: float, platt: bool
+) -> tuple[FloatArray, FloatArray]:
+    """Newton's method with step halving on every row of ``weights`` at once (the objective of
+    ``fit_logistic_calibration``, convex in the line): scales and offsets, NaN where the curvature vanished. The
+    scores are standardised first (their mean and spread over all trials), which changes no fitted line."""
     centre, spread = float(values.mean()), float(values.std())
-    if spread == 0.0:
-        return LinearCalibration(0.0, 0.0, prior)
-    design = np.stack([(values - centre) / spread, np.ones_like(values)], axis=1)
-    weights = np.where(targets, prior / target_scores.size, (1.0 - prior) / nontarget_scores.size)
-    n_target, n_nontarget = target_scores.size, nontarget_scores.size
+    x = (values - centre) / spread
+    n_target = (weights * targets).sum(axis=1, keepdims=True)
+    n_nontarget = (weights * ~targets).sum(axis=1, keepdims=True)
+    weighed = weights * np.where(targets, prior / n_target, (1.0 - prior) / n_nontarget)
     truth = (
         np.where(targets, (n_target + 1.0) / (n_target + 2.0), 1.0 / (n_nontarget + 2.0))
         if platt
-        else targets.astype(np.float64)
+        else np.broadcast_to(targets.astype(np.float64), weights.shape)
     )
     prior_logit = math.log(prior / (1.0 - prior))
 
-    def loss(theta: FloatArray) -> float:
-        z = design @ theta + prior_logit
-        return float(weights @ (truth * np.logaddexp(0.0, -z) + (1.0 - truth) * np.logaddexp(0.0, z)))
+    def logits(slope: FloatArray, intercept: FloatArray) -> FloatArray:
+        z: FloatArray = slope[:, None] * x + intercept[:, None] + prior_logit
+        return z
 
-    theta = np.zeros(2)
-    current = loss(theta)
+    def loss(rows: NDArray[np.intp], slope: FloatArray, intercept: FloatArray) -> FloatArray:
+        z, t = logits(slope, intercept), truth[rows]
+        return np.asarray((weighed[rows] * (t * np.logaddexp(0.0, -z) + (1.0 - t) * np.logaddexp(0.0, z))).sum(axis=1))
+
+    slope, intercept = np.zeros(weights.shape[0]), np.zeros(weights.shape[0])
+    current = loss(np.arange(weights.shape[0]), slope, intercept)
+    active = np.arange(weights.shape[0])
     for _ in range(_NEWTON_STEPS):
-        posterior = 0.5 * (1.0 + np.tanh((design @ theta + prior_logit) / 2.0))  # sigmoid, stable at both ends
-        gradient = design.T @ (weights * (posterior - truth))
-        hessian = (design * (weights * posterior * (1.0 - posterior))[:, None]).T @ design
-        step = np.linalg.solve(hessian, gradient)
-        length = 1.0
-        while (candidate := loss(theta - length * step)) > current and length > _NEWTON_TOLERANCE:
-            length /= 2.0
-        if candidate > current:
-            break  # at the optimum to rounding: no step lowers the loss
-        theta, current = theta - length * step, candidate
-        if np.abs(length * step).max() < _NEWTON_TOLERANCE:
+        if not active.size:
             break
-    scale = float(theta[0] / spread)
-    return LinearCalibration(scale, float(theta[1] - scale * centre), prior)
+        w, a, b = weighed[active], slope[active], intercept[active]
+        posterior = 0.5 * (1.0 + np.tanh(logits(a, b) / 2.0))  # sigmoid, stable at both ends
+        residual, curvature = w * (posterior - truth[active]), w * posterior * (1.0 - posterior)
+        g_a, g_b = residual @ x, residual.sum(axis=1)
+        h_aa, h_ab, h_bb = curvature @ (x * x), curvature @ x, curvature.sum(axis=1)
+        determinant = h_aa * h_bb - h_ab**2
+        singular = ~(determinant > 0)
+        slope[active[singular]] = intercept[active[singular]] = np.nan
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step_a, step_b = (h_bb * g_a - h_ab * g_b) / determinant, (h_aa * g_b - h_ab * g_a) / determinant
+        length = np.ones(active.size)
+        candidate = loss(active, a - step_a, b - step_b)
+        while (worse := (candidate > current[active]) & (length > _NEWTON_TOLERANCE) & ~singular).any():
+            length[worse] /= 2.0
+            candidate[worse] = loss(active[worse], a[worse] - length[worse] * step_a[worse], b[worse] - length[
+                worse] * step_b[worse])  # fmt: skip
+        # A row stops at the optimum to rounding (no step lowers its loss) or when its step is below the tolerance.
+        improved = (candidate <= current[active]) & ~singular
+        moved = active[improved]
+        slope[moved] = a[improved] - length[improved] * step_a[improved]
+        intercept[moved] = b[improved] - length[improved] * step_b[improved]
+        current[moved] = candidate[improved]
+        small = np.maximum(np.abs(length * step_a), np.abs(length * step_b)) < _NEWTON_TOLERANCE
+        active = active[improved & ~small]
+    scale = slope / spread
+    return scale, intercept - scale * centre

@@ -7,8 +7,12 @@ closest to that side) give its mean and standard deviation, and the trial's scor
 
 (Cumani et al., "Comparison of speaker recognition approaches for real applications", Interspeech 2011: adaptive
 s-norm; Matejka et al., "Analysis of score normalization in multilingual speaker recognition", Interspeech 2017:
-the top-N form). The standard deviation is the sample one (``ddof = 1``), as ``torch.std`` gives it in the
-score-normalisation steps of SpeechBrain's and WeSpeaker's VoxCeleb recipes.
+the top-N form). The standard deviation's divisor is a choice the recipes make differently: ``top_n - ddof``, with
+``ddof = 1`` (the sample SD, ``torch.std``'s default) in SpeechBrain's ``speaker_verification_cosine.py`` and
+``ddof = 0`` (``np.std``'s default) in WeSpeaker's ``score_norm.py``. The runner writes ``COHORT_SD_DDOF`` (1,
+SpeechBrain's) into its bundles; ``top_cohort_statistics`` takes either. Both sides' deviations scale by the same
+``sqrt((top_n - 1) / top_n)``, so the normalised scores of one ``top_n`` scale by its inverse: EER and minDCF are
+unchanged, calibrated or thresholded AS-norm scores are not.
 
 A bundle stores the four cohort statistics of each trial (``schemas.bundle.COHORT_COLUMNS``), not the cohort's
 embeddings: the audit re-derives the normalised scores and their metrics from them, and cannot re-derive the
@@ -27,19 +31,28 @@ from audit.metrics.point import MetricInputError, eer, min_dcf
 from schemas import EER_METHODS, EerMethod, row_costs
 
 MIN_TOP_N = 2  # a standard deviation needs two scores
+COHORT_SD_DDOF = 1  # the runner's choice: the sample SD, as SpeechBrain's recipe takes it (WeSpeaker's: 0)
 
 
-def top_cohort_statistics(cohort_scores: ArrayLike, top_n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Per row of ``cohort_scores`` (one side scored against each cohort embedding), the mean and the sample
-    standard deviation of its ``top_n`` highest scores.
+def top_cohort_statistics(
+    cohort_scores: ArrayLike, top_n: int, ddof: int = COHORT_SD_DDOF
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per row of ``cohort_scores`` (one side scored against each cohort embedding), the mean and the standard
+    deviation (divisor ``top_n - ddof``: 1 is SpeechBrain's ``torch.std``, 0 WeSpeaker's ``np.std``) of its
+    ``top_n`` highest scores.
 
     Example:
-        The two highest of 0.1, 0.5, 0.3 and 0.9 are 0.9 and 0.5: mean 0.7, standard deviation 0.4 / sqrt(2).
+        The two highest of 0.1, 0.5, 0.3 and 0.9 are 0.9 and 0.5: mean 0.7, standard deviation 0.4 / sqrt(2), or 0.2
+        with WeSpeaker's divisor:
 
         >>> mean, std = top_cohort_statistics([[0.1, 0.5, 0.3, 0.9]], 2)
         >>> round(float(mean[0]), 12), round(float(std[0]), 6)
         (0.7, 0.282843)
+        >>> round(float(top_cohort_statistics([[0.1, 0.5, 0.3, 0.9]], 2, ddof=0)[1][0]), 12)
+        0.2
     """
+    if ddof not in (0, 1):
+        raise MetricInputError(f"ddof must be 0 (np.std, WeSpeaker) or 1 (torch.std, SpeechBrain), got {ddof!r}")
     matrix = np.asarray(cohort_scores, dtype=np.float64)
     if matrix.ndim != 2:
         raise MetricInputError(f"expected one row of cohort scores per side, got an array of shape {matrix.shape}")
@@ -50,7 +63,7 @@ def top_cohort_statistics(cohort_scores: ArrayLike, top_n: int) -> tuple[NDArray
     if not np.isfinite(matrix).all():
         raise MetricInputError("a cohort score is not finite")
     top = np.partition(matrix, matrix.shape[1] - top_n, axis=1)[:, matrix.shape[1] - top_n :]
-    return top.mean(axis=1), top.std(axis=1, ddof=1)
+    return top.mean(axis=1), top.std(axis=1, ddof=ddof)
 
 
 def as_norm(

@@ -13,8 +13,10 @@ which writes each record's calibrated metrics, and the audit, which re-derives t
 - **Metrics.** Per record, on its scored bona fide evaluation trials: ``cllr`` and ``act_dcf`` (at the row's
   ``p_target``, ``c_miss``, ``c_fa``) of the calibrated LLRs, ``min_cllr`` of the raw scores (PAV needs no map).
 
-A group whose development trials lack a class, or whose scores separate the classes (no finite logistic fit),
-has no map: its records' calibrated metrics are absent, with the reason.
+A group whose development trials lack a class, or whose scores no line can fit (constant scores, exactly or to
+rounding; complete or quasi-complete separation without Platt's targets: ``fit_logistic_calibration``), has no map:
+its records' calibrated metrics are absent, with the reason (the runner's summary notes it, the audit's sections say
+it).
 """
 
 from __future__ import annotations

@@ -79,7 +79,9 @@ def _targets(trials: pd.DataFrame) -> list[tuple[str, str]]:
     return sorted(zip(chosen["enrol_utt"].astype(str), chosen["test_utt"].astype(str), strict=True))
 
 
-def _metric_values(asv: NDArray[np.float64], cm: NDArray[np.float64], kinds: NDArray[np.int64]) -> dict[str, Any]:
+def spoofing_metrics(asv: NDArray[np.float64], cm: NDArray[np.float64], kinds: NDArray[np.int64]) -> dict[str, Any]:
+    """Each of ``SPOOFING_COLUMNS`` of one evaluation set (None when undefined, with the reason in
+    ``<metric>_not_computable``)."""
     spoof = kinds == TrialKind.SPOOF
     metrics: dict[str, Callable[[], float]] = {
         "sv_eer": lambda: sv_eer(asv, kinds),
@@ -100,6 +102,53 @@ def _metric_values(asv: NDArray[np.float64], cm: NDArray[np.float64], kinds: NDA
     return values
 
 
+@dataclass(frozen=True)
+class SpoofingSet:
+    """A spoof cell's evaluation set: its targets and spoofs with its companion's bona fide non-targets, each with a
+    finite ASV and countermeasure score; the trials' speakers where the lists name them (the speaker bootstrap's)."""
+
+    asv: NDArray[np.float64]
+    cm: NDArray[np.float64]
+    kinds: NDArray[np.int64]
+    enrol_speaker: NDArray[Any] | None
+    test_speaker: NDArray[Any] | None
+    n_left_out: int
+
+
+def spoofing_set(spoof: SpoofingTrials, companion: SpoofingTrials | None) -> SpoofingSet | str:
+    """The evaluation set of a spoof cell (``spoof_cell_metrics``), or why it cannot be formed."""
+    if companion is None:
+        return "no genuine companion cell e->e for its bona fide non-targets"
+    if spoof.cm is None or companion.cm is None:
+        return "no countermeasure scores"
+    if _targets(spoof.trials) != _targets(companion.trials):
+        return "its targets are not its companion cell's, pair for pair"
+    kinds = trial_kinds(spoof.trials)
+    keep = kinds != TrialKind.NONTARGET
+    companion_kinds = trial_kinds(companion.trials)
+    bona_fide = companion_kinds == TrialKind.NONTARGET
+    asv = np.concatenate([spoof.asv[keep], companion.asv[bona_fide]])
+    cm = np.concatenate([spoof.cm[keep], companion.cm[bona_fide]])
+    codes = np.concatenate([kinds[keep], companion_kinds[bona_fide]])
+    usable = np.isfinite(asv) & np.isfinite(cm)
+
+    def speakers(column: str) -> NDArray[Any] | None:
+        if column not in spoof.trials or column not in companion.trials:
+            return None
+        cell, other = spoof.trials[column].astype(str).to_numpy(), companion.trials[column].astype(str).to_numpy()
+        both = np.concatenate([cell[keep], other[bona_fide]])
+        return both[usable]
+
+    return SpoofingSet(
+        asv[usable],
+        cm[usable],
+        codes[usable],
+        speakers("enrol_speaker"),
+        speakers("test_speaker"),
+        int((~usable).sum()),
+    )
+
+
 def spoof_cell_metrics(spoof: SpoofingTrials, companion: SpoofingTrials | None) -> dict[str, Any]:
     """The spoofing-aware metrics of a spoof cell (its targets and spoofs, its companion's bona fide non-targets),
     each None with the reason in ``spoofing_not_computable`` when the set cannot be formed, and the trial counts.
@@ -118,23 +167,34 @@ def spoof_cell_metrics(spoof: SpoofingTrials, companion: SpoofingTrials | None) 
         >>> row["sv_eer"], row["t_eer"], row["spf_eer"], row["spoofing_trials"]
         (0.0, 0.0, 0.25, 5)
     """
-    empty: dict[str, Any] = dict.fromkeys(SPOOFING_COLUMNS)
-    if companion is None:
-        return empty | {"spoofing_not_computable": "no genuine companion cell e->e for its bona fide non-targets"}
-    if spoof.cm is None or companion.cm is None:
-        return empty | {"spoofing_not_computable": "no countermeasure scores"}
-    if _targets(spoof.trials) != _targets(companion.trials):
-        return empty | {"spoofing_not_computable": "its targets are not its companion cell's, pair for pair"}
-    kinds = trial_kinds(spoof.trials)
-    keep = kinds != TrialKind.NONTARGET
-    companion_kinds = trial_kinds(companion.trials)
-    bona_fide = companion_kinds == TrialKind.NONTARGET
-    asv = np.concatenate([spoof.asv[keep], companion.asv[bona_fide]])
-    cm = np.concatenate([spoof.cm[keep], companion.cm[bona_fide]])
-    codes = np.concatenate([kinds[keep], companion_kinds[bona_fide]])
-    usable = np.isfinite(asv) & np.isfinite(cm)
-    counts = {"spoofing_trials": int(usable.sum()), "spoofing_trials_left_out": int((~usable).sum())}
-    return counts | _metric_values(asv[usable], cm[usable], codes[usable])
+    evaluated = spoofing_set(spoof, companion)
+    if isinstance(evaluated, str):
+        return dict.fromkeys(SPOOFING_COLUMNS) | {"spoofing_not_computable": evaluated}
+    counts = {"spoofing_trials": int(evaluated.kinds.size), "spoofing_trials_left_out": evaluated.n_left_out}
+    return counts | spoofing_metrics(evaluated.asv, evaluated.cm, evaluated.kinds)
+
+
+def spoofing_sets_of_rows(
+    rows: Sequence[Mapping[str, Any]],
+    trials_of: Callable[[str], pd.DataFrame],
+    scores_of: Callable[[str], NDArray[np.float64]],
+    cm_of: Callable[[str], NDArray[np.float64] | None],
+) -> dict[str, SpoofingSet | str]:
+    """The evaluation set (or why there is none) of every spoof cell among ``rows``, by record id."""
+
+    def trials(record_id: str) -> SpoofingTrials:
+        return SpoofingTrials(
+            trials_of(record_id), np.asarray(scores_of(record_id), dtype=np.float64), cm_of(record_id)
+        )
+
+    sets: dict[str, SpoofingSet | str] = {}
+    for row in rows:
+        record_id = str(row["record_id"])
+        if not has_spoofs(trials_of(record_id)):
+            continue
+        companion = companion_of(row, rows)
+        sets[record_id] = spoofing_set(trials(record_id), None if companion is None else trials(companion))
+    return sets
 
 
 def spoofing_of_rows(
@@ -144,17 +204,11 @@ def spoofing_of_rows(
     cm_of: Callable[[str], NDArray[np.float64] | None],
 ) -> dict[str, dict[str, Any]]:
     """The spoofing-aware metrics of every spoof cell among ``rows`` (by record id); other rows get none."""
-
-    def trials(record_id: str) -> SpoofingTrials:
-        return SpoofingTrials(
-            trials_of(record_id), np.asarray(scores_of(record_id), dtype=np.float64), cm_of(record_id)
-        )
-
     metrics = {}
-    for row in rows:
-        record_id = str(row["record_id"])
-        if not has_spoofs(trials_of(record_id)):
+    for record_id, evaluated in spoofing_sets_of_rows(rows, trials_of, scores_of, cm_of).items():
+        if isinstance(evaluated, str):
+            metrics[record_id] = dict.fromkeys(SPOOFING_COLUMNS) | {"spoofing_not_computable": evaluated}
             continue
-        companion = companion_of(row, rows)
-        metrics[record_id] = spoof_cell_metrics(trials(record_id), None if companion is None else trials(companion))
+        counts = {"spoofing_trials": int(evaluated.kinds.size), "spoofing_trials_left_out": evaluated.n_left_out}
+        metrics[record_id] = counts | spoofing_metrics(evaluated.asv, evaluated.cm, evaluated.kinds)
     return metrics

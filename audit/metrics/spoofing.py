@@ -14,18 +14,19 @@ move together, with accept-all and reject-all included. The a-DCF, t-DCF and t-E
   c_fa_cm p_spf)`` (reject all, accept all). Defaults: the paper's (0.9, 0.05, 0.05; 1, 10, 20).
 - ``min_t_dcf`` (Kinnunen et al., "Tandem assessment of spoofing countermeasures and automatic speaker
   verification: fundamentals", IEEE/ACM TASLP 28, 2020, eq. 12 and its normalisation): a CM in front of an ASV
-  whose threshold is fixed (by default at its EER); with the ASV's rates ``Pmiss_asv``, ``Pfa_asv`` (non-targets)
-  and ``Pfa_spf_asv`` (spoofs), ``C0 = p_tar c_miss Pmiss_asv + p_non c_fa Pfa_asv``, ``C1 = p_tar c_miss - C0``,
-  ``C2 = p_spf c_fa_spoof Pfa_spf_asv``, and ``min_s (C0 + C1 Pmiss_cm(s) + C2 Pfa_cm(s)) / (C0 + min(C1,
-  C2))``. Defaults: ASVspoof 2019's constants (p_spf 0.05, p_tar 0.95 * 0.99, p_non 0.95 * 0.01; c_miss 1, c_fa 10,
-  c_fa_spoof 10), as the ASVspoof 2021 and ASVspoof 5 evaluation packages use them.
+  whose threshold is fixed (by default at its EER point over bona fide trials, ``asv_eer_threshold``); with the
+  ASV's rates ``Pmiss_asv``, ``Pfa_asv`` (non-targets) and ``Pfa_spf_asv`` (spoofs), ``C0 = p_tar c_miss
+  Pmiss_asv + p_non c_fa Pfa_asv``, ``C1 = p_tar c_miss - C0``, ``C2 = p_spf c_fa_spoof Pfa_spf_asv``, and
+  ``min_s (C0 + C1 Pmiss_cm(s) + C2 Pfa_cm(s)) / (C0 + min(C1, C2))``. Defaults: ASVspoof 2019's constants
+  (p_spf 0.05, p_tar 0.95 * 0.99, p_non 0.95 * 0.01; c_miss 1, c_fa 10, c_fa_spoof 10), as the ASVspoof 2021 and
+  ASVspoof 5 evaluation packages use them.
 - ``t_eer`` (Kinnunen et al., "t-EER: parameter-free tandem evaluation of countermeasures and biometric
   comparators", IEEE TPAMI 46, 2024 (online 2023)): for a CM threshold ``c`` and an ASV threshold ``a``, the
   tandem's rates are ``Pmiss = Pmiss_cm + (1 - Pmiss_cm) Pmiss_asv``, ``Pfa_non = (1 - Pmiss_cm) Pfa_non_asv`` and
-  ``Pfa_spf = Pfa_cm Pfa_spf_asv`` (the errors taken independent, as the paper does); the concurrent t-EER is where
-  the three meet. Here it is ``min_{c, a} max(Pmiss, Pfa_non, Pfa_spf)``: the miss rate rises with either threshold
-  and both false-alarm rates fall, so the minimax sits where the rates meet, and on empirical (step) curves it is
-  defined exactly, ties included, and computed exactly (a search over CM thresholds for every ASV threshold).
+  ``Pfa_spf = Pfa_cm Pfa_spf_asv`` (the errors taken independent, as the paper does); the concurrent t-EER is their
+  common value where the three meet, found on empirical curves by the paper's rule (``t_eer``'s docstring), as
+  ASVspoof 5's ``compute_teer`` finds it. Where the rates cannot meet it is the value at their closest approach,
+  not the least largest rate (which is lower there, and which this module does not compute).
 
 The CM's curves are taken over bona fide trials (targets and non-targets) against spoofs, the ASV's over the three
 kinds, as the ASVspoof 5 evaluation package does.
@@ -50,6 +51,7 @@ from audit.metrics.point import (
 from schemas import EerMethod, TrialKind
 
 _TARGET, _NONTARGET, _SPOOF = int(TrialKind.TARGET), int(TrialKind.NONTARGET), int(TrialKind.SPOOF)
+_TIED = 1e-12  # t-EER: rates this close are tied (they are ratios of counts; rounding must not choose)
 
 
 @dataclass(frozen=True)
@@ -224,18 +226,35 @@ def _asv_rates(values: FloatArray, codes: NDArray[np.uint8], weights: FloatArray
 
 
 def asv_eer_threshold(asv_scores: ArrayLike, kinds: ArrayLike, weights: ArrayLike | None = None) -> float:
-    """The ASV threshold of the t-DCF: the distinct score ``t`` (accepting ``>= t``) at which ``|Pmiss - Pfa|``
-    over targets and bona fide non-targets is least (the lowest such ``t``).
+    """The ASV threshold of the t-DCF: its EER point over bona fide trials, the distinct target or non-target score
+    ``t`` (accepting ``>= t``) at which ``|Pmiss - Pfa|`` over targets and bona fide non-targets is least, the lowest
+    such ``t`` on ties.
+
+    Spoof scores are never candidates (Kinnunen et al., TASLP 2020, section IV: the ASV is fixed at its EER
+    threshold on bona fide trials; the ASVspoof 2019, 2021 and 5 evaluation packages take it from ``compute_eer``
+    over target and non-target ASV scores only, the lowest on ties, as ``argmin`` finds it), nor are the scores of
+    trials of weight 0 (absent from a resample: integer weights are repeated trials). The comparison is on counts,
+    ``|missed * N - accepted * T|`` for ``T`` targets and ``N`` non-targets (their weights), exact for integer
+    weights, so that rounding (``1 - 4/5`` against ``1/5``) never decides a tie. One difference from
+    ``compute_eer``: it names the score its curve last rejects, which ``obtain_asv_error_rates`` then accepts
+    (``>=``), one bona fide trial below the EER point; here the threshold is the EER point itself.
 
     Example:
+        Targets 0.9 and 0.8, non-targets 0.1 and 0.3: at 0.8 no target is missed and no non-target accepted. The
+        spoof at 0.85 is no candidate:
+
         >>> asv_eer_threshold([0.9, 0.8, 0.1, 0.85, 0.3], [1, 1, 0, 2, 0])
         0.8
     """
     values = _scores(asv_scores, "ASV scores")
     codes = trial_kinds(kinds, values.size, _TARGET, _NONTARGET)
-    rates = _asv_rates(values, codes, trial_weights(weights, values.size))
-    gap = np.abs(rates.p_miss - rates.p_fa_nontarget)[:-1]
-    return float(rates.thresholds[int(np.argmin(gap))])
+    weight = trial_weights(weights, values.size)
+    candidates = (codes != _SPOOF) & (weight > 0)  # a trial of weight 0 is absent: its score is no threshold
+    distinct, accepted = _accepted_counts(values[candidates], codes[candidates], weight[candidates])
+    targets, nontargets = accepted[0, _TARGET], accepted[0, _NONTARGET]
+    missed = targets - accepted[:-1, _TARGET]
+    gap = np.abs(missed * nontargets - accepted[:-1, _NONTARGET] * targets)
+    return float(distinct[int(np.argmin(gap))])
 
 
 def _cm_rates(cm_values: FloatArray, codes: NDArray[np.uint8], weights: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -277,6 +296,8 @@ def min_t_dcf(
         raise MetricInputError(f"{cm_values.size} CM scores but {asv_values.size} ASV scores: one each per trial")
     codes = trial_kinds(kinds, cm_values.size, _TARGET, _NONTARGET, _SPOOF)
     weight = trial_weights(weights, cm_values.size)
+    if any(weight[codes == kind].sum() <= 0 for kind in (_TARGET, _NONTARGET, _SPOOF)):
+        raise MetricInputError("a kind of trial present has no weight: the metric needs weight on each")
     threshold = asv_eer_threshold(asv_values, codes, weight) if asv_threshold is None else float(asv_threshold)
     accepted = asv_values >= threshold
     p_miss_asv, p_fa_asv, p_fa_spoof_asv = (
@@ -296,19 +317,35 @@ def min_t_dcf(
 
 
 def t_eer(cm_scores: ArrayLike, asv_scores: ArrayLike, kinds: ArrayLike, weights: ArrayLike | None = None) -> float:
-    """Concurrent tandem EER (TPAMI 2023): the least achievable largest of the tandem's three error rates.
+    """Concurrent tandem EER (Kinnunen et al., TPAMI 2023): the common value of the tandem's miss, non-target
+    false-alarm and spoof false-alarm rates where they meet, by the paper's rule on empirical (step) curves.
 
-    For each ASV threshold the tandem miss rate rises and the larger false-alarm rate falls as the CM threshold
-    rises, so the best CM threshold is found by bisection where they cross (all ASV thresholds at once).
+    The rule (``compute_teer`` of the ASVspoof 5 evaluation package, spoof prevalence 0.5): for each ASV threshold
+    ``a`` whose miss rate is below the mean of its two false-alarm rates (elsewhere no CM threshold brings the
+    tandem's miss and false-alarm rates together), the CM threshold ``c(a)`` at which the tandem's miss rate is
+    closest to the mean of its two false-alarm rates (the t-EER path); along the path, the point where the two
+    false-alarm rates are closest, i.e. where ``Pfa_non_asv / Pfa_spf_asv`` is nearest ``Pfa_cm / (1 - Pmiss_cm)``;
+    the value is the tandem's spoof false-alarm rate ``Pfa_cm Pfa_spf_asv`` there. Where the three curves cross,
+    that is their common value; where they only approach each other (a CM that passes spoofs in front of an ASV
+    that rejects most of them) it is the value at the closest approach, often far above the least largest of the
+    three rates. Thresholds are the distinct scores (ties move together); closest is decided to 1e-12 (the rates
+    are ratios of counts, so ties are real and rounding must not choose), the lowest threshold on ties. Tested
+    equal to the rule in rational arithmetic, and within one spoof trial's step of ``compute_teer`` (which counts
+    one curve point per trial and lets rounding break ties) on sets without ties. Undefined
+    (``MetricInputError``) when no point of the path has both ratios finite.
 
     Example:
-        A CM that separates bona fide from spoof trials leaves the ASV's own EER; one that passes every trial leaves
-        the ASV against non-targets and spoofs together:
+        Targets N(2, 1), bona fide non-targets N(0, 1) and spoofs N(0.5, 1) on the ASV, behind a CM that cannot
+        tell spoofs from bona fide speech: the rates only approach each other, at about 1/2 (the largest of the
+        three rates can be brought down to about 0.2 elsewhere, where they are far apart):
 
-        >>> t_eer([5, 4, 3, -1, -2], [0.9, 0.8, 0.1, 0.85, 0.3], [1, 1, 0, 2, 2])
+        >>> rng = np.random.default_rng(0)
+        >>> kinds = np.repeat([1, 0, 2], 2000)
+        >>> asv = rng.normal(np.select([kinds == 1, kinds == 2], [2.0, 0.5], 0.0))
+        >>> round(t_eer(rng.normal(size=kinds.size), asv, kinds), 2)
+        0.49
+        >>> t_eer([5, 4, 3, -1, -2], [0.9, 0.8, 0.1, 0.85, 0.3], [1, 1, 0, 2, 2])  # a CM that stops every spoof
         0.0
-        >>> t_eer([5, 5, 5, 5, 5], [0.9, 0.8, 0.1, 0.85, 0.3], [1, 1, 0, 2, 2])
-        0.5
     """
     cm_values = _scores(cm_scores, "CM scores")
     asv_values = _scores(asv_scores, "ASV scores")
@@ -318,23 +355,36 @@ def t_eer(cm_scores: ArrayLike, asv_scores: ArrayLike, kinds: ArrayLike, weights
     weight = trial_weights(weights, cm_values.size)
     asv = _asv_rates(asv_values, codes, weight)
     p_miss_cm, p_fa_cm = _cm_rates(cm_values, codes, weight)
+    through = 1.0 - p_miss_cm  # bona fide passed by the CM, falling as its threshold rises
+    allowed = np.flatnonzero(asv.p_miss < 0.5 * (asv.p_fa_nontarget + asv.p_fa_spoof))
+    p_miss_asv, p_fa_non_asv, p_fa_spf_asv = asv.p_miss[allowed], asv.p_fa_nontarget[allowed], asv.p_fa_spoof[allowed]
 
-    def rates(cm_index: NDArray[np.intp]) -> tuple[FloatArray, FloatArray]:
-        """Tandem miss rate and larger false-alarm rate at each ASV threshold with its CM threshold."""
-        through = 1.0 - p_miss_cm[cm_index]
-        miss = 1.0 - through * (1.0 - asv.p_miss)
-        false_alarm = np.maximum(through * asv.p_fa_nontarget, p_fa_cm[cm_index] * asv.p_fa_spoof)
-        return miss, false_alarm
+    def gap(cm_index: NDArray[np.intp]) -> FloatArray:
+        """Tandem miss rate less the mean of its two false-alarm rates (non-decreasing in the CM threshold)."""
+        passed = through[cm_index]
+        false_alarm = 0.5 * (passed * p_fa_non_asv + p_fa_cm[cm_index] * p_fa_spf_asv)
+        difference: FloatArray = (1.0 - passed * (1.0 - p_miss_asv)) - false_alarm
+        return difference
 
-    low = np.zeros(asv.p_miss.size, dtype=np.intp)
-    high = np.full(asv.p_miss.size, p_miss_cm.size - 1, dtype=np.intp)  # reject-all: miss 1, false alarms 0
-    while (low < high).any():
-        middle = (low + high) // 2
-        miss, false_alarm = rates(middle)
-        crossed = miss >= false_alarm
-        high = np.where(crossed, middle, high)
-        low = np.where(crossed, low, middle + 1)
-    miss_at, _ = rates(low)
-    _, false_alarm_before = rates(np.maximum(low - 1, 0))
-    best = np.where(low > 0, np.minimum(miss_at, false_alarm_before), miss_at)
-    return float(best.min())
+    def first_at_least(floor: FloatArray) -> NDArray[np.intp]:
+        """Per allowed ASV threshold, the first CM threshold whose gap is at least ``floor`` (bisection)."""
+        low = np.zeros(allowed.size, dtype=np.intp)
+        high = np.full(allowed.size, through.size - 1, dtype=np.intp)  # reject-all: gap 1
+        while (low < high).any():
+            middle = (low + high) // 2
+            reached = gap(middle) >= floor
+            high, low = np.where(reached, middle, high), np.where(reached, low, middle + 1)
+        return low
+
+    crossing = first_at_least(np.zeros(allowed.size))
+    before = np.maximum(crossing - 1, 0)
+    below = (crossing > 0) & (-gap(before) <= gap(crossing) + _TIED)  # the last negative gap is as close
+    chosen = np.where(below, first_at_least(np.where(below, gap(before), 0.0)), crossing)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        distance = np.abs(p_fa_non_asv / p_fa_spf_asv - p_fa_cm[chosen] / through[chosen])
+    usable = np.isfinite(distance)
+    if not usable.any():
+        raise MetricInputError("t-EER undefined: the tandem's false-alarm rates never approach each other")
+    closest = np.where(usable, distance, np.inf)
+    best = int(np.flatnonzero(closest <= closest.min() + _TIED * max(1.0, closest.min()))[0])
+    return float(p_fa_cm[chosen[best]] * p_fa_spf_asv[best])

@@ -35,7 +35,9 @@ bias-corrected percentile interval (``bias_corrected_interval``: the convex hull
 reproduced by its resamples, and the percentile interval under-covered in ``rocch``), differences (IE, gaps) and
 fixed-threshold rates the percentile one (``contrasts.BIAS_CORRECTED``; chosen by simulation, DESIGN section 4,
 ``MEASURED_COVERAGE``). A subgroup of one speaker gets no interval (``withheld``). A draw in which a subset has no
-class is undefined (NaN) and counted as ``n_undefined``, never filled.
+class is undefined (NaN) and counted as ``n_undefined``, never filled. The calibration-transfer metrics and the
+spoof cells' metrics have their own rules (``calibration``, ``spoofing``); a family states its power
+(``equivalence.family_power``).
 """
 
 from audit.statistics.bundle import (
@@ -50,15 +52,17 @@ from audit.statistics.coupling import coupling_under_additivity
 from audit.statistics.coverage import MEASURED_COVERAGE, CoverageDesign, measured_coverage, simulated_coverage
 from audit.statistics.draws import (
     StatisticsInputError,
+    basic_interval,
     bias_corrected_interval,
     cluster_codes,
     draw_cluster_weights,
     pair_codes,
     percentile_interval,
 )
-from audit.statistics.equivalence import family_summary, held_out_validation, tost_verdict
+from audit.statistics.equivalence import family_power, family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
 from audit.statistics.section import small_sample_warnings, statistics_section
+from audit.statistics.spoofing import SpoofingInput, spoofing_intervals
 from audit.statistics.subgroups import (
     FixedThresholdInput,
     SubgroupInput,
@@ -73,8 +77,10 @@ __all__ = [
     "FixedThresholdInput",
     "Forked",
     "SpeakerDraws",
+    "SpoofingInput",
     "StatisticsInputError",
     "SubgroupInput",
+    "basic_interval",
     "bias_corrected_interval",
     "bootstrap_contrast",
     "cluster_codes",
@@ -82,6 +88,7 @@ __all__ = [
     "draw_cluster_weights",
     "estimate_with_interval",
     "family_of",
+    "family_power",
     "family_summary",
     "fixed_threshold_analysis",
     "fixed_threshold_section",
@@ -91,6 +98,7 @@ __all__ = [
     "percentile_interval",
     "simulated_coverage",
     "small_sample_warnings",
+    "spoofing_intervals",
     "statistics_eer_method",
     "statistics_of_bundle",
     "statistics_section",

@@ -22,19 +22,22 @@ import numpy as np
 import pandas as pd
 
 from audit.bundle import EER_KEYS, VerifiedBundle
-from audit.metrics import MetricInputError
+from audit.metrics import MetricInputError, SpoofingSet, spoofing_sets_of_rows
 from audit.statistics.calibration import calibration_inputs, calibration_transfer_section
 from audit.statistics.contrasts import ContrastInput
 from audit.statistics.equivalence import FAMILY_RULE
 from audit.statistics.section import statistics_section
+from audit.statistics.spoofing import SpoofingInput
 from audit.statistics.subgroups import MIN_DEV_SPEAKERS, FixedThresholdInput, SubgroupInput
 from audit.table import Contrast
 from schemas import (
     EER_METHODS,
+    SPOOFING_COLUMNS,
     Analysis,
     Flag,
     Severity,
     analysis_from_table,
+    cell_text,
     format_number,
     names_without_referent,
     row_dicts,
@@ -165,14 +168,19 @@ def _fixed_threshold_inputs(settings: list[SubgroupInput], dev_speakers: list[st
 
 
 def _interval_text(value: dict[str, Any] | None) -> str:
-    """``estimate [low, high]``; a withheld interval as ``estimate (no interval: one speaker)``; a zero count with its
-    exact bound beside."""
+    """``estimate [low, high]``; a withheld interval as ``estimate (no interval: one speaker)``, a degenerate one
+    (no width: every resample the same value, or cut to the metric's bound) as ``estimate (no interval: why)``; an
+    estimate outside its own interval with a word why; a zero count with its exact bound beside."""
     if value is None:
         return "-"
     estimate, low, high = (format_number(value.get(key), INTERVAL_DECIMALS) for key in ("estimate", "low", "high"))
     if "withheld" in value:
         return f"{estimate} (no interval: {str(value['withheld']).split(':')[0]})"
+    if "degenerate" in value:
+        return f"{estimate} (no interval: {str(value['degenerate']).split(' (')[0]})"
     text = f"{estimate} [{low}, {high}]"
+    if value.get("low") is not None and not value["low"] <= value["estimate"] <= value["high"]:
+        text += " (the estimate lies outside: its resamples sit to one side of it)"
     if "exact_bound" in value:
         bound = value["exact_bound"]
         exact = (format_number(bound[key], INTERVAL_DECIMALS) for key in ("low", "high"))
@@ -365,6 +373,7 @@ def _statistics(
         if analysis.calibration is not None
         else ([], {})
     )
+    spoofing = _spoofing_inputs(_scored_rows(results, scores), scores)
     try:
         statistics = statistics_section(
             inputs,
@@ -378,6 +387,7 @@ def _statistics(
             eer_method=eer_method,
             matched_simulations=analysis.matched_simulations,
             calibration=calibrated,
+            spoofing=spoofing,
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]
@@ -391,8 +401,10 @@ def _statistics(
             "per contrast within / outside / undetermined": "{} / {} / {}".format(
                 *(result["contrast_verdicts"][v] for v in ("additive within margin", "non-additive", "undetermined"))
             ),
-            "contrasts outside margin": "{estimate} [{low}, {high}]".format(**result["n_outside_margin"]),
+            "contrasts outside margin (95% bounds)": _count_text(result),
             "mean IE (can cancel)": _interval_text(result["mean_ie"]),
+            "|IE| found 80% (one contrast)": format_number(result["power"]["detectable_ie"], INTERVAL_DECIMALS),
+            "additive shown if IE 0": _share_text(result["power"]["p_additive_when_additive"]),
             "flagged": result["n_flagged"],
             "verdict without flagged": (result["unflagged"] or {}).get("verdict", "-"),
         }
@@ -407,16 +419,23 @@ def _statistics(
         f"{n_population} of them population contrasts (terms on different trial lists, resampled jointly "
         "through their speakers)" + (f", {len(skipped)} left out: {'; '.join(skipped[:3])}" if skipped else "") + ".",
         method_note,
-        *_measured_coverage_line(statistics.get("measured_coverage")),
+        *_coverage_statement(statistics),
         f"Equivalence to additivity (TOST) against the declared margin {margin}, alpha {statistics['alpha']}: "
-        f"{FAMILY_RULE}. 'contrasts outside margin': how many have |IE| above the margin, with its "
-        f"{statistics['level']:.0%} interval (at least the Holm rejections of 'within', at most those not shown "
-        "within); it cannot cancel, the signed mean can. The per-contrast counts are unadjusted; a contrast flagged "
-        "near chance gets no verdict. Per contrast in report.json (statistics.contrasts).",
+        f"{FAMILY_RULE}. 'contrasts outside margin': bounds on how many have |IE| above the margin at "
+        f"{statistics['level']:.0%} (at least the Holm rejections of 'within', at most those not shown within), "
+        "with no point estimate (the count of estimates beyond the margin is biased away from 0 by the noise); "
+        "'0 to all' means the data cannot tell. It cannot cancel, the signed mean can. The per-contrast counts are "
+        "unadjusted; a contrast flagged near chance gets no verdict. Per contrast in report.json "
+        "(statistics.contrasts, each with its own power).",
+        "Power, by simulation on this audit's own draws (each resample's deviations one simulated data set's "
+        "errors, at these speakers, trials and contrasts): '|IE| found 80%' is the smallest interaction that, in "
+        "one contrast of an otherwise additive family, makes the family non-additive 80% of the time (the median "
+        "over which contrast carries it); 'additive shown if IE 0' how often an exactly additive family is called "
+        "additive. An 'undetermined' verdict says no more than that: interactions below the first could not "
+        "be found.",
         "'flagged' counts the contrasts of a family that carry a near-chance or unmatched-trials flag: the family "
         "figures include them; statistics.families.<family>.unflagged has the same figures without them.",
     ]
-    lines += statistics.get("coverage_warnings", [])
     if coupling.get("observed") is not None and coupling.get("expected_under_additivity"):
         expected = coupling["expected_under_additivity"]
         observed, r, low, high = (
@@ -425,7 +444,8 @@ def _statistics(
         )
         lines.append(
             f"IE vs prediction: observed r = {observed}; under pure additivity with the same trial noise r would be "
-            f"{r} (95% of simulations within {low} to {high})."
+            f"about {r} (the median of {expected['n_simulations']} simulations on the audit's draws; 95% of them "
+            f"within {low} to {high})."
         )
     if fixed:
         run = sum("skipped" not in result for result in statistics["fixed_threshold"])
@@ -441,12 +461,83 @@ def _statistics(
         sections.append(fixed_threshold_section(statistics["fixed_threshold"]))
     if analysis.calibration is not None:
         sections.append(calibration_transfer_section(statistics["calibration_transfer"], fits, _interval_text))
+    if statistics["spoofing"]:
+        sections.append(spoofing_section(statistics["spoofing"]))
     return statistics, sections
 
 
-def _measured_coverage_line(row: dict[str, Any] | None) -> list[str]:
-    """What coverage these intervals reached on the simulation of DESIGN section 4, for this variant and about
-    this many speakers (none for a level the table does not give)."""
+def _spoofing_inputs(rows: list[dict[str, Any]], scores: _Scores) -> list[SpoofingInput]:
+    """The spoof cells whose evaluation sets can be formed and name their trials' speakers (the others have no
+    metric, which the beyond-EER step says)."""
+    sets = spoofing_sets_of_rows(
+        rows, scores.trials, scores.scores, lambda record_id: scores.files.scores[record_id].cm_scores
+    )
+    by_id = {str(row["record_id"]): row for row in rows}
+    return [
+        SpoofingInput(
+            {
+                name: cell_text(by_id[record_id].get(name)) or ""
+                for name in ("experiment", "model", "condition", "subgroup")
+            }
+            | {"record_id": record_id},
+            evaluated,
+        )
+        for record_id, evaluated in sets.items()
+        if isinstance(evaluated, SpoofingSet) and evaluated.enrol_speaker is not None and evaluated.kinds.size
+    ]
+
+
+def spoofing_section(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The spoof cells' spoofing-aware metrics with their intervals."""
+    table = [
+        {
+            **{name: row["key"][name] for name in ("experiment", "model", "condition", "subgroup") if row["key"][name]},
+            **{name: _interval_text(row[name]) if "estimate" in row[name] else "n/a" for name in SPOOFING_COLUMNS},
+            "trials": row["n_trials"],
+        }
+        for row in rows
+    ]
+    return {
+        "id": "spoofing-intervals",
+        "title": "Spoofing-aware metrics with intervals",
+        "status": "info",
+        "lines": [
+            "Per spoof cell (its targets and spoofs, its genuine companion's bona fide non-targets): SV-, SPF- and "
+            "SASV-EER and the countermeasure's EER (rocch), a-DCF, min t-DCF and the concurrent t-EER, estimate "
+            "[95% interval] from the same two-way speaker draws as the contrasts (percentile). Their coverage has "
+            "not been measured by simulation: read them as the spread the speakers give, not as a checked 95%.",
+        ],
+        "table": table,
+    }
+
+
+def _count_text(family: dict[str, Any]) -> str:
+    """A family's bounds on its count of contrasts outside the margin: ``3 to 7``; ``0 to 24 (cannot tell)`` when
+    they run from none to every tested contrast; the contrasts whose verdict was withheld (near chance) counted
+    apart, since the bounds say nothing of them."""
+    low, high = family["n_outside_margin"]["low"], family["n_outside_margin"]["high"]
+    untested = family["n_not_tested"]
+    cannot_tell = low == 0 and high == family["n_contrasts"] - untested and high > 0
+    return (
+        f"{low} to {high}"
+        + (" (cannot tell)" if cannot_tell else "")
+        + (f" of the tested; {untested} not tested (verdict withheld)" if untested else "")
+    )
+
+
+def _share_text(share: float | None) -> str:
+    return "-" if share is None else f"{share:.0%}"
+
+
+def _coverage_statement(statistics: dict[str, Any]) -> list[str]:
+    """One statement of what coverage these intervals reach: the matched simulations' where the audit ran them
+    (contrasts on fewer than ``FEW_SPEAKERS`` speakers, with their Monte-Carlo error), else DESIGN section 4's row
+    for this variant and about this many speakers (none for a level the table does not give). Never both: the
+    table's design is not this audit's, and two figures for one interval contradict each other."""
+    warnings = statistics.get("coverage_warnings") or []
+    if warnings:
+        return [" ".join(warnings)]
+    row = statistics.get("measured_coverage")
     if row is None:
         return []
     return [

@@ -2,13 +2,17 @@
 (``audit.metrics.record_calibration``), applied to every record of its group, measured on each record's bona fide
 evaluation trials: Cllr, minCllr, actDCF, minDCF and the two losses ``Cllr - minCllr`` (what miscalibration costs in
 bits) and ``actDCF - minDCF`` (what the Bayes threshold of the calibrated scores costs at the row's operating
-point), each with a percentile interval from the audit's shared two-way speaker draws.
+point), each with an interval from the audit's shared two-way speaker draws.
 
-The map is held fixed across draws: the intervals are those of the evaluation trials given the declared
-calibration (its development speakers are not evaluation speakers). Each draw weighs a trial by the multiplicity
-of its enrolment speaker times that of its test speaker (a target once, its speaker's multiplicity), as every
-other interval of the audit. Cllr and actDCF are weighted means of per-trial costs (one compiled pass for all
-draws); minDCF and minCllr come from each draw's weighted counts per tie group (minCllr by PAV per draw).
+The map is part of what is measured, so its own uncertainty is in the intervals (issue 42): each draw refits it on
+the development trials as that draw weighs them (the development speakers are resampled with the evaluation
+speakers, as the fixed-threshold analysis re-chooses its threshold per resample), then measures the evaluation
+trials with it. With fewer than ``MIN_DEV_SPEAKERS`` development speakers per class the map is a few speakers'
+and its variation cannot be resampled: the values are given without an interval, and the section says why. Each
+draw weighs a trial by the multiplicity of its enrolment speaker times that of its test speaker (a target once, its
+speaker's multiplicity), as every other interval of the audit. minDCF and minCllr come from each draw's weighted
+counts per tie group (minCllr by PAV per draw); Cllr and actDCF from each draw's refitted LLRs (one compiled pass
+over fixed per-trial costs when the map is given rather than fitted here).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from audit.metrics import (
+    CalibrationRecord,
     Group,
     GroupFit,
     LinearCalibration,
@@ -32,21 +37,41 @@ from audit.metrics import (
     calibration_records,
     cllr,
     fit_groups,
+    fit_logistic_calibration_draws,
     min_cllr,
     min_cllr_of_groups,
     min_dcf,
     weighted_sums,
 )
 from audit.statistics.contrasts import ONE_SPEAKER, SpeakerDraws, estimate_with_interval, withheld_interval
-from audit.statistics.draws import FloatArray
+from audit.statistics.draws import FloatArray, basic_interval, percentile_interval
+from audit.statistics.subgroups import MIN_DEV_SPEAKERS, development_speakers
 from schemas import CalibrationDeclaration, cell_text
 
 METRICS = ("cllr", "min_cllr", "act_dcf", "min_dcf", "cllr_minus_min_cllr", "act_dcf_minus_min_dcf")
 
 
 @dataclass(frozen=True)
+class DevelopmentTrials:
+    """A calibration group's development trials (bona fide, both speakers development speakers, its clean records)
+    and how its map is fitted on them: what each draw refits the map on."""
+
+    scores: NDArray[np.float64]
+    labels: NDArray[np.bool_]
+    enrol_speaker: NDArray[Any]
+    test_speaker: NDArray[Any]
+    prior: float
+    platt: bool
+
+    def speakers(self) -> dict[str, int]:
+        """The speakers behind its trials of each class (``development_speakers``)."""
+        return development_speakers(self.enrol_speaker, self.test_speaker, self.labels)
+
+
+@dataclass(frozen=True)
 class CalibrationInput:
-    """One record's bona fide evaluation trials under its group's map."""
+    """One record's bona fide evaluation trials under its group's map, and the development trials the map was
+    fitted on (each draw refits it there); ``development`` None: a map given from elsewhere, held fixed."""
 
     key: Mapping[str, str]
     fit: LinearCalibration
@@ -55,13 +80,7 @@ class CalibrationInput:
     enrol_speaker: NDArray[Any]
     test_speaker: NDArray[Any]
     costs: tuple[float, float, float]  # p_target, c_miss, c_fa
-
-
-def _dense_weights(draws: SpeakerDraws) -> FloatArray:
-    """Resamples x (speakers + 1) multiplicities out of the compiled loops' tiles (the last column weighs 1)."""
-    tiles = draws.weights.tiles
-    dense: FloatArray = tiles.transpose(0, 2, 1).reshape(-1, tiles.shape[1])[: draws.weights.rows]
-    return dense
+    development: DevelopmentTrials | None = None
 
 
 def _group_counts(
@@ -93,8 +112,20 @@ def _min_dcf_draws(targets: FloatArray, nontargets: FloatArray, costs: tuple[flo
     return cost
 
 
-def _draws(record: CalibrationInput, draws: SpeakerDraws, dense: FloatArray) -> dict[str, FloatArray]:
-    """Each metric's value on every draw (NaN where a class drew no weight)."""
+_BLOCK = 1 << 22  # draw x trial values per block of the refitted maps' LLRs
+
+
+def refitted_maps(development: DevelopmentTrials, draws: SpeakerDraws) -> tuple[FloatArray, FloatArray]:
+    """The map refitted on each draw's weighting of the development trials: scales and offsets, NaN where a draw
+    leaves a fit undefined (``fit_logistic_calibration_draws``)."""
+    weights = draws.trial_weights(development.enrol_speaker, development.test_speaker)
+    return fit_logistic_calibration_draws(
+        development.scores, development.labels, weights, development.prior, platt=development.platt
+    )
+
+
+def _fixed_map_draws(record: CalibrationInput, draws: SpeakerDraws) -> tuple[FloatArray, FloatArray]:
+    """Cllr and actDCF of every draw under the record's own map (one compiled pass over fixed per-trial costs)."""
     enrol, partner = draws.codes(record.enrol_speaker, record.test_speaker)
     labels = record.labels
     llrs = record.fit.apply(record.scores)
@@ -111,9 +142,47 @@ def _draws(record: CalibrationInput, draws: SpeakerDraws, dense: FloatArray) -> 
         act_draws = (weight_miss * sums[:, 4] / sums[:, 1] + weight_fa * sums[:, 5] / sums[:, 3]) / min(
             weight_miss, weight_fa
         )
-    assert partner is not None  # test speakers given: two-way codes (a trial of one speaker partners the 1-column)
-    trial_weights = dense[:, enrol] * dense[:, partner]
-    targets, nontargets = _group_counts(record.scores, labels, trial_weights)
+    return cllr_draws, act_draws
+
+
+def _refitted_map_draws(
+    record: CalibrationInput, maps: tuple[FloatArray, FloatArray], trial_weights: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Cllr and actDCF of every draw, each under its own refitted map (NaN where that map is undefined)."""
+    scale, offset = maps
+    labels = record.labels
+    p_target, c_miss, c_fa = record.costs
+    threshold = bayes_threshold(p_target, c_miss, c_fa)
+    weight_miss, weight_fa = c_miss * p_target, c_fa * (1.0 - p_target)
+    cllr_draws, act_draws = np.full(scale.size, np.nan), np.full(scale.size, np.nan)
+    step = max(1, _BLOCK // max(1, record.scores.size))
+    for start in range(0, scale.size, step):
+        rows = slice(start, start + step)
+        llrs = scale[rows, None] * record.scores[None, :] + offset[rows, None]
+        weights = trial_weights[rows]
+        targets, nontargets = weights @ labels, weights @ ~labels
+        with np.errstate(divide="ignore", invalid="ignore"):  # NaN maps give NaN draws
+            costs = np.where(labels, np.logaddexp(0.0, -llrs), np.logaddexp(0.0, llrs))
+            cllr_draws[rows] = ((weights * costs) @ labels / targets + (weights * costs) @ ~labels / nontargets) / (
+                2.0 * math.log(2.0)
+            )
+            missed = (weights * (llrs < threshold)) @ labels / targets
+            accepted = (weights * (llrs >= threshold)) @ ~labels / nontargets
+            act_draws[rows] = (weight_miss * missed + weight_fa * accepted) / min(weight_miss, weight_fa)
+    act_draws[~np.isfinite(scale)] = np.nan
+    return cllr_draws, act_draws
+
+
+def _draws(
+    record: CalibrationInput, draws: SpeakerDraws, maps: tuple[FloatArray, FloatArray] | None
+) -> dict[str, FloatArray]:
+    """Each metric's value on every draw (NaN where a class drew no weight or the refitted map is undefined), the
+    map refitted per draw (``maps``) or held fixed (None)."""
+    trial_weights = draws.trial_weights(record.enrol_speaker, record.test_speaker)
+    cllr_draws, act_draws = (
+        _fixed_map_draws(record, draws) if maps is None else _refitted_map_draws(record, maps, trial_weights)
+    )
+    targets, nontargets = _group_counts(record.scores, record.labels, trial_weights)
     min_cllr_draws = np.full(targets.shape[0], np.nan)
     for row in range(targets.shape[0]):
         try:
@@ -144,11 +213,25 @@ def _estimates(record: CalibrationInput) -> dict[str, float]:
     return values
 
 
+MAP_METRICS = frozenset({"cllr", "act_dcf", "cllr_minus_min_cllr", "act_dcf_minus_min_dcf"})  # need the map
+# Minima fitted on the trials they score (PAV, the best threshold) are optimistic, and more so in a resample: their
+# estimates are bias-corrected and their intervals reflected (``basic_interval``), within their ranges. A loss X - M
+# takes the percentile interval of X's draws less M's reflected draws (2 M - M*), around X less M's bias-corrected
+# estimate, at least 0; Cllr and actDCF get percentile intervals. Chosen by simulation (benchmarks/
+# calibration_coverage.py, DESIGN section 4).
+REFLECTED = {"min_cllr": (0.0, 1.0), "min_dcf": (0.0, 1.0)}
+LOSSES = {"cllr_minus_min_cllr": ("cllr", "min_cllr"), "act_dcf_minus_min_dcf": ("act_dcf", "min_dcf")}
+
+
 def calibration_transfer(
     records: Sequence[CalibrationInput], draws: SpeakerDraws, level: float
 ) -> list[dict[str, Any]]:
-    """Per record, each metric of ``METRICS`` with its interval from ``draws``, or why it has none."""
-    dense = _dense_weights(draws)
+    """Per record, each metric of ``METRICS`` with its interval from ``draws``, or why it has none: a record of one
+    enrolment speaker (``ONE_SPEAKER``); the metrics that need the map (``MAP_METRICS``) when it was fitted on fewer
+    than ``MIN_DEV_SPEAKERS`` development speakers per class (``few_dev_speakers``: minCllr and minDCF keep theirs,
+    they need no map). Each row says whether its map was refitted per draw (``map``). The estimates of the minima
+    and the losses are bias-corrected (``in_sample``: as computed)."""
+    maps: dict[int, tuple[FloatArray, FloatArray]] = {}  # per development set: the maps of every draw, fitted once
     rows = []
     for record in records:
         row: dict[str, Any] = {"key": dict(record.key), "n_target": int(record.labels.sum()),
@@ -161,13 +244,75 @@ def calibration_transfer(
         if np.unique(record.enrol_speaker).size < 2:  # the draws only reweigh one speaker's trials
             rows.append(row | {name: withheld_interval(estimates[name], ONE_SPEAKER) for name in METRICS})
             continue
-        drawn = _draws(record, draws, dense)
-        # Percentile intervals: their coverage was measured so (Cllr 0.980, actDCF 0.987 on LLR-drawn scores).
-        rows.append(
-            row
-            | {name: estimate_with_interval(estimates[name], drawn[name], level, corrected=False) for name in METRICS}
-        )
+        development = record.development
+        few = development is not None and min(development.speakers().values()) < MIN_DEV_SPEAKERS
+        if development is not None and not few and id(development) not in maps:
+            maps[id(development)] = refitted_maps(development, draws)
+        refitted = maps.get(id(development)) if development is not None and not few else None
+        row["map"] = "refitted per draw" if refitted is not None else ("too few development speakers to refit"
+                                                                        if few else "held fixed")  # fmt: skip
+        if development is not None:
+            row["dev_speakers"] = development.speakers()
+        drawn = _draws(record, draws, refitted)
+        for name in METRICS:
+            value = _interval(name, estimates, drawn, level)
+            if few and name in MAP_METRICS:
+                assert development is not None
+                value = withheld_interval(value["estimate"], few_dev_speakers(development.speakers())) | {
+                    key: value[key] for key in ("in_sample",) if key in value
+                }
+            row[name] = value
+        rows.append(row)
     return rows
+
+
+def _interval(
+    name: str, estimates: Mapping[str, float], drawn: Mapping[str, FloatArray], level: float
+) -> dict[str, Any]:
+    """The metric's estimate and interval by its rule (``REFLECTED``, ``LOSSES`` or percentile); ``degenerate`` when
+    every defined draw it rests on is the same number."""
+    if name in REFLECTED:
+        return _with_degenerate(basic_interval(drawn[name], estimates[name], level, REFLECTED[name]), drawn[name])
+    if name not in LOSSES:
+        return _with_degenerate(
+            estimate_with_interval(estimates[name], drawn[name], level, corrected=False), drawn[name]
+        )
+    actual, minimum = LOSSES[name]
+    corrected = basic_interval(drawn[minimum], estimates[minimum], level)["estimate"]
+    mirrored = drawn[actual] - (2.0 * estimates[minimum] - drawn[minimum])
+    interval = percentile_interval(mirrored, level)
+    value = {
+        "estimate": max(0.0, estimates[actual] - corrected),
+        "low": None if interval["low"] is None else max(0.0, interval["low"]),
+        "high": None if interval["high"] is None else max(0.0, interval["high"]),
+        "n_undefined": interval["n_undefined"],
+        "in_sample": float(estimates[name]),
+    }
+    return _with_degenerate(value, mirrored)
+
+
+def few_dev_speakers(speakers: Mapping[str, int]) -> str:
+    """Why a map fitted on too few development speakers gets no interval."""
+    return (
+        f"few development speakers: the map was fitted on {speakers['target']} speaker(s) with target trials and "
+        f"{speakers['nontarget']} with non-target trials, fewer than {MIN_DEV_SPEAKERS} per class, so its own "
+        "variation cannot be resampled and no interval is given"
+    )
+
+
+def _with_degenerate(value: dict[str, Any], drawn: FloatArray) -> dict[str, Any]:
+    """``value`` with ``degenerate`` set when its interval has no width: a zero-width interval is no measure of
+    uncertainty, and is said to be none, with why: every defined draw is the same number (e.g. an actDCF of 1 in
+    every draw: no calibrated LLR reaches the Bayes threshold, every trial is rejected in every resample), or a
+    reflected interval lies wholly beyond the metric's range and was cut to its bound (a minDCF of 1 whose draws lie
+    below it: the bias-corrected truth is the bound)."""
+    defined = drawn[np.isfinite(drawn)]
+    if defined.size and defined.min() == defined.max():
+        return value | {"degenerate": f"every resample gives the same value ({defined[0]:.6g}): no spread to show"}
+    if value.get("low") is not None and value["low"] == value["high"]:
+        bound = f"the interval lies at the metric's bound ({value['low']:.6g}): no spread to show"
+        return value | {"degenerate": bound}
+    return value
 
 
 def calibration_inputs(
@@ -180,7 +325,9 @@ def calibration_inputs(
     """One input per results row whose calibration group has a map (``audit.metrics.record_calibration``), and
     every group's map or why it has none."""
     records = calibration_records(rows, trials_of, scores_of)
-    fits = fit_groups(records, dev_speakers, declaration.prior, platt=declaration.method == "platt")
+    platt = declaration.method == "platt"
+    fits = fit_groups(records, dev_speakers, declaration.prior, platt=platt)
+    development = _development_trials(records, dev_speakers, declaration.prior, platt)
     inputs = []
     for row, record in zip(rows, records, strict=True):
         fit = fits[record.group].fit
@@ -199,27 +346,86 @@ def calibration_inputs(
                 record.enrol_speaker[evaluation],
                 record.test_speaker[evaluation],
                 record.costs,
+                development[record.group],
             )
         )
     return inputs, fits
 
 
+def _development_trials(
+    records: Sequence[CalibrationRecord], dev_speakers: Sequence[str], prior: float, platt: bool
+) -> dict[Group, DevelopmentTrials]:
+    """Per group, the development trials its map is fitted on (``fit_groups``' trials: its reference records'),
+    with their speakers, one object per group (the draws' maps are fitted once per group)."""
+    parts: dict[Group, list[tuple[NDArray[Any], ...]]] = {}
+    for record in records:
+        parts.setdefault(record.group, [])
+        if record.reference:
+            dev, _ = record.masks(dev_speakers)
+            parts[record.group].append(
+                (record.scores[dev], record.labels[dev] == 1, record.enrol_speaker[dev], record.test_speaker[dev])
+            )
+
+    def joined(chosen: list[tuple[NDArray[Any], ...]], column: int) -> NDArray[Any]:
+        return np.concatenate([part[column] for part in chosen]) if chosen else np.zeros(0)
+
+    return {
+        group: DevelopmentTrials(
+            joined(chosen, 0), joined(chosen, 1), joined(chosen, 2), joined(chosen, 3), prior=prior, platt=platt
+        )
+        for group, chosen in parts.items()
+    }
+
+
+def _few_text(few: Mapping[str, Mapping[str, int]]) -> str:
+    """The groups whose maps rest on too few development speakers, those of equal counts together."""
+    by_count: dict[tuple[int, int], list[str]] = {}
+    for group, speakers in sorted(few.items()):
+        by_count.setdefault((speakers["target"], speakers["nontarget"]), []).append(group)
+    parts = [
+        f"{len(groups)} map(s) ({', '.join(groups)}) on {target} development speaker(s) with target trials and "
+        f"{nontarget} with non-target trials"
+        for (target, nontarget), groups in sorted(by_count.items())
+    ]
+    return f" Here: {'; '.join(parts)}." if parts else ""
+
+
+# The coverage of these intervals measured by benchmarks/calibration_coverage.py (figures in benchmarks/RESULTS.md):
+# per metric the lowest and highest over its designs and operating points.
+MEASURED = (
+    "Measured coverage of these 95% intervals (benchmarks/calibration_coverage.py: a map fitted with Platt's targets "
+    "on 10 or 20 development speakers, applied to a degraded condition or to its own clean one, 5 to 40 evaluation "
+    "speakers x 10 + 10 trials, 200-300 data sets per design, Monte-Carlo SE 0.013-0.015): Cllr 0.93-0.97; "
+    "Cllr - minCllr 1.00 and actDCF - minDCF 0.80-1.00 (conservative where the map transfers badly); minCllr "
+    "0.83-0.94; minDCF 0.76-0.96 at p_target 0.2 but 0.56-0.87 at 0.01 (few false alarms decide it); actDCF 0.93-1.00 "
+    "from 40 evaluation speakers but 0.67 at 10 and 0.46 at 5 with p_target 0.01. Below 40 evaluation speakers, and "
+    "at a p_target of 0.01, read the actDCF and minDCF intervals as too narrow."
+)
+
+
 def calibration_transfer_section(
     rows: Sequence[dict[str, Any]], fits: Mapping[Group, GroupFit], interval_text: Callable[[dict[str, Any]], str]
 ) -> dict[str, Any]:
-    """The report's calibration-transfer table: per record (condition and encoder) the two losses, Cllr and
-    actDCF with their intervals (printed by ``interval_text``, as the statistics section prints its own)."""
+    """The report's calibration-transfer table: per record (condition and encoder) the two losses, Cllr, actDCF,
+    minCllr and minDCF with their intervals (printed by ``interval_text``, as the statistics section prints its own),
+    the rule of the intervals, the groups whose maps rest on too few development speakers for one, and the coverage
+    the intervals reached in simulation."""
 
     def text(value: dict[str, Any] | None) -> str:
         return interval_text(value) if value else "n/a"
 
+    columns = {
+        "Cllr - minCllr": "cllr_minus_min_cllr",
+        "actDCF - minDCF": "act_dcf_minus_min_dcf",
+        "Cllr": "cllr",
+        "actDCF": "act_dcf",
+        "minCllr": "min_cllr",
+        "minDCF": "min_dcf",
+    }
     table = [
         {
             **{name: row["key"][name] for name in ("experiment", "model", "condition", "subgroup") if row["key"][name]},
-            "Cllr - minCllr": text(row.get("cllr_minus_min_cllr")),
-            "actDCF - minDCF": text(row.get("act_dcf_minus_min_dcf")),
-            "Cllr": text(row.get("cllr")),
-            "actDCF": text(row.get("act_dcf")),
+            **{title: text(row.get(name)) for title, name in columns.items()},
             "trials": row["n_target"] + row["n_nontarget"],
         }
         for row in rows
@@ -231,6 +437,11 @@ def calibration_transfer_section(
         for fit in fitted
         if fit.fit is not None
     )
+    few = {
+        f"{row['key']['experiment']}/{row['key']['model']}": row["dev_speakers"]
+        for row in rows
+        if row.get("map") == "too few development speakers to refit"
+    }
     missing = [f"{'/'.join(fit.group)}: {fit.reason}" for fit in fits.values() if fit.fit is None]
     skipped = [f"{row['key']['record_id']}: {row['skipped']}" for row in rows if "skipped" in row]
     return {
@@ -242,8 +453,20 @@ def calibration_transfer_section(
             "on the development speakers' trials of the clean records, applied unchanged to every condition. Per "
             "record, on its bona fide evaluation trials (no development speaker on either side): Cllr - minCllr "
             "(bits lost to miscalibration) and actDCF - minDCF (cost of the Bayes threshold of the calibrated scores "
-            "at the row's operating point), Cllr and actDCF; estimate [95% interval] from the same two-way speaker "
-            "draws as the contrasts (the map held fixed).",
+            "at the row's operating point), Cllr, actDCF, minCllr and minDCF; estimate [95% interval] from the same "
+            "two-way speaker draws as the contrasts.",
+            "The map is part of what is measured: each draw resamples the development speakers with the evaluation "
+            "speakers and refits the map, so its own uncertainty is in the intervals. minCllr and minDCF are minima "
+            "fitted on the very trials they score (PAV, the best threshold), optimistic in the sample and more so "
+            "in a resample: their estimates are bias-corrected (2 x the estimate less the draws' mean; report.json "
+            "keeps the in-sample value) and their intervals reflected (basic bootstrap); each loss takes the "
+            "percentile interval of Cllr's (actDCF's) draws less the minimum's reflected draws, around the loss "
+            "with the minimum bias-corrected, at least 0; Cllr and actDCF get percentile intervals. An interval "
+            "of no width (every draw the same value, or cut to the metric's bound) is printed as none.",
+            f"A map fitted on fewer than {MIN_DEV_SPEAKERS} development speakers per class is those few speakers' "
+            "and its variation cannot be resampled: no interval is given for its Cllr, actDCF or either loss (minCllr "
+            "and minDCF need no map and keep theirs)." + _few_text(few),
+            MEASURED,
             f"Maps: {maps}." if maps else "No map could be fitted.",
             *([f"No map for {len(missing)} group(s): {'; '.join(missing[:5])}."] if missing else []),
             *([f"{len(skipped)} record(s) without metrics: {'; '.join(skipped[:5])}."] if skipped else []),

@@ -98,6 +98,22 @@ class SpeakerDraws:
         return self._codes[key][2]
 
     @functools.cached_property
+    def multiplicities(self) -> FloatArray:
+        """Resamples x (speakers + 1) multiplicities out of the compiled loops' tiles (the last column weighs 1, a
+        trial of one speaker's partner): for statistics computed per draw in numpy rather than in those loops."""
+        tiles = self.weights.tiles
+        dense: FloatArray = tiles.transpose(0, 2, 1).reshape(-1, tiles.shape[1])[: self.weights.rows]
+        return dense
+
+    def trial_weights(self, enrol: NDArray[Any], test: NDArray[Any]) -> FloatArray:
+        """Resamples x trials: each trial's weight in each draw, its enrolment speaker's multiplicity times its test
+        speaker's (a trial of one speaker: that speaker's)."""
+        codes, partners = self.codes(enrol, test)
+        assert partners is not None
+        weights: FloatArray = self.multiplicities[:, codes] * self.multiplicities[:, partners]
+        return weights
+
+    @functools.cached_property
     def positions(self) -> dict[str, int]:
         """Each speaker id's position in ``index``, for ``pair_codes``."""
         return _positions(self.index)

@@ -22,6 +22,7 @@ from audit.statistics.coverage import CoverageDesign, measured_coverage, simulat
 from audit.statistics.draws import StatisticsInputError
 from audit.statistics.equivalence import family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
+from audit.statistics.spoofing import SpoofingInput, spoofing_intervals
 from audit.statistics.subgroups import (
     FixedThresholdInput,
     SubgroupInput,
@@ -83,12 +84,13 @@ def small_sample_warnings(
         )
         for member in members:
             member["matched_coverage"] = achieved
-        rates = achieved["coverage"]
+        rates, errors = achieved["coverage"], achieved["mc_se"]
         warnings.append(
             f"Warning: {len(members)} contrast(s) rest on {n_speakers} speakers (fewer than {FEW_SPEAKERS}); on a "
             f"matched simulation ({n_datasets} datasets) the {level:.0%} intervals covered the truth "
-            f"{rates['clean']:.0%} of the time for a single EER, {rates['ie']:.0%} for IE and {rates['gap']:.0%} "
-            "for a subgroup gap."
+            f"{rates['clean']:.0%} of the time for a single EER (Monte-Carlo SE {errors['clean']:.0%}), "
+            f"{rates['ie']:.0%} for IE ({errors['ie']:.0%}) and {rates['gap']:.0%} for a subgroup gap "
+            f"({errors['gap']:.0%})."
         )
     return warnings
 
@@ -108,6 +110,7 @@ def statistics_section(
     eer_method: EerMethod = EerMethod.INTERP,
     matched_simulations: int = 100,
     calibration: Sequence[CalibrationInput] = (),
+    spoofing: Sequence[SpoofingInput] = (),
 ) -> dict[str, Any]:
     """Every issue-7 statistic of a bundle, JSON-able, for ``report.json`` (section ``statistics``).
 
@@ -118,8 +121,10 @@ def statistics_section(
     for the common-threshold subgroup analysis. ``subgroup_settings``: pooled subgroup records whose gaps get
     intervals (``subgroup_gap_intervals``). ``matched_simulations``: datasets of the matched simulation
     behind each few-speakers warning. ``calibration``: records under a declared calibration, whose transfer
-    metrics get intervals (``audit.statistics.calibration``). The speaker draws are made once, over every speaker
-    of every contrast, setting and calibrated record, and shared by all of them.
+    metrics get intervals (``audit.statistics.calibration``; the development speakers are drawn too, and each draw
+    refits the map). ``spoofing``: the spoof cells' evaluation sets, whose spoofing-aware metrics get intervals
+    (``audit.statistics.spoofing``). The speaker draws are made once, over every speaker of every contrast, setting,
+    calibrated record and spoof cell, and shared by all of them.
     """
     speaker_ids = [
         ids for contrast in contrasts for term in scored_trials(contrast)[0].values() for ids in term.speakers()
@@ -127,6 +132,14 @@ def statistics_section(
     settings = [*subgroup_settings, *fixed_threshold]
     speaker_ids += [np.asarray(ids) for s in settings for ids in (s.enrol_speaker, s.test_speaker)]
     speaker_ids += [ids for record in calibration for ids in (record.enrol_speaker, record.test_speaker)]
+    developed = {id(record.development): record.development for record in calibration if record.development}
+    speaker_ids += [ids for dev in developed.values() for ids in (dev.enrol_speaker, dev.test_speaker)]
+    speaker_ids += [
+        ids
+        for cell in spoofing
+        for ids in (cell.evaluated.enrol_speaker, cell.evaluated.test_speaker)
+        if ids is not None  # the bundle path passes only cells whose lists name their speakers
+    ]
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
     # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (audit.statistics.forked).
     with Forked(
@@ -154,6 +167,7 @@ def statistics_section(
             matched_simulations,
         )
         result["calibration_transfer"] = calibration_transfer(calibration, shared, level) if shared else []
+        result["spoofing"] = spoofing_intervals(spoofing, shared, level) if shared else []
         result["subgroup_gaps"], result["fixed_threshold"] = beside.result()
     return result
 

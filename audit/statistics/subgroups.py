@@ -123,10 +123,7 @@ def fixed_threshold_analysis(
     scored = np.isfinite(scores)
     dev = enrol_dev & test_dev & scored
     evaluation = ~enrol_dev & ~test_dev & scored
-    dev_speakers = {
-        "target": int(np.unique(enrol[dev & labels]).size),
-        "nontarget": int(np.unique(np.r_[enrol[dev & ~labels], test[dev & ~labels]]).size),
-    }
+    dev_speakers = development_speakers(enrol[dev], test[dev], labels[dev])
     if min(dev_speakers.values()) < max(1, min_dev_speakers):
         raise StatisticsInputError(
             f"record {dict(record.key)}: the development trials have {dev_speakers['target']} speaker(s) with "
@@ -182,6 +179,19 @@ def fixed_threshold_analysis(
         "cluster": "development and evaluation speakers, enrolment and test sides (two-way)",
         "n_speakers": int(index.size),
         "subgroups": per_subgroup,
+    }
+
+
+def development_speakers(enrol: NDArray[Any], test: NDArray[Any], labels: NDArray[np.bool_]) -> dict[str, int]:
+    """How many speakers stand behind development trials of each class (``MIN_DEV_SPEAKERS`` applies to both): those
+    enrolled in a target trial, and those on either side of a non-target trial.
+
+    >>> development_speakers(np.array(["a", "a", "b"]), np.array(["a", "c", "b"]), np.array([True, False, True]))
+    {'target': 2, 'nontarget': 2}
+    """
+    return {
+        "target": int(np.unique(enrol[labels].astype(str)).size),
+        "nontarget": int(np.unique(np.r_[enrol[~labels], test[~labels]].astype(str)).size),
     }
 
 

@@ -112,3 +112,5 @@ def run(
             f"{summary.embeddings_cached} from cache{rejected} "
             f"-> {summary.out}"
         )
+        for note in summary.notes:
+            typer.echo(f"note: {note}")

@@ -26,8 +26,10 @@ __all__ = [
 
 def beyond_eer_columns(
     config: RunConfig, plans: list[RecordPlan], frames: list[pd.DataFrame], rows: list[dict[str, Any]]
-) -> dict[str, dict[str, float | None]]:
-    """Per record id, the calibrated and spoofing-aware columns its results row gets (none when not declared)."""
+) -> tuple[dict[str, dict[str, float | None]], list[str]]:
+    """Per record id, the calibrated and spoofing-aware columns its results row gets (none when not declared), and
+    a line per calibration group that has no map, naming why and counting its records (the run summary's notes:
+    an encoder that scores its development trials as constants is said, not a traceback)."""
     trials = {plan.record_id: plan.trials.frame for plan in plans}
     scored = {
         plan.record_id: np.where(frame["status"] == "scored", frame["score"].to_numpy(float), np.nan)
@@ -43,14 +45,19 @@ def beyond_eer_columns(
     }
     labels = {plan.record_id: frame["label"].to_numpy() for plan, frame in zip(plans, frames, strict=True)}
     columns: dict[str, dict[str, float | None]] = {row["record_id"]: {} for row in rows}
+    notes = []
     declared = config.analysis.calibration
     if declared is not None:
         records = calibration_records(rows, trials.__getitem__, scored.__getitem__)
-        metrics, _ = declared_calibration(
+        metrics, fits = declared_calibration(
             records, config.analysis.dev_speakers, declared.prior, platt=declared.method == "platt"
         )
         for record_id, values in metrics.items():
             columns[record_id] |= {name: _number(values[name]) for name in CALIBRATED_COLUMNS}
+        for group, fit in sorted(fits.items()):
+            if fit.fit is None:
+                n = sum(record.group == group for record in records)
+                notes.append(f"calibration: no map for {'/'.join(group)} ({n} record(s) without cllr): {fit.reason}")
     if any(values is not None for values in cm.values()):
         spoofing = spoofing_of_rows(rows, trials.__getitem__, scored.__getitem__, cm.__getitem__)
         for record_id in columns:
@@ -61,7 +68,7 @@ def beyond_eer_columns(
         for record_id in columns:
             values = normalised.get(record_id, {})
             columns[record_id] |= {name: _number(values.get(name)) for name in NORMALISED_COLUMNS}
-    return columns
+    return columns, notes
 
 
 def _number(value: Any) -> float | None:

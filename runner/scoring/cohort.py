@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from audit.metrics import top_cohort_statistics
+from audit.metrics import COHORT_SD_DDOF, top_cohort_statistics
 from runner.cache import CachedEmbedding
 from runner.design.config import RunConfig
 from runner.operators import chain_id
@@ -121,7 +121,7 @@ def trial_cohort_statistics(
             continue
         unit = np.asarray([vectors[side] for side in embedded], dtype=np.float64)
         unit /= np.linalg.norm(unit, axis=1, keepdims=True)
-        means, stds = top_cohort_statistics(unit @ matrix.T, top_n)
+        means, stds = top_cohort_statistics(unit @ matrix.T, top_n, ddof=COHORT_SD_DDOF)
         row_of = {side: row for row, side in enumerate(embedded)}
         for index, side in enumerate(sides):
             if side in row_of:

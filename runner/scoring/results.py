@@ -49,8 +49,9 @@ def results_table(
     checkpoints: dict[str, Any],
     scores_blake3: dict[str, str],
     run_id: str,
-) -> pd.DataFrame:
-    """results.csv: one row per record, its metrics computed from its scored trials and its provenance."""
+) -> tuple[pd.DataFrame, list[str]]:
+    """results.csv: one row per record, its metrics computed from its scored trials and its provenance; and the
+    notes of what could not be computed (``beyond_eer_columns``)."""
     metrics = grouped_record_metrics(frames, config)
     speakers = {list_id: speaker_counts(trials.frame) for list_id, trials in trial_lists.items()}
     rows = []
@@ -71,11 +72,11 @@ def results_table(
             **speakers[plan.trials.trial_list_id],
         }
         rows.append(results_row(plan, record_metrics, extra))
-    beyond = beyond_eer_columns(config, plans, frames, rows)
+    beyond, notes = beyond_eer_columns(config, plans, frames, rows)
     results = pd.DataFrame([row | beyond[row["record_id"]] for row in rows])
     for column in ("n_target", "n_nontarget", "n_unscored", "seed", *SPEAKER_COUNT_COLUMNS):
         results[column] = results[column].astype("int64")
-    return results
+    return results, notes
 
 
 def grouped_record_metrics(frames: list[pd.DataFrame], config: RunConfig) -> dict[str, np.ndarray]:

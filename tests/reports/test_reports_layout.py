@@ -168,3 +168,40 @@ def test_the_headline_shows_the_spoof_cells_the_clean_calibration_and_as_norm_th
     assert "| D05 | clean-\\>proxy | a | 0.04 | 0.48 | 0.32 | 0.97 | 0.14 | 0.44 | 0.15 |" in text
     assert "| D04 | clean (gender=F) | a | 0.2 | 0.1 | 0.8 |" in text
     assert "clean-\\>noise" not in text.split("Calibration of the clean records")[1].split("AS-norm")[0]
+
+
+def test_the_spoofing_headline_shows_the_speaker_bootstrap_intervals_beside_the_values() -> None:
+    """Issue 42: the default's 28 spoofing-aware values had no interval; the statistics' spoof-cell intervals
+    (statistics.spoofing, by record id) are printed beside them, a metric without one as its bare value."""
+    table = [
+        {"record_id": "D05.a.clean_to_proxy", "experiment": "D05", "model": "a", "condition": "clean->proxy",
+         "clean_reference": False, "sv_eer": 0.04, "spf_eer": 0.48, "sasv_eer": 0.32, "a_dcf": 0.97,
+         "cm_eer": 0.14, "min_t_dcf": 0.44, "t_eer": 0.15},
+    ]  # fmt: skip
+    spoofing = [
+        {"key": {"record_id": "D05.a.clean_to_proxy"}, "n_trials": 90,
+         "t_eer": {"estimate": 0.15, "low": 0.08, "high": 0.22, "n_undefined": 0},
+         "min_t_dcf": {"not_computable": "t-DCF undefined"},
+         "sasv_eer": {"estimate": 0.32, "low": 0.25, "high": 0.4, "n_undefined": 0}},
+    ]  # fmt: skip
+    report = lead_report() | {
+        "sections": [{"id": "bundle-beyond-eer", "title": "t", "status": "pass", "table": table}],
+        "statistics": {"spoofing": spoofing},
+    }
+    text = render_markdown(build_document(report, []))
+    row = "| 0.04 | 0.48 | 0.32 \\[0.25, 0.4\\] | 0.97 | 0.14 | 0.44 | 0.15 \\[0.08, 0.22\\] |"
+    assert row in text
+    assert "\\[95% interval\\]: the speaker bootstrap of section spoofing-intervals" in text
+
+
+def test_the_interaction_summary_states_what_an_undetermined_verdict_could_have_found() -> None:
+    """Issue 42: beside each family's verdict, the smallest interaction its test finds 80 % of the time."""
+    report = lead_report()
+    family = next(iter(report["aggregates"]["contrast_summary"]))
+    key = f"{family['experiment']}/{family.get('model_family') or 'unknown family'}"
+    statistics = {"families": {key: {"verdict": "undetermined", "mean_ie": {"low": -0.01, "high": 0.03},
+                                     "power": {"detectable_ie": 0.071}}}}  # fmt: skip
+    text = render_markdown(build_document(report | {"statistics": statistics}, []))
+    summary = text.split("### Interaction summary")[1].split("###")[0]
+    assert "\\|IE\\| found 80%" in summary and "| undetermined | 0.071 |" in summary
+    assert "finds 80% of the time at this run's speakers" in summary

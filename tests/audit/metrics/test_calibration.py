@@ -24,6 +24,7 @@ from audit.metrics.calibration import (
     bayes_threshold,
     cllr,
     fit_logistic_calibration,
+    fit_logistic_calibration_draws,
     min_cllr,
     pav_llrs,
 )
@@ -151,15 +152,122 @@ def test_logistic_calibration_matches_scikit_learn(prior: float) -> None:
     np.testing.assert_allclose(fitted.apply(scores), fitted.scale * scores + fitted.offset)
 
 
-def test_logistic_calibration_refuses_separable_scores_and_flattens_constant_ones() -> None:
-    with pytest.raises(MetricInputError, match="separate targets from non-targets"):
-        fit_logistic_calibration([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1])
-    with pytest.raises(MetricInputError, match="separate"):
+@pytest.mark.parametrize("repeats", [6, 11, 240, 1005])
+@pytest.mark.parametrize("platt", [False, True])
+def test_constant_scores_are_refused_by_name(repeats: int, platt: bool) -> None:
+    """Issue 42: 0.7 repeated has a standard deviation of about 1e-16, not 0 (the trap that made Newton's Hessian
+    singular); both fits name the reason instead."""
+    scores, labels = np.full(repeats, 0.7), np.arange(repeats) % 2
+    assert np.unique(scores).size == 1
+    with pytest.raises(MetricInputError, match=rf"constant \({repeats} trials at 0.7\): no slope to fit"):
+        fit_logistic_calibration(scores, labels, platt=platt)
+    nearly = scores.copy()
+    nearly[::2] = np.nextafter(0.7, 1.0)  # one unit in the last place apart: constant to rounding
+    with pytest.raises(MetricInputError, match="constant to rounding"):
+        fit_logistic_calibration(nearly, labels, platt=platt)
+
+
+def test_separation_is_refused_without_platt_targets_and_fitted_with_them() -> None:
+    """Complete separation and quasi-complete separation (a tie at the class boundary) have no finite maximum
+    likelihood; Platt's targets have a finite optimum there, scikit-learn's ``_sigmoid_calibration``'s."""
+    from sklearn.calibration import _sigmoid_calibration
+
+    complete = ([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1])
+    with pytest.raises(MetricInputError, match=r"separate targets from non-targets \(complete separation\)"):
+        fit_logistic_calibration(*complete)
+    with pytest.raises(MetricInputError, match="complete separation"):
         fit_logistic_calibration([0.8, 0.9, 0.1, 0.2], [0, 0, 1, 1])
-    constant = fit_logistic_calibration([0.5, 0.5, 0.5], [1, 0, 0])
-    assert (constant.scale, constant.offset) == (0.0, 0.0)
+    quasi = (np.array([0.1, 0.3, 0.5, 0.5, 0.6, 0.9, 0.5]), np.array([0, 0, 0, 1, 1, 1, 1]))
+    with pytest.raises(MetricInputError, match="quasi-complete separation"):
+        fit_logistic_calibration(*quasi)
+    for scores, labels in (complete, quasi):
+        scores, labels = np.asarray(scores, float), np.asarray(labels)
+        prior = float(labels.mean())
+        slope, intercept = _sigmoid_calibration(scores, labels)
+        fitted = fit_logistic_calibration(scores, labels, prior, platt=True)
+        assert fitted.scale == pytest.approx(-slope, rel=1e-4)
+        assert fitted.offset + math.log(prior / (1 - prior)) == pytest.approx(-intercept, rel=1e-4, abs=1e-4)
     with pytest.raises(MetricInputError, match="prior"):
         fit_logistic_calibration([0.1, 0.5, 0.3], [0, 0, 1], prior=1.0)
+
+
+def _separated(scores: np.ndarray, labels: np.ndarray) -> bool:
+    """Brute force: some threshold puts every target on one side (ties allowed) and every non-target on the other."""
+    for threshold in np.unique(scores):
+        for sign in (1, -1):
+            if (sign * scores[labels == 1] >= sign * threshold).all() and (
+                sign * scores[labels == 0] <= sign * threshold
+            ).all():
+                return True
+    return False
+
+
+def test_every_set_is_fitted_at_a_stationary_point_or_refused_with_the_reason() -> None:
+    """400 sets drawn as the issue's check drew them (ties, tiny sets, separable, all-equal, float32, large scores):
+    the fit is finite with a zero gradient of its objective (written out here from the formula), or refused with
+    ``MetricInputError`` for the reason a brute force finds (one distinct score; a separating threshold)."""
+    rng = np.random.default_rng(42)
+    kinds = {"fitted": 0, "constant": 0, "separated": 0}
+    for index in range(400):
+        size = int(rng.choice([3, 6, 11, 40, 240]))
+        labels = rng.integers(0, 2, size)
+        labels[:2] = [0, 1]
+        shape = index % 5
+        if shape == 0:
+            scores = np.full(size, rng.choice([0.7, 0.1, -3.3, 1e6]))
+        elif shape == 1:
+            scores = np.round(rng.normal(labels * rng.uniform(0, 4), 1.0), int(rng.integers(0, 2)))
+        elif shape == 2:
+            scores = rng.normal(labels * 3.0, 0.5).astype(np.float32).astype(float)
+        elif shape == 3:
+            scores = rng.normal(labels, 1.0) * 1e4
+        else:
+            scores = np.where(labels == 1, rng.uniform(0.5, 1.0, size), rng.uniform(0.0, 0.5, size))
+            scores[: size // 3] = 0.5
+        platt, prior = bool(index % 2), float(rng.choice([0.5, 0.2]))
+        try:
+            fitted = fit_logistic_calibration(scores, labels, prior, platt=platt)
+        except MetricInputError as error:
+            message = str(error)
+            if "constant" in message:
+                assert np.ptp(scores) <= 1e-12 * np.abs(scores).max(), message
+                kinds["constant"] += 1
+            else:
+                assert not platt and "separation" in message and _separated(scores, labels), message
+                kinds["separated"] += 1
+            continue
+        assert np.ptp(scores) > 0 and (platt or not _separated(scores, labels))
+        n_tar, n_non = labels.sum(), (1 - labels).sum()
+        truth = np.where(labels == 1, (n_tar + 1) / (n_tar + 2), 1 / (n_non + 2)) if platt else labels.astype(float)
+        weight = np.where(labels == 1, prior / n_tar, (1 - prior) / n_non)
+        posterior = 1 / (1 + np.exp(-(fitted.scale * scores + fitted.offset + math.log(prior / (1 - prior)))))
+        gradient = weight * (posterior - truth)
+        scale = float(np.std(scores))
+        assert abs(gradient.sum()) < 1e-8 and abs(gradient @ (scores - scores.mean()) / scale) < 1e-8
+        kinds["fitted"] += 1
+    assert min(kinds.values()) > 30, kinds
+
+
+def test_the_fit_under_weights_is_the_fit_of_repeated_trials() -> None:
+    """Integer weights list a trial that many times, for one weighting and for many at once; a row the fit refuses
+    (here: a class left without weight, or separating scores) is NaN."""
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 2, 40)
+    labels[:2] = [0, 1]
+    scores = np.round(rng.normal(labels * 1.5, 1.0), 2)
+    rows = rng.integers(0, 3, (12, 40)).astype(float)
+    rows[-1] = labels  # non-targets left out
+    rows[-2] = np.where((labels == 1) & (scores > 1.0) | (labels == 0) & (scores < 0.0), 1.0, 0.0)  # separated
+    for platt in (False, True):
+        scale, offset = fit_logistic_calibration_draws(scores, labels, rows, 0.3, platt=platt)
+        for row, weights in enumerate(rows[:-2]):
+            repeated = np.repeat(np.arange(40), weights.astype(int))
+            expected = fit_logistic_calibration(scores[repeated], labels[repeated], 0.3, platt=platt)
+            single = fit_logistic_calibration(scores, labels, 0.3, platt=platt, weights=weights)
+            assert (scale[row], offset[row]) == pytest.approx((expected.scale, expected.offset), rel=1e-7, abs=1e-9)
+            assert (single.scale, single.offset) == pytest.approx((expected.scale, expected.offset), rel=1e-7, abs=1e-9)
+        assert np.isnan(scale[-1]) and np.isnan(offset[-1])
+        assert np.isnan(scale[-2]) != platt
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """AS-norm (audit.metrics.normalisation) against independent oracles: a plain sort with ``statistics``, the
-score-normalisation step as SpeechBrain's and WeSpeaker's recipes write it in torch (``topk``, ``std``), and a
-simulation with known truth (speaker-dependent score offsets and scales that AS-norm must remove)."""
+score-normalisation step as SpeechBrain's recipe writes it in torch (``topk``, ``std``, unbiased) and as WeSpeaker's
+``score_norm.py`` writes it in numpy (``sort``, ``std``, ddof 0), and a simulation with known truth
+(speaker-dependent score offsets and scales that AS-norm must remove)."""
 
 from __future__ import annotations
 
@@ -24,11 +25,14 @@ def test_top_cohort_statistics_equal_a_plain_sort() -> None:
             top = sorted(row)[-top_n:]
             assert mean == pytest.approx(statistics.fmean(top), abs=1e-12)
             assert std == pytest.approx(statistics.stdev(top), abs=1e-12)
+        _, population = top_cohort_statistics(scores, top_n, ddof=0)
+        for row, std in zip(scores.tolist(), population, strict=True):
+            assert std == pytest.approx(statistics.pstdev(sorted(row)[-top_n:]), abs=1e-12)
 
 
-def test_as_norm_equals_the_recipes_torch_form() -> None:
-    """SpeechBrain's recipes/VoxCeleb/SpeakerRec/speaker_verification_cosine.py and WeSpeaker's score_norm.py:
-    ``topk`` of the cohort scores, ``mean`` and ``std`` (unbiased) of them, then the symmetric average."""
+def test_as_norm_equals_speechbrains_torch_form() -> None:
+    """SpeechBrain's recipes/VoxCeleb/SpeakerRec/speaker_verification_cosine.py: ``topk`` of the cohort scores,
+    ``mean`` and ``std`` (unbiased: ddof 1, the runner's ``COHORT_SD_DDOF``) of them, then the symmetric average."""
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(4)
     enrol, test, cohort = (rng.normal(size=(n, 16)) for n in (30, 30, 60))
@@ -44,6 +48,30 @@ def test_as_norm_equals_the_recipes_torch_form() -> None:
     s = torch.from_numpy(scores)
     theirs = 0.5 * ((s - e_c.mean(dim=1)) / e_c.std(dim=1) + (s - t_c.mean(dim=1)) / t_c.std(dim=1))
     np.testing.assert_allclose(ours, theirs.numpy(), rtol=0, atol=1e-12)
+
+
+def test_as_norm_with_ddof_0_equals_wespeakers_numpy_form_and_keeps_the_eer() -> None:
+    """WeSpeaker's examples/voxceleb/v2/wespeaker/bin/score_norm.py: the cohort scores sorted descending, the first
+    ``top_n``, ``np.mean`` and ``np.std`` (ddof 0). With either divisor the normalised scores of one ``top_n`` differ
+    by the factor ``sqrt(top_n / (top_n - 1))``: the same EER, not the same scores."""
+    rng = np.random.default_rng(6)
+    enrol, test, cohort = (rng.normal(size=(n, 16)) for n in (40, 40, 50))
+    enrol, test, cohort = (x / np.linalg.norm(x, axis=1, keepdims=True) for x in (enrol, test, cohort))
+    scores, labels, top_n = np.sum(enrol * test, axis=1), np.arange(40) % 2, 10
+    ours = as_norm(scores, *top_cohort_statistics(enrol @ cohort.T, top_n, ddof=0), *top_cohort_statistics(
+        test @ cohort.T, top_n, ddof=0))  # fmt: skip
+
+    def wespeaker_side(side: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        top = np.sort(side @ cohort.T, axis=1)[:, ::-1][:, :top_n]
+        return np.mean(top, axis=1), np.std(top, axis=1)
+
+    (mu_e, sd_e), (mu_t, sd_t) = wespeaker_side(enrol), wespeaker_side(test)
+    theirs = ((scores - mu_e) / sd_e + (scores - mu_t) / sd_t) / 2
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
+    sample = as_norm(scores, *top_cohort_statistics(enrol @ cohort.T, top_n), *top_cohort_statistics(
+        test @ cohort.T, top_n))  # fmt: skip
+    np.testing.assert_allclose(ours, sample * np.sqrt(top_n / (top_n - 1)), rtol=1e-12)
+    assert eer(ours, labels, EerMethod.ROCCH) == eer(sample, labels, EerMethod.ROCCH)
 
 
 def test_as_norm_removes_condition_shifts_a_simulation_with_known_truth() -> None:
@@ -89,6 +117,7 @@ def test_as_norm_metrics_count_what_cannot_be_normalised() -> None:
         (lambda: top_cohort_statistics([[0.1, np.inf]], 2), "not finite"),
         (lambda: top_cohort_statistics([0.1, 0.2], 2), "one row of cohort scores per side"),
         (lambda: top_cohort_statistics([[0.1, 0.2]], True), "top_n must be an integer"),
+        (lambda: top_cohort_statistics([[0.1, 0.2]], 2, ddof=2), "ddof must be 0"),
         (lambda: as_norm([0.1, 0.2], [0.0], [1.0], [0.0], [1.0]), "one value per trial"),
     ],
 )

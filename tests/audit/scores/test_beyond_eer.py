@@ -156,6 +156,19 @@ def test_hostile_countermeasure_and_calibration_files(tmp_path) -> None:  # type
     separable.write_text("d1 e1 0.9 target\nd2 e2 0.1 nontarget\n")
     report = audit_scores(trials, scores, cm_scores=cm, calibration=separable, config=ScoringConfig(n_resamples=20))
     assert [flag["id"] for flag in report["flags"]] == ["calibration-not-fitted"]
+    # Issue 42: constant development scores (0.7 x 6: standard deviation 1e-16, not 0) and a tie at the class
+    # boundary (quasi-complete separation) are findings that name the reason, not a traceback.
+    for name, lines, reason in [
+        ("constant", [f"d{i} e{i} 0.7 {('target', 'nontarget')[i % 2]}" for i in range(6)], "constant (6 trials"),
+        ("quasi", ["d1 e1 0.5 target", "d2 e2 0.9 target", "d3 e3 0.5 nontarget", "d4 e4 0.1 nontarget"],
+         "quasi-complete separation"),
+    ]:  # fmt: skip
+        unfittable = tmp_path / f"{name}.txt"
+        unfittable.write_text("\n".join(lines) + "\n")
+        config = ScoringConfig(n_resamples=20)
+        report = audit_scores(trials, scores, cm_scores=cm, calibration=unfittable, config=config)
+        (flag,) = report["flags"]
+        assert flag["id"] == "calibration-not-fitted" and reason in flag["message"], flag
 
 
 def _gaussian_llr_truth(mean: float, spread: float, p_target: float) -> tuple[float, float]:
