@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -29,16 +30,33 @@ def light_session() -> bool:
 
 
 class ModelStackBlocker(importlib.abc.MetaPathFinder):
-    """Refuses every import of a model stack, naming the mark the importing test lacks."""
+    """Refuses every import of an installed model stack, naming the mark the importing test lacks.
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
-        if fullname.partition(".")[0] in MODEL_STACKS:
-            raise ModuleNotFoundError(
-                f"light session: {fullname!r} imported by a test not marked runner; mark it @pytest.mark.runner "
-                "(tests that need torch or a real encoder run in nox -s tests only)",
-                name=fullname,
-            )
-        return None
+    A probe (``importlib.util.find_spec("torch")``) still gets the truth: ``None`` where the stack is not installed,
+    a spec where it is; only loading the module fails.
+    """
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname.partition(".")[0] not in MODEL_STACKS:
+            return None
+        others = (finder for finder in sys.meta_path if finder is not self and hasattr(finder, "find_spec"))
+        if not any(finder.find_spec(fullname, path, target) for finder in others):
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _Refusal())
+
+
+class _Refusal(importlib.abc.Loader):
+    """The loader of a blocked model stack: creating the module raises."""
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        raise ModuleNotFoundError(
+            f"light session: {spec.name!r} imported by a test not marked runner; mark it @pytest.mark.runner "
+            "(tests that need torch or a real encoder run in nox -s tests only)",
+            name=spec.name,
+        )
+
+    def exec_module(self, module: object) -> None:
+        raise AssertionError("unreachable: create_module refuses")
 
 
 def marked_runner_module(path: Path) -> bool:
