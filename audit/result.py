@@ -43,9 +43,18 @@ def verdict(flags: list[Flag], bundle: VerifiedBundle | None) -> str:
     return "pass"
 
 
-# Errors that explain the others come first: nothing signed is trusted, then files that do not verify or parse,
-# then the audited table against the signed one, then what the verified files show.
-CAUSE_ORDER = ("bad-signature", "digest-mismatch", "bundle-schema", "table-binding", "score-mismatch", "schema")
+# Errors that explain the others come first, in the order of trust: nothing signed is trusted, then files that do
+# not verify or parse, then the audited table against the signed one, then what the verified files show, then the
+# audited table's own checks.
+CAUSE_ORDER = (
+    "bad-signature",
+    "digest-mismatch",
+    "bundle-schema",
+    "table-binding",
+    "score-mismatch",
+    "trial-utterances",
+    "schema",
+)
 _SEVERITY_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 CASES_SHOWN = 5  # failing cases a cause and the terminal list
 

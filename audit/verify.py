@@ -75,13 +75,19 @@ class Rows:
 
 def completed_from_bundle(source: ResultsSource, verified: VerifiedBundle) -> ResultsSource:
     """The audited table with the columns it lacks (``record_id``, provenance, counts) taken from the signed rows its
-    rows bound to; as read when any row or column did not bind (the table-binding flag says so)."""
+    rows bound to by their key. When the binding failed (its flag says why, first), the rows that did bind are still
+    completed, so that the table's own checks report what the table prints, not the columns a paper never prints;
+    a row that bound to no signed row keeps those columns empty."""
     binding, signed = verified.binding, verified.files.results
-    if binding is None or not binding.bound or not binding.from_bundle or signed is None:
+    if binding is None or not binding.from_bundle or signed is None:
         return source
     rows = signed.set_index(signed["record_id"].astype(str), drop=False)
+    rows = rows[~rows.index.duplicated()]  # a signed record id held twice is the rows step's finding
     record_ids = list(binding.record_ids)
-    filled = {column: rows.loc[record_ids, column].to_numpy() for column in binding.from_bundle}
+    filled = {
+        column: [None if record is None else rows.at[record, column] for record in record_ids]
+        for column in binding.from_bundle
+    }
     return replace(source, frame=source.frame.assign(**filled))
 
 

@@ -18,15 +18,17 @@ error unless the reviewer declares the subset the table covers (``--subset "expe
 
 from __future__ import annotations
 
+import math
 import re
-import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import pandas as pd
 
 from audit.bundle.verified import LoadedFiles, Step, TableBinding, TableBindingError
+from audit.table import looks_like, name_skeleton
 from schemas import FLOAT_COLUMNS, INT_COLUMNS, InputError, cell_text, count, describe_case, row_dicts
 
 NUMERIC_COLUMNS = frozenset(FLOAT_COLUMNS + INT_COLUMNS)
@@ -46,8 +48,8 @@ NATURAL_KEY = (
     "complement_of",
 )
 _DECIMAL = re.compile(r"^[+-]?\d*\.(\d+)$")
-_SPACING = re.compile(r"[\s_\-.]+")
 SHOWN_CASES = 5  # failing rows the terminal lists
+FLOAT_NOISE_ULPS = 8  # a double's last-place noise a printed number may carry (see _same)
 
 
 @dataclass(frozen=True)
@@ -91,25 +93,9 @@ def parse_subset(text: str) -> Subset:
     return Subset(text.strip(), tuple(clauses))
 
 
-def name_skeleton(name: str) -> str:
-    """A column name reduced to what a reader sees: NFKC, case folded, without blanks, ``_``, ``-`` or ``.``, and
-    every non-ASCII character as ``?`` (it may stand in for a letter it looks like).
-
-    >>> name_skeleton(" EER_rocch "), name_skeleton("e\\u0435r"), name_skeleton("min-DCF")
-    ('eerrocch', 'e?r', 'mindcf')
-    """
-    folded = _SPACING.sub("", unicodedata.normalize("NFKC", name).casefold())
-    return "".join(char if char.isascii() else "?" for char in folded)
-
-
 def _look_alike(name: str, signed: list[str]) -> str | None:
     """The signed column ``name`` passes for without being it, or None."""
-    skeleton = name_skeleton(name)
-    for column in signed:
-        target = name_skeleton(column)
-        if len(skeleton) == len(target) and all(a in (b, "?") for a, b in zip(skeleton, target, strict=True)):
-            return column
-    return None
+    return next((column for column in signed if looks_like(name, column)), None)
 
 
 def _decimals(text: str | None) -> int | None:
@@ -125,21 +111,31 @@ def _printed_precision(column: pd.Series) -> int | None:
     return max(printed) if printed else None
 
 
+def _number(text: str) -> Decimal | None:
+    """A cell's text as the exact decimal it prints, or None when it is not a finite number."""
+    try:
+        number = Decimal(text.strip())
+    except InvalidOperation:
+        return None
+    return number if number.is_finite() else None
+
+
 def _same(table_text: str | None, signed_text: str | None, decimals: int | None) -> tuple[bool, bool]:
-    """(equal, by rounding): equal as text, as numbers, or as the signed number rounded to ``decimals``."""
+    """(equal, by rounding): equal as text or as numbers, or the table prints the signed number at ``decimals``
+    decimals: within half a unit of its last printed digit, whichever rule rounded it (half to even, as
+    ``pandas.DataFrame.round`` does, or half up), give or take float noise (``FLOAT_NOISE_ULPS`` units in the last
+    place of a double, as printing ``100 * eer`` and dividing by 100 leaves), and nothing wider."""
     if table_text == signed_text:
         return True, False
     if table_text is None or signed_text is None or decimals is None:
         return False, False
-    try:
-        table_value, signed_value = float(table_text), float(signed_text)
-    except ValueError:
+    table_value, signed_value = _number(table_text), _number(signed_text)
+    if table_value is None or signed_value is None:
         return False, False
     if table_value == signed_value:
         return True, False
-    if (_decimals(signed_text) or 0) <= decimals:
-        return False, False
-    return abs(round(signed_value, decimals) - table_value) < 0.5 * 10.0**-decimals * 1e-6, True
+    noise = Decimal(FLOAT_NOISE_ULPS * math.ulp(float(max(abs(table_value), abs(signed_value)))))
+    return abs(table_value - signed_value) <= Decimal(5).scaleb(-decimals - 1) + noise, True
 
 
 @dataclass(frozen=True)
@@ -191,16 +187,33 @@ def _signed_by_key(signed_rows: list[dict[str, Any]], key: tuple[str, ...]) -> d
     return records
 
 
+def _read_as(label: str, values: list[str]) -> list[str]:
+    """The signed ``values`` a reader takes ``label`` for (``name_skeleton``); none for a label without one ASCII
+    letter or digit, which no ASCII value passes for."""
+    skeleton = name_skeleton(label)
+    if not any(char.isalnum() for char in skeleton):
+        return []
+    return [value for value in values if _look_alike(label, [value]) is not None]
+
+
 def _swapping_maps(value_maps: dict[str, dict[str, str]], signed: pd.DataFrame) -> list[dict[str, Any]]:
-    """Each value map entry that sends a value of the signed table to another value of the same column."""
+    """Each value map entry that sends a value of the signed table, or a label a reader takes for one (the same up
+    to case, blanks, ``_``/``-``/``.`` and non-ASCII stand-ins: ``name_skeleton``), to another value of the same
+    column: the table would print one condition or encoder and be bound to another's row."""
     failures = []
     for column, spellings in sorted(value_maps.items()):
         if column not in signed.columns:
             continue
-        values = set(signed[column].dropna().astype(str))
+        values = sorted(set(signed[column].dropna().astype(str)))
         for source, target in sorted(spellings.items()):
             if source in values and source != target:
                 respelled = f"the mapping file respells the signed value {source!r} as {target!r}"
+                failures.append(_case(None, None, respelled, column=column))
+            elif source not in values and (reads_as := _read_as(source, values)) and target not in reads_as:
+                respelled = (
+                    f"the mapping file respells {source!r}, which reads as the signed value {reads_as[0]!r}, as "
+                    f"{target!r}"
+                )
                 failures.append(_case(None, None, respelled, column=column))
     return failures
 

@@ -299,20 +299,30 @@ def _speakers(bundle: VerifiedBundle) -> set[str]:
     return listed | tabled
 
 
-def _levels(results: pd.DataFrame, contrasts: Sequence[Contrast]) -> set[str]:
-    """Every factor level the results rows and their contrasts name."""
-    rows = {str(level) for column in ("level_a", "level_b") if column in results for level in results[column].dropna()}
-    return rows | {str(level) for contrast in contrasts for level in (contrast.level_a, contrast.level_b)}
+def _signed_levels(bundle: VerifiedBundle) -> set[str]:
+    """Every factor level the signed results table names: what the signed ``held_out_levels`` must refer to,
+    whichever rows the audited table prints (a subset, a paper's columns) and whether or not it binds."""
+    signed = bundle.files.results
+    if signed is None:
+        return set()
+    return {str(level) for column in ("level_a", "level_b") if column in signed for level in signed[column].dropna()}
+
+
+def _binding_failed(bundle: VerifiedBundle) -> bool:
+    """The audited table did not bind to the signed one: its rows are not the signed rows the scores belong to."""
+    return any(flag.id == "table-binding" and flag.severity is Severity.ERROR for flag in bundle.flags)
 
 
 def statistics_of_bundle(
     results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: VerifiedBundle, near_chance_eer: float = 0.4
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[Flag]]:
     """The statistics (or None), the report sections that summarise them or say why they are absent, and a
-    ``bundle-schema`` flag when the signed ``[analysis]`` table cannot be used.
+    ``bundle-schema`` flag when the signed ``[analysis]`` table cannot be used (checked against the signed files
+    only).
 
-    Only a bundle whose signature and every digest and schema verified is analysed: intervals over bytes nobody
-    vouches for would lend them a precision they have not earned."""
+    Only a bundle whose signature and every digest and schema verified is analysed, and only for an audited table
+    that bound to its signed rows: intervals over bytes nobody vouches for, or over rows that are not the signed
+    ones, would lend them a precision they have not earned."""
     if not bundle.intact:
         lines = [
             "Not run: the bundle did not verify (signature, digests or schemas; see the bundle sections), so no "
@@ -321,13 +331,19 @@ def statistics_of_bundle(
         return None, [SECTION | {"status": "skipped", "lines": lines}], []
     analysis, problems = analysis_from_table((bundle.files.config or {}).get("analysis", {}))
     problems += names_without_referent(
-        analysis, speakers=_speakers(bundle), levels=_levels(results, contrasts), speakers_of="the bundle's corpora"
+        analysis, speakers=_speakers(bundle), levels=_signed_levels(bundle), speakers_of="the bundle's corpora"
     )
     if problems:
         message = f"The signed config.toml declares an analysis that cannot be used: {'; '.join(problems)}."
         failures = [{"file": "config.toml", "problem": problem} for problem in problems]
         flag = Flag("bundle-schema", Severity.ERROR, message, (), {"reason": "analysis", "failures": failures})
         return None, [SECTION | {"status": "failed", "lines": [message]}], [flag]
+    if _binding_failed(bundle):
+        lines = [
+            "Not run: the audited table did not bind to the signed results table (see the table-binding section), "
+            "so its rows are not the signed rows whose scores the statistics would read."
+        ]
+        return None, [SECTION | {"status": "skipped", "lines": lines}], []
     statistics, sections = _statistics(results, contrasts, bundle, analysis, near_chance_eer)
     return statistics, sections, []
 

@@ -29,6 +29,8 @@ from audit.table.claims import Claim, check_claim, check_claims, flag_claims, re
 from audit.table.contrasts import TERMS, Contrast, ContrastSet, derive_contrasts, trial_matching
 from audit.table.reading import (
     ResultsSource,
+    looks_like,
+    name_skeleton,
     read_results,
     read_text,
     read_text_and_digest,
@@ -84,6 +86,8 @@ __all__ = [
     "has_errors",
     "inventory",
     "is_clean",
+    "looks_like",
+    "name_skeleton",
     "one_per_id",
     "parse_snr",
     "per_encoder",

@@ -14,6 +14,7 @@ import csv
 import io
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,61 @@ class ResultsSource:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_SPACING = re.compile(r"[\s_\-.]+")
+TYPO_MIN_LENGTH = 6  # a column name this long (its skeleton) one edit from an audit column is taken for a typo of it
+
+
+def name_skeleton(name: str) -> str:
+    """A column name reduced to what a reader sees: NFKC, case folded, without blanks, ``_``, ``-`` or ``.``, and
+    every non-ASCII character as ``?`` (it may stand in for a letter it looks like).
+
+    >>> name_skeleton(" EER_rocch "), name_skeleton("e\\u0435r"), name_skeleton("min-DCF")
+    ('eerrocch', 'e?r', 'mindcf')
+    """
+    folded = _SPACING.sub("", unicodedata.normalize("NFKC", name).casefold())
+    return "".join(char if char.isascii() else "?" for char in folded)
+
+
+def looks_like(name: str, other: str) -> bool:
+    """``name`` passes for ``other`` to a reader: their skeletons agree, a ``?`` of ``name`` standing for any
+    character."""
+    skeleton, target = name_skeleton(name), name_skeleton(other)
+    return len(skeleton) == len(target) and all(a in (b, "?") for a, b in zip(skeleton, target, strict=True))
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """``a`` and ``b`` differ by one inserted, deleted, replaced or swapped (adjacent) character."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) == len(b):
+        differ = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(differ) == 1 or (
+            len(differ) == 2
+            and differ[1] == differ[0] + 1
+            and a[differ[0]] == b[differ[1]]
+            and a[differ[1]] == b[differ[0]]
+        )
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def meant_column(name: str, absent: list[str]) -> str | None:
+    """The audit column of ``absent`` (those the table lacks) that an unknown column ``name`` stands for: one a reader
+    takes it for (``looks_like``: ``sub_group``, ``EER ``), or one typo away from it (``subgrup``); None when none is
+    that close, as for an extra column such as ``notes`` or ``min_dcf_ci``.
+
+    >>> meant_column("sub_group", ["subgroup", "corpus"]), meant_column("min_dcf_ci", ["min_dcf"])
+    ('subgroup', None)
+    """
+    skeleton = name_skeleton(name)
+    for column in absent:
+        if looks_like(name, column):
+            return column
+    if len(skeleton) < TYPO_MIN_LENGTH:
+        return None
+    return next((column for column in absent if _one_edit(skeleton, name_skeleton(column))), None)
+
+
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
 
@@ -181,6 +237,21 @@ def _check_header(path: Path, header: list[str], renames: dict[str, str], column
         )
 
 
+def _check_unknown_columns(path: Path, columns: list[str]) -> None:
+    """A column the audit does not read but that stands for one the table lacks (``meant_column``) is an input
+    error with a did-you-mean: read as an extra column, it would be dropped without a word (``sub_group`` would
+    leave every row without its subgroup)."""
+    absent = sorted(KNOWN_COLUMNS - set(columns))
+    for name in columns:
+        if name not in KNOWN_COLUMNS and (meant := meant_column(name, absent)) is not None:
+            raise InputError(
+                str(path),
+                f"not a results.csv column; did you mean {meant!r}? Rename it in the table or with a --columns map "
+                f'("{name}" = "{meant}"); an extra column needs a name unlike the audit\'s',
+                column=name,
+            )
+
+
 def _check_rows(path: Path, rows: list[list[str]]) -> None:
     """Every data row has as many fields as the header (rows numbered from 1 below the header)."""
     width = len(rows[0])
@@ -206,6 +277,7 @@ def read_results(path: Path, column_map: Path | None = None) -> ResultsSource:
     except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error) as error:
         raise InputError(str(path), f"not a CSV file: {str(error).strip()}") from error
     frame = frame.rename(columns=renames)
+    _check_unknown_columns(path, [str(column) for column in frame.columns])
     if legacy is None:
         return ResultsSource(path, bytes_digest(data), frame, renames)
     mapped, notes = legacy.apply(frame)
