@@ -2,21 +2,24 @@
 
 Trust model: PASS needs a signature by a key the reviewer trusts, given as the public key itself (``--key``) or
 as its key id in a file of trusted ids (``--trusted-keys``). A bundle that verifies only under the key it carries
-is intact but unauthenticated: anyone can re-sign a forgery with a fresh key. Nothing in a payload whose
-signature fails is parsed.
+is intact but unauthenticated: anyone can re-sign a forgery with a fresh key. So is one verified under a ``--key``
+file that lies inside the bundle folder (its own ``provenance/run.pub``): the reviewer trusted nothing independent of
+it. (A copy of that key taken out of the bundle cannot be told from the authors' key obtained elsewhere.) Nothing in
+a payload whose signature fails is parsed.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit.bundle.source import BundleSource
+from audit.bundle.source import BundleFolder, BundleSource
 from audit.bundle.verified import (
     Authentication,
     BadSignatureError,
@@ -73,6 +76,14 @@ def _bundle_public_key(source: BundleSource) -> Ed25519PublicKey:
     return key
 
 
+def _inside_bundle(source: BundleSource, key: ReviewerKey) -> bool:
+    """The reviewer's key file lies inside the bundle folder (its own enclosed key, or any file beside it), links
+    resolved: a key the bundle brings vouches for nothing outside it."""
+    if not isinstance(source, BundleFolder):
+        return False
+    return Path(key.path).resolve().is_relative_to(source.root.resolve())
+
+
 def verify_signature(
     source: BundleSource, trusted_key: ReviewerKey | None, trusted_ids: frozenset[str] = frozenset()
 ) -> tuple[SignatureCheck, Step]:
@@ -94,8 +105,11 @@ def verify_signature(
         envelope = parse_envelope(lines[0])
     except EnvelopeError as error:
         raise BadSignatureError("envelope", f"{ENVELOPE_FILE}: {error}") from error
+    enclosed = trusted_key is not None and _inside_bundle(source, trusted_key)
     if trusted_key is not None:
         public_key, key_source = trusted_key.public_key, f"the reviewer's key {trusted_key.path} (--key)"
+        if enclosed:
+            key_source = f"the key {trusted_key.path} given with --key, a file of the bundle itself"
     else:
         public_key, key_source = _bundle_public_key(source), f"the bundle's own key {PUBLIC_KEY_FILE}"
     try:
@@ -104,7 +118,7 @@ def verify_signature(
         raise BadSignatureError(
             "signature", f"The signature does not verify under {key_source}: {error}; nothing in it was parsed."
         ) from error
-    if trusted_key is not None:
+    if trusted_key is not None and not enclosed:
         trust = Trust.TRUSTED_KEY
     elif key_id in trusted_ids:
         trust = Trust.TRUSTED_KEY_ID
@@ -113,7 +127,13 @@ def verify_signature(
     report = [f"The DSSE envelope verifies under {key_source}, key id {key_id}."]
     if trust is Trust.TRUSTED_KEY_ID:
         report.append("That key id is in the reviewer's list of trusted keys (--trusted-keys).")
-    if trust is Trust.BUNDLE_KEY:
+    if trust is Trust.BUNDLE_KEY and enclosed:
+        report.append(
+            "UNAUTHENTICATED: the key given with --key lies inside the bundle it is to vouch for, so it proves the "
+            "files unchanged since signing, not who signed them (a forger ships the key of the forgery); "
+            f"{HOW_TO_TRUST}, obtained from the authors, not from the bundle."
+        )
+    elif trust is Trust.BUNDLE_KEY:
         report.append(
             "UNAUTHENTICATED: the key was taken from the bundle itself, which proves the files are unchanged since "
             f"signing, not who signed them (a forger re-signs with a fresh key); {HOW_TO_TRUST}."

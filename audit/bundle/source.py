@@ -20,7 +20,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from provenance import Digest, file_digest
-from schemas import REPORT_DIR, STATEMENT_FILE, BundleFileError, InputError, read_bundle_file, unsafe_name_reason
+from schemas import (
+    PROVENANCE_DIR,
+    REPORT_DIR,
+    RESULTS_FILE,
+    STATEMENT_FILE,
+    BundleFileError,
+    InputError,
+    read_bundle_file,
+    unsafe_name_reason,
+)
 
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
 MAX_MEMBER_BYTES = 1 << 30  # one member, uncompressed: a paper-scale bundle's largest file is a few MB
@@ -229,11 +238,31 @@ class BundleArchive:
 BundleSource = BundleFolder | BundleArchive
 
 
+def _folder_bundle_root(path: Path) -> Path:
+    """The bundle in a folder, by the archive's rule (the folder holding ``provenance/statement.json``): the folder
+    itself, or, where it holds neither ``provenance/`` nor ``results.csv``, its one subfolder that does, as unzipping
+    a release archive (one top-level folder) leaves it; several such subfolders are one input line."""
+    if (path / PROVENANCE_DIR).exists() or (path / RESULTS_FILE).exists():
+        return path
+    try:
+        children = sorted(path.iterdir())
+    except OSError as error:
+        raise InputError(str(path), f"cannot be read ({error.strerror})") from None
+    inner = [
+        child for child in children if child.is_dir() and not child.is_symlink() and (child / STATEMENT_FILE).exists()
+    ]
+    if len(inner) > 1:
+        names = ", ".join(child.name for child in inner[:3])
+        raise InputError(str(path), f"{len(inner)} bundles in this folder ({names}): pass --bundle one of them")
+    return inner[0] if inner else path
+
+
 def open_bundle(path: Path) -> BundleSource:
-    """A bundle folder, or an archive named by its suffix; anything else is one input line."""
+    """A bundle folder (or the folder an archive of one was unpacked into), or an archive named by its suffix;
+    anything else is one input line."""
     path = Path(path)
     if path.is_dir():
-        return BundleFolder(path)
+        return BundleFolder(_folder_bundle_root(path))
     if path.name.endswith(ARCHIVE_SUFFIXES):
         return BundleArchive(path)
     raise InputError(
