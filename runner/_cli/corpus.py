@@ -70,17 +70,26 @@ def check(
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the summary and every problem as JSON.")] = False,
     shown: Annotated[int, typer.Option("--problems", min=0, help="How many problems to print.")] = 20,
+    content: Annotated[
+        bool,
+        typer.Option(
+            help="Read every file's samples (in blocks) and name those with no speech: digitally silent or white "
+            "noise (--no-content reads headers only)."
+        ),
+    ] = True,
 ) -> None:
     """Read a corpus (or spoof) folder with its adapter, as a run would, and say what it holds and could not use.
 
     Exit codes: 0 read, 2 usage error, a folder the adapter cannot read or another release than --release (one
     line on stderr).
     """
-    from runner.corpora import load_corpus
+    from runner.corpora import CorpusTable, content_problems, load_corpus
     from runner.corpora.base import table_release
 
     table = load_corpus(adapter, root, release, "--release")
     frame = table.frame
+    if content:
+        table = CorpusTable(frame, tuple(sorted({*table.problems, *content_problems(root, frame["path"])})))
     summary = {
         "adapter": adapter,
         "root": str(root),

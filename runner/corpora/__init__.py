@@ -29,6 +29,7 @@ from runner.corpora.base import (
     load_corpus,
     read_utterances,
 )
+from runner.corpora.content import content_problems
 
 __all__ = [
     "ADAPTERS",
@@ -41,6 +42,7 @@ __all__ = [
     "asvspoof2019",
     "build_default_corpus",
     "common_voice",
+    "content_problems",
     "debian",
     "ears",
     "fillets",
