@@ -44,14 +44,15 @@ TYPO_MIN_LENGTH = 6  # a column name this long (its skeleton) one edit from an a
 
 
 def name_skeleton(name: str) -> str:
-    """A column name reduced to what a reader sees: NFKC, case folded, without blanks, ``_``, ``-`` or ``.``, and
-    every non-ASCII character as ``?`` (it may stand in for a letter it looks like).
+    """A column name reduced to what a reader sees: NFKC, case folded, without blanks, ``_``, ``-``, ``.`` or
+    invisible format characters (a zero-width space), and every other non-ASCII character as ``?`` (it may stand in
+    for a letter it looks like).
 
     >>> name_skeleton(" EER_rocch "), name_skeleton("e\\u0435r"), name_skeleton("min-DCF")
     ('eerrocch', 'e?r', 'mindcf')
     """
     folded = _SPACING.sub("", unicodedata.normalize("NFKC", name).casefold())
-    return "".join(char if char.isascii() else "?" for char in folded)
+    return "".join(char if char.isascii() else "?" for char in folded if unicodedata.category(char) != "Cf")
 
 
 def looks_like(name: str, other: str) -> bool:
