@@ -85,7 +85,11 @@ def completed_from_bundle(source: ResultsSource, verified: VerifiedBundle) -> Re
     rows = rows[~rows.index.duplicated()]  # a signed record id held twice is the rows step's finding
     record_ids = list(binding.record_ids)
     filled = {
-        column: [None if record is None else rows.at[record, column] for record in record_ids]
+        column: pd.Series(
+            [None if record is None else rows.at[record, column] for record in record_ids],
+            index=source.frame.index,
+            dtype=object,
+        )
         for column in binding.from_bundle
     }
     return replace(source, frame=source.frame.assign(**filled))
