@@ -47,7 +47,7 @@ from audit.bundle.verified import (
     Trust,
     VerifiedBundle,
 )
-from provenance import ReviewerKey
+from provenance import ReviewerKey, bytes_digest
 from schemas import OPERATORS_FILE, Flag, Severity
 
 NOT_RUN_UNAUTHENTICATED = "Not run: unauthenticated (the signature step failed, so nothing in the bundle is trusted)."
@@ -334,4 +334,5 @@ def verify_bundle(
         check.sections,
         rescored or {},
         archive=source.archive,
+        statement_digest=bytes_digest(signature.payload),
     )
