@@ -194,6 +194,7 @@ def verify_attestation(
     """
     from provenance import (
         RESULT_FAILED,
+        AttestationMismatch,
         installed_files_digest,
         load_public_key,
         read_attestation,
@@ -205,11 +206,16 @@ def verify_attestation(
     )
     from schemas import tool_version
 
-    read = read_attestation(attestation, load_public_key(key))
-    result = verify_attested_results(read)
-    notes = [verify_attested_policy(read, attestation.parent)]
-    notes += [verify_attested_bundle(read, bundle)] if bundle is not None else []
-    notes += [verify_attested_table(read, table)] if table is not None else []
+    public_key = load_public_key(key)
+    try:  # a check that does not hold is a finding: its line first on stdout, exit 1
+        read = read_attestation(attestation, public_key)
+        result = verify_attested_results(read)
+        notes = [verify_attested_policy(read, attestation.parent)]
+        notes += [verify_attested_bundle(read, bundle)] if bundle is not None else []
+        notes += [verify_attested_table(read, table)] if table is not None else []
+    except AttestationMismatch as error:
+        typer.echo(error.line())
+        raise typer.Exit(error.exit_code) from None
     notes.append(verify_attested_toolkit(read, tool_version(), installed_files_digest(VERIFIER_PACKAGES)))
     vsa, tests = read.vsa_predicate, read.test_predicate
     cause = next((test.removeprefix("cause: ") for test in tests["failedTests"] if test.startswith("cause: ")), None)
