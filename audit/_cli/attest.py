@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "VERIFIER_PACKAGES",
+    "attestation_pointer",
     "audit_outcome",
     "check_attest",
     "remove_stale_attestation",
@@ -149,6 +150,20 @@ def audit_outcome(
 
 def _pair(digest: Digest) -> tuple[str, str]:
     return digest.sha256, digest.blake3
+
+
+def attestation_pointer(out: Path, request: AuditRequest, private_key: Ed25519PrivateKey) -> dict[str, str]:
+    """Where the signed verdict lies and the one command that checks it (the report's artefact-evaluation section
+    says both)."""
+    from provenance import ATTESTATION_FILE, key_id
+
+    command = f"audit verify-attestation {Path(out) / ATTESTATION_FILE} --key AUDITOR.pub"
+    command += f" --bundle {request.bundle}" if request.bundle is not None else ""
+    return {
+        "file": ATTESTATION_FILE,
+        "key_id": key_id(private_key.public_key()),
+        "command": f"{command} --table {request.results}",
+    }
 
 
 def write_audit_attestation(

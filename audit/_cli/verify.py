@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from audit._cli.attest import check_attest, remove_stale_attestation, write_audit_attestation
+from audit._cli.attest import attestation_pointer, check_attest, remove_stale_attestation, write_audit_attestation
 from audit._cli.summary import finish
 from provenance import check_writable_folder
 from schemas import REPORT_DIR, InputError, announce, one_line_errors
@@ -60,6 +60,8 @@ def audit_results(
     finally:
         if drawing is not None:
             drawing.close()
+    if out is not None and attest is not None:
+        report["attestation"] = attestation_pointer(out, request, attest)
     written = finish_report(report, out, figures)
     if out is not None and attest is not None:
         written += write_audit_attestation(out, report, table.verified, request, attest)
