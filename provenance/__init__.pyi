@@ -55,6 +55,11 @@ from .attestation import verify_attested_toolkit as verify_attested_toolkit
 from .attestation import write_attestation as write_attestation
 from .canonical import CanonicalJSONError as CanonicalJSONError
 from .canonical import canonical_json as canonical_json
+from .croissant import CROISSANT_CONFORMS_TO as CROISSANT_CONFORMS_TO
+from .croissant import CROISSANT_CONTEXT as CROISSANT_CONTEXT
+from .croissant import card_bytes as card_bytes
+from .croissant import card_disagreements as card_disagreements
+from .croissant import croissant_card as croissant_card
 from .derivation import (
     SEED_BYTES as SEED_BYTES,
 )

@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from audit.bundle.binding import RowStatus, verify_rows
+from audit.bundle.card import verify_croissant_card
 from audit.bundle.rescore import verify_rescored_metrics, verify_scores_follow_trial_lists
 from audit.bundle.rescore_beyond import verify_beyond_eer_metrics
 from audit.bundle.signature import verify_signature, verify_statement, verify_statement_copy
@@ -58,6 +59,7 @@ LATER_STEPS = (
     ("subject-digests", "Subject digests (SHA-256, BLAKE3)"),
     ("subject-coverage", "Every bundle file is a subject"),
     ("files", "Bundle files parsed against their schemas"),
+    ("croissant", "The Croissant card agrees with the bundle"),
     ("rows", "Signed rows bound to the statement"),
     ("table-binding", "Audited table bound to the signed table"),
     ("trial-order", "Scores follow their trial lists"),
@@ -307,6 +309,7 @@ def verify_bundle(
     verified: VerifiedBytes = check.step("subject-digests", verify_subject_digests, source, subjects)
     check.step("subject-coverage", verify_every_file_is_subject, source, subjects)
     files: LoadedFiles = check.step("files", load_files, verified)
+    check.step("croissant", verify_croissant_card, verified)
     statuses = check.step("rows", verify_rows, files, statement, verified.digests)
     binding = check.step("table-binding", verify_table_binding, table, files, subset, value_maps)
     check.step("trial-order", verify_scores_follow_trial_lists, files)
