@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from audit._cli.attest import attestation_pointer, check_attest, remove_stale_attestation, write_audit_attestation
+from audit._cli.attest import check_attest
 from audit._cli.summary import finish
 from provenance import check_writable_folder
 from schemas import REPORT_DIR, InputError, announce, one_line_errors
@@ -44,6 +44,7 @@ def audit_results(
     the artefact-evaluation summary added and the report written to ``out``; with ``attest`` (and ``out``), the
     auditor's signed attestation of the finished audit beside it."""
     import_quietly()
+    from audit.attestation import attestation_pointer, remove_stale_attestation, write_audit_attestation
     from audit.statistics import Forked
     from audit.verify import audit_table, finish_audit
     from reports import finish_report, render_figures
