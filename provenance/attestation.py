@@ -405,7 +405,7 @@ def verify_attested_bundle(attestation: ReadAttestation, bundle: Path) -> str:
     extra = sorted(
         path.relative_to(bundle).as_posix()
         for path in bundle.rglob("*")
-        if not path.is_dir() and path.relative_to(bundle).parts[0] not in NOT_SUBJECTS
+        if (path.is_symlink() or not path.is_dir()) and path.relative_to(bundle).parts[0] not in NOT_SUBJECTS
     )
     differ += [f"{name} (not in the statement)" for name in extra if name not in files]
     if differ:
