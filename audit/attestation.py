@@ -51,8 +51,7 @@ class AttestedRequest(Protocol):
 
 def _held_and_tests(report: dict[str, Any]) -> tuple[list[str], list[str], list[str], list[str]]:
     """The checks that held (verified levels), and the passed / warned / failed tests: each report section by its
-    status (``step:<id>``; skipped and informational ones are no test), each flag by its severity (``flag:<id>``),
-    the cause of a failure first among the failed."""
+    status (``step:<id>``; skipped and informational ones are no test), each flag by its severity (``flag:<id>``)."""
     held, passed, warned, failed = [], [], [], []
     for section in report["sections"]:
         name, status = f"step:{section['id']}", section.get("status")
@@ -71,8 +70,7 @@ def _held_and_tests(report: dict[str, Any]) -> tuple[list[str], list[str], list[
         passed.append("trust:trusted-key")
     elif report.get("trust") is not None:
         failed.append("trust:unauthenticated")
-    cause = _cause(report)
-    return held, passed, warned, ([f"cause: {cause}"] if cause else []) + failed
+    return held, passed, warned, failed
 
 
 def _cause(report: dict[str, Any]) -> str | None:

@@ -32,10 +32,20 @@ from provenance.digests import Digest, bytes_digest
 from provenance.dsse import IN_TOTO_PAYLOAD_TYPE, EnvelopeError, parse_envelope, sign_envelope, verify_envelope
 from provenance.reading import read_regular_file
 from provenance.statement import STATEMENT_TYPE
-from schemas import EXIT_FINDING, NOT_SUBJECTS, STATEMENT_FILE, BundleFileError, Error, InputError, read_bundle_file
+from schemas import (
+    EXIT_FINDING,
+    NOT_SUBJECTS,
+    STATEMENT_FILE,
+    BundleFileError,
+    Error,
+    InputError,
+    json_file_bytes,
+    read_bundle_file,
+)
 
 __all__ = [
     "ATTESTATION_FILE",
+    "CAUSE_PREFIX",
     "MAX_ATTESTATION_BYTES",
     "POLICY_FILE",
     "RESULT_FAILED",
@@ -67,6 +77,7 @@ SLSA_VERSION = "1.0"
 ATTESTATION_FILE = "attestation.intoto.jsonl"
 POLICY_FILE = "audit-policy.json"
 RESULT_PASSED, RESULT_WARNED, RESULT_FAILED = "PASSED", "WARNED", "FAILED"
+CAUSE_PREFIX = "cause: "  # the first failed test of a failure: why the verdict is not a pass, in one sentence
 # What a subject is: the bundle's signed statement (a folder), the archive file the bundle came as, the audited table.
 ROLES = ("bundle-statement", "bundle-archive", "audited-table")
 MAX_ATTESTATION_BYTES = 16 * 1024 * 1024  # two envelopes of a few hundred checks: far below this
@@ -155,7 +166,7 @@ def _timestamp(moment: datetime) -> str:
 
 def attestation_bytes(outcome: AuditOutcome, private_key: Ed25519PrivateKey) -> tuple[bytes, bytes]:
     """The policy file's bytes, and the attestation file's: the VSA envelope line, then the Test Result one."""
-    policy = (json.dumps(outcome.policy, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    policy = json_file_bytes(outcome.policy)
     policy_digest = bytes_digest(policy)
     failed_result = outcome.result == RESULT_FAILED
     vsa = {
@@ -169,7 +180,7 @@ def attestation_bytes(outcome: AuditOutcome, private_key: Ed25519PrivateKey) -> 
         "inputAttestations": [_descriptor(uri, digest) for uri, digest in outcome.input_attestations],
         "verificationResult": outcome.result,
         "verifiedLevels": [
-            *([RESULT_FAILED] if outcome.result == RESULT_FAILED else []),
+            *([RESULT_FAILED] if failed_result else []),
             *(f"INTERBIAS_{c}" for c in outcome.held),
         ],
         "slsaVersion": SLSA_VERSION,
@@ -179,7 +190,7 @@ def attestation_bytes(outcome: AuditOutcome, private_key: Ed25519PrivateKey) -> 
         "configuration": [{"name": POLICY_FILE, **_descriptor(POLICY_FILE, policy_digest)}],
         "passedTests": list(outcome.passed),
         "warnedTests": list(outcome.warned),
-        "failedTests": list(outcome.failed),
+        "failedTests": [*([f"{CAUSE_PREFIX}{outcome.cause}"] if outcome.cause else []), *outcome.failed],
     }
     lines = [
         sign_envelope(canonical_json(_statement(outcome, predicate_type, predicate)), private_key)

@@ -48,6 +48,7 @@ def verify_attestation(
     names it), 2 a malformed or unsigned file (one line on stderr).
     """
     from provenance import (
+        CAUSE_PREFIX,
         RESULT_FAILED,
         AttestationMismatch,
         installed_files_digest,
@@ -73,7 +74,8 @@ def verify_attestation(
         raise typer.Exit(error.exit_code) from None
     notes.append(verify_attested_toolkit(read, tool_version(), installed_files_digest(VERIFIER_PACKAGES)))
     vsa, tests = read.vsa_predicate, read.test_predicate
-    cause = next((test.removeprefix("cause: ") for test in tests["failedTests"] if test.startswith("cause: ")), None)
+    failed = tests["failedTests"]
+    cause = next((test.removeprefix(CAUSE_PREFIX) for test in failed if test.startswith(CAUSE_PREFIX)), None)
     head = "PASS" if result != RESULT_FAILED else "FAIL"
     verdict = f"recorded verdict {result}" + (f": {cause}" if cause else "")
     typer.echo(

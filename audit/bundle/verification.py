@@ -1,7 +1,8 @@
 """Verify an artefact bundle end to end and return a :class:`~audit.bundle.verified.VerifiedBundle`.
 
 In-toto style, one straight line of small ``verify_*`` steps: signature, statement, subject names, digests (each
-file read once, its verified bytes kept), every file covered, the files parsed against their schemas, the signed
+file read once, its verified bytes kept), every file covered, the files parsed against their schemas, the bundle's
+Croissant card against the verified files, the signed
 rows bound to the statement, the audited table bound to the signed rows, scores following their trial lists,
 re-scored metrics, shared trial lists, trial utterances, operator outcomes, coverage. Each step returns what later
 steps need, or raises one :class:`~audit.bundle.BundleError` (a flag) with whatever partial result later steps can
