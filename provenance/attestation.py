@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -242,8 +242,17 @@ class ReadAttestation:
         return self.test_result["predicate"]
 
 
-def _shape(path: Path, statement: Any, predicate_type: str, fields: dict[str, type | tuple[type, ...]]) -> None:
-    """The statement is an in-toto v1 Statement of ``predicate_type`` whose predicate has ``fields`` of those types."""
+_KINDS: dict[str, Callable[[Any], bool]] = {
+    "text": lambda value: isinstance(value, str),
+    "object": lambda value: isinstance(value, dict),
+    "list": lambda value: isinstance(value, list),
+    "names": lambda value: isinstance(value, list) and all(isinstance(item, str) for item in value),
+}
+
+
+def _shape(path: Path, statement: Any, predicate_type: str, fields: dict[str, str]) -> None:
+    """The statement is an in-toto v1 Statement of ``predicate_type`` whose predicate has ``fields`` of those kinds
+    (``_KINDS``: text, object, list, names)."""
     what = f"the {predicate_type} statement"
     if not isinstance(statement, dict) or statement.get("_type") != STATEMENT_TYPE:
         raise InputError(str(path), f"{what} is not an in-toto Statement v1")
@@ -255,8 +264,8 @@ def _shape(path: Path, statement: Any, predicate_type: str, fields: dict[str, ty
     if not isinstance(predicate, dict):
         raise InputError(str(path), f"{what} has no predicate object")
     for name, kind in fields.items():
-        if not isinstance(predicate.get(name), kind):
-            raise InputError(str(path), f"{what}: predicate field {name!r} is missing or of the wrong type")
+        if not _KINDS[kind](predicate.get(name)):
+            raise InputError(str(path), f"{what}: predicate field {name!r} is missing or not {kind}")
 
 
 def _subjects(path: Path, statement: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -266,9 +275,11 @@ def _subjects(path: Path, statement: dict[str, Any]) -> dict[str, dict[str, Any]
         raise InputError(str(path), "a statement has no subjects")
     by_role: dict[str, dict[str, Any]] = {}
     for index, entry in enumerate(subjects):
-        role = entry.get("annotations", {}).get("role") if isinstance(entry, dict) else None
-        digest = entry.get("digest") if isinstance(entry, dict) else None
-        if role not in ROLES or role in by_role or not isinstance(entry.get("name"), str):
+        entry = entry if isinstance(entry, dict) else {}
+        annotations = entry.get("annotations")
+        role = annotations.get("role") if isinstance(annotations, dict) else None
+        digest = entry.get("digest")
+        if not isinstance(role, str) or role not in ROLES or role in by_role or not isinstance(entry.get("name"), str):
             raise InputError(str(path), f"subject {index} has no name, or no role of {list(ROLES)}, or a repeated one")
         if not isinstance(digest, dict) or not isinstance(digest.get("sha256"), str):
             raise InputError(str(path), f"subject {index} has no sha256 digest")
@@ -301,16 +312,19 @@ def read_attestation(path: Path, public_key: Ed25519PublicKey) -> ReadAttestatio
         except EnvelopeError as error:
             raise AttestationMismatch("signature", f"{path}, line {number}: {error}") from error
         try:
-            statements.append(json.loads(envelope.payload))
-        except (UnicodeDecodeError, ValueError, RecursionError) as error:
-            raise InputError(str(path), f"the signed payload is not JSON: {error}", row=number) from error
+            statement = json.loads(envelope.payload)
+            json.dumps(statement, ensure_ascii=False).encode("utf-8")  # its text can be printed
+        except (UnicodeError, ValueError, RecursionError) as error:
+            raise InputError(str(path), f"the signed payload is not JSON text: {error}", row=number) from error
+        statements.append(statement)
     vsa, test_result = statements
     _shape(path, vsa, VSA_PREDICATE_TYPE, {
-        "verifier": dict, "timeVerified": str, "resourceUri": str, "policy": dict, "inputAttestations": list,
-        "verificationResult": str, "verifiedLevels": list,
+        "verifier": "object", "timeVerified": "text", "resourceUri": "text", "policy": "object",
+        "inputAttestations": "list", "verificationResult": "text", "verifiedLevels": "names",
     })  # fmt: skip
     _shape(path, test_result, TEST_RESULT_PREDICATE_TYPE, {
-        "result": str, "configuration": list, "passedTests": list, "warnedTests": list, "failedTests": list,
+        "result": "text", "configuration": "list", "passedTests": "names", "warnedTests": "names",
+        "failedTests": "names",
     })  # fmt: skip
     subjects = _subjects(path, vsa)
     if _subjects(path, test_result) != subjects:
