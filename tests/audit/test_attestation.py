@@ -362,3 +362,31 @@ def test_an_archive_is_attested_byte_for_byte(attested: Attested, tmp_path: Path
     archive.write_bytes(archive.read_bytes() + b"\0")
     code, stdout, _ = cli(*check, archive)
     assert code == 1 and stdout.startswith(f"FAIL: attestation-bundle: {archive} has sha256 {sha256(archive)}")
+
+
+def test_a_failed_audit_is_attested_failed_with_the_cause_first(attested: Attested, tmp_path: Path) -> None:
+    from audit import AuditRequest, audit_table, finish_audit, write_audit_attestation
+
+    bundle = copied(attested, tmp_path)
+    victim = sorted((bundle / "trials").glob("*.csv"))[0]
+    victim.write_bytes(victim.read_bytes() + b"\n")
+    request = AuditRequest(bundle / "results.csv", bundle=bundle, key=attested.bundle.public_key)
+    table = audit_table(request)
+    report = finish_audit(table)
+    assert report["verdict"] == "fail" and report["cause"]["flag"] == "digest-mismatch"
+    private = serialization.load_pem_private_key(attested.private.read_bytes(), password=None)
+    assert isinstance(private, Ed25519PrivateKey)
+    out = tmp_path / "out"
+    out.mkdir()
+    write_audit_attestation(out, report, table.verified, request, private)
+    vsa, tests = (statement_of(line)["predicate"] for line in envelopes(out / "attestation.intoto.jsonl"))
+    assert vsa["verificationResult"] == "FAILED" and vsa["verifiedLevels"][0] == "FAILED"
+    assert "INTERBIAS_BUNDLE_SUBJECT_DIGESTS" not in vsa["verifiedLevels"]
+    assert tests["failedTests"][0] == f"cause: digest-mismatch: {report['cause']['message']}"
+    assert {"step:bundle-subject-digests", "flag:digest-mismatch"} <= set(tests["failedTests"])
+    code, stdout, _ = attested.check(attestation=out / "attestation.intoto.jsonl")
+    assert code == 1 and stdout.startswith("FAIL: recorded verdict FAILED: digest-mismatch:")
+    # The folder is attested by its signed statement, which the changed file does not match: checked against the
+    # bundle, the attestation names that file, as the audit did.
+    code, stdout, _ = attested.check("--bundle", bundle, attestation=out / "attestation.intoto.jsonl")
+    assert code == 1 and stdout.startswith("FAIL: attestation-bundle:") and f"trials/{victim.name} (changed)" in stdout
