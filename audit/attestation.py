@@ -5,6 +5,7 @@ and ``interbias reproduce`` call :func:`write_audit_attestation`."""
 
 from __future__ import annotations
 
+import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -101,8 +102,9 @@ def _policy(report: dict[str, Any], verified: VerifiedBundle | None, request: At
     from provenance import ReviewerKey, key_id
 
     trusted = set(request.trusted_ids)
-    if isinstance(request.key, ReviewerKey):
-        trusted.add(key_id(request.key.public_key))
+    if request.key is not None:
+        reviewer = request.key if isinstance(request.key, ReviewerKey) else ReviewerKey.load(request.key)
+        trusted.add(key_id(reviewer.public_key))
     config = verified.files.config if verified is not None else None
     return {
         "audit": report["config"],
@@ -160,12 +162,13 @@ def attestation_pointer(out: Path, request: AttestedRequest, private_key: Ed2551
     says both)."""
     from provenance import ATTESTATION_FILE, key_id
 
-    command = f"audit verify-attestation {Path(out) / ATTESTATION_FILE} --key AUDITOR.pub"
-    command += f" --bundle {request.bundle}" if request.bundle is not None else ""
+    words = ["audit", "verify-attestation", str(Path(out) / ATTESTATION_FILE), "--key", "AUDITOR.pub"]
+    words += ["--bundle", str(request.bundle)] if request.bundle is not None else []
+    words += ["--table", str(request.results)]
     return {
         "file": ATTESTATION_FILE,
         "key_id": key_id(private_key.public_key()),
-        "command": f"{command} --table {request.results}",
+        "command": shlex.join(words),
     }
 
 
