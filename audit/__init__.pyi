@@ -1,5 +1,7 @@
 """The names the audit face lends, each from its home module (read by schemas.faces and by type checkers)."""
 
+from .attestation import attestation_pointer as attestation_pointer
+from .attestation import write_audit_attestation as write_audit_attestation
 from .bundle import VerifiedBundle as VerifiedBundle
 from .bundle import open_bundle as open_bundle
 from .bundle import verify_bundle as verify_bundle

@@ -30,8 +30,37 @@ from .atomic import (
 from .atomic import (
     write_files_into as write_files_into,
 )
+from .attestation import ATTESTATION_FILE as ATTESTATION_FILE
+from .attestation import CAUSE_PREFIX as CAUSE_PREFIX
+from .attestation import MAX_ATTESTATION_BYTES as MAX_ATTESTATION_BYTES
+from .attestation import POLICY_FILE as POLICY_FILE
+from .attestation import RESULT_FAILED as RESULT_FAILED
+from .attestation import RESULT_PASSED as RESULT_PASSED
+from .attestation import RESULT_WARNED as RESULT_WARNED
+from .attestation import ROLES as ROLES
+from .attestation import TEST_RESULT_PREDICATE_TYPE as TEST_RESULT_PREDICATE_TYPE
+from .attestation import VERIFIER_ID as VERIFIER_ID
+from .attestation import VSA_PREDICATE_TYPE as VSA_PREDICATE_TYPE
+from .attestation import AttestationMismatch as AttestationMismatch
+from .attestation import AttestedSubject as AttestedSubject
+from .attestation import AuditOutcome as AuditOutcome
+from .attestation import ReadAttestation as ReadAttestation
+from .attestation import attestation_bytes as attestation_bytes
+from .attestation import installed_files_digest as installed_files_digest
+from .attestation import read_attestation as read_attestation
+from .attestation import verify_attested_bundle as verify_attested_bundle
+from .attestation import verify_attested_policy as verify_attested_policy
+from .attestation import verify_attested_results as verify_attested_results
+from .attestation import verify_attested_table as verify_attested_table
+from .attestation import verify_attested_toolkit as verify_attested_toolkit
+from .attestation import write_attestation as write_attestation
 from .canonical import CanonicalJSONError as CanonicalJSONError
 from .canonical import canonical_json as canonical_json
+from .croissant import CROISSANT_CONFORMS_TO as CROISSANT_CONFORMS_TO
+from .croissant import CROISSANT_CONTEXT as CROISSANT_CONTEXT
+from .croissant import card_bytes as card_bytes
+from .croissant import card_disagreements as card_disagreements
+from .croissant import croissant_card as croissant_card
 from .derivation import (
     SEED_BYTES as SEED_BYTES,
 )

@@ -22,6 +22,7 @@ from provenance.digests import Digest, bytes_digest
 from provenance.manifest import ManifestResult, bundle_files, run_statement, write_statement
 from schemas import (
     CHECKPOINTS_FILE,
+    CROISSANT_FILE,
     OPERATORS_FILE,
     RESULTS_FILE,
     RUN_FILE,
@@ -29,6 +30,7 @@ from schemas import (
     InputError,
     csv_file_bytes,
     json_file_bytes,
+    tool_version,
 )
 
 __all__ = [
@@ -96,11 +98,13 @@ class BundleWriter:
         run_config: dict[str, Any],
         signing_key: Path | None,
     ) -> ManifestResult:
-        """Write the results, checkpoints and operator records, then the statement over every file written (signed
-        when given a private key). Files in the folder that were not written here are refused, named."""
+        """Write the results, checkpoints and operator records and the Croissant card of them all, then the statement
+        over every file written (signed when given a private key). Files in the folder that were not written here are
+        refused, named."""
         self.write_csv(RESULTS_FILE, results)
         self.write_json(CHECKPOINTS_FILE, checkpoints)
         self.write_json(OPERATORS_FILE, operators)
+        self.write_card(results, operators)
         stray = [name for name in bundle_files(self.layout.root) if name not in self.written]
         if stray:
             more = len(stray) - STRAY_NAMES_SHOWN
@@ -119,6 +123,15 @@ class BundleWriter:
             run_config=run_config,
         )
         return write_statement(self.layout.root, statement, signing_key)
+
+    def write_card(self, results: pd.DataFrame, operators: dict[str, Any]) -> Digest:
+        """The bundle's Croissant card (``provenance.croissant``) over every file written so far."""
+        from provenance.croissant import card_bytes, croissant_card
+
+        run_ids = sorted({str(run_id) for run_id in results.get("run_id", [])})
+        run_id = run_ids[0] if len(run_ids) == 1 else "unknown"
+        card = croissant_card(self.layout.root, self.written, run_id, tool_version(), operators)
+        return self.write(CROISSANT_FILE, card_bytes(card))
 
 
 def _marked_run(marker: Path) -> str | None:

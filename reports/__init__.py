@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from provenance import is_temporary, write_files_into
+from provenance import ATTESTATION_FILE, POLICY_FILE, is_temporary, write_files_into
 from reports.badges import artefact_evaluation_summary
 from reports.document import ReportShapeError, build_document
 from reports.figures import FigureOutcome, render_figures
@@ -36,6 +36,7 @@ __all__ = [
 
 FIGURES_DIR = "figures"
 REPORT_FILES = ("report.json", "report.md", "report.html")
+BESIDE_REPORT = (ATTESTATION_FILE, POLICY_FILE)  # what ``audit verify --attest`` writes beside the report
 FIGURE_SUFFIXES = (".png", ".svg")
 
 
@@ -85,7 +86,8 @@ def _stale_figures(out_dir: Path, files: Mapping[str, bytes]) -> list[str]:
 
 def check_report_folder(out_dir: Path) -> None:
     """An InputError unless ``out_dir`` is absent or a folder (not a link) holding only an earlier report: the
-    report files, a ``figures/`` folder of PNGs and SVGs, a killed writer's temporary files."""
+    report files, a ``figures/`` folder of PNGs and SVGs, an earlier attestation, a killed writer's temporary
+    files."""
     if not os.path.lexists(out_dir):
         return
     if out_dir.is_symlink() or not out_dir.is_dir():
@@ -96,7 +98,7 @@ def check_report_folder(out_dir: Path) -> None:
         if entry.name == FIGURES_DIR and entry.is_dir() and not entry.is_symlink():
             foreign = [path for path in sorted(entry.iterdir()) if not _ours(path, FIGURE_SUFFIXES)]
         else:
-            foreign = [] if _ours(entry, REPORT_FILES) else [entry]
+            foreign = [] if _ours(entry, REPORT_FILES + BESIDE_REPORT) else [entry]
         if foreign:
             problem = "a link" if foreign[0].is_symlink() else "not a file the report writes"
             raise InputError(

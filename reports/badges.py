@@ -335,6 +335,12 @@ def artefact_evaluation_summary(report: Mapping[str, Any]) -> dict[str, Any]:
         + (f"; main gap: {assessment.missing[0]}." if assessment.missing else ".")
         for assessment in assessments
     ]
+    attestation = report.get("attestation")
+    if isinstance(attestation, Mapping):  # audit verify --attest
+        lines.append(
+            f"Signed verdict: {attestation['file']} beside this report (auditor's key id {attestation['key_id']}); "
+            f"anyone checks it offline with: {attestation['command']}"
+        )
     rows = [
         {
             "criterion": assessment.criterion,

@@ -104,7 +104,14 @@ def reproduce(
     numbers to check in the audit, read (and refused when malformed) before the run starts; ``executor`` computes
     the embeddings (default: this machine; a ``RayExecutor`` without an address starts a local Ray cluster for the
     run and stops it after)."""
-    from audit import AuditRequest, exit_code, verify
+    from audit import (
+        AuditRequest,
+        attestation_pointer,
+        audit_table,
+        exit_code,
+        finish_audit,
+        write_audit_attestation,
+    )
     from audit.table import read_claims
     from provenance import key_id, load_private_key
     from reports import finish_report
@@ -147,8 +154,13 @@ def reproduce(
     trusted = signing_key.with_suffix(".pub") if key is None else None
     trusted_ids = frozenset() if key is None else frozenset({key_id(load_private_key(key).public_key())})
     request = AuditRequest(out / "results.csv", claims=claims, bundle=out, key=trusted, trusted_ids=trusted_ids)
-    report = verify(request)
+    table = audit_table(request)
+    report = finish_audit(table)
+    # The loop attests its own audit with the run's key: a verdict anyone can check later (audit verify-attestation).
+    attesting_key = load_private_key(signing_key)
+    report["attestation"] = attestation_pointer(report_dir, request, attesting_key)
     finish_report(report, report_dir)
-    _say(f"report: {report_dir / 'report.html'} (also report.md, report.json)")
+    write_audit_attestation(report_dir, report, table.verified, request, attesting_key)
+    _say(f"report: {report_dir / 'report.html'} (also report.md, report.json, the signed attestation.intoto.jsonl)")
     _say(f"verdict: {report['verdict']} ({sum(f['severity'] == 'error' for f in report['flags'])} error flags)")
     return exit_code(report)

@@ -52,6 +52,9 @@ from .bundle import (
     CORPUS_DIR as CORPUS_DIR,
 )
 from .bundle import (
+    CROISSANT_FILE as CROISSANT_FILE,
+)
+from .bundle import (
     ENVELOPE_FILE as ENVELOPE_FILE,
 )
 from .bundle import (

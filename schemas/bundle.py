@@ -43,6 +43,7 @@ __all__ = [
     "CM_SCORE_COLUMN",
     "CONFIG_FILE",
     "CORPUS_DIR",
+    "CROISSANT_FILE",
     "ENVELOPE_FILE",
     "ENVIRONMENT_FILE",
     "KEY_ID_FILE",
@@ -108,6 +109,7 @@ SCORES_DIR = "scores"
 CORPUS_DIR = "corpus"
 UTTERANCES_FILE = "utterances.csv"
 PROBLEMS_FILE = "problems.csv"
+CROISSANT_FILE = "croissant.json"  # the bundle's Croissant 1.1 card (provenance.croissant), a subject like the rest
 PROVENANCE_DIR = "provenance"
 REPORT_DIR = "report"
 STATEMENT_FILE = f"{PROVENANCE_DIR}/statement.json"

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from audit._cli import keygen, scores, seeds, verify
+from audit._cli import attest, keygen, scores, seeds, verify
 from schemas import debug_callback, version_callback
 
 __all__ = ["app"]
@@ -45,3 +45,4 @@ def main(
 
 for command in (verify.verify, scores.scores, seeds.seeds, keygen.keygen):
     app.command()(command)
+app.command("verify-attestation")(attest.verify_attestation)

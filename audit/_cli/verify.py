@@ -9,11 +9,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from audit._cli.attest import check_attest
 from audit._cli.summary import finish
 from provenance import check_writable_folder
 from schemas import REPORT_DIR, InputError, announce, one_line_errors
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     from audit.verify import AuditRequest
     from provenance import ReviewerKey
 
@@ -34,10 +37,14 @@ def import_quietly() -> None:
         gc.enable()
 
 
-def audit_results(request: AuditRequest, out: Path | None = None) -> tuple[dict[str, Any], list[Path]]:
+def audit_results(
+    request: AuditRequest, out: Path | None = None, attest: Ed25519PrivateKey | None = None
+) -> tuple[dict[str, Any], list[Path]]:
     """The audit in its two phases, the figures drawn in a forked process between them when ``out`` is given;
-    the artefact-evaluation summary added and the report written to ``out``."""
+    the artefact-evaluation summary added and the report written to ``out``; with ``attest`` (and ``out``), the
+    auditor's signed attestation of the finished audit beside it."""
     import_quietly()
+    from audit.attestation import attestation_pointer, remove_stale_attestation, write_audit_attestation
     from audit.statistics import Forked
     from audit.verify import audit_table, finish_audit
     from reports import finish_report, render_figures
@@ -54,7 +61,14 @@ def audit_results(request: AuditRequest, out: Path | None = None) -> tuple[dict[
     finally:
         if drawing is not None:
             drawing.close()
-    return report, finish_report(report, out, figures)
+    if out is not None and attest is not None:
+        report["attestation"] = attestation_pointer(out, request, attest)
+    written = finish_report(report, out, figures)
+    if out is not None and attest is not None:
+        written += write_audit_attestation(out, report, table.verified, request, attest)
+    elif out is not None:
+        remove_stale_attestation(out)
+    return report, written
 
 
 def check_options(out: Path | None, bundle: Path | None, key: Path | None) -> ReviewerKey | None:
@@ -139,6 +153,13 @@ def verify(
         typer.Option("--roster", help="encoder roster (TOML) whose training_corpora flag training-overlap"),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON instead of a summary")] = False,
+    attest: Annotated[
+        Path | None,
+        typer.Option(
+            "--attest",
+            help="your private key (PEM): sign the finished audit's verdict, written beside the report",
+        ),
+    ] = None,
 ) -> None:
     """Validate a results table, recompute its aggregates, raise flags and check published claims.
 
@@ -151,6 +172,7 @@ def verify(
     from audit.verify import AuditRequest
 
     reviewer_key = check_options(out, bundle, key)
+    auditor_key = check_attest(attest, out)
     request = AuditRequest(
         results,
         columns=columns,
@@ -161,5 +183,5 @@ def verify(
         trusted_ids=read_trusted_ids(trusted_keys) if trusted_keys is not None else frozenset(),
         subset=subset,
     )
-    report, written = audit_results(request, out)
+    report, written = audit_results(request, out, auditor_key)
     finish(report, written, as_json)

@@ -19,6 +19,7 @@ from schemas import (
     CHECKPOINTS_FILE,
     CONFIG_FILE,
     CORPUS_DIR,
+    CROISSANT_FILE,
     ENVIRONMENT_FILE,
     NOT_SUBJECTS,
     OPERATORS_FILE,
@@ -86,7 +87,7 @@ def verify_subject_names(source: BundleSource, statement: dict[str, Any]) -> tup
 def _parsed_later(name: str) -> bool:
     """Files whose verified bytes are kept for parsing."""
     return (
-        name in (RESULTS_FILE, OPERATORS_FILE, CHECKPOINTS_FILE, CONFIG_FILE, ENVIRONMENT_FILE)
+        name in (RESULTS_FILE, OPERATORS_FILE, CHECKPOINTS_FILE, CONFIG_FILE, ENVIRONMENT_FILE, CROISSANT_FILE)
         or name.startswith((f"{TRIALS_DIR}/", f"{SCORES_DIR}/"))
         or (name.startswith(f"{CORPUS_DIR}/") and name.endswith(UTTERANCES_FILE))
     )

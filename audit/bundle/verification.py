@@ -1,7 +1,8 @@
 """Verify an artefact bundle end to end and return a :class:`~audit.bundle.verified.VerifiedBundle`.
 
 In-toto style, one straight line of small ``verify_*`` steps: signature, statement, subject names, digests (each
-file read once, its verified bytes kept), every file covered, the files parsed against their schemas, the signed
+file read once, its verified bytes kept), every file covered, the files parsed against their schemas, the bundle's
+Croissant card against the verified files, the signed
 rows bound to the statement, the audited table bound to the signed rows, scores following their trial lists,
 re-scored metrics, shared trial lists, trial utterances, operator outcomes, coverage. Each step returns what later
 steps need, or raises one :class:`~audit.bundle.BundleError` (a flag) with whatever partial result later steps can
@@ -24,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from audit.bundle.binding import RowStatus, verify_rows
+from audit.bundle.card import verify_croissant_card
 from audit.bundle.rescore import verify_rescored_metrics, verify_scores_follow_trial_lists
 from audit.bundle.rescore_beyond import verify_beyond_eer_metrics
 from audit.bundle.signature import verify_signature, verify_statement, verify_statement_copy
@@ -47,7 +49,7 @@ from audit.bundle.verified import (
     Trust,
     VerifiedBundle,
 )
-from provenance import ReviewerKey
+from provenance import ReviewerKey, bytes_digest
 from schemas import OPERATORS_FILE, Flag, Severity
 
 NOT_RUN_UNAUTHENTICATED = "Not run: unauthenticated (the signature step failed, so nothing in the bundle is trusted)."
@@ -58,6 +60,7 @@ LATER_STEPS = (
     ("subject-digests", "Subject digests (SHA-256, BLAKE3)"),
     ("subject-coverage", "Every bundle file is a subject"),
     ("files", "Bundle files parsed against their schemas"),
+    ("croissant", "The Croissant card agrees with the bundle"),
     ("rows", "Signed rows bound to the statement"),
     ("table-binding", "Audited table bound to the signed table"),
     ("trial-order", "Scores follow their trial lists"),
@@ -307,6 +310,7 @@ def verify_bundle(
     verified: VerifiedBytes = check.step("subject-digests", verify_subject_digests, source, subjects)
     check.step("subject-coverage", verify_every_file_is_subject, source, subjects)
     files: LoadedFiles = check.step("files", load_files, verified)
+    check.step("croissant", verify_croissant_card, verified)
     statuses = check.step("rows", verify_rows, files, statement, verified.digests)
     binding = check.step("table-binding", verify_table_binding, table, files, subset, value_maps)
     check.step("trial-order", verify_scores_follow_trial_lists, files)
@@ -334,4 +338,5 @@ def verify_bundle(
         check.sections,
         rescored or {},
         archive=source.archive,
+        statement_digest=bytes_digest(signature.payload),
     )

@@ -211,6 +211,7 @@ class VerifiedBundle:
     sections: list[dict[str, Any]]
     rescored: dict[str, dict[str, float]] = field(default_factory=dict)  # record_id -> metrics from verified scores
     archive: Digest | None = None  # the archive the bundle was read from, if it came as one
+    statement_digest: Digest | None = None  # the signed payload (the statement), once its signature verified
 
     @property
     def intact(self) -> bool:

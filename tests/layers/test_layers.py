@@ -44,6 +44,7 @@ WINGS = {
         "audit.result": 4,
         "audit.scores": 5,
         "audit.verify": 5,
+        "audit.attestation": 5,
         "audit._cli": 6,
         "audit.cli": 7,
         "audit.__main__": 8,

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score, roc_curve
 
+from provenance import bytes_digest, card_bytes, croissant_card
 from provenance.keys import generate_keypair
 from provenance.manifest import ManifestResult, write_manifest
 from schemas.bundle import json_file_bytes
@@ -248,3 +249,15 @@ def build_bundle(
         (root / "config.toml").write_text(f"seed = 7\n\n[analysis]\n{analysis}\n")
     manifest = write_manifest(root, RUN_CONFIG, private_key if signed else None)
     return SyntheticBundle(root, private_key, public_key, manifest, results, trial_list_ids)
+
+
+def with_croissant_card(bundle: SyntheticBundle, edit: Any = None) -> dict[str, Any]:
+    """Write the bundle's card from its statement's files (``edit`` may change it) and sign the bundle again."""
+    statement = json.loads((bundle.root / "provenance" / "statement.json").read_bytes())
+    digests = {s["name"]: bytes_digest((bundle.root / s["name"]).read_bytes()) for s in statement["subject"]}
+    card = croissant_card(bundle.root, digests, "run-synthetic-0001", "0.1.0", {"chains": {"noise-babble": {}}})
+    if edit is not None:
+        edit(card)
+    (bundle.root / "croissant.json").write_bytes(card_bytes(card))
+    write_manifest(bundle.root, RUN_CONFIG, bundle.private_key)
+    return card

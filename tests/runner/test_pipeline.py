@@ -349,6 +349,18 @@ def test_reproduce_signs_audits_and_writes_the_same_results(
     assert len(report["statistics"]["contrasts"]) == 2  # one noise x codec contrast per encoder
     # Same configuration, same cache: the same bytes, whoever runs it.
     assert (reproduced / "results.csv").read_bytes() == (finished[1] / "results.csv").read_bytes()
+    # The loop attests its own audit beside the report, and anyone checks it with the run's public key; the bundle
+    # carries its Croissant card as a signed subject.
+    from typer.testing import CliRunner
+
+    from audit.cli import app
+
+    attestation = reproduced / "report" / "attestation.intoto.jsonl"
+    assert report["attestation"]["file"] == attestation.name
+    check = ["verify-attestation", str(attestation), "--key", str(private.with_suffix(".pub")), "--bundle"]
+    done = CliRunner().invoke(app, [*check, str(reproduced), "--table", str(reproduced / "results.csv")])
+    assert done.exit_code == 0 and done.stdout.startswith("PASS: recorded verdict PASSED"), done.output
+    assert '"croissant.json"' in (reproduced / "provenance" / "statement.json").read_text()
 
 
 def test_a_changed_score_in_a_real_bundle_is_caught(reproduced: Path, tmp_path: Path) -> None:
