@@ -1,6 +1,6 @@
 """Project sessions: reproduce (the whole loop), tests (the whole suite, in parallel), fast (the loop for a change:
-the light tier), audit (the light install's tests), browser, lint, bench, container (the image built and run here
-with podman) and docker (the image on a GPU host).
+the light tier), audit (the light install's tests), browser, docs (the documentation site), lint, bench, container
+(the image built and run here with podman) and docker (the image on a GPU host).
 
 Every package the project needs is installed from here (Python) or from
 ``configs/system-packages.txt`` (Debian packages, installed when running as root).
@@ -141,6 +141,17 @@ def browser(session: nox.Session) -> None:
     install_system_packages(session, ["chromium"])
     session.install("-e", ".[test,browser]")
     session.run("pytest", "tests/browser", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site, built strictly and offline into out/site/: a broken link or anchor, a page missing
+    from the navigation, a stale generated reference page (docs/hooks/reference.py) or a docstring that does not
+    render is an error."""
+    session.install("-e", ".[docs]")
+    session.run(
+        "mkdocs", "build", "--strict", "--site-dir", str(ROOT / "out" / "site"), env={"NO_MKDOCS_2_WARNING": "1"}
+    )
 
 
 @nox.session(python=PYTHON)
