@@ -93,7 +93,7 @@ def tests(session: nox.Session) -> None:
     """The whole test suite in parallel: every tier (slow, runner, Ray, real weights, the report in Chromium)."""
     install_runner(session)
     install_system_packages(session, ["chromium", *FILLETS_PACKAGES])
-    session.install("-e", ".[browser]")
+    session.install("-e", ".[browser,docs]")
     # The real-weights oracle tests fail, rather than skip, when the weights installed above are not found.
     env = {"INTERBIAS_REAL_WEIGHTS": "required", "INTERBIAS_FUZZ": "ci"}
     session.run("pytest", *PARALLEL, "--durations=25", *session.posargs, env=env)
@@ -133,13 +133,14 @@ def audit(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def browser(session: nox.Session) -> None:
-    """Only the browser tests (also part of ``tests``): report.html in headless Debian Chromium (playwright).
+    """Only the browser tests (also part of ``tests``): report.html and the documentation site in headless Debian
+    Chromium (playwright).
 
     Chromium is Debian's package (not a playwright download: nothing is fetched at test time); screenshots are
     kept under out/browser/.
     """
     install_system_packages(session, ["chromium"])
-    session.install("-e", ".[test,browser]")
+    session.install("-e", ".[test,browser,docs]")
     session.run("pytest", "tests/browser", *session.posargs)
 
 
