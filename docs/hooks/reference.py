@@ -47,16 +47,21 @@ def cli_page(program: str, module: str, title: str) -> str:
     context = group.context_class(group, info_name=program)
     lines = [HEADER, f"# `{program}`: {title}", "", _paragraphs(group.help or ""), ""]
     lines += [f"Generated from `{module}:app`; `{program} COMMAND --help` prints the same.", ""]
+    lines += _options_table([param.get_help_record(context) for param in group.params])
     for words, command, sub in _commands(group, context, [program]):
         lines += [f"## `{' '.join(words)}`", "", _paragraphs(command.help or ""), ""]
         lines += ["```text", f"{' '.join(words)} {' '.join(command.collect_usage_pieces(sub))}", "```", ""]
-        records = [param.get_help_record(sub) for param in command.params]
-        records = [record for record in records if record is not None]
-        if records:
-            lines += ["| argument or option | what it is |", "|---|---|"]
-            lines += [f"| `{_cell(name)}` | {_cell(text)} |" for name, text in records]
-            lines.append("")
+        lines += _options_table([param.get_help_record(sub) for param in command.params])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _options_table(records: list[tuple[str, str] | None]) -> list[str]:
+    """The help records of a command's parameters as a Markdown table (none: no lines)."""
+    shown = [record for record in records if record is not None]
+    if not shown:
+        return []
+    rows = [f"| `{_cell(name)}` | {_cell(text)} |" for name, text in shown]
+    return ["| argument or option | what it is |", "|---|---|", *rows, ""]
 
 
 def _paragraphs(text: str) -> str:
