@@ -74,6 +74,33 @@ def test_a_block_covered_by_a_test_names_one_that_exists() -> None:
     assert not missing, f"covered-by names no test of the suite (PATH::TEST): {missing}"
 
 
+def test_every_toml_block_of_the_docs_is_toml() -> None:
+    import tomllib
+
+    broken = []
+    for block in all_blocks():
+        if block.lang == "toml":
+            try:
+                tomllib.loads(block.text)
+            except tomllib.TOMLDecodeError as error:
+                broken.append(f"{block.where}: {error}")
+    assert not broken, broken
+
+
+def test_the_roster_entry_of_the_run_tutorial_is_one_the_runner_reads(tmp_path: Path) -> None:
+    """The tutorial's own encoder, appended to the shipped roster as the page says, loads with its fields."""
+    from runner.encoders import load_roster
+
+    page = ROOT / "docs" / "tutorials" / "run-the-benchmark.md"
+    entry = next(block for block in blocks(page) if block.lang == "toml" and "[[encoders]]" in block.text)
+    roster = tmp_path / "my-encoders.toml"
+    roster.write_text((ROOT / "configs" / "encoders.toml").read_text(encoding="utf-8") + "\n" + entry.text + "\n")
+    mine = [spec for spec in load_roster(roster, checkpoints_root=tmp_path) if spec.label == "my-ecapa"]
+    assert [(spec.kind, spec.family, spec.checkpoint, spec.dim) for spec in mine] == [
+        ("speechbrain", "speaker", tmp_path / "my-ecapa", 192)
+    ]
+
+
 def test_every_command_of_the_docs_names_what_the_code_has() -> None:
     groups, sessions = _cli_groups(), nox_sessions()
     problems = [
