@@ -1,6 +1,6 @@
 """Project sessions: reproduce (the whole loop), tests (the whole suite, in parallel), fast (the loop for a change:
-the light tier), audit (the light install's tests), browser, lint, bench, container (the image built and run here
-with podman) and docker (the image on a GPU host).
+the light tier), audit (the light install's tests), browser, docs (the documentation site), lint, bench, container
+(the image built and run here with podman) and docker (the image on a GPU host).
 
 Every package the project needs is installed from here (Python) or from
 ``configs/system-packages.txt`` (Debian packages, installed when running as root).
@@ -93,7 +93,7 @@ def tests(session: nox.Session) -> None:
     """The whole test suite in parallel: every tier (slow, runner, Ray, real weights, the report in Chromium)."""
     install_runner(session)
     install_system_packages(session, ["chromium", *FILLETS_PACKAGES])
-    session.install("-e", ".[browser]")
+    session.install("-e", ".[browser,docs]")
     # The real-weights oracle tests fail, rather than skip, when the weights installed above are not found.
     env = {"INTERBIAS_REAL_WEIGHTS": "required", "INTERBIAS_FUZZ": "ci"}
     session.run("pytest", *PARALLEL, "--durations=25", *session.posargs, env=env)
@@ -133,14 +133,26 @@ def audit(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def browser(session: nox.Session) -> None:
-    """Only the browser tests (also part of ``tests``): report.html in headless Debian Chromium (playwright).
+    """Only the browser tests (also part of ``tests``): report.html and the documentation site in headless Debian
+    Chromium (playwright).
 
     Chromium is Debian's package (not a playwright download: nothing is fetched at test time); screenshots are
     kept under out/browser/.
     """
     install_system_packages(session, ["chromium"])
-    session.install("-e", ".[test,browser]")
+    session.install("-e", ".[test,browser,docs]")
     session.run("pytest", "tests/browser", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site, built strictly and offline into out/site/: a broken link or anchor, a page missing
+    from the navigation, a stale generated reference page (docs/hooks/reference.py) or a docstring that does not
+    render is an error."""
+    session.install("-e", ".[docs]")
+    session.run(
+        "mkdocs", "build", "--strict", "--site-dir", str(ROOT / "out" / "site"), env={"NO_MKDOCS_2_WARNING": "1"}
+    )
 
 
 @nox.session(python=PYTHON)

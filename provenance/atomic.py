@@ -100,11 +100,13 @@ def atomic_path(target: Path, *, mode: int | None = None) -> Iterator[Path]:
 
 
 def atomic_write_bytes(target: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to ``target`` whole or not at all (a temporary file renamed into place)."""
     with atomic_path(target, mode=mode) as tmp:
         tmp.write_bytes(data)
 
 
 def atomic_write_text(target: Path, text: str) -> None:
+    """Write ``text`` as UTF-8 to ``target`` whole or not at all."""
     atomic_write_bytes(target, text.encode("utf-8"))
 
 

@@ -67,6 +67,7 @@ class RecordBinding:
 
 
 def subject(name: str, digest: Digest) -> dict[str, Any]:
+    """An in-toto subject: the file's bundle name and its SHA-256 and BLAKE3 digests."""
     return {"name": name, "digest": {"sha256": digest.sha256, "blake3": digest.blake3}}
 
 

@@ -140,10 +140,12 @@ class BundleFileError(Error, ValueError):
 
 
 def trial_list_name(trial_list_id: str) -> str:
+    """The bundle path of a trial list."""
     return f"{TRIALS_DIR}/{trial_list_id}.csv"
 
 
 def scores_name(record_id: str) -> str:
+    """The bundle path of a record's score file."""
     return f"{SCORES_DIR}/{record_id}.parquet"
 
 
@@ -343,6 +345,7 @@ def parse_environment(name: str, data: bytes) -> dict[str, Any]:
 
 
 def parse_toml(name: str, data: bytes) -> dict[str, Any]:
+    """The TOML document ``data`` of the bundle file ``name``; bad text or TOML is an error naming the file."""
     text = _text(name, data)
     try:
         return tomllib.loads(text)

@@ -89,6 +89,8 @@ class CheckpointEntry(_Document):
 
 
 class Git(_Document):
+    """The commit of the checkout that ran, where it was a git checkout."""
+
     commit: StrictStr | None = None
 
 

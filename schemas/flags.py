@@ -25,6 +25,8 @@ __all__ = [
 
 
 class Severity(StrEnum):
+    """How much a flag weighs: an error fails the audit (exit 1), a warning or info is reported beside a PASS."""
+
     ERROR = "error"  # the audit fails: exit 1
     WARNING = "warning"
     INFO = "info"
@@ -161,6 +163,7 @@ def cases_of(details: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def has_errors(flags: list[Flag]) -> bool:
+    """Whether any flag is an error, so that the audit fails."""
     return any(flag.severity is Severity.ERROR for flag in flags)
 
 

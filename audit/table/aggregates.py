@@ -229,6 +229,7 @@ def _gender(subgroup: str) -> str | None:
 
 
 def is_clean(condition: str, clean_labels: Iterable[str]) -> bool:
+    """Whether ``condition`` is one of the clean labels, whatever its case and surrounding spaces."""
     return condition.strip().lower() in {label.lower() for label in clean_labels}
 
 

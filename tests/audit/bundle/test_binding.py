@@ -155,7 +155,7 @@ def test_a_value_map_that_respells_a_signed_value_is_an_error(
 
 
 def test_the_examples_paper_shaped_table_binds_with_its_mapping(bundle: SyntheticBundle, tmp_path: Path) -> None:
-    """examples/paper_shaped_table.py and examples/paper_columns.toml, as the README runs them."""
+    """examples/paper_shaped_table.py and examples/paper_columns.toml, as the review tutorial runs them."""
     import importlib.util
 
     examples = Path(__file__).resolve().parents[3] / "examples"

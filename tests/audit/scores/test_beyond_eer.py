@@ -232,7 +232,7 @@ def test_a_calibration_worse_than_no_decision_is_flagged(tmp_path) -> None:  # t
 
 
 def test_spoof_trials_do_not_charge_the_calibration(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """The README's example (examples/make_sasv_example.py): spoofs score close to targets, the calibration is
+    """The tutorial's example (examples/make_sasv_example.py): spoofs score close to targets, the calibration is
     fitted on bona fide development trials. With the spoofs counted as non-targets, actDCF at p_target 0.01 was
     21.9; on the bona fide trials it is the library's actDCF of targets against bona fide non-targets, below 1, and
     no poorly-calibrated finding is raised. Without --cm-scores the spoofs are unknown and stay in."""

@@ -186,7 +186,7 @@ def test_missing_config_file(tmp_path: Path) -> None:
 def test_the_default_reads_checkpoints_where_interbias_checkpoints_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """INTERBIAS_CHECKPOINTS, as the README exports it, is where the default and its kin read checkpoints; unset,
+    """INTERBIAS_CHECKPOINTS, as the docs export it, is where the default and its kin read checkpoints; unset,
     the cache's checkpoints folder (where `interbias checkpoints install` puts them), and it stays unset for a
     configuration read later (full.toml's placeholder roots rely on that)."""
     import os
