@@ -36,7 +36,9 @@ class ModelStackBlocker(importlib.abc.MetaPathFinder):
     a spec where it is; only loading the module fails.
     """
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if fullname.partition(".")[0] not in MODEL_STACKS:
             return None
         others = (finder for finder in sys.meta_path if finder is not self and hasattr(finder, "find_spec"))
