@@ -26,6 +26,7 @@ from audit.metrics import MetricInputError, SpoofingSet, spoofing_sets_of_rows
 from audit.statistics.calibration import calibration_inputs, calibration_transfer_section
 from audit.statistics.contrasts import ContrastInput
 from audit.statistics.equivalence import FAMILY_RULE
+from audit.statistics.rankings import RankingInput, rankings_section
 from audit.statistics.section import statistics_section
 from audit.statistics.spoofing import SpoofingInput
 from audit.statistics.subgroups import MIN_DEV_SPEAKERS, FixedThresholdInput, SubgroupInput
@@ -374,6 +375,7 @@ def _statistics(
         else ([], {})
     )
     spoofing = _spoofing_inputs(_scored_rows(results, scores), scores)
+    rankings = _ranking_inputs(_scored_rows(results, scores), scores)
     try:
         statistics = statistics_section(
             inputs,
@@ -388,6 +390,8 @@ def _statistics(
             matched_simulations=analysis.matched_simulations,
             calibration=calibrated,
             spoofing=spoofing,
+            rankings=rankings,
+            ranking_family=analysis.ranking_family,
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]
@@ -455,6 +459,8 @@ def _statistics(
             f"they were not run, e.g. fewer than {MIN_DEV_SPEAKERS} development speakers per class)."
         )
     sections = [section | {"status": "info", "lines": lines, "table": rows}]
+    if "rankings" in statistics:
+        sections.append(rankings_section(statistics["rankings"], _interval_text))
     if statistics["subgroup_gaps"]:
         sections.append(subgroup_gap_section(statistics["subgroup_gaps"]))
     if statistics["fixed_threshold"]:
@@ -485,6 +491,36 @@ def _spoofing_inputs(rows: list[dict[str, Any]], scores: _Scores) -> list[Spoofi
         for record_id, evaluated in sets.items()
         if isinstance(evaluated, SpoofingSet) and evaluated.enrol_speaker is not None and evaluated.kinds.size
     ]
+
+
+RANKING_KEY = ("experiment", "corpus", "condition", "enrol_condition", "test_condition", "subgroup")
+
+
+def _ranking_inputs(rows: list[dict[str, Any]], scores: _Scores) -> list[RankingInput]:
+    """One setting per experiment, corpus, condition (enrolment and test condition) and subgroup: its encoders'
+    records on one trial list (a setting whose encoders used several lists is split by list, each named; a second
+    record of one encoder in a setting is left out: the pairs compare encoders, not records)."""
+    settings: dict[tuple[tuple[str, str], ...], dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
+    for row in rows:
+        record = str(row["record_id"])
+        key = tuple((name, cell_text(row.get(name)) or "") for name in RANKING_KEY)
+        settings[key][scores.trial_list[record]].setdefault(str(row["model"]), record)
+    inputs = []
+    for key, lists in sorted(settings.items()):
+        for list_id, records in sorted(lists.items()):
+            columns = scores.columns(next(iter(records.values())))
+            named = {name: value for name, value in key if value} | ({"trial_list": list_id} if len(lists) > 1 else {})
+            inputs.append(
+                RankingInput(
+                    key=named,
+                    scores={model: scores.scores(record) for model, record in records.items()},
+                    labels=columns["label"],
+                    enrol_speaker=columns["enrol_speaker"],
+                    test_speaker=columns["test_speaker"],
+                    records=records,
+                )
+            )
+    return inputs
 
 
 def spoofing_section(rows: list[dict[str, Any]]) -> dict[str, Any]:
