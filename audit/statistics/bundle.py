@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit.bundle import EER_KEYS, VerifiedBundle
+from audit.bundle import EER_KEYS, VerifiedBundle, design_audit
 from audit.metrics import MetricInputError, SpoofingSet, spoofing_sets_of_rows
 from audit.statistics.calibration import calibration_inputs, calibration_transfer_section
 from audit.statistics.contrasts import ContrastInput
@@ -310,7 +310,8 @@ def statistics_of_bundle(
     results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: VerifiedBundle, near_chance_eer: float = 0.4
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[Flag]]:
     """The statistics (or None), the report sections that summarise them or say why they are absent, and a
-    ``bundle-schema`` flag when the signed ``[analysis]`` table cannot be used.
+    ``bundle-schema`` flag when the signed ``[analysis]`` table cannot be used; beside them the trial-design audit
+    (``audit.bundle.design_audit``: its section and flags) under the declared thresholds.
 
     Only a bundle whose signature and every digest and schema verified is analysed: intervals over bytes nobody
     vouches for would lend them a precision they have not earned."""
@@ -329,8 +330,9 @@ def statistics_of_bundle(
         failures = [{"file": "config.toml", "problem": problem} for problem in problems]
         flag = Flag("bundle-schema", Severity.ERROR, message, (), {"reason": "analysis", "failures": failures})
         return None, [SECTION | {"status": "failed", "lines": [message]}], [flag]
+    design_flags, design_section = design_audit(results, contrasts, bundle.files, bundle.trial_list_of, analysis)
     statistics, sections = _statistics(results, contrasts, bundle, analysis, near_chance_eer)
-    return statistics, sections, []
+    return statistics, [design_section, *sections], design_flags
 
 
 def _statistics(

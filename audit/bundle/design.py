@@ -1,0 +1,268 @@
+"""The trial-design audit of a bundle's signed trial lists (issue 41): confounds a fair comparison must not carry.
+
+Four rules, each a registered flag that names where it fired, what it measured and the threshold declared in the
+signed ``[analysis]`` (``schemas.analysis``; defaults in brackets):
+
+- ``duration-confound``: within one experiment, corpus and subgroup, the median clip duration of one condition's
+  trials (both sides, from the durations of the bundle's signed corpus tables) over another's: a warning from
+  ``duration_ratio_warn`` (1.3), an error from ``duration_ratio_error`` (1.6). A condition whose trials are longer
+  is easier for a reason that is not the condition.
+- ``impostor-pool-differs``: the terms of one contrast scored against different impostors (the test speakers of
+  their non-target trials): the share of impostor speakers all four terms have in common, over those any has, below
+  ``impostor_overlap_min`` (1.0: any difference). Only terms on different trial lists can differ.
+- ``same-source-trials``: a trial with one recording on both sides (an error), or a target trial whose two recordings
+  share a session in the corpus table's ``session`` column (a warning); any one fires.
+- ``target-ratio-spread``: within one experiment, corpus and subgroup, one condition's target:non-target ratio over
+  another's from ``target_ratio_spread`` (1.5): budgets that drift change what each EER rests on.
+
+A rule with nothing to measure (no duration, one condition, terms on one list) is silent and says so in the section.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from audit.bundle.verified import LoadedFiles
+from audit.table import Contrast
+from schemas import Analysis, Flag, Severity, cell_text, count, format_number, row_dicts
+
+SECTION_ID = "trial-design"
+SECTION_TITLE = "Trial-design audit"
+GROUP_KEY = ("experiment", "corpus", "subgroup")
+
+
+def design_audit(
+    results: pd.DataFrame,
+    contrasts: Sequence[Contrast],
+    files: LoadedFiles,
+    trial_list_of: Mapping[str, str],
+    analysis: Analysis,
+) -> tuple[list[Flag], dict[str, Any]]:
+    """The four rules over the rows' signed trial lists: their flags and the report section with every measurement."""
+    rows = [row for row in row_dicts(results) if trial_list_of.get(str(row.get("record_id"))) in files.trial_lists]
+    conditions = _conditions(rows, trial_list_of)
+    durations = _durations(files.corpus_tables)
+    sessions = _sessions(files.corpus_tables)
+    flags: list[Flag] = []
+    measured: list[dict[str, Any]] = []
+    for rule in (
+        _duration_rule(conditions, files.trial_lists, durations, analysis),
+        _ratio_rule(conditions, files.trial_lists, analysis),
+        _impostor_rule(contrasts, files.trial_lists, trial_list_of, analysis),
+        _same_source_rule(rows, files.trial_lists, trial_list_of, sessions),
+    ):
+        flag, table = rule
+        flags += [flag] if flag is not None else []
+        measured += table
+    errors = any(flag.severity is Severity.ERROR for flag in flags)
+    lines = [
+        "Confounds a fair comparison must not carry, measured on the signed trial lists and corpus tables, against "
+        "the thresholds of [analysis]: median clip duration of one condition over another's in one experiment, corpus "
+        f"and subgroup (warning from {analysis.duration_ratio_warn}, error from {analysis.duration_ratio_error}); "
+        f"target:non-target ratio spread (from {analysis.target_ratio_spread}); the share of impostor speakers the "
+        f"terms of a contrast share (below {analysis.impostor_overlap_min}); one recording, or one session, on both "
+        "sides of a trial (any).",
+        f"{count(len(flags), 'rule fires', 'rules fire')}: {', '.join(flag.id for flag in flags)}."
+        if flags
+        else "No rule fires.",
+    ]
+    status = "failed" if errors else "warning" if flags else "pass"
+    return flags, {"id": SECTION_ID, "title": SECTION_TITLE, "status": status, "lines": lines, "table": measured}
+
+
+def _conditions(
+    rows: Sequence[Mapping[str, Any]], trial_list_of: Mapping[str, str]
+) -> dict[tuple[str, ...], dict[str, set[str]]]:
+    """(experiment, corpus, subgroup) -> condition -> the trial lists its records scored."""
+    groups: dict[tuple[str, ...], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for row in rows:
+        group = tuple(cell_text(row.get(name)) or "" for name in GROUP_KEY)
+        groups[group][cell_text(row.get("condition")) or ""].add(trial_list_of[str(row["record_id"])])
+    return groups
+
+
+def _durations(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
+    """Each utterance's duration in seconds, over every signed corpus table."""
+    found: dict[str, float] = {}
+    for table in tables.values():
+        if "duration_s" in table:
+            seconds = pd.to_numeric(table["duration_s"], errors="coerce")
+            found.update(zip(table.index.astype(str), seconds, strict=True))
+    return found
+
+
+def _sessions(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    """Each utterance's recording session, where a corpus table gives one."""
+    found: dict[str, str] = {}
+    for table in tables.values():
+        if "session" in table:
+            named = table.dropna(subset=["session"])
+            found.update(zip(named.index.astype(str), named["session"].astype(str), strict=True))
+    return found
+
+
+def _name(group: tuple[str, ...]) -> str:
+    return "/".join(part for part in group if part)
+
+
+def _spread_rule(
+    flag_id: str,
+    what: str,
+    values: Mapping[tuple[str, ...], Mapping[str, float]],
+    warn: float,
+    error: float | None,
+) -> tuple[Flag | None, list[dict[str, Any]]]:
+    """Per group, the largest value over the smallest across its conditions; a flag where it reaches ``warn``."""
+    table, fired, graver = [], [], False
+    for group, by_condition in sorted(values.items()):
+        if len(by_condition) < 2:
+            continue
+        ordered = sorted(by_condition, key=lambda condition: (by_condition[condition], condition))
+        low, high = ordered[0], ordered[-1]
+        ratio = by_condition[high] / by_condition[low] if by_condition[low] > 0 else float("inf")
+        reached = ratio >= warn
+        graver |= error is not None and ratio >= error
+        row = {
+            "rule": flag_id,
+            "where": _name(group),
+            "measured": f"{what} {format_number(by_condition[high], 3)} ({high}) over "
+            f"{format_number(by_condition[low], 3)} ({low}) = {format_number(ratio, 3)}",
+            "threshold": format_number(warn, 3)
+            + ("" if error is None else f" warning, {format_number(error, 3)} error"),
+            "fires": "yes" if reached else "no",
+        }
+        table.append(row)
+        if reached:
+            fired.append(f"{row['where']}: {row['measured']}")
+    if not fired:
+        return None, table
+    severity = Severity.ERROR if graver else Severity.WARNING
+    message = f"{count(len(fired), 'group')} over the declared threshold {warn}: " + "; ".join(fired[:5])
+    failures = [{"problem": text} for text in fired]
+    return Flag(
+        flag_id, severity, message, (), {"failures": failures, "threshold": warn, "error_threshold": error}
+    ), table
+
+
+def _duration_rule(
+    conditions: Mapping[tuple[str, ...], Mapping[str, set[str]]],
+    lists: Mapping[str, pd.DataFrame],
+    durations: Mapping[str, float],
+    analysis: Analysis,
+) -> tuple[Flag | None, list[dict[str, Any]]]:
+    medians: dict[tuple[str, ...], dict[str, float]] = defaultdict(dict)
+    for group, by_condition in conditions.items():
+        for condition, list_ids in by_condition.items():
+            utterances = [
+                utt
+                for list_id in sorted(list_ids)
+                for side in ("enrol_utt", "test_utt")
+                for utt in lists[list_id][side]
+            ]
+            seconds = np.array([durations.get(str(utt), np.nan) for utt in utterances], dtype=float)
+            if seconds.size and np.isfinite(seconds).any():
+                medians[group][condition] = float(np.nanmedian(seconds))
+    return _spread_rule(
+        "duration-confound", "median duration (s)", medians, analysis.duration_ratio_warn, analysis.duration_ratio_error
+    )
+
+
+def _ratio_rule(
+    conditions: Mapping[tuple[str, ...], Mapping[str, set[str]]], lists: Mapping[str, pd.DataFrame], analysis: Analysis
+) -> tuple[Flag | None, list[dict[str, Any]]]:
+    ratios: dict[tuple[str, ...], dict[str, float]] = defaultdict(dict)
+    for group, by_condition in conditions.items():
+        for condition, list_ids in by_condition.items():
+            labels = np.concatenate([lists[list_id]["label"].astype(int).to_numpy() for list_id in sorted(list_ids)])
+            targets, nontargets = int(labels.sum()), int(labels.size - labels.sum())
+            ratios[group][condition] = targets / nontargets if nontargets else float("inf")
+    return _spread_rule("target-ratio-spread", "target:non-target", ratios, analysis.target_ratio_spread, None)
+
+
+def _impostor_rule(
+    contrasts: Sequence[Contrast],
+    lists: Mapping[str, pd.DataFrame],
+    trial_list_of: Mapping[str, str],
+    analysis: Analysis,
+) -> tuple[Flag | None, list[dict[str, Any]]]:
+    """Per contrast whose terms scored different lists: the impostor speakers all terms share over those any has."""
+    table, fired, records = [], [], []
+    pools: dict[str, set[str]] = {}
+    for contrast in contrasts:
+        list_ids = [trial_list_of.get(record) for record in contrast.records]
+        if len(set(list_ids)) < 2 or not all(list_id in lists for list_id in list_ids):
+            continue
+        for list_id in list_ids:
+            if list_id not in pools:
+                trials = lists[list_id]
+                pools[list_id] = set(trials.loc[trials["label"].astype(int) == 0, "test_speaker"].astype(str))
+        terms = [pools[list_id] for list_id in list_ids if list_id is not None]
+        union = set().union(*terms)
+        overlap = len(set.intersection(*terms)) / len(union) if union else 1.0
+        where = f"{contrast.experiment}/{contrast.model}/{contrast.corpus}/{contrast.level_a}+{contrast.level_b}"
+        reached = overlap < analysis.impostor_overlap_min
+        table.append(
+            {
+                "rule": "impostor-pool-differs",
+                "where": where,
+                "measured": f"{len(set.intersection(*terms))} of {len(union)} impostor speakers in every term "
+                f"(overlap {format_number(overlap, 3)})",
+                "threshold": f"below {format_number(analysis.impostor_overlap_min, 3)}",
+                "fires": "yes" if reached else "no",
+            }
+        )
+        if reached:
+            fired.append(f"{where}: overlap {format_number(overlap, 3)}")
+            records += list(contrast.records)
+    if not fired:
+        return None, table
+    message = (
+        f"{count(len(fired), 'contrast')} whose terms were scored against different impostors (overlap below "
+        f"{analysis.impostor_overlap_min}): " + "; ".join(fired[:5])
+    )
+    details = {"failures": [{"problem": text} for text in fired], "threshold": analysis.impostor_overlap_min}
+    return Flag("impostor-pool-differs", Severity.WARNING, message, tuple(dict.fromkeys(records)), details), table
+
+
+def _same_source_rule(
+    rows: Sequence[Mapping[str, Any]],
+    lists: Mapping[str, pd.DataFrame],
+    trial_list_of: Mapping[str, str],
+    sessions: Mapping[str, str],
+) -> tuple[Flag | None, list[dict[str, Any]]]:
+    """Per trial list: trials with one recording on both sides, target trials with one session on both sides."""
+    users: dict[str, list[str]] = defaultdict(list)
+    for row in rows:
+        users[trial_list_of[str(row["record_id"])]].append(str(row["record_id"]))
+    table, fired, records, graver = [], [], [], False
+    for list_id, record_ids in sorted(users.items()):
+        trials = lists[list_id]
+        enrol, test = trials["enrol_utt"].astype(str).to_numpy(), trials["test_utt"].astype(str).to_numpy()
+        same_recording = int(np.sum(enrol == test))
+        same_session = 0
+        if sessions:
+            enrol_session = np.array([sessions.get(utt) for utt in enrol], dtype=object)
+            test_session = np.array([sessions.get(utt) for utt in test], dtype=object)
+            shared = (enrol_session == test_session) & (enrol_session != None) & (enrol != test)  # noqa: E711
+            same_session = int(np.sum(shared & (trials["label"].astype(int).to_numpy() == 1)))
+        reached = same_recording + same_session > 0
+        graver |= same_recording > 0
+        measured = f"{same_recording} of {len(trials)} trials with one recording on both sides; " + (
+            f"{same_session} target trials with one session on both sides" if sessions else "no sessions given"
+        )
+        table.append({"rule": "same-source-trials", "where": f"trial list {list_id}", "measured": measured,
+                      "threshold": "any", "fires": "yes" if reached else "no"})  # fmt: skip
+        if reached:
+            fired.append(f"trial list {list_id} ({count(len(record_ids), 'record')}): {measured}")
+            records += record_ids
+    if not fired:
+        return None, table
+    message = f"{count(len(fired), 'trial list')} with a recording or session on both sides: " + "; ".join(fired[:3])
+    severity = Severity.ERROR if graver else Severity.WARNING
+    details = {"failures": [{"problem": text} for text in fired]}
+    return Flag("same-source-trials", severity, message, tuple(dict.fromkeys(records)), details), table
