@@ -21,7 +21,7 @@ A rule with nothing to measure (no duration, one condition, terms on one list) i
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -106,6 +106,11 @@ def _sessions(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
     return found
 
 
+def _with(lists: Mapping[str, pd.DataFrame], list_ids: Iterable[str | None], *columns: str) -> list[pd.DataFrame]:
+    """The named lists that have these columns (a rule measures none of the others)."""
+    return [lists[i] for i in sorted(i for i in set(list_ids) if i is not None) if set(columns) <= set(lists[i])]
+
+
 def _name(group: tuple[str, ...]) -> str:
     return "/".join(part for part in group if part)
 
@@ -158,12 +163,8 @@ def _duration_rule(
     medians: dict[tuple[str, ...], dict[str, float]] = defaultdict(dict)
     for group, by_condition in conditions.items():
         for condition, list_ids in by_condition.items():
-            utterances = [
-                utt
-                for list_id in sorted(list_ids)
-                for side in ("enrol_utt", "test_utt")
-                for utt in lists[list_id][side]
-            ]
+            sides = ("enrol_utt", "test_utt")
+            utterances = [utt for trials in _with(lists, list_ids, *sides) for side in sides for utt in trials[side]]
             seconds = np.array([durations.get(str(utt), np.nan) for utt in utterances], dtype=float)
             if seconds.size and np.isfinite(seconds).any():
                 medians[group][condition] = float(np.nanmedian(seconds))
@@ -178,7 +179,10 @@ def _ratio_rule(
     ratios: dict[tuple[str, ...], dict[str, float]] = defaultdict(dict)
     for group, by_condition in conditions.items():
         for condition, list_ids in by_condition.items():
-            labels = np.concatenate([lists[list_id]["label"].astype(int).to_numpy() for list_id in sorted(list_ids)])
+            labelled = _with(lists, list_ids, "label")
+            if not labelled:
+                continue
+            labels = np.concatenate([trials["label"].astype(int).to_numpy() for trials in labelled])
             targets, nontargets = int(labels.sum()), int(labels.size - labels.sum())
             ratios[group][condition] = targets / nontargets if nontargets else float("inf")
     return _spread_rule("target-ratio-spread", "target:non-target", ratios, analysis.target_ratio_spread, None)
@@ -195,7 +199,7 @@ def _impostor_rule(
     pools: dict[str, set[str]] = {}
     for contrast in contrasts:
         list_ids = [trial_list_of.get(record) for record in contrast.records]
-        if len(set(list_ids)) < 2 or not all(list_id in lists for list_id in list_ids):
+        if len(set(list_ids)) < 2 or len(_with(lists, list_ids, "label", "test_speaker")) < len(set(list_ids)):
             continue
         for list_id in list_ids:
             if list_id not in pools:
@@ -242,6 +246,8 @@ def _same_source_rule(
     table, fired, records, graver = [], [], [], False
     for list_id, record_ids in sorted(users.items()):
         trials = lists[list_id]
+        if not {"enrol_utt", "test_utt", "label"} <= set(trials):
+            continue
         enrol, test = trials["enrol_utt"].astype(str).to_numpy(), trials["test_utt"].astype(str).to_numpy()
         same_recording = int(np.sum(enrol == test))
         same_session = 0
