@@ -141,6 +141,15 @@ def two_sided_p(differences: FloatArray) -> float:
     return float(min(1.0, 2.0 * min(np.mean(defined <= 0), np.mean(defined >= 0))))
 
 
+def p_text(p_value: float, n_resamples: int) -> str:
+    """A bootstrap p-value as text; 0 (no draw on the other side of 0) as below the smallest it can resolve, 2 / R.
+
+    >>> p_text(0.0312, 1000), p_text(0.0, 1000)
+    ('0.031', '< 0.002')
+    """
+    return f"< {format_number(2.0 / n_resamples, 3)}" if p_value == 0 else format_number(p_value, 3)
+
+
 def _pairs(
     estimates: Mapping[str, float], draws: Mapping[str, FloatArray], level: float
 ) -> tuple[list[dict[str, Any]], list[FloatArray]]:
@@ -367,7 +376,7 @@ def rankings_section(rankings: Mapping[str, Any], interval_text: Callable[[Any],
             **result["key"],
             "pair": " - ".join(pair["encoders"]),
             "EER difference": interval_text(pair["difference"]),
-            "p (two-sided)": format_number(pair["p_value"], 3),
+            "p (two-sided)": p_text(pair["p_value"], rankings["n_resamples"]),
             "Holm": "separable" if pair.get("separable") else "not separable",
             "speakers": result["n_speakers"],
             "MDD (80%)": format_number(result["mdd"], 3),
