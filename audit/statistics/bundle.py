@@ -462,7 +462,13 @@ def _statistics(
         )
     sections = [section | {"status": "info", "lines": lines, "table": rows}]
     if "rankings" in statistics:
-        sections.append(rankings_section(statistics["rankings"], _interval_text))
+        ranked = rankings_section(statistics["rankings"], _interval_text)
+        if "ranking_family" not in ((bundle.files.config or {}).get("analysis") or {}):
+            ranked["lines"].append(
+                f'The run declares no [analysis] ranking_family: the toolkit\'s default, "{analysis.ranking_family}", '
+                "is used (fixed before any run, so not chosen after seeing these results)."
+            )
+        sections.append(ranked)
     if statistics["subgroup_gaps"]:
         sections.append(subgroup_gap_section(statistics["subgroup_gaps"]))
     if statistics["fixed_threshold"]:
