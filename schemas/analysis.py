@@ -276,11 +276,12 @@ def analysis_from_table(table: Any) -> tuple[Analysis, list[str]]:
             f"speaker ({', '.join(name[:40] for name in shared[:5])}): the cohort is left out of every trial list"
         )
         del values["score_normalisation"]
-    warn, error = (values.get(key, getattr(Analysis, key)) for key in ("duration_ratio_warn", "duration_ratio_error"))
-    if warn > error:
-        problems.append(f"{_key('duration_ratio_warn')}: {warn} is above {_key('duration_ratio_error')} {error}")
-        for key in ("duration_ratio_warn", "duration_ratio_error"):
-            values.pop(key, None)
+    thresholds = ("duration_ratio_warn", "duration_ratio_error")
+    warn, error = (values.get(key, getattr(Analysis, key)) for key in thresholds)
+    if warn > error:  # each given one is named, and both keep their defaults
+        for key in (key for key in thresholds if key in values):
+            problems.append(f"{_key(key)}: the warning ratio {warn} is above the error ratio {error}")
+            del values[key]
     return Analysis(**values), problems
 
 
