@@ -198,14 +198,17 @@ def _impostor_rule(
     table, fired, records = [], [], []
     pools: dict[str, set[str]] = {}
     for contrast in contrasts:
-        list_ids = [trial_list_of.get(record) for record in contrast.records]
-        if len(set(list_ids)) < 2 or len(_with(lists, list_ids, "label", "test_speaker")) < len(set(list_ids)):
+        named = [trial_list_of.get(record) for record in contrast.records]
+        list_ids = [list_id for list_id in named if list_id is not None]
+        if len(list_ids) < len(named) or len(set(list_ids)) < 2:
+            continue
+        if len(_with(lists, list_ids, "label", "test_speaker")) < len(set(list_ids)):
             continue
         for list_id in list_ids:
             if list_id not in pools:
                 trials = lists[list_id]
                 pools[list_id] = set(trials.loc[trials["label"].astype(int) == 0, "test_speaker"].astype(str))
-        terms = [pools[list_id] for list_id in list_ids if list_id is not None]
+        terms = [pools[list_id] for list_id in list_ids]
         union = set().union(*terms)
         overlap = len(set.intersection(*terms)) / len(union) if union else 1.0
         where = f"{contrast.experiment}/{contrast.model}/{contrast.corpus}/{contrast.level_a}+{contrast.level_b}"

@@ -138,7 +138,7 @@ def two_sided_p(differences: FloatArray) -> float:
     defined = differences[np.isfinite(differences)]
     if defined.size == 0:
         return 1.0
-    return float(min(1.0, 2.0 * min(np.mean(defined <= 0), np.mean(defined >= 0))))
+    return min(1.0, 2.0 * min(float(np.mean(defined <= 0)), float(np.mean(defined >= 0))))
 
 
 def p_text(p_value: float, n_resamples: int) -> str:
@@ -221,7 +221,8 @@ def paired_rankings(
     cache = cache or DrawCache()
     drawn = [_drawn(setting, shared, eer_method, cache) for setting in settings]
     families: dict[str, list[tuple[int, int]]] = defaultdict(list)  # family -> (setting, pair) positions
-    results, all_draws = [], []
+    results: list[dict[str, Any]] = []
+    all_draws: list[list[FloatArray]] = []
     for index, d in enumerate(drawn):
         pairs, pair_draws = _pairs(d.estimates, d.draws, level)
         all_draws.append(pair_draws)
@@ -244,7 +245,7 @@ def paired_rankings(
             }
         )
         families[d.setting.family(family)] += [(index, position) for position in range(len(pairs))]
-    summaries = {}
+    summaries: dict[str, dict[str, Any] | None] = {}
     for name, members in sorted(families.items()):
         pairs = [results[i]["pairs"][j] for i, j in members]
         summaries[name] = _decide(pairs, [all_draws[i][j] for i, j in members], alpha) if pairs else None

@@ -1,0 +1,79 @@
+"""What the paired rankings of issue 41 add to a paper-scale audit's statistics, measured side by side.
+
+Usage (from the repository root): ``PYTHONPATH=. python benchmarks/bench_rankings_cost.py [--scale 0.25]
+[--repeats 2] [--keep DIR]``. Writes the paper-scale bundle of ``bench_paper_bundle.py`` (``write_paper_bundle``,
+padded, same-list contrasts; ``--scale`` multiplies its trial budgets), verifies it once, then times
+``statistics_of_bundle`` (contrasts, families, subgroup settings, rankings, design audit) with the rankings and with
+their inputs replaced by none, alternately, ``--repeats`` times each, and prints the settings, pairs and records
+the rankings covered and how many records' draws they computed beyond the contrasts' (the draw cache's misses).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import tempfile
+import time
+from pathlib import Path
+from unittest import mock
+
+import pandas as pd
+
+import audit.statistics.bundle as statistics_bundle
+from audit.bundle import open_bundle, verify_bundle
+from audit.statistics import statistics_of_bundle
+from audit.statistics.contrasts import DrawCache
+from audit.table import derive_contrasts
+from runner.rehearsal import write_paper_bundle
+from schemas import validate_results, with_all_columns
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=0.25)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--keep", type=Path)
+    args = parser.parse_args()
+    root = args.keep or Path(tempfile.mkdtemp()) / "paper"
+    if not (root / "results.csv").exists():
+        write_paper_bundle(root, scale=args.scale, pad=True, same_list_contrasts=True)
+    table = pd.read_csv(root / "results.csv", dtype={"record_id": str, "trial_list_id": str})
+    verified = verify_bundle(table, open_bundle(root), Path(f"{root}.pub"))
+    usable = with_all_columns(validate_results(table).valid)
+    contrasts = derive_contrasts(usable).contrasts
+    misses = []
+    get = DrawCache.get
+
+    def counting(self: DrawCache, record, part, scores, compute, *rest):  # type: ignore[no-untyped-def]
+        key_count = len(self._values)
+        value = get(self, record, part, scores, compute, *rest)
+        misses.append(len(self._values) > key_count)
+        return value
+
+    timings: dict[str, list[float]] = {"with rankings": [], "without": []}
+    for _ in range(args.repeats):
+        for name in timings:
+            print(f"load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}: {name}")
+            with contextlib.ExitStack() as stack:
+                stack.enter_context(mock.patch.object(DrawCache, "get", counting))
+                if name == "without":
+                    stack.enter_context(mock.patch.object(statistics_bundle, "_ranking_inputs", lambda *_: []))
+                misses.clear()
+                start = time.process_time()
+                statistics, _, _ = statistics_of_bundle(usable, contrasts, verified)
+                timings[name].append(time.process_time() - start)
+            computed = sum(misses)
+            if statistics and "rankings" in statistics:
+                rankings = statistics["rankings"]
+                pairs = sum(len(s["pairs"]) for s in rankings["settings"])
+                print(f"  {len(rankings['settings'])} settings, {pairs} pairs; {computed} record draws computed")
+            else:
+                print(f"  {computed} record draws computed")
+    for name, seconds in timings.items():
+        each = ", ".join(f"{s:.2f}" for s in seconds)
+        print(f"{name}: statistics {min(seconds):.2f} s CPU in this process (best of {len(seconds)}: {each})")
+
+
+if __name__ == "__main__":
+    main()
