@@ -2,7 +2,7 @@
 
 Usage (from the repository root): ``PYTHONPATH=. python benchmarks/bench_rankings_cost.py [--scale 0.25]
 [--repeats 2] [--keep DIR]``. Writes the paper-scale bundle of ``bench_paper_bundle.py`` (``write_paper_bundle``,
-padded, same-list contrasts; ``--scale`` multiplies its trial budgets), verifies it once, then times
+padded, same-list contrasts; ``--scale`` multiplies its trial budgets), audits its table and bundle once, then times
 ``statistics_of_bundle`` (contrasts, families, subgroup settings, rankings, design audit) with the rankings and with
 their inputs replaced by none, alternately, ``--repeats`` times each, and prints the settings, pairs and records
 the rankings covered and how many records' draws they computed beyond the contrasts' (the draw cache's misses).
@@ -18,15 +18,11 @@ import time
 from pathlib import Path
 from unittest import mock
 
-import pandas as pd
-
 import audit.statistics.bundle as statistics_bundle
-from audit.bundle import open_bundle, verify_bundle
 from audit.statistics import statistics_of_bundle
 from audit.statistics.contrasts import DrawCache
-from audit.table import derive_contrasts
+from audit.verify import AuditRequest, audit_table
 from runner.rehearsal import write_paper_bundle
-from schemas import validate_results, with_all_columns
 
 
 def main() -> None:
@@ -38,10 +34,9 @@ def main() -> None:
     root = args.keep or Path(tempfile.mkdtemp()) / "paper"
     if not (root / "results.csv").exists():
         write_paper_bundle(root, scale=args.scale, pad=True, same_list_contrasts=True)
-    table = pd.read_csv(root / "results.csv", dtype={"record_id": str, "trial_list_id": str})
-    verified = verify_bundle(table, open_bundle(root), Path(f"{root}.pub"))
-    usable = with_all_columns(validate_results(table).valid)
-    contrasts = derive_contrasts(usable).contrasts
+    table = audit_table(AuditRequest(root / "results.csv", bundle=root, key=Path(f"{root}.pub")))
+    usable, verified = table.rows.usable, table.verified
+    contrasts = [*table.contrast_set.contrasts, *table.contrast_set.complement]
     misses = []
     get = DrawCache.get
 

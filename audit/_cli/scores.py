@@ -43,6 +43,14 @@ def scores(
     conditions: Annotated[
         Path | None, typer.Option("--conditions", help="'<utterance> <condition>' map (of the test side)")
     ] = None,
+    durations: Annotated[
+        Path | None,
+        typer.Option(
+            "--durations",
+            help="'<utterance> <seconds>' map: audit the trial design (clip duration and target ratio by condition, "
+            "one recording on both sides of a trial)",
+        ),
+    ] = None,
     cm_scores: Annotated[
         Path | None,
         typer.Option(
@@ -71,7 +79,8 @@ def scores(
     intervals; with --calibration, Cllr and actDCF of calibrated LLRs; with --cm-scores, SV-, SPF-, SASV-EER, a-DCF,
     min t-DCF and t-EER. With several score files (one per encoder), the metrics are those of the first and every
     pair of files gets its paired EER difference on shared speaker draws, Holm within each group and the minimum
-    detectable difference.
+    detectable difference. With --durations, the trial design is audited (issue 41's rules at their default
+    thresholds).
 
     Exit codes: 0 pass, 1 an error-severity finding (unscored, duplicated or mislabelled trials), 2 usage error or
     unreadable input (one line on stderr).
@@ -99,5 +108,9 @@ def scores(
             trials, score_files, score_format=score_format, speakers=speakers, conditions=conditions, config=config
         )
         report = with_comparison(report, *compared)
+    if durations is not None:
+        from audit.scores import with_design_audit
+
+        report = with_design_audit(report, trials, durations, conditions)
     written = write_report(report, out) if out is not None else []
     finish(report, written, as_json)

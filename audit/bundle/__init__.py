@@ -5,7 +5,7 @@ signed trial lists for confounds (issue 41).
 """
 
 from audit.bundle.curves import bayes_error_entry, curve, curves_of_bundle, det_points, score_histogram
-from audit.bundle.design import design_audit
+from audit.bundle.design import design_audit, scores_design_audit
 from audit.bundle.rescore import EER_KEYS
 from audit.bundle.signature import verify_statement
 from audit.bundle.source import open_bundle
@@ -29,6 +29,7 @@ __all__ = [
     "open_bundle",
     "parse_subset",
     "score_histogram",
+    "scores_design_audit",
     "verify_bundle",
     "verify_statement",
 ]

@@ -45,28 +45,49 @@ def design_audit(
 ) -> tuple[list[Flag], dict[str, Any]]:
     """The four rules over the rows' signed trial lists: their flags and the report section with every measurement."""
     rows = [row for row in row_dicts(results) if trial_list_of.get(str(row.get("record_id"))) in files.trial_lists]
-    conditions = _conditions(rows, trial_list_of)
-    durations = _durations(files.corpus_tables)
-    sessions = _sessions(files.corpus_tables)
-    flags: list[Flag] = []
-    measured: list[dict[str, Any]] = []
-    for rule in (
-        _duration_rule(conditions, files.trial_lists, durations, analysis),
-        _ratio_rule(conditions, files.trial_lists, analysis),
+    users: dict[str, list[str]] = defaultdict(list)
+    for row in rows:
+        users[trial_list_of[str(row["record_id"])]].append(str(row["record_id"]))
+    rules = [
+        _duration_rule(_conditions(rows, trial_list_of), files.trial_lists, _durations(files.corpus_tables), analysis),
+        _ratio_rule(_conditions(rows, trial_list_of), files.trial_lists, analysis),
         _impostor_rule(contrasts, files.trial_lists, trial_list_of, analysis),
-        _same_source_rule(rows, files.trial_lists, trial_list_of, sessions),
-    ):
-        flag, table = rule
-        flags += [flag] if flag is not None else []
-        measured += table
+        _same_source_rule(users, files.trial_lists, _sessions(files.corpus_tables)),
+    ]
+    where = "on the signed trial lists and corpus tables"
+    return _outcome(rules, where, "one experiment, corpus and subgroup", analysis)
+
+
+def scores_design_audit(
+    trials: pd.DataFrame, durations: Mapping[str, float], analysis: Analysis
+) -> tuple[list[Flag], dict[str, Any]]:
+    """The rules that apply to one trial list of ``audit scores`` with utterance durations: clip duration and
+    target:non-target ratio across its conditions (``condition``, when the trials have one), one recording on both
+    sides of a trial (no sessions are given, no contrasts compared)."""
+    column = trials["condition"] if "condition" in trials else pd.Series("all trials", index=trials.index)
+    lists = {str(condition): group for condition, group in trials.groupby(column.fillna("no condition").astype(str))}
+    conditions = {("trial list",): {condition: {condition} for condition in lists}}
+    rules = [
+        _duration_rule(conditions, lists, durations, analysis),
+        _ratio_rule(conditions, lists, analysis),
+        _same_source_rule({"all trials": ["trial list"]}, {"all trials": trials}, {}),
+    ]
+    return _outcome(rules, "on the trial list and the --durations map", "the trial list", analysis)
+
+
+def _outcome(
+    rules: Sequence[tuple[Flag | None, list[dict[str, Any]]]], where: str, across: str, analysis: Analysis
+) -> tuple[list[Flag], dict[str, Any]]:
+    """The rules' flags and the section that lists every measurement against its threshold."""
+    flags = [flag for flag, _ in rules if flag is not None]
+    measured = [row for _, table in rules for row in table]
     errors = any(flag.severity is Severity.ERROR for flag in flags)
     lines = [
-        "Confounds a fair comparison must not carry, measured on the signed trial lists and corpus tables, against "
-        "the thresholds of [analysis]: median clip duration of one condition over another's in one experiment, corpus "
-        f"and subgroup (warning from {analysis.duration_ratio_warn}, error from {analysis.duration_ratio_error}); "
-        f"target:non-target ratio spread (from {analysis.target_ratio_spread}); the share of impostor speakers the "
-        f"terms of a contrast share (below {analysis.impostor_overlap_min}); one recording, or one session, on both "
-        "sides of a trial (any).",
+        f"Confounds a fair comparison must not carry, measured {where}, against the thresholds of [analysis]: median "
+        f"clip duration of one condition over another's in {across} (warning from {analysis.duration_ratio_warn}, "
+        f"error from {analysis.duration_ratio_error}); target:non-target ratio spread (from "
+        f"{analysis.target_ratio_spread}); the share of impostor speakers the terms of a contrast share (below "
+        f"{analysis.impostor_overlap_min}); one recording, or one session, on both sides of a trial (any).",
         f"{count(len(flags), 'rule fires', 'rules fire')}: {', '.join(flag.id for flag in flags)}."
         if flags
         else "No rule fires.",
@@ -237,15 +258,10 @@ def _impostor_rule(
 
 
 def _same_source_rule(
-    rows: Sequence[Mapping[str, Any]],
-    lists: Mapping[str, pd.DataFrame],
-    trial_list_of: Mapping[str, str],
-    sessions: Mapping[str, str],
+    users: Mapping[str, Sequence[str]], lists: Mapping[str, pd.DataFrame], sessions: Mapping[str, str]
 ) -> tuple[Flag | None, list[dict[str, Any]]]:
-    """Per trial list: trials with one recording on both sides, target trials with one session on both sides."""
-    users: dict[str, list[str]] = defaultdict(list)
-    for row in rows:
-        users[trial_list_of[str(row["record_id"])]].append(str(row["record_id"]))
+    """Per trial list (``users``: list id -> the records that scored it): trials with one recording on both sides,
+    target trials with one session on both sides."""
     table, fired, records, graver = [], [], [], False
     for list_id, record_ids in sorted(users.items()):
         trials = lists[list_id]

@@ -133,10 +133,16 @@ def with_comparison(
 ) -> dict[str, Any]:
     """The first file's report with the comparison added: the rankings, their section and terminal lines, and the
     other files' join findings (the verdict fails on an error among them)."""
+    statistics = {**(report.get("statistics") or {}), **({"rankings": rankings} if rankings is not None else {})}
+    return extended(report | {"statistics": statistics}, flags, section, lines)
+
+
+def extended(report: dict[str, Any], flags: list[Flag], section: dict[str, Any], lines: list[str]) -> dict[str, Any]:
+    """``report`` with more findings (those it does not hold yet), a section and terminal lines; its verdict fails
+    on an error among the findings."""
     seen = {(flag["id"], flag["message"]) for flag in report["flags"]}
     added = [flag.as_dict() for flag in flags if (flag.id, flag.message) not in seen]
     failed = report["verdict"] == "fail" or any(flag.severity is Severity.ERROR for flag in flags)
-    statistics = {**(report.get("statistics") or {}), **({"rankings": rankings} if rankings is not None else {})}
     return json_safe(
         report
         | {
@@ -144,6 +150,5 @@ def with_comparison(
             "flags": report["flags"] + added,
             "headline": [*report.get("headline", []), *lines],
             "sections": [*report["sections"], section],
-            "statistics": statistics,
         }
     )
