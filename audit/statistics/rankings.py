@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from audit.metrics import MetricInputError
 from audit.statistics.contrasts import (
+    ContrastInput,
     DrawCache,
     SpeakerDraws,
     TermTrials,
@@ -41,12 +42,14 @@ from audit.statistics.contrasts import (
     _kept,
     _n_speakers,
     estimate_with_interval,
+    scored_trials,
 )
 from audit.statistics.draws import FloatArray, StatisticsInputError
 from audit.statistics.equivalence import POWER, family_power, holm_rejections
 from schemas import EerMethod, count, format_number
 
 MACRO_FAMILY = "macro (paper Table 7)"
+ALL_TRIALS = "all trials"  # the draw cache's part of a record's draws over its kept trials (the contrasts' too)
 RANKING_RULE = (
     "a pair is 'separable' where Holm's step-down procedure over its declared family rejects 'equal EERs' at "
     "familywise alpha (two-sided bootstrap p-values of the paired difference on shared speaker draws)"
@@ -91,8 +94,15 @@ class _Drawn:
     n_speakers: int
 
 
-def _drawn(setting: RankingInput, shared: SpeakerDraws, eer_method: EerMethod, cache: DrawCache) -> _Drawn:
-    """The setting's encoders' EERs and draws on the trials every one of them scored."""
+def _drawn(
+    setting: RankingInput,
+    shared: SpeakerDraws,
+    eer_method: EerMethod,
+    cache: DrawCache,
+    skip: Collection[tuple[str, str, int, bytes]] = frozenset(),
+) -> _Drawn:
+    """The setting's encoders' EERs and draws on the trials every one of them scored (through ``cache``); an encoder
+    whose draws' cache key is in ``skip`` is left out (``ranking_draws``: draws another process makes)."""
     scores = {model: np.asarray(values, dtype=float) for model, values in setting.scores.items()}
     labels, enrol = np.asarray(setting.labels), np.asarray(setting.enrol_speaker)
     test = None if setting.test_speaker is None else np.asarray(setting.test_speaker)
@@ -109,6 +119,9 @@ def _drawn(setting: RankingInput, shared: SpeakerDraws, eer_method: EerMethod, c
     records = setting.records or {}
     estimates, draws = {}, {}
     for model, values in sorted(scores.items()):
+        record = records.get(model)
+        if record is not None and skip and DrawCache.key(record, ALL_TRIALS, _kept(values, kept)) in skip:
+            continue
         trials = TermTrials(
             scores=_kept(values, kept),
             labels=np.asarray(_kept(labels, kept)).astype(bool),
@@ -119,7 +132,7 @@ def _drawn(setting: RankingInput, shared: SpeakerDraws, eer_method: EerMethod, c
         )
         try:
             estimates[model], draws[model] = cache.get(
-                records.get(model), "all trials", trials.scores, _eer_and_draws, trials, *codes, shared.weights,
+                record, ALL_TRIALS, trials.scores, _eer_and_draws, trials, *codes, shared.weights,
                 eer_method, None,
             )  # fmt: skip
         except MetricInputError as error:
@@ -127,6 +140,26 @@ def _drawn(setting: RankingInput, shared: SpeakerDraws, eer_method: EerMethod, c
     return _Drawn(
         setting, estimates, draws, int(kept.sum()), int(kept.size - kept.sum()), _n_speakers([codes], shared.index.size)
     )
+
+
+def ranking_draws(
+    settings: Sequence[RankingInput], shared: SpeakerDraws, eer_method: EerMethod, contrasts: Sequence[ContrastInput]
+) -> DrawCache:
+    """The draws of every ranked record's trials that no contrast term draws (same record, same kept trials), in a
+    cache the rankings then read: run beside the contrasts (``audit.statistics.forked``), so that each record's
+    draws are made once per audit. A setting the rankings cannot use is left to ``paired_rankings`` to report."""
+    drawn_by_contrasts = set()
+    for contrast in contrasts:
+        if contrast.records is not None:
+            for term, trials in scored_trials(contrast)[0].items():
+                drawn_by_contrasts.add(DrawCache.key(contrast.records[term], ALL_TRIALS, trials.scores))
+    cache = DrawCache()
+    for setting in settings:
+        try:
+            _drawn(setting, shared, eer_method, cache, drawn_by_contrasts)
+        except StatisticsInputError:
+            continue
+    return cache
 
 
 def two_sided_p(differences: FloatArray) -> float:
@@ -153,19 +186,31 @@ def p_text(p_value: float, n_resamples: int) -> str:
 def _pairs(
     estimates: Mapping[str, float], draws: Mapping[str, FloatArray], level: float
 ) -> tuple[list[dict[str, Any]], list[FloatArray]]:
-    """Every pair of encoders (the better first), its difference with its interval and p-value, and its draws."""
-    rows, pair_draws = [], []
-    for a, b in itertools.combinations(sorted(estimates, key=lambda model: (estimates[model], model)), 2):
-        differences = draws[a] - draws[b]
-        rows.append(
-            {
-                "encoders": [a, b],
-                "difference": estimate_with_interval(estimates[a] - estimates[b], differences, level, corrected=False),
-                "p_value": two_sided_p(differences),
-            }
-        )
-        pair_draws.append(differences)
-    return rows, pair_draws
+    """Every pair of encoders (the better first), its difference with its percentile interval and p-value, and its
+    draws. Pairs whose draws are all defined get their quantiles and shares in one call over the stacked draws (the
+    same values as ``estimate_with_interval`` and ``two_sided_p`` row by row: tested); the others row by row."""
+    order = sorted(estimates, key=lambda model: (estimates[model], model))
+    pairs = list(itertools.combinations(order, 2))
+    if not pairs:
+        return [], []
+    stacked = np.vstack([draws[a] - draws[b] for a, b in pairs])
+    defined = np.isfinite(stacked).all(axis=1)
+    tail = (1.0 - level) / 2.0
+    quantiles = np.quantile(stacked[defined], [tail, 1.0 - tail], axis=1) if defined.any() else np.empty((2, 0))
+    below, above = (np.mean(stacked[defined] <= 0, axis=1), np.mean(stacked[defined] >= 0, axis=1))
+    rows, at = [], 0
+    for index, (a, b) in enumerate(pairs):
+        estimate = estimates[a] - estimates[b]
+        if defined[index]:
+            low, high = quantiles[:, at]
+            difference = {"estimate": float(estimate), "low": float(low), "high": float(high), "n_undefined": 0}
+            p_value = min(1.0, 2.0 * min(float(below[at]), float(above[at])))
+            at += 1
+        else:
+            difference = estimate_with_interval(estimate, stacked[index], level, corrected=False)
+            p_value = two_sided_p(stacked[index])
+        rows.append({"encoders": [a, b], "difference": difference, "p_value": p_value})
+    return rows, list(stacked)
 
 
 def _decide(pairs: list[dict[str, Any]], pair_draws: list[FloatArray], alpha: float) -> dict[str, Any]:

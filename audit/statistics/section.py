@@ -22,7 +22,7 @@ from audit.statistics.coverage import CoverageDesign, measured_coverage, simulat
 from audit.statistics.draws import StatisticsInputError
 from audit.statistics.equivalence import family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
-from audit.statistics.rankings import RankingInput, paired_rankings
+from audit.statistics.rankings import RankingInput, paired_rankings, ranking_draws
 from audit.statistics.rankings import speaker_ids as speaker_ids_of
 from audit.statistics.spoofing import SpoofingInput, spoofing_intervals
 from audit.statistics.subgroups import (
@@ -128,7 +128,8 @@ def statistics_section(
     metrics get intervals (``audit.statistics.calibration``; the development speakers are drawn too, and each draw
     refits the map). ``spoofing``: the spoof cells' evaluation sets, whose spoofing-aware metrics get intervals
     (``audit.statistics.spoofing``). ``rankings``: the settings whose encoders are compared in pairs, Holm over the
-    declared ``ranking_family`` (``audit.statistics.rankings``; a record drawn for a contrast is not drawn again). The
+    declared ``ranking_family`` (``audit.statistics.rankings``; a record drawn for a contrast is not drawn again, the
+    others are drawn in a forked process beside the contrasts). The
     speaker draws are made once, over every speaker of every contrast, setting, calibrated record, spoof cell and
     ranking setting, and shared by all of them.
     """
@@ -149,18 +150,28 @@ def statistics_section(
     speaker_ids += speaker_ids_of(rankings)
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
     # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (audit.statistics.forked).
-    with Forked(
-        _settings_statistics,
-        subgroup_settings,
-        fixed_threshold,
-        shared,
-        operating_point,
-        n_resamples,
-        seed,
-        level,
-        eer_method,
-        fork=bool(settings),
-    ) as beside:
+    with (
+        Forked(
+            _settings_statistics,
+            subgroup_settings,
+            fixed_threshold,
+            shared,
+            operating_point,
+            n_resamples,
+            seed,
+            level,
+            eer_method,
+            fork=bool(settings),
+        ) as beside,
+        Forked(
+            ranking_draws,
+            rankings,
+            shared,
+            eer_method,
+            contrasts,
+            fork=bool(rankings and shared),
+        ) as ranked,
+    ):
         cache = DrawCache()
         result = _contrast_statistics(
             contrasts,
@@ -176,6 +187,7 @@ def statistics_section(
             cache,
         )
         if rankings and shared:
+            cache.merge(ranked.result())
             result["rankings"] = paired_rankings(
                 rankings, shared, family=ranking_family, level=level, alpha=alpha, eer_method=eer_method, cache=cache
             )

@@ -148,3 +148,23 @@ def test_the_macro_ranking_averages_records_then_conditions_then_experiments_on_
     assert pair["difference"]["estimate"] == pytest.approx(macro[pair["encoders"][0]] - macro[pair["encoders"][1]])
     assert pair["difference"]["low"] < pair["difference"]["estimate"] < pair["difference"]["high"]
     assert pair["encoders"] == sorted(macro, key=macro.get)
+
+
+def test_pairs_computed_together_equal_each_pair_computed_alone() -> None:
+    """The stacked quantiles and shares of ``_pairs`` are those of ``estimate_with_interval`` and ``two_sided_p`` of
+    each pair's own draws; a pair with undefined draws is computed alone and counts them."""
+    from audit.statistics.contrasts import estimate_with_interval
+    from audit.statistics.rankings import _pairs, two_sided_p
+
+    rng = np.random.default_rng(0)
+    draws = {name: rng.normal(mean, 0.02, 500) for name, mean in (("a", 0.1), ("b", 0.12), ("c", 0.11))}
+    draws["c"][[3, 7]] = np.nan
+    estimates = {name: float(np.nanmean(values)) for name, values in draws.items()}
+    rows, _ = _pairs(estimates, draws, 0.9)
+    assert [row["encoders"] for row in rows] == [["a", "c"], ["a", "b"], ["c", "b"]]
+    for row in rows:
+        first, second = row["encoders"]
+        differences = draws[first] - draws[second]
+        alone = estimate_with_interval(estimates[first] - estimates[second], differences, 0.9, corrected=False)
+        assert row["difference"] == pytest.approx(alone) and row["p_value"] == pytest.approx(two_sided_p(differences))
+    assert [row["difference"]["n_undefined"] for row in rows] == [2, 0, 2]
