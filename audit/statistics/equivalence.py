@@ -202,7 +202,7 @@ def family_power(ie_draws: FloatArray, margin: float, alpha: float, *, all_teste
     count = rejected.sum(axis=0)
     others = count - rejected > 0  # per contrast and simulated data set: another contrast is rejected
     low, high = np.zeros(n_contrasts), np.full(n_contrasts, float(above.max() - errors.min()) + 1e-12)
-    for _ in range(24):  # bisection of every contrast's size at once: found(high) >= POWER > found(low), to 2^-24
+    for _ in range(40):  # bisection of every contrast's size at once: found(high) >= POWER > found(low)
         middle = (low + high) / 2.0
         moved = middle[:, None] + errors
         found = np.mean(others | (moved > above[:, None]) | (moved < below[:, None]), axis=1)

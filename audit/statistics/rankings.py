@@ -10,11 +10,13 @@ conditions; never chosen after seeing results); a pair is "separable" only where
 ``alpha``.
 
 **Minimum detectable difference (MDD)**, by simulation on this run's own draws (its speakers, trials and encoders):
-``audit.statistics.equivalence.family_power`` with a margin of 0 and each side at ``alpha / 2``: each resample's
-deviations of the family's differences from their means are one simulated data set's joint estimation errors, and
-the MDD is the smallest true difference that, carried by one pair with every other pair equal, Holm finds 80 % of
-the time (the median over which pair carries it). Below it a difference is more likely missed than found; "not
-separable" says no more than that.
+each resample's deviation of a pair's difference from the draws' mean is one simulated data set's estimation error,
+and that data set's bootstrap draws are the centred draws moved to its simulated estimate (the scheme of
+``audit.statistics.equivalence.family_power``). A pair's MDD is the smallest true difference at which its p-value
+falls below Holm's first-step level ``alpha / k`` (k pairs in the family: enough for Holm to reject it, whatever the
+other pairs do) with the right sign ``POWER`` of the time (``minimum_detectable_differences``, order statistics of
+the draws, no search); a family's MDD is the median over its pairs. Below it a difference is more likely missed than
+found; "not separable" says no more than that.
 
 **Macro ranking** (the paper's Table 7 definition): per encoder, the mean over experiments of the mean over their
 conditions of the records' EERs, computed on every draw alike, so each pair's macro difference has an interval, a
@@ -24,6 +26,7 @@ p-value and a Holm decision over all macro pairs.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,7 +48,7 @@ from audit.statistics.contrasts import (
     scored_trials,
 )
 from audit.statistics.draws import FloatArray, StatisticsInputError
-from audit.statistics.equivalence import POWER, family_power, holm_rejections
+from audit.statistics.equivalence import POWER, holm_rejections
 from schemas import EerMethod, count, format_number
 
 MACRO_FAMILY = "macro (paper Table 7)"
@@ -219,18 +222,51 @@ def _decide(pairs: list[dict[str, Any]], pair_draws: list[FloatArray], alpha: fl
     rejected = holm_rejections(p_values, alpha)
     for rank, index in enumerate(np.argsort(p_values, kind="stable")):
         pairs[index]["separable"] = rank < rejected
-    power = (
-        family_power(np.vstack(pair_draws), 0.0, alpha / 2.0) if pair_draws else {"detectable_ie": None}
-    )  # a two-sided test at alpha is the two one-sided tests at alpha / 2
-    mdd = power["detectable_ie"]
+    sizes = minimum_detectable_differences(np.vstack(pair_draws), alpha / len(pairs))
+    defined = sizes[np.isfinite(sizes)]
     return {
         "n_pairs": len(pairs),
         "n_separable": rejected,
-        "mdd": mdd,
-        "mdd_range": power.get("detectable_ie_range"),
+        "mdd": float(np.median(defined)) if defined.size else None,
+        "mdd_range": [float(defined.min()), float(defined.max())] if defined.size else None,
         "power": POWER,
-        "n_simulated": power.get("n_simulated"),
+        "n_simulated": int(pair_draws[0].size),
     }
+
+
+def minimum_detectable_differences(draws: FloatArray, level: float, power: float = POWER) -> FloatArray:
+    """Per row of difference draws (pairs x resamples): the smallest true difference whose pair the two-sided test
+    ``two_sided_p < level`` finds, on the right side of 0, ``power`` of the time, by simulation on the draws: each
+    resample's deviation ``e_s`` from the row's mean is one data set's estimation error, whose draws are the centred
+    draws ``e`` moved to its estimate ``d + e_s``. A positive estimate ``x`` is rejected when fewer than
+    ``level / 2`` of ``e + x`` lie at or below 0, i.e. when ``x`` exceeds ``-e_(m)`` (``m = ceil(level K / 2) - 1``,
+    ascending order statistics of the K errors); ``d + e_s`` does so for at least ``power`` of the data sets from
+    ``d = -e_(m) - e_(K - ceil(power K))``. A difference found with the wrong sign is not found. The larger of the
+    two directions is given (the other: the same on ``-e``); NaN for a row with undefined draws.
+
+    Example:
+        Errors N(0, 0.01): the 2.5 % order statistic is about -0.0196 and the 20 % one about -0.0084, so a
+        difference must be about 0.028 to be found 80 % of the time at level 0.05:
+
+        >>> errors = np.random.default_rng(0).normal(0.0, 0.01, (1, 20000))
+        >>> round(float(minimum_detectable_differences(errors, 0.05)[0]), 3)
+        0.028
+    """
+    rows = np.asarray(draws, dtype=float)
+    sizes = np.full(rows.shape[0], np.nan)
+    usable = np.isfinite(rows).all(axis=1) & (rows.shape[1] > 1)
+    if not usable.any():
+        return sizes
+    errors = rows[usable] - rows[usable].mean(axis=1, keepdims=True)
+    k = errors.shape[1]
+    m = max(math.ceil(level * k / 2.0) - 1, 0)
+    found = k - math.ceil(power * k)
+    both = []
+    for signed in (errors, -errors):
+        ordered = np.sort(signed, axis=1)
+        both.append(-ordered[:, m] - ordered[:, found])
+    sizes[usable] = np.maximum(*both)
+    return sizes
 
 
 def paired_rankings(
@@ -407,10 +443,11 @@ def rankings_section(rankings: Mapping[str, Any], interval_text: Callable[[Any],
         f"speaker draws for both encoders ({rankings['n_resamples']} resamples, seed {rankings['seed']}, shared "
         f'with the contrasts). Holm over the family declared in [analysis] ranking_family = "{rankings["family"]}" at '
         f"familywise alpha {rankings['alpha']}: {RANKING_RULE}.",
-        "MDD: the smallest EER difference that, carried by one pair of an otherwise equal family, Holm finds "
-        f"{rankings['power']:.0%} of the time (the median over which pair carries it), by simulation on this run's own "
-        "draws (its speakers, trials and encoders), not a formula. 'not separable at N speakers' says no more than "
-        "that a difference below the MDD would more likely be missed than found.",
+        "MDD: the smallest true EER difference that a pair's test finds, with the right sign and at Holm's first-step "
+        f"level (enough for Holm to reject it), {rankings['power']:.0%} of the time (the median over the family's "
+        "pairs), by simulation on this run's own draws (its speakers, trials and encoders), not a formula. 'not "
+        "separable at N speakers' says no more than that a difference below the MDD would more likely be missed "
+        "than found.",
         f"Macro EER (paper Table 7: records -> conditions -> experiments, unweighted means, on every draw alike): "
         f"{macro_eers}. Differences (Holm over {count(len(macro['pairs']), 'macro pair')}"
         + (f", MDD {format_number(mdd, 3)}" if mdd is not None else "")

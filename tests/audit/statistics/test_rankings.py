@@ -168,3 +168,24 @@ def test_pairs_computed_together_equal_each_pair_computed_alone() -> None:
         alone = estimate_with_interval(estimates[first] - estimates[second], differences, 0.9, corrected=False)
         assert row["difference"] == pytest.approx(alone) and row["p_value"] == pytest.approx(two_sided_p(differences))
     assert [row["difference"]["n_undefined"] for row in rows] == [2, 0, 2]
+
+
+def test_the_mdd_is_where_the_pairs_test_starts_finding_the_difference_80_percent_of_the_time() -> None:
+    """Brute force from the definition: each resample's error moved to a true difference d is one data set's
+    estimate; its draws are the centred draws moved there; found when ``two_sided_p`` of them is below the level and
+    the estimate has the difference's sign. Just above the MDD (the larger of the two directions) both directions are
+    found at least 80 % of the time; just below it one is not."""
+    from audit.statistics.rankings import minimum_detectable_differences, two_sided_p
+
+    draws = np.random.default_rng(5).gamma(4.0, 0.01, (1, 400))  # skewed: the two directions differ
+    level = 0.05 / 3
+    (mdd,) = minimum_detectable_differences(draws, level)
+    errors = draws[0] - draws[0].mean()
+
+    def found(d: float, errors: np.ndarray) -> float:
+        return float(np.mean([two_sided_p(errors + d + e) < level and d + e > 0 for e in errors]))
+
+    assert found(mdd + 1e-9, errors) >= 0.8 and found(mdd + 1e-9, -errors) >= 0.8
+    assert min(found(mdd - 1e-6, errors), found(mdd - 1e-6, -errors)) < 0.8
+    assert found(-mdd, errors) == 0.0  # a difference found with the wrong sign is not found
+    assert minimum_detectable_differences(-draws, level)[0] == mdd
