@@ -300,7 +300,12 @@ def paired_rankings(
         (['good', 'worse'], True, 'every pair separable')
     """
     cache = cache or DrawCache()
-    drawn = [_drawn(setting, shared, eer_method, cache) for setting in settings]
+    drawn, skipped = [], []
+    for setting in settings:  # a setting without an EER (one class) is named with why, never stops the others
+        try:
+            drawn.append(_drawn(setting, shared, eer_method, cache))
+        except StatisticsInputError as error:
+            skipped.append({"key": dict(setting.key), "reason": str(error)})
     families: dict[str, list[tuple[int, int]]] = defaultdict(list)  # family -> (setting, pair) positions
     results: list[dict[str, Any]] = []
     all_draws: list[list[FloatArray]] = []
@@ -346,6 +351,7 @@ def paired_rankings(
         "families": {name: summary for name, summary in summaries.items() if summary is not None},
         "macro": macro,
         "headline": [_headline_row(result) for result in results if len(result["encoders"]) > 1],
+        "skipped": skipped,
     }
 
 
@@ -454,6 +460,9 @@ def rankings_section(rankings: Mapping[str, Any], interval_text: Callable[[Any],
         + f"): {macro_pairs or 'none (one encoder)'}."
         + ("" if macro["same_cells"] else " The encoders cover different conditions: their macros average others."),
     ]
+    if rankings["skipped"]:
+        reasons = "; ".join(entry["reason"] for entry in rankings["skipped"][:3])
+        lines.append(f"{count(len(rankings['skipped']), 'setting')} without a comparison: {reasons}.")
     table = [
         {
             **result["key"],

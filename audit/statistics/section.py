@@ -129,9 +129,8 @@ def statistics_section(
     refits the map). ``spoofing``: the spoof cells' evaluation sets, whose spoofing-aware metrics get intervals
     (``audit.statistics.spoofing``). ``rankings``: the settings whose encoders are compared in pairs, Holm over the
     declared ``ranking_family`` (``audit.statistics.rankings``; a record drawn for a contrast is not drawn again, the
-    others are drawn in a forked process beside the contrasts). The
-    speaker draws are made once, over every speaker of every contrast, setting, calibrated record, spoof cell and
-    ranking setting, and shared by all of them.
+    others are drawn in a forked process beside the contrasts). The speaker draws are made once, over every speaker
+    of every contrast, setting, calibrated record, spoof cell and ranking setting, and shared by all of them.
     """
     speaker_ids = [
         ids for contrast in contrasts for term in scored_trials(contrast)[0].values() for ids in term.speakers()

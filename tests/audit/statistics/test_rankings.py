@@ -189,3 +189,20 @@ def test_the_mdd_is_where_the_pairs_test_starts_finding_the_difference_80_percen
     assert min(found(mdd - 1e-6, errors), found(mdd - 1e-6, -errors)) < 0.8
     assert found(-mdd, errors) == 0.0  # a difference found with the wrong sign is not found
     assert minimum_detectable_differences(-draws, level)[0] == mdd
+
+
+def test_a_setting_without_an_eer_is_named_and_the_others_are_compared() -> None:
+    rng = np.random.default_rng(2)
+    good = PairedDesign(n_speakers=10, eers=(0.1, 0.2)).dataset(rng, "clean")
+    targets = np.asarray(good.labels) == 1
+    one_class = RankingInput(
+        {"condition": "targets only"},
+        {name: np.asarray(values)[targets] for name, values in good.scores.items()},
+        np.asarray(good.labels)[targets],
+        np.asarray(good.enrol_speaker)[targets],
+        np.asarray(good.test_speaker)[targets],
+    )
+    result = paired_rankings([good, one_class], SpeakerDraws.of(speaker_ids([good]), 100, 0))
+    assert [s["key"]["condition"] for s in result["settings"]] == ["clean"]
+    (skipped,) = result["skipped"]
+    assert skipped["key"] == {"condition": "targets only"} and "targets only" in skipped["reason"]
