@@ -332,7 +332,7 @@ def statistics_of_bundle(
         return None, [SECTION | {"status": "failed", "lines": [message]}], [flag]
     design_flags, design_section = design_audit(results, contrasts, bundle.files, bundle.trial_list_of, analysis)
     statistics, sections = _statistics(results, contrasts, bundle, analysis, near_chance_eer)
-    return statistics, [design_section, *sections], design_flags
+    return statistics, [*sections, design_section], design_flags
 
 
 def _statistics(
