@@ -39,6 +39,7 @@ from schemas import (
     Severity,
     analysis_from_table,
     cell_text,
+    count,
     format_number,
     names_without_referent,
     row_dicts,
@@ -377,7 +378,7 @@ def _statistics(
         else ([], {})
     )
     spoofing = _spoofing_inputs(_scored_rows(results, scores), scores)
-    rankings = _ranking_inputs(_scored_rows(results, scores), scores)
+    rankings, unranked = _ranking_inputs(_scored_rows(results, scores), scores)
     try:
         statistics = statistics_section(
             inputs,
@@ -468,6 +469,11 @@ def _statistics(
                 f'The run declares no [analysis] ranking_family: the toolkit\'s default, "{analysis.ranking_family}", '
                 "is used (fixed before any run, so not chosen after seeing these results)."
             )
+        if unranked:
+            ranked["lines"].append(
+                f"{count(len(unranked), 'record')} left out of the comparisons, each a second record of one encoder in "
+                f"one setting (the pairs compare encoders, not records): {', '.join(unranked[:5])}."
+            )
         sections.append(ranked)
     if statistics["subgroup_gaps"]:
         sections.append(subgroup_gap_section(statistics["subgroup_gaps"]))
@@ -504,15 +510,17 @@ def _spoofing_inputs(rows: list[dict[str, Any]], scores: _Scores) -> list[Spoofi
 RANKING_KEY = ("experiment", "corpus", "condition", "enrol_condition", "test_condition", "subgroup")
 
 
-def _ranking_inputs(rows: list[dict[str, Any]], scores: _Scores) -> list[RankingInput]:
+def _ranking_inputs(rows: list[dict[str, Any]], scores: _Scores) -> tuple[list[RankingInput], list[str]]:
     """One setting per experiment, corpus, condition (enrolment and test condition) and subgroup: its encoders'
-    records on one trial list (a setting whose encoders used several lists is split by list, each named; a second
-    record of one encoder in a setting is left out: the pairs compare encoders, not records)."""
+    records on one trial list (a setting whose encoders used several lists is split by list, each named); and the
+    records left out, a second record of one encoder in one setting (the pairs compare encoders, not records)."""
     settings: dict[tuple[tuple[str, str], ...], dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
+    left_out = []
     for row in rows:
         record = str(row["record_id"])
         key = tuple((name, cell_text(row.get(name)) or "") for name in RANKING_KEY)
-        settings[key][scores.trial_list[record]].setdefault(str(row["model"]), record)
+        if settings[key][scores.trial_list[record]].setdefault(str(row["model"]), record) != record:
+            left_out.append(record)
     inputs = []
     for key, lists in sorted(settings.items()):
         for list_id, records in sorted(lists.items()):
@@ -528,7 +536,7 @@ def _ranking_inputs(rows: list[dict[str, Any]], scores: _Scores) -> list[Ranking
                     records=records,
                 )
             )
-    return inputs
+    return inputs, left_out
 
 
 def spoofing_section(rows: list[dict[str, Any]]) -> dict[str, Any]:
