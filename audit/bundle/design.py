@@ -46,11 +46,14 @@ def design_audit(
     """The four rules over the rows' signed trial lists: their flags and the report section with every measurement."""
     rows = [row for row in row_dicts(results) if trial_list_of.get(str(row.get("record_id"))) in files.trial_lists]
     users: dict[str, list[str]] = defaultdict(list)
+    records: dict[tuple[str, ...], dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         users[trial_list_of[str(row["record_id"])]].append(str(row["record_id"]))
+        records[_group(row)][cell_text(row.get("condition")) or ""].append(str(row["record_id"]))
+    conditions = _conditions(rows, trial_list_of)
     rules = [
-        _duration_rule(_conditions(rows, trial_list_of), files.trial_lists, _durations(files.corpus_tables), analysis),
-        _ratio_rule(_conditions(rows, trial_list_of), files.trial_lists, analysis),
+        _duration_rule(conditions, files.trial_lists, _durations(files.corpus_tables), analysis, records),
+        _ratio_rule(conditions, files.trial_lists, analysis, records),
         _impostor_rule(contrasts, files.trial_lists, trial_list_of, analysis),
         _same_source_rule(users, files.trial_lists, _sessions(files.corpus_tables)),
     ]
@@ -68,8 +71,8 @@ def scores_design_audit(
     lists = {str(condition): group for condition, group in trials.groupby(column.fillna("no condition").astype(str))}
     conditions = {("trial list",): {condition: {condition} for condition in lists}}
     rules = [
-        _duration_rule(conditions, lists, durations, analysis),
-        _ratio_rule(conditions, lists, analysis),
+        _duration_rule(conditions, lists, durations, analysis, {}),
+        _ratio_rule(conditions, lists, analysis, {}),
         _same_source_rule({"all trials": ["trial list"]}, {"all trials": trials}, {}),
     ]
     return _outcome(rules, "on the trial list and the --durations map", "the trial list", analysis)
@@ -102,9 +105,12 @@ def _conditions(
     """(experiment, corpus, subgroup) -> condition -> the trial lists its records scored."""
     groups: dict[tuple[str, ...], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for row in rows:
-        group = tuple(cell_text(row.get(name)) or "" for name in GROUP_KEY)
-        groups[group][cell_text(row.get("condition")) or ""].add(trial_list_of[str(row["record_id"])])
+        groups[_group(row)][cell_text(row.get("condition")) or ""].add(trial_list_of[str(row["record_id"])])
     return groups
+
+
+def _group(row: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(cell_text(row.get(name)) or "" for name in GROUP_KEY)
 
 
 def _durations(tables: Mapping[str, pd.DataFrame]) -> dict[str, float]:
@@ -142,9 +148,11 @@ def _spread_rule(
     values: Mapping[tuple[str, ...], Mapping[str, float]],
     warn: float,
     error: float | None,
+    records: Mapping[tuple[str, ...], Mapping[str, Sequence[str]]],
 ) -> tuple[Flag | None, list[dict[str, Any]]]:
-    """Per group, the largest value over the smallest across its conditions; a flag where it reaches ``warn``."""
-    table, fired, graver = [], [], False
+    """Per group, the largest value over the smallest across its conditions; a flag where it reaches ``warn``,
+    naming the records of those two conditions (``records``: group -> condition -> record ids)."""
+    table, fired, named, graver = [], [], [], False
     for group, by_condition in sorted(values.items()):
         if len(by_condition) < 2:
             continue
@@ -165,14 +173,14 @@ def _spread_rule(
         table.append(row)
         if reached:
             fired.append(f"{row['where']}: {row['measured']}")
+            named += [*records.get(group, {}).get(high, ()), *records.get(group, {}).get(low, ())]
     if not fired:
         return None, table
     severity = Severity.ERROR if graver else Severity.WARNING
     message = f"{count(len(fired), 'group')} over the declared threshold {warn}: " + "; ".join(fired[:5])
     failures = [{"problem": text} for text in fired]
-    return Flag(
-        flag_id, severity, message, (), {"failures": failures, "threshold": warn, "error_threshold": error}
-    ), table
+    details = {"failures": failures, "threshold": warn, "error_threshold": error}
+    return Flag(flag_id, severity, message, tuple(dict.fromkeys(named)), details), table
 
 
 def _duration_rule(
@@ -180,6 +188,7 @@ def _duration_rule(
     lists: Mapping[str, pd.DataFrame],
     durations: Mapping[str, float],
     analysis: Analysis,
+    records: Mapping[tuple[str, ...], Mapping[str, Sequence[str]]],
 ) -> tuple[Flag | None, list[dict[str, Any]]]:
     medians: dict[tuple[str, ...], dict[str, float]] = defaultdict(dict)
     for group, by_condition in conditions.items():
@@ -189,13 +198,15 @@ def _duration_rule(
             seconds = np.array([durations.get(str(utt), np.nan) for utt in utterances], dtype=float)
             if seconds.size and np.isfinite(seconds).any():
                 medians[group][condition] = float(np.nanmedian(seconds))
-    return _spread_rule(
-        "duration-confound", "median duration (s)", medians, analysis.duration_ratio_warn, analysis.duration_ratio_error
-    )
+    warn, error = analysis.duration_ratio_warn, analysis.duration_ratio_error
+    return _spread_rule("duration-confound", "median duration (s)", medians, warn, error, records)
 
 
 def _ratio_rule(
-    conditions: Mapping[tuple[str, ...], Mapping[str, set[str]]], lists: Mapping[str, pd.DataFrame], analysis: Analysis
+    conditions: Mapping[tuple[str, ...], Mapping[str, set[str]]],
+    lists: Mapping[str, pd.DataFrame],
+    analysis: Analysis,
+    records: Mapping[tuple[str, ...], Mapping[str, Sequence[str]]],
 ) -> tuple[Flag | None, list[dict[str, Any]]]:
     ratios: dict[tuple[str, ...], dict[str, float]] = defaultdict(dict)
     for group, by_condition in conditions.items():
@@ -206,7 +217,7 @@ def _ratio_rule(
             labels = np.concatenate([trials["label"].astype(int).to_numpy() for trials in labelled])
             targets, nontargets = int(labels.sum()), int(labels.size - labels.sum())
             ratios[group][condition] = targets / nontargets if nontargets else float("inf")
-    return _spread_rule("target-ratio-spread", "target:non-target", ratios, analysis.target_ratio_spread, None)
+    return _spread_rule("target-ratio-spread", "target:non-target", ratios, analysis.target_ratio_spread, None, records)
 
 
 def _impostor_rule(

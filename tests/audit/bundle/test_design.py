@@ -86,7 +86,7 @@ def test_clip_duration_tracking_the_condition_warns_from_1_3_and_fails_from_1_6(
     if severity is None:
         assert flag is None
         return
-    assert flag is not None and flag.severity is severity
+    assert flag is not None and flag.severity is severity and flag.records == ("r-noise", "r-clean")
     assert f"({'noise'}) over 2.000 (clean) = {longer:.3f}" in flag.message and "E1/c" in flag.message
 
 
