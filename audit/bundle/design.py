@@ -69,7 +69,7 @@ def scores_design_audit(
     sides of a trial (no sessions are given, no contrasts compared)."""
     column = trials["condition"] if "condition" in trials else pd.Series("all trials", index=trials.index)
     lists = {str(condition): group for condition, group in trials.groupby(column.fillna("no condition").astype(str))}
-    conditions = {("trial list",): {condition: {condition} for condition in lists}}
+    conditions: dict[tuple[str, ...], dict[str, set[str]]] = {("trial list",): {c: {c} for c in lists}}
     rules = [
         _duration_rule(conditions, lists, durations, analysis, {}),
         _ratio_rule(conditions, lists, analysis, {}),
@@ -273,7 +273,10 @@ def _same_source_rule(
 ) -> tuple[Flag | None, list[dict[str, Any]]]:
     """Per trial list (``users``: list id -> the records that scored it): trials with one recording on both sides,
     target trials with one session on both sides."""
-    table, fired, records, graver = [], [], [], False
+    table: list[dict[str, Any]] = []
+    fired: list[str] = []
+    records: list[str] = []
+    graver = False
     for list_id, record_ids in sorted(users.items()):
         trials = lists[list_id]
         if not {"enrol_utt", "test_utt", "label"} <= set(trials):

@@ -197,7 +197,7 @@ def _pairs(
     if not pairs:
         return [], []
     stacked = np.vstack([draws[a] - draws[b] for a, b in pairs])
-    defined = np.isfinite(stacked).all(axis=1)
+    defined = np.asarray(np.isfinite(stacked).all(axis=1), dtype=bool)
     tail = (1.0 - level) / 2.0
     quantiles = np.quantile(stacked[defined], [tail, 1.0 - tail], axis=1) if defined.any() else np.empty((2, 0))
     below, above = (np.mean(stacked[defined] <= 0, axis=1), np.mean(stacked[defined] >= 0, axis=1))
