@@ -19,8 +19,9 @@ the draws, no search); a family's MDD is the median over its pairs. Below it a d
 found; "not separable" says no more than that.
 
 **Macro ranking** (the paper's Table 7 definition): per encoder, the mean over experiments of the mean over their
-conditions of the records' EERs, computed on every draw alike, so each pair's macro difference has an interval, a
-p-value and a Holm decision over all macro pairs.
+conditions of the records' EERs, computed on every draw alike (a record undefined in a draw, a class drawn with no
+weight, is left out of that draw's means and counted), so each pair's macro difference has an interval, a p-value
+and a Holm decision over all macro pairs.
 """
 
 from __future__ import annotations
@@ -363,8 +364,9 @@ def _macro(drawn: Sequence[_Drawn], level: float, alpha: float) -> dict[str, Any
         cell = (str(d.setting.key.get("experiment", "")), str(d.setting.key.get("condition", "")))
         for model, estimate in d.estimates.items():
             cells[model][cell].append((estimate, d.draws[model]))
-    estimates, draws, covered = {}, {}, {}
+    estimates, draws, covered, left_out = {}, {}, {}, {}
     for model, by_cell in cells.items():
+        left_out[model] = int(sum(np.count_nonzero(~np.isfinite(row)) for rows in by_cell.values() for _, row in rows))
         experiments: dict[str, list[tuple[float, FloatArray]]] = defaultdict(list)
         for (experiment, _), values in sorted(by_cell.items()):
             experiments[experiment].append(_mean(values))
@@ -376,7 +378,11 @@ def _macro(drawn: Sequence[_Drawn], level: float, alpha: float) -> dict[str, Any
     return {
         "family": MACRO_FAMILY,
         "encoders": [
-            {"model": model, "macro_eer": estimate_with_interval(estimates[model], draws[model], level, corrected=True)}
+            {
+                "model": model,
+                "macro_eer": estimate_with_interval(estimates[model], draws[model], level, corrected=True),
+                "undefined_record_draws_left_out": left_out[model],
+            }
             for model in order
         ],
         "pairs": pairs,
@@ -386,8 +392,14 @@ def _macro(drawn: Sequence[_Drawn], level: float, alpha: float) -> dict[str, Any
 
 
 def _mean(values: Sequence[tuple[float, FloatArray]]) -> tuple[float, FloatArray]:
-    """The unweighted mean of estimates and, draw by draw, of their draws."""
-    return float(np.mean([value for value, _ in values])), np.mean(np.vstack([row for _, row in values]), axis=0)
+    """The unweighted mean of estimates and, draw by draw, of their defined draws: a record whose EER a draw leaves
+    undefined (a class drawn with no weight) is left out of that draw's mean, not the whole draw (which would keep
+    only the draws where every small record has both classes, a biased few); NaN only where none is defined."""
+    stacked = np.vstack([row for _, row in values])
+    defined = np.isfinite(stacked)
+    with np.errstate(invalid="ignore"):
+        means = np.where(defined, stacked, 0.0).sum(axis=0) / defined.sum(axis=0)
+    return float(np.mean([value for value, _ in values])), means
 
 
 def _headline_row(result: Mapping[str, Any]) -> dict[str, Any]:

@@ -206,3 +206,12 @@ def test_a_setting_without_an_eer_is_named_and_the_others_are_compared() -> None
     assert [s["key"]["condition"] for s in result["settings"]] == ["clean"]
     (skipped,) = result["skipped"]
     assert skipped["key"] == {"condition": "targets only"} and "targets only" in skipped["reason"]
+
+
+def test_a_record_undefined_in_a_draw_is_left_out_of_that_draws_macro_mean_only() -> None:
+    from audit.statistics.rankings import _mean
+
+    estimate, draws = _mean([(0.1, np.array([0.1, np.nan, 0.3])), (0.2, np.array([0.2, 0.2, np.nan]))])
+    assert estimate == pytest.approx(0.15) and draws == pytest.approx([0.15, 0.2, 0.3])
+    _, none = _mean([(0.1, np.array([np.nan])), (0.2, np.array([np.nan]))])
+    assert np.isnan(none[0])
