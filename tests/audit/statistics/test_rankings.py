@@ -139,7 +139,7 @@ def test_the_macro_ranking_averages_records_then_conditions_then_experiments_on_
         for s in result["settings"]
         for e in s["encoders"]
     }
-    macro = {e["model"]: e["macro_eer"]["estimate"] for e in result["macro"]["encoders"]}
+    macro = {e["model"]: e["macro_eer"] for e in result["macro"]["encoders"]}
     for model in ("e0", "e1"):
         assert macro[model] == pytest.approx(
             ((eer["E1", "a", model] + eer["E1", "b", model]) / 2 + eer["E2", "a", model]) / 2
