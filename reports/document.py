@@ -359,7 +359,10 @@ def _rankings_headline(report: Mapping[str, Any]) -> list[Block]:
     if rows:
         macro = _mapping(rankings.get("macro"), "statistics.rankings.macro")
         pairs = _entries(macro.get("pairs"), "statistics.rankings.macro.pairs")
-        shown = "" if len(rows) <= HEADLINE_ROWS else f" The first {HEADLINE_ROWS} of {len(rows)} settings."
+        shown = ""
+        if len(rows) > HEADLINE_ROWS:  # where the run separates encoders first: the rest say "not separable"
+            rows = sorted(rows, key=lambda row: str(row.get("verdict", "")).startswith("not separable"))
+            shown = f" {HEADLINE_ROWS} of {len(rows)} settings, those with a separable pair first; all in report.json."
         note = (
             "Paired comparisons on the same speaker draws for every encoder; 'separable' only where Holm rejects over "
             f"the family declared in [analysis] (ranking_family = {rankings.get('family')}); MDD: the smallest EER "

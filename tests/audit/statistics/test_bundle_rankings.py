@@ -79,3 +79,14 @@ def test_settings_pair_encoders_on_one_list_and_name_what_they_leave_out() -> No
         ({"experiment": "E1", "corpus": "k", "condition": "d", "trial_list": "L"}, {"m1": "r4"}),
         ({"experiment": "E1", "corpus": "k", "condition": "d", "trial_list": "M"}, {"m2": "r5"}),
     ]
+
+
+def test_a_long_headline_shows_the_settings_with_a_separable_pair_first() -> None:
+    rows = [{"condition": f"c{i:02d}", "verdict": "not separable at 7 speakers (MDD 0.1)"} for i in range(30)]
+    rows[27]["verdict"] = "every pair separable"
+    report = {"statistics": {"rankings": {"family": "condition", "headline": rows, "macro": {"pairs": []}}}}
+    markdown = render_markdown(build_document(report, []))
+    table = markdown[markdown.index("| condition | verdict |") :]
+    assert table.splitlines()[2] == "| c27 | every pair separable |"
+    assert "24 of 30 settings, those with a separable pair first; all in report.json." in markdown
+    assert table.count("\n| c") == 24
