@@ -12,7 +12,13 @@ strictly between 0 and 1, default 0.5): a linear logistic calibration fitted on 
 which ``dev_speakers`` must then declare; ``score_normalisation``, a table ``{ method = "as-norm", top_n = N,
 cohort = [speakers] }``: adaptive s-norm against the clean utterances of the cohort speakers (never evaluation
 speakers: the runner leaves them out of every trial list, nor development speakers), its metrics beside the raw
-ones. An unknown key is a problem too: a misspelt ``n_resample`` would otherwise silently fall back to the default.
+ones. Issue 41: ``ranking_family``, the family Holm's procedure covers in the paired encoder comparisons
+(``"condition"``: all pairs of one condition; ``"experiment"``: all pairs of one experiment's conditions); the
+trial-design audit's thresholds ``duration_ratio_warn`` and ``duration_ratio_error`` (median clip duration of one
+condition over another's, default 1.3 and 1.6), ``target_ratio_spread`` (target:non-target ratio of one condition
+over another's, default 1.5), numbers above 1, and ``impostor_overlap_min`` (the share of impostor speakers the
+terms of a contrast share, default 1.0: any difference), a number in (0, 1]. An unknown key is a problem too: a
+misspelt ``n_resample`` would otherwise silently fall back to the default.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ SEED_MAX = 2**63 - 1
 CALIBRATION_METHODS = ("logistic", "platt")
 CALIBRATION_SPLITS = ("dev",)
 NORMALISATION_METHODS = ("as-norm",)
+RANKING_FAMILIES = ("condition", "experiment")
 TOP_N_MAX = 100_000
 
 
@@ -91,6 +98,11 @@ class Analysis:
     matched_simulations: int = 100
     calibration: CalibrationDeclaration | None = None
     score_normalisation: NormalisationDeclaration | None = None
+    ranking_family: Literal["condition", "experiment"] = "condition"
+    duration_ratio_warn: float = 1.3
+    duration_ratio_error: float = 1.6
+    target_ratio_spread: float = 1.5
+    impostor_overlap_min: float = 1.0
 
 
 class _InvalidAnalysisError(Error, ValueError):
@@ -155,6 +167,25 @@ def _eer_method(value: Any) -> EerMethod:
     return EerMethod(value)
 
 
+def _ratio(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 < value < float("inf"):
+        raise _InvalidAnalysisError(f"expected a finite number above 1, got {_shown(value)}")
+    return float(value)
+
+
+def _share(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise _InvalidAnalysisError(f"expected a number above 0 and at most 1, got {_shown(value)}")
+    return float(value)
+
+
+def _ranking_family(value: Any) -> str:
+    if not isinstance(value, str) or value not in RANKING_FAMILIES:
+        spelled = ", ".join(f'"{family}"' for family in RANKING_FAMILIES)
+        raise _InvalidAnalysisError(f"expected one of {spelled}, got {_shown(value)}")
+    return value
+
+
 def _calibration(value: Any) -> CalibrationDeclaration:
     if not isinstance(value, dict):
         raise _InvalidAnalysisError(f'expected a table {{ method = "logistic", fit_on = "dev" }}, got {_shown(value)}')
@@ -209,6 +240,11 @@ _READERS: dict[str, Callable[[Any], Any]] = {
     "matched_simulations": _integer(1, 10_000),
     "calibration": _calibration,
     "score_normalisation": _score_normalisation,
+    "ranking_family": _ranking_family,
+    "duration_ratio_warn": _ratio,
+    "duration_ratio_error": _ratio,
+    "target_ratio_spread": _ratio,
+    "impostor_overlap_min": _share,
 }
 ANALYSIS_KEYS: tuple[str, ...] = tuple(_READERS)
 
@@ -240,6 +276,12 @@ def analysis_from_table(table: Any) -> tuple[Analysis, list[str]]:
             f"speaker ({', '.join(name[:40] for name in shared[:5])}): the cohort is left out of every trial list"
         )
         del values["score_normalisation"]
+    thresholds = ("duration_ratio_warn", "duration_ratio_error")
+    warn, error = (values.get(key, getattr(Analysis, key)) for key in thresholds)
+    if warn > error:  # each given one is named, and both keep their defaults
+        for key in (key for key in thresholds if key in values):
+            problems.append(f"{_key(key)}: the warning ratio {warn} is above the error ratio {error}")
+            del values[key]
     return Analysis(**values), problems
 
 

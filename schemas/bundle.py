@@ -609,13 +609,14 @@ def parse_scores(name: str, data: bytes) -> RecordScores:
     return outcome
 
 
-UTTERANCE_COLUMNS_READ = ("speaker", "spoof_system", "source_package", "source_version")
+UTTERANCE_COLUMNS_READ = ("speaker", "spoof_system", "source_package", "source_version", "duration_s", "session")
 
 
 def parse_utterances(name: str, data: bytes) -> pd.DataFrame:
     """A corpus table reduced to what trials are checked against and the run block shows: ``utt_id`` (unique, the
     index), ``speaker``, ``spoof_system``, and the release each utterance comes from (``source_package``,
-    ``source_version``; empty in tables written before corpora recorded their release)."""
+    ``source_version``; empty in tables written before corpora recorded their release); ``duration_s`` and
+    ``session`` (as text) for the trial-design audit."""
     frame = _csv(name, data, str)
     missing = [column for column in ("utt_id", "speaker") if column not in frame.columns]
     if missing:

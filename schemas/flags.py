@@ -94,6 +94,18 @@ _KINDS = (
     FlagKind("table-binding", _E, "The audited table differs from the signed results table.", True),
     FlagKind("score-mismatch", _E, "A row's metric differs from the one recomputed from its scores.", True),
     FlagKind("trial-utterances", _E, "Trials name utterances or speakers the bundle's corpus tables lack.", True),
+    # the trial-design audit of a bundle's signed trial lists (audit/bundle/design.py; thresholds in [analysis])
+    FlagKind("duration-confound", _W, "Clip duration that tracks the condition is a second cause of its EER.", True),
+    FlagKind(
+        "impostor-pool-differs", _W, "Terms of a contrast scored against other impostors differ by more than IE.", True
+    ),
+    FlagKind("same-source-trials", _E, "A recording (or session) on both sides of a trial flatters its score.", True),
+    FlagKind(
+        "target-ratio-spread",
+        _W,
+        "Target:non-target ratios that drift between conditions change their EERs' noise.",
+        True,
+    ),
     FlagKind("operator-failures", _W, "Operators failed or fell back; those trials were not degraded as named.", True),
 )
 FLAGS: dict[str, FlagKind] = {kind.id: kind for kind in _KINDS}

@@ -22,8 +22,13 @@ def scores(
         Path,
         typer.Argument(help="trial list: VoxCeleb '<1|0> <enrol> <test>' or Kaldi '<enrol> <test> target|nontarget'"),
     ],
-    score_file: Annotated[
-        Path, typer.Argument(metavar="SCORES", help="score file: kaldi, voxceleb, wespeaker or speechbrain layout")
+    score_files: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="SCORES...",
+            help="score file: kaldi, voxceleb, wespeaker or speechbrain layout; two or more (one per encoder, named by "
+            "its file name) add paired encoder comparisons",
+        ),
     ],
     score_format: Annotated[
         str | None, typer.Option("--format", help=SCORE_FORMAT_HELP + ": kaldi|voxceleb|wespeaker|speechbrain")
@@ -37,6 +42,14 @@ def scores(
     ] = None,
     conditions: Annotated[
         Path | None, typer.Option("--conditions", help="'<utterance> <condition>' map (of the test side)")
+    ] = None,
+    durations: Annotated[
+        Path | None,
+        typer.Option(
+            "--durations",
+            help="'<utterance> <seconds>' map: audit the trial design (clip duration and target ratio by condition, "
+            "one recording on both sides of a trial)",
+        ),
     ] = None,
     cm_scores: Annotated[
         Path | None,
@@ -64,7 +77,10 @@ def scores(
 ) -> None:
     """Audit a trial list and its score file: join, EERs (three variants), minDCF, AUC, minCllr, speaker-bootstrap
     intervals; with --calibration, Cllr and actDCF of calibrated LLRs; with --cm-scores, SV-, SPF-, SASV-EER, a-DCF,
-    min t-DCF and t-EER.
+    min t-DCF and t-EER. With several score files (one per encoder), the metrics are those of the first and every
+    pair of files gets its paired EER difference on shared speaker draws, Holm within each group and the minimum
+    detectable difference. With --durations, the trial design is audited (issue 41's rules at their default
+    thresholds).
 
     Exit codes: 0 pass, 1 an error-severity finding (unscored, duplicated or mislabelled trials), 2 usage error or
     unreadable input (one line on stderr).
@@ -82,8 +98,19 @@ def scores(
         check_report_folder(out)
     prepare_kernels(announce)
     report = audit_scores(
-        trials, score_file, score_format=score_format, speakers=speakers, subgroups=subgroups,
+        trials, score_files[0], score_format=score_format, speakers=speakers, subgroups=subgroups,
         conditions=conditions, cm_scores=cm_scores, calibration=calibration, config=config,
     )  # fmt: skip
+    if len(score_files) > 1:
+        from audit.scores import paired_comparison, with_comparison
+
+        compared = paired_comparison(
+            trials, score_files, score_format=score_format, speakers=speakers, conditions=conditions, config=config
+        )
+        report = with_comparison(report, *compared)
+    if durations is not None:
+        from audit.scores import with_design_audit
+
+        report = with_design_audit(report, trials, durations, conditions)
     written = write_report(report, out) if out is not None else []
     finish(report, written, as_json)

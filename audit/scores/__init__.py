@@ -1,7 +1,11 @@
 """A reviewer's own trial list and score file: the readers (``trial_lists``, ``files``) and the ``audit scores``
-line that joins and scores them (``scoring``, over ``joining``, ``speakers``, ``groups`` and ``sections``).
+line that joins and scores them (``scoring``, over ``joining``, ``speakers``, ``groups`` and ``sections``); with
+several score files, paired encoder comparisons (``comparison``); with durations, the trial-design audit
+(``design``).
 """
 
+from audit.scores.comparison import paired_comparison, with_comparison
+from audit.scores.design import with_design_audit
 from audit.scores.files import SCORE_FORMATS, read_score_file
 from audit.scores.scoring import ScoringConfig, audit_scores, join, speakers_of
 from audit.scores.trial_lists import TrialListError, read_kaldi_trials, read_trial_list, read_voxceleb_trials
@@ -12,9 +16,12 @@ __all__ = [
     "TrialListError",
     "audit_scores",
     "join",
+    "paired_comparison",
     "read_kaldi_trials",
     "read_score_file",
     "read_trial_list",
     "read_voxceleb_trials",
     "speakers_of",
+    "with_comparison",
+    "with_design_audit",
 ]

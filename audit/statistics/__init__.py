@@ -38,6 +38,9 @@ fixed-threshold rates the percentile one (``contrasts.BIAS_CORRECTED``; chosen b
 class is undefined (NaN) and counted as ``n_undefined``, never filled. The calibration-transfer metrics and the
 spoof cells' metrics have their own rules (``calibration``, ``spoofing``); a family states its power
 (``equivalence.family_power``).
+
+**Rankings** (issue 41, ``rankings``): paired encoder comparisons on the same draws, Holm over a declared family, the
+minimum detectable difference by simulation on the run's draws, and the macro ranking with intervals.
 """
 
 from audit.statistics.bundle import (
@@ -61,6 +64,8 @@ from audit.statistics.draws import (
 )
 from audit.statistics.equivalence import family_power, family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
+from audit.statistics.rankings import RankingInput, p_text, paired_rankings, rankings_section
+from audit.statistics.rankings import speaker_ids as ranking_speaker_ids
 from audit.statistics.section import small_sample_warnings, statistics_section
 from audit.statistics.spoofing import SpoofingInput, spoofing_intervals
 from audit.statistics.subgroups import (
@@ -76,6 +81,7 @@ __all__ = [
     "CoverageDesign",
     "FixedThresholdInput",
     "Forked",
+    "RankingInput",
     "SpeakerDraws",
     "SpoofingInput",
     "StatisticsInputError",
@@ -94,8 +100,12 @@ __all__ = [
     "fixed_threshold_section",
     "held_out_validation",
     "measured_coverage",
+    "p_text",
     "pair_codes",
+    "paired_rankings",
     "percentile_interval",
+    "ranking_speaker_ids",
+    "rankings_section",
     "simulated_coverage",
     "small_sample_warnings",
     "spoofing_intervals",

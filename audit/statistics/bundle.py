@@ -21,11 +21,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audit.bundle import EER_KEYS, VerifiedBundle
+from audit.bundle import EER_KEYS, VerifiedBundle, design_audit
 from audit.metrics import MetricInputError, SpoofingSet, spoofing_sets_of_rows
 from audit.statistics.calibration import calibration_inputs, calibration_transfer_section
 from audit.statistics.contrasts import ContrastInput
 from audit.statistics.equivalence import FAMILY_RULE
+from audit.statistics.rankings import RankingInput, rankings_section
 from audit.statistics.section import statistics_section
 from audit.statistics.spoofing import SpoofingInput
 from audit.statistics.subgroups import MIN_DEV_SPEAKERS, FixedThresholdInput, SubgroupInput
@@ -38,6 +39,7 @@ from schemas import (
     Severity,
     analysis_from_table,
     cell_text,
+    count,
     format_number,
     names_without_referent,
     row_dicts,
@@ -318,7 +320,8 @@ def statistics_of_bundle(
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[Flag]]:
     """The statistics (or None), the report sections that summarise them or say why they are absent, and a
     ``bundle-schema`` flag when the signed ``[analysis]`` table cannot be used (checked against the signed files
-    only).
+    only); beside them the trial-design audit (``audit.bundle.design_audit``: its section and flags) under the
+    declared thresholds.
 
     Only a bundle whose signature and every digest and schema verified is analysed, and only for an audited table
     that bound to its signed rows: intervals over bytes nobody vouches for, or over rows that are not the signed
@@ -344,8 +347,9 @@ def statistics_of_bundle(
             "so its rows are not the signed rows whose scores the statistics would read."
         ]
         return None, [SECTION | {"status": "skipped", "lines": lines}], []
+    design_flags, design_section = design_audit(results, contrasts, bundle.files, bundle.trial_list_of, analysis)
     statistics, sections = _statistics(results, contrasts, bundle, analysis, near_chance_eer)
-    return statistics, sections, []
+    return statistics, [*sections, design_section], design_flags
 
 
 def _statistics(
@@ -390,6 +394,7 @@ def _statistics(
         else ([], {})
     )
     spoofing = _spoofing_inputs(_scored_rows(results, scores), scores)
+    rankings, unranked = _ranking_inputs(_scored_rows(results, scores), scores)
     try:
         statistics = statistics_section(
             inputs,
@@ -404,6 +409,8 @@ def _statistics(
             matched_simulations=analysis.matched_simulations,
             calibration=calibrated,
             spoofing=spoofing,
+            rankings=rankings,
+            ranking_family=analysis.ranking_family,
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]
@@ -471,6 +478,19 @@ def _statistics(
             f"they were not run, e.g. fewer than {MIN_DEV_SPEAKERS} development speakers per class)."
         )
     sections = [section | {"status": "info", "lines": lines, "table": rows}]
+    if "rankings" in statistics:
+        ranked = rankings_section(statistics["rankings"], _interval_text)
+        if "ranking_family" not in ((bundle.files.config or {}).get("analysis") or {}):
+            ranked["lines"].append(
+                f'The run declares no [analysis] ranking_family: the toolkit\'s default, "{analysis.ranking_family}", '
+                "is used (fixed before any run, so not chosen after seeing these results)."
+            )
+        if unranked:
+            ranked["lines"].append(
+                f"{count(len(unranked), 'record')} left out of the comparisons, each a second record of one encoder in "
+                f"one setting (the pairs compare encoders, not records): {', '.join(unranked[:5])}."
+            )
+        sections.append(ranked)
     if statistics["subgroup_gaps"]:
         sections.append(subgroup_gap_section(statistics["subgroup_gaps"]))
     if statistics["fixed_threshold"]:
@@ -501,6 +521,38 @@ def _spoofing_inputs(rows: list[dict[str, Any]], scores: _Scores) -> list[Spoofi
         for record_id, evaluated in sets.items()
         if isinstance(evaluated, SpoofingSet) and evaluated.enrol_speaker is not None and evaluated.kinds.size
     ]
+
+
+RANKING_KEY = ("experiment", "corpus", "condition", "enrol_condition", "test_condition", "subgroup")
+
+
+def _ranking_inputs(rows: list[dict[str, Any]], scores: _Scores) -> tuple[list[RankingInput], list[str]]:
+    """One setting per experiment, corpus, condition (enrolment and test condition) and subgroup: its encoders'
+    records on one trial list (a setting whose encoders used several lists is split by list, each named); and the
+    records left out, a second record of one encoder in one setting (the pairs compare encoders, not records)."""
+    settings: dict[tuple[tuple[str, str], ...], dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
+    left_out = []
+    for row in rows:
+        record = str(row["record_id"])
+        key = tuple((name, cell_text(row.get(name)) or "") for name in RANKING_KEY)
+        if settings[key][scores.trial_list[record]].setdefault(str(row["model"]), record) != record:
+            left_out.append(record)
+    inputs = []
+    for key, lists in sorted(settings.items()):
+        for list_id, records in sorted(lists.items()):
+            columns = scores.columns(next(iter(records.values())))
+            named = {name: value for name, value in key if value} | ({"trial_list": list_id} if len(lists) > 1 else {})
+            inputs.append(
+                RankingInput(
+                    key=named,
+                    scores={model: scores.scores(record) for model, record in records.items()},
+                    labels=columns["label"],
+                    enrol_speaker=columns["enrol_speaker"],
+                    test_speaker=columns["test_speaker"],
+                    records=records,
+                )
+            )
+    return inputs, left_out
 
 
 def spoofing_section(rows: list[dict[str, Any]]) -> dict[str, Any]:

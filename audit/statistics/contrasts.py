@@ -213,11 +213,21 @@ class DrawCache:
     def __init__(self) -> None:
         self._values: dict[tuple[str, str, int, bytes], Any] = {}
 
+    def merge(self, other: DrawCache) -> None:
+        """Take the values ``other`` computed (e.g. in a forked process) that this cache lacks."""
+        for key, value in other._values.items():
+            self._values.setdefault(key, value)
+
+    @staticmethod
+    def key(record: str, part: str, scores: FloatArray) -> tuple[str, str, int, bytes]:
+        """The key of a record's part and scores."""
+        return (record, part, scores.size, hashlib.blake2b(scores.tobytes()).digest())
+
     def get(self, record: str | None, part: str, scores: FloatArray, compute: Callable[..., Any], *args: Any) -> Any:
         """``compute(*args)``, or its value for this record, part and scores when computed before."""
         if record is None:
             return compute(*args)
-        key = (record, part, scores.size, hashlib.blake2b(scores.tobytes()).digest())
+        key = self.key(record, part, scores)
         if key not in self._values:
             self._values[key] = compute(*args)
         return self._values[key]

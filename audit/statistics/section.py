@@ -22,6 +22,8 @@ from audit.statistics.coverage import CoverageDesign, measured_coverage, simulat
 from audit.statistics.draws import StatisticsInputError
 from audit.statistics.equivalence import family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
+from audit.statistics.rankings import RankingInput, paired_rankings, ranking_draws
+from audit.statistics.rankings import speaker_ids as speaker_ids_of
 from audit.statistics.spoofing import SpoofingInput, spoofing_intervals
 from audit.statistics.subgroups import (
     FixedThresholdInput,
@@ -111,6 +113,8 @@ def statistics_section(
     matched_simulations: int = 100,
     calibration: Sequence[CalibrationInput] = (),
     spoofing: Sequence[SpoofingInput] = (),
+    rankings: Sequence[RankingInput] = (),
+    ranking_family: str = "condition",
 ) -> dict[str, Any]:
     """Every issue-7 statistic of a bundle, JSON-able, for ``report.json`` (section ``statistics``).
 
@@ -123,8 +127,10 @@ def statistics_section(
     behind each few-speakers warning. ``calibration``: records under a declared calibration, whose transfer
     metrics get intervals (``audit.statistics.calibration``; the development speakers are drawn too, and each draw
     refits the map). ``spoofing``: the spoof cells' evaluation sets, whose spoofing-aware metrics get intervals
-    (``audit.statistics.spoofing``). The speaker draws are made once, over every speaker of every contrast, setting,
-    calibrated record and spoof cell, and shared by all of them.
+    (``audit.statistics.spoofing``). ``rankings``: the settings whose encoders are compared in pairs, Holm over the
+    declared ``ranking_family`` (``audit.statistics.rankings``; a record drawn for a contrast is not drawn again, the
+    others are drawn in a forked process beside the contrasts). The speaker draws are made once, over every speaker
+    of every contrast, setting, calibrated record, spoof cell and ranking setting, and shared by all of them.
     """
     speaker_ids = [
         ids for contrast in contrasts for term in scored_trials(contrast)[0].values() for ids in term.speakers()
@@ -140,20 +146,32 @@ def statistics_section(
         for ids in (cell.evaluated.enrol_speaker, cell.evaluated.test_speaker)
         if ids is not None  # the bundle path passes only cells whose lists name their speakers
     ]
+    speaker_ids += speaker_ids_of(rankings)
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
     # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (audit.statistics.forked).
-    with Forked(
-        _settings_statistics,
-        subgroup_settings,
-        fixed_threshold,
-        shared,
-        operating_point,
-        n_resamples,
-        seed,
-        level,
-        eer_method,
-        fork=bool(settings),
-    ) as beside:
+    with (
+        Forked(
+            _settings_statistics,
+            subgroup_settings,
+            fixed_threshold,
+            shared,
+            operating_point,
+            n_resamples,
+            seed,
+            level,
+            eer_method,
+            fork=bool(settings),
+        ) as beside,
+        Forked(
+            ranking_draws,
+            rankings,
+            shared,
+            eer_method,
+            contrasts,
+            fork=bool(rankings and shared),
+        ) as ranked,
+    ):
+        cache = DrawCache()
         result = _contrast_statistics(
             contrasts,
             shared,
@@ -165,7 +183,13 @@ def statistics_section(
             alpha,
             eer_method,
             matched_simulations,
+            cache,
         )
+        if rankings and shared:
+            cache.merge(ranked.result())
+            result["rankings"] = paired_rankings(
+                rankings, shared, family=ranking_family, level=level, alpha=alpha, eer_method=eer_method, cache=cache
+            )
         result["calibration_transfer"] = calibration_transfer(calibration, shared, level) if shared else []
         result["spoofing"] = spoofing_intervals(spoofing, shared, level) if shared else []
         result["subgroup_gaps"], result["fixed_threshold"] = beside.result()
@@ -183,9 +207,10 @@ def _contrast_statistics(
     alpha: float,
     eer_method: EerMethod,
     matched_simulations: int,
+    cache: DrawCache,
 ) -> dict[str, Any]:
-    """``statistics_section`` of the contrasts: intervals, verdicts, families, coupling, held-out validation."""
-    cache = DrawCache()
+    """``statistics_section`` of the contrasts: intervals, verdicts, families, coupling, held-out validation (each
+    record's draws kept in ``cache`` for the rankings)."""
     contrast_draws = [draw_contrast(c, n_resamples, seed, level, eer_method, shared, cache) for c in contrasts]
     summaries = [
         {**r.summary, "tost": _tost_unless_near_chance(tost_verdict(r.draws["ie"], margin, alpha), c.caveats)}

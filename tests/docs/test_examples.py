@@ -17,6 +17,8 @@ MODULES = (
     "audit.metrics.spoofing",  # sv_eer, spf_eer, sasv_eer, a_dcf, asv_eer_threshold, min_t_dcf, t_eer
     "audit.statistics.equivalence",  # tost_verdict
     "audit.statistics.contrasts",  # bootstrap_contrast
+    "audit.statistics.rankings",  # paired_rankings, minimum_detectable_differences, ranking_verdict, p_text
+    "audit.scores.comparison",  # encoder_names
     "audit.scores.scoring",  # audit_scores
     "audit.bundle.verification",  # verify_bundle
     "audit.verify",  # verify
