@@ -112,6 +112,7 @@ def test_few_voices_of_a_declared_gender_are_named(tmp_path: Path) -> None:
     assert "Few voices: corpus/utterances.csv has 1 M speaker(s)" in card["rai:dataBiases"]
 
 
+@pytest.mark.runner  # the rehearsal writes audio (soundfile, of the runner extra)
 @pytest.mark.slow  # the rehearsal's writer and mlcroissant reading every record: about 10 s on a loaded machine
 def test_the_bundle_writer_signs_a_card_that_mlcroissant_reads(tmp_path: Path) -> None:
     from runner.rehearsal import write_paper_bundle
