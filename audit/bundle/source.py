@@ -32,6 +32,7 @@ MAX_MEMBER_BYTES = 512 << 20  # one member, uncompressed: a paper-scale bundle's
 MAX_ARCHIVE_BYTES = 1 << 30  # all members of the bundle, uncompressed (held in memory while it is verified)
 # What a damaged archive raises while it is listed or read (a corrupt deflate stream: zlib.error).
 UNREADABLE = (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, RuntimeError, zlib.error, lzma.LZMAError)
+MAX_HEADER_BYTES = 1 << 20  # a tar's PAX or GNU long-name header, which tarfile reads whole: a real one is ~100 bytes
 ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}  # inflated within a bound
 
 
@@ -116,6 +117,22 @@ def _polyglot(path: Path) -> str | None:
     return None
 
 
+class _HeaderTooLargeError(tarfile.TarError):
+    """Not a ReadError: tarfile would take it for another compression to try, and word the failure of each."""
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A tar header whose extended header (PAX, GNU long name or link) is refused above ``MAX_HEADER_BYTES`` before
+    tarfile reads all it declares into memory at once (a compressed stream of zeros can declare gigabytes)."""
+
+    def _proc_member(self, archive: tarfile.TarFile) -> tarfile.TarInfo:
+        extended = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE)
+        if self.type in extended and self.size > MAX_HEADER_BYTES:
+            declared = f"an extended tar header declares {self.size} bytes, more than {MAX_HEADER_BYTES}"
+            raise _HeaderTooLargeError(declared)
+        return super()._proc_member(archive)  # type: ignore[misc]
+
+
 def _listing(path: Path) -> list[_Member]:
     """Every member of a zip or tar archive, folders too (tar: any compression tarfile reads)."""
     if zipfile.is_zipfile(path):
@@ -125,7 +142,7 @@ def _listing(path: Path) -> list[_Member]:
                         method=None if info.compress_type in ZIP_METHODS else f"method {info.compress_type}")
                 for info in archive.infolist()
             ]  # fmt: skip
-    with tarfile.open(path, "r:*") as archive:
+    with tarfile.open(path, "r:*", tarinfo=_BoundedTarInfo) as archive:
         return [
             _Member(info.name, "link" if info.issym() or info.islnk() else "file" if info.isreg() else
                     "folder" if info.isdir() else "other", info.size, info.linkname or None)
@@ -158,7 +175,7 @@ def _read_members(path: Path, wanted: dict[str, _Member]) -> dict[str, bytes]:
                 with archive.open(raw) as opened:
                     contents[name] = opened.read(member.size + 1)
         return contents
-    with tarfile.open(path, "r:*") as archive:
+    with tarfile.open(path, "r:*", tarinfo=_BoundedTarInfo) as archive:
         for info in archive:  # one pass, in archive order: a compressed tar cannot seek back cheaply
             member_file = archive.extractfile(info) if info.name in by_raw and info.isreg() else None
             if member_file is not None:

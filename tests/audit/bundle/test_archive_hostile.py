@@ -9,6 +9,7 @@ Unix file types passes, as the folder does.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import struct
 import tarfile
@@ -212,3 +213,34 @@ def test_a_member_declared_at_4_gib_is_refused_on_its_declaration(bundle: Synthe
 
 def test_the_bounds_keep_a_bundle_read_into_memory_under_2_gb() -> None:
     assert bundle_source.MAX_MEMBER_BYTES <= bundle_source.MAX_ARCHIVE_BYTES <= 1 << 30
+
+
+def _extended_header(size: int) -> bytes:
+    """One PAX extended header block declaring ``size`` bytes of attributes (none follow)."""
+    info = tarfile.TarInfo("././@PaxHeader")
+    info.size = size
+    block = bytearray(info.tobuf(tarfile.USTAR_FORMAT))
+    block[156:157] = tarfile.XHDTYPE
+    block[148:156] = b"        "
+    block[148:156] = b"%06o\0 " % sum(block)
+    return bytes(block)
+
+
+@pytest.mark.parametrize("suffix", ["tar", "tar.gz"])
+def test_a_tar_header_declaring_gigabytes_is_refused_before_it_is_read(
+    bundle: SyntheticBundle, tmp_path: Path, suffix: str
+) -> None:
+    """tarfile reads a PAX or GNU long-name header whole, allocating what it declares: 1.5 GiB here."""
+    packed = io.BytesIO()
+    with tarfile.open(fileobj=packed, mode="w") as archive:
+        for name, data in _files(bundle):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    body = _extended_header(3 << 29) + packed.getvalue()
+    archive_path = tmp_path / f"bundle.{suffix}"
+    archive_path.write_bytes(gzip.compress(body) if suffix.endswith("gz") else body)
+    assert _peak_bytes(archive_path) < 16 << 20
+    code, line = _cli(bundle, archive_path)
+    assert code == 2 and "\n" not in line
+    assert line.endswith(f"an extended tar header declares {3 << 29} bytes, more than {bundle_source.MAX_HEADER_BYTES}")
