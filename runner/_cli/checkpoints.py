@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from provenance import check_writable_folder, checked_path
-from runner._cli.options import commands
+from runner._cli.options import check_targets, commands
 from schemas import InputError
 
 __all__ = ["install", "synthesise"]
@@ -68,7 +68,7 @@ def install(
     if unknown:
         raise InputError(str(roster), f"no [[weights]] pin for {unknown}; pinned: {sorted(pins)}")
     root = into if into is not None else default_checkpoints_root()
-    check_writable_folder(root, f"--into {root}")
+    check_targets(into=root)
     for label in dict.fromkeys(labels):
         install_weights(pins[label], root, find_links=find_links, progress=lambda line: typer.echo(line, err=True))
     typer.echo(f"{len(set(labels))} checkpoint(s) of registry weights, every file as pinned -> {root}")

@@ -173,3 +173,29 @@ def test_a_configured_folder_that_is_not_one_is_one_line_naming_its_key(
         load_config(config)
     assert caught.value.line().startswith(f"{config}: {key}: {path}: "), caught.value.line()
     assert caught.value.line().endswith("(expected a folder)"), caught.value.line()
+
+
+@pytest.mark.parametrize("kind", ["file", "dangling", "fifo"])
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        (["run", str(DEFAULT), "--out", "{path}"], "--out"),
+        (["run", str(DEFAULT), "--out", "{tmp}/ok", "--cache", "{path}"], "--cache"),
+        (["reproduce", "--dry-run", "--out", "{path}"], "--out"),
+        (["corpus", "build", "--out", "{path}/sub"], "--out"),
+    ],
+    ids=["run-out", "run-cache", "reproduce-out", "corpus-out"],
+)
+def test_a_folder_to_write_that_cannot_be_one_is_one_line_naming_the_option(
+    tmp_path: Path, kind: str, command: list[str], option: str
+) -> None:
+    path = _hostile(tmp_path, kind)
+    args = [part.format(path=path, tmp=tmp_path) for part in command]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    line = _one_line(result.stderr)
+    target = next(arg for arg, before in zip(args[1:], args, strict=False) if before == option)
+    what = "it is" if target == str(path) else f"{path} is"
+    link = "a dangling link, " if kind == "dangling" else ""
+    assert line == f"error: {option} {target}: cannot write here: {what} {link}not a folder"
+    assert not (tmp_path / "ok").exists()
