@@ -23,6 +23,7 @@ __all__ = [
 
 # A document read whole (a configuration, a roster, a table, a key): far above any real one, far below memory.
 MAX_DOCUMENT_BYTES = 256 << 20
+CHUNK_BYTES = 1 << 20
 
 _KINDS = (
     (stat.S_ISDIR, "is a directory"),
@@ -87,11 +88,14 @@ def open_regular_file(path: Path, what: str) -> BinaryIO:
 def read_regular_file(path: Path, what: str, *, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
     """The bytes of ``path`` (symlinks followed) if it is a regular file of at most ``limit`` bytes; ``what`` names
     the expected content. A larger file is refused after ``limit + 1`` bytes, whatever its size claims."""
+    chunks, total = [], 0
     with open_regular_file(path, what) as handle:
-        try:
-            data = handle.read(limit + 1)
+        try:  # in chunks: one read of limit + 1 bytes would allocate all of them whatever the file holds
+            while total <= limit and (chunk := handle.read(min(CHUNK_BYTES, limit + 1 - total))):
+                chunks.append(chunk)
+                total += len(chunk)
         except OSError as error:
             raise InputError(str(path), f"cannot be read: {error.strerror} (expected {what})") from error
-    if len(data) > limit:
+    if total > limit:
         raise InputError(str(path), f"larger than {limit} bytes (expected {what}); not read")
-    return data
+    return b"".join(chunks)
