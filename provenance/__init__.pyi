@@ -208,6 +208,8 @@ from .manifest import (
 from .manifest import (
     write_statement as write_statement,
 )
+from .reading import MAX_DOCUMENT_BYTES as MAX_DOCUMENT_BYTES
+from .reading import checked_path as checked_path
 from .reading import open_regular_file as open_regular_file
 from .reading import read_regular_file as read_regular_file
 from .statement import (

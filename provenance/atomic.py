@@ -110,7 +110,7 @@ def atomic_write_text(target: Path, text: str) -> None:
     atomic_write_bytes(target, text.encode("utf-8"))
 
 
-def check_writable_folder(folder: Path, source: Path) -> None:
+def check_writable_folder(folder: Path, source: Path | str) -> None:
     """Raise an InputError about ``source`` unless files can be created in ``folder`` (made with its parents
     when absent, as ``atomic_path`` does).
 
@@ -124,7 +124,8 @@ def check_writable_folder(folder: Path, source: Path) -> None:
         existing = existing.parent
     if not existing.is_dir():
         where = "it is" if existing == folder else f"{existing} is"
-        raise InputError(str(source), f"cannot write here: {where} not a folder")
+        kind = "a dangling link, " if existing.is_symlink() and not existing.exists() else ""
+        raise InputError(str(source), f"cannot write here: {where} {kind}not a folder")
     try:
         fd, name = tempfile.mkstemp(prefix=".write-probe.", suffix=".tmp", dir=existing)
     except OSError as error:

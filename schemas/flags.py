@@ -86,6 +86,7 @@ _KINDS = (
     FlagKind("cm-non-finite-scores", _E, "NaN or infinite countermeasure scores are left out of the spoofing metrics."),
     FlagKind("spoof-labelled-target", _E, "A trial keyed spoof but listed as a target: the key or the list is wrong."),
     FlagKind("calibration-on-evaluation-trials", _E, "A calibration fitted on evaluated trials flatters Cllr/actDCF."),
+    FlagKind("calibration-on-evaluation-speakers", _E, "A calibration fitted on evaluated speakers flatters Cllr."),
     FlagKind("calibration-not-fitted", _E, "The development scores give no calibration: no Cllr or actDCF."),
     FlagKind("poorly-calibrated", _W, "Calibrated decisions cost more than ignoring the scores (actDCF above 1)."),
     FlagKind("bad-signature", _E, "Nothing vouches for the bundle: unsigned, or the signature fails.", True),

@@ -6,7 +6,11 @@ statistics themselves need the cohort's embeddings, which a bundle does not hold
 
 Where the signed results carry these columns, every value is compared with the one re-derived (``score-mismatch``
 when they differ, or when one is empty and the other not); where they do not, the audit's values are what the
-report shows, and the step says the run did not write them.
+report shows, and the step says the run did not write them. What the metrics are re-derived from is held to what the
+signed ``config.toml`` declares, since the author signs both and could leave out what would count against the run:
+a record of a declared spoof condition holds spoofs from its declared folder for its non-targets, a record of a
+``[countermeasure]`` experiment carries ``cm_score`` on every scored trial (only a failed chain, which fails the
+trial, leaves it empty), and a declared AS-norm comes with its cohort statistics.
 """
 
 from __future__ import annotations
@@ -128,7 +132,8 @@ def verify_beyond_eer_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, A
     ]
     if missing:
         lines.append(f"The run wrote no {', '.join(missing)}: the values shown are the audit's own.")
-    failures = normalisation_failures + [
+    failures = normalisation_failures + _declaration_failures(files, rows, trials_of)
+    failures += [
         {"record_id": record_id, "problem": problem}
         for row in rows
         for record_id in [str(row["record_id"])]
@@ -150,8 +155,8 @@ def verify_beyond_eer_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, A
         raise ScoreMismatchError(
             "beyond-eer",
             f"{len(records)} record(s) carry calibrated, spoofing-aware or AS-normalised metrics that differ from "
-            f"those re-derived from their verified scores (tolerance {METRIC_TOLERANCE}), or a cohort that breaks "
-            "its declaration.",
+            f"those re-derived from their verified scores (tolerance {METRIC_TOLERANCE}), or trials, countermeasure "
+            "scores or cohort statistics that break what the signed config.toml declares.",
             records=records,
             failures=failures,
             lines=lines,
@@ -160,6 +165,66 @@ def verify_beyond_eer_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, A
     if written:
         lines.append(f"Every signed {', '.join(written)} re-derives within {METRIC_TOLERANCE}.")
     return derived, Step(lines, table)
+
+
+def _spoof_folders(config: dict[str, Any]) -> dict[str, str]:
+    """The signed configuration's spoof conditions: condition name -> the spoof folder it tests against."""
+    conditions = config.get("conditions")
+    if not isinstance(conditions, dict):
+        return {}
+    return {
+        str(name): table["spoofs"]
+        for name, table in conditions.items()
+        if isinstance(table, dict) and isinstance(table.get("spoofs"), str)
+    }
+
+
+def _declaration_failures(files: LoadedFiles, rows: list[dict[str, Any]], trials_of: Any) -> list[dict[str, str]]:
+    """One failure per record whose trials or countermeasure scores break the signed configuration: a record of a
+    declared spoof condition whose non-targets are not all spoofs from its folder (spoof trials relabelled, with the
+    corpus table edited to match, would pass as a genuine cell), and a record of a ``[countermeasure]`` experiment
+    without ``cm_score`` or with one empty on a scored trial (the spoofing-aware metrics leave such trials out)."""
+    config = files.config or {}
+    folders = _spoof_folders(config)
+    problems: list[tuple[str, str]] = []
+    for row in rows:
+        condition = str(row.get("test_condition"))
+        if condition not in folders:
+            continue
+        trials = trials_of(str(row["record_id"]))
+        nontarget = trials["label"].astype(int).to_numpy() == 0
+        spoofed = np.zeros_like(nontarget)
+        if "trial_kind" in trials.columns and "test_corpus" in trials.columns:
+            kinds, corpora = trials["trial_kind"].astype(str).to_numpy(), trials["test_corpus"].astype(str).to_numpy()
+            spoofed = nontarget & (kinds == "spoof") & (corpora == folders[condition])
+        if not nontarget.any() or (spoofed != nontarget).any():
+            folder = folders[condition][:40]
+            declared = f"its test condition {condition[:40]} is declared a spoof condition (spoofs = {folder})"
+            problems.append((str(row["record_id"]), f"{declared}, but {int((nontarget & ~spoofed).sum())} of its "
+                             f"{int(nontarget.sum())} non-target trials are no spoofs from that folder"))  # fmt: skip
+    countermeasure = config.get("countermeasure")
+    if isinstance(countermeasure, dict):
+        listed = countermeasure.get("experiments")
+        spoofing = {str(row.get("experiment")) for row in rows if str(row.get("test_condition")) in folders}
+        experiments = {str(name) for name in listed} if isinstance(listed, list) else spoofing
+        for row in rows:
+            record_id, experiment = str(row["record_id"]), str(row.get("experiment"))
+            if experiment not in experiments:
+                continue
+            cm = files.scores[record_id].cm_scores
+            if cm is None:
+                problems.append((record_id, f"experiment {experiment[:40]} is scored by the declared countermeasure, "
+                                 "but its score file has no cm_score"))  # fmt: skip
+                continue
+            empty = files.scores[record_id].scored & ~np.isfinite(cm)
+            if empty.any():
+                trials = trials_of(record_id)
+                kinds = trials["trial_kind"].astype(str).to_numpy() if "trial_kind" in trials.columns else None
+                spoofs = 0 if kinds is None else int((empty & (kinds == "spoof")).sum())
+                problems.append((record_id, f"cm_score is empty on {int(empty.sum())} scored trial(s) ({spoofs} "
+                                 "spoofs), which the spoofing-aware metrics leave out; only a failed chain, which "
+                                 "fails its trial, leaves it empty"))  # fmt: skip
+    return [{"record_id": record_id, "problem": problem} for record_id, problem in problems]
 
 
 def _as_norm(
@@ -181,6 +246,18 @@ def _as_norm(
             for row in with_cohort
         ]  # fmt: skip
     else:
+        # Every corpus with cohort speakers gives each of its records their statistics, and one corpus at least has
+        # them (the runner refuses a cohort no corpus holds): a record without them where its corpus's others, or
+        # where no record, has them was left out of what the normalised metrics are re-derived from.
+        normalised_corpora = {str(row.get("corpus")) for row in with_cohort}
+        where = "no record's has" if not with_cohort else "other records of its corpus have"
+        missing = f"score_normalisation (AS-norm) is declared, but its score file has no cohort statistics ({where})"
+        failures += [
+            {"record_id": str(row["record_id"]), "problem": missing}
+            for row in rows
+            if files.scores[str(row["record_id"])].cohort is None
+            and (not with_cohort or str(row.get("corpus")) in normalised_corpora)
+        ]  # fmt: skip
         cohort = set(declared.cohort)
         for row in rows:
             trials = trials_of(str(row["record_id"]))

@@ -6,16 +6,21 @@ why a name leaves the bundle through a link, and every entry of the bundle with 
 members are held to the rules a folder's files are: a link, a device, an absolute or ``..`` name, a name held twice
 or a member larger than the bounds below is an entry with a problem, never read; the bundle is the folder of the
 archive that holds ``provenance/statement.json`` (a release archive wraps it in one top-level folder), and members
-outside it are not part of it. The archive's own digest goes into the report.
+outside it are not part of it, though every name in the archive must be safe (unpacked, a crafted name would land
+beside the bundle or anywhere). A file that is both a zip and a tar (each tool would see another bundle) is refused,
+and a zip member is read only stored or deflated, whose output is bounded while it streams (zipfile inflates bzip2
+and LZMA members whole, whatever size they declare). The archive's own digest goes into the report.
 """
 
 from __future__ import annotations
 
+import lzma
 import os
 import posixpath
 import stat
 import tarfile
 import zipfile
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
@@ -32,8 +37,12 @@ from schemas import (
 )
 
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
-MAX_MEMBER_BYTES = 1 << 30  # one member, uncompressed: a paper-scale bundle's largest file is a few MB
-MAX_ARCHIVE_BYTES = 4 << 30  # all members of the bundle, uncompressed
+MAX_MEMBER_BYTES = 512 << 20  # one member, uncompressed: a paper-scale bundle's largest file is a few MB
+MAX_ARCHIVE_BYTES = 1 << 30  # all members of the bundle, uncompressed (held in memory while it is verified)
+# What a damaged archive raises while it is listed or read (a corrupt deflate stream: zlib.error).
+UNREADABLE = (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, RuntimeError, zlib.error, lzma.LZMAError)
+MAX_HEADER_BYTES = 1 << 20  # a tar's PAX or GNU long-name header, which tarfile reads whole: a real one is ~100 bytes
+ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}  # inflated within a bound
 
 
 @dataclass(frozen=True)
@@ -84,40 +93,83 @@ class _Member:
     """What an archive says of one name under the bundle's root."""
 
     raw: str  # the name in the archive
-    kind: str  # "file", "link" or "other" (a device, FIFO or socket)
+    kind: str  # "file", "link", "folder" or "other" (a device, FIFO or socket)
     size: int  # declared, uncompressed
     target: str | None = None  # a link's target, where the archive records it
     count: int = 1  # members that carry the name
+    method: str | None = None  # a zip member's compression, when it is not one read within a bound
+
+
+def _zip_kind(info: zipfile.ZipInfo) -> str:
+    """A zip member's kind from its Unix mode, where one is recorded (no file type bits: a plain file, as
+    ``ZipFile.writestr`` and tools that record no Unix mode write them)."""
+    unix = info.external_attr >> 16
+    if info.is_dir() or stat.S_ISDIR(unix):
+        return "folder"
+    if stat.S_IFMT(unix) == 0 or stat.S_ISREG(unix):
+        return "file"
+    return "link" if stat.S_ISLNK(unix) else "other"
+
+
+def _polyglot(path: Path) -> str | None:
+    """Why the zip ``path`` is also something else, or None: it must start with a zip record and not read as a
+    tar (a zip's directory sits at its end, so any other file can carry one after its own contents)."""
+    with path.open("rb") as handle:
+        head = handle.read(tarfile.BLOCKSIZE)
+    try:
+        tarfile.TarInfo.frombuf(head, "utf-8", "surrogateescape")
+        return "it is both a tar and a zip archive (tar and unzip would see different files)"
+    except tarfile.TarError:
+        pass
+    if not head.startswith(b"PK"):
+        return "its zip archive starts after other data (a polyglot or self-extracting file; expected a plain zip)"
+    return None
+
+
+class _HeaderTooLargeError(tarfile.TarError):
+    """Not a ReadError: tarfile would take it for another compression to try, and word the failure of each."""
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A tar header whose extended header (PAX, GNU long name or link) is refused above ``MAX_HEADER_BYTES`` before
+    tarfile reads all it declares into memory at once (a compressed stream of zeros can declare gigabytes)."""
+
+    def _proc_member(self, archive: tarfile.TarFile) -> tarfile.TarInfo:
+        extended = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE)
+        if self.type in extended and self.size > MAX_HEADER_BYTES:
+            declared = f"an extended tar header declares {self.size} bytes, more than {MAX_HEADER_BYTES}"
+            raise _HeaderTooLargeError(declared)
+        return super()._proc_member(archive)  # type: ignore[misc]
 
 
 def _listing(path: Path) -> list[_Member]:
-    """Every non-folder member of a zip or tar archive (tar: any compression tarfile reads)."""
+    """Every member of a zip or tar archive, folders too (tar: any compression tarfile reads)."""
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as archive:
-            listed = []
-            for info in archive.infolist():
-                unix = info.external_attr >> 16
-                if info.is_dir():
-                    continue
-                kind = "link" if stat.S_ISLNK(unix) else "file" if unix == 0 or stat.S_ISREG(unix) else "other"
-                listed.append(_Member(info.filename, kind, info.file_size))
-            return listed
-    with tarfile.open(path, "r:*") as archive:
+            return [
+                _Member(info.filename, _zip_kind(info), info.file_size,
+                        method=None if info.compress_type in ZIP_METHODS else f"method {info.compress_type}")
+                for info in archive.infolist()
+            ]  # fmt: skip
+    with tarfile.open(path, "r:*", tarinfo=_BoundedTarInfo) as archive:
         return [
-            _Member(info.name, "link" if info.issym() or info.islnk() else "file" if info.isreg() else "other",
-                    info.size, info.linkname or None)
+            _Member(info.name, "link" if info.issym() or info.islnk() else "file" if info.isreg() else
+                    "folder" if info.isdir() else "other", info.size, info.linkname or None)
             for info in archive.getmembers()
-            if not info.isdir()
         ]  # fmt: skip
 
 
-def _bundle_root(label: str, names: list[str]) -> str:
-    """The folder of the archive that holds the bundle: the one with ``provenance/statement.json``."""
+def _bundle_root(label: str, listed: list[_Member]) -> str:
+    """The folder of the archive that holds the bundle: the one with ``provenance/statement.json`` under a safe
+    name (one under an absolute or ``..`` name is named as such)."""
+    names = [member.raw.removeprefix("./") for member in listed if member.kind != "folder"]
+    unsafe = [(name, reason) for name in names if (reason := unsafe_name_reason(name)) is not None]
     roots = {name[: -len(STATEMENT_FILE)] for name in names if name.endswith(STATEMENT_FILE)}
-    roots = {root for root in roots if root == "" or root.endswith("/")}
+    roots = {root for root in roots if (root == "" or root.endswith("/")) and unsafe_name_reason(root + "x") is None}
     if len(roots) != 1:
         found = "no" if not roots else f"{len(roots)}"
-        raise InputError(label, f"{found} {STATEMENT_FILE} in the archive: expected the archive of one bundle")
+        why = f" under a safe name (member {ascii(unsafe[0][0])[:120]}: {unsafe[0][1]})" if unsafe and not roots else ""
+        raise InputError(label, f"{found} {STATEMENT_FILE} in the archive{why}: expected the archive of one bundle")
     return roots.pop()
 
 
@@ -132,7 +184,7 @@ def _read_members(path: Path, wanted: dict[str, _Member]) -> dict[str, bytes]:
                 with archive.open(raw) as opened:
                     contents[name] = opened.read(member.size + 1)
         return contents
-    with tarfile.open(path, "r:*") as archive:
+    with tarfile.open(path, "r:*", tarinfo=_BoundedTarInfo) as archive:
         for info in archive:  # one pass, in archive order: a compressed tar cannot seek back cheaply
             member_file = archive.extractfile(info) if info.name in by_raw and info.isreg() else None
             if member_file is not None:
@@ -156,12 +208,14 @@ class BundleArchive:
             raise InputError(self.label, "not a regular file (expected a bundle folder or an archive of one)")
         self.archive: Digest | None = file_digest(path)
         try:
+            if zipfile.is_zipfile(path) and (polyglot := _polyglot(path)) is not None:
+                raise InputError(self.label, f"not a bundle archive: {polyglot}")
             listed = _listing(path)
-            self.prefix = _bundle_root(self.label, [member.raw.removeprefix("./") for member in listed])
+            self.prefix = _bundle_root(self.label, listed)
             self.members, self.refused = self._sort(listed)
             readable = {name: m for name, m in self.members.items() if self._problem(name) is None}
             self.contents = _read_members(path, readable)
-        except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, RuntimeError) as error:
+        except UNREADABLE as error:
             raise InputError(self.label, f"not a readable zip or tar archive: {error}") from None
 
     def _sort(self, listed: list[_Member]) -> tuple[dict[str, _Member], list[Entry]]:
@@ -170,14 +224,19 @@ class BundleArchive:
         refused: list[Entry] = []
         for member in listed:
             name = member.raw.removeprefix("./")
-            if not name.startswith(self.prefix):
-                continue  # beside the bundle in the archive: not part of it
+            if member.kind == "folder":
+                name = name.removesuffix("/")
+                if name in ("", "."):  # the archive's own top folder
+                    continue
+            if (reason := unsafe_name_reason(name)) is not None:  # anywhere: unpacked, it would land anywhere
+                refused.append(Entry(ascii(name)[:200], f"unsafe member name: {reason}"))
+                continue
+            if member.kind == "folder" or not name.startswith(self.prefix):
+                continue  # a folder, or a file beside the bundle in the archive: not part of it
             name = name[len(self.prefix) :]
             if name.split("/")[0] == REPORT_DIR:
                 continue
-            if (reason := unsafe_name_reason(name)) is not None:
-                refused.append(Entry(ascii(name)[:200], f"unsafe member name: {reason}"))
-            elif name in members:
+            if name in members:
                 members[name] = replace(members[name], count=members[name].count + 1)
             else:
                 members[name] = member
@@ -197,6 +256,8 @@ class BundleArchive:
             return "a link"
         if member.kind != "file":
             return "not a regular file"
+        if member.method is not None:
+            return f"compressed with zip {member.method}, not stored or deflate (not read)"
         if member.size > MAX_MEMBER_BYTES:
             return f"{member.size} bytes, more than {MAX_MEMBER_BYTES} (not read)"
         return None
@@ -231,6 +292,8 @@ class BundleArchive:
                 problem = "link pointing outside the bundle"
             elif member.kind == "other":
                 problem = "not a regular file (a device, FIFO or socket)"
+            elif member.method is not None:
+                problem = self._problem(name)
             found.append(Entry(name, problem))
         return found
 

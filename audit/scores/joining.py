@@ -210,16 +210,21 @@ def attach_countermeasure(trials: pd.DataFrame, cm_file: CmScoreFile) -> tuple[p
 
 
 def calibration_overlap(trial_list: TrialList, dev: ScoreFile) -> Flag | None:
-    """The development scores must not score a trial of the evaluated list: a calibration fitted on the trials it
-    is judged on makes Cllr and actDCF look better than they are."""
-    (trial_keys, dev_keys), _ = join_keys(trial_list.frame, dev.frame)
-    shared = dev.frame[dev_keys.isin(set(trial_keys)).to_numpy()]
+    """The development scores must not score a trial of the evaluated list, in either order of its two sides: a
+    calibration fitted on the trials it is judged on makes Cllr and actDCF look better than they are."""
+    reversed_dev = dev.frame.rename(columns={"enrol_utt": "test_utt", "test_utt": "enrol_utt"})
+    (trial_keys, dev_keys, reversed_keys), _ = join_keys(trial_list.frame, dev.frame, reversed_dev)
+    listed = set(trial_keys)
+    as_written, reversed_pair = dev_keys.isin(listed).to_numpy(), reversed_keys.isin(listed).to_numpy()
+    shared = dev.frame[as_written | reversed_pair]
     if not len(shared):
         return None
+    n_reversed = int((reversed_pair & ~as_written).sum())
+    written = f" ({n_reversed} with enrolment and test written the other way round)" if n_reversed else ""
     return finding(
         "calibration-on-evaluation-trials",
         Severity.ERROR,
-        f"{count(len(shared), 'line')} of the calibration file {dev.path} score trials of the evaluated list: a "
-        "calibration is fitted on development trials only, so no calibrated metric is reported.",
+        f"{count(len(shared), 'line')} of the calibration file {dev.path} score trials of the evaluated list"
+        f"{written}: a calibration is fitted on development trials only, so no calibrated metric is reported.",
         listed_pairs(shared, "line"),
     )

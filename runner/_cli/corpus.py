@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from runner._cli.options import commands
+from runner._cli.options import check_targets, commands
 from schemas import InputError
 
 __all__ = ["build", "check"]
@@ -35,6 +35,7 @@ def build(
 
     Exit codes: 0 built, 1 a build that could not finish, 2 usage or input error (one line on stderr).
     """
+    check_targets(out=out)
     from runner.corpora.asterisk import build_default_corpus
     from runner.corpora.base import CorpusTable
     from runner.corpora.fillets import build_fillets_corpus

@@ -30,6 +30,7 @@ __all__ = [
     "GpusOpt",
     "KeyOpt",
     "OutOpt",
+    "check_targets",
     "commands",
     "extra_missing",
     "make_executor",
@@ -59,6 +60,17 @@ commands = one_line_errors(input_prefix=INPUT_PREFIX, hook=extra_missing)  # eve
 def runner_failure_line(error: BaseException) -> tuple[str, int]:
     """The one stderr line and exit code of a failure: input errors exit 2, everything else that stops a run 1."""
     return failure_line(error, input_prefix=INPUT_PREFIX)
+
+
+def check_targets(**options: Path | None) -> None:
+    """Each folder a command writes into (``out=``, ``cache=``: the options without their dashes) is one, or can be
+    made, before any work: a file, a FIFO or a dangling link there is one line naming the option, exit 2, not a
+    file system failure that advises a rerun."""
+    from provenance import check_writable_folder
+
+    for name, path in options.items():
+        if path is not None:
+            check_writable_folder(path, f"--{name.replace('_', '-')} {path}")
 
 
 ConfigArg = Annotated[Path, typer.Argument(help="Run configuration (TOML).")]

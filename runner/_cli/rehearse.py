@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from runner._cli.options import commands
+from runner._cli.options import check_targets, commands
 
 __all__ = ["rehearse"]
 
@@ -37,6 +37,7 @@ def rehearse(
 
     Exit codes: 0 the audit passed, 1 an audit finding, 2 usage or input error (one line on stderr).
     """
+    check_targets(out=out)
     from runner.rehearsal import rehearse as rehearse_registry
 
     done = rehearse_registry(

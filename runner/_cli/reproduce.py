@@ -17,6 +17,7 @@ from runner._cli.options import (
     ExecutorOpt,
     GpusOpt,
     KeyOpt,
+    check_targets,
     commands,
     make_executor,
 )
@@ -46,6 +47,7 @@ def reproduce(
 
     Exit codes: 0 the audit passed, 1 an audit finding or a run that could not finish, 2 usage or input error.
     """
+    check_targets(out=out, cache=cache)
     from runner.reproduce import reproduce as reproduce_loop
 
     chosen, driver_device = make_executor(

@@ -22,6 +22,7 @@ from runner._cli.options import (
     GpusOpt,
     KeyOpt,
     OutOpt,
+    check_targets,
     commands,
     make_executor,
 )
@@ -62,6 +63,7 @@ def run(
 
     Exit codes: 0 done, 1 a run that could not finish, 2 usage or input error (one line on stderr).
     """
+    check_targets(out=out, cache=cache)
     from runner.design.config import load_config
     from runner.pipeline import RunOptions
     from runner.pipeline import run as run_pipeline

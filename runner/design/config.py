@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from provenance import Digest, file_digest
+from provenance import Digest, checked_path, file_digest, read_regular_file
 from runner.design.experiments import (
     CLEAN,
     REFERENCE_LEVEL,
@@ -259,9 +259,19 @@ class _Reader:
     def folder(self, key: str, default: Any = ...) -> Path | None:
         """A path that must name an existing folder when the configuration loads (before any work)."""
         path = self.path(key, default)
-        if path is not None and not path.is_dir():
+        if path is not None and not os.path.lexists(path):
             raise self.fail(key, f"folder not found: {path} (create it, or correct the path)")
-        return path
+        return path if path is None else self.checked(key, path, "folder")
+
+    def checked(self, key: str, path: Path, kind: Literal["file", "folder"], *, made_later: bool = False) -> Path:
+        """``path`` if it is a regular file or a folder, as ``kind`` asks, else one line naming this key (a FIFO
+        would block, a device never end); with ``made_later``, a path not there yet passes (a later step makes it)."""
+        if made_later and not os.path.lexists(path):
+            return path
+        try:
+            return checked_path(path, kind, f"a {kind}")
+        except InputError as error:
+            raise self.fail(key, f"{path}: {error.problem}") from None
 
     def strings(self, key: str, default: Any = ...) -> tuple[str, ...]:
         values = self.get(key, list, default)
@@ -310,10 +320,10 @@ def load_config(path: Path) -> RunConfig:
         (['ecapa-tdnn', 'campplus-zh-en', 'resemblyzer', 'mfcc-stats'], 5)
     """
     path = Path(path)
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise InputError(str(path), "configuration file not found")
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(read_regular_file(path, "a run configuration (TOML)").decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(str(path), f"not valid TOML: {error}") from None
     top = _Reader(path, raw, "")
@@ -429,7 +439,7 @@ def _read_corpus(table: _Reader, name: str, adapter: str) -> CorpusChoice:
     return CorpusChoice(
         name=name,
         adapter=adapter,
-        root=cast(Path, table.path("root")),
+        root=table.checked("root", cast(Path, table.path("root")), "folder", made_later=True),
         music=table.folder("music", None),
         utterances_per_speaker=table.positive_int("utterances_per_speaker", None),
         release=release,
@@ -441,8 +451,10 @@ def _read_encoders(table: _Reader) -> tuple[EncoderSpec, ...]:
     from runner.encoders import load_roster  # the roster format belongs to the encoders package
 
     table.only(ENCODER_KEYS)
-    roster_path = cast(Path, table.path("roster"))
-    roster = {spec.label: spec for spec in load_roster(roster_path, table.path("checkpoints_root", None))}
+    roster_path = table.checked("roster", cast(Path, table.path("roster")), "file")
+    root = table.path("checkpoints_root", None)
+    root = root if root is None else table.checked("checkpoints_root", root, "folder", made_later=True)
+    roster = {spec.label: spec for spec in load_roster(roster_path, root)}
     labels = table.strings("labels")
     if not labels:
         raise table.fail("labels", "expected at least one encoder label")

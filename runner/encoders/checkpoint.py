@@ -14,9 +14,17 @@ import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from provenance import Digest, canonical_json, derived_digest, file_digest, tree_digest, tree_listing
+from provenance import (
+    Digest,
+    canonical_json,
+    checked_path,
+    derived_digest,
+    file_digest,
+    tree_digest,
+    tree_listing,
+)
 from schemas import InputError
 
 
@@ -100,12 +108,22 @@ def require_folder(path: Path | None, label: str, required: Iterable[str]) -> Pa
     if path is None:
         raise CheckpointError(f"encoder {label!r}", "needs a checkpoint folder and none was given")
     folder = Path(path)
-    if not folder.is_dir():
+    if not os.path.lexists(folder):
         raise CheckpointError(folder, f"checkpoint folder of encoder {label!r} does not exist")
+    _checked(folder, "folder", label)
     for name in required:
-        if not (folder / name).is_file():
+        if not os.path.lexists(folder / name):
             raise CheckpointError(folder / name, f"required checkpoint file of encoder {label!r} is missing")
+        _checked(folder / name, "file", label)
     return folder
+
+
+def _checked(path: Path, kind: Literal["file", "folder"], label: str) -> None:
+    """A folder where a file should be, a FIFO or a dangling link, named as such before a loader opens it."""
+    try:
+        checked_path(path, kind, f"the checkpoint {kind} of encoder {label!r}")
+    except InputError as error:
+        raise CheckpointError(path, error.problem) from None
 
 
 def require_regular_files(folder: Path, label: str) -> None:

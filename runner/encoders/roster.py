@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from provenance import read_regular_file
 from runner.encoders.base import ENCODER_KINDS, Dtype, Encoder, load_encoder
 from runner.encoders.weights import WeightsPin, read_weights
 from schemas import InputError
@@ -151,9 +152,9 @@ def load_weight_pins(path: Path) -> dict[str, WeightsPin]:
 def _document(path: Path) -> dict[str, Any]:
     """The roster file as TOML, with its top-level keys checked."""
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as error:
-        raise RosterError(str(path), "roster file not found") from error
+        document = tomllib.loads(read_regular_file(path, "an encoder roster (TOML)").decode("utf-8"))
+    except InputError as error:  # not there, not a regular file (a FIFO, a device, a folder) or too large
+        raise RosterError(error.source, error.problem) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise RosterError(str(path), f"not valid TOML: {error}") from error
     unknown = sorted(set(document) - TOP_KEYS)

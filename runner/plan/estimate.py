@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from provenance import read_regular_file
 from runner.cache import CachedEmbedding, EmbeddingCache
 from runner.design import ExperimentDesign, RunConfig, select_pool
 from runner.operators import Outcome, chain_id
@@ -64,9 +65,7 @@ def load_corpus_sizes(path: Path) -> dict[str, CorpusSize]:
     """Declared corpus sizes, one ``[NAME]`` table per corpus (a run's corpus name, or its adapter)."""
     path = Path(path)
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(str(path), "corpus sizes file not found") from None
+        document = tomllib.loads(read_regular_file(path, "a corpus sizes file (TOML)").decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(str(path), f"not valid TOML: {error}") from None
     sizes = {}
@@ -129,14 +128,12 @@ def load_throughput(path: Path) -> Throughput:
     """Read a ``bench_encoders.py --save`` file: its batched speed per label, and where it was measured."""
     path = Path(path)
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_regular_file(path, "a bench_encoders.py --save file (JSON)").decode("utf-8"))
         speeds = {
             row["label"]: float(row["batched_utt_per_s"]) * float(row["audio_seconds"]) / float(row["utterances"])
             for row in document["encoders"]
         }
         where = f"{document['device']} {document['dtype']}, {document['machine']}, {document['date']}"
-    except FileNotFoundError:
-        raise InputError(str(path), "throughput file not found") from None
     except (ValueError, KeyError, TypeError) as error:
         raise InputError(str(path), f"not a bench_encoders.py --save file ({error!r})") from None
     return Throughput(speeds, f"{path.name}: {where}")

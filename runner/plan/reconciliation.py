@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from provenance import read_regular_file
 from schemas import InputError
 
 __all__ = [
@@ -62,9 +63,7 @@ def load_paper_counts(path: Path) -> PaperCounts:
     """Read ``paper_counts.toml``; every problem is one ``InputError`` naming the file and the key."""
     path = Path(path)
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(str(path), "paper counts file not found") from None
+        document = tomllib.loads(read_regular_file(path, "a paper counts file (TOML)").decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(str(path), f"not valid TOML: {error}") from None
     unknown = sorted(set(document) - {TOTAL, "experiments", "reasons"})

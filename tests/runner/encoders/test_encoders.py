@@ -258,7 +258,7 @@ def test_bad_rosters_give_one_clear_line(tmp_path: Path, body: str, message: str
 
 
 def test_missing_roster_file(tmp_path: Path) -> None:
-    with pytest.raises(RosterError, match="roster file not found"):
+    with pytest.raises(RosterError, match="no such file \\(expected an encoder roster"):
         load_roster(tmp_path / "absent.toml")
 
 
