@@ -152,8 +152,8 @@ def _kept(tps, fps, unit, at_start, at_end):
         return NEED
     if (at_start and before == 0) or after == tps.size:
         return 1
-    steps_differ = tps[unit] - tps[before] != tps[after] - tps[unit] or fps[unit] - fps[before] != fps[after] - fps[unit]
-    return 1 if steps_differ else 0
+    steps_in = (tps[unit] - tps[before], fps[unit] - fps[before])
+    return 1 if steps_in != (tps[after] - tps[unit], fps[after] - fps[unit]) else 0
 
 
 @njit(cache=True)
@@ -264,18 +264,27 @@ def _window(tile_weights, column, enrol, partner, labels, group_end, checkpoints
 
 
 @njit(cache=True)
-def _outside_above(bracket_tps, bracket_fps, column, low, high, slope_t, slope_f, line):
-    """The first and last bracket outside ``low``..``high`` whose box (between its two ends) reaches the line
-    ``slope_t * F - slope_f * T = line`` or above it, or (-1, -1)."""
-    first, last = -1, -1
-    for bracket in range(bracket_tps.shape[0]):
-        if low <= bracket <= high:
-            continue
-        before_f = np.int64(bracket_fps[bracket - 1, column]) if bracket > 0 else np.int64(0)
-        if slope_t * before_f - slope_f * np.int64(bracket_tps[bracket, column]) <= line:
-            first = bracket if first < 0 else first
-            last = bracket
-    return first, last
+def _reaches_line(bracket_tps, bracket_fps, column, bracket, slope_t, slope_f, line):
+    """Whether the box of a bracket's points (between its two ends) reaches the line ``slope_t * F - slope_f * T =
+    line`` or lies above it at its upper corner (least F, greatest T)."""
+    before_f = np.int64(bracket_fps[bracket - 1, column]) if bracket > 0 else np.int64(0)
+    return slope_t * before_f - slope_f * np.int64(bracket_tps[bracket, column]) <= line
+
+
+@njit(cache=True)
+def _outside_reaches(bracket_tps, bracket_fps, column, low, high, slope_t, slope_f, line):
+    """Whether a bracket before ``low``, and one after ``high``, may hold a point on or above the line (scanned
+    outwards from the window, each side stopping at its first)."""
+    before, after = False, False
+    for bracket in range(low - 1, -1, -1):
+        if _reaches_line(bracket_tps, bracket_fps, column, bracket, slope_t, slope_f, line):
+            before = True
+            break
+    for bracket in range(high + 1, bracket_tps.shape[0]):
+        if _reaches_line(bracket_tps, bracket_fps, column, bracket, slope_t, slope_f, line):
+            after = True
+            break
+    return before, after
 
 
 @njit(cache=True)
@@ -316,11 +325,12 @@ def _row_eers(tile_weights, column, enrol, partner, labels, group_end, checkpoin
                 grow_low, grow_high = max(low - width, 0), min(high + width, n_brackets - 1)
         if not hull_done:
             value, slope_t, slope_f, line = _hull_eer(tps, fps, n_target, n_nontarget)
-            first, last = _outside_above(bracket_tps, bracket_fps, column, low, high, slope_t, slope_f, line)
-            if first < 0:
+            before, after = _outside_reaches(bracket_tps, bracket_fps, column, low, high, slope_t, slope_f, line)
+            if not (before or after):
                 out[2], hull_done = value, True
-            else:
-                grow_low, grow_high = min(grow_low, first), max(grow_high, last)
+            width = high - low + 1  # the window doubles towards each side that may hold a point above the edge
+            grow_low = min(grow_low, max(low - width, 0)) if before else grow_low
+            grow_high = max(grow_high, min(high + width, n_brackets - 1)) if after else grow_high
         if legacy_done and hull_done:
             return
         low, high = grow_low, grow_high

@@ -350,3 +350,19 @@ def test_the_terminal_shows_each_groups_eers_with_their_intervals(tmp_path: Path
         f"{row['min_dcf']:.4f}",
         f"{row['auc']:.4f}",
     ]
+
+
+def test_a_withheld_interval_is_said_on_its_metrics_line(tmp_path: Path) -> None:
+    """A speaker map that puts every utterance under one speaker leaves the bootstrap one cluster to draw: the
+    report says why there is no interval, and the terminal's line of that group says there is none."""
+    trial_path, score_path = write_case(tmp_path, "kaldi")
+    speakers = tmp_path / "utt2spk"
+    utterances = sorted({utt for _, enrol, test, _ in TRIALS for utt in (enrol, test)})
+    speakers.write_text("".join(f"{utt} one\n" for utt in utterances))
+    _, stdout, _ = invoke(str(trial_path), str(score_path), "--speakers", str(speakers))
+    _, report_json, _ = invoke(str(trial_path), str(score_path), "--speakers", str(speakers), "--json")
+    row = all_row(json.loads(report_json))
+    assert "at least 2 speaker clusters" in row["interval_not_computable"]
+    first = stdout.splitlines()[2]
+    for name in ("eer_legacy", "eer_rocch", "eer_interp"):
+        assert f"{row[name]:.3f} [no interval]" in first, (name, first)
