@@ -366,3 +366,24 @@ def test_a_withheld_interval_is_said_on_its_metrics_line(tmp_path: Path) -> None
     first = stdout.splitlines()[2]
     for name in ("eer_legacy", "eer_rocch", "eer_interp"):
         assert f"{row[name]:.3f} [no interval]" in first, (name, first)
+
+
+@pytest.mark.parametrize("broken", ["missing", "bad line"])
+def test_inputs_are_read_before_any_kernel_is_compiled(tmp_path: Path, broken: str) -> None:
+    """A first run on a machine compiles the bootstrap's loops for half a minute: a missing file or a bad line
+    deep in the score file is named before numba is even imported."""
+    import subprocess
+    import sys
+
+    trial_path, score_path = write_case(tmp_path, "kaldi")
+    if broken == "missing":
+        score_path = tmp_path / "absent.txt"
+    else:
+        score_path.write_text(score_path.read_text().replace("0.1", "high"))
+    probe = (
+        "import sys\nfrom typer.testing import CliRunner\nfrom audit.cli import app\n"
+        f"result = CliRunner().invoke(app, ['scores', {str(trial_path)!r}, {str(score_path)!r}])\n"
+        "print(result.exit_code, 'numba' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["2", "False"], done.stdout + done.stderr
