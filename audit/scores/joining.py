@@ -40,14 +40,22 @@ def join_keys(*frames: pd.DataFrame) -> tuple[list[pd.Series], int]:
     extension; and how many ids dropping the extension changed. Worked out once per distinct id (the readers give
     categorical ids), never per trial."""
     columns = [[categorical(frame[side]) for side in ("enrol_utt", "test_utt")] for frame in frames]
-    names = pd.Index(pd.concat([pd.Series(c.categories) for pair in columns for c in pair]).unique())
+    names = max((c.categories for pair in columns for c in pair), key=len)
+    if not all(names[: len(c.categories)].equals(c.categories) for pair in columns for c in pair):
+        names = pd.Index(pd.concat([pd.Series(c.categories) for pair in columns for c in pair]).unique())
     bare = pd.Series(names.astype("string[pyarrow]")).str.replace(AUDIO_EXTENSION, "", regex=True)
     stripped = pd.factorize(bare)[0].astype(np.int64)
     changed = (bare.to_numpy(dtype=object) != names.to_numpy(dtype=object)).astype(np.int64)
     keys, n_changed = [], 0
     for enrol, test in columns:
-        # per distinct id first (its position in names, then its stripped code), then one take per trial
-        enrol_at, test_at = names.get_indexer(enrol.categories), names.get_indexer(test.categories)
+        # per distinct id first (its position in names, then its stripped code), then one take per trial; the
+        # readers' ids are categories over one growing vocabulary, each a prefix of the longest: no look-up
+        enrol_at, test_at = (
+            np.arange(len(c.categories))
+            if names[: len(c.categories)].equals(c.categories)
+            else names.get_indexer(c.categories)
+            for c in (enrol, test)
+        )
         n_changed += int(np.bincount(enrol.codes, minlength=enrol_at.size) @ changed[enrol_at])
         n_changed += int(np.bincount(test.codes, minlength=test_at.size) @ changed[test_at])
         key = stripped[enrol_at][enrol.codes] << 31

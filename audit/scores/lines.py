@@ -271,7 +271,8 @@ class Vocabulary:
         known = len(self._names)
         encoded = pc.dictionary_encode(pa.concat_arrays([self._names, *(v.cast(pa.string()) for v in values)]))
         self._names = encoded.dictionary
-        codes = encoded.indices.to_numpy(zero_copy_only=False)[known:].astype(np.int32, copy=False)
+        codes = np.array(encoded.indices.to_numpy(zero_copy_only=False)[known:], dtype=np.int32)  # a copy: a view
+        # would keep the known ids' codes alive with every block
         return np.split(codes, np.cumsum([len(v) for v in values])[:-1])
 
     def categorical(self, codes: np.ndarray) -> pd.Categorical:
