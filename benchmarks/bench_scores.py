@@ -1,15 +1,18 @@
 """`audit scores` on a VoxCeleb-format trial list and score file, beside a floor written independently.
 
 Usage: ``python benchmarks/bench_scores.py [--trials 1000000] [--utterances 145000] [--resamples 1000] [--quick]
-[--data DIR]``. A synthetic VoxCeleb-format list (``<1|0> idNNNNN/video/NNNNN.wav ...``, each utterance in several
-trials, as in the real lists) and a VoxSRC score file of the same pairs are written first (or taken from ``--data``,
-where an earlier run left them). Then, each in a fresh child process and each printed as it finishes:
+[--data DIR] [--before CHECKOUT]``. A synthetic VoxCeleb-format list (``<1|0> idNNNNN/video/NNNNN.wav ...``, each
+utterance in several trials, as in the real lists) and a VoxSRC score file of the same pairs are written first (or
+taken from ``--data``, where an earlier run left them). Then, each in a fresh child process and each printed as it
+finishes:
 
 - the floor: both files read by ``pyarrow.csv.read_csv``, one argsort of the scores and the EER of the sorted
   labels (no check, no join, no interval);
 - ``audit scores`` as the command runs it (``audit_scores``: every line checked, the join with its findings, the
   three EERs with their two-way speaker-bootstrap intervals of ``--resamples`` draws), its kernels loaded from
-  numba's cache first (a warm run).
+  numba's cache first (a warm run);
+- with ``--before CHECKOUT``, the same ``audit scores`` of another checkout (the code before a change), run the
+  same way in the same session.
 
 Wall and CPU seconds (all threads) and peak resident memory of each, and the ratios to the floor; the load
 average is printed first, since the machine may be shared. ``--quick``: 100,000 trials and 200 resamples.
@@ -88,12 +91,15 @@ print("audit EER", row["eer_legacy"], row.get("eer_legacy_low"), row.get("eer_le
 REPORT = "\nimport resource; r = resource.getrusage(resource.RUSAGE_SELF)\nprint(r.ru_utime + r.ru_stime, r.ru_maxrss)"
 
 
-def child(code: str) -> tuple[float, float, float, str]:
+def child(code: str, checkout: Path = HERE.parent) -> tuple[float, float, float, str]:
     """Wall seconds, CPU seconds (all threads), peak resident GB and the output line of ``python -c code`` in a
-    fresh child process (the child reports its own peak, so two children never share one)."""
+    fresh child process importing ``checkout``'s packages (the child reports its own peak, so two children never
+    share one)."""
     start = time.perf_counter()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", code + REPORT], check=True, capture_output=True, text=True, env=env)
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    done = subprocess.run(
+        [sys.executable, "-c", code + REPORT], check=True, capture_output=True, text=True, env=env, cwd=checkout
+    )
     wall = time.perf_counter() - start
     lines = done.stdout.strip().splitlines()
     cpu, peak_kib = lines[-1].split()
@@ -107,6 +113,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--data", type=Path, help="a folder holding (or to hold) the two files")
     parser.add_argument("--quick", action="store_true", help="100,000 trials, 200 resamples")
+    parser.add_argument("--before", type=Path, help="another checkout whose audit scores runs too (before a change)")
     args = parser.parse_args()
     if args.quick:
         args.trials, args.resamples = 100_000, 200
@@ -121,18 +128,23 @@ def main() -> None:
             print(f"wrote {args.trials:,} trials in {time.perf_counter() - started:.1f} s", flush=True)
         n_lines = sum(1 for _ in trials.open("rb"))
         print(f"{n_lines:,} trials, {args.resamples} resamples of the two-way speaker bootstrap", flush=True)
-        results = {}
-        for name, code in (
-            ("floor (pyarrow read + argsort + EER)", FLOOR.format(trials=str(trials), scores=str(scores))),
-            ("audit scores", AUDIT.format(trials=str(trials), scores=str(scores), resamples=args.resamples)),
-        ):
-            results[name] = wall, cpu, peak, line = child(code)
-            print(f"  {name:<38} {wall:7.1f} s wall {cpu:7.1f} s CPU  peak {peak:5.2f} GB   ({line})", flush=True)
-        (floor_wall, floor_cpu, floor_peak, _), (wall, cpu, peak, _) = results.values()
-        print(
-            f"  ratio to the floor: {wall / floor_wall:.1f}x wall, {cpu / floor_cpu:.1f}x CPU, "
-            f"{peak / floor_peak:.1f}x memory; load average after {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
-        )
+        audit = AUDIT.format(trials=str(trials), scores=str(scores), resamples=args.resamples)
+        paths = [
+            ("floor (pyarrow read + argsort + EER)", FLOOR.format(trials=str(trials), scores=str(scores)), HERE.parent),
+            ("audit scores", audit, HERE.parent),
+        ]
+        if args.before is not None:
+            paths.append((f"audit scores of {args.before}", audit, args.before.resolve()))
+        floor = None
+        for name, code, checkout in paths:
+            wall, cpu, peak, line = child(code, checkout)
+            floor = floor or (wall, cpu, peak)
+            print(
+                f"  {name:<38} {wall:7.1f} s wall {cpu:7.1f} s CPU  peak {peak:5.2f} GB  "
+                f"{wall / floor[0]:4.1f}x {cpu / floor[1]:4.1f}x {peak / floor[2]:4.1f}x the floor  ({line})",
+                flush=True,
+            )
+        print(f"load average after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":
