@@ -132,7 +132,7 @@ class SortedTrials:
             raise WeightedRocInputError(f"{score_array.size} scores but {label_array.size} labels")
         if not np.isfinite(score_array).all():
             raise WeightedRocInputError("scores must be finite (drop unscored trials first)")
-        order = np.argsort(-score_array, kind="stable")
+        order = np.argsort(-score_array)  # not stable: a threshold's trials are summed whatever their order
         ordered = score_array[order]
         group_end = np.append(np.flatnonzero(ordered[1:] != ordered[:-1]) + 1, ordered.size).astype(np.int64)
         step = max(BRACKET_TRIALS, ordered.size // BRACKETS)

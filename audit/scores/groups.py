@@ -4,13 +4,14 @@ the DET curves."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from audit.bundle import bayes_error_entry, curve
-from audit.metrics import EER_METHODS, MetricInputError, eer, grouped_metrics, weighted_eers
+from audit.metrics import EER_METHODS, MetricInputError, grouped_metrics, weighted_eers
 from audit.scores.calibration import DevCalibration, calibration_row
 from audit.scores.config import TWO_WAY, ScoringConfig
 from audit.scores.joining import MAX_LISTED_PAIRS, finding
@@ -45,12 +46,18 @@ def _speaker_codes(enrol: np.ndarray, test: np.ndarray | None) -> tuple[np.ndarr
 
 
 def _bootstrap(
-    scores: np.ndarray, labels: np.ndarray, enrol: np.ndarray, test: np.ndarray | None, config: ScoringConfig
+    scores: np.ndarray,
+    labels: np.ndarray,
+    enrol: np.ndarray,
+    test: np.ndarray | None,
+    estimates: Mapping[str, float],
+    config: ScoringConfig,
 ) -> dict[str, Any]:
     """Each EER variant's interval from the speaker bootstrap of the bundle audit (``audit.statistics``): two-way
     when the test speakers are known (a trial between two speakers counts once per drawn copy of each; resampling
     the enrolment side alone covered 0.87-0.91), bias-corrected as a single EER is there. ``enrol`` and ``test``
-    are the speakers' categorical codes; the three variants come from one pass of the compiled loops."""
+    are the speakers' categorical codes, ``estimates`` the group's EERs (``eer_<method>``, as ``eer`` gives them);
+    the three variants come from one pass of the compiled loops."""
     codes, partners, n_speakers = _speaker_codes(enrol, test)
     weights = draw_cluster_weights(n_speakers, config.n_resamples, config.seed)
     out: dict[str, Any] = {
@@ -59,7 +66,7 @@ def _bootstrap(
     }
     resampled = weighted_eers(scores, labels, codes, weights, partners)
     for method in EER_METHODS:
-        estimate = eer(scores, labels, method)
+        estimate = estimates[f"eer_{method}"]
         interval = estimate_with_interval(estimate, resampled[method], config.level, corrected=True)
         out[f"eer_{method}_low"] = interval["low"]
         out[f"eer_{method}_high"] = interval["high"]
@@ -86,7 +93,8 @@ def group_metrics(trials: pd.DataFrame, config: ScoringConfig, with_speakers: bo
         if with_speakers:
             try:
                 test = subset["test_speaker"].cat.codes.to_numpy() if "test_speaker" in subset else None
-                row |= _bootstrap(scores, labels, subset["enrol_speaker"].cat.codes.to_numpy(), test, config)
+                enrol = subset["enrol_speaker"].cat.codes.to_numpy()
+                row |= _bootstrap(scores, labels, enrol, test, row, config)
             except MetricInputError as error:
                 row["interval_not_computable"] = str(error)
         rows.append(row)
