@@ -1,24 +1,32 @@
 """Compiled loops behind ``audit.metrics.weighted_roc``: weighted ROC curves of many resamples at once.
 
 Weights come in tiles local to one trial list: ``weights[tile, speaker, row]`` is a speaker's multiplicity in
-resample ``tile * TILE + row``, with a last speaker of weight 1 (the partner of a target trial, or of every trial
+resample ``tile * block + row``, with a last speaker of weight 1 (the partner of a target trial, or of every trial
 under one-way clustering), so a trial reads two contiguous runs of weights. A trial weighs
-``weights[., enrol, row] * weights[., partner, row]``. The trials come sorted by descending score and cut into
-threshold groups (``group_end``), and the groups into brackets of about the same number of trials
-(``checkpoints``: each bracket's last group).
+``weights[., enrol, row] * weights[., partner, row]``. The trials come sorted by descending score.
 
-One pass over the trials per tile sums, for all its rows at once (the inner loop over the rows, contiguous,
-vectorised), each row's target and non-target weight at every bracket's end; memory is brackets x rows, whatever
-the number of trials. Each row then finds the bracket where its curve crosses fpr = fnr (a binary search over the
-brackets) and rebuilds its curve, group by group and in exact int64 counts, over a window of brackets around it:
-``interp`` interpolates at the crossing, ``legacy`` walks to the points roc_curve keeps (the window grows when a walk
-leaves it), ``rocch`` takes the hull edge that spans the diagonal among the window's points, the origin and the
-curve's end, and keeps it only when no bracket outside the window can hold a point on or above the edge's line (a
-bracket's points lie in the box between its two ends), growing the window otherwise. Every decision (crossing, kept
-point, hull vertex) is an exact comparison of integer counts and of their products in int64, as
-``audit.metrics.point`` makes it on counts: exact while a row's total weight stays under ``WEIGHT_LIMIT``
-(``weighted_roc`` refuses heavier rows). Compiled once per machine (``cache=True``), and loaded only when a
-bootstrap runs.
+Per threshold (``eer_of_rows``, lists of up to ``weighted_roc.PER_THRESHOLD_UNITS`` thresholds): the trials are cut
+into units (``unit_end``): one unit per threshold for ``interp`` and ``legacy``, one per run of thresholds that no
+hull vertex can split for ``rocch`` (a run of one class, or one threshold holding both). A tile sums every unit's
+target and non-target weight in one pass over the trials, the inner loop running over the tile's rows (contiguous,
+vectorised). ``interp`` and ``legacy`` then walk each row's curve to the crossing (or to the first point roc_curve
+keeps after it); ``rocch`` finds, for all the tile's rows at once, the hull edge that crosses pfa = pmiss by
+narrowing a chord to it (each step a vectorised pass over the units between the chord's ends). Every decision is an
+exact comparison of integer-valued float64 sums and of their products (``weighted_roc`` sends weights whose
+products could pass 2**53 to the bracketed loops).
+
+In brackets (``eers_of_rows``, longer lists): the thresholds are cut into brackets of about the same number of
+trials (``checkpoints``: each bracket's last threshold). One pass per tile sums each row's weight at every
+bracket's end, so memory is brackets x rows whatever the number of trials. Each row then finds the bracket where its
+curve crosses fpr = fnr and rebuilds its curve, threshold by threshold in exact int64 counts, over a window of
+brackets around it: ``interp`` interpolates at the crossing, ``legacy`` walks to the points roc_curve keeps (the
+window doubling when a walk leaves it), ``rocch`` takes the hull edge that spans the diagonal among the window's
+points, the origin and the curve's end, and keeps it only when no bracket outside the window can hold a point on or
+above the edge's line (a bracket's points lie in the box between its two ends), the window doubling otherwise. The
+three variants come from one pass; every decision is an exact comparison of int64 counts and their products, exact
+while a row's total weight stays under ``WEIGHT_LIMIT`` (``weighted_roc`` refuses heavier rows).
+
+Compiled once per machine (``cache=True``), and loaded only when a bootstrap runs.
 """
 
 from __future__ import annotations
@@ -118,7 +126,7 @@ NEED = -2  # a walk or a hull edge that needs the curve beyond the window: the w
 
 
 @njit(cache=True)
-def _present_before(tps, fps, unit, at_start):
+def _window_before(tps, fps, unit, at_start):
     """The last point before ``unit`` whose counts differ from its own (0: the origin when the window starts at
     the curve's start), or ``NEED`` when it lies before the window."""
     total = tps[unit] + fps[unit]
@@ -131,7 +139,7 @@ def _present_before(tps, fps, unit, at_start):
 
 
 @njit(cache=True)
-def _present_after(tps, fps, unit, at_end):
+def _window_after(tps, fps, unit, at_end):
     """The first point after ``unit`` whose counts differ from its own (``tps.size`` when ``unit`` is the curve's
     last point), or ``NEED`` when it lies after the window."""
     total = tps[unit] + fps[unit]
@@ -144,10 +152,10 @@ def _present_after(tps, fps, unit, at_end):
 
 
 @njit(cache=True)
-def _kept(tps, fps, unit, at_start, at_end):
+def _window_kept(tps, fps, unit, at_start, at_end):
     """1 when roc_curve keeps the point (the first, the last and every change of step in both counts), 0 when it
     drops it, ``NEED`` when that depends on points beyond the window."""
-    before, after = _present_before(tps, fps, unit, at_start), _present_after(tps, fps, unit, at_end)
+    before, after = _window_before(tps, fps, unit, at_start), _window_after(tps, fps, unit, at_end)
     if before == NEED or after == NEED:
         return NEED
     if (at_start and before == 0) or after == tps.size:
@@ -160,25 +168,25 @@ def _kept(tps, fps, unit, at_start, at_end):
 def _legacy_eer(tps, fps, after, n_target, n_nontarget, at_start, at_end):
     """``legacy`` EER of one row's window (the last kept point before the crossing ``after``, or the origin, and
     the first kept one at or after it), and whether the window sufficed."""
-    before = _present_before(tps, fps, after, at_start)
+    before = _window_before(tps, fps, after, at_start)
     if before == NEED:
         return np.nan, False
     while True:
-        kept = _kept(tps, fps, after, at_start, at_end)
+        kept = _window_kept(tps, fps, after, at_start, at_end)
         if kept == NEED:
             return np.nan, False
         if kept == 1:
             break
-        after = _present_after(tps, fps, after, at_end)
+        after = _window_after(tps, fps, after, at_end)
         if after == NEED:
             return np.nan, False
     while not (at_start and before == 0):
-        kept = _kept(tps, fps, before, at_start, at_end)
+        kept = _window_kept(tps, fps, before, at_start, at_end)
         if kept == NEED:
             return np.nan, False
         if kept == 1:
             break
-        before = _present_before(tps, fps, before, at_start)
+        before = _window_before(tps, fps, before, at_start)
         if before == NEED:
             return np.nan, False
     if at_start and before == 0:
@@ -372,6 +380,188 @@ def eers_of_rows(weights, rows, enrol, partner, labels, group_end, checkpoints, 
     return out[:, :rows], totals[:rows]
 
 
+@njit(cache=True)
+def _present_before(tps, fps, unit):
+    """The last unit whose point differs from ``unit``'s (the present point before it), or -1 (the origin)."""
+    total = tps[unit] + fps[unit]
+    unit -= 1
+    while unit >= 0 and tps[unit] + fps[unit] == total:
+        unit -= 1
+    return unit
+
+
+@njit(cache=True)
+def _present_after(tps, fps, unit):
+    """The first unit whose point differs from ``unit``'s, or the number of units when it is the last point."""
+    total = tps[unit] + fps[unit]
+    unit += 1
+    while unit < tps.size and tps[unit] + fps[unit] == total:
+        unit += 1
+    return unit
+
+
+@njit(cache=True)
+def _kept(tps, fps, unit):
+    """roc_curve keeps a point unless its steps in and out are equal (both counts): the first, the last and
+    every change of step."""
+    before, after = _present_before(tps, fps, unit), _present_after(tps, fps, unit)
+    if before < 0 or after == tps.size:
+        return True
+    return tps[unit] - tps[before] != tps[after] - tps[unit] or fps[unit] - fps[before] != fps[after] - fps[unit]
+
+
+@njit(cache=True)
+def _curve_eer(tps, fps, n_target, n_nontarget, legacy):
+    """``interp`` or ``legacy`` EER of one row from its cumulative weights at each threshold.
+
+    ``interp`` interpolates between the crossing and the point before it (or (0, 0)). ``legacy`` takes the
+    last kept point before the crossing (or the origin) and the first kept one at or after it; the present
+    points near the crossing are found by walking over the thresholds this row did not draw.
+    """
+    after = _crossing(tps, fps, n_target, n_nontarget)
+    if not legacy:
+        has_previous = after > 0
+        return _interp(
+            tps[after],
+            fps[after],
+            tps[after - 1] if has_previous else 0.0,
+            fps[after - 1] if has_previous else 0.0,
+            has_previous,
+            n_target,
+            n_nontarget,
+        )
+    before = _present_before(tps, fps, after)
+    while not _kept(tps, fps, after):
+        after = _present_after(tps, fps, after)
+    while before >= 0 and not _kept(tps, fps, before):
+        before = _present_before(tps, fps, before)
+    if before < 0:
+        return _legacy(0.0, 0.0, True, tps[after], fps[after], n_target, n_nontarget)
+    return _legacy(tps[before], fps[before], False, tps[after], fps[after], n_target, n_nontarget)
+
+
+@njit(cache=True)
+def _hull_eers(tps, fps, n_target, n_nontarget, out):
+    """ROCCH EER of each row of a tile from its cumulative weights at each unit's end (``tps``, ``fps``: units x
+    block), as BOSARIS ``rocch2eer`` takes it: the crossing of pfa = pmiss with the hull edge that spans it.
+
+    Each row keeps a chord from A (a hull point with pmiss > pfa, first the origin) to B (one with pmiss <= pfa,
+    first the end of the curve). The unit point farthest above the chord (least ``dT * F - dF * T``) is a hull
+    vertex; it replaces A or B by the side of the diagonal it lies on, until no point lies above: the chord is
+    then the hull edge. Only units between A and B can lie above a chord of a concave hull, so each pass covers
+    the range between the tile's chords. The EER is then taken, as the pool-adjacent-violators walk would, from
+    the first point on that edge with pmiss <= pfa and the point on it before (or the origin).
+    """
+    n_units, width = tps.shape[0], n_target.size
+    low_end, high_end = np.full(width, -1), np.full(width, n_units - 1)
+    a_tps, a_fps, b_tps, b_fps = np.zeros(width), np.zeros(width), n_target.copy(), n_nontarget.copy()
+    slope_t, slope_f, best, arg = np.empty(width), np.empty(width), np.empty(width), np.empty(width)
+    active = (n_target > 0.0) & (n_nontarget > 0.0)
+    while True:
+        first, last = n_units, -1
+        for row in range(width):
+            if active[row]:
+                first, last = min(first, low_end[row] + 1), max(last, high_end[row] - 1)
+        if first > last:
+            break
+        for row in range(width):
+            slope_t[row], slope_f[row] = b_tps[row] - a_tps[row], b_fps[row] - a_fps[row]
+            best[row] = slope_t[row] * a_fps[row] - slope_f[row] * a_tps[row]
+            arg[row] = -1.0
+        for unit in range(first, last + 1):  # branch-free, so it vectorises over the rows
+            unit_tps, unit_fps, code = tps[unit], fps[unit], float(unit)
+            for row in range(width):
+                value = slope_t[row] * unit_fps[row] - slope_f[row] * unit_tps[row]
+                arg[row] = code if value < best[row] else arg[row]
+                best[row] = min(value, best[row])
+        for row in range(width):
+            if not active[row]:
+                continue
+            if arg[row] < 0.0:
+                active[row] = False  # no point above the chord: it is the hull edge
+                continue
+            vertex = int(arg[row])
+            t, f = tps[vertex, row], fps[vertex, row]
+            if (n_target[row] - t) * n_nontarget[row] > f * n_target[row]:
+                a_tps[row], a_fps[row], low_end[row] = t, f, vertex
+            else:
+                b_tps[row], b_fps[row], high_end[row] = t, f, vertex
+    # On the edge's line: the first point with pmiss <= pfa, and the last one before it.
+    first, last = n_units, -1
+    before, after, line = np.full(width, -1.0), np.full(width, -1.0), np.empty(width)
+    for row in range(width):
+        slope_t[row], slope_f[row] = b_tps[row] - a_tps[row], b_fps[row] - a_fps[row]
+        line[row] = slope_t[row] * a_fps[row] - slope_f[row] * a_tps[row]
+        if n_target[row] > 0.0 and n_nontarget[row] > 0.0:
+            first, last = min(first, max(low_end[row], 0)), max(last, high_end[row])
+    for unit in range(first, last + 1):
+        unit_tps, unit_fps, code = tps[unit], fps[unit], float(unit)
+        for row in range(width):
+            on_edge = slope_t[row] * unit_fps[row] - slope_f[row] * unit_tps[row] == line[row]
+            crossed = (n_target[row] - unit_tps[row]) * n_nontarget[row] <= unit_fps[row] * n_target[row]
+            before[row] = code if on_edge and not crossed else before[row]
+            after[row] = code if on_edge and crossed and after[row] < 0.0 else after[row]
+    for row in range(width):
+        if n_target[row] == 0.0 or n_nontarget[row] == 0.0:
+            continue
+        tps_after, fps_after = tps[int(after[row]), row], fps[int(after[row]), row]
+        tps_before = tps[int(before[row]), row] if before[row] >= 0.0 else 0.0
+        fps_before = fps[int(before[row]), row] if before[row] >= 0.0 else 0.0
+        p_fa, p_miss = fps_after / n_nontarget[row], (n_target[row] - tps_after) / n_target[row]
+        fa_before, miss_before = fps_before / n_nontarget[row], (n_target[row] - tps_before) / n_target[row]
+        d_fa, d_miss = p_fa - fa_before, p_miss - miss_before
+        if d_fa == 0.0 or d_miss == 0.0:
+            out[row] = 0.0  # an edge at pfa = 0 or pmiss = 0: BOSARIS counts 0
+        else:
+            out[row] = (d_fa * miss_before - d_miss * fa_before) / (d_fa - d_miss)
+
+
+@njit(cache=True, parallel=True)
+def eer_of_rows(weights, enrol, partner, labels, unit_end, method, block, sums):
+    """The EER of every resample row (``weights``: tiles x speakers x tile rows) in ``method``, ``block`` rows at a
+    time (a divisor of the tile's rows); NaN where a class weighs 0.
+
+    ``sums`` (workers x 2 x units x block) is reused scratch space, one slice per worker: fresh allocations of
+    this size cost more in page faults than the arithmetic. Worker ``k`` takes the blocks ``k``, ``k + workers``...
+    """
+    tile_rows = weights.shape[2]
+    parts = tile_rows // block
+    blocks = weights.shape[0] * parts
+    workers = sums.shape[0]
+    n_units = unit_end.size
+    out = np.full(weights.shape[0] * tile_rows, np.nan)
+    for worker in prange(workers):
+        tps, fps = sums[worker, 0, :n_units], sums[worker, 1, :n_units]  # cumulative weight at each unit's end
+        n_target, n_nontarget = np.zeros(block), np.zeros(block)  # running sums, the totals at the end
+        for index in range(worker, blocks, workers):
+            tile_weights = weights[index // parts]
+            low = (index % parts) * block
+            n_target[:] = 0.0
+            n_nontarget[:] = 0.0
+            start = 0
+            for unit in range(n_units):
+                for trial in range(start, unit_end[unit]):
+                    enrolled = tile_weights[enrol[trial], low : low + block]
+                    partnered = tile_weights[partner[trial], low : low + block]
+                    if labels[trial]:
+                        for row in range(block):
+                            n_target[row] += enrolled[row] * partnered[row]
+                    else:
+                        for row in range(block):
+                            n_nontarget[row] += enrolled[row] * partnered[row]
+                tps[unit] = n_target
+                fps[unit] = n_nontarget
+                start = unit_end[unit]
+            rows = out[index * block : (index + 1) * block]
+            if method == ROCCH:
+                _hull_eers(tps, fps, n_target, n_nontarget, rows)
+                continue
+            for row in range(block):
+                if n_target[row] > 0.0 and n_nontarget[row] > 0.0:
+                    rows[row] = _curve_eer(tps[:, row], fps[:, row], n_target[row], n_nontarget[row], method == LEGACY)
+    return out
+
+
 def workers() -> int:
     """Threads the parallel loops run on (``NUMBA_NUM_THREADS``, default the machine's cores)."""
     return int(numba.get_num_threads())
@@ -381,7 +571,7 @@ def cached_on_this_machine() -> bool:
     """Whether numba's cache holds the entry kernels (an index file in their cache folder): when it does not, the
     next call compiles them, about half a minute of CPU on a small machine."""
     module = __name__.rpartition(".")[2]
-    for kernel in (eers_of_rows, weighted_sums):
+    for kernel in (eer_of_rows, eers_of_rows, weighted_sums):
         folder = kernel.stats.cache_path
         if folder is None or not any(Path(folder).glob(f"{module}.{kernel.py_func.__name__}-*.nbi")):
             return False

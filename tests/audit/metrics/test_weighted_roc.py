@@ -99,3 +99,26 @@ def test_a_compilation_is_announced_before_and_after_with_its_time(monkeypatch: 
     assert seconds is not None and len(lines) == 2
     assert lines[0].startswith("compiling the bootstrap's numba kernels: the first run on this machine")
     assert lines[1] == f"compiled the bootstrap's numba kernels in {seconds:.1f} s"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_bracketed_loops_give_the_per_threshold_loops_eers(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Long lists go to the bracketed loops (windows of brackets, int64 counts): on lists cut into many brackets of
+    a few trials, with ties or none, one-way or two-way, their EERs are those of the per-threshold loops, bit for
+    bit, and those are the EERs of the trials repeated (``test_statistics``)."""
+    import audit.metrics.weighted_roc as weighted_roc
+
+    rng = np.random.default_rng(seed)
+    n, speakers = int(rng.choice([40, 400, 3000])), int(rng.integers(3, 30))
+    enrol = rng.integers(0, speakers, n)
+    labels = (rng.random(n) < rng.choice([0.05, 0.3, 0.5])).astype(int)
+    labels[:2] = [0, 1]
+    partner = np.where(labels == 1, speakers, (enrol + rng.integers(1, speakers, n)) % speakers)
+    scores = np.round(rng.normal(labels * rng.choice([0.5, 2.0]), 1.0), int(rng.choice([0, 1, 6])))
+    weights = rng.integers(0, 4, size=(int(rng.choice([7, 70])), speakers)).astype(float)
+    per_threshold = weighted_eers(scores, labels, enrol, weights, None if seed % 2 else partner)
+    monkeypatch.setattr(weighted_roc, "PER_THRESHOLD_UNITS", 0)
+    monkeypatch.setattr(weighted_roc, "BRACKET_TRIALS", int(rng.choice([1, 4, 16])))
+    bracketed = weighted_eers(scores, labels, enrol, weights, None if seed % 2 else partner)
+    for method in ("interp", "legacy", "rocch"):
+        assert np.array_equal(bracketed[method], per_threshold[method], equal_nan=True), method  # type: ignore[index]
