@@ -18,7 +18,7 @@ from typing import Any
 from provenance import is_temporary, write_files_into
 from reports.badges import artefact_evaluation_summary
 from reports.document import ReportShapeError, build_document
-from reports.figures import FigureOutcome, figure_groups, interleave, render_figures
+from reports.figures import FigureOutcome, render_figures
 from reports.html import render_html
 from reports.markdown import render_markdown
 from schemas import InputError, json_safe
@@ -28,9 +28,7 @@ __all__ = [
     "ReportShapeError",
     "artefact_evaluation_summary",
     "check_report_folder",
-    "figure_groups",
     "finish_report",
-    "interleave",
     "render_figures",
     "report_json",
     "write_report",

@@ -17,7 +17,6 @@ empty.
 from __future__ import annotations
 
 import io
-import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -572,24 +571,11 @@ FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome | list[FigureOutco
 )
 
 
-def figure_groups(report: Mapping[str, Any], share: tuple[int, int] = (0, 1)) -> list[list[FigureOutcome]]:
-    """The figures of every ``n``-th figure maker from the ``k``-th (``share`` = (k, n)), one list per maker, in
-    order: two processes can draw the two shares of a table's figures (most of its audit) on two cores, and
-    ``interleave`` puts them back in the order of ``render_figures``."""
-    k, n = share
-    groups = []
-    for make in FIGURES[k::n]:
-        made = make(report)
-        groups.append(made if isinstance(made, list) else [made])
-    return groups
-
-
-def interleave(shares: Sequence[list[list[FigureOutcome]]]) -> list[FigureOutcome]:
-    """The figures of the shares (0, n) .. (n - 1, n) of ``figure_groups``, in the order of ``render_figures``."""
-    return [figure for round_ in itertools.zip_longest(*shares, fillvalue=[]) for group in round_ for figure in group]
-
-
 def render_figures(report: Mapping[str, Any]) -> list[FigureOutcome]:
     """Every figure of the report, drawn or skipped, in a fixed order. Figures read only the report's
     ``aggregates`` and ``curves``, so they can be drawn before its statistics are in."""
-    return [figure for group in figure_groups(report) for figure in group]
+    drawn: list[FigureOutcome] = []
+    for make in FIGURES:
+        made = make(report)
+        drawn += made if isinstance(made, list) else [made]
+    return drawn

@@ -35,34 +35,22 @@ def import_quietly() -> None:
 
 
 def audit_results(request: AuditRequest, out: Path | None = None) -> tuple[dict[str, Any], list[Path]]:
-    """The audit in its two phases, the figures drawn in a forked process between them when ``out`` is given
-    (a table alone, whose second phase is short: half of its figures there, half here); the artefact-evaluation
-    summary added and the report written to ``out``."""
+    """The audit in its two phases, the figures drawn in a forked process between them when ``out`` is given;
+    the artefact-evaluation summary added and the report written to ``out``."""
     import_quietly()
     from audit.statistics import Forked
     from audit.verify import audit_table, finish_audit
-    from reports import figure_groups, finish_report, interleave, render_figures
+    from reports import finish_report, render_figures
 
     table = audit_table(request)
     if table.verified is not None and table.verified.intact:  # the statistics will run their compiled loops
         from audit.metrics import prepare_kernels
 
         prepare_kernels(announce)
-    halves = out is not None and table.verified is None
-    drawing: Forked[Any] | None = None
-    if halves:
-        import matplotlib.backends.backend_agg
-        import matplotlib.style  # noqa: F401  (imported once, here: the fork inherits it rather than importing it again)
-
-        drawing = Forked(figure_groups, table.figure_data, (1, 2))
-    elif out is not None:
-        drawing = Forked(render_figures, table.figure_data)
+    drawing = Forked(render_figures, table.figure_data) if out is not None and table.verified is not None else None
     try:
         report = finish_audit(table)
-        if halves and drawing is not None:  # this half drawn while the fork draws the other
-            figures = interleave([figure_groups(table.figure_data, (0, 2)), drawing.result()])
-        else:
-            figures = drawing.result() if drawing is not None else None
+        figures = drawing.result() if drawing is not None else None
     finally:
         if drawing is not None:
             drawing.close()

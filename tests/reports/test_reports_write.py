@@ -214,17 +214,3 @@ def test_an_earlier_report_is_replaced_in_place(written: tuple[Path, list[Path]]
     shutil.copytree(written[0], out)
     paths = write_report(full_report(), out)
     assert [path.read_bytes() for path in paths] == [path.read_bytes() for path in written[1]]
-
-
-@pytest.mark.parametrize("parts", [2, 3])
-def test_figures_drawn_in_shares_are_those_drawn_at_once_in_the_same_order(parts: int) -> None:
-    """A table's audit draws its figures in two processes (``figure_groups`` shares, joined by ``interleave``):
-    the figures, their order and their bytes are those ``render_figures`` draws in one."""
-    from reports import figure_groups, interleave
-    from reports.figures import render_figures
-
-    report = full_report()
-    at_once = render_figures(report)
-    shared = interleave([figure_groups(report, (k, parts)) for k in range(parts)])
-    assert [(f.filename, f.png, f.svg) for f in shared] == [(f.filename, f.png, f.svg) for f in at_once]
-    assert len(at_once) >= 3
