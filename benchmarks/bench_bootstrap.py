@@ -44,7 +44,10 @@ def main() -> None:
     parser.add_argument("--eer-method", choices=["interp", "legacy", "rocch"], default="interp")
     parser.add_argument("--repeats", type=int, default=1, help="runs; the best is shown")
     parser.add_argument("--json", action="store_true", help="also print one JSON line with the figures")
+    parser.add_argument("--quick", action="store_true", help="5,000 trials, 100 speakers, 100 resamples")
     args = parser.parse_args()
+    if args.quick:
+        args.trials, args.speakers, args.resamples = 5_000, 100, 100
     contrast = _contrast(args.trials, args.speakers)
     wall = cpu = float("inf")
     for _ in range(args.repeats):
@@ -52,6 +55,7 @@ def main() -> None:
         summary = bootstrap_contrast(contrast, n_resamples=args.resamples, seed=1, eer_method=args.eer_method)
         wall = min(wall, time.perf_counter() - start_wall)
         cpu = min(cpu, time.process_time() - start_cpu)
+        print(f"  run: {time.perf_counter() - start_wall:6.2f} s wall", flush=True)
     ie = summary["estimates"]["ie"]
     print(
         f"{args.resamples:,} resamples of one contrast, 4 x {args.trials:,} trials, "

@@ -46,7 +46,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=256, help="size of the test file in MiB")
     parser.add_argument("--repeats", type=int, default=3, help="runs per reader; the best is shown")
+    parser.add_argument("--quick", action="store_true", help="a 16 MiB file, one run per reader")
     args = parser.parse_args()
+    if args.quick:
+        args.size_mb, args.repeats = 16, 1
     sha256sum = shutil.which("sha256sum")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "payload.bin"
@@ -67,10 +70,10 @@ def main() -> None:
             readers["sha256sum (coreutils)"] = lambda: subprocess.run(
                 [sha256sum, str(path)], capture_output=True, check=True
             )
-        print(f"file: {megabytes:.0f} MB, chunk {CHUNK_SIZE >> 10} KiB, best of {args.repeats}")
+        print(f"file: {megabytes:.0f} MB, chunk {CHUNK_SIZE >> 10} KiB, best of {args.repeats}", flush=True)
         for name, action in readers.items():
             seconds = _best_seconds(action, args.repeats)
-            print(f"{name:34s} {seconds:7.3f} s {megabytes / seconds:9.1f} MB/s")
+            print(f"{name:34s} {seconds:7.3f} s {megabytes / seconds:9.1f} MB/s", flush=True)
         if sha256sum is None:
             print("sha256sum not found: no coreutils reference")
 

@@ -125,8 +125,11 @@ def main() -> None:
     parser.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
     parser.add_argument("--save", type=Path, help="write the figures as JSON (interbias plan --throughput)")
     parser.add_argument("--json", action="store_true", help="also print one JSON line with the figures")
+    parser.add_argument("--quick", action="store_true", help="4 clips, one repeat")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.quick:
+        args.utterances, args.repeats = 4, 1
     if args.worker:
         worker(args)
         return
@@ -138,8 +141,13 @@ def main() -> None:
         if done.returncode != 0:
             skipped.append(f"{spec.label}: failed: {done.stderr.strip().splitlines()[-1:]}")
             continue
-        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
-        print(f"  measured {spec.label}", file=sys.stderr, flush=True)
+        rows.append(row := json.loads(done.stdout.strip().splitlines()[-1]))
+        print(
+            f"  measured {spec.label}: {row['batched_utt_per_s']:.2f} utt/s batched, {row['loop_utt_per_s']:.2f} "
+            "in a loop",
+            file=sys.stderr,
+            flush=True,
+        )
     where = machine(args.device)
     print(f"{args.utterances} clips ({args.lengths} lengths), device {args.device} ({where}), {args.dtype}")
     header = f"  {'label':<20} {'batched utt/s':>14} {'loop utt/s':>11} {'ratio':>6} {'peak MB':>8} {'min cos':>10}"

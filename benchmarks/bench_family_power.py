@@ -35,14 +35,19 @@ def main() -> None:
     parser.add_argument("--families", type=int, default=24)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="48 contrasts in 4 families x 200 draws, one repeat")
     args = parser.parse_args()
+    if args.quick:
+        args.contrasts, args.families, args.resamples, args.repeats = 48, 4, 200, 1
     rng = np.random.default_rng(0)
     sizes = np.diff(np.linspace(0, args.contrasts, args.families + 1).astype(int))
     families = [rng.normal(0.0, 0.01, (int(size), args.resamples)) for size in sizes]
-    print(f"load average before: {os.getloadavg()}")
+    print(f"load average before: {os.getloadavg()}", flush=True)
     with_power = min(_run(families, 0.02) for _ in range(args.repeats))
+    print(f"  with power: {with_power:.3f} s", flush=True)
     with mock.patch.object(equivalence, "family_power", lambda *a, **k: {}, create=True):
         without = min(_run(families, 0.02) for _ in range(args.repeats))
+    print(f"  family_power a no-op: {without:.3f} s", flush=True)
     print(
         f"{args.contrasts} contrasts in {args.families} families x {args.resamples} draws: family summaries "
         f"{with_power:.3f} s with power, {without:.3f} s with family_power a no-op (TOST power still in): "

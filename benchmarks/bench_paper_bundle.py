@@ -1,6 +1,6 @@
 """`audit verify --bundle --key --out` end to end on a paper-scale bundle, and the time of each audit step.
 
-Usage: ``python benchmarks/bench_paper_bundle.py [--keep DIR] [--scale 1.0] [--lists same|config]
+Usage: ``python benchmarks/bench_paper_bundle.py [--keep DIR] [--scale 1.0] [--lists same|config] [--quick]
 [--default out/default] [--json]``. The bundle (``runner.rehearsal.write_paper_bundle``, padded: 4,068 records,
 ~12 M per-trial scores, signed; ``--lists same``: every cell of a two-factor design on one list, 528 same-list
 contrasts; ``--lists config``: the configuration's own lists, whose population factors make population contrasts)
@@ -19,6 +19,9 @@ is written to a temporary folder, or to ``--keep DIR`` and reused from there on 
    spots inside a step; the step times then include the profiler's overhead.
 3. With ``--default DIR`` (default ``out/default``, the bundle of ``nox -s reproduce``) when that folder exists:
    ``audit verify`` of it end to end, against its 5 s target.
+
+Each end-to-end run prints its line as it finishes. ``--quick``: a new bundle at 5 % of the trial budget (a check
+that the script runs, not a figure to quote).
 """
 
 from __future__ import annotations
@@ -205,15 +208,34 @@ def main() -> None:
     parser.add_argument("--default", type=Path, default=Path("out/default"), help="the default bundle, if any")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N", help="also list the N costliest functions")
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
+    parser.add_argument("--quick", action="store_true", help="a new bundle at 5 % of the trial budget")
     args = parser.parse_args()
+    if args.quick:
+        args.scale = 0.05
     python = sys.executable
+
+    def say(name: str, run: dict[str, Any], target: float) -> None:
+        """One measured path's line, as it finishes."""
+        if args.json:
+            return
+        print(
+            f"{name}: exit {run['exit']} ({run['first_line'][:60]}); wall {run['wall_s']:.1f} s, "
+            f"CPU {run['cpu_s']:.1f} s (target < {target:.0f} s); peak RSS {run['peak_rss_gb']:.2f} GB"
+            + (f" (target < {TARGET_RSS_GB:.0f} GB)" if name == "end_to_end" else "")
+            + f"; load average before {run['load_average_before']:.1f}",
+            flush=True,
+        )
+
     results: dict[str, Any] = {"cores": os.cpu_count()}
     with tempfile.TemporaryDirectory() as folder:
         bundle, key, how = bundle_at(args.keep, Path(folder), args.scale, args.lists)
         results["bundle"] = how
+        if not args.json:
+            print(f"{how}\n{os.cpu_count()} cores", flush=True)
         report = Path(folder) / "report"
         command = [python, "-m", "audit.cli", "verify", str(bundle / "results.csv"), "--bundle", str(bundle)]
         results["end_to_end"] = run_measured([*command, "--key", str(key), "--out", str(report)])
+        say("end_to_end", results["end_to_end"], TARGET_S)
         results["in_process"] = step_times(bundle, key, Path(folder) / "report-in-process", args.cprofile)
         default = args.default
         default_keys = sorted(default.parent.glob(f"{default.name}.keys/*.pub"))
@@ -221,22 +243,12 @@ def main() -> None:
             command = [python, "-m", "audit.cli", "verify", str(default / "results.csv"), "--bundle", str(default)]
             command += ["--key", str(default_keys[0])] if default_keys else []
             results["default_bundle"] = run_measured([*command, "--out", str(Path(folder) / "default-report")])
+            say("default_bundle", results["default_bundle"], DEFAULT_TARGET_S)
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    print(results["bundle"])
-    print(f"{os.cpu_count()} cores")
-    for name, target in (("end_to_end", TARGET_S), ("default_bundle", DEFAULT_TARGET_S)):
-        if name not in results:
-            print(f"{name}: no bundle at {args.default} (make one with `nox -s reproduce`)")
-            continue
-        run = results[name]
-        print(
-            f"{name}: exit {run['exit']} ({run['first_line'][:60]}); wall {run['wall_s']:.1f} s, "
-            f"CPU {run['cpu_s']:.1f} s (target < {target:.0f} s); peak RSS {run['peak_rss_gb']:.2f} GB"
-            + (f" (target < {TARGET_RSS_GB:.0f} GB)" if name == "end_to_end" else "")
-            + f"; load average before {run['load_average_before']:.1f}"
-        )
+    if "default_bundle" not in results:
+        print(f"default_bundle: no bundle at {args.default} (make one with `nox -s reproduce`)")
     steps = results["in_process"]
     wall, cpu = steps["wall_s"], steps["cpu_s"]
     print(f"in-process audit: {steps['verdict']}, {wall['total']:.1f} s wall, {cpu['total']:.1f} s CPU; per step:")

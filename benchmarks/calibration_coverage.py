@@ -24,6 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -157,7 +159,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--condition", choices=sorted(EVAL_MEAN), default="degraded", help="the evaluated condition")
+    parser.add_argument("--quick", action="store_true", help="design 10x10, 25 data sets, 100 resamples")
     args = parser.parse_args()
+    if args.quick:
+        args.designs, args.datasets, args.resamples = "10x10", 25, 100
     pop_map = population_map(7)
     designs = [tuple(int(n) for n in design.split("x")) for design in args.designs.split(",")]
     chunk = 25
@@ -166,8 +171,14 @@ def main() -> None:
         for n_dev, n_eval in designs
         for start in range(0, args.datasets, chunk)
     ]
+    results: list[dict[str, Any]] = []
+    started = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
-        results = list(pool.map(_chunk, tasks))
+        for at, result in enumerate(pool.map(_chunk, tasks)):  # in order: a design is done at its last chunk
+            results.append(result)
+            if at + 1 == len(tasks) or tasks[at + 1][:2] != tasks[at][:2]:
+                elapsed = time.perf_counter() - started
+                print(f"done: design {tasks[at][0]} x {tasks[at][1]} ({elapsed:.0f} s)", file=sys.stderr, flush=True)
     rows = []
     for n_dev, n_eval in designs:
         parts = [r for t, r in zip(tasks, results, strict=True) if t[:2] == (n_dev, n_eval)]

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -39,7 +41,10 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples per dataset")
     parser.add_argument("--workers", type=int, default=2, help="processes")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument("--quick", action="store_true", help="7 and 15 speakers, 50 data sets, 100 resamples")
     args = parser.parse_args()
+    if args.quick:
+        args.speakers, args.datasets, args.resamples = "7,15", 50, 100
     speakers = [int(value) for value in args.speakers.split(",")]
     tasks = [
         (n, method, start, min(CHUNK, args.datasets - start), args.resamples)
@@ -47,8 +52,14 @@ def main() -> None:
         for method in EER_METHODS
         for start in range(0, args.datasets, CHUNK)
     ]
+    results: list[dict[str, Any]] = []
+    started = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
-        results = list(pool.map(_chunk, tasks))
+        for at, result in enumerate(pool.map(_chunk, tasks)):  # in order: a cell is done at its last chunk
+            results.append(result)
+            if at + 1 == len(tasks) or tasks[at + 1][:2] != tasks[at][:2]:
+                elapsed = time.perf_counter() - started
+                print(f"done: {tasks[at][0]} speakers, {tasks[at][1]} ({elapsed:.0f} s)", file=sys.stderr, flush=True)
     rows: list[dict[str, Any]] = []
     for n in speakers:
         for method in EER_METHODS:

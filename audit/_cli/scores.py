@@ -89,17 +89,15 @@ def scores(
 
     if score_format is not None and score_format not in SCORE_FORMATS:
         raise InputError("--format", f"expected one of {', '.join(SCORE_FORMATS)}, got {score_format!r}")
-    from audit.metrics import prepare_kernels
     from audit.scores import ScoringConfig, audit_scores
     from reports import check_report_folder, write_report
 
     config = ScoringConfig(p_target=p_target, c_miss=c_miss, c_fa=c_fa, n_resamples=resamples, seed=seed)
     if out is not None:
         check_report_folder(out)
-    prepare_kernels(announce)
     report = audit_scores(
         trials, score_files[0], score_format=score_format, speakers=speakers, subgroups=subgroups,
-        conditions=conditions, cm_scores=cm_scores, calibration=calibration, config=config,
+        conditions=conditions, cm_scores=cm_scores, calibration=calibration, config=config, announce=announce,
     )  # fmt: skip
     if len(score_files) > 1:
         from audit.scores import paired_comparison, with_comparison

@@ -30,7 +30,15 @@ from audit.metrics.record_calibration import (
 )
 from audit.metrics.record_spoofing import SpoofingSet, spoofing_metrics, spoofing_of_rows, spoofing_sets_of_rows
 from audit.metrics.spoofing import ADcfCosts, TDcfCosts, a_dcf, min_t_dcf, sasv_eer, spf_eer, sv_eer, t_eer
-from audit.metrics.weighted_roc import TILE, ResampleWeights, binned_sums, prepare_kernels, weighted_eer, weighted_sums
+from audit.metrics.weighted_roc import (
+    TILE,
+    ResampleWeights,
+    binned_sums,
+    prepare_kernels,
+    weighted_eer,
+    weighted_eers,
+    weighted_sums,
+)
 from schemas import EER_METHODS, EerMethod
 
 __all__ = [
@@ -79,5 +87,6 @@ __all__ = [
     "t_eer",
     "top_cohort_statistics",
     "weighted_eer",
+    "weighted_eers",
     "weighted_sums",
 ]

@@ -2,17 +2,31 @@
 
 Weights come in tiles local to one trial list: ``weights[tile, speaker, row]`` is a speaker's multiplicity in
 resample ``tile * block + row``, with a last speaker of weight 1 (the partner of a target trial, or of every trial
-under one-way clustering), so a trial reads two contiguous runs of ``block`` weights. A trial weighs
-``weights[., enrol, row] * weights[., partner, row]``. The trials come sorted by descending score and cut into
-units (``unit_end``): one unit per threshold for ``interp`` and ``legacy``, one per run of thresholds that no
-hull vertex can split for ``rocch`` (a run of one class, or one threshold holding both). A tile sums every
-unit's target and non-target weight in one pass over the trials, the inner loop running over the tile's rows
-(contiguous, vectorised). ``interp`` and ``legacy`` then walk each row's curve to the crossing (or to the first
-point roc_curve keeps after it); ``rocch`` finds, for all the tile's rows at once, the hull edge that crosses
-pfa = pmiss by narrowing a chord to it (each step a vectorised pass over the units between the chord's ends). Every
-decision (crossing, kept point, hull vertex) is an exact comparison of integer-valued float64 sums and of their
-products, as ``audit.metrics.point`` makes it on counts (``weighted_roc`` refuses weights whose products could pass
-2**53). Compiled once per machine (``cache=True``), and loaded only when a bootstrap runs.
+under one-way clustering), so a trial reads two contiguous runs of weights. A trial weighs
+``weights[., enrol, row] * weights[., partner, row]``. The trials come sorted by descending score.
+
+Per threshold (``eer_of_rows``, lists of up to ``weighted_roc.PER_THRESHOLD_UNITS`` thresholds): the trials are cut
+into units (``unit_end``): one unit per threshold for ``interp`` and ``legacy``, one per run of thresholds that no
+hull vertex can split for ``rocch`` (a run of one class, or one threshold holding both). A tile sums every unit's
+target and non-target weight in one pass over the trials, the inner loop running over the tile's rows (contiguous,
+vectorised). ``interp`` and ``legacy`` then walk each row's curve to the crossing (or to the first point roc_curve
+keeps after it); ``rocch`` finds, for all the tile's rows at once, the hull edge that crosses pfa = pmiss by
+narrowing a chord to it (each step a vectorised pass over the units between the chord's ends). Every decision is an
+exact comparison of integer-valued float64 sums and of their products (``weighted_roc`` sends weights whose
+products could pass 2**53 to the bracketed loops).
+
+In brackets (``eers_of_rows``, longer lists): the thresholds are cut into brackets of about the same number of
+trials (``checkpoints``: each bracket's last threshold). One pass per tile sums each row's weight at every
+bracket's end, so memory is brackets x rows whatever the number of trials. Each row then finds the bracket where its
+curve crosses fpr = fnr and rebuilds its curve, threshold by threshold in exact int64 counts, over a window of
+brackets around it: ``interp`` interpolates at the crossing, ``legacy`` walks to the points roc_curve keeps (the
+window doubling when a walk leaves it), ``rocch`` takes the hull edge that spans the diagonal among the window's
+points, the origin and the curve's end, and keeps it only when no bracket outside the window can hold a point on or
+above the edge's line (a bracket's points lie in the box between its two ends), the window doubling otherwise. The
+three variants come from one pass; every decision is an exact comparison of int64 counts and their products, exact
+while a row's total weight stays under ``WEIGHT_LIMIT`` (``weighted_roc`` refuses heavier rows).
+
+Compiled once per machine (``cache=True``), and loaded only when a bootstrap runs.
 """
 
 from __future__ import annotations
@@ -94,9 +108,9 @@ def _legacy(before_tps, before_fps, at_origin, tps, fps, n_target, n_nontarget):
 
 @njit(cache=True)
 def _crossing(tps, fps, n_target, n_nontarget):
-    """The first unit whose point has fpr >= fnr (``fps * P + tps * N >= P * N``, exact); cumulative weight is
-    monotone, so a binary search. It holds at the last unit, and its unit carries weight (else the test held one
-    unit earlier)."""
+    """The first point with fpr >= fnr (``fps * P + tps * N >= P * N``, exact); cumulative weight is monotone, so
+    a binary search. It holds at the last point, and the first point (the origin, or a bracket's end before the
+    crossing) is before it."""
     goal = n_target * n_nontarget
     low, high = 0, tps.size - 1
     while low < high:
@@ -106,6 +120,264 @@ def _crossing(tps, fps, n_target, n_nontarget):
         else:
             low = middle + 1
     return low
+
+
+NEED = -2  # a walk or a hull edge that needs the curve beyond the window: the window grows
+
+
+@njit(cache=True)
+def _window_before(tps, fps, unit, at_start):
+    """The last point before ``unit`` whose counts differ from its own (0: the origin when the window starts at
+    the curve's start), or ``NEED`` when it lies before the window."""
+    total = tps[unit] + fps[unit]
+    unit -= 1
+    while unit >= 1 and tps[unit] + fps[unit] == total:
+        unit -= 1
+    if unit >= 1 or (unit == 0 and (at_start or tps[0] + fps[0] != total)):
+        return unit
+    return NEED
+
+
+@njit(cache=True)
+def _window_after(tps, fps, unit, at_end):
+    """The first point after ``unit`` whose counts differ from its own (``tps.size`` when ``unit`` is the curve's
+    last point), or ``NEED`` when it lies after the window."""
+    total = tps[unit] + fps[unit]
+    unit += 1
+    while unit < tps.size and tps[unit] + fps[unit] == total:
+        unit += 1
+    if unit < tps.size or at_end:
+        return unit
+    return NEED
+
+
+@njit(cache=True)
+def _window_kept(tps, fps, unit, at_start, at_end):
+    """1 when roc_curve keeps the point (the first, the last and every change of step in both counts), 0 when it
+    drops it, ``NEED`` when that depends on points beyond the window."""
+    before, after = _window_before(tps, fps, unit, at_start), _window_after(tps, fps, unit, at_end)
+    if before == NEED or after == NEED:
+        return NEED
+    if (at_start and before == 0) or after == tps.size:
+        return 1
+    steps_in = (tps[unit] - tps[before], fps[unit] - fps[before])
+    return 1 if steps_in != (tps[after] - tps[unit], fps[after] - fps[unit]) else 0
+
+
+@njit(cache=True)
+def _legacy_eer(tps, fps, after, n_target, n_nontarget, at_start, at_end):
+    """``legacy`` EER of one row's window (the last kept point before the crossing ``after``, or the origin, and
+    the first kept one at or after it), and whether the window sufficed."""
+    before = _window_before(tps, fps, after, at_start)
+    if before == NEED:
+        return np.nan, False
+    while True:
+        kept = _window_kept(tps, fps, after, at_start, at_end)
+        if kept == NEED:
+            return np.nan, False
+        if kept == 1:
+            break
+        after = _window_after(tps, fps, after, at_end)
+        if after == NEED:
+            return np.nan, False
+    while not (at_start and before == 0):
+        kept = _window_kept(tps, fps, before, at_start, at_end)
+        if kept == NEED:
+            return np.nan, False
+        if kept == 1:
+            break
+        before = _window_before(tps, fps, before, at_start)
+        if before == NEED:
+            return np.nan, False
+    if at_start and before == 0:
+        return _legacy(0.0, 0.0, True, tps[after], fps[after], n_target, n_nontarget), True
+    return _legacy(tps[before], fps[before], False, tps[after], fps[after], n_target, n_nontarget), True
+
+
+@njit(cache=True)
+def _hull_eer(tps, fps, n_target, n_nontarget):
+    """ROCCH EER of one row over the window's points (with the origin before them and the curve's end as the last
+    point), as BOSARIS ``rocch2eer`` takes it, and the edge's line (``dT``, ``dF``, its value): the crossing of
+    pfa = pmiss with the hull edge that spans it.
+
+    A chord runs from A (a hull point with pmiss > pfa, first the origin) to B (one with pmiss <= pfa, first the
+    curve's end). The point farthest above the chord (least ``dT * F - dF * T``, the first on a tie) is a hull
+    vertex; it replaces A or B by the side of the diagonal it lies on, until no point lies above: the chord is then
+    the hull edge. The EER is taken, as the pool-adjacent-violators walk would, from the first point on that edge
+    with pmiss <= pfa and the point on it before (or the origin)."""
+    a_tps, a_fps, a_at = 0, 0, -1
+    b_tps, b_fps, b_at = n_target, n_nontarget, tps.size - 1
+    while True:
+        slope_t, slope_f = b_tps - a_tps, b_fps - a_fps
+        best, vertex = slope_t * a_fps - slope_f * a_tps, -1
+        for unit in range(a_at + 1, b_at):
+            value = slope_t * fps[unit] - slope_f * tps[unit]
+            if value < best:
+                best, vertex = value, unit
+        if vertex < 0:
+            break
+        t, f = tps[vertex], fps[vertex]
+        if (n_target - t) * n_nontarget > f * n_target:
+            a_tps, a_fps, a_at = t, f, vertex
+        else:
+            b_tps, b_fps, b_at = t, f, vertex
+    slope_t, slope_f = b_tps - a_tps, b_fps - a_fps
+    line = slope_t * a_fps - slope_f * a_tps
+    before, after = -1, -1
+    for unit in range(max(a_at, 0), b_at + 1):
+        if slope_t * fps[unit] - slope_f * tps[unit] == line:
+            if (n_target - tps[unit]) * n_nontarget <= fps[unit] * n_target:
+                if after < 0:
+                    after = unit
+            else:
+                before = unit
+    tps_after, fps_after = tps[after], fps[after]
+    tps_before = tps[before] if before >= 0 else 0
+    fps_before = fps[before] if before >= 0 else 0
+    p_fa, p_miss = fps_after / n_nontarget, (n_target - tps_after) / n_target
+    fa_before, miss_before = fps_before / n_nontarget, (n_target - tps_before) / n_target
+    d_fa, d_miss = p_fa - fa_before, p_miss - miss_before
+    if d_fa == 0.0 or d_miss == 0.0:
+        return 0.0, slope_t, slope_f, line  # an edge at pfa = 0 or pmiss = 0: BOSARIS counts 0
+    return (d_fa * miss_before - d_miss * fa_before) / (d_fa - d_miss), slope_t, slope_f, line
+
+
+@njit(cache=True)
+def _window(tile_weights, column, enrol, partner, labels, group_end, checkpoints, bracket_tps, bracket_fps, low, high):
+    """One row's cumulative counts (int64) at the end of each group of brackets ``low``..``high``, after the
+    point before them (the origin, or the end of bracket ``low - 1``), then the curve's end when the window stops
+    short of it (the hull needs it)."""
+    first = checkpoints[low - 1] + 1 if low > 0 else 0
+    last = checkpoints[high]
+    at_end = high == checkpoints.size - 1
+    size = last - first + 2 + (0 if at_end else 1)
+    tps, fps = np.empty(size, np.int64), np.empty(size, np.int64)
+    running_t = np.int64(bracket_tps[low - 1, column]) if low > 0 else np.int64(0)
+    running_f = np.int64(bracket_fps[low - 1, column]) if low > 0 else np.int64(0)
+    tps[0], fps[0] = running_t, running_f
+    start = group_end[first - 1] if first > 0 else 0
+    for group in range(first, last + 1):
+        for trial in range(start, group_end[group]):
+            weight = np.int64(tile_weights[enrol[trial], column] * tile_weights[partner[trial], column])
+            if labels[trial]:
+                running_t += weight
+            else:
+                running_f += weight
+        start = group_end[group]
+        tps[group - first + 1], fps[group - first + 1] = running_t, running_f
+    if not at_end:
+        tps[size - 1] = np.int64(bracket_tps[checkpoints.size - 1, column])
+        fps[size - 1] = np.int64(bracket_fps[checkpoints.size - 1, column])
+    return tps, fps
+
+
+@njit(cache=True)
+def _reaches_line(bracket_tps, bracket_fps, column, bracket, slope_t, slope_f, line):
+    """Whether the box of a bracket's points (between its two ends) reaches the line ``slope_t * F - slope_f * T =
+    line`` or lies above it at its upper corner (least F, greatest T)."""
+    before_f = np.int64(bracket_fps[bracket - 1, column]) if bracket > 0 else np.int64(0)
+    return slope_t * before_f - slope_f * np.int64(bracket_tps[bracket, column]) <= line
+
+
+@njit(cache=True)
+def _outside_reaches(bracket_tps, bracket_fps, column, low, high, slope_t, slope_f, line):
+    """Whether a bracket before ``low``, and one after ``high``, may hold a point on or above the line (scanned
+    outwards from the window, each side stopping at its first)."""
+    before, after = False, False
+    for bracket in range(low - 1, -1, -1):
+        if _reaches_line(bracket_tps, bracket_fps, column, bracket, slope_t, slope_f, line):
+            before = True
+            break
+    for bracket in range(high + 1, bracket_tps.shape[0]):
+        if _reaches_line(bracket_tps, bracket_fps, column, bracket, slope_t, slope_f, line):
+            after = True
+            break
+    return before, after
+
+
+@njit(cache=True)
+def _row_eers(tile_weights, column, enrol, partner, labels, group_end, checkpoints, bracket_tps, bracket_fps, out):
+    """The three EERs of one row (``out``: interp, legacy, rocch) from its bracket sums and windows of its curve."""
+    n_brackets = checkpoints.size
+    n_target = np.int64(bracket_tps[n_brackets - 1, column])
+    n_nontarget = np.int64(bracket_fps[n_brackets - 1, column])
+    goal = n_target * n_nontarget
+    low, high = 0, n_brackets - 1  # the first bracket whose end has fpr >= fnr
+    while low < high:
+        middle = (low + high) // 2
+        t, f = np.int64(bracket_tps[middle, column]), np.int64(bracket_fps[middle, column])
+        if f * n_target + t * n_nontarget >= goal:
+            high = middle
+        else:
+            low = middle + 1
+    low, high = max(low - 1, 0), min(low + 1, n_brackets - 1)
+    tps, fps = _window(tile_weights, column, enrol, partner, labels, group_end, checkpoints, bracket_tps,
+                       bracket_fps, low, high)  # fmt: skip
+    at_start, at_end = low == 0, high == n_brackets - 1
+    real = tps.size - (0 if at_end else 1)  # the window's curve points, without the curve's end appended
+    after = _crossing(tps[:real], fps[:real], n_target, n_nontarget)
+    previous = not (at_start and after == 1)
+    out[0] = _interp(tps[after], fps[after], tps[after - 1], fps[after - 1], previous, n_target, n_nontarget)
+    legacy_done, hull_done = False, False
+    while True:
+        at_start, at_end = low == 0, high == n_brackets - 1
+        real = tps.size - (0 if at_end else 1)
+        grow_low, grow_high = low, high
+        if not legacy_done:
+            after = _crossing(tps[:real], fps[:real], n_target, n_nontarget)
+            value, legacy_done = _legacy_eer(tps[:real], fps[:real], after, n_target, n_nontarget, at_start, at_end)
+            if legacy_done:
+                out[1] = value
+            else:
+                width = high - low + 1
+                grow_low, grow_high = max(low - width, 0), min(high + width, n_brackets - 1)
+        if not hull_done:
+            value, slope_t, slope_f, line = _hull_eer(tps, fps, n_target, n_nontarget)
+            before, after = _outside_reaches(bracket_tps, bracket_fps, column, low, high, slope_t, slope_f, line)
+            if not (before or after):
+                out[2], hull_done = value, True
+            width = high - low + 1  # the window doubles towards each side that may hold a point above the edge
+            grow_low = min(grow_low, max(low - width, 0)) if before else grow_low
+            grow_high = max(grow_high, min(high + width, n_brackets - 1)) if after else grow_high
+        if legacy_done and hull_done:
+            return
+        low, high = grow_low, grow_high
+        tps, fps = _window(tile_weights, column, enrol, partner, labels, group_end, checkpoints, bracket_tps,
+                           bracket_fps, low, high)  # fmt: skip
+
+
+@njit(cache=True, parallel=True)
+def eers_of_rows(weights, rows, enrol, partner, labels, group_end, checkpoints, weight_limit):
+    """The interp, legacy and rocch EER (3 x rows) of every resample row (``weights``: tiles x speakers x tile
+    rows), and each row's total weight; NaN where a class weighs 0 or the total reaches ``weight_limit``."""
+    tiles, tile_rows = weights.shape[0], weights.shape[2]
+    n_brackets = checkpoints.size
+    out = np.full((3, tiles * tile_rows), np.nan)
+    totals = np.zeros(tiles * tile_rows)
+    for tile in prange(tiles):
+        tile_weights = weights[tile]
+        bracket_tps, bracket_fps = np.empty((n_brackets, tile_rows)), np.empty((n_brackets, tile_rows))
+        n_target, n_nontarget = np.zeros(tile_rows), np.zeros(tile_rows)
+        start = 0
+        for bracket in range(n_brackets):
+            for trial in range(start, group_end[checkpoints[bracket]]):
+                enrolled, partnered = tile_weights[enrol[trial]], tile_weights[partner[trial]]
+                if labels[trial]:
+                    for row in range(tile_rows):
+                        n_target[row] += enrolled[row] * partnered[row]
+                else:
+                    for row in range(tile_rows):
+                        n_nontarget[row] += enrolled[row] * partnered[row]
+            bracket_tps[bracket] = n_target
+            bracket_fps[bracket] = n_nontarget
+            start = group_end[checkpoints[bracket]]
+        for column in range(min(tile_rows, rows - tile * tile_rows)):
+            row = tile * tile_rows + column
+            totals[row] = n_target[column] + n_nontarget[column]
+            if n_target[column] > 0.0 and n_nontarget[column] > 0.0 and totals[row] < weight_limit:
+                _row_eers(tile_weights, column, enrol, partner, labels, group_end, checkpoints, bracket_tps,
+                          bracket_fps, out[:, row])  # fmt: skip
+    return out[:, :rows], totals[:rows]
 
 
 @njit(cache=True)
@@ -299,7 +571,7 @@ def cached_on_this_machine() -> bool:
     """Whether numba's cache holds the entry kernels (an index file in their cache folder): when it does not, the
     next call compiles them, about half a minute of CPU on a small machine."""
     module = __name__.rpartition(".")[2]
-    for kernel in (eer_of_rows, weighted_sums):
+    for kernel in (eer_of_rows, eers_of_rows, weighted_sums):
         folder = kernel.stats.cache_path
         if folder is None or not any(Path(folder).glob(f"{module}.{kernel.py_func.__name__}-*.nbi")):
             return False

@@ -4,9 +4,13 @@ A resample is a row of speaker multiplicities (``audit.statistics.draw_cluster_w
 enrolment speaker's multiplicity times its partner's (``audit.statistics.pair_codes``: the partner code
 ``n_speakers`` stands for a weight of 1, a trial of one speaker or one-way clustering). A row of integer weights
 is a resample of the trials, and its EER equals ``audit.metrics.point.eer`` of the trials repeated that often (tested
-bit for bit for ``legacy``, to 1e-12 for ``interp`` and ``rocch``). The trials are sorted once per score
-array; compiled loops (``audit.metrics.roc_kernels``) then sum each threshold's weight for a tile of rows at a time
-and find each row's EER, so memory stays near ``_BLOCK_BYTES`` per core whatever the number of resamples.
+bit for bit for ``legacy``, to 1e-12 for ``interp`` and ``rocch``). The trials are sorted once per score array;
+compiled loops (``audit.metrics.roc_kernels``) then work in one of two ways. Up to ``PER_THRESHOLD_UNITS``
+thresholds, they sum each threshold's weight for a tile of rows at a time and find each row's EER there, so memory
+stays near ``_BLOCK_BYTES`` per core whatever the number of resamples. On longer lists (a VoxCeleb or NIST list of
+millions of trials), they sum the weight at the ends of about ``BRACKETS`` brackets of thresholds in one pass for all
+three EER variants and rebuild each row's curve in exact int64 counts only near its crossing, so memory stays near
+brackets x rows whatever the number of trials.
 """
 
 from __future__ import annotations
@@ -23,9 +27,15 @@ from schemas import EER_METHODS, EerMethod
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-_METHOD_CODES = {"interp": 0, "legacy": 1, "rocch": 2}  # audit.metrics.roc_kernels' INTERP, LEGACY, ROCCH
+_METHOD_CODES = {"interp": 0, "legacy": 1, "rocch": 2}  # roc_kernels' INTERP, LEGACY, ROCCH; eers_of_rows' rows
 _BLOCK_BYTES = 4 << 20  # per tile of rows: its units' cumulative target and non-target sums
-_EXACT = float(2**53)  # float64 holds every integer below: the loops' products of weight sums must stay under it
+_EXACT = float(2**53)  # float64 holds every integer below: the per-threshold loops' products must stay under it
+PER_THRESHOLD_UNITS = 1 << 16  # up to this many thresholds, the per-threshold loops (eer_of_rows); above, brackets
+# A row's total weight below which the bracketed loops' int64 products of counts (at most total**2 / 2) cannot
+# overflow, and its float64 sums stay exact.
+WEIGHT_LIMIT = float(2**31)
+BRACKET_TRIALS = 16  # at least this many trials per bracket; about 4,096 brackets on longer lists
+BRACKETS = 4096
 
 
 class WeightedRocInputError(MetricInputError):
@@ -112,13 +122,15 @@ def binned_sums(
 @dataclass(frozen=True)
 class SortedTrials:
     """One score array's trials in descending score order, with where each threshold's trials end
-    (``group_end``) and where each run that ROCCH pools without looking ends (``unit_end``: a run of
-    thresholds of one class, or one threshold holding both)."""
+    (``group_end``), where each run that ROCCH pools without looking ends (``unit_end``: a run of thresholds of
+    one class, or one threshold holding both), and the last threshold of each bracket of about equal numbers of
+    trials (``checkpoints``)."""
 
     order: IntArray
     labels: NDArray[np.bool_]
     group_end: IntArray
     unit_end: IntArray
+    checkpoints: IntArray
 
     @classmethod
     def of(cls, scores: ArrayLike, labels: ArrayLike) -> SortedTrials:
@@ -128,7 +140,7 @@ class SortedTrials:
             raise WeightedRocInputError(f"{score_array.size} scores but {label_array.size} labels")
         if not np.isfinite(score_array).all():
             raise WeightedRocInputError("scores must be finite (drop unscored trials first)")
-        order = np.argsort(-score_array, kind="stable")
+        order = np.argsort(-score_array)  # not stable: a threshold's trials are summed whatever their order
         ordered = score_array[order]
         ordered_labels = label_array[order]
         group_end = np.append(np.flatnonzero(ordered[1:] != ordered[:-1]) + 1, ordered.size).astype(np.int64)
@@ -136,7 +148,74 @@ class SortedTrials:
         targets = np.add.reduceat(ordered_labels.astype(np.int64), group_start) if ordered.size else group_end
         kind = np.where(targets == 0, 0, np.where(targets == group_end - group_start, 1, 2))  # non-target, target, both
         closes_unit = np.append((kind[:-1] == 2) | (kind[1:] != kind[:-1]), True)
-        return cls(order, np.ascontiguousarray(ordered_labels), group_end, np.ascontiguousarray(group_end[closes_unit]))
+        step = max(BRACKET_TRIALS, ordered.size // BRACKETS)
+        ends = np.searchsorted(group_end, np.arange(step, ordered.size, step))  # the group holding each step's end
+        checkpoints = np.union1d(ends, [group_end.size - 1]).astype(np.int64)
+        return cls(
+            order, np.ascontiguousarray(ordered_labels), group_end, np.ascontiguousarray(group_end[closes_unit]),
+            checkpoints,
+        )  # fmt: skip
+
+
+def weighted_eers(
+    scores: ArrayLike,
+    labels: ArrayLike,
+    clusters: ArrayLike,
+    weights: ArrayLike | ResampleWeights,
+    partners: ArrayLike | None = None,
+    methods: tuple[EerMethod, ...] = EER_METHODS,
+) -> dict[EerMethod, FloatArray]:
+    """The EER of each row of speaker ``weights`` (resamples x speakers, or prepared) in each of ``methods``; NaN
+    where a class weighs 0. Up to ``PER_THRESHOLD_UNITS`` thresholds (and weights whose products float64 holds
+    exactly), one pass of the per-threshold loops per method; above, one pass of the bracketed loops for all three
+    in exact int64 counts, where a row whose total weight reaches ``WEIGHT_LIMIT`` (about 2e9 trials) is refused."""
+
+    unknown = [method for method in methods if method not in EER_METHODS]
+    if unknown:
+        raise WeightedRocInputError(f"unknown bootstrap EER method {unknown[0]!r}: expected interp, legacy or rocch")
+    resampled = ResampleWeights.of(weights)
+    enrol, partner = _codes(resampled, clusters, partners)
+    trials = SortedTrials.of(scores, labels)
+    if trials.order.size != enrol.size:
+        raise WeightedRocInputError(f"{trials.order.size} scores but {enrol.size} speaker codes")
+    enrol, partner = np.ascontiguousarray(enrol[trials.order]), np.ascontiguousarray(partner[trials.order])
+    if trials.group_end.size <= PER_THRESHOLD_UNITS and (resampled.heaviest**2 * enrol.size) ** 2 < _EXACT:
+        return {method: _per_threshold(resampled, enrol, partner, trials, method) for method in methods}
+    eers = _bracketed(resampled, enrol, partner, trials)
+    return {method: eers[_METHOD_CODES[method]] for method in methods}
+
+
+def _bracketed(resampled: ResampleWeights, enrol: IntArray, partner: IntArray, trials: SortedTrials) -> FloatArray:
+    """The three methods' EERs (interp, legacy, rocch rows) from the bracketed loops, in exact int64 counts."""
+    import audit.metrics.roc_kernels as roc_kernels
+
+    eers, totals = roc_kernels.eers_of_rows(
+        resampled.tiles, resampled.rows, enrol, partner, trials.labels, trials.group_end, trials.checkpoints,
+        WEIGHT_LIMIT,
+    )  # fmt: skip
+    if totals.size and totals.max() >= WEIGHT_LIMIT:
+        raise WeightedRocInputError(
+            f"a resample weighs its {enrol.size} trials {totals.max():.0f} in all: products of the weighted counts "
+            f"could pass 2**63 (the limit is a total weight of {WEIGHT_LIMIT:.0f})"
+        )
+    result: FloatArray = eers
+    return result
+
+
+def _per_threshold(
+    resampled: ResampleWeights, enrol: IntArray, partner: IntArray, trials: SortedTrials, method: EerMethod
+) -> FloatArray:
+    """One method's EERs from the per-threshold loops: every threshold's (or ROCCH unit's) sums for a block of rows,
+    the rows' curves walked there."""
+    import audit.metrics.roc_kernels as roc_kernels
+
+    units = trials.unit_end if method == "rocch" else trials.group_end
+    block = _block(units.size)
+    eers: FloatArray = roc_kernels.eer_of_rows(
+        resampled.tiles, enrol, partner, trials.labels, units, _METHOD_CODES[method], block,
+        _SCRATCH.of(units.size, roc_kernels.workers(), block),
+    )  # fmt: skip
+    return eers[: resampled.rows]
 
 
 def weighted_eer(
@@ -148,46 +227,20 @@ def weighted_eer(
     partners: ArrayLike | None = None,
 ) -> FloatArray:
     """The EER of each row of speaker ``weights`` (resamples x speakers, or prepared) in ``method``; NaN where a
-    class weighs 0."""
-    import audit.metrics.roc_kernels as roc_kernels
-
-    if method not in EER_METHODS:
-        raise WeightedRocInputError(f"unknown bootstrap EER method {method!r}: expected interp, legacy or rocch")
-    resampled = ResampleWeights.of(weights)
-    enrol, partner = _codes(resampled, clusters, partners)
-    trials = SortedTrials.of(scores, labels)
-    if trials.order.size != enrol.size:
-        raise WeightedRocInputError(f"{trials.order.size} scores but {enrol.size} speaker codes")
-    if (resampled.heaviest**2 * enrol.size) ** 2 >= _EXACT:
-        raise WeightedRocInputError(
-            f"weights up to {resampled.heaviest:g} over {enrol.size} trials: products of the weighted counts could "
-            "pass 2**53, where float64 stops being exact"
-        )
-    units = trials.unit_end if method == "rocch" else trials.group_end
-    block = _block(units.size)
-    eers: FloatArray = roc_kernels.eer_of_rows(
-        resampled.tiles,
-        np.ascontiguousarray(enrol[trials.order]),
-        np.ascontiguousarray(partner[trials.order]),
-        trials.labels,
-        units,
-        _METHOD_CODES[method],
-        block,
-        _SCRATCH.of(units.size, roc_kernels.workers(), block),
-    )
-    return eers[: resampled.rows]
+    class weighs 0 (``weighted_eers`` gives several methods at once)."""
+    return weighted_eers(scores, labels, clusters, weights, partners, (method,))[method]
 
 
 def _block(n_units: int) -> int:
-    """Rows the loops take at a time: a power of two from 8 (one vector of a wide machine) to ``TILE``, keeping
-    a worker's unit sums near ``_BLOCK_BYTES``."""
+    """Rows the per-threshold loops take at a time: a power of two from 8 (one vector of a wide machine) to
+    ``TILE``, keeping a worker's unit sums near ``_BLOCK_BYTES``."""
     fitting = max(8, min(TILE, _BLOCK_BYTES // (16 * max(1, n_units))))
     return 1 << (fitting.bit_length() - 1)
 
 
 class _Scratch:
-    """The unit sums of the compiled loops (workers x 2 x units x block), kept between calls and grown when a trial
-    list needs more: a bootstrap makes thousands of calls, and fresh arrays of a few MB each cost more in page
+    """The unit sums of the per-threshold loops (workers x 2 x units x block), kept between calls and grown when a
+    trial list needs more: a bootstrap makes thousands of calls, and fresh arrays of a few MB each cost more in page
     faults than the arithmetic they hold."""
 
     def __init__(self) -> None:
@@ -218,8 +271,8 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     started = time.perf_counter()
     scores, labels, speakers = np.array([0.1, 0.9, 0.4, 0.6]), np.array([0, 1, 0, 1]), np.array([0, 0, 1, 1])
     weights = ResampleWeights.of(np.ones((1, 2)))
-    for method in EER_METHODS:
-        weighted_eer(scores, labels, speakers, weights, method)
+    weighted_eers(scores, labels, speakers, weights)
+    _bracketed(weights, speakers, np.full(4, 2), SortedTrials.of(scores, labels))  # the loops of long lists
     weighted_sums(weights, speakers, None, labels)
     seconds = time.perf_counter() - started
     if cached:

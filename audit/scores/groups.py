@@ -4,18 +4,19 @@ the DET curves."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from audit.bundle import bayes_error_entry, curve
-from audit.metrics import EER_METHODS, MetricInputError, eer, grouped_metrics, weighted_eer
+from audit.metrics import EER_METHODS, MetricInputError, grouped_metrics, weighted_eers
 from audit.scores.calibration import DevCalibration, calibration_row
 from audit.scores.config import TWO_WAY, ScoringConfig
 from audit.scores.joining import MAX_LISTED_PAIRS, finding
 from audit.scores.spoofing import spoofing_row
-from audit.statistics import SpeakerDraws, cluster_codes, draw_cluster_weights, estimate_with_interval
+from audit.statistics import cluster_codes, draw_cluster_weights, estimate_with_interval
 from schemas import Flag, Severity, count
 
 
@@ -29,22 +30,44 @@ def trial_groups(trials: pd.DataFrame) -> list[tuple[str, str, np.ndarray]]:
     return groups
 
 
+def _speaker_codes(enrol: np.ndarray, test: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """The bootstrap's codes of each trial's speakers from their categorical codes (one sorted set of speakers):
+    the enrolment speaker's position among the speakers present, and the partner (the test speaker of a trial
+    between two speakers; the count of speakers, a column of weight 1, for a trial of one), as
+    ``audit.statistics.pair_codes`` gives them from the ids, without a look-up per trial."""
+    present = np.unique(enrol if test is None else np.concatenate([enrol, test]))
+    position = np.zeros(int(present[-1]) + 1 if present.size else 0, dtype=np.int64)
+    position[present] = np.arange(present.size)
+    codes = position[enrol]
+    if test is None:
+        return codes, None, present.size
+    partners = position[test]
+    return codes, np.where(partners == codes, present.size, partners), present.size
+
+
 def _bootstrap(
-    scores: np.ndarray, labels: np.ndarray, enrol: np.ndarray, test: np.ndarray | None, config: ScoringConfig
+    scores: np.ndarray,
+    labels: np.ndarray,
+    enrol: np.ndarray,
+    test: np.ndarray | None,
+    estimates: Mapping[str, float],
+    config: ScoringConfig,
 ) -> dict[str, Any]:
     """Each EER variant's interval from the speaker bootstrap of the bundle audit (``audit.statistics``): two-way
     when the test speakers are known (a trial between two speakers counts once per drawn copy of each; resampling
-    the enrolment side alone covered 0.87-0.91), bias-corrected as a single EER is there."""
-    draws = SpeakerDraws.of([enrol] if test is None else [enrol, test], config.n_resamples, config.seed)
-    codes, partners = draws.codes(enrol, test)
+    the enrolment side alone covered 0.87-0.91), bias-corrected as a single EER is there. ``enrol`` and ``test``
+    are the speakers' categorical codes, ``estimates`` the group's EERs (``eer_<method>``, as ``eer`` gives them);
+    the three variants come from one pass of the compiled loops."""
+    codes, partners, n_speakers = _speaker_codes(enrol, test)
+    weights = draw_cluster_weights(n_speakers, config.n_resamples, config.seed)
     out: dict[str, Any] = {
-        "n_speakers": int(draws.index.size),
+        "n_speakers": n_speakers,
         "bootstrap_clusters": "enrolment speaker" if test is None else TWO_WAY,
     }
+    resampled = weighted_eers(scores, labels, codes, weights, partners)
     for method in EER_METHODS:
-        estimate = eer(scores, labels, method)
-        resampled = weighted_eer(scores, labels, codes, draws.weights, method, partners)
-        interval = estimate_with_interval(estimate, resampled, config.level, corrected=True)
+        estimate = estimates[f"eer_{method}"]
+        interval = estimate_with_interval(estimate, resampled[method], config.level, corrected=True)
         out[f"eer_{method}_low"] = interval["low"]
         out[f"eer_{method}_high"] = interval["high"]
         out[f"eer_{method}_undefined_draws"] = interval["n_undefined"]
@@ -69,8 +92,9 @@ def group_metrics(trials: pd.DataFrame, config: ScoringConfig, with_speakers: bo
         row |= {name: values[0].item() for name, values in metrics.items()}
         if with_speakers:
             try:
-                test = subset["test_speaker"].to_numpy() if "test_speaker" in subset else None
-                row |= _bootstrap(scores, labels, subset["enrol_speaker"].to_numpy(), test, config)
+                test = subset["test_speaker"].cat.codes.to_numpy() if "test_speaker" in subset else None
+                enrol = subset["enrol_speaker"].cat.codes.to_numpy()
+                row |= _bootstrap(scores, labels, enrol, test, row, config)
             except MetricInputError as error:
                 row["interval_not_computable"] = str(error)
         rows.append(row)

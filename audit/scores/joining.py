@@ -3,7 +3,7 @@ trials by (enrol, test), every duplicated, unmatched, unscored or mislabelled pa
 
 Keys are compared without a trailing audio extension (``.wav``, ``.flac``...): SpeechBrain's score files drop
 it while the VoxCeleb lists keep it; the report says how many keys that changed. Keys are integers worked out once
-per distinct utterance id (the readers give categorical ids) and joined by sorting, so memory follows the trials.
+per distinct utterance id (the readers give categorical ids) and joined by hashing, so memory follows the trials.
 Where a pair occurs twice, its first occurrence is used and the duplicates are an error-severity finding, so no
 choice is silent.
 """
@@ -40,14 +40,22 @@ def join_keys(*frames: pd.DataFrame) -> tuple[list[pd.Series], int]:
     extension; and how many ids dropping the extension changed. Worked out once per distinct id (the readers give
     categorical ids), never per trial."""
     columns = [[categorical(frame[side]) for side in ("enrol_utt", "test_utt")] for frame in frames]
-    names = pd.Index(pd.concat([pd.Series(c.categories) for pair in columns for c in pair]).unique())
+    names = max((c.categories for pair in columns for c in pair), key=len)
+    if not all(names[: len(c.categories)].equals(c.categories) for pair in columns for c in pair):
+        names = pd.Index(pd.concat([pd.Series(c.categories) for pair in columns for c in pair]).unique())
     bare = pd.Series(names.astype("string[pyarrow]")).str.replace(AUDIO_EXTENSION, "", regex=True)
     stripped = pd.factorize(bare)[0].astype(np.int64)
     changed = (bare.to_numpy(dtype=object) != names.to_numpy(dtype=object)).astype(np.int64)
     keys, n_changed = [], 0
     for enrol, test in columns:
-        # per distinct id first (its position in names, then its stripped code), then one take per trial
-        enrol_at, test_at = names.get_indexer(enrol.categories), names.get_indexer(test.categories)
+        # per distinct id first (its position in names, then its stripped code), then one take per trial; the
+        # readers' ids are categories over one growing vocabulary, each a prefix of the longest: no look-up
+        enrol_at, test_at = (
+            np.arange(len(c.categories))
+            if names[: len(c.categories)].equals(c.categories)
+            else names.get_indexer(c.categories)
+            for c in (enrol, test)
+        )
         n_changed += int(np.bincount(enrol.codes, minlength=enrol_at.size) @ changed[enrol_at])
         n_changed += int(np.bincount(test.codes, minlength=test_at.size) @ changed[test_at])
         key = stripped[enrol_at][enrol.codes] << 31
@@ -77,21 +85,31 @@ class Joined:
 
 
 def _repeated(keys: np.ndarray) -> np.ndarray:
-    """Whether each key repeats one earlier in the array (a stable sort: the first occurrence is kept)."""
-    order = np.argsort(keys, kind="stable")
+    """Whether each key repeats one earlier in the array (the first occurrence is kept): a sort finds the keys that
+    occur twice (few, as a rule), a binary search among them the lines that hold one, hashing those lines."""
+    ordered = np.sort(keys)
+    twice = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
     repeated = np.zeros(keys.size, dtype=bool)
-    repeated[order[1:][keys[order[1:]] == keys[order[:-1]]]] = True
+    if twice.size:
+        at = np.minimum(np.searchsorted(twice, keys), twice.size - 1)
+        candidates = np.flatnonzero(twice[at] == keys)
+        repeated[candidates] = pd.Series(keys[candidates]).duplicated().to_numpy()
     return repeated
 
 
 def _positions_in(unique_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """The position in ``unique_keys`` (no key twice) of each of ``keys``, or -1 where it is absent."""
-    order = np.argsort(unique_keys, kind="stable")
-    ordered = unique_keys[order]
-    at = np.searchsorted(ordered, keys)
-    found = at < ordered.size
-    found[found] = ordered[at[found]] == keys[found]
-    return np.where(found, order[np.minimum(at, max(ordered.size - 1, 0))], -1)
+    """The position in ``unique_keys`` (no key twice) of each of ``keys``, or -1 where it is absent: the identity
+    when the two are the same keys in the same order (a score file in its list's order), one sort of each when they
+    are the same keys, else a hash table of ``unique_keys``."""
+    if np.array_equal(unique_keys, keys):
+        return np.arange(keys.size)
+    if unique_keys.size == keys.size:
+        unique_order, order = np.argsort(unique_keys), np.argsort(keys)
+        if np.array_equal(unique_keys[unique_order], keys[order]):
+            positions = np.empty(keys.size, dtype=np.int64)
+            positions[order] = unique_order
+            return positions
+    return pd.Index(unique_keys, copy=False).get_indexer(keys)
 
 
 def join(trial_list: TrialList, score_file: ScoreFile) -> Joined:

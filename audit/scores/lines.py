@@ -36,6 +36,9 @@ from schemas import InputError
 BLOCK_BYTES = 1 << 22  # text read per block: 4 MiB, about 80,000 lines (the splitting holds ~8x a block)
 GZIP_MAGIC = b"\x1f\x8b"
 _NOT_A_FIELD = "\x1f"  # the CSV reader's delimiter: a whole line is one cell, split on whitespace afterwards
+# Bytes that send a chunk down the slow path (each found by memchr): whitespace other than spaces and line breaks,
+# and the slow path's delimiter (an error it names).
+_NOT_PLAIN = (b"\t", b"\v", b"\f", b"\x1f")
 
 
 class _HashingReader(io.RawIOBase):
@@ -145,6 +148,13 @@ class FieldReader:
         for chunk in itertools.chain(self._held, self._chunk_iter):
             if b"\x00" in chunk:
                 raise InputError(str(self.path), f"binary file (expected {self.what})")
+            fields = self._split(chunk, width) if skip is None or skip < next_line else None
+            if fields is not None:  # every line of the chunk has its width: no line to name
+                numbers = np.arange(next_line, next_line + len(fields[0]))
+                next_line += len(fields[0])
+                any_data = True
+                yield FieldBlock(numbers, fields)
+                continue
             trimmed = pc.utf8_trim_whitespace(self._lines(chunk))
             numbers = np.arange(next_line, next_line + len(trimmed))
             next_line += len(trimmed)
@@ -163,6 +173,33 @@ class FieldReader:
             yield FieldBlock(numbers, [pc.take(flat, pa.array(np.arange(i, len(flat), width))) for i in range(width)])
         if not any_data:
             raise InputError(str(self.path), f"empty file (expected {self.what})")
+
+    def _split(self, chunk: bytes, width: int) -> list[pa.Array] | None:
+        """The fast path: the chunk's fields split by Arrow's CSV reader on single spaces, when every line is
+        ``width`` fields of printable ASCII separated by one space (what toolkits write); None otherwise (a blank
+        line, a tab, runs of spaces, a line of another width, non-ASCII text), and the chunk goes the slow path,
+        which splits on any whitespace and names the first line that does not follow the layout."""
+        if not chunk.isascii() or any(c in chunk for c in _NOT_PLAIN):
+            return None
+        try:
+            table = pcsv.read_csv(
+                io.BytesIO(chunk),
+                read_options=pcsv.ReadOptions(
+                    column_names=[str(i) for i in range(width)], use_threads=False, block_size=len(chunk) + 1
+                ),
+                parse_options=pcsv.ParseOptions(
+                    delimiter=" ", quote_char=False, escape_char=False, ignore_empty_lines=False
+                ),
+                convert_options=pcsv.ConvertOptions(
+                    column_types=dict.fromkeys(map(str, range(width)), pa.string()), strings_can_be_null=False
+                ),
+            )
+        except pa.ArrowInvalid:  # a line of another width, a blank line, a space at a line's end
+            return None
+        fields = [column.combine_chunks() for column in table.columns]
+        if any(pc.min(pc.binary_length(field)).as_py() == 0 for field in fields):  # two spaces in a row
+            return None
+        return fields
 
     def _lines(self, chunk: bytes) -> pa.Array:
         """The lines of a chunk (blank ones kept, so numbers stay right), as one string array."""
@@ -194,11 +231,16 @@ def numbers(path: Path, block: FieldBlock, field: int, column: str) -> np.ndarra
     """Field ``field`` of every line as float64 (NaN where not finite); a field that is not a number is an
     InputError naming its line and column."""
     values = block.fields[field]
-    valid = pc.match_substring_regex(values, NUMBER).to_numpy(zero_copy_only=False)
-    if not valid.all():
-        row, text = block.first(field, ~valid)
+    try:  # the fast path: Arrow's parser takes what NUMBER takes, and NaN payloads ("nan(1)"), checked below
+        parsed = pc.cast(values, pa.float64()).to_numpy(zero_copy_only=False)
+        nan = np.isnan(parsed)
+        valid = not nan.any() or pc.all(pc.match_substring_regex(pc.filter(values, nan), NUMBER)).as_py()
+    except pa.ArrowInvalid:
+        valid = False
+    if not valid:  # the slow path, only to name the first field that is not a number
+        matches = pc.match_substring_regex(values, NUMBER).to_numpy(zero_copy_only=False)
+        row, text = block.first(field, ~matches)
         raise InputError(str(path), f"expected a number, got {text[:40]!r}", row=row, column=column)
-    parsed = pc.cast(values, pa.float64()).to_numpy(zero_copy_only=False)
     return np.where(np.isfinite(parsed), parsed, np.nan)
 
 
@@ -216,30 +258,27 @@ def codes(path: Path, block: FieldBlock, field: int, spellings: dict[str, int], 
 
 class Vocabulary:
     """Utterance ids as codes in one space, shared by the files of one audit (the trial list, the score files),
-    so that their pairs can be joined as integers; each id is a Python string once, however many trials name it."""
+    so that their pairs can be joined as integers. The ids known so far are one Arrow string array, codes in order
+    of first appearance; a block is encoded by Arrow's hash kernel over the known ids and the block's values
+    together, so no id becomes a Python string per block (a block repeats most utterances: per-block dict look-ups
+    were most of the reading time)."""
 
     def __init__(self) -> None:
-        self._codes: dict[str, int] = {}
-        self._names: list[str] = []
+        self._names: pa.Array = pa.array([], pa.string())
 
-    def encode(self, values: pa.Array) -> np.ndarray:
-        """The code of each value, new values appended."""
-        encoded = pc.dictionary_encode(values)
-        mapping = np.fromiter(
-            (self._code(name) for name in encoded.dictionary.to_pylist()), np.int32, len(encoded.dictionary)
-        )
-        return mapping[encoded.indices.to_numpy(zero_copy_only=False)]
-
-    def _code(self, name: str) -> int:
-        code = self._codes.get(name)
-        if code is None:
-            code = self._codes[name] = len(self._names)
-            self._names.append(name)
-        return code
+    def encode(self, *values: pa.Array) -> list[np.ndarray]:
+        """The codes of each array of ``values`` (in one pass), new ids appended in order of first appearance."""
+        known = len(self._names)
+        encoded = pc.dictionary_encode(pa.concat_arrays([self._names, *(v.cast(pa.string()) for v in values)]))
+        self._names = encoded.dictionary
+        codes = np.array(encoded.indices.to_numpy(zero_copy_only=False)[known:], dtype=np.int32)  # a copy: a view
+        # would keep the known ids' codes alive with every block
+        return np.split(codes, np.cumsum([len(v) for v in values])[:-1])
 
     def categorical(self, codes: np.ndarray) -> pd.Categorical:
         """``codes`` as a pandas categorical over the ids known now (codes stay comparable across files)."""
-        return pd.Categorical.from_codes(codes, categories=pd.Index(self._names, dtype=object), validate=False)
+        names = pd.Index(self._names.to_numpy(zero_copy_only=False), dtype=object)
+        return pd.Categorical.from_codes(codes, categories=names, validate=False)
 
 
 def read_pairs(
@@ -257,8 +296,9 @@ def read_pairs(
     ``vocabulary``), each of ``columns`` (made from each block), and with ``numbered`` the 1-based ``line``."""
     parts: dict[str, list[np.ndarray]] = {name: [] for name in ("enrol_utt", "test_utt", *columns, "line")}
     for block in reader.blocks(width, layout, skip=skip):
-        parts["enrol_utt"].append(vocabulary.encode(block.fields[sides[0]]))
-        parts["test_utt"].append(vocabulary.encode(block.fields[sides[1]]))
+        enrol, test = vocabulary.encode(block.fields[sides[0]], block.fields[sides[1]])
+        parts["enrol_utt"].append(enrol)
+        parts["test_utt"].append(test)
         for name, column in columns.items():
             parts[name].append(column(block))
         parts["line"].append(block.lines.astype(np.int32))

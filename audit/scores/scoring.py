@@ -9,9 +9,11 @@ at the declared costs and AUC, the calibration and spoofing-aware metrics, with 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from audit.metrics import prepare_kernels
 from audit.result import TOOL_NAME, tool_version
 from audit.scores.calibration import DevCalibration, fit_dev_calibration
 from audit.scores.config import ScoringConfig
@@ -46,6 +48,7 @@ def audit_scores(
     cm_scores: Path | None = None,
     calibration: Path | None = None,
     config: ScoringConfig | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The report of one trial list and its score file. Unreadable input raises InputError (exit 2).
 
@@ -62,6 +65,8 @@ def audit_scores(
         calibration: a labelled development score file (wespeaker or speechbrain layout) to fit a linear logistic
             calibration on (Cllr and actDCF per group); it must score none of the listed trials.
         config: the minDCF operating point, resamples and seed.
+        announce: told when the bootstrap's compiled loops are compiled (the first run on a machine: half a
+            minute), which happens only once every input has been read, so a bad file costs no compilation.
 
     Returns:
         The report dict (``verdict``, ``flags``, ``aggregates`` with the metrics per group, ``sections``).
@@ -107,6 +112,8 @@ def audit_scores(
         condition_map = read_map(conditions, "a condition map", "<utterance> <condition>")
         used = used.assign(condition=used["test_utt"].map(condition_map))
     with_speakers = "enrol_speaker" in used
+    if announce is not None and len(used):
+        prepare_kernels(announce)
     unmapped = {column: int(used[column].isna().sum()) for column in ("subgroup", "condition") if column in used}
     rows = group_metrics(used, config, with_speakers) if len(used) else []
     if not rows or "not_computable" in rows[0]:

@@ -17,12 +17,16 @@ HEADLINE_GROUPS = 12  # groups the terminal's table shows (report.json and the r
 
 
 def _interval(row: dict[str, Any], name: str) -> str:
-    """``0.100 [0.057, 0.136]``, or the value alone when the row has no interval for it."""
+    """``0.100 [0.057, 0.136]``; ``0.100 [no interval]`` where the bootstrap ran and gave none (the report says
+    why: ``interval_not_computable``, or every draw undefined); the value alone where no bootstrap was asked for
+    (no speakers, said on the report's intervals line)."""
     value, low, high = row.get(name), row.get(f"{name}_low"), row.get(f"{name}_high")
     if not isinstance(value, float):
         return "n/a"
     if isinstance(low, float) and isinstance(high, float) and np.isfinite([low, high]).all():
         return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+    if "interval_not_computable" in row or f"{name}_undefined_draws" in row:
+        return f"{value:.3f} [no interval]"
     return f"{value:.3f}"
 
 

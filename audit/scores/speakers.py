@@ -4,7 +4,7 @@ trials whose labels contradict their speakers."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -32,18 +32,27 @@ def read_map(path: Path, what: str, layout: str) -> dict[str, str]:
     return mapping
 
 
-def _speakers(trials: pd.DataFrame, lookup: Callable[[str], str]) -> dict[str, pd.Categorical]:
+def _used(column: pd.Series) -> tuple[pd.Categorical, np.ndarray]:
+    """A side's utterance ids and which of their categories the trials use (counted, not sorted)."""
+    ids = categorical(column)
+    return ids, np.bincount(ids.codes[ids.codes >= 0], minlength=len(ids.categories)) > 0
+
+
+def _speakers(
+    sides: dict[str, tuple[pd.Categorical, np.ndarray]], speaker: dict[str, str]
+) -> dict[str, pd.Categorical]:
     """``enrol_speaker`` and ``test_speaker`` as categoricals over one set of speakers (so the two compare, and the
-    bootstrap takes their codes), each distinct utterance id looked up once."""
-    sides = {side: categorical(trials[f"{side}_utt"]).remove_unused_categories() for side in ("enrol", "test")}
-    named = {side: [lookup(name) for name in ids.categories] for side, ids in sides.items()}
-    speakers = pd.Index(sorted(set(named["enrol"]) | set(named["test"])), dtype=object)
-    return {
-        f"{side}_speaker": pd.Categorical.from_codes(
-            speakers.get_indexer(pd.Index(named[side], dtype=object))[ids.codes], categories=speakers, validate=False
+    bootstrap takes their codes), from the speaker of each utterance id used (``speaker``)."""
+    speakers = pd.Index(sorted(set(speaker.values())), dtype=object)
+    speaker_at = pd.Series(speakers.get_indexer(pd.Index(list(speaker.values()), dtype=object)), index=list(speaker))
+    columns = {}
+    for side, (ids, used) in sides.items():
+        of_category = np.full(len(ids.categories), -1, dtype=np.int64)
+        of_category[used] = speaker_at.reindex(ids.categories[used]).to_numpy()
+        columns[f"{side}_speaker"] = pd.Categorical.from_codes(
+            of_category[ids.codes], categories=speakers, validate=False
         )
-        for side, ids in sides.items()
-    }
+    return columns
 
 
 def speakers_of(
@@ -54,11 +63,8 @@ def speakers_of(
     A declared map must cover every utterance of the scored trials (an InputError otherwise); without one, every
     utterance must be a VoxCeleb id ``idNNNNN/...``. Each distinct id is looked up once.
     """
-    used = {
-        str(name)
-        for side in ("enrol_utt", "test_utt")
-        for name in categorical(trials[side]).remove_unused_categories().categories
-    }
+    sides = {side: _used(trials[f"{side}_utt"]) for side in ("enrol", "test")}
+    used = {str(name) for ids, mask in sides.values() for name in ids.categories[mask]}
     if speaker_map is not None:
         missing = sorted(u for u in used if u not in speaker_map and without_extension(u) not in speaker_map)
         if missing:
@@ -67,21 +73,15 @@ def speakers_of(
                 f"{count(len(missing), 'utterance')} of the trials are not in the speaker map "
                 f"(first: {', '.join(missing[:3])})",
             )
-
-        def lookup(utt: str) -> str:
-            return speaker_map.get(utt) or speaker_map.get(without_extension(utt), "")
-
+        speaker = {u: speaker_map.get(u) or speaker_map.get(without_extension(u), "") for u in used}
         how = f"speaker map {map_path}"
     else:
         # The first path component of a VoxCeleb id.
-        if not all("/" in u and VOXCELEB_SPEAKER.fullmatch(u.partition("/")[0]) for u in used):
+        speaker = {u: u.partition("/")[0] for u in used}
+        if not all("/" in u and VOXCELEB_SPEAKER.fullmatch(speaker[u]) for u in used):
             return None, "no --speakers map was given and the utterance ids are not VoxCeleb ids (idNNNNN/...)"
-
-        def lookup(utt: str) -> str:
-            return utt.partition("/")[0]
-
         how = "VoxCeleb ids (idNNNNN/...)"
-    return trials.assign(**_speakers(trials, lookup)), how
+    return trials.assign(**_speakers(sides, speaker)), how
 
 
 def flag_speaker_labels(trials: pd.DataFrame) -> Flag | None:

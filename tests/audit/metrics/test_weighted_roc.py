@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.metrics.weighted_roc import WeightedRocInputError, weighted_eer, weighted_sums
+from audit.metrics import eer
+from audit.metrics.weighted_roc import WeightedRocInputError, weighted_eer, weighted_eers, weighted_sums
 
 
 def _design(rng: np.random.Generator, n: int = 300, speakers: int = 9) -> tuple[np.ndarray, ...]:
@@ -67,10 +68,21 @@ def test_constant_scores_give_the_chance_edge_in_every_method() -> None:
         assert np.array_equal(draws, [0.5, 0.5])
 
 
-def test_weights_whose_counts_float64_cannot_hold_exactly_are_refused() -> None:
-    # weights up to 1e4 over 1,000 trials: counts up to 1e11, their products past 2**53
-    with pytest.raises(WeightedRocInputError, match="2\\*\\*53"):
-        weighted_eer(np.arange(1000.0), np.arange(1000) % 2, np.zeros(1000, dtype=int), np.full((2, 1), 1e4), "rocch")
+def test_counts_whose_products_pass_2_53_are_exact() -> None:
+    """Weights of 4e5 over 1,000 trials: about 2e8 per class, their products (4e16) past float64's exact integers
+    (2**53); a weight shared by every trial leaves each EER that of the trials unweighted (``point.eer``)."""
+    scores = np.random.default_rng(3).normal(size=1000)
+    labels = np.arange(1000) % 2
+    scores[labels == 1] += 1.0
+    draws = weighted_eers(scores, labels, np.zeros(1000, dtype=int), np.full((2, 1), 4e5))
+    for method, values in draws.items():
+        assert np.array_equal(values, np.full(2, eer(scores, labels, method)))
+
+
+def test_weights_whose_counts_int64_products_cannot_hold_are_refused() -> None:
+    # weights of 1e7 over 1,000 trials: a total weight of 1e10, past WEIGHT_LIMIT (2**31)
+    with pytest.raises(WeightedRocInputError, match="2\\*\\*63"):
+        weighted_eer(np.arange(1000.0), np.arange(1000) % 2, np.zeros(1000, dtype=int), np.full((2, 1), 1e7), "rocch")
 
 
 def test_a_compilation_is_announced_before_and_after_with_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -87,3 +99,26 @@ def test_a_compilation_is_announced_before_and_after_with_its_time(monkeypatch: 
     assert seconds is not None and len(lines) == 2
     assert lines[0].startswith("compiling the bootstrap's numba kernels: the first run on this machine")
     assert lines[1] == f"compiled the bootstrap's numba kernels in {seconds:.1f} s"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_bracketed_loops_give_the_per_threshold_loops_eers(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Long lists go to the bracketed loops (windows of brackets, int64 counts): on lists cut into many brackets of
+    a few trials, with ties or none, one-way or two-way, their EERs are those of the per-threshold loops, bit for
+    bit, and those are the EERs of the trials repeated (``test_statistics``)."""
+    import audit.metrics.weighted_roc as weighted_roc
+
+    rng = np.random.default_rng(seed)
+    n, speakers = int(rng.choice([40, 400, 3000])), int(rng.integers(3, 30))
+    enrol = rng.integers(0, speakers, n)
+    labels = (rng.random(n) < rng.choice([0.05, 0.3, 0.5])).astype(int)
+    labels[:2] = [0, 1]
+    partner = np.where(labels == 1, speakers, (enrol + rng.integers(1, speakers, n)) % speakers)
+    scores = np.round(rng.normal(labels * rng.choice([0.5, 2.0]), 1.0), int(rng.choice([0, 1, 6])))
+    weights = rng.integers(0, 4, size=(int(rng.choice([7, 70])), speakers)).astype(float)
+    per_threshold = weighted_eers(scores, labels, enrol, weights, None if seed % 2 else partner)
+    monkeypatch.setattr(weighted_roc, "PER_THRESHOLD_UNITS", 0)
+    monkeypatch.setattr(weighted_roc, "BRACKET_TRIALS", int(rng.choice([1, 4, 16])))
+    bracketed = weighted_eers(scores, labels, enrol, weights, None if seed % 2 else partner)
+    for method in ("interp", "legacy", "rocch"):
+        assert np.array_equal(bracketed[method], per_threshold[method], equal_nan=True), method  # type: ignore[index]

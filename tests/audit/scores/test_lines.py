@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,8 @@ LINE = st.one_of(
     st.just(""),
     st.lists(FIELD, min_size=3, max_size=3).map(" ".join),
     st.lists(FIELD, min_size=3, max_size=3).map(lambda f: f"  {f[0]}\t{f[1]}   {f[2]} "),
+    st.lists(FIELD, min_size=3, max_size=3).map(lambda f: " ".join(f) + "\r"),  # CRLF, as Windows writes
+    st.lists(FIELD, min_size=3, max_size=3).map(lambda f: f"{f[0]}  {f[1]} {f[2]}"),  # a run of spaces
 )
 
 
@@ -64,3 +67,21 @@ def test_a_block_that_ends_exactly_at_a_line_end_does_not_end_the_file(
     text = "".join(f"a{i:02d} b{i:02d} c{i:02d}\n" for i in range(50))  # 12 bytes a line
     (tmp_path / "f.txt").write_text(text)
     assert [number for number, _ in _read(tmp_path / "f.txt")] == list(range(1, 51))
+
+
+@pytest.mark.parametrize(("bad", "problem"), [("a b", "got 2 field(s)"), ("a b c d", "got 4 field(s)")])
+def test_a_line_of_another_width_after_plain_blocks_is_named_by_its_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad: str, problem: str
+) -> None:
+    """Plain blocks go the fast path (Arrow's CSV reader); the block holding the bad line goes the slow one, which
+    names it by the number Python's own splitting gives it (blank lines counted)."""
+    from schemas import InputError
+
+    monkeypatch.setattr(lines_module, "BLOCK_BYTES", 64)
+    rows = [f"a{i:03d} b{i:03d} c{i:03d}" for i in range(300)]
+    rows[10] = ""
+    rows[257] = bad
+    (tmp_path / "f.txt").write_text("\n".join(rows) + "\n")
+    with pytest.raises(InputError, match=re.escape(problem)) as raised:
+        _read(tmp_path / "f.txt")
+    assert raised.value.row == 258

@@ -350,3 +350,40 @@ def test_the_terminal_shows_each_groups_eers_with_their_intervals(tmp_path: Path
         f"{row['min_dcf']:.4f}",
         f"{row['auc']:.4f}",
     ]
+
+
+def test_a_withheld_interval_is_said_on_its_metrics_line(tmp_path: Path) -> None:
+    """A speaker map that puts every utterance under one speaker leaves the bootstrap one cluster to draw: the
+    report says why there is no interval, and the terminal's line of that group says there is none."""
+    trial_path, score_path = write_case(tmp_path, "kaldi")
+    speakers = tmp_path / "utt2spk"
+    utterances = sorted({utt for _, enrol, test, _ in TRIALS for utt in (enrol, test)})
+    speakers.write_text("".join(f"{utt} one\n" for utt in utterances))
+    _, stdout, _ = invoke(str(trial_path), str(score_path), "--speakers", str(speakers))
+    _, report_json, _ = invoke(str(trial_path), str(score_path), "--speakers", str(speakers), "--json")
+    row = all_row(json.loads(report_json))
+    assert "at least 2 speaker clusters" in row["interval_not_computable"]
+    first = stdout.splitlines()[2]
+    for name in ("eer_legacy", "eer_rocch", "eer_interp"):
+        assert f"{row[name]:.3f} [no interval]" in first, (name, first)
+
+
+@pytest.mark.parametrize("broken", ["missing", "bad line"])
+def test_inputs_are_read_before_any_kernel_is_compiled(tmp_path: Path, broken: str) -> None:
+    """A first run on a machine compiles the bootstrap's loops for half a minute: a missing file or a bad line
+    deep in the score file is named before numba is even imported."""
+    import subprocess
+    import sys
+
+    trial_path, score_path = write_case(tmp_path, "kaldi")
+    if broken == "missing":
+        score_path = tmp_path / "absent.txt"
+    else:
+        score_path.write_text(score_path.read_text().replace("0.1", "high"))
+    probe = (
+        "import sys\nfrom typer.testing import CliRunner\nfrom audit.cli import app\n"
+        f"result = CliRunner().invoke(app, ['scores', {str(trial_path)!r}, {str(score_path)!r}])\n"
+        "print(result.exit_code, 'numba' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["2", "False"], done.stdout + done.stderr
