@@ -4,6 +4,7 @@ not the signature, can fail)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import pandas as pd
 from typer.testing import CliRunner
 
+from provenance import card_bytes
 from provenance.manifest import write_manifest
 
 
@@ -33,8 +35,14 @@ def verify(out: Path, key: Path) -> tuple[int, dict[str, Any]]:
 
 
 def resign(folder: Path, private_key: Path) -> Path:
-    """The bundle at ``folder`` signed again over its files as they now are, with the run configuration its
-    statement recorded."""
+    """The bundle at ``folder`` signed again over its files as they now are (its Croissant card's digests brought up
+    to date first, as an author who re-signs would), with the run configuration its statement recorded."""
+    card_path = folder / "croissant.json"
+    if card_path.exists():
+        card = json.loads(card_path.read_text())
+        for entry in (entry for entry in card["distribution"] if "sha256" in entry):
+            entry["sha256"] = hashlib.sha256((folder / entry["contentUrl"]).read_bytes()).hexdigest()
+        card_path.write_bytes(card_bytes(card))
     statement = json.loads((folder / "provenance" / "statement.json").read_text())
     run_config = statement["predicate"]["buildDefinition"]["externalParameters"]["runConfig"]
     shutil.rmtree(folder / "provenance")
