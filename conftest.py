@@ -70,6 +70,16 @@ def marked_runner_module(path: Path) -> bool:
     return False
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--after-light-tier",
+        default="",
+        metavar="FOLDERS",
+        help="comma-separated test folders whose tests not marked runner (nor every_install) have just run on the "
+        "light install (nox -s audit): left out here, so that CI runs each test once",
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if light_session() and not any(isinstance(finder, ModelStackBlocker) for finder in sys.meta_path):
         sys.meta_path.insert(0, ModelStackBlocker())
@@ -96,8 +106,21 @@ def _drop_modules_that_cannot_load() -> None:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems() -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _drop_modules_that_cannot_load()
+    folders = [Path(config.rootpath, folder) for folder in config.getoption("--after-light-tier").split(",") if folder]
+    if folders:
+        ran = [item for item in items if _ran_on_the_light_install(item, folders)]
+        if ran:
+            config.hook.pytest_deselected(items=ran)
+            items[:] = [item for item in items if item not in set(ran)]
+
+
+def _ran_on_the_light_install(item: pytest.Item, folders: list[Path]) -> bool:
+    """Whether ``nox -s audit`` has run this test: in one of its folders, not marked runner, and not a check that
+    means more where the model stacks are installed (marked every_install)."""
+    in_tier = any(item.path.is_relative_to(folder) for folder in folders)
+    return in_tier and not item.get_closest_marker("runner") and not item.get_closest_marker("every_install")
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

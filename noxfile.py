@@ -34,6 +34,8 @@ FILLETS_PACKAGES = ("fillets-ng-data-cs", "fillets-ng-data-nl")
 MODEL_STACKS = ("torch", "torchaudio", "speechbrain", "transformers", "resemblyzer")
 # Every test session: one worker per core, the slowest tests named, and a hung test failed with its traceback.
 PARALLEL = ("-n", "auto", "--timeout", "900")
+# The folders of the light install's tests (nox -s audit runs their tests not marked runner).
+LIGHT_TIER = ("tests/audit", "tests/schemas", "tests/provenance", "tests/reports", "tests/layers", "tests/docs")
 
 
 def light_runner_packages() -> list[str]:
@@ -96,7 +98,10 @@ def tests(session: nox.Session) -> None:
     session.install("-e", ".[browser,docs]")
     # The real-weights oracle tests fail, rather than skip, when the weights installed above are not found.
     env = {"INTERBIAS_REAL_WEIGHTS": "required", "INTERBIAS_FUZZ": "ci"}
-    session.run("pytest", *PARALLEL, "--durations=25", *session.posargs, env=env)
+    # After `nox -s audit` in the same CI run (.ci/run sets INTERBIAS_AFTER_LIGHT_TIER=1), the light tier's tests are
+    # not run twice: each test runs once, on the lightest install it is for (see conftest.py).
+    after = [f"--after-light-tier={','.join(LIGHT_TIER)}"] if os.environ.get("INTERBIAS_AFTER_LIGHT_TIER") else []
+    session.run("pytest", *PARALLEL, "--durations=25", *after, *session.posargs, env=env)
 
 
 @nox.session(python=PYTHON)
@@ -120,12 +125,7 @@ def audit(session: nox.Session) -> None:
         "-m",
         "not runner",
         "--durations=15",
-        "tests/audit",
-        "tests/schemas",
-        "tests/provenance",
-        "tests/reports",
-        "tests/layers",
-        "tests/docs",
+        *LIGHT_TIER,
         *session.posargs,
         env={"INTERBIAS_LIGHT": "1"},
     )

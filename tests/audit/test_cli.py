@@ -286,6 +286,7 @@ def test_the_installed_entry_point_prints_one_line_and_no_traceback(tmp_path: Pa
     one_line_error(done.stderr, tmp_path / "absent.csv", "no such file")
 
 
+@pytest.mark.every_install  # torch installed beside it is what makes this a check
 def test_importing_the_audit_does_not_import_torch() -> None:
     code = "import sys, audit.verify, audit.cli; print(sorted(m for m in sys.modules if m.startswith('torch')))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)

@@ -238,6 +238,7 @@ def test_no_package_module_imports_a_command_line_module() -> None:
     assert found == []
 
 
+@pytest.mark.every_install  # torch installed beside it is what makes this a check
 def test_importing_every_light_module_does_not_import_torch() -> None:
     """A reviewer installs audit/schemas/provenance/reports without torch: no module of theirs may pull it in."""
     names = [module_name(path) for path in package_modules(LIGHT, entry_points=False)]
@@ -326,9 +327,12 @@ RUNNER_EXTRA = importlib.util.find_spec("av") is not None
     [
         pytest.param(
             package,
-            marks=pytest.mark.skipif(
-                package == "runner" and not RUNNER_EXTRA, reason="the runner extra is not installed (light install)"
-            ),
+            marks=[
+                pytest.mark.skipif(
+                    package == "runner" and not RUNNER_EXTRA, reason="the runner extra is not installed (light install)"
+                ),
+                *([pytest.mark.every_install] if package == "runner" else []),
+            ],
         )
         for package in sorted({face.partition(".")[0] for face in faces(package_modules(LAYERS))})
     ],

@@ -55,6 +55,7 @@ def test_clean_repo_and_run_facts(repo: Path) -> None:
     json.dumps(env)  # serialisable as is
 
 
+@pytest.mark.every_install  # skipped on the light install: it needs torch installed
 def test_a_process_that_never_imported_torch_records_its_version_without_importing_it(repo: Path) -> None:
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed")

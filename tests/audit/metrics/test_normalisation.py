@@ -30,6 +30,7 @@ def test_top_cohort_statistics_equal_a_plain_sort() -> None:
             assert std == pytest.approx(statistics.pstdev(sorted(row)[-top_n:]), abs=1e-12)
 
 
+@pytest.mark.every_install  # skipped on the light install: torch is the oracle
 def test_as_norm_equals_speechbrains_torch_form() -> None:
     """SpeechBrain's recipes/VoxCeleb/SpeakerRec/speaker_verification_cosine.py: ``topk`` of the cohort scores,
     ``mean`` and ``std`` (unbiased: ddof 1, the runner's ``COHORT_SD_DDOF``) of them, then the symmetric average."""
