@@ -155,6 +155,32 @@ def min_cllr_of_groups(targets: FloatArray, nontargets: FloatArray) -> float:
     return (target_cost + nontarget_cost) / (2.0 * math.log(2.0))
 
 
+def min_cllr_of_draws(targets: ArrayLike, nontargets: ArrayLike) -> FloatArray:
+    """``min_cllr_of_groups`` of each row of tie-group weights (a bootstrap's draws x groups, ascending score
+    order), NaN on a row that leaves a class without weight: PAV runs on every row in one compiled loop
+    (``audit.metrics.calibration_kernels``), as the statistics measure a thousand draws of a record at a time.
+
+    Example:
+        The groups of ``min_cllr``'s example, then a draw that leaves the non-targets out:
+
+        >>> min_cllr_of_draws([[0, 0, 1, 1], [0, 0, 1, 1]], [[1, 1, 0, 0], [0, 0, 0, 0]]).tolist()
+        [0.0, nan]
+    """
+    import audit.metrics.calibration_kernels as kernels
+
+    target_rows = finite_scores(np.asarray(targets, dtype=np.float64), "target weights")
+    nontarget_rows = finite_scores(np.asarray(nontargets, dtype=np.float64), "non-target weights")
+    if target_rows.ndim != 2 or target_rows.shape != nontarget_rows.shape:
+        raise MetricInputError(
+            f"expected draws x groups of target and non-target weights of one shape, got {target_rows.shape} and "
+            f"{nontarget_rows.shape}"
+        )
+    for rows, name in ((target_rows, "target"), (nontarget_rows, "non-target")):
+        refuse_other_values(rows.ravel(), rows.ravel() < 0, f"{name} weights must be >= 0")
+    values: FloatArray = kernels.min_cllr_rows(np.ascontiguousarray(target_rows), np.ascontiguousarray(nontarget_rows))
+    return values
+
+
 def pav_llrs(scores: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -> FloatArray:
     """The LLR of each trial under the best monotone (non-decreasing) map of the scores: PAV on the tie groups
     (``TieGroups.pool_llrs``: tied scores must get one LLR).

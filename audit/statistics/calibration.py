@@ -11,8 +11,8 @@ trials with it. With fewer than ``MIN_DEV_SPEAKERS`` development speakers per cl
 and its variation cannot be resampled: the values are given without an interval, and the section says why. Each
 draw weighs a trial by the multiplicity of its enrolment speaker times that of its test speaker (a target once, its
 speaker's multiplicity), as every other interval of the audit. minDCF and minCllr come from each draw's weighted
-counts per tie group (minCllr by PAV per draw); Cllr and actDCF from each draw's refitted LLRs (one compiled pass
-over fixed per-trial costs when the map is given rather than fitted here).
+counts per tie group (minCllr by PAV, every draw in one compiled loop); Cllr and actDCF from each draw's refitted
+LLRs (one compiled pass over fixed per-trial costs when the map is given rather than fitted here).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from audit.metrics import (
     fit_groups,
     fit_logistic_calibration_draws,
     min_cllr,
-    min_cllr_of_groups,
+    min_cllr_of_draws,
     min_dcf,
     weighted_sums,
 )
@@ -183,12 +183,7 @@ def _draws(
         _fixed_map_draws(record, draws) if maps is None else _refitted_map_draws(record, maps, trial_weights)
     )
     targets, nontargets = _group_counts(record.scores, record.labels, trial_weights)
-    min_cllr_draws = np.full(targets.shape[0], np.nan)
-    for row in range(targets.shape[0]):
-        try:
-            min_cllr_draws[row] = min_cllr_of_groups(targets[row], nontargets[row])
-        except MetricInputError:
-            continue
+    min_cllr_draws = min_cllr_of_draws(targets, nontargets)
     min_dcf_draws = _min_dcf_draws(targets, nontargets, record.costs)
     return {
         "cllr": cllr_draws,

@@ -26,6 +26,7 @@ from audit.metrics.calibration import (
     fit_logistic_calibration,
     fit_logistic_calibration_draws,
     min_cllr,
+    min_cllr_of_draws,
     pav_llrs,
 )
 from audit.metrics.point import MetricInputError, min_dcf
@@ -344,3 +345,47 @@ def test_the_bayes_error_curves_are_act_dcf_and_min_dcf_at_each_prior() -> None:
         assert actual[point] == pytest.approx(act_dcf(llrs, labels, prior), abs=1e-12)
         assert minimum[point] == pytest.approx(min_dcf(llrs, labels, prior), abs=1e-9)
         assert minimum[point] <= actual[point] + 1e-12
+
+
+def test_min_cllr_of_draws_is_isotonic_regression_of_each_draw() -> None:
+    """Row r of ``min_cllr_of_draws`` (a bootstrap's draws of tie-group weights) is the minCllr of the trials
+    repeated as row r weighs them, with the best monotone map found by scikit-learn's isotonic regression (tied
+    scores pooled, as its ``IsotonicRegression`` pools equal inputs); NaN where a class has no weight."""
+    from sklearn.isotonic import IsotonicRegression
+
+    rng = np.random.default_rng(43)
+    checked = 0
+    for _ in range(25):
+        size = int(rng.integers(4, 60))
+        labels = rng.integers(0, 2, size)
+        labels[:2] = [0, 1]
+        scores = rng.integers(0, int(rng.integers(2, 30)), size) + labels * rng.integers(0, 4)
+        distinct, group = np.unique(scores, return_inverse=True)
+        weights = rng.integers(0, 4, (20, size)) * (rng.random((20, size)) < rng.random((20, 1)))
+        weights[0, labels == 0] = 0  # a draw without non-targets: no minCllr
+        targets = np.stack([np.bincount(group, row * labels, distinct.size) for row in weights])
+        nontargets = np.stack([np.bincount(group, row * (1 - labels), distinct.size) for row in weights])
+        drawn = min_cllr_of_draws(targets, nontargets)
+        for row, weight in enumerate(weights):
+            kept = weight > 0
+            n_target, n_nontarget = weight[kept & (labels == 1)].sum(), weight[kept & (labels == 0)].sum()
+            if n_target == 0 or n_nontarget == 0:
+                assert np.isnan(drawn[row])
+                continue
+            fitted = IsotonicRegression().fit(scores[kept], labels[kept], sample_weight=weight[kept])
+            posterior = fitted.predict(scores[kept])
+            with np.errstate(divide="ignore"):
+                llrs = np.log(posterior) - np.log1p(-posterior) - math.log(n_target / n_nontarget)
+            on_target, on_nontarget = kept & (labels == 1), kept & (labels == 0)
+            expected = (
+                weight[on_target] @ np.logaddexp(0, -llrs[labels[kept] == 1]) / n_target
+                + weight[on_nontarget] @ np.logaddexp(0, llrs[labels[kept] == 0]) / n_nontarget
+            ) / (2 * math.log(2))
+            assert drawn[row] == pytest.approx(expected, rel=1e-12, abs=1e-13)
+            assert drawn[row] == pytest.approx(min_cllr(scores, labels, weights=weight), rel=1e-12, abs=1e-15)
+            checked += 1
+    assert checked > 300
+    with pytest.raises(MetricInputError, match="target weights must be >= 0"):
+        min_cllr_of_draws([[1.0, -1.0]], [[1.0, 1.0]])
+    with pytest.raises(MetricInputError, match="of one shape"):
+        min_cllr_of_draws([[1.0, 1.0]], [1.0, 1.0])
