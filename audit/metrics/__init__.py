@@ -16,6 +16,7 @@ from audit.metrics.calibration import (
     min_cllr,
     min_cllr_of_draws,
     min_cllr_of_groups,
+    min_dcf_of_draws,
     pav_llrs,
 )
 from audit.metrics.normalisation import COHORT_SD_DDOF, as_norm_of_rows, top_cohort_statistics
@@ -90,6 +91,7 @@ __all__ = [
     "min_cllr_of_draws",
     "min_cllr_of_groups",
     "min_dcf",
+    "min_dcf_of_draws",
     "min_t_dcf",
     "min_t_dcf_draws",
     "pav_llrs",

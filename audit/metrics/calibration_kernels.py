@@ -1,11 +1,14 @@
-"""Compiled loops behind ``audit.metrics.calibration``: minCllr of many weightings of one set of tie groups at once.
+"""Compiled loops behind ``audit.metrics.calibration``: minCllr and minDCF of many weightings of one set of tie groups
+at once.
 
 A bootstrap's draws weigh the same trials differently, so the tie groups (the distinct scores, ascending) are found
 once and each draw is a row of group weights. Each row runs pool-adjacent-violators on a stack of pools in one
 pass over its groups: a group of no weight is left out (it moves no pool and costs nothing), a new pool is merged
 with the one before it while that one's target fraction is not below its own (compared as the cross products
 ``t_a n_b >= t_b n_a``, exact on integer weights), and each pool's LLR is ``log(t N) - log(n T)``, as
-``group_llrs`` computes it. Compiled once per machine (``cache=True``), imported only when draws are measured.
+``group_llrs`` computes it. minDCF walks the thresholds (each group accepted with those above it, then none) with
+running sums of the misses and false alarms. Compiled once per machine (``cache=True``), imported only when draws
+are measured.
 """
 
 from __future__ import annotations
@@ -66,4 +69,32 @@ def min_cllr_rows(targets, nontargets):  # type: ignore[no-untyped-def]
     pool_t, pool_n = np.empty(groups), np.empty(groups)
     for row in range(rows):
         out[row] = _min_cllr_row(targets[row], nontargets[row], pool_t, pool_n)
+    return out
+
+
+@njit(cache=True)
+def min_dcf_rows(targets, nontargets, weight_miss, weight_fa):  # type: ignore[no-untyped-def]
+    """Normalised minDCF of each row of tie-group weights (rows x groups, ascending scores), accepting each group
+    and those above it or none; NaN where a class has no weight."""
+    rows, groups = targets.shape
+    out = np.empty(rows)
+    accepted = np.empty(groups + 1)
+    for row in range(rows):
+        total_t, total_n = 0.0, 0.0
+        for group in range(groups):
+            total_t += targets[row, group]
+            total_n += nontargets[row, group]
+        if not (total_t > 0.0 and total_n > 0.0):
+            out[row] = np.nan
+            continue
+        accepted[groups] = 0.0
+        for group in range(groups - 1, -1, -1):
+            accepted[group] = accepted[group + 1] + nontargets[row, group]
+        missed, least = 0.0, np.inf
+        for threshold in range(groups + 1):
+            if threshold:
+                missed += targets[row, threshold - 1]
+            cost = weight_miss * (missed / total_t) + weight_fa * (accepted[threshold] / total_n)
+            least = min(least, cost)
+        out[row] = least / min(weight_miss, weight_fa)
     return out

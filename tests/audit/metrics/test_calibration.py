@@ -27,6 +27,7 @@ from audit.metrics.calibration import (
     fit_logistic_calibration_draws,
     min_cllr,
     min_cllr_of_draws,
+    min_dcf_of_draws,
     pav_llrs,
 )
 from audit.metrics.point import MetricInputError, min_dcf
@@ -347,10 +348,11 @@ def test_the_bayes_error_curves_are_act_dcf_and_min_dcf_at_each_prior() -> None:
         assert minimum[point] <= actual[point] + 1e-12
 
 
-def test_min_cllr_of_draws_is_isotonic_regression_of_each_draw() -> None:
+def test_the_minima_of_draws_are_those_of_each_draw() -> None:
     """Row r of ``min_cllr_of_draws`` (a bootstrap's draws of tie-group weights) is the minCllr of the trials
     repeated as row r weighs them, with the best monotone map found by scikit-learn's isotonic regression (tied
-    scores pooled, as its ``IsotonicRegression`` pools equal inputs); NaN where a class has no weight."""
+    scores pooled, as its ``IsotonicRegression`` pools equal inputs); row r of ``min_dcf_of_draws`` is ``min_dcf``
+    of those trials; NaN where a class has no weight."""
     from sklearn.isotonic import IsotonicRegression
 
     rng = np.random.default_rng(43)
@@ -365,12 +367,12 @@ def test_min_cllr_of_draws_is_isotonic_regression_of_each_draw() -> None:
         weights[0, labels == 0] = 0  # a draw without non-targets: no minCllr
         targets = np.stack([np.bincount(group, row * labels, distinct.size) for row in weights])
         nontargets = np.stack([np.bincount(group, row * (1 - labels), distinct.size) for row in weights])
-        drawn = min_cllr_of_draws(targets, nontargets)
+        drawn, dcfs = min_cllr_of_draws(targets, nontargets), min_dcf_of_draws(targets, nontargets, 0.2, 2.0, 1.0)
         for row, weight in enumerate(weights):
             kept = weight > 0
             n_target, n_nontarget = weight[kept & (labels == 1)].sum(), weight[kept & (labels == 0)].sum()
             if n_target == 0 or n_nontarget == 0:
-                assert np.isnan(drawn[row])
+                assert np.isnan(drawn[row]) and np.isnan(dcfs[row])
                 continue
             fitted = IsotonicRegression().fit(scores[kept], labels[kept], sample_weight=weight[kept])
             posterior = fitted.predict(scores[kept])
@@ -383,6 +385,8 @@ def test_min_cllr_of_draws_is_isotonic_regression_of_each_draw() -> None:
             ) / (2 * math.log(2))
             assert drawn[row] == pytest.approx(expected, rel=1e-12, abs=1e-13)
             assert drawn[row] == pytest.approx(min_cllr(scores, labels, weights=weight), rel=1e-12, abs=1e-15)
+            repeated = np.repeat(np.arange(size), weight)
+            assert dcfs[row] == pytest.approx(min_dcf(scores[repeated], labels[repeated], 0.2, 2.0, 1.0), rel=1e-12)
             checked += 1
     assert checked > 300
     with pytest.raises(MetricInputError, match="target weights must be >= 0"):
