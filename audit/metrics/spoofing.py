@@ -174,8 +174,8 @@ def _accepted_counts(
     per_group = np.zeros(weights.shape[0] * cells)
     index = np.arange(weights.shape[0])[:, None] * cells + (group * 3 + codes)[None, :]
     np.add.at(per_group, index.ravel(), weights.ravel())
-    at_or_above = np.cumsum(per_group.reshape(weights.shape[0], -1, 3)[:, ::-1], axis=1)[:, ::-1]
-    refused = (at_or_above[:, 0, np.unique(codes)] <= 0).any(axis=1)
+    at_or_above: FloatArray = np.cumsum(per_group.reshape(weights.shape[0], -1, 3)[:, ::-1], axis=1)[:, ::-1]
+    refused: NDArray[np.bool_] = np.asarray((at_or_above[:, 0, np.unique(codes)] <= 0).any(axis=1))
     return distinct, at_or_above, refused
 
 
