@@ -109,6 +109,25 @@ class TieGroups:
         targets = np.bincount(self.group, weights=weight * self.targets, minlength=self.n_groups)
         return targets.astype(np.float64), np.asarray(sizes - targets, dtype=np.float64)
 
+    def draw_counts(
+        self, multiplicities: FloatArray, enrol: NDArray[np.int64], partner: NDArray[np.int64]
+    ) -> tuple[FloatArray, FloatArray]:
+        """``counts`` of every draw of a speaker bootstrap at once (draws x groups each, one compiled pass): a trial
+        weighs ``multiplicities[draw, enrol] * multiplicities[draw, partner]`` (draws x speakers; the codes index its
+        columns), as ``audit.statistics.SpeakerDraws.trial_weights`` weighs it."""
+        import audit.metrics.calibration_kernels as kernels
+
+        weights = finite_scores(multiplicities, "speaker multiplicities")
+        codes = [np.asarray(code, dtype=np.int64) for code in (enrol, partner)]
+        if weights.ndim != 2 or any(code.shape != self.group.shape for code in codes):
+            raise MetricInputError(f"expected draws x speakers and {self.group.size} codes of each side")
+        if any(code.size and (code.min() < 0 or code.max() >= weights.shape[1]) for code in codes):
+            raise MetricInputError(f"speaker codes must index the {weights.shape[1]} columns of the multiplicities")
+        counts: tuple[FloatArray, FloatArray] = kernels.group_weights_rows(
+            np.ascontiguousarray(weights), *codes, self.group, self.targets, self.n_groups
+        )
+        return counts
+
     def pool_llrs(self, weights: ArrayLike | None = None) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Each tie group's LLR under PAV (``group_llrs``), and its target and non-target weight."""
         targets, nontargets = self.counts(weights)

@@ -98,3 +98,19 @@ def min_dcf_rows(targets, nontargets, weight_miss, weight_fa):  # type: ignore[n
             least = min(least, cost)
         out[row] = least / min(weight_miss, weight_fa)
     return out
+
+
+@njit(cache=True)
+def group_weights_rows(multiplicities, enrol, partner, group, targets, n_groups):  # type: ignore[no-untyped-def]
+    """Each draw's target and non-target weight per tie group (rows x groups each): a trial weighs its enrolment
+    speaker's multiplicity times its partner's in that draw (rows of ``multiplicities``)."""
+    rows = multiplicities.shape[0]
+    target_weights, nontarget_weights = np.zeros((rows, n_groups)), np.zeros((rows, n_groups))
+    for row in range(rows):
+        for trial in range(group.size):
+            weight = multiplicities[row, enrol[trial]] * multiplicities[row, partner[trial]]
+            if targets[trial]:
+                target_weights[row, group[trial]] += weight
+            else:
+                nontarget_weights[row, group[trial]] += weight
+    return target_weights, nontarget_weights

@@ -32,6 +32,7 @@ from audit.metrics import (
     GroupFit,
     LinearCalibration,
     MetricInputError,
+    TieGroups,
     act_dcf,
     bayes_threshold,
     calibration_records,
@@ -82,20 +83,6 @@ class CalibrationInput:
     test_speaker: NDArray[Any]
     costs: tuple[float, float, float]  # p_target, c_miss, c_fa
     development: DevelopmentTrials | None = None
-
-
-def _group_counts(
-    scores: FloatArray, labels: NDArray[np.bool_], trial_weights: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    """Per draw (rows of ``trial_weights``) the target and non-target weight of each tie group, ascending."""
-    distinct, group = np.unique(scores, return_inverse=True)
-    order = np.argsort(group, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
-    ordered = trial_weights[:, order]
-    targets = np.add.reduceat(ordered * labels[order], starts, axis=1)
-    nontargets = np.add.reduceat(ordered * ~labels[order], starts, axis=1)
-    assert targets.shape[1] == distinct.size
-    return targets, nontargets
 
 
 _BLOCK = 1 << 22  # draw x trial values per block of the refitted maps' LLRs
@@ -164,11 +151,14 @@ def _draws(
 ) -> dict[str, FloatArray]:
     """Each metric's value on every draw (NaN where a class drew no weight or the refitted map is undefined), the
     map refitted per draw (``maps``) or held fixed (None)."""
-    trial_weights = draws.trial_weights(record.enrol_speaker, record.test_speaker)
     cllr_draws, act_draws = (
-        _fixed_map_draws(record, draws) if maps is None else _refitted_map_draws(record, maps, trial_weights)
+        _fixed_map_draws(record, draws)
+        if maps is None
+        else _refitted_map_draws(record, maps, draws.trial_weights(record.enrol_speaker, record.test_speaker))
     )
-    targets, nontargets = _group_counts(record.scores, record.labels, trial_weights)
+    enrol, partner = draws.codes(record.enrol_speaker, record.test_speaker)
+    assert partner is not None
+    targets, nontargets = TieGroups.of(record.scores, record.labels).draw_counts(draws.multiplicities, enrol, partner)
     min_cllr_draws = min_cllr_of_draws(targets, nontargets)
     min_dcf_draws = min_dcf_of_draws(targets, nontargets, *record.costs)
     return {

@@ -20,6 +20,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from audit.metrics.calibration import (
+    TieGroups,
     act_dcf,
     bayes_threshold,
     cllr,
@@ -393,3 +394,22 @@ def test_the_minima_of_draws_are_those_of_each_draw() -> None:
         min_cllr_of_draws([[1.0, -1.0]], [[1.0, 1.0]])
     with pytest.raises(MetricInputError, match="of one shape"):
         min_cllr_of_draws([[1.0, 1.0]], [1.0, 1.0])
+
+
+def test_draw_counts_are_the_counts_of_each_draws_trial_weights() -> None:
+    """A speaker bootstrap's draws: a trial weighs its enrolment speaker's multiplicity times its partner's; the
+    compiled counts of every draw are ``TieGroups.counts`` of those weights (bincount), exactly."""
+    rng = np.random.default_rng(8)
+    size, n_speakers = 70, 6
+    labels = rng.integers(0, 2, size)
+    scores = rng.integers(0, 15, size) + labels
+    enrol, partner = rng.integers(0, n_speakers, size), rng.integers(0, n_speakers + 1, size)
+    multiplicities = np.column_stack([rng.multinomial(n_speakers, np.ones(n_speakers) / n_speakers, 50), np.ones(50)])
+    groups = TieGroups.of(scores, labels)
+    targets, nontargets = groups.draw_counts(multiplicities, enrol, partner)
+    for row, draw in enumerate(multiplicities):
+        expected = groups.counts(draw[enrol] * draw[partner])
+        np.testing.assert_array_equal(targets[row], expected[0])
+        np.testing.assert_array_equal(nontargets[row], expected[1])
+    with pytest.raises(MetricInputError, match="must index the 7 columns"):
+        groups.draw_counts(multiplicities, enrol, np.full(size, 7))
