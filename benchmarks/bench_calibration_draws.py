@@ -10,6 +10,7 @@ input first, then measures each part (``time.process_time``: every thread's CPU)
 The numbers of the two trees (every estimate and interval bound of every row) are compared at the end.
 
     python benchmarks/bench_calibration_draws.py --against /work/main [--repeats 2] [--quick]
+    python benchmarks/bench_calibration_draws.py --against /work/main --fit-order  # the refit's own precision
 """
 
 from __future__ import annotations
@@ -102,6 +103,27 @@ def _child(out: Path, quick: bool) -> None:
     out.write_bytes(pickle.dumps(results))
 
 
+def _fit_order(seeds: int = 5) -> None:
+    """How far this tree's refitted maps move when only the order of the development trials (of their sums)
+    changes: the precision to which the fit's numbers are defined, whatever computes them."""
+    from audit.metrics import fit_logistic_calibration_draws
+
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        labels = rng.random(500) < 1 / 3
+        scores = np.round(rng.normal(labels * 2.0, 1.0), 4)
+        speakers = rng.integers(0, 20, (2, 500))
+        multiplicities = rng.multinomial(20, np.ones(20) / 20, DRAWS).astype(float)
+        weights = multiplicities[:, speakers[0]] * multiplicities[:, speakers[1]]
+        order = rng.permutation(500)
+        for platt in (True, False):
+            first = fit_logistic_calibration_draws(scores, labels, weights, 0.5, platt=platt)
+            again = fit_logistic_calibration_draws(scores[order], labels[order], weights[:, order], 0.5, platt=platt)
+            moved = np.maximum(np.abs(first[0] - again[0]), np.abs(first[1] - again[1]))
+            print(f"seed {seed}, platt {platt}: trials permuted, the maps move by up to {np.nanmax(moved):.2e}; "
+                  f"{int((moved > 1e-12).sum())} of {DRAWS} draws by more than 1e-12")  # fmt: skip
+
+
 def _numbers(value: Any, path: str = "") -> dict[str, float]:
     """Every number in a result, by its path."""
     if isinstance(value, dict):
@@ -133,8 +155,12 @@ def main() -> None:
     parser.add_argument("--against", type=Path, required=True, help="the other tree (e.g. a checkout of main)")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_DRAWS} draws and fewer records")
+    parser.add_argument("--fit-order", action="store_true", help="only: how far the refit moves with the trials' order")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.fit_order:
+        _fit_order()
+        return
     if args.child:
         _child(args.child, args.quick)
         return
