@@ -14,7 +14,9 @@ from audit.metrics.calibration import (
     fit_logistic_calibration,
     fit_logistic_calibration_draws,
     min_cllr,
+    min_cllr_of_draws,
     min_cllr_of_groups,
+    min_dcf_of_draws,
     pav_llrs,
 )
 from audit.metrics.normalisation import COHORT_SD_DDOF, as_norm_of_rows, top_cohort_statistics
@@ -29,7 +31,19 @@ from audit.metrics.record_calibration import (
     is_reference,
 )
 from audit.metrics.record_spoofing import SpoofingSet, spoofing_metrics, spoofing_of_rows, spoofing_sets_of_rows
-from audit.metrics.spoofing import ADcfCosts, TDcfCosts, a_dcf, min_t_dcf, sasv_eer, spf_eer, sv_eer, t_eer
+from audit.metrics.spoofing import (
+    ADcfCosts,
+    TDcfCosts,
+    a_dcf,
+    a_dcf_draws,
+    min_t_dcf,
+    min_t_dcf_draws,
+    sasv_eer,
+    spf_eer,
+    sv_eer,
+    t_eer,
+    t_eer_draws,
+)
 from audit.metrics.weighted_roc import (
     TILE,
     ResampleWeights,
@@ -57,6 +71,7 @@ __all__ = [
     "TDcfCosts",
     "TieGroups",
     "a_dcf",
+    "a_dcf_draws",
     "act_dcf",
     "as_norm_of_rows",
     "auc",
@@ -73,9 +88,12 @@ __all__ = [
     "grouped_metrics",
     "is_reference",
     "min_cllr",
+    "min_cllr_of_draws",
     "min_cllr_of_groups",
     "min_dcf",
+    "min_dcf_of_draws",
     "min_t_dcf",
+    "min_t_dcf_draws",
     "pav_llrs",
     "prepare_kernels",
     "sasv_eer",
@@ -85,6 +103,7 @@ __all__ = [
     "spoofing_sets_of_rows",
     "sv_eer",
     "t_eer",
+    "t_eer_draws",
     "top_cohort_statistics",
     "weighted_eer",
     "weighted_eers",

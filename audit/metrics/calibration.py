@@ -109,6 +109,25 @@ class TieGroups:
         targets = np.bincount(self.group, weights=weight * self.targets, minlength=self.n_groups)
         return targets.astype(np.float64), np.asarray(sizes - targets, dtype=np.float64)
 
+    def draw_counts(
+        self, multiplicities: FloatArray, enrol: NDArray[np.int64], partner: NDArray[np.int64]
+    ) -> tuple[FloatArray, FloatArray]:
+        """``counts`` of every draw of a speaker bootstrap at once (draws x groups each, one compiled pass): a trial
+        weighs ``multiplicities[draw, enrol] * multiplicities[draw, partner]`` (draws x speakers; the codes index its
+        columns), as ``audit.statistics.SpeakerDraws.trial_weights`` weighs it."""
+        import audit.metrics.calibration_kernels as kernels
+
+        weights = finite_scores(multiplicities, "speaker multiplicities")
+        codes = [np.asarray(code, dtype=np.int64) for code in (enrol, partner)]
+        if weights.ndim != 2 or any(code.shape != self.group.shape for code in codes):
+            raise MetricInputError(f"expected draws x speakers and {self.group.size} codes of each side")
+        if any(code.size and (code.min() < 0 or code.max() >= weights.shape[1]) for code in codes):
+            raise MetricInputError(f"speaker codes must index the {weights.shape[1]} columns of the multiplicities")
+        counts: tuple[FloatArray, FloatArray] = kernels.group_weights_rows(
+            np.ascontiguousarray(weights), *codes, self.group, self.targets, self.n_groups
+        )
+        return counts
+
     def pool_llrs(self, weights: ArrayLike | None = None) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Each tie group's LLR under PAV (``group_llrs``), and its target and non-target weight."""
         targets, nontargets = self.counts(weights)
@@ -153,6 +172,59 @@ def min_cllr_of_groups(targets: FloatArray, nontargets: FloatArray) -> float:
     target_cost = float(np.logaddexp(0.0, -llrs[held]) @ targets[held]) / total_targets
     nontarget_cost = float(np.logaddexp(0.0, llrs[other]) @ nontargets[other]) / total_nontargets
     return (target_cost + nontarget_cost) / (2.0 * math.log(2.0))
+
+
+def min_cllr_of_draws(targets: ArrayLike, nontargets: ArrayLike) -> FloatArray:
+    """``min_cllr_of_groups`` of each row of tie-group weights (a bootstrap's draws x groups, ascending score
+    order), NaN on a row that leaves a class without weight: PAV runs on every row in one compiled loop
+    (``audit.metrics.calibration_kernels``), as the statistics measure a thousand draws of a record at a time.
+
+    Example:
+        The groups of ``min_cllr``'s example, then a draw that leaves the non-targets out:
+
+        >>> min_cllr_of_draws([[0, 0, 1, 1], [0, 0, 1, 1]], [[1, 1, 0, 0], [0, 0, 0, 0]]).tolist()
+        [0.0, nan]
+    """
+    import audit.metrics.calibration_kernels as kernels
+
+    values: FloatArray = kernels.min_cllr_rows(*_group_weights(targets, nontargets))
+    return values
+
+
+def min_dcf_of_draws(
+    targets: ArrayLike, nontargets: ArrayLike, p_target: float = 0.01, c_miss: float = 1.0, c_fa: float = 1.0
+) -> FloatArray:
+    """``min_dcf`` of each row of tie-group weights (draws x groups, ascending score order; a threshold accepts a
+    group and those above it, or none), NaN on a row that leaves a class without weight: one compiled pass per row,
+    beside ``min_cllr_of_draws``. Sums of integer weights (a bootstrap's) are exact in any order.
+
+    Example:
+        Non-target 0.1, target 0.35, non-target 0.4, target 0.8 at even odds: the best thresholds (0.35, 0.8)
+        accept one non-target or miss one target of two, cost 0.5 * 0.5 over the trivial 0.5:
+
+        >>> min_dcf_of_draws([[0, 1, 0, 1]], [[1, 0, 1, 0]], p_target=0.5).tolist()
+        [0.5]
+    """
+    import audit.metrics.calibration_kernels as kernels
+
+    target_rows, nontarget_rows = _group_weights(targets, nontargets)
+    bayes_threshold(p_target, c_miss, c_fa)  # the costs checked
+    values: FloatArray = kernels.min_dcf_rows(target_rows, nontarget_rows, c_miss * p_target, c_fa * (1.0 - p_target))
+    return values
+
+
+def _group_weights(targets: ArrayLike, nontargets: ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """Draws x groups of target and non-target weights, checked (finite, >= 0, one shape) and C-contiguous."""
+    target_rows = finite_scores(np.asarray(targets, dtype=np.float64), "target weights")
+    nontarget_rows = finite_scores(np.asarray(nontargets, dtype=np.float64), "non-target weights")
+    if target_rows.ndim != 2 or target_rows.shape != nontarget_rows.shape:
+        raise MetricInputError(
+            f"expected draws x groups of target and non-target weights of one shape, got {target_rows.shape} and "
+            f"{nontarget_rows.shape}"
+        )
+    for rows, name in ((target_rows, "target"), (nontarget_rows, "non-target")):
+        refuse_other_values(rows.ravel(), rows.ravel() < 0, f"{name} weights must be >= 0")
+    return np.ascontiguousarray(target_rows), np.ascontiguousarray(nontarget_rows)
 
 
 def pav_llrs(scores: ArrayLike, labels: ArrayLike, weights: ArrayLike | None = None) -> FloatArray:

@@ -35,6 +35,7 @@ kinds, as the ASVspoof 5 evaluation package does.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -157,20 +158,41 @@ def sasv_eer(scores: ArrayLike, kinds: ArrayLike, method: EerMethod = EerMethod.
     return _eer_between(scores, kinds, (_NONTARGET, _SPOOF), method)
 
 
+_NO_WEIGHT = "a kind of trial present has no weight: the metric needs weight on each"
+_BLOCK = 1 << 22  # draw x threshold x kind sums per block of draws
+
+
 def _accepted_counts(
     values: FloatArray, codes: NDArray[np.uint8], weights: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    """The distinct scores ascending, and per threshold (each of them, then reject-all) each kind's weight of
-    trials at or above it: a (thresholds + 1) x 3 array indexed by kind code (row 0: every trial). A kind without
-    weight is refused."""
+) -> tuple[FloatArray, FloatArray, NDArray[np.bool_]]:
+    """The distinct scores ascending, and per row of ``weights`` (draws x trials) and threshold (each distinct
+    score, then reject-all) each kind's weight of trials at or above it: draws x (thresholds + 1) x 3, indexed by
+    kind code (threshold 0: every trial); and the rows in which a kind present has no weight (no metric is defined
+    there). Each row's sums run in trial order, as they would for that row alone."""
     distinct, group = np.unique(values, return_inverse=True)
-    per_group = np.zeros((distinct.size + 1, 3))
-    np.add.at(per_group, (group, codes), weights)
-    at_or_above = np.cumsum(per_group[::-1], axis=0)[::-1]
-    present = np.unique(codes)
-    if (at_or_above[0, present] <= 0).any():
-        raise MetricInputError("a kind of trial present has no weight: the metric needs weight on each")
-    return distinct, at_or_above
+    cells = (distinct.size + 1) * 3
+    per_group = np.zeros(weights.shape[0] * cells)
+    index = np.arange(weights.shape[0])[:, None] * cells + (group * 3 + codes)[None, :]
+    np.add.at(per_group, index.ravel(), weights.ravel())
+    at_or_above: FloatArray = np.cumsum(per_group.reshape(weights.shape[0], -1, 3)[:, ::-1], axis=1)[:, ::-1]
+    refused: NDArray[np.bool_] = np.asarray((at_or_above[:, 0, np.unique(codes)] <= 0).any(axis=1))
+    return distinct, at_or_above, refused
+
+
+def _weight_rows(weights: ArrayLike, size: int) -> FloatArray:
+    """A bootstrap's draws x trials weights checked: finite, >= 0, one column per trial."""
+    matrix = np.asarray(weights)
+    if matrix.ndim != 2 or matrix.shape[1] != size:
+        raise MetricInputError(f"expected draws x {size} trial weights, got shape {matrix.shape}")
+    values = finite_scores(matrix, "trial weights")
+    refuse_other_values(values.ravel(), values.ravel() < 0, "trial weights must be >= 0")
+    return values
+
+
+def _in_blocks(rows: Callable[[FloatArray], FloatArray], weights: FloatArray, thresholds: int) -> FloatArray:
+    """``rows`` of every block of draws (about ``_BLOCK`` sums each), joined: memory stays bounded on long lists."""
+    step = max(1, _BLOCK // (3 * (thresholds + 1)))
+    return np.concatenate([rows(weights[start : start + step]) for start in range(0, max(1, weights.shape[0]), step)])
 
 
 def a_dcf(
@@ -185,43 +207,55 @@ def a_dcf(
         >>> a_dcf([0.9, 0.8, 0.1, 0.85, 0.2], [1, 1, 0, 2, 2])
         0.5
     """
-    model = costs or ADcfCosts()
     values = _scores(scores, "scores")
     codes = trial_kinds(kinds, values.size, _TARGET, _NONTARGET, _SPOOF)
-    _, accepted = _accepted_counts(values, codes, trial_weights(weights, values.size))
-    totals = accepted[0]
-    p_miss = 1.0 - accepted[:, _TARGET] / totals[_TARGET]
-    p_fa_non = accepted[:, _NONTARGET] / totals[_NONTARGET]
-    p_fa_spoof = accepted[:, _SPOOF] / totals[_SPOOF]
-    cost = (
-        model.c_miss * model.p_target * p_miss
-        + model.c_fa_asv * model.p_nontarget * p_fa_non
-        + model.c_fa_cm * model.p_spoof * p_fa_spoof
-    )
-    trivial = min(model.c_miss * model.p_target, model.c_fa_asv * model.p_nontarget + model.c_fa_cm * model.p_spoof)
-    return float(cost.min() / trivial)
+    (value,) = _a_dcf_rows(values, codes, trial_weights(weights, values.size)[None, :], costs or ADcfCosts())
+    if np.isnan(value):
+        raise MetricInputError(_NO_WEIGHT)
+    return float(value)
 
 
-@dataclass(frozen=True)
-class _AsvRates:
-    """An ASV's rates at each of its thresholds (distinct scores ascending, then reject-all), accepting at or
-    above: misses of targets, false alarms of non-targets and of spoofs."""
+def a_dcf_draws(scores: ArrayLike, kinds: ArrayLike, weights: ArrayLike, costs: ADcfCosts | None = None) -> FloatArray:
+    """``a_dcf`` under each row of ``weights`` (a bootstrap's draws x trials), NaN where a kind has no weight: the
+    same numbers as one call per row (identical for integer weights), the draws' counts taken together."""
+    values = _scores(scores, "scores")
+    codes = trial_kinds(kinds, values.size, _TARGET, _NONTARGET, _SPOOF)
+    model = costs or ADcfCosts()
+    rows = _weight_rows(weights, values.size)
+    return _in_blocks(lambda block: _a_dcf_rows(values, codes, block, model), rows, np.unique(values).size)
 
-    thresholds: FloatArray  # the distinct scores; the last row of the rates is reject-all
-    p_miss: FloatArray
-    p_fa_nontarget: FloatArray
-    p_fa_spoof: FloatArray
 
-
-def _asv_rates(values: FloatArray, codes: NDArray[np.uint8], weights: FloatArray) -> _AsvRates:
-    distinct, accepted = _accepted_counts(values, codes, weights)
-    totals = accepted[0]
+def _a_dcf_rows(values: FloatArray, codes: NDArray[np.uint8], weights: FloatArray, model: ADcfCosts) -> FloatArray:
+    _, accepted, refused = _accepted_counts(values, codes, weights)
+    totals = accepted[:, :1]
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _AsvRates(
-            distinct,
-            1.0 - accepted[:, _TARGET] / totals[_TARGET],
-            accepted[:, _NONTARGET] / totals[_NONTARGET],
-            accepted[:, _SPOOF] / totals[_SPOOF],
+        p_miss = 1.0 - accepted[..., _TARGET] / totals[..., _TARGET]
+        p_fa_non = accepted[..., _NONTARGET] / totals[..., _NONTARGET]
+        p_fa_spoof = accepted[..., _SPOOF] / totals[..., _SPOOF]
+        cost = (
+            model.c_miss * model.p_target * p_miss
+            + model.c_fa_asv * model.p_nontarget * p_fa_non
+            + model.c_fa_cm * model.p_spoof * p_fa_spoof
+        )
+    trivial = min(model.c_miss * model.p_target, model.c_fa_asv * model.p_nontarget + model.c_fa_cm * model.p_spoof)
+    value: FloatArray = np.where(refused, np.nan, cost.min(axis=1) / trivial)
+    return value
+
+
+def _asv_rates(
+    values: FloatArray, codes: NDArray[np.uint8], weights: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, NDArray[np.bool_]]:
+    """An ASV's rates per draw at each of its thresholds (distinct scores ascending, then reject-all), accepting at
+    or above: misses of targets, false alarms of non-targets and of spoofs; and the draws where a kind has no
+    weight."""
+    _, accepted, refused = _accepted_counts(values, codes, weights)
+    totals = accepted[:, :1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (
+            1.0 - accepted[..., _TARGET] / totals[..., _TARGET],
+            accepted[..., _NONTARGET] / totals[..., _NONTARGET],
+            accepted[..., _SPOOF] / totals[..., _SPOOF],
+            refused,
         )
 
 
@@ -248,22 +282,39 @@ def asv_eer_threshold(asv_scores: ArrayLike, kinds: ArrayLike, weights: ArrayLik
     """
     values = _scores(asv_scores, "ASV scores")
     codes = trial_kinds(kinds, values.size, _TARGET, _NONTARGET)
-    weight = trial_weights(weights, values.size)
-    candidates = (codes != _SPOOF) & (weight > 0)  # a trial of weight 0 is absent: its score is no threshold
-    distinct, accepted = _accepted_counts(values[candidates], codes[candidates], weight[candidates])
-    targets, nontargets = accepted[0, _TARGET], accepted[0, _NONTARGET]
-    missed = targets - accepted[:-1, _TARGET]
-    gap = np.abs(missed * nontargets - accepted[:-1, _NONTARGET] * targets)
-    return float(distinct[int(np.argmin(gap))])
+    (threshold,) = _asv_thresholds(values, codes, trial_weights(weights, values.size)[None, :])
+    if np.isnan(threshold):
+        raise MetricInputError("no bona fide trial has weight: the ASV's EER threshold needs one")
+    return float(threshold)
 
 
-def _cm_rates(cm_values: FloatArray, codes: NDArray[np.uint8], weights: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """The CM's miss rate of bona fide trials and false-alarm rate of spoofs at each threshold (distinct scores
-    ascending, then reject-all), accepting at or above."""
+def _asv_thresholds(values: FloatArray, codes: NDArray[np.uint8], weights: FloatArray) -> FloatArray:
+    """``asv_eer_threshold`` of each row of ``weights``, NaN where no bona fide trial has weight. A threshold
+    whose trials all weigh 0 is no candidate: its gap is set to infinity (its counts, the same as the next
+    threshold's, are those of the draw without it)."""
+    bona_fide = codes != _SPOOF
+    distinct, group = np.unique(values[bona_fide], return_inverse=True)
+    _, accepted, _ = _accepted_counts(values[bona_fide], codes[bona_fide], weights[:, bona_fide])
+    order = np.argsort(group, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
+    held = np.logical_or.reduceat((weights[:, bona_fide] > 0)[:, order], starts, axis=1)
+    targets, nontargets = accepted[:, :1, _TARGET], accepted[:, :1, _NONTARGET]
+    missed = targets - accepted[:, :-1, _TARGET]
+    gap = np.where(held, np.abs(missed * nontargets - accepted[:, :-1, _NONTARGET] * targets), np.inf)
+    threshold: FloatArray = np.where(held.any(axis=1), distinct[np.argmin(gap, axis=1)], np.nan)
+    return threshold
+
+
+def _cm_rates(
+    cm_values: FloatArray, codes: NDArray[np.uint8], weights: FloatArray
+) -> tuple[FloatArray, FloatArray, NDArray[np.bool_]]:
+    """The CM's miss rate of bona fide trials and false-alarm rate of spoofs per draw at each threshold (distinct
+    scores ascending, then reject-all), accepting at or above; and the draws where either has no weight."""
     bona_fide = np.where(codes == _SPOOF, 1, 0).astype(np.uint8)  # 0 bona fide, 1 spoof, as kind codes
-    _, accepted = _accepted_counts(cm_values, bona_fide, weights)
-    totals = accepted[0]
-    return 1.0 - accepted[:, 0] / totals[0], accepted[:, 1] / totals[1]
+    _, accepted, refused = _accepted_counts(cm_values, bona_fide, weights)
+    totals = accepted[:, :1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1.0 - accepted[..., 0] / totals[..., 0], accepted[..., 1] / totals[..., 1], refused
 
 
 def min_t_dcf(
@@ -289,31 +340,88 @@ def min_t_dcf(
         >>> round(min_t_dcf([5, 4, 3, 4.5, -2], [0.9, 0.8, 0.1, 0.85, 0.3], [1, 1, 0, 2, 2]), 6)
         0.5
     """
+    cm_values, asv_values, codes = _tandem_inputs(cm_scores, asv_scores, kinds)
+    weight = trial_weights(weights, cm_values.size)[None, :]
     model = costs or TDcfCosts()
+    values, thresholds, reasons = _min_t_dcf_rows(cm_values, asv_values, codes, weight, model, asv_threshold)
+    if reasons[0] == _UNWEIGHTED:
+        raise MetricInputError(_NO_WEIGHT)
+    if reasons[0] == _COSTLIER:
+        raise MetricInputError(f"t-DCF undefined: the ASV at threshold {thresholds[0]} costs more than rejecting all")
+    if reasons[0] == _FLAWLESS:
+        raise MetricInputError(f"t-DCF undefined: the ASV at threshold {thresholds[0]} makes no error and stops spoofs")
+    return float(values[0])
+
+
+def min_t_dcf_draws(
+    cm_scores: ArrayLike,
+    asv_scores: ArrayLike,
+    kinds: ArrayLike,
+    weights: ArrayLike,
+    costs: TDcfCosts | None = None,
+    asv_threshold: float | None = None,
+) -> FloatArray:
+    """``min_t_dcf`` under each row of ``weights`` (a bootstrap's draws x trials; the ASV threshold found per
+    draw unless given), NaN where it is undefined: the same numbers as one call per row (identical for integer
+    weights), the draws' counts taken together."""
+    cm_values, asv_values, codes = _tandem_inputs(cm_scores, asv_scores, kinds)
+    model = costs or TDcfCosts()
+    n_thresholds = max(np.unique(cm_values).size, np.unique(asv_values).size)
+    return _in_blocks(
+        lambda rows: _min_t_dcf_rows(cm_values, asv_values, codes, rows, model, asv_threshold)[0],
+        _weight_rows(weights, cm_values.size),
+        n_thresholds,
+    )
+
+
+def _tandem_inputs(
+    cm_scores: ArrayLike, asv_scores: ArrayLike, kinds: ArrayLike
+) -> tuple[FloatArray, FloatArray, NDArray[np.uint8]]:
     cm_values = _scores(cm_scores, "CM scores")
     asv_values = _scores(asv_scores, "ASV scores")
     if cm_values.size != asv_values.size:
         raise MetricInputError(f"{cm_values.size} CM scores but {asv_values.size} ASV scores: one each per trial")
-    codes = trial_kinds(kinds, cm_values.size, _TARGET, _NONTARGET, _SPOOF)
-    weight = trial_weights(weights, cm_values.size)
-    if any(weight[codes == kind].sum() <= 0 for kind in (_TARGET, _NONTARGET, _SPOOF)):
-        raise MetricInputError("a kind of trial present has no weight: the metric needs weight on each")
-    threshold = asv_eer_threshold(asv_values, codes, weight) if asv_threshold is None else float(asv_threshold)
-    accepted = asv_values >= threshold
-    p_miss_asv, p_fa_asv, p_fa_spoof_asv = (
-        float(weight[codes == kind] @ (accepted[codes == kind] != (kind == _TARGET)) / weight[codes == kind].sum())
-        for kind in (_TARGET, _NONTARGET, _SPOOF)
+    return cm_values, asv_values, trial_kinds(kinds, cm_values.size, _TARGET, _NONTARGET, _SPOOF)
+
+
+_UNWEIGHTED, _COSTLIER, _FLAWLESS = 1, 2, 3  # why a draw has no t-DCF: a kind without weight, C1 < 0, normaliser 0
+
+
+def _min_t_dcf_rows(
+    cm_values: FloatArray,
+    asv_values: FloatArray,
+    codes: NDArray[np.uint8],
+    weights: FloatArray,
+    model: TDcfCosts,
+    asv_threshold: float | None,
+) -> tuple[FloatArray, FloatArray, NDArray[np.int64]]:
+    """Per row of ``weights``: the min t-DCF (NaN where undefined), the ASV threshold and why it is undefined
+    (0 where it is not)."""
+    kind_weights = [weights[:, codes == kind] for kind in (_TARGET, _NONTARGET, _SPOOF)]
+    totals = [kind_weight.sum(axis=1) for kind_weight in kind_weights]
+    unweighted = (np.stack(totals) <= 0).any(axis=0)
+    thresholds = (
+        _asv_thresholds(asv_values, codes, weights)
+        if asv_threshold is None
+        else np.full(weights.shape[0], float(asv_threshold))
     )
-    c0 = model.p_target * model.c_miss * p_miss_asv + model.p_nontarget * model.c_fa * p_fa_asv
-    c1 = model.p_target * model.c_miss - c0
-    c2 = model.p_spoof * model.c_fa_spoof * p_fa_spoof_asv
-    if c1 < 0:
-        raise MetricInputError(f"t-DCF undefined: the ASV at threshold {threshold} costs more than rejecting all")
-    normaliser = c0 + min(c1, c2)
-    if normaliser == 0:
-        raise MetricInputError(f"t-DCF undefined: the ASV at threshold {threshold} makes no error and stops spoofs")
-    p_miss_cm, p_fa_cm = _cm_rates(cm_values, codes, weight)
-    return float(np.min(c0 + c1 * p_miss_cm + c2 * p_fa_cm) / normaliser)
+    accepted = asv_values[None, :] >= thresholds[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_miss_asv, p_fa_asv, p_fa_spoof_asv = (
+            (kind_weight * (accepted[:, codes == kind] != (kind == _TARGET))).sum(axis=1) / total
+            for kind, kind_weight, total in zip((_TARGET, _NONTARGET, _SPOOF), kind_weights, totals, strict=True)
+        )
+        c0 = model.p_target * model.c_miss * p_miss_asv + model.p_nontarget * model.c_fa * p_fa_asv
+        c1 = model.p_target * model.c_miss - c0
+        c2 = model.p_spoof * model.c_fa_spoof * p_fa_spoof_asv
+        normaliser = c0 + np.minimum(c1, c2)
+        p_miss_cm, p_fa_cm, _ = _cm_rates(cm_values, codes, weights)
+        values = (c0[:, None] + c1[:, None] * p_miss_cm + c2[:, None] * p_fa_cm).min(axis=1) / normaliser
+    reasons = np.zeros(weights.shape[0], dtype=np.int64)
+    reasons[normaliser == 0] = _FLAWLESS
+    reasons[c1 < 0] = _COSTLIER
+    reasons[unweighted] = _UNWEIGHTED
+    return np.where(reasons == 0, values, np.nan), thresholds, reasons
 
 
 def t_eer(cm_scores: ArrayLike, asv_scores: ArrayLike, kinds: ArrayLike, weights: ArrayLike | None = None) -> float:
@@ -347,44 +455,74 @@ def t_eer(cm_scores: ArrayLike, asv_scores: ArrayLike, kinds: ArrayLike, weights
         >>> t_eer([5, 4, 3, -1, -2], [0.9, 0.8, 0.1, 0.85, 0.3], [1, 1, 0, 2, 2])  # a CM that stops every spoof
         0.0
     """
-    cm_values = _scores(cm_scores, "CM scores")
-    asv_values = _scores(asv_scores, "ASV scores")
-    if cm_values.size != asv_values.size:
-        raise MetricInputError(f"{cm_values.size} CM scores but {asv_values.size} ASV scores: one each per trial")
-    codes = trial_kinds(kinds, cm_values.size, _TARGET, _NONTARGET, _SPOOF)
-    weight = trial_weights(weights, cm_values.size)
-    asv = _asv_rates(asv_values, codes, weight)
-    p_miss_cm, p_fa_cm = _cm_rates(cm_values, codes, weight)
+    cm_values, asv_values, codes = _tandem_inputs(cm_scores, asv_scores, kinds)
+    (value,), refused = _t_eer_rows(cm_values, asv_values, codes, trial_weights(weights, cm_values.size)[None, :])
+    if refused[0]:
+        raise MetricInputError(_NO_WEIGHT)
+    if np.isnan(value):
+        raise MetricInputError("t-EER undefined: the tandem's false-alarm rates never approach each other")
+    return float(value)
+
+
+def t_eer_draws(cm_scores: ArrayLike, asv_scores: ArrayLike, kinds: ArrayLike, weights: ArrayLike) -> FloatArray:
+    """``t_eer`` under each row of ``weights`` (a bootstrap's draws x trials), NaN where it is undefined: the same
+    numbers as one call per row (identical for integer weights), every draw's path searched together."""
+    cm_values, asv_values, codes = _tandem_inputs(cm_scores, asv_scores, kinds)
+    n_thresholds = max(np.unique(cm_values).size, np.unique(asv_values).size)
+    return _in_blocks(
+        lambda rows: _t_eer_rows(cm_values, asv_values, codes, rows)[0],
+        _weight_rows(weights, cm_values.size),
+        n_thresholds,
+    )
+
+
+def _t_eer_rows(
+    cm_values: FloatArray, asv_values: FloatArray, codes: NDArray[np.uint8], weights: FloatArray
+) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """The t-EER of each row of ``weights`` (NaN where undefined) and the rows where a kind has no weight: the
+    points (draw, allowed ASV threshold) of every draw's path are searched together, each as ``t_eer`` describes."""
+    asv_miss, asv_fa_non, asv_fa_spf, asv_refused = _asv_rates(asv_values, codes, weights)
+    p_miss_cm, p_fa_cm, cm_refused = _cm_rates(cm_values, codes, weights)
+    refused = asv_refused | cm_refused
     through = 1.0 - p_miss_cm  # bona fide passed by the CM, falling as its threshold rises
-    allowed = np.flatnonzero(asv.p_miss < 0.5 * (asv.p_fa_nontarget + asv.p_fa_spoof))
-    p_miss_asv, p_fa_non_asv, p_fa_spf_asv = asv.p_miss[allowed], asv.p_fa_nontarget[allowed], asv.p_fa_spoof[allowed]
+    with np.errstate(invalid="ignore"):
+        draw, allowed = np.nonzero((asv_miss < 0.5 * (asv_fa_non + asv_fa_spf)) & ~refused[:, None])
+    p_miss_asv, p_fa_non_asv, p_fa_spf_asv = (
+        asv_miss[draw, allowed],
+        asv_fa_non[draw, allowed],
+        asv_fa_spf[draw, allowed],
+    )
 
     def gap(cm_index: NDArray[np.intp]) -> FloatArray:
         """Tandem miss rate less the mean of its two false-alarm rates (non-decreasing in the CM threshold)."""
-        passed = through[cm_index]
-        false_alarm = 0.5 * (passed * p_fa_non_asv + p_fa_cm[cm_index] * p_fa_spf_asv)
+        passed = through[draw, cm_index]
+        false_alarm = 0.5 * (passed * p_fa_non_asv + p_fa_cm[draw, cm_index] * p_fa_spf_asv)
         difference: FloatArray = (1.0 - passed * (1.0 - p_miss_asv)) - false_alarm
         return difference
 
     def first_at_least(floor: FloatArray) -> NDArray[np.intp]:
-        """Per allowed ASV threshold, the first CM threshold whose gap is at least ``floor`` (bisection)."""
-        low = np.zeros(allowed.size, dtype=np.intp)
-        high = np.full(allowed.size, through.size - 1, dtype=np.intp)  # reject-all: gap 1
+        """Per point of the paths, the first CM threshold whose gap is at least ``floor`` (bisection)."""
+        low = np.zeros(draw.size, dtype=np.intp)
+        high = np.full(draw.size, through.shape[1] - 1, dtype=np.intp)  # reject-all: gap 1
         while (low < high).any():
             middle = (low + high) // 2
             reached = gap(middle) >= floor
             high, low = np.where(reached, middle, high), np.where(reached, low, middle + 1)
         return low
 
-    crossing = first_at_least(np.zeros(allowed.size))
+    crossing = first_at_least(np.zeros(draw.size))
     before = np.maximum(crossing - 1, 0)
     below = (crossing > 0) & (-gap(before) <= gap(crossing) + _TIED)  # the last negative gap is as close
     chosen = np.where(below, first_at_least(np.where(below, gap(before), 0.0)), crossing)
     with np.errstate(divide="ignore", invalid="ignore"):
-        distance = np.abs(p_fa_non_asv / p_fa_spf_asv - p_fa_cm[chosen] / through[chosen])
-    usable = np.isfinite(distance)
-    if not usable.any():
-        raise MetricInputError("t-EER undefined: the tandem's false-alarm rates never approach each other")
-    closest = np.where(usable, distance, np.inf)
-    best = int(np.flatnonzero(closest <= closest.min() + _TIED * max(1.0, closest.min()))[0])
-    return float(p_fa_cm[chosen[best]] * p_fa_spf_asv[best])
+        distance = np.abs(p_fa_non_asv / p_fa_spf_asv - p_fa_cm[draw, chosen] / through[draw, chosen])
+    closest = np.where(np.isfinite(distance), distance, np.inf)
+    least = np.full(weights.shape[0], np.inf)
+    np.minimum.at(least, draw, closest)
+    with np.errstate(invalid="ignore"):
+        near = np.isfinite(least[draw]) & (closest <= least[draw] + _TIED * np.maximum(1.0, least[draw]))
+    best = np.flatnonzero(near)
+    rows, first = np.unique(draw[best], return_index=True)  # per draw, its first point as close as the closest
+    values = np.full(weights.shape[0], np.nan)
+    values[rows] = p_fa_cm[rows, chosen[best[first]]] * p_fa_spf_asv[best[first]]
+    return values, refused

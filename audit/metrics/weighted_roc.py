@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from audit.metrics.calibration import TieGroups, min_cllr_of_draws, min_dcf_of_draws
 from audit.metrics.point import MetricInputError
 from schemas import EER_METHODS, EerMethod
 
@@ -274,6 +275,9 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     weighted_eers(scores, labels, speakers, weights)
     _bracketed(weights, speakers, np.full(4, 2), SortedTrials.of(scores, labels))  # the loops of long lists
     weighted_sums(weights, speakers, None, labels)
+    min_cllr_of_draws(np.ones((1, 2)), np.ones((1, 2)))  # the calibration section's minima of every draw
+    min_dcf_of_draws(np.ones((1, 2)), np.ones((1, 2)))
+    TieGroups.of(scores, labels).draw_counts(np.ones((1, 2)), speakers, speakers)
     seconds = time.perf_counter() - started
     if cached:
         return None

@@ -11,8 +11,8 @@ trials with it. With fewer than ``MIN_DEV_SPEAKERS`` development speakers per cl
 and its variation cannot be resampled: the values are given without an interval, and the section says why. Each
 draw weighs a trial by the multiplicity of its enrolment speaker times that of its test speaker (a target once, its
 speaker's multiplicity), as every other interval of the audit. minDCF and minCllr come from each draw's weighted
-counts per tie group (minCllr by PAV per draw); Cllr and actDCF from each draw's refitted LLRs (one compiled pass
-over fixed per-trial costs when the map is given rather than fitted here).
+counts per tie group (each in one compiled loop over every draw, minCllr by PAV); Cllr and actDCF from each draw's
+refitted LLRs (one compiled pass over fixed per-trial costs when the map is given rather than fitted here).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from audit.metrics import (
     GroupFit,
     LinearCalibration,
     MetricInputError,
+    TieGroups,
     act_dcf,
     bayes_threshold,
     calibration_records,
@@ -39,8 +40,9 @@ from audit.metrics import (
     fit_groups,
     fit_logistic_calibration_draws,
     min_cllr,
-    min_cllr_of_groups,
+    min_cllr_of_draws,
     min_dcf,
+    min_dcf_of_draws,
     weighted_sums,
 )
 from audit.statistics.contrasts import ONE_SPEAKER, SpeakerDraws, estimate_with_interval, withheld_interval
@@ -81,35 +83,6 @@ class CalibrationInput:
     test_speaker: NDArray[Any]
     costs: tuple[float, float, float]  # p_target, c_miss, c_fa
     development: DevelopmentTrials | None = None
-
-
-def _group_counts(
-    scores: FloatArray, labels: NDArray[np.bool_], trial_weights: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    """Per draw (rows of ``trial_weights``) the target and non-target weight of each tie group, ascending."""
-    distinct, group = np.unique(scores, return_inverse=True)
-    order = np.argsort(group, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
-    ordered = trial_weights[:, order]
-    targets = np.add.reduceat(ordered * labels[order], starts, axis=1)
-    nontargets = np.add.reduceat(ordered * ~labels[order], starts, axis=1)
-    assert targets.shape[1] == distinct.size
-    return targets, nontargets
-
-
-def _min_dcf_draws(targets: FloatArray, nontargets: FloatArray, costs: tuple[float, float, float]) -> FloatArray:
-    """Normalised minDCF of each draw from its tie-group counts (accept ``>=`` each threshold, or none)."""
-    p_target, c_miss, c_fa = costs
-    total_t, total_n = targets.sum(axis=1, keepdims=True), nontargets.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # Thresholds at each group (accepting it and above) and reject-all: misses are the groups below.
-        missed = np.concatenate([np.zeros_like(total_t), np.cumsum(targets, axis=1)], axis=1) / total_t
-        accepted = np.concatenate([np.cumsum(nontargets[:, ::-1], axis=1)[:, ::-1], np.zeros_like(total_n)], axis=1)
-        false_alarms = accepted / total_n
-        weight_miss, weight_fa = c_miss * p_target, c_fa * (1.0 - p_target)
-        cost = (weight_miss * missed + weight_fa * false_alarms).min(axis=1) / min(weight_miss, weight_fa)
-    cost[(total_t[:, 0] <= 0) | (total_n[:, 0] <= 0)] = np.nan
-    return cost
 
 
 _BLOCK = 1 << 22  # draw x trial values per block of the refitted maps' LLRs
@@ -178,18 +151,16 @@ def _draws(
 ) -> dict[str, FloatArray]:
     """Each metric's value on every draw (NaN where a class drew no weight or the refitted map is undefined), the
     map refitted per draw (``maps``) or held fixed (None)."""
-    trial_weights = draws.trial_weights(record.enrol_speaker, record.test_speaker)
     cllr_draws, act_draws = (
-        _fixed_map_draws(record, draws) if maps is None else _refitted_map_draws(record, maps, trial_weights)
+        _fixed_map_draws(record, draws)
+        if maps is None
+        else _refitted_map_draws(record, maps, draws.trial_weights(record.enrol_speaker, record.test_speaker))
     )
-    targets, nontargets = _group_counts(record.scores, record.labels, trial_weights)
-    min_cllr_draws = np.full(targets.shape[0], np.nan)
-    for row in range(targets.shape[0]):
-        try:
-            min_cllr_draws[row] = min_cllr_of_groups(targets[row], nontargets[row])
-        except MetricInputError:
-            continue
-    min_dcf_draws = _min_dcf_draws(targets, nontargets, record.costs)
+    enrol, partner = draws.codes(record.enrol_speaker, record.test_speaker)
+    assert partner is not None
+    targets, nontargets = TieGroups.of(record.scores, record.labels).draw_counts(draws.multiplicities, enrol, partner)
+    min_cllr_draws = min_cllr_of_draws(targets, nontargets)
+    min_dcf_draws = min_dcf_of_draws(targets, nontargets, *record.costs)
     return {
         "cllr": cllr_draws,
         "min_cllr": min_cllr_draws,

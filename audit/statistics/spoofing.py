@@ -3,8 +3,9 @@
 resampled through the audit's shared two-way speaker draws, as every other interval of the audit.
 
 The three EERs and the countermeasure's EER (``rocch``) come from the compiled weighted-ROC loops; a-DCF, min t-DCF
-and t-EER are computed on each draw's per-trial weights (a trial weighs its enrolment speaker's multiplicity times
-its test speaker's; a target or a spoof of the enrolment speaker, its speaker's). Percentile intervals, as ``audit
+and t-EER are computed on each draw's per-trial weights, every draw at once (``a_dcf_draws``, ``min_t_dcf_draws``,
+``t_eer_draws``: the numbers of one call per draw). A trial weighs its enrolment speaker's multiplicity times its
+test speaker's; a target or a spoof of the enrolment speaker, its speaker's. Percentile intervals, as ``audit
 scores`` gives them; their coverage has not been measured by simulation, and the report says so.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from audit.metrics import MetricInputError, SpoofingSet, a_dcf, min_t_dcf, spoofing_metrics, t_eer, weighted_eer
+from audit.metrics import SpoofingSet, a_dcf_draws, min_t_dcf_draws, spoofing_metrics, t_eer_draws, weighted_eer
 from audit.statistics.contrasts import ONE_SPEAKER, SpeakerDraws, estimate_with_interval, withheld_interval
 from audit.statistics.draws import FloatArray
 from schemas import SPOOFING_COLUMNS, EerMethod, TrialKind
@@ -52,19 +53,12 @@ def _metric_draws(evaluated: SpoofingSet, draws: SpeakerDraws, name: str) -> Flo
         enrol, partner = draws.codes(evaluated.enrol_speaker[kept], evaluated.test_speaker[kept])
         values = asv if score == "asv" else cm
         return weighted_eer(values[kept], positives[kept], enrol, draws.weights, EerMethod.ROCCH, partner)
-    weighted: dict[str, Callable[[FloatArray], float]] = {
-        "a_dcf": lambda w: a_dcf(asv, kinds, weights=w),
-        "min_t_dcf": lambda w: min_t_dcf(cm, asv, kinds, weights=w),
-        "t_eer": lambda w: t_eer(cm, asv, kinds, weights=w),
+    weighted: dict[str, Callable[[FloatArray], FloatArray]] = {
+        "a_dcf": lambda w: a_dcf_draws(asv, kinds, w),
+        "min_t_dcf": lambda w: min_t_dcf_draws(cm, asv, kinds, w),
+        "t_eer": lambda w: t_eer_draws(cm, asv, kinds, w),
     }
-    trial_weights = draws.trial_weights(evaluated.enrol_speaker, evaluated.test_speaker)
-    values_of = np.full(trial_weights.shape[0], np.nan)
-    for row, weights in enumerate(trial_weights):
-        try:
-            values_of[row] = weighted[name](weights)
-        except MetricInputError:
-            continue
-    return values_of
+    return weighted[name](draws.trial_weights(evaluated.enrol_speaker, evaluated.test_speaker))
 
 
 def spoofing_intervals(records: Sequence[SpoofingInput], draws: SpeakerDraws, level: float) -> list[dict[str, Any]]:

@@ -20,12 +20,15 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from audit.metrics.calibration import (
+    TieGroups,
     act_dcf,
     bayes_threshold,
     cllr,
     fit_logistic_calibration,
     fit_logistic_calibration_draws,
     min_cllr,
+    min_cllr_of_draws,
+    min_dcf_of_draws,
     pav_llrs,
 )
 from audit.metrics.point import MetricInputError, min_dcf
@@ -344,3 +347,69 @@ def test_the_bayes_error_curves_are_act_dcf_and_min_dcf_at_each_prior() -> None:
         assert actual[point] == pytest.approx(act_dcf(llrs, labels, prior), abs=1e-12)
         assert minimum[point] == pytest.approx(min_dcf(llrs, labels, prior), abs=1e-9)
         assert minimum[point] <= actual[point] + 1e-12
+
+
+def test_the_minima_of_draws_are_those_of_each_draw() -> None:
+    """Row r of ``min_cllr_of_draws`` (a bootstrap's draws of tie-group weights) is the minCllr of the trials
+    repeated as row r weighs them, with the best monotone map found by scikit-learn's isotonic regression (tied
+    scores pooled, as its ``IsotonicRegression`` pools equal inputs); row r of ``min_dcf_of_draws`` is ``min_dcf``
+    of those trials; NaN where a class has no weight."""
+    from sklearn.isotonic import IsotonicRegression
+
+    rng = np.random.default_rng(43)
+    checked = 0
+    for _ in range(25):
+        size = int(rng.integers(4, 60))
+        labels = rng.integers(0, 2, size)
+        labels[:2] = [0, 1]
+        scores = rng.integers(0, int(rng.integers(2, 30)), size) + labels * rng.integers(0, 4)
+        distinct, group = np.unique(scores, return_inverse=True)
+        weights = rng.integers(0, 4, (20, size)) * (rng.random((20, size)) < rng.random((20, 1)))
+        weights[0, labels == 0] = 0  # a draw without non-targets: no minCllr
+        targets = np.stack([np.bincount(group, row * labels, distinct.size) for row in weights])
+        nontargets = np.stack([np.bincount(group, row * (1 - labels), distinct.size) for row in weights])
+        drawn, dcfs = min_cllr_of_draws(targets, nontargets), min_dcf_of_draws(targets, nontargets, 0.2, 2.0, 1.0)
+        for row, weight in enumerate(weights):
+            kept = weight > 0
+            n_target, n_nontarget = weight[kept & (labels == 1)].sum(), weight[kept & (labels == 0)].sum()
+            if n_target == 0 or n_nontarget == 0:
+                assert np.isnan(drawn[row]) and np.isnan(dcfs[row])
+                continue
+            fitted = IsotonicRegression().fit(scores[kept], labels[kept], sample_weight=weight[kept])
+            posterior = fitted.predict(scores[kept])
+            with np.errstate(divide="ignore"):
+                llrs = np.log(posterior) - np.log1p(-posterior) - math.log(n_target / n_nontarget)
+            on_target, on_nontarget = kept & (labels == 1), kept & (labels == 0)
+            expected = (
+                weight[on_target] @ np.logaddexp(0, -llrs[labels[kept] == 1]) / n_target
+                + weight[on_nontarget] @ np.logaddexp(0, llrs[labels[kept] == 0]) / n_nontarget
+            ) / (2 * math.log(2))
+            assert drawn[row] == pytest.approx(expected, rel=1e-12, abs=1e-13)
+            assert drawn[row] == pytest.approx(min_cllr(scores, labels, weights=weight), rel=1e-12, abs=1e-15)
+            repeated = np.repeat(np.arange(size), weight)
+            assert dcfs[row] == pytest.approx(min_dcf(scores[repeated], labels[repeated], 0.2, 2.0, 1.0), rel=1e-12)
+            checked += 1
+    assert checked > 300
+    with pytest.raises(MetricInputError, match="target weights must be >= 0"):
+        min_cllr_of_draws([[1.0, -1.0]], [[1.0, 1.0]])
+    with pytest.raises(MetricInputError, match="of one shape"):
+        min_cllr_of_draws([[1.0, 1.0]], [1.0, 1.0])
+
+
+def test_draw_counts_are_the_counts_of_each_draws_trial_weights() -> None:
+    """A speaker bootstrap's draws: a trial weighs its enrolment speaker's multiplicity times its partner's; the
+    compiled counts of every draw are ``TieGroups.counts`` of those weights (bincount), exactly."""
+    rng = np.random.default_rng(8)
+    size, n_speakers = 70, 6
+    labels = rng.integers(0, 2, size)
+    scores = rng.integers(0, 15, size) + labels
+    enrol, partner = rng.integers(0, n_speakers, size), rng.integers(0, n_speakers + 1, size)
+    multiplicities = np.column_stack([rng.multinomial(n_speakers, np.ones(n_speakers) / n_speakers, 50), np.ones(50)])
+    groups = TieGroups.of(scores, labels)
+    targets, nontargets = groups.draw_counts(multiplicities, enrol, partner)
+    for row, draw in enumerate(multiplicities):
+        expected = groups.counts(draw[enrol] * draw[partner])
+        np.testing.assert_array_equal(targets[row], expected[0])
+        np.testing.assert_array_equal(nontargets[row], expected[1])
+    with pytest.raises(MetricInputError, match="must index the 7 columns"):
+        groups.draw_counts(multiplicities, enrol, np.full(size, 7))

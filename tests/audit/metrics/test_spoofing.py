@@ -28,12 +28,15 @@ from audit.metrics.spoofing import (
     ADcfCosts,
     TDcfCosts,
     a_dcf,
+    a_dcf_draws,
     asv_eer_threshold,
     min_t_dcf,
+    min_t_dcf_draws,
     sasv_eer,
     spf_eer,
     sv_eer,
     t_eer,
+    t_eer_draws,
 )
 from schemas.eer_method import EerMethod
 from schemas.trials import TrialKind
@@ -371,3 +374,51 @@ def test_integer_weights_are_repeated_trials() -> None:
         except MetricInputError:
             continue
         assert min_t_dcf(cm, asv, kinds, weights=weights) == pytest.approx(expected)
+
+
+def test_the_draws_of_each_metric_are_its_repeated_trials() -> None:
+    """A bootstrap's draws at once: row r of ``*_draws`` is the metric of the trials repeated as row r weighs them,
+    against the oracles above (brute force for the a-DCF, the t-EER's rule and the t-DCF in rational arithmetic);
+    NaN where that metric is undefined, a draw without weight on a kind among them."""
+    rng = np.random.default_rng(31)
+    checked = {"a_dcf": 0, "t_eer": 0, "min_t_dcf": 0}
+    for _ in range(12):
+        asv, cm, kinds = _random_three_kinds(rng, int(rng.integers(6, 40)), int(rng.integers(2, 9)))
+        weights = rng.integers(0, 4, (15, asv.size))
+        weights[0] = 1
+        weights[1, kinds == SPOOF] = 0  # a draw without spoofs: no metric
+        drawn = {
+            "a_dcf": a_dcf_draws(asv, kinds, weights),
+            "t_eer": t_eer_draws(cm, asv, kinds, weights),
+            "min_t_dcf": min_t_dcf_draws(cm, asv, kinds, weights),
+        }
+        for row, weight in enumerate(weights):
+            repeated = np.repeat(np.arange(asv.size), weight)
+            r_asv, r_cm, r_kinds = asv[repeated], cm[repeated], kinds[repeated]
+            if not all((r_kinds == kind).any() for kind in (TARGET, NONTARGET, SPOOF)):
+                assert all(np.isnan(values[row]) for values in drawn.values())
+                continue
+            thresholds = [*np.unique(r_asv), np.inf]
+            brute = min(
+                0.9 * np.mean(r_asv[r_kinds == TARGET] < t) + 0.5 * np.mean(r_asv[r_kinds == NONTARGET] >= t)
+                + 1.0 * np.mean(r_asv[r_kinds == SPOOF] >= t) for t in thresholds
+            ) / 0.9  # fmt: skip
+            assert drawn["a_dcf"][row] == pytest.approx(brute, rel=1e-12, abs=1e-12)
+            expected = _published_t_eer(r_cm, r_asv, r_kinds)
+            if expected is None:
+                assert np.isnan(drawn["t_eer"][row])
+            else:
+                assert drawn["t_eer"][row] == pytest.approx(expected, abs=1e-12)
+            try:
+                min_t_dcf(r_cm, r_asv, r_kinds)
+            except MetricInputError:
+                assert np.isnan(drawn["min_t_dcf"][row])
+            else:
+                exact = _exact_min_t_dcf(r_cm, r_asv, r_kinds, TDcfCosts())
+                assert drawn["min_t_dcf"][row] == pytest.approx(exact, rel=1e-12, abs=1e-12)
+            checked = {name: count + int(np.isfinite(drawn[name][row])) for name, count in checked.items()}
+    assert min(checked.values()) > 100
+    with pytest.raises(MetricInputError, match="trial weights must be >= 0"):
+        a_dcf_draws([0.1, 0.5, 0.9], [NONTARGET, TARGET, SPOOF], [[1, -1, 1]])
+    with pytest.raises(MetricInputError, match="expected draws x 3 trial weights"):
+        t_eer_draws([0.1, 0.5, 0.9], [0.1, 0.5, 0.9], [NONTARGET, TARGET, SPOOF], [1, 1, 1])

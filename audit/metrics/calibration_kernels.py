@@ -1,0 +1,116 @@
+"""Compiled loops behind ``audit.metrics.calibration``: minCllr and minDCF of many weightings of one set of tie groups
+at once.
+
+A bootstrap's draws weigh the same trials differently, so the tie groups (the distinct scores, ascending) are found
+once and each draw is a row of group weights. Each row runs pool-adjacent-violators on a stack of pools in one
+pass over its groups: a group of no weight is left out (it moves no pool and costs nothing), a new pool is merged
+with the one before it while that one's target fraction is not below its own (compared as the cross products
+``t_a n_b >= t_b n_a``, exact on integer weights), and each pool's LLR is ``log(t N) - log(n T)``, as
+``group_llrs`` computes it. minDCF walks the thresholds (each group accepted with those above it, then none) with
+running sums of the misses and false alarms. Compiled once per machine (``cache=True``), imported only when draws
+are measured.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+_LOG2 = math.log(2.0)
+
+
+@njit(cache=True)
+def _softplus(value):  # type: ignore[no-untyped-def]
+    """``log(1 + e^value)``, as numpy's ``logaddexp(0, value)`` computes it (finite at both ends, 0 at -inf)."""
+    if value == 0.0:
+        return _LOG2
+    if value > 0.0:
+        return value + math.log1p(math.exp(-value))
+    return math.log1p(math.exp(value))
+
+
+@njit(cache=True)
+def _min_cllr_row(targets, nontargets, pool_t, pool_n):  # type: ignore[no-untyped-def]
+    total_t, total_n = 0.0, 0.0
+    for group in range(targets.size):
+        total_t += targets[group]
+        total_n += nontargets[group]
+    if not (total_t > 0.0 and total_n > 0.0):
+        return np.nan
+    top = 0
+    for group in range(targets.size):
+        t, n = targets[group], nontargets[group]
+        if t + n == 0.0:
+            continue
+        pool_t[top], pool_n[top] = t, n
+        top += 1
+        while top > 1 and pool_t[top - 2] * pool_n[top - 1] >= pool_t[top - 1] * pool_n[top - 2]:
+            pool_t[top - 2] += pool_t[top - 1]
+            pool_n[top - 2] += pool_n[top - 1]
+            top -= 1
+    target_cost, nontarget_cost = 0.0, 0.0
+    for pool in range(top):  # a pool of one class has an infinite LLR, which costs its trials nothing
+        t, n = pool_t[pool], pool_n[pool]
+        if t > 0.0 and n > 0.0:
+            llr = math.log(t * total_n) - math.log(n * total_t)
+            target_cost += t * _softplus(-llr)
+            nontarget_cost += n * _softplus(llr)
+    return (target_cost / total_t + nontarget_cost / total_n) / (2.0 * _LOG2)
+
+
+@njit(cache=True)
+def min_cllr_rows(targets, nontargets):  # type: ignore[no-untyped-def]
+    """minCllr of each row of tie-group weights (rows x groups, ascending scores); NaN where a class has no
+    weight. One thread: a row costs microseconds, less than waking a pool of workers."""
+    rows, groups = targets.shape
+    out = np.empty(rows)
+    pool_t, pool_n = np.empty(groups), np.empty(groups)
+    for row in range(rows):
+        out[row] = _min_cllr_row(targets[row], nontargets[row], pool_t, pool_n)
+    return out
+
+
+@njit(cache=True)
+def min_dcf_rows(targets, nontargets, weight_miss, weight_fa):  # type: ignore[no-untyped-def]
+    """Normalised minDCF of each row of tie-group weights (rows x groups, ascending scores), accepting each group
+    and those above it or none; NaN where a class has no weight."""
+    rows, groups = targets.shape
+    out = np.empty(rows)
+    accepted = np.empty(groups + 1)
+    for row in range(rows):
+        total_t, total_n = 0.0, 0.0
+        for group in range(groups):
+            total_t += targets[row, group]
+            total_n += nontargets[row, group]
+        if not (total_t > 0.0 and total_n > 0.0):
+            out[row] = np.nan
+            continue
+        accepted[groups] = 0.0
+        for group in range(groups - 1, -1, -1):
+            accepted[group] = accepted[group + 1] + nontargets[row, group]
+        missed, least = 0.0, np.inf
+        for threshold in range(groups + 1):
+            if threshold:
+                missed += targets[row, threshold - 1]
+            cost = weight_miss * (missed / total_t) + weight_fa * (accepted[threshold] / total_n)
+            least = min(least, cost)
+        out[row] = least / min(weight_miss, weight_fa)
+    return out
+
+
+@njit(cache=True)
+def group_weights_rows(multiplicities, enrol, partner, group, targets, n_groups):  # type: ignore[no-untyped-def]
+    """Each draw's target and non-target weight per tie group (rows x groups each): a trial weighs its enrolment
+    speaker's multiplicity times its partner's in that draw (rows of ``multiplicities``)."""
+    rows = multiplicities.shape[0]
+    target_weights, nontarget_weights = np.zeros((rows, n_groups)), np.zeros((rows, n_groups))
+    for row in range(rows):
+        for trial in range(group.size):
+            weight = multiplicities[row, enrol[trial]] * multiplicities[row, partner[trial]]
+            if targets[trial]:
+                target_weights[row, group[trial]] += weight
+            else:
+                nontarget_weights[row, group[trial]] += weight
+    return target_weights, nontarget_weights
