@@ -41,6 +41,10 @@ spoof cells' metrics have their own rules (``calibration``, ``spoofing``); a fam
 
 **Rankings** (issue 41, ``rankings``): paired encoder comparisons on the same draws, Holm over a declared family, the
 minimum detectable difference by simulation on the run's draws, and the macro ranking with intervals.
+
+**DET bands and calibration by subgroup** (issue 41, ``det_bands``, ``calibration``): the report's DET curves with
+pointwise bands of the miss rate from the same draws, and each subgroup's ``Cllr - minCllr`` under the declared map
+with its difference to the reference subgroup.
 """
 
 from audit.statistics.bundle import (
@@ -53,6 +57,7 @@ from audit.statistics.bundle import (
 from audit.statistics.contrasts import ContrastInput, SpeakerDraws, bootstrap_contrast, estimate_with_interval
 from audit.statistics.coupling import coupling_under_additivity
 from audit.statistics.coverage import MEASURED_COVERAGE, CoverageDesign, measured_coverage, simulated_coverage
+from audit.statistics.det_bands import BandInput, det_band, det_bands
 from audit.statistics.draws import (
     StatisticsInputError,
     basic_interval,
@@ -77,6 +82,7 @@ from audit.statistics.subgroups import (
 
 __all__ = [
     "MEASURED_COVERAGE",
+    "BandInput",
     "ContrastInput",
     "CoverageDesign",
     "FixedThresholdInput",
@@ -91,6 +97,8 @@ __all__ = [
     "bootstrap_contrast",
     "cluster_codes",
     "coupling_under_additivity",
+    "det_band",
+    "det_bands",
     "draw_cluster_weights",
     "estimate_with_interval",
     "family_of",
