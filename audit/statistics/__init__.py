@@ -44,7 +44,8 @@ minimum detectable difference by simulation on the run's draws, and the macro ra
 
 **DET bands and calibration by subgroup** (issue 41, ``det_bands``, ``calibration``): the report's DET curves with
 pointwise bands of the miss rate from the same draws, and each subgroup's ``Cllr - minCllr`` under the declared map
-with its difference to the reference subgroup.
+with its difference to the reference subgroup; speakers under stress (``menagerie``): Doddington's categories by a rule
+fixed on the clean reference, and who changes category in each compound cell.
 """
 
 from audit.statistics.bundle import (
@@ -69,6 +70,7 @@ from audit.statistics.draws import (
 )
 from audit.statistics.equivalence import family_power, family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
+from audit.statistics.menagerie import SpeakerRecord, menagerie
 from audit.statistics.rankings import RankingInput, p_text, paired_rankings, rankings_section
 from audit.statistics.rankings import speaker_ids as ranking_speaker_ids
 from audit.statistics.section import small_sample_warnings, statistics_section
@@ -89,6 +91,7 @@ __all__ = [
     "Forked",
     "RankingInput",
     "SpeakerDraws",
+    "SpeakerRecord",
     "SpoofingInput",
     "StatisticsInputError",
     "SubgroupInput",
@@ -108,6 +111,7 @@ __all__ = [
     "fixed_threshold_section",
     "held_out_validation",
     "measured_coverage",
+    "menagerie",
     "p_text",
     "pair_codes",
     "paired_rankings",

@@ -31,6 +31,7 @@ from audit.statistics.calibration import (
 from audit.statistics.contrasts import ContrastInput
 from audit.statistics.det_bands import BandInput
 from audit.statistics.equivalence import FAMILY_RULE
+from audit.statistics.menagerie import SpeakerRecord, menagerie_or_reason, menagerie_section
 from audit.statistics.rankings import RankingInput, rankings_section
 from audit.statistics.section import statistics_section
 from audit.statistics.spoofing import SpoofingInput
@@ -513,6 +514,11 @@ def _statistics(
         sections.append(spoofing_section(statistics["spoofing"]))
     if statistics["calibration_subgroups"]:
         sections.append(subgroup_calibration_section(statistics["calibration_subgroups"], _interval_text))
+    statistics["menagerie"] = [
+        menagerie_or_reason(*pair, analysis.menagerie_quantiles) for pair in _menagerie_inputs(contrasts, scores)
+    ]
+    if statistics["menagerie"]:
+        sections.append(menagerie_section(statistics["menagerie"]))
     return statistics, sections
 
 
@@ -706,3 +712,35 @@ def statistics_eer_method(results: pd.DataFrame, declared: str | None) -> tuple[
     else:
         method, why = "interp", "the default: the rows name no method"
     return method, f"EER variant of these statistics: {method} ({why}); the aggregates use the rows' own ({named})."
+
+
+def _menagerie_inputs(
+    contrasts: Sequence[Contrast], scores: _Scores
+) -> list[tuple[SpeakerRecord, list[SpeakerRecord]]]:
+    """Per clean reference record of a contrast without subgroup (sorted), its record and those of the compound
+    cells (both factors on: each contrast's ``ab`` term) it is the reference of, each once."""
+    compound: dict[str, dict[str, Contrast]] = defaultdict(dict)
+    for contrast in contrasts:
+        clean, *_, both = contrast.records
+        if not contrast.subgroup and not contrast.reference:
+            compound[clean].setdefault(both, contrast)
+
+    def record(record_id: str, contrast: Contrast, condition: str) -> SpeakerRecord:
+        columns = scores.columns(record_id)
+        key = {"experiment": contrast.experiment, "model": contrast.model, "corpus": contrast.corpus,
+               "condition": condition, "record_id": record_id}  # fmt: skip
+        labels = columns["label"] == 1
+        return SpeakerRecord(key, scores.scores(record_id), labels, columns["enrol_speaker"], columns["test_speaker"])
+
+    pairs = []
+    for clean, cells in sorted(compound.items()):
+        if clean not in scores.files.scores or clean not in scores.trial_list:
+            continue
+        first = next(iter(cells.values()))
+        stressed = [
+            record(both, contrast, f"{contrast.level_a} x {contrast.level_b}")
+            for both, contrast in sorted(cells.items())
+            if both in scores.files.scores and both in scores.trial_list
+        ]
+        pairs.append((record(clean, first, "clean"), stressed))
+    return pairs

@@ -115,3 +115,19 @@ def test_the_report_det_curves_get_bands_from_the_shared_draws(tmp_path: Path) -
         nontargets = np.sort(scores[~labels])[::-1]
         step = nontargets[int(np.ceil(rate * nontargets.size)) - 1]  # the non-target whose step reaches the rate
         assert miss == pytest.approx(np.mean(scores[labels] < step), abs=1e-5)
+
+
+def test_speakers_under_stress_compare_each_compound_cell_with_its_clean_reference(tmp_path: Path) -> None:
+    """The contrast's clean record is the menagerie's reference and its both-factors record the stressed cell; the
+    report's section names the rule and the declared quantiles (the defaults here)."""
+    results, bundle, _ = _bundle(tmp_path, dict.fromkeys(LEVELS, "young"))
+    statistics, sections, _ = statistics_of_bundle(results, derive_contrasts(results).contrasts, bundle)
+    assert statistics is not None
+    (result,) = statistics["menagerie"]
+    assert result["key"]["record_id"] == "r-clean" and result["quantiles"] == [0.1, 0.9]
+    (stressed,) = result["stressed"]
+    assert stressed["key"]["record_id"] == "r-ab" and stressed["key"]["condition"] == "old x noise"
+    assert sorted(stressed["categories"]) == [f"y{i}" for i in range(8)]
+    (section,) = [s for s in sections if s["id"] == "speakers-under-stress"]
+    assert "10% quantile of mean target scores" in section["lines"][0]
+    assert len(section["table"]) == len(stressed["changes"])
