@@ -377,12 +377,12 @@ def _loss_difference(
 ) -> dict[str, Any] | None:
     """One subgroup's loss less the reference subgroup's, with the interval of the differences of their draws, or
     without one and why (the first reason either loss gives); None when either has no loss."""
-    losses = [row.get("cllr_minus_min_cllr") for row, _ in (subgroup, reference)]
-    if losses[0] is None or losses[1] is None:
+    loss, reference_loss = subgroup[0].get("cllr_minus_min_cllr"), reference[0].get("cllr_minus_min_cllr")
+    if loss is None or reference_loss is None:
         return None
-    reasons = [loss["withheld"] for loss in losses if "withheld" in loss]
+    reasons = [value["withheld"] for value in (loss, reference_loss) if "withheld" in value]
     if subgroup[1] is None or reference[1] is None:  # a record of one speaker: no draws were made
-        return withheld_interval(losses[0]["estimate"] - losses[1]["estimate"], reasons[0])
+        return withheld_interval(loss["estimate"] - reference_loss["estimate"], reasons[0])
     (estimates, drawn), (reference_estimates, reference_drawn) = subgroup[1], reference[1]
     estimate = _corrected_loss(estimates, drawn, level) - _corrected_loss(reference_estimates, reference_drawn, level)
     if reasons:
