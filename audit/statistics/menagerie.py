@@ -151,7 +151,7 @@ def menagerie(
     }
 
 
-MAX_CHANGES = 200  # rows of the report's table of changes (report.json keeps every one)
+MAX_CHANGES = 50  # rows of the report's table of changes (report.json keeps every one): the body stays short
 MAX_COUNTS = 12  # compound cells whose category counts the section's line gives
 
 
