@@ -235,7 +235,7 @@ def finish_audit(table: TableAudit) -> dict[str, Any]:
 
         contrasts = [*table.contrast_set.contrasts, *table.contrast_set.complement]
         statistics, statistics_sections, statistics_flags = statistics_of_bundle(
-            table.rows.usable, contrasts, table.verified, table.config.near_chance_eer
+            table.rows.usable, contrasts, table.verified, table.config.near_chance_eer, table.curves or ()
         )
         flags.extend(statistics_flags)
         report_sections.extend(statistics_sections)

@@ -5,7 +5,9 @@ from per-trial scores, DET curves on normal-deviate axes with the EER point mark
 score distributions: per group of ``audit scores``; for a bundle, one DET figure per experiment drawn (a panel
 per condition family, a curve per encoder) and per encoder the histograms of the condition that moves its EER
 most, over those of its clean reference (``audit.bundle.curves`` chooses them), and, where the run declares a
-calibration, the normalised Bayes error plot of its clean list.
+calibration, the normalised Bayes error plot of its clean list. Once a bundle's statistics are in, its DET figures
+are drawn again with each curve's pointwise speaker-bootstrap band, and a DET figure per experiment with subgroups
+is added (``det_band_figures``, from ``statistics.det_bands``).
 
 matplotlib is imported inside the drawing functions so that ``import reports`` stays light. Figures are drawn
 on an Agg canvas with matplotlib's default style (a user's matplotlibrc cannot change the bytes) and saved as
@@ -283,18 +285,31 @@ def _series_colours(names: Sequence[str]) -> dict[str, Any]:
     return {name: colormap(index % colormap.N) for index, name in enumerate(names)}
 
 
+def _clipped(values: Sequence[Any]) -> list[float]:
+    """Rates within the DET axes' limits; an absent one (null in report.json) as NaN, a gap in the drawing."""
+    low, high = DET_LIMITS
+    return [math.nan if _number(v) is None else min(max(float(v), low), high) for v in values]
+
+
 def _det_axes(axes: Axes, curves: Sequence[Mapping[str, Any]], colours: Mapping[str, Any], labels: bool) -> None:
-    """DET curves on normal-deviate axes, each with its EER (interp) point."""
+    """DET curves on normal-deviate axes, each with its EER (interp) point, its band (shaded) where it has one and
+    its ``linestyle`` where it names one."""
     from scipy.special import ndtri  # the normal deviate (scipy.stats.norm.ppf's, without importing scipy.stats)
 
     low, high = DET_LIMITS
     for entry in curves:
         det = entry["det"]
-        p_fa = [min(max(v, low), high) for v in det["p_fa"]]
-        p_miss = [min(max(v, low), high) for v in det["p_miss"]]
         series = str(entry.get("series", entry.get("group")))
         colour = colours[series]
-        axes.plot(ndtri(p_fa), ndtri(p_miss), linewidth=1.2, color=colour, label=_label(series))
+        band = entry.get("band")
+        if isinstance(band, Mapping):
+            x, lower, upper = (ndtri(_clipped(band[key])) for key in ("p_fa", "low", "high"))
+            axes.fill_between(x, lower, upper, color=colour, alpha=0.18, linewidth=0)
+        style = str(entry.get("linestyle") or "-")
+        axes.plot(
+            ndtri(_clipped(det["p_fa"])), ndtri(_clipped(det["p_miss"])), linewidth=1.2, color=colour,
+            linestyle=style, label=_label(series),
+        )  # fmt: skip
         eer = _number(entry.get("eer_interp"))
         if eer is not None:
             point = ndtri(min(max(eer, low), high))
@@ -332,26 +347,25 @@ def det_curves(report: Mapping[str, Any]) -> list[FigureOutcome]:
     return [_det_figure(name, members, colours) for name, members in figures.items()]
 
 
-def _det_figure(name: str, curves: list[Mapping[str, Any]], colours: Mapping[str, Any]) -> FigureOutcome:
-    """One DET figure: a panel per ``panel`` of its curves (one panel when they name none)."""
+def _det_figure(
+    name: str, curves: list[Mapping[str, Any]], colours: Mapping[str, Any], caption: str | None = None
+) -> FigureOutcome:
+    """One DET figure: a panel per ``panel`` of its curves (one panel when they name none); ``caption`` in place of
+    the condition families' (a figure of bands, ``det_band_figures``)."""
     if not name:
         curves = curves[:10]
     panels: dict[str, list[Mapping[str, Any]]] = {}
     for entry in curves:
         panels.setdefault(str(entry.get("panel") or ""), []).append(entry)
     filename = f"det_curves_{_file_part(name)}.png" if name else "det_curves.png"
-    caption = (
+    caption = caption or (
         f"DET curves of {_label(name)} per condition family (each family at its hardest condition), one colour per "
         "encoder, EER (interp) marked"
         if name
         else "DET curves per group, EER (interp) marked"
     )
     alt = f"DET curves{' of ' + name if name else ''}: " + "; ".join(
-        (f"{panel}: " if panel else "")
-        + ", ".join(
-            f"{c.get('series', c.get('group'))} EER (interp) {format_number(float(c['eer_interp']))}" for c in members
-        )
-        for panel, members in panels.items()
+        (f"{panel}: " if panel else "") + ", ".join(_det_alt(c) for c in members) for panel, members in panels.items()
     )
 
     def draw(figure: Figure, axes: Axes) -> None:
@@ -369,10 +383,87 @@ def _det_figure(name: str, curves: list[Mapping[str, Any]], colours: Mapping[str
         from matplotlib.lines import Line2D
 
         handles = [Line2D([], [], color=colours[s], linewidth=1.5, label=_label(s)) for s in series]
+        styles = {str(c["condition"]): str(c["linestyle"]) for c in curves if c.get("linestyle")}
+        handles += [
+            Line2D([], [], color="black", linestyle=style, label=_label(name)) for name, style in styles.items()
+        ]
         figure.legend(handles=handles, fontsize=7, loc="outside lower center", ncols=min(len(handles), 6))
 
     size = (FIGSIZE_INCHES[0], 1.0 + 3.4 * math.ceil(len(panels) / _columns(len(panels)))) if len(panels) > 1 else None
     return _drawn(filename, caption, alt, draw, size or FIGSIZE_INCHES)
+
+
+def _det_alt(entry: Mapping[str, Any]) -> str:
+    """One curve in words: its series (and condition), its EER where known, its band at the false-alarm rates of
+    ``BAND_ALT_RATES`` where it has one."""
+    text = str(entry.get("series", entry.get("group")))
+    if entry.get("linestyle"):
+        text += f" ({entry.get('condition')})"
+    eer = _number(entry.get("eer_interp"))
+    if eer is not None:
+        text += f" EER (interp) {format_number(eer)}"
+    band = entry.get("band")
+    if isinstance(band, Mapping):
+        rates = [_number(rate) for rate in band["p_fa"]]
+        for wanted in BAND_ALT_RATES:
+            near = min(range(len(rates)), key=lambda i: abs(math.log((rates[i] or 1e-9) / wanted)))
+            miss, low, high = (format_number(_number(band[key][near])) for key in ("p_miss", "low", "high"))
+            text += f", miss {miss} [{low}, {high}] at {format_number(rates[near])} false alarms"
+    return text
+
+
+BAND_ALT_RATES = (0.01, 0.1)  # false-alarm rates at which a band is given in words
+
+
+def det_band_figures(report: Mapping[str, Any]) -> list[FigureOutcome]:
+    """DET curves with the pointwise speaker-bootstrap bands of the statistics (``statistics.det_bands``), drawn
+    once the statistics are in: each condition-family DET figure of a bundle again, its curves banded (same file:
+    it replaces the bare one, ``add_statistics_figures``), and per experiment with subgroup records a figure of its
+    own: a panel per encoder, a colour per subgroup, solid at the clean condition and dashed at the hardest."""
+    statistics = report.get("statistics")
+    listed = statistics.get("det_bands") if isinstance(statistics, Mapping) else None
+    bands = [
+        band
+        for band in listed or []
+        if isinstance(band, Mapping) and isinstance(band.get("key"), Mapping) and band.get("p_fa")
+    ]
+    exact = {str(c.get("record_id")): c for c in _curves(report, "det") if isinstance(c.get("det"), Mapping)}
+    figures: dict[str, list[Mapping[str, Any]]] = {}
+    for band in bands:
+        key = band["key"]
+        style = str(key.get("style") or "")
+        entry = {
+            **exact.get(str(key.get("record_id")), {"det": {"p_fa": band["p_fa"], "p_miss": band["p_miss"]}}),
+            **{name: str(key.get(name) or "") for name in ("figure", "panel", "series")},
+            "band": band,
+            **({"linestyle": "-" if style == "clean" else "--", "condition": style} if style else {}),
+        }
+        figures.setdefault(entry["figure"], []).append(entry)
+    colours = _series_colours(list(dict.fromkeys(str(e["series"]) for members in figures.values() for e in members)))
+    drawn = []
+    for name, members in figures.items():
+        level = format_number(100 * float(members[0]["band"].get("level") or 0.95))
+        shaded = f"shaded: the pointwise {level}% band of the miss rate over the speaker bootstrap's draws"
+        conditions = sorted({str(e["condition"]) for e in members if e.get("linestyle") == "--"})
+        caption = (
+            f"DET curves of {_label(name)}: a panel per encoder, one colour per subgroup, solid clean, dashed "
+            f"{_label(', '.join(conditions)) or 'the hardest condition'}; {shaded}"
+            if any("condition" in e for e in members)
+            else f"DET curves of {_label(name)} per condition family (each family at its hardest condition), one "
+            f"colour per encoder, EER (interp) marked; {shaded}"
+        )
+        drawn.append(_det_figure(name, members, colours, caption))
+    return drawn
+
+
+def add_statistics_figures(figures: Sequence[FigureOutcome], report: Mapping[str, Any]) -> list[FigureOutcome]:
+    """``figures`` (drawn from the aggregates and curves, perhaps before the statistics ran) with the figures that
+    need the statistics (``det_band_figures``): one of the same file replaces the figure drawn without them, the
+    others follow the DET figures."""
+    banded = {figure.filename: figure for figure in det_band_figures(report)}
+    kept = [banded.pop(figure.filename, figure) for figure in figures]
+    last_det = max((i for i, figure in enumerate(kept) if figure.filename.startswith("det_curves")), default=-1)
+    return [*kept[: last_det + 1], *banded.values(), *kept[last_det + 1 :]]
 
 
 HISTOGRAM_COLOURS = (("target", "tab:blue"), ("nontarget", "tab:red"))
@@ -572,10 +663,11 @@ FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome | list[FigureOutco
 
 
 def render_figures(report: Mapping[str, Any]) -> list[FigureOutcome]:
-    """Every figure of the report, drawn or skipped, in a fixed order. Figures read only the report's
-    ``aggregates`` and ``curves``, so they can be drawn before its statistics are in."""
+    """Every figure of the report, drawn or skipped, in a fixed order. ``FIGURES`` read only the report's
+    ``aggregates`` and ``curves``, so they can be drawn before its statistics are in; the DET bands, which read the
+    statistics, are added last (``add_statistics_figures``: none without statistics)."""
     drawn: list[FigureOutcome] = []
     for make in FIGURES:
         made = make(report)
         drawn += made if isinstance(made, list) else [made]
-    return drawn
+    return add_statistics_figures(drawn, report)

@@ -17,7 +17,10 @@ ones. Issue 41: ``ranking_family``, the family Holm's procedure covers in the pa
 trial-design audit's thresholds ``duration_ratio_warn`` and ``duration_ratio_error`` (median clip duration of one
 condition over another's, default 1.3 and 1.6), ``target_ratio_spread`` (target:non-target ratio of one condition
 over another's, default 1.5), numbers above 1, and ``impostor_overlap_min`` (the share of impostor speakers the
-terms of a contrast share, default 1.0: any difference), a number in (0, 1]. An unknown key is a problem too: a
+terms of a contrast share, default 1.0: any difference), a number in (0, 1]; ``menagerie_quantiles``, the quantiles
+of the clean reference's speakers that set the menagerie's cuts (``[low, high]``, default ``[0.1, 0.9]``: goats
+below the low one of mean target scores, lambs and wolves above the high one of false-accept shares). An unknown key
+is a problem too: a
 misspelt ``n_resample`` would otherwise silently fall back to the default.
 """
 
@@ -103,6 +106,7 @@ class Analysis:
     duration_ratio_error: float = 1.6
     target_ratio_spread: float = 1.5
     impostor_overlap_min: float = 1.0
+    menagerie_quantiles: tuple[float, float] = (0.1, 0.9)
 
 
 class _InvalidAnalysisError(Error, ValueError):
@@ -179,6 +183,15 @@ def _share(value: Any) -> float:
     return float(value)
 
 
+def _quantile_pair(value: Any) -> tuple[float, float]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise _InvalidAnalysisError(f"expected a list of two quantiles [low, high], got {_shown(value)}")
+    low, high = (_fraction(item) for item in value)
+    if not low < high:
+        raise _InvalidAnalysisError(f"expected the low quantile below the high one, got {_shown(value)}")
+    return low, high
+
+
 def _ranking_family(value: Any) -> str:
     if not isinstance(value, str) or value not in RANKING_FAMILIES:
         spelled = ", ".join(f'"{family}"' for family in RANKING_FAMILIES)
@@ -245,6 +258,7 @@ _READERS: dict[str, Callable[[Any], Any]] = {
     "duration_ratio_error": _ratio,
     "target_ratio_spread": _ratio,
     "impostor_overlap_min": _share,
+    "menagerie_quantiles": _quantile_pair,
 }
 ANALYSIS_KEYS: tuple[str, ...] = tuple(_READERS)
 

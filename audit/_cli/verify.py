@@ -47,7 +47,7 @@ def audit_results(
     from audit.attestation import attestation_pointer, remove_stale_attestation, write_audit_attestation
     from audit.statistics import Forked
     from audit.verify import audit_table, finish_audit
-    from reports import finish_report, render_figures
+    from reports import add_statistics_figures, finish_report, render_figures
 
     table = audit_table(request)
     if table.verified is not None and table.verified.intact:  # the statistics will run their compiled loops
@@ -57,7 +57,7 @@ def audit_results(
     drawing = Forked(render_figures, table.figure_data) if out is not None and table.verified is not None else None
     try:
         report = finish_audit(table)
-        figures = drawing.result() if drawing is not None else None
+        figures = add_statistics_figures(drawing.result(), report) if drawing is not None else None
     finally:
         if drawing is not None:
             drawing.close()

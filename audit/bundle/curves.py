@@ -94,6 +94,7 @@ def _record_curve(bundle: VerifiedBundle, record_id: str, group: str, drawn_by: 
         eer_interp = eer(kept, labels, EerMethod.INTERP)
     except MetricInputError:
         return None
+    placement = placement | {"record_id": record_id}  # the statistics draw the DET curves' bands by it
     return curve("condition", group, kept, labels, eer_interp, (drawn_by,), BUNDLE_DET_POINTS, **placement)
 
 

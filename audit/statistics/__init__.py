@@ -41,6 +41,11 @@ spoof cells' metrics have their own rules (``calibration``, ``spoofing``); a fam
 
 **Rankings** (issue 41, ``rankings``): paired encoder comparisons on the same draws, Holm over a declared family, the
 minimum detectable difference by simulation on the run's draws, and the macro ranking with intervals.
+
+**DET bands and calibration by subgroup** (issue 41, ``det_bands``, ``calibration``): the report's DET curves with
+pointwise bands of the miss rate from the same draws, and each subgroup's ``Cllr - minCllr`` under the declared map
+with its difference to the reference subgroup; speakers under stress (``menagerie``): Doddington's categories by a rule
+fixed on the clean reference, and who changes category in each compound cell.
 """
 
 from audit.statistics.bundle import (
@@ -53,6 +58,7 @@ from audit.statistics.bundle import (
 from audit.statistics.contrasts import ContrastInput, SpeakerDraws, bootstrap_contrast, estimate_with_interval
 from audit.statistics.coupling import coupling_under_additivity
 from audit.statistics.coverage import MEASURED_COVERAGE, CoverageDesign, measured_coverage, simulated_coverage
+from audit.statistics.det_bands import BandInput, det_band, det_bands
 from audit.statistics.draws import (
     StatisticsInputError,
     basic_interval,
@@ -64,6 +70,7 @@ from audit.statistics.draws import (
 )
 from audit.statistics.equivalence import family_power, family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
+from audit.statistics.menagerie import SpeakerRecord, menagerie
 from audit.statistics.rankings import RankingInput, p_text, paired_rankings, rankings_section
 from audit.statistics.rankings import speaker_ids as ranking_speaker_ids
 from audit.statistics.section import small_sample_warnings, statistics_section
@@ -77,12 +84,14 @@ from audit.statistics.subgroups import (
 
 __all__ = [
     "MEASURED_COVERAGE",
+    "BandInput",
     "ContrastInput",
     "CoverageDesign",
     "FixedThresholdInput",
     "Forked",
     "RankingInput",
     "SpeakerDraws",
+    "SpeakerRecord",
     "SpoofingInput",
     "StatisticsInputError",
     "SubgroupInput",
@@ -91,6 +100,8 @@ __all__ = [
     "bootstrap_contrast",
     "cluster_codes",
     "coupling_under_additivity",
+    "det_band",
+    "det_bands",
     "draw_cluster_weights",
     "estimate_with_interval",
     "family_of",
@@ -100,6 +111,7 @@ __all__ = [
     "fixed_threshold_section",
     "held_out_validation",
     "measured_coverage",
+    "menagerie",
     "p_text",
     "pair_codes",
     "paired_rankings",

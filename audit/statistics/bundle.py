@@ -14,7 +14,7 @@ declared is not computed, and the section says so: a margin is never chosen afte
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -22,10 +22,16 @@ import numpy as np
 import pandas as pd
 
 from audit.bundle import EER_KEYS, VerifiedBundle, design_audit
-from audit.metrics import MetricInputError, SpoofingSet, spoofing_sets_of_rows
-from audit.statistics.calibration import calibration_inputs, calibration_transfer_section
+from audit.metrics import MetricInputError, SpoofingSet, is_reference, spoofing_sets_of_rows
+from audit.statistics.calibration import (
+    calibration_inputs,
+    calibration_transfer_section,
+    subgroup_calibration_section,
+)
 from audit.statistics.contrasts import ContrastInput
+from audit.statistics.det_bands import BandInput
 from audit.statistics.equivalence import FAMILY_RULE
+from audit.statistics.menagerie import SpeakerRecord, menagerie_or_reason, menagerie_section
 from audit.statistics.rankings import RankingInput, rankings_section
 from audit.statistics.section import statistics_section
 from audit.statistics.spoofing import SpoofingInput
@@ -316,12 +322,17 @@ def _binding_failed(bundle: VerifiedBundle) -> bool:
 
 
 def statistics_of_bundle(
-    results: pd.DataFrame, contrasts: Sequence[Contrast], bundle: VerifiedBundle, near_chance_eer: float = 0.4
+    results: pd.DataFrame,
+    contrasts: Sequence[Contrast],
+    bundle: VerifiedBundle,
+    near_chance_eer: float = 0.4,
+    det_curves: Sequence[Mapping[str, Any]] = (),
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[Flag]]:
     """The statistics (or None), the report sections that summarise them or say why they are absent, and a
     ``bundle-schema`` flag when the signed ``[analysis]`` table cannot be used (checked against the signed files
     only); beside them the trial-design audit (``audit.bundle.design_audit``: its section and flags) under the
-    declared thresholds.
+    declared thresholds. ``det_curves``: the report's curves (``audit.bundle.curves_of_bundle``), whose DET curves
+    get bands (``_band_inputs``).
 
     Only a bundle whose signature and every digest and schema verified is analysed, and only for an audited table
     that bound to its signed rows: intervals over bytes nobody vouches for, or over rows that are not the signed
@@ -348,7 +359,7 @@ def statistics_of_bundle(
         ]
         return None, [SECTION | {"status": "skipped", "lines": lines}], []
     design_flags, design_section = design_audit(results, contrasts, bundle.files, bundle.trial_list_of, analysis)
-    statistics, sections = _statistics(results, contrasts, bundle, analysis, near_chance_eer)
+    statistics, sections = _statistics(results, contrasts, bundle, analysis, near_chance_eer, det_curves)
     return statistics, [*sections, design_section], design_flags
 
 
@@ -358,6 +369,7 @@ def _statistics(
     bundle: VerifiedBundle,
     analysis: Analysis,
     near_chance_eer: float,
+    det_curves: Sequence[Mapping[str, Any]] = (),
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     section: dict[str, Any] = dict(SECTION)
     margin = analysis.equivalence_margin
@@ -411,6 +423,7 @@ def _statistics(
             spoofing=spoofing,
             rankings=rankings,
             ranking_family=analysis.ranking_family,
+            bands=_band_inputs(det_curves, _scored_rows(results, scores), scores),
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]
@@ -499,6 +512,13 @@ def _statistics(
         sections.append(calibration_transfer_section(statistics["calibration_transfer"], fits, _interval_text))
     if statistics["spoofing"]:
         sections.append(spoofing_section(statistics["spoofing"]))
+    if statistics["calibration_subgroups"]:
+        sections.append(subgroup_calibration_section(statistics["calibration_subgroups"], _interval_text))
+    statistics["menagerie"] = [
+        menagerie_or_reason(*pair, analysis.menagerie_quantiles) for pair in _menagerie_inputs(contrasts, scores)
+    ]
+    if statistics["menagerie"]:
+        sections.append(menagerie_section(statistics["menagerie"]))
     return statistics, sections
 
 
@@ -521,6 +541,56 @@ def _spoofing_inputs(rows: list[dict[str, Any]], scores: _Scores) -> list[Spoofi
         for record_id, evaluated in sets.items()
         if isinstance(evaluated, SpoofingSet) and evaluated.enrol_speaker is not None and evaluated.kinds.size
     ]
+
+
+MAX_BAND_PANELS = 9  # encoders (panels) of a subgroup DET figure
+
+
+def _band_inputs(
+    det_curves: Sequence[Mapping[str, Any]], rows: list[dict[str, Any]], scores: _Scores
+) -> list[BandInput]:
+    """The DET curves that get bands: every DET curve of the report's figures (``audit.bundle.curves``: per drawn
+    experiment a panel per condition family at its hardest condition, a curve per encoder), and per experiment with
+    subgroup records a figure of its own, a panel per encoder (at most ``MAX_BAND_PANELS``), a curve per subgroup at
+    the clean condition and at the experiment's hardest for its subgroups (highest mean EER over their records)."""
+    keys: list[dict[str, str]] = [
+        {name: str(curve.get(name) or "") for name in ("figure", "panel", "series", "record_id")}
+        for curve in det_curves
+        if "det" in (curve.get("figures") or ())
+    ]
+    with_subgroup: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if cell_text(row.get("subgroup")) and not cell_text(row.get("complement_of")):
+            with_subgroup[str(row["experiment"])].append(row)
+    for experiment, members in sorted(with_subgroup.items()):
+        eers: dict[str, list[float]] = defaultdict(list)
+        for row in members:
+            eer = row.get("eer")
+            if not is_reference(row) and isinstance(eer, float | int) and np.isfinite(eer):
+                eers[str(row["condition"])].append(float(eer))
+        hardest = max(sorted(eers), key=lambda condition: float(np.mean(eers[condition]))) if eers else None
+        models = sorted({str(row["model"]) for row in members})[:MAX_BAND_PANELS]
+        seen = set()
+        for row in sorted(members, key=lambda row: str(row["record_id"])):
+            style = "clean" if is_reference(row) else str(row["condition"])
+            place = (str(row["model"]), str(row["subgroup"]), style)
+            if place[0] in models and (style == "clean" or style == hardest) and place not in seen:
+                seen.add(place)
+                keys.append(
+                    {"figure": f"{experiment} subgroups", "panel": place[0], "series": place[1], "style": style,
+                     "record_id": str(row["record_id"])}
+                )  # fmt: skip
+    inputs = []
+    for key in keys:
+        record = key["record_id"]
+        if record in scores.files.scores and record in scores.trial_list:
+            columns = scores.columns(record)
+            inputs.append(
+                BandInput(
+                    key, scores.scores(record), columns["label"] == 1, columns["enrol_speaker"], columns["test_speaker"]
+                )
+            )
+    return inputs
 
 
 RANKING_KEY = ("experiment", "corpus", "condition", "enrol_condition", "test_condition", "subgroup")
@@ -642,3 +712,35 @@ def statistics_eer_method(results: pd.DataFrame, declared: str | None) -> tuple[
     else:
         method, why = "interp", "the default: the rows name no method"
     return method, f"EER variant of these statistics: {method} ({why}); the aggregates use the rows' own ({named})."
+
+
+def _menagerie_inputs(
+    contrasts: Sequence[Contrast], scores: _Scores
+) -> list[tuple[SpeakerRecord, list[SpeakerRecord]]]:
+    """Per clean reference record of a contrast without subgroup (sorted), its record and those of the compound
+    cells (both factors on: each contrast's ``ab`` term) it is the reference of, each once."""
+    compound: dict[str, dict[str, Contrast]] = defaultdict(dict)
+    for contrast in contrasts:
+        clean, *_, both = contrast.records
+        if not contrast.subgroup and not contrast.reference:
+            compound[clean].setdefault(both, contrast)
+
+    def record(record_id: str, contrast: Contrast, condition: str) -> SpeakerRecord:
+        columns = scores.columns(record_id)
+        key = {"experiment": contrast.experiment, "model": contrast.model, "corpus": contrast.corpus,
+               "condition": condition, "record_id": record_id}  # fmt: skip
+        labels = columns["label"] == 1
+        return SpeakerRecord(key, scores.scores(record_id), labels, columns["enrol_speaker"], columns["test_speaker"])
+
+    pairs = []
+    for clean, cells in sorted(compound.items()):
+        if clean not in scores.files.scores or clean not in scores.trial_list:
+            continue
+        first = next(iter(cells.values()))
+        stressed = [
+            record(both, contrast, f"{contrast.level_a} x {contrast.level_b}")
+            for both, contrast in sorted(cells.items())
+            if both in scores.files.scores and both in scores.trial_list
+        ]
+        pairs.append((record(clean, first, "clean"), stressed))
+    return pairs

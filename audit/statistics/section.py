@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from audit.statistics.calibration import CalibrationInput, calibration_transfer
+from audit.statistics.calibration import CalibrationInput, calibration_statistics
 from audit.statistics.contrasts import (
     INTERVAL_RULE,
     ContrastInput,
@@ -19,6 +19,7 @@ from audit.statistics.contrasts import (
 )
 from audit.statistics.coupling import coupling_under_additivity
 from audit.statistics.coverage import CoverageDesign, measured_coverage, simulated_coverage
+from audit.statistics.det_bands import BandInput, det_bands
 from audit.statistics.draws import StatisticsInputError
 from audit.statistics.equivalence import family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
@@ -115,6 +116,7 @@ def statistics_section(
     spoofing: Sequence[SpoofingInput] = (),
     rankings: Sequence[RankingInput] = (),
     ranking_family: str = "condition",
+    bands: Sequence[BandInput] = (),
 ) -> dict[str, Any]:
     """Every issue-7 statistic of a bundle, JSON-able, for ``report.json`` (section ``statistics``).
 
@@ -129,8 +131,9 @@ def statistics_section(
     refits the map). ``spoofing``: the spoof cells' evaluation sets, whose spoofing-aware metrics get intervals
     (``audit.statistics.spoofing``). ``rankings``: the settings whose encoders are compared in pairs, Holm over the
     declared ``ranking_family`` (``audit.statistics.rankings``; a record drawn for a contrast is not drawn again, the
-    others are drawn in a forked process beside the contrasts). The speaker draws are made once, over every speaker
-    of every contrast, setting, calibrated record, spoof cell and ranking setting, and shared by all of them.
+    others are drawn in a forked process beside the contrasts). ``bands``: the DET curves that get pointwise bands
+    (``audit.statistics.det_bands``). The speaker draws are made once, over every speaker of every contrast, setting,
+    calibrated record, spoof cell, ranking setting and DET curve, and shared by all of them.
     """
     speaker_ids = [
         ids for contrast in contrasts for term in scored_trials(contrast)[0].values() for ids in term.speakers()
@@ -147,6 +150,7 @@ def statistics_section(
         if ids is not None  # the bundle path passes only cells whose lists name their speakers
     ]
     speaker_ids += speaker_ids_of(rankings)
+    speaker_ids += [ids for band in bands for ids in (band.enrol_speaker, band.test_speaker)]
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
     # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (audit.statistics.forked).
     with (
@@ -190,8 +194,11 @@ def statistics_section(
             result["rankings"] = paired_rankings(
                 rankings, shared, family=ranking_family, level=level, alpha=alpha, eer_method=eer_method, cache=cache
             )
-        result["calibration_transfer"] = calibration_transfer(calibration, shared, level) if shared else []
+        result["calibration_transfer"], result["calibration_subgroups"] = (
+            calibration_statistics(calibration, shared, level) if shared else ([], [])
+        )
         result["spoofing"] = spoofing_intervals(spoofing, shared, level) if shared else []
+        result["det_bands"] = det_bands(bands, shared, level) if shared else []
         result["subgroup_gaps"], result["fixed_threshold"] = beside.result()
     return result
 

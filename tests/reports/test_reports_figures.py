@@ -202,3 +202,54 @@ def test_the_bayes_error_plot_draws_the_clean_list_and_says_its_gap() -> None:
     assert gaps[1] > gaps[0]  # the shifted LLRs lose more to their calibration
     assert bayes_error_plot({"curves": []}).skipped_because == "no declared calibration"
     assert all(outcome.png is None for outcome in det_curves({"curves": curves}))  # not drawn as DET curves
+
+
+def _band(figure: str, panel: str, series: str, record: str, shift: float, **key: str) -> dict[str, Any]:
+    """A band as ``statistics.det_bands`` holds it: a curve's miss rates at five false-alarm rates and their band."""
+    p_fa = [0.01, 0.05, 0.1, 0.2, 0.5]
+    miss = [min(0.99, 0.3 + shift - p / 2) for p in p_fa]
+    return {
+        "key": {"figure": figure, "panel": panel, "series": series, "record_id": record, **key},
+        "p_fa": p_fa,
+        "p_miss": miss,
+        "low": [m - 0.05 for m in miss],
+        "high": [m + 0.05 for m in miss],
+        "level": 0.95,
+    }
+
+
+def test_det_bands_replace_the_bare_figures_and_add_one_per_experiment_with_subgroups() -> None:
+    """With ``statistics.det_bands``, the bundle's DET figure is drawn again with its bands (same file, so it replaces
+    the bare one and adds ink), the exact curve kept where the band names its record; an experiment with subgroups
+    gets a figure of its own (a panel per encoder, solid clean and dashed hardest); its alt text gives the bands."""
+    from audit.bundle.curves import curve
+    from reports.figures import add_statistics_figures, det_band_figures, render_figures
+
+    scores = np.linspace(0.0, 1.0, 200)
+    labels = (np.arange(200) % 3 == 0).astype(int)
+    det = [
+        curve("condition", f"{m} (E13 clean)", scores, labels, 1 / 3, ("det",), figure="E13", panel="clean",
+              series=m, record_id=f"r-{m}")
+        for m in ("m1", "m2")
+    ]  # fmt: skip
+    bands = [_band("E13", "clean", m, f"r-{m}", 0.1 * i) for i, m in enumerate(("m1", "m2"))] + [
+        _band("D04 subgroups", m, g, f"s-{m}-{g}-{c}", 0.1 * (c != "clean"), style=c)
+        for m in ("m1", "m2") for g in ("F", "M") for c in ("clean", "babble-0dB")
+    ]  # fmt: skip
+    bare = render_figures({"curves": det})
+    report = {"curves": det, "statistics": {"det_bands": bands}}
+    banded = det_band_figures(report)
+    assert [f.filename for f in banded] == ["det_curves_E13.png", "det_curves_D04-subgroups.png"]
+    assert all(f.png is not None and f.svg is not None for f in banded)
+    (old,) = [f for f in bare if f.filename == "det_curves_E13.png"]
+    assert banded[0].png is not None and old.png is not None and _ink(banded[0].png) > _ink(old.png)
+    assert "pointwise 95% band" in banded[0].caption and "EER (interp) 0.3333" in banded[0].alt
+    assert "miss 0.295 [0.245, 0.345] at 0.01 false alarms" in banded[0].alt
+    assert banded[1].caption.startswith("DET curves of D04 subgroups: a panel per encoder, one colour per subgroup")
+    assert "dashed babble-0dB" in banded[1].caption and "F (babble-0dB)" in banded[1].alt
+    merged = add_statistics_figures(bare, report)
+    names = [f.filename for f in merged]
+    assert names == [f.filename for f in render_figures(report)]
+    assert names.index("det_curves_D04-subgroups.png") == names.index("det_curves_E13.png") + 1
+    assert merged[names.index("det_curves_E13.png")] == banded[0]
+    assert add_statistics_figures(bare, {"curves": det}) == bare  # no statistics: nothing changes

@@ -95,3 +95,39 @@ def test_a_shared_list_contrast_is_not_a_population_contrast(tmp_path: Path) -> 
     assert statistics is not None
     (contrast,) = statistics["contrasts"]
     assert not contrast["population_contrast"] and isinstance(contrast["n_trials"], int)
+
+
+def test_the_report_det_curves_get_bands_from_the_shared_draws(tmp_path: Path) -> None:
+    """Each DET curve the report draws (named by its record) gets a band from the statistics' shared draws, and none
+    else; its estimate at each rate the oracle's share of targets below the non-target whose step holds that rate."""
+    results, bundle, trials = _bundle(tmp_path, dict.fromkeys(LEVELS, "young"))
+    curves = [
+        {"figures": ["det"], "figure": "E13", "panel": term, "series": "m1", "record_id": f"r-{term}"}
+        for term in ("clean", "ab")
+    ] + [{"figures": ["scores"], "record_id": "r-a"}]  # a histogram: no band
+    statistics, _, _ = statistics_of_bundle(results, derive_contrasts(results).contrasts, bundle, det_curves=curves)
+    assert statistics is not None
+    bands = statistics["det_bands"]
+    assert [band["key"]["record_id"] for band in bands] == ["r-clean", "r-ab"]
+    frame = trials["ab"]
+    labels, scores = frame["label"].astype(int).to_numpy() == 1, frame["score"].to_numpy()
+    for rate, miss in zip(bands[1]["p_fa"], bands[1]["p_miss"], strict=True):
+        nontargets = np.sort(scores[~labels])[::-1]
+        step = nontargets[int(np.ceil(rate * nontargets.size)) - 1]  # the non-target whose step reaches the rate
+        assert miss == pytest.approx(np.mean(scores[labels] < step), abs=1e-5)
+
+
+def test_speakers_under_stress_compare_each_compound_cell_with_its_clean_reference(tmp_path: Path) -> None:
+    """The contrast's clean record is the menagerie's reference and its both-factors record the stressed cell; the
+    report's section names the rule and the declared quantiles (the defaults here)."""
+    results, bundle, _ = _bundle(tmp_path, dict.fromkeys(LEVELS, "young"))
+    statistics, sections, _ = statistics_of_bundle(results, derive_contrasts(results).contrasts, bundle)
+    assert statistics is not None
+    (result,) = statistics["menagerie"]
+    assert result["key"]["record_id"] == "r-clean" and result["quantiles"] == [0.1, 0.9]
+    (stressed,) = result["stressed"]
+    assert stressed["key"]["record_id"] == "r-ab" and stressed["key"]["condition"] == "old x noise"
+    assert sorted(stressed["categories"]) == [f"y{i}" for i in range(8)]
+    (section,) = [s for s in sections if s["id"] == "speakers-under-stress"]
+    assert "10% quantile of mean target scores" in section["lines"][0]
+    assert len(section["table"]) == len(stressed["changes"])

@@ -64,3 +64,19 @@ def test_a_warning_ratio_above_the_error_ratio_names_both() -> None:
         "analysis.duration_ratio_error",
     ]
     assert analysis == Analysis()
+
+
+def test_the_menagerie_quantiles_are_two_ordered_fractions() -> None:
+    assert Analysis().menagerie_quantiles == (0.1, 0.9)
+    analysis, problems = read_analysis("[analysis]\nmenagerie_quantiles = [0.05, 0.95]\n")
+    assert problems == [] and analysis.menagerie_quantiles == (0.05, 0.95)
+    for value, problem in (
+        ("[0.9, 0.1]", "expected the low quantile below the high one"),
+        ("[0.1]", "expected a list of two quantiles [low, high]"),
+        ("[0, 0.9]", "expected a number strictly between 0 and 1"),
+    ):
+        analysis, problems = read_analysis(f"[analysis]\nmenagerie_quantiles = {value}\n")
+        assert (
+            len(problems) == 1 and problems[0].startswith("analysis.menagerie_quantiles: ") and problem in problems[0]
+        )
+        assert analysis == Analysis()
