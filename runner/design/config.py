@@ -472,8 +472,7 @@ def _read_countermeasure(
     ``checkpoint``, its folder (relative to the encoders' ``checkpoints_root``; default the pinned folder);
     ``front_end``, the model's input contract as its loader names it (declared, so a reader sees it); and
     ``experiments``, whose test sides it scores (default: every experiment with a spoof cell)."""
-    from runner.encoders.aasist import FRONT_END
-    from runner.encoders.roster import load_weight_pins, roster_checkpoints_root
+    from runner.encoders.roster import AASIST_FRONT_END, load_weight_pins, roster_checkpoints_root
 
     table.only(COUNTERMEASURE_KEYS)
     roster_path = cast(Path, encoders.path("roster"))
@@ -485,7 +484,7 @@ def _read_countermeasure(
     pin = pins[label]
     root = encoders.path("checkpoints_root", None) or roster_checkpoints_root(roster_path)
     checkpoint = Path(os.path.normpath(root / os.path.expandvars(table.get("checkpoint", str, pin.checkpoint))))
-    front_end = table.choice("front_end", (FRONT_END,))
+    front_end = table.choice("front_end", (AASIST_FRONT_END,))
     spoofing = tuple(
         e.id
         for e in experiments

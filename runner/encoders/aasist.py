@@ -30,13 +30,14 @@ from provenance import file_digest
 from runner.encoders.base import Dtype, Encoder
 from runner.encoders.batching import BatchPolicy, checked_waves, resample
 from runner.encoders.checkpoint import CheckpointError, CheckpointRecord, require_folder, resolve_folder
+from runner.encoders.roster import AASIST_FRONT_END
 from runner.encoders.torch_runtime import deterministic_settings, freeze, inference, torch_device
 
 SAMPLE_RATE = 16_000
 ARCHITECTURE_FILE = "AASIST.py"
 CONFIG_FILE = "AASIST_config.json"
 WEIGHTS_FILE = "AASIST.pth"
-FRONT_END = "first-nb_samp-repeated"  # the only front end: clovaai's evaluation pad (see the module docstring)
+FRONT_END = AASIST_FRONT_END  # the only front end: clovaai's evaluation pad (see the module docstring)
 CONFIG_KEYS = ("architecture", "nb_samp", "first_conv", "filts", "gat_dims", "pool_ratios", "temperatures")
 
 

@@ -27,6 +27,10 @@ from runner.encoders.base import ENCODER_KINDS, Dtype, Encoder, load_encoder
 from runner.encoders.weights import WeightsPin, read_weights
 from schemas import InputError
 
+# The countermeasure's input contract as its loader names it (clovaai's evaluation pad, runner.encoders.aasist):
+# here, where a configuration is read without torch.
+AASIST_FRONT_END = "first-nb_samp-repeated"
+
 FAMILIES = ("speaker", "ssl", "baseline")
 WEIGHT_FREE_KINDS = ("mfcc",)
 SHIPPED_WEIGHT_KINDS = ("resemblyzer",)

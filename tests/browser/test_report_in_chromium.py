@@ -17,13 +17,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from playwright.sync_api import sync_playwright
 
 from audit.cli import audit_results
 from audit.scores.scoring import ScoringConfig, audit_scores
 from audit.verify import AuditRequest
 from reports import write_report
 from tests.provenance.synthetic_bundle import build_bundle
+
+# The browser extra (nox -s tests and browser install it); the light tiers skip the module.
+sync_playwright = pytest.importorskip(
+    "playwright.sync_api", reason="the browser extra is not installed"
+).sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's package: configs and nox -s browser install it

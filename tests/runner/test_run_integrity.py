@@ -22,8 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from runner.corpora.asterisk import build_default_corpus
 from runner.design.config import load_config

@@ -38,6 +38,7 @@ SAME_BYTES = ("results.csv", "operators.json")
 OBJECT_STORE = 80 * 1024**2
 
 pytestmark = [
+    pytest.mark.runner,  # Ray is of the runner's extras; the light sessions do not install it
     pytest.mark.slow,
     pytest.mark.skipif(
         not Path("/usr/share/asterisk/sounds/en_US_f_Allison").is_dir(),
