@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib.util
 import os
 import re
 import shlex
@@ -26,9 +27,22 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_hook(name: str) -> ModuleType:
+    """``docs/hooks/<name>.py``, loaded from its file (docs/ is not a package), registered as ``docs_<name>``."""
+    spec = importlib.util.spec_from_file_location(f"docs_{name}", ROOT / "docs" / "hooks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[f"docs_{name}"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 # The pages whose blocks are held to the markers: the README and the site, less the pages generated from the code
 # and the design and corpus documents that the site includes as they are.
 GENERATED = ("docs/reference/cli", "docs/reference/configuration.md", "docs/reference/flags.md")

@@ -5,26 +5,19 @@ and its reading of a bundle is right on a small real run made here (the default 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from tests.docs.blocks import ROOT
+from tests.docs.blocks import ROOT, load_hook
 
 
 def generator() -> ModuleType:
-    """docs/hooks/default_run.py, loaded from its file (docs/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("docs_default_run", ROOT / "docs" / "hooks" / "default_run.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["docs_default_run"] = module
-    spec.loader.exec_module(module)
-    return module
+    """docs/hooks/default_run.py, loaded from its file."""
+    return load_hook("default_run")
 
 
 def test_the_pages_hold_what_the_script_renders_from_the_committed_summary() -> None:

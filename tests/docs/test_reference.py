@@ -3,23 +3,16 @@ every command and option of both command lines, every configuration key, every r
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from types import ModuleType
 
 import pytest
 
-from tests.docs.blocks import ROOT, _cli_groups
+from tests.docs.blocks import ROOT, _cli_groups, load_hook
 
 
 def generator() -> ModuleType:
-    """docs/hooks/reference.py, loaded from its file (docs/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("docs_reference", ROOT / "docs" / "hooks" / "reference.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["docs_reference"] = module
-    spec.loader.exec_module(module)
-    return module
+    """docs/hooks/reference.py, loaded from its file."""
+    return load_hook("reference")
 
 
 def test_the_generated_reference_pages_are_current() -> None:
