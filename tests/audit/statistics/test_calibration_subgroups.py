@@ -23,10 +23,10 @@ from audit.statistics.calibration import (
     subgroup_calibration_section,
 )
 from audit.statistics.contrasts import SpeakerDraws
+from tests.audit.statistics.speaker_trials import speaker_trials
 
 MEAN = 1.2  # targets N(MEAN, VARIANCE), non-targets N(-MEAN, VARIANCE) over speakers and trials
-TARGET_EFFECT = 0.4  # SD of a speaker's effect on its target scores
-NONTARGET_EFFECT = TARGET_EFFECT / math.sqrt(2.0)  # per side: both classes get the same marginal variance
+TARGET_EFFECT = 0.4  # SD of a speaker's effect on its target scores (tests.audit.statistics.speaker_trials)
 VARIANCE = 1.0 + TARGET_EFFECT**2
 SLOPE = 2.0 * MEAN / VARIANCE  # the population LLR: SLOPE * score
 
@@ -37,14 +37,8 @@ def _trials(
     """Enrolment and test speakers, labels and scores: per speaker ``per_speaker`` targets and as many non-targets
     against other speakers of the same set, every score moved by ``shift``."""
     names = np.asarray([f"{prefix}{i}" for i in range(n_speakers)])
-    target_effect = rng.normal(0.0, TARGET_EFFECT, n_speakers)
-    nontarget_effect = rng.normal(0.0, NONTARGET_EFFECT, n_speakers)
-    own = np.repeat(np.arange(n_speakers), per_speaker)
-    other = (own + rng.integers(1, n_speakers, own.size)) % n_speakers
-    targets = MEAN + target_effect[own] + rng.normal(0.0, 1.0, own.size)
-    nontargets = -MEAN + nontarget_effect[own] + nontarget_effect[other] + rng.normal(0.0, 1.0, own.size)
-    labels = np.r_[np.ones(own.size, bool), np.zeros(own.size, bool)]
-    return names[np.r_[own, own]], names[np.r_[own, other]], labels, np.r_[targets, nontargets] + shift
+    enrol, test, labels, scores = speaker_trials(rng, names, per_speaker, mean=MEAN, target_effect=TARGET_EFFECT)
+    return enrol, test, labels, scores + shift
 
 
 def _population_cllr(offset: float) -> float:

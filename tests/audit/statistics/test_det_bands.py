@@ -15,9 +15,10 @@ from scipy.stats import norm
 
 from audit.statistics.contrasts import SpeakerDraws
 from audit.statistics.det_bands import BAND_P_FA, BandInput, det_band, det_bands, score_bins
+from tests.audit.statistics.speaker_trials import speaker_trials
 
 MEAN = 1.0  # targets N(MEAN, VARIANCE), non-targets N(-MEAN, VARIANCE) over speakers and trials
-TARGET_EFFECT, SIDE_EFFECT = 0.5, 0.5 / math.sqrt(2.0)
+TARGET_EFFECT = 0.5  # per speaker (tests.audit.statistics.speaker_trials)
 VARIANCE = 1.0 + TARGET_EFFECT**2
 OPERATING_POINTS = np.array([0.05, 0.1, 0.2])  # false-alarm rates of the coverage checks
 
@@ -26,15 +27,8 @@ def simulate(rng: np.random.Generator, n_speakers: int, per_speaker: int) -> Ban
     """Per speaker ``per_speaker`` targets (its target effect) and as many non-targets against random others
     (both speakers' non-target effects), unit trial noise."""
     names = np.asarray([f"s{i:03d}" for i in range(n_speakers)])
-    target_effect = rng.normal(0.0, TARGET_EFFECT, n_speakers)
-    side_effect = rng.normal(0.0, SIDE_EFFECT, n_speakers)
-    own = np.repeat(np.arange(n_speakers), per_speaker)
-    other = (own + rng.integers(1, n_speakers, own.size)) % n_speakers
-    targets = MEAN + target_effect[own] + rng.normal(0.0, 1.0, own.size)
-    nontargets = -MEAN + side_effect[own] + side_effect[other] + rng.normal(0.0, 1.0, own.size)
-    labels = np.r_[np.ones(own.size, bool), np.zeros(own.size, bool)]
-    return BandInput({"series": "sim"}, np.r_[targets, nontargets], labels, names[np.r_[own, own]],
-                     names[np.r_[own, other]])  # fmt: skip
+    enrol, test, labels, scores = speaker_trials(rng, names, per_speaker, mean=MEAN, target_effect=TARGET_EFFECT)
+    return BandInput({"series": "sim"}, scores, labels, enrol, test)
 
 
 def true_miss(p_fa: np.ndarray) -> np.ndarray:
