@@ -18,6 +18,10 @@ EXIT_PASS = 0
 EXIT_FINDING = 1
 EXIT_INPUT = 2
 
+# Every character ``str.splitlines`` breaks on, written as its escape: a file name or a header cell quoted in the
+# line cannot split it.
+_LINE_BREAKS = {ord(char): repr(char)[1:-1] for char in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
 
 class Error(Exception):
     """The root of the toolkit's errors: what went wrong as one line, and the exit code it stands for."""
@@ -51,7 +55,7 @@ class InputError(Error):
             where.append(f"row {self.row}")
         if self.column is not None:
             where.append(f"column {self.column!r}")
-        return f"{', '.join(where)}: {self.problem}"
+        return f"{', '.join(where)}: {self.problem}".translate(_LINE_BREAKS)
 
 
 class RunError(Error):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import json
 import re
 import tomllib
 import unicodedata
@@ -248,9 +249,16 @@ def _check_unknown_columns(path: Path, columns: list[str]) -> None:
             raise InputError(
                 str(path),
                 f"not a results.csv column; did you mean {meant!r}? Rename it in the table or with a --columns map "
-                f'("{name}" = "{meant}"); an extra column needs a name unlike the audit\'s',
+                f"({_toml_string(name)} = {_toml_string(meant)}); an extra column needs a name unlike the audit's",
                 column=name,
             )
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string on one line: JSON's escapes are TOML's, and the characters JSON leaves bare
+    that TOML refuses (DEL) or that break a line (NEL, U+2028, U+2029) are written as ``\\uXXXX``."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    return quoted.translate({ord(char): f"\\u{ord(char):04x}" for char in "\x7f\x85\u2028\u2029"})
 
 
 def _check_rows(path: Path, rows: list[list[str]]) -> None:

@@ -113,10 +113,28 @@ def read_frame(data: bytes) -> pd.DataFrame | None:
             return None
 
 
+@pytest.mark.parametrize(
+    "name", ['sub"group', "sub\ngroup", "sub\\group", "sub\x7fgroup", "sub\x85group", "sub\u2028group"]
+)
+def test_the_did_you_mean_map_is_one_line_of_toml_that_the_audit_accepts(tmp_path: Path, name: str) -> None:
+    """The rename the refusal suggests, pasted into a --columns map, reads the table: quoted as TOML, not raw."""
+    table = tmp_path / "results.csv"
+    pd.DataFrame({"record_id": ["r1"], "eer": ["0.1"], name: ["gender=F"]}).to_csv(table, index=False)
+    with pytest.raises(InputError) as refused:
+        read_results(table)
+    line = refused.value.line()
+    assert len(line.splitlines()) == 1 and "did you mean 'subgroup'?" in line
+    (tmp_path / "map.toml").write_text(
+        "[columns]\n" + re.search(r"--columns map \((.*)\); an extra", line)[1] + "\n", encoding="utf-8"
+    )
+    assert read_results(table, tmp_path / "map.toml").frame["subgroup"].tolist() == ["gender=F"]
+
+
 @pytest.mark.slow
 @FUZZ
 @given(text=table_texts())
 @example(text="record_id\r\n\u0100\r\n")  # U+0100 puts its NUL on the other side of its unit
+@example(text='record_id,"\n\x80\x80\u00b4"\r\n,\r\n')  # a header cell with a line break, quoted in the line
 def test_any_results_csv_validates_without_an_exception(text: str) -> None:
     """Property: read and validated without an exception; read alike from UTF-8 (with or without a BOM) and
     UTF-16."""
