@@ -51,8 +51,8 @@ ROWS: tuple[tuple[str, str], ...] = (
         "D03|clean->telephony-mulaw, D03|clean->mp3-16k, D03|clean->music-5dB",
     ),
     ("speed x1.1, tempo x0.9", "D03|clean->speed-1.1, D03|clean->tempo-0.9"),
-    ("clean F / M (enrolment gender)", "D04|clean|F / D04|clean|M"),
-    ("babble 0 dB F / M", "D04|babble-0dB|F / D04|babble-0dB|M"),
+    ("clean F / M (enrolment gender)", "D04|clean|gender=F / D04|clean|gender=M"),
+    ("babble 0 dB F / M", "D04|babble-0dB|gender=F / D04|babble-0dB|gender=M"),
     (
         "D05: clean; WORLD proxy spoofs of the enrolled speaker (targets against spoofs)",
         "D05|clean->clean; D05|clean->world-proxy",
