@@ -34,6 +34,7 @@ from schemas import (
     SCORES_DIR,
     TRIALS_DIR,
     UTTERANCES_FILE,
+    CorpusLicence,
     ResultsSchema,
     ScoresSchema,
     TrialsSchema,
@@ -226,7 +227,7 @@ def _licences(tables: Mapping[str, pd.DataFrame]) -> list[dict[str, Any]]:
     releases = sorted({p for t in tables.values() if "source_package" in t for p in t["source_package"]} - {""})
     if not releases:
         return [_not_stated("The corpus tables record no release (source_package), so no licence can be stated.")]
-    by_licence: dict[Any, list[str]] = {}
+    by_licence: dict[CorpusLicence | None, list[str]] = {}
     for release in releases:
         by_licence.setdefault(CORPUS_LICENCES.get(release), []).append(release)
     works = []
@@ -367,8 +368,8 @@ def table_card(
     (``renamed``: a legacy table's column -> results column), and Responsible-AI fields that say only what a table
     alone shows: how its speech was collected, by whom and under which licence are not stated."""
     name = Path(table).name
-    corpora = sorted(set(pd.read_csv(table, dtype=str, keep_default_na=False).rename(columns=renamed or {})
-                         .get("corpus", pd.Series(dtype=str))) - {""})  # fmt: skip
+    frame = pd.read_csv(table, dtype=str, keep_default_na=False).rename(columns=renamed or {})
+    corpora = sorted(set(frame["corpus"]) - {""}) if "corpus" in frame else []
     named = f"it names the corpora {', '.join(corpora)} (its corpus column)" if corpora else "it names no corpus"
     description = (
         f"A speaker-verification results table ({name}) audited by interbias-sv without its bundle: one row per scored "

@@ -89,8 +89,8 @@ def _stale_figures(out_dir: Path, files: Mapping[str, bytes]) -> list[str]:
 
 def check_report_folder(out_dir: Path) -> None:
     """An InputError unless ``out_dir`` is absent or a folder (not a link) holding only an earlier report: the
-    report files, a ``figures/`` folder of PNGs and SVGs, an earlier attestation, a killed writer's temporary
-    files."""
+    report files, a ``figures/`` folder of PNGs and SVGs, an earlier attestation or table card, a killed writer's
+    temporary files."""
     if not os.path.lexists(out_dir):
         return
     if out_dir.is_symlink() or not out_dir.is_dir():

@@ -76,9 +76,11 @@ def audit_results(
     return report, written
 
 
-def check_card(croissant: bool, out: Path | None, bundle: Path | None) -> None:
-    """``--croissant`` comes with ``--out`` (the card lies beside the report) and without ``--bundle`` (a bundle
-    carries its own signed ``croissant.json``, which the audit checks)."""
+def check_card(croissant: bool, out: Path | None, bundle: Path | None, results: Path) -> None:
+    """``--croissant`` comes with ``--out`` (the card lies beside the report), without ``--bundle`` (a bundle
+    carries its own signed ``croissant.json``, which the audit checks) and for a UTF-8 table (the encoding
+    Croissant readers read CSV in; the audit also reads UTF-16). A table that cannot be read is left to the audit
+    to name."""
     if not croissant:
         return
     if out is None:
@@ -88,6 +90,18 @@ def check_card(croissant: bool, out: Path | None, bundle: Path | None) -> None:
             str(bundle),
             "--croissant writes a card for a table audited without a bundle; the bundle carries its own signed "
             f"{CROISSANT_FILE}, which the audit checks",
+        )
+    from audit.table import text_encoding
+    from provenance import read_regular_file
+
+    try:
+        encoding = text_encoding(read_regular_file(results, "a results CSV"))
+    except InputError:
+        return
+    if encoding.startswith("utf-16"):
+        raise InputError(
+            str(results),
+            "--croissant describes a UTF-8 table, as Croissant readers read CSV; save this UTF-16 one as UTF-8",
         )
 
 
@@ -199,7 +213,7 @@ def verify(
     from audit.table import AuditConfig, read_training_corpora
     from audit.verify import AuditRequest
 
-    check_card(croissant, out, bundle)
+    check_card(croissant, out, bundle, results)
     reviewer_key = check_options(out, bundle, key)
     auditor_key = check_attest(attest, out)
     request = AuditRequest(

@@ -59,11 +59,15 @@ def test_a_legacy_table_s_fields_are_read_under_its_own_column_names(tmp_path: P
     assert first["results/eer"] == pytest.approx(0.83) and first["results/model"] == b"campplus"  # as the file has
 
 
-def test_croissant_needs_out_and_no_bundle(tmp_path: Path) -> None:
+def test_croissant_needs_out_no_bundle_and_a_utf8_table(tmp_path: Path) -> None:
     table = EXAMPLES / "results.csv"
     code, stdout, stderr = cli("verify", table, "--croissant")
     assert (code, stdout) == (2, "") and stderr.count("\n") == 1 and "give --out too" in stderr
     code, stdout, stderr = cli("verify", table, "--out", tmp_path / "r", "--croissant", "--bundle", tmp_path / "b")
     assert (code, stdout) == (2, "") and stderr.count("\n") == 1
     assert "the bundle carries its own signed croissant.json" in stderr
+    utf16 = tmp_path / "utf16.csv"
+    utf16.write_bytes(table.read_text(encoding="utf-8").encode("utf-16"))  # the audit reads it; Croissant does not
+    code, stdout, stderr = cli("verify", utf16, "--out", tmp_path / "r", "--croissant")
+    assert (code, stdout) == (2, "") and stderr.count("\n") == 1 and "save this UTF-16 one as UTF-8" in stderr
     assert not (tmp_path / "r").exists()

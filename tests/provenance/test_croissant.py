@@ -3,7 +3,9 @@
 mlcroissant loads and validates the JSON-LD (no error, no warning naming a required or mandatory property) and reads
 every record set; the counts it reads are compared with pandas' reading of the same files, every FileObject's
 SHA-256 with ``hashlib``. A synthetic signed bundle gets its card the way the runner's writer makes it; the
-rehearsal's bundle is written by the writer itself.
+rehearsal's bundle is written by the writer itself. Each corpus release's licence is checked against the words of
+the corpus page the card cites; a table alone gets a card whose records mlcroissant reads as pandas does, whatever
+the order of its columns and however pandas rounded it.
 """
 
 from __future__ import annotations
