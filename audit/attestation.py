@@ -23,7 +23,6 @@ __all__ = [
     "AttestedRequest",
     "attestation_pointer",
     "audit_outcome",
-    "remove_stale_attestation",
     "write_audit_attestation",
 ]
 
@@ -183,14 +182,3 @@ def write_audit_attestation(
     from provenance import write_attestation
 
     return write_attestation(out, audit_outcome(report, verified, request), private_key)
-
-
-def remove_stale_attestation(out: Path) -> None:
-    """An audit that writes its report without ``--attest`` removes the attestation an earlier audit left there, so
-    no signed verdict lies beside a report it does not describe."""
-    from provenance import ATTESTATION_FILE, POLICY_FILE
-
-    for name in (ATTESTATION_FILE, POLICY_FILE):
-        path = Path(out) / name
-        if path.is_file() and not path.is_symlink():
-            path.unlink()

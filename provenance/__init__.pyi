@@ -61,6 +61,8 @@ from .croissant import CROISSANT_CONTEXT as CROISSANT_CONTEXT
 from .croissant import card_bytes as card_bytes
 from .croissant import card_disagreements as card_disagreements
 from .croissant import croissant_card as croissant_card
+from .croissant import table_card as table_card
+from .croissant import write_table_card as write_table_card
 from .derivation import (
     SEED_BYTES as SEED_BYTES,
 )

@@ -5,29 +5,36 @@ score file and corpus table, the JSON and TOML documents), and one FileSet per f
 ``recordSet``: the results, trial lists, per-trial scores and utterances, each field typed from the table's pandera
 model (``schemas``), never hand-copied, and only the columns the files have; the ``rai:`` fields say how the speech
 was collected, who speaks in it (counted from the corpus tables), what is simulated, what the data may and may not be
-used for (the paper's ethics statement), and that voice is biometric data.
+used for (the paper's ethics statement), and that voice is biometric data; ``license``: one CreativeWork per licence
+of the corpus releases the corpus tables record (``source_package``), from ``schemas.CORPUS_LICENCES``.
 
 The runner writes the card as a subject of the bundle, so it is signed with every other file; the audit checks that
-it agrees with the bundle (:func:`card_disagreements`).
+it agrees with the bundle (:func:`card_disagreements`). A results table audited without a bundle gets a card of its
+own on request (:func:`write_table_card`, ``audit verify --croissant``): the table, its record set, and RAI fields
+that say what a table alone cannot (how the speech was collected, its licences: not stated).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pandas as pd
 
+from provenance.atomic import atomic_write_bytes
 from provenance.digests import Digest
 from schemas import (
     CORPUS_DIR,
+    CORPUS_LICENCES,
     CROISSANT_FILE,
     RESULTS_FILE,
     RUN_SPECIFIC_FILES,
     SCORES_DIR,
     TRIALS_DIR,
     UTTERANCES_FILE,
+    CorpusLicence,
     ResultsSchema,
     ScoresSchema,
     TrialsSchema,
@@ -41,6 +48,8 @@ __all__ = [
     "card_bytes",
     "card_disagreements",
     "croissant_card",
+    "table_card",
+    "write_table_card",
 ]
 
 CROISSANT_CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
@@ -117,6 +126,7 @@ RECORD_SETS = (
     ("utterances", "the utterances of every corpus (corpus/**/utterances.csv)", UtteranceSchema,
      _is_corpus_table),
 )  # fmt: skip
+RESULTS_SET = RECORD_SETS[0][:3]  # the results' (id, what, model): a table alone has this record set only
 
 
 def _data_type(dtype: Any) -> str:
@@ -140,9 +150,14 @@ def _columns(path: Path) -> list[str]:
     return list(pd.read_csv(path, nrows=0).columns)
 
 
-def _record_set(set_id: str, what: str, model: Any, names: list[str], root: Path) -> dict[str, Any]:
-    """A RecordSet over ``names``: a field for each column of the model that every one of the files has."""
-    present = set.intersection(*(set(_columns(root / name)) for name in names))
+def _record_set(
+    set_id: str, what: str, model: Any, names: list[str], root: Path, renamed: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """A RecordSet over ``names``: a field for each column of the model that every one of the files has, read from
+    the file's own column (``renamed``: file column -> model column, a legacy table's rename map)."""
+    renamed = renamed or {}
+    present = set.intersection(*({renamed.get(c, c) for c in _columns(root / name)} for name in names))
+    in_file = {column: file_column for file_column, column in renamed.items()}
     source = {"fileObject": {"@id": names[0]}} if len(names) == 1 else {"fileSet": {"@id": f"{set_id}-files"}}
     return {
         "@type": "cr:RecordSet",
@@ -155,7 +170,7 @@ def _record_set(set_id: str, what: str, model: Any, names: list[str], root: Path
                 "@id": f"{set_id}/{column}",
                 "name": column,
                 "dataType": _data_type(spec.dtype),
-                "source": {**source, "extract": {"column": column}},
+                "source": {**source, "extract": {"column": in_file.get(column, column)}},
             }
             for column, spec in model.to_schema().columns.items()
             if column in present
@@ -163,23 +178,29 @@ def _record_set(set_id: str, what: str, model: Any, names: list[str], root: Path
     }
 
 
-def _file_object(name: str, digest: Digest) -> dict[str, Any]:
+def _file_object(name: str, digest: Digest, content_url: str | None = None) -> dict[str, Any]:
     return {
         "@type": "cr:FileObject",
         "@id": name,
         "name": name,
-        "contentUrl": name,
+        "contentUrl": content_url or name,
         "encodingFormat": ENCODINGS.get(PurePosixPath(name).suffix, "application/octet-stream"),
         "sha256": digest.sha256,
     }
 
 
-def _speakers(root: Path, names: list[str]) -> tuple[list[str], list[str]]:
+def _corpus_tables(root: Path, names: list[str]) -> dict[str, pd.DataFrame]:
+    """The bundle's corpus tables, as text, by bundle name (read once for the speakers and the licences)."""
+    return {
+        name: pd.read_csv(root / name, dtype=str, keep_default_na=False) for name in filter(_is_corpus_table, names)
+    }
+
+
+def _speakers(tables: Mapping[str, pd.DataFrame]) -> tuple[list[str], list[str]]:
     """Per corpus table: its speakers with their declared genders and releases, counted from the table; and the
     declared groups too few to say much (fewer than ``FEW_VOICES`` speakers)."""
     lines, few = [], []
-    for name in filter(_is_corpus_table, names):
-        table = pd.read_csv(root / name, dtype=str, keep_default_na=False)
+    for name, table in tables.items():
         speakers = table.drop_duplicates("speaker")
         text = f"{name}: {len(table)} utterances of {len(speakers)} speakers"
         if "gender" in table:
@@ -196,6 +217,40 @@ def _speakers(root: Path, names: list[str]) -> tuple[list[str], list[str]]:
     return lines, few
 
 
+def _not_stated(why: str) -> dict[str, Any]:
+    return {"@type": "sc:CreativeWork", "name": "not stated", "description": why}
+
+
+def _licences(tables: Mapping[str, pd.DataFrame]) -> list[dict[str, Any]]:
+    """One CreativeWork per licence of the corpus releases the tables record (``source_package``), naming the
+    releases under it, from ``schemas.CORPUS_LICENCES``; releases it does not know are one entry saying so."""
+    releases = sorted({p for t in tables.values() if "source_package" in t for p in t["source_package"]} - {""})
+    if not releases:
+        return [_not_stated("The corpus tables record no release (source_package), so no licence can be stated.")]
+    by_licence: dict[CorpusLicence | None, list[str]] = {}
+    for release in releases:
+        by_licence.setdefault(CORPUS_LICENCES.get(release), []).append(release)
+    works = []
+    for licence, named in by_licence.items():
+        if licence is None:
+            continue
+        spdx = f" (SPDX {licence.spdx})" if licence.spdx else ""
+        work = {
+            "@type": "sc:CreativeWork",
+            "name": licence.name,
+            "description": f"{', '.join(named)}: {licence.name}{spdx}, as {licence.card} of interbias-sv states.",
+        }
+        works.append(work | ({"url": licence.reference} if licence.reference else {}))
+    if None in by_licence:
+        works.append(
+            _not_stated(
+                f"{', '.join(by_licence[None])}: a release whose licence the toolkit does not record (a spoof folder's "
+                "maker states it beside the folder)."
+            )
+        )
+    return works
+
+
 def _simulated(operators: Mapping[str, Any] | None) -> str:
     """The degradations the run simulated, by operator chain (operators.json)."""
     chains = sorted((operators or {}).get("chains", {}))
@@ -206,6 +261,37 @@ def _simulated(operators: Mapping[str, Any] | None) -> str:
         f"{' ...' if len(chains) > 20 else ''}): noise, codecs, rooms and spoofs made by operators and proxies, not "
         "recorded in the field; operators.json counts where each applied, failed or fell back."
     )
+
+
+# What every card says alike, the bundle's and a table's: who may use the data for what (the paper's ethics
+# statement), how results may be misread, and that voice is biometric data.
+BIOMETRIC = "Voice is biometric data."
+USE_CASES = (
+    "Intended: condition-level comparisons and subgroup analysis of text-independent speaker verification, and "
+    "recomputation of the benchmark's metrics and contrasts. Out of scope: certifying fairness for any population, "
+    "and justifying biometric surveillance or access-control deployment (the paper's ethics statement)."
+)
+SOCIAL_IMPACT = (
+    "Results may be misread as fairness certificates for speaker-verification systems; they describe these corpora "
+    "and conditions only."
+)
+NO_BUNDLE = "Not stated: the table was audited without a bundle"
+
+
+def _card(name: str, url: str, tool_version: str, description: str) -> dict[str, Any]:
+    """The head every card shares: Croissant's context and conformance, the citation, the keywords."""
+    return {
+        "@context": CROISSANT_CONTEXT,
+        "@type": "sc:Dataset",
+        "conformsTo": CROISSANT_CONFORMS_TO,
+        "name": name,
+        "description": description,
+        "url": url,
+        "version": tool_version,
+        "citeAs": "InterBias-SV: compound conditions in speaker verification (see CITATION.cff of interbias-sv).",
+        "keywords": ["speaker verification", "robustness", "compound conditions", "biometrics"],
+        "isLiveDataset": False,
+    }
 
 
 def croissant_card(
@@ -233,26 +319,16 @@ def croissant_card(
                 }
             )
         record_sets.append(_record_set(set_id, what, model, members, root))
-    speakers, few = _speakers(root, names)
-    return {
-        "@context": CROISSANT_CONTEXT,
-        "@type": "sc:Dataset",
-        "conformsTo": CROISSANT_CONFORMS_TO,
-        "name": f"interbias-sv run {run_id}",
-        "description": (
-            "An InterBias-SV artefact bundle: speaker-verification trial lists drawn from the corpora below, per-trial "
-            "cosine scores of frozen encoders under single and compound degradations, and the metrics of each scored "
-            "record; every file is a signed subject of provenance/statement.json."
-        ),
-        "url": f"urn:interbias-sv:run:{run_id}",
-        "version": tool_version,
-        "license": (
-            "Each corpus keeps its own licence (interbias-sv docs/corpora/<adapter>.md); the trial lists and scores "
-            "derived from it are distributed under the same terms."
-        ),
-        "citeAs": "InterBias-SV: compound conditions in speaker verification (see CITATION.cff of interbias-sv).",
-        "keywords": ["speaker verification", "robustness", "compound conditions", "biometrics"],
-        "isLiveDataset": False,
+    tables = _corpus_tables(root, names)
+    speakers, few = _speakers(tables)
+    description = (
+        "An InterBias-SV artefact bundle: speaker-verification trial lists drawn from the corpora below, per-trial "
+        "cosine scores of frozen encoders under single and compound degradations, and the metrics of each scored "
+        "record; every file is a signed subject of provenance/statement.json. The trial lists, scores and corpus "
+        "tables derived from a corpus are distributed under that corpus's licence (license)."
+    )
+    return _card(f"interbias-sv run {run_id}", f"urn:interbias-sv:run:{run_id}", tool_version, description) | {
+        "license": _licences(tables),
         "distribution": distribution,
         "recordSet": record_sets,
         "rai:dataCollection": (
@@ -275,21 +351,70 @@ def croissant_card(
             "encoders' pre-training is unresolved."
         ),
         "rai:personalSensitiveInformation": (
-            "Voice is biometric data. The bundle holds no audio: utterance ids, relative paths and digests, speaker "
-            "ids and the attributes the corpora declare (gender, age, accent, emotion where published), and per-trial "
-            "scores derived from voice embeddings."
+            f"{BIOMETRIC} The bundle holds no audio: utterance ids, relative paths and digests, speaker ids and the "
+            "attributes the corpora declare (gender, age, accent, emotion where published), and per-trial scores "
+            "derived from voice embeddings."
         ),
-        "rai:dataUseCases": (
-            "Intended: condition-level comparisons and subgroup analysis of text-independent speaker verification, "
-            "and recomputation of the benchmark's metrics and contrasts. Out of scope: certifying fairness for any "
-            "population, and justifying biometric surveillance or access-control deployment (the paper's ethics "
-            "statement)."
-        ),
-        "rai:dataSocialImpact": (
-            "Results may be misread as fairness certificates for speaker-verification systems; they describe these "
-            "corpora and conditions only."
-        ),
+        "rai:dataUseCases": USE_CASES,
+        "rai:dataSocialImpact": SOCIAL_IMPACT,
     }
+
+
+def table_card(
+    table: Path, content_url: str, digest: Digest, tool_version: str, renamed: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The card of a results table audited without its bundle: the table as one FileObject (reached at
+    ``content_url``, relative to the card's folder) with its SHA-256, its record set typed from ``ResultsSchema``
+    (``renamed``: a legacy table's column -> results column), and Responsible-AI fields that say only what a table
+    alone shows: how its speech was collected, by whom and under which licence are not stated."""
+    name = Path(table).name
+    frame = pd.read_csv(table, dtype=str, keep_default_na=False).rename(columns=renamed or {})
+    corpora = sorted(set(frame["corpus"]) - {""}) if "corpus" in frame else []
+    named = f"it names the corpora {', '.join(corpora)} (its corpus column)" if corpora else "it names no corpus"
+    description = (
+        f"A speaker-verification results table ({name}) audited by interbias-sv without its bundle: one row per scored "
+        "record (encoder, corpus, condition, EER and trial counts). Nothing in it is signed or bound to per-trial "
+        "scores, trial lists or corpus tables."
+    ) + (
+        " Columns the audit's --columns map renamed are read under their names in the file, with the values the "
+        "file writes (a map's rewrite of values, such as a percent EER, is not applied here)."
+        if renamed
+        else ""
+    )
+    return _card(f"interbias-sv audited table {name}", f"urn:sha256:{digest.sha256}", tool_version, description) | {
+        "license": [_not_stated(f"{NO_BUNDLE}; {named}, whose licences the table does not record.")],
+        "distribution": [_file_object(name, digest, content_url)],
+        "recordSet": [_record_set(*RESULTS_SET, [name], Path(table).parent, renamed)],
+        "rai:dataCollection": (
+            f"{NO_BUNDLE}: how the speech was collected, which utterances and speakers the trials drew, and which "
+            f"degradations were applied are not known from the table; {named}."
+        ),
+        "rai:dataBiases": (
+            f"{NO_BUNDLE}: the speakers and their declared attributes are in the corpus tables of a bundle, not in the "
+            "table; a subgroup column, where present, names the declared groups whose rows it holds."
+        ),
+        "rai:dataLimitations": (
+            "A table alone supports recomputing its aggregates and contrasts from the rows as written: no re-scoring, "
+            "no trial matching, no confidence interval from per-trial scores."
+        ),
+        "rai:personalSensitiveInformation": (
+            f"{BIOMETRIC} The table holds no audio and no per-trial data: per-record metrics of encoders scoring voice "
+            "embeddings, and the labels of declared groups where a subgroup column has them."
+        ),
+        "rai:dataUseCases": USE_CASES,
+        "rai:dataSocialImpact": SOCIAL_IMPACT,
+    }
+
+
+def write_table_card(
+    folder: Path, table: Path, digest: Digest, tool_version: str, renamed: Mapping[str, str] | None = None
+) -> Path:
+    """Write the table's card (:func:`table_card`) as ``folder/croissant.json``, atomically; the path written. The
+    table is reached from the card by its path relative to ``folder``."""
+    content_url = Path(os.path.relpath(Path(table).resolve(), Path(folder).resolve())).as_posix()
+    path = Path(folder) / CROISSANT_FILE
+    atomic_write_bytes(path, card_bytes(table_card(table, content_url, digest, tool_version, renamed)))
+    return path
 
 
 def card_bytes(card: dict[str, Any]) -> bytes:

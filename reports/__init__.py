@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from reports.document import ReportShapeError, build_document
 from reports.figures import FigureOutcome, add_statistics_figures, render_figures
 from reports.html import render_html
 from reports.markdown import render_markdown
-from schemas import InputError, json_safe
+from schemas import CROISSANT_FILE, InputError, json_safe
 
 __all__ = [
     "FigureOutcome",
@@ -30,6 +30,7 @@ __all__ = [
     "artefact_evaluation_summary",
     "check_report_folder",
     "finish_report",
+    "remove_stale_beside",
     "render_figures",
     "report_json",
     "write_report",
@@ -37,7 +38,8 @@ __all__ = [
 
 FIGURES_DIR = "figures"
 REPORT_FILES = ("report.json", "report.md", "report.html")
-BESIDE_REPORT = (ATTESTATION_FILE, POLICY_FILE)  # what ``audit verify --attest`` writes beside the report
+# What ``audit verify`` writes beside the report: the attestation (``--attest``), a table's card (``--croissant``).
+BESIDE_REPORT = (ATTESTATION_FILE, POLICY_FILE, CROISSANT_FILE)
 FIGURE_SUFFIXES = (".png", ".svg")
 
 
@@ -87,8 +89,8 @@ def _stale_figures(out_dir: Path, files: Mapping[str, bytes]) -> list[str]:
 
 def check_report_folder(out_dir: Path) -> None:
     """An InputError unless ``out_dir`` is absent or a folder (not a link) holding only an earlier report: the
-    report files, a ``figures/`` folder of PNGs and SVGs, an earlier attestation, a killed writer's temporary
-    files."""
+    report files, a ``figures/`` folder of PNGs and SVGs, an earlier attestation or table card, a killed writer's
+    temporary files."""
     if not os.path.lexists(out_dir):
         return
     if out_dir.is_symlink() or not out_dir.is_dir():
@@ -111,6 +113,16 @@ def _ours(path: Path, names: tuple[str, ...]) -> bool:
     """A regular file (not a link) named one of ``names`` (or ending so, for suffixes), or a temporary file."""
     named = path.name in names or path.suffix in names or is_temporary(path.name)
     return named and path.is_file() and not path.is_symlink()
+
+
+def remove_stale_beside(out_dir: Path, written: Iterable[Path]) -> None:
+    """Remove what an earlier audit wrote beside the report (``BESIDE_REPORT``) and this one did not write, so no
+    signed verdict or card lies beside a report it does not describe."""
+    kept = {Path(path).name for path in written}
+    for name in BESIDE_REPORT:
+        path = Path(out_dir) / name
+        if name not in kept and path.is_file() and not path.is_symlink():
+            path.unlink()
 
 
 def finish_report(

@@ -311,6 +311,12 @@ from .flags import (
     one_per_id as one_per_id,
 )
 from .jsonable import json_safe as json_safe
+from .licences import (
+    CORPUS_LICENCES as CORPUS_LICENCES,
+)
+from .licences import (
+    CorpusLicence as CorpusLicence,
+)
 from .results import (
     CALIBRATED_COLUMNS as CALIBRATED_COLUMNS,
 )

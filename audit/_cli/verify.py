@@ -12,7 +12,7 @@ import typer
 from audit._cli.attest import check_attest
 from audit._cli.summary import finish
 from provenance import check_writable_folder
-from schemas import REPORT_DIR, InputError, announce, one_line_errors
+from schemas import CROISSANT_FILE, REPORT_DIR, InputError, announce, one_line_errors
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from audit.verify import AuditRequest
     from provenance import ReviewerKey
 
-__all__ = ["audit_results", "check_options", "read_trusted_ids", "verify"]
+__all__ = ["audit_results", "check_card", "check_options", "read_trusted_ids", "verify"]
 
 
 def import_quietly() -> None:
@@ -38,16 +38,18 @@ def import_quietly() -> None:
 
 
 def audit_results(
-    request: AuditRequest, out: Path | None = None, attest: Ed25519PrivateKey | None = None
+    request: AuditRequest, out: Path | None = None, attest: Ed25519PrivateKey | None = None, card: bool = False
 ) -> tuple[dict[str, Any], list[Path]]:
     """The audit in its two phases, the figures drawn in a forked process between them when ``out`` is given;
     the artefact-evaluation summary added and the report written to ``out``; with ``attest`` (and ``out``), the
-    auditor's signed attestation of the finished audit beside it."""
+    auditor's signed attestation of the finished audit beside it; with ``card`` (and ``out``), the table's Croissant
+    card. What an earlier audit left beside the report and this one does not write is removed."""
     import_quietly()
-    from audit.attestation import attestation_pointer, remove_stale_attestation, write_audit_attestation
+    from audit.attestation import attestation_pointer, write_audit_attestation
     from audit.statistics import Forked
     from audit.verify import audit_table, finish_audit
-    from reports import add_statistics_figures, finish_report, render_figures
+    from provenance import write_table_card
+    from reports import add_statistics_figures, finish_report, remove_stale_beside, render_figures
 
     table = audit_table(request)
     if table.verified is not None and table.verified.intact:  # the statistics will run their compiled loops
@@ -66,9 +68,41 @@ def audit_results(
     written = finish_report(report, out, figures)
     if out is not None and attest is not None:
         written += write_audit_attestation(out, report, table.verified, request, attest)
-    elif out is not None:
-        remove_stale_attestation(out)
+    if out is not None and card:
+        source = table.source
+        written.append(write_table_card(out, source.path, source.digest, report["tool"]["version"], source.renamed))
+    if out is not None:
+        remove_stale_beside(out, written)
     return report, written
+
+
+def check_card(croissant: bool, out: Path | None, bundle: Path | None, results: Path) -> None:
+    """``--croissant`` comes with ``--out`` (the card lies beside the report), without ``--bundle`` (a bundle
+    carries its own signed ``croissant.json``, which the audit checks) and for a UTF-8 table (the encoding
+    Croissant readers read CSV in; the audit also reads UTF-16). A table that cannot be read is left to the audit
+    to name."""
+    if not croissant:
+        return
+    if out is None:
+        raise InputError("--croissant", "writes the table's card beside the report; give --out too")
+    if bundle is not None:
+        raise InputError(
+            str(bundle),
+            "--croissant writes a card for a table audited without a bundle; the bundle carries its own signed "
+            f"{CROISSANT_FILE}, which the audit checks",
+        )
+    from audit.table import text_encoding
+    from provenance import read_regular_file
+
+    try:
+        encoding = text_encoding(read_regular_file(results, "a results CSV"))
+    except InputError:
+        return
+    if encoding.startswith("utf-16"):
+        raise InputError(
+            str(results),
+            "--croissant describes a UTF-8 table, as Croissant readers read CSV; save this UTF-16 one as UTF-8",
+        )
 
 
 def check_options(out: Path | None, bundle: Path | None, key: Path | None) -> ReviewerKey | None:
@@ -160,6 +194,14 @@ def verify(
             help="your private key (PEM): sign the finished audit's verdict, written beside the report",
         ),
     ] = None,
+    croissant: Annotated[
+        bool,
+        typer.Option(
+            "--croissant",
+            help="write croissant.json beside the report: a Croissant 1.1 card of TABLE alone (needs --out; refused "
+            "with --bundle, which carries its own signed card)",
+        ),
+    ] = False,
 ) -> None:
     """Validate a results table, recompute its aggregates, raise flags and check published claims.
 
@@ -171,6 +213,7 @@ def verify(
     from audit.table import AuditConfig, read_training_corpora
     from audit.verify import AuditRequest
 
+    check_card(croissant, out, bundle, results)
     reviewer_key = check_options(out, bundle, key)
     auditor_key = check_attest(attest, out)
     request = AuditRequest(
@@ -183,5 +226,5 @@ def verify(
         trusted_ids=read_trusted_ids(trusted_keys) if trusted_keys is not None else frozenset(),
         subset=subset,
     )
-    report, written = audit_results(request, out, auditor_key)
+    report, written = audit_results(request, out, auditor_key, croissant)
     finish(report, written, as_json)

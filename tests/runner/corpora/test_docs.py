@@ -37,3 +37,15 @@ def test_each_adapter_has_a_page_that_states_its_release_and_how_to_check_it(ada
 def test_no_page_without_an_adapter() -> None:
     described = {page for adapter in ADAPTERS for page in [page_of(adapter)]}
     assert described == set(DOCS.glob("*.md"))
+
+
+def test_every_release_an_adapter_records_has_a_licence_but_a_spoof_folder() -> None:
+    """``schemas.CORPUS_LICENCES`` knows each fixed release and each Debian package a built corpus records per row."""
+    from runner.corpora.asterisk import VOICES
+    from runner.corpora.fillets import LANGUAGES
+    from schemas import CORPUS_LICENCES
+
+    debian = {package.name for voice in VOICES for package in voice.packages} | {lang.package for lang in LANGUAGES}
+    fixed = {release.package for name, release in RELEASES.items() if name not in ("asterisk", "fillets")}
+    assert (fixed | debian) - set(CORPUS_LICENCES) == {"spoof folder"}
+    assert set(CORPUS_LICENCES) - fixed - debian == set()
