@@ -1,22 +1,24 @@
 """The design on the site, a page per section: ``docs/DESIGN.md`` stays the one source (code, docs and the guide
 cite it by path and as "DESIGN section N"); at build time this hook makes from it ``design/index.md`` (its
 introduction and a line per section) and one page per numbered section ``## N. Title`` (``design/N-slug.md``),
-and lists them in the nav after ``design/index.md`` (``mkdocs.yml``: Explanation > Design).
+and lists them in the nav after ``design/index.md`` (``mkdocs.yml``: Explanation > Design), each named by its number
+and title less a closing parenthetical (the page's own title keeps it).
 
-Made at build time, never committed: a page cannot go stale and an edit of DESIGN.md needs no second step. A page is
-its section's Markdown with the headings one level up (the section's title is the page's ``#`` title) and its links
-rewritten for the page's folder: a link to an anchor of DESIGN.md points at the page that holds that heading now,
-a link to another file of ``docs/`` gains the ``../``. Links of the other pages to ``DESIGN.md#anchor`` are pointed
-at the section page too, so on GitHub they still open the one file. The whole DESIGN.md is left out of the site
-(``exclude_docs``): one copy of each sentence, one search hit. Every ``##`` heading of DESIGN.md must be numbered:
-an unnumbered one would have no page, so it stops the build.
+Made at build time, never committed (unlike the reference pages of ``reference.py``, made from code and read on
+GitHub too): a page cannot go stale and an edit of DESIGN.md needs no second step. A page is its section's Markdown
+with the headings one level up (the section's title is the page's ``#`` title) and its links rewritten for the
+page's folder: a link to an anchor of DESIGN.md points at the page that holds that heading now, a link to another
+file of ``docs/`` gains the ``../``. Links of the other pages to ``DESIGN.md#anchor`` are pointed at the section page
+too, so on GitHub they still open the one file. The whole DESIGN.md is left out of the site (``exclude_docs``): one
+copy of each sentence, one search hit. An unnumbered ``##`` heading (it would have no page) or a link to an anchor
+DESIGN.md has not (MkDocs only notes a link to a file left out) stops the build.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ FOLDER = "design"
 INDEX = f"{FOLDER}/index.md"
 SECTION = re.compile(r"^## (?P<number>\d+)\. (?P<title>.+?)\s*$")
 HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.+?)\s*#*\s*$")
+CLOSING_PARENTHETICAL = re.compile(r"\s*\([^()]*\)$")
 FENCE = re.compile(r"^\s{0,3}(?P<fence>```+|~~~+)")
 # An inline code span (left as it is) or the target of an inline link or image, or of a reference definition.
 LINK = re.compile(
@@ -34,7 +37,7 @@ SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
 class DesignError(Exception):
-    """DESIGN.md cannot be split: the line and the problem."""
+    """DESIGN.md cannot be split, or a link names an anchor it has not: where, and the problem."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,11 @@ class Section:
     title: str
     path: str
     text: str
+
+    @property
+    def short(self) -> str:
+        """The section's number and title less a closing parenthetical: its name in the nav."""
+        return f"{self.number}. {CLOSING_PARENTHETICAL.sub('', self.title)}"
 
 
 def _slugify(text: str) -> str:
@@ -82,9 +90,9 @@ def split(text: str) -> tuple[str, list[Section]]:
     sections = []
     for position, (index, match) in enumerate(starts):
         end = starts[position + 1][0] if position + 1 < len(starts) else len(lines)
-        words = _slugify(re.sub(r"\s*\(.*$", "", match["title"])).split("-")[:4]
-        path = f"{FOLDER}/{match['number']}-{'-'.join(words)}.md"
-        sections.append(Section(int(match["number"]), match["title"], path, "".join(lines[index:end])))
+        section = Section(int(match["number"]), match["title"], "", "".join(lines[index:end]))
+        words = _slugify(section.short).split("-")[:5]  # the number and four words
+        sections.append(replace(section, path=f"{FOLDER}/{'-'.join(words)}.md"))
     intro = "".join(lines[: starts[0][0]] if starts else lines)
     return intro, sections
 
@@ -186,16 +194,16 @@ def _source(config: Any) -> str:
     return Path(config["docs_dir"], SOURCE).read_text(encoding="utf-8")
 
 
-def _nav_with_sections(nav: Any, paths: list[str]) -> bool:
-    """Add ``paths`` after ``design/index.md`` in the nav list that holds it; whether one did."""
+def _nav_with_sections(nav: Any, entries: list[dict[str, str]]) -> bool:
+    """Add ``entries`` after ``design/index.md`` in the nav list that holds it; whether one did."""
     if isinstance(nav, list):
         for position, item in enumerate(nav):
             if item == INDEX or (isinstance(item, dict) and INDEX in item.values()):
-                nav[position + 1 : position + 1] = [path for path in paths if path not in nav]
+                nav[position + 1 : position + 1] = [entry for entry in entries if entry not in nav]
                 return True
-        return any(_nav_with_sections(item, paths) for item in nav)
+        return any(_nav_with_sections(item, entries) for item in nav)
     if isinstance(nav, dict):
-        return any(_nav_with_sections(value, paths) for value in nav.values())
+        return any(_nav_with_sections(value, entries) for value in nav.values())
     return False
 
 
@@ -205,10 +213,11 @@ def on_config(config: Any) -> Any:
     from mkdocs.exceptions import PluginError
 
     try:
-        paths = [path for path in pages(_source(config)) if path != INDEX]
+        text = _source(config)
+        pages(text)  # every page made now, so that a broken link stops the build before it starts
     except DesignError as error:
         raise PluginError(str(error)) from error
-    if not _nav_with_sections(config["nav"], paths):
+    if not _nav_with_sections(config["nav"], [{section.short: section.path} for section in split(text)[1]]):
         raise PluginError(f"mkdocs.yml: no nav entry {INDEX} for the design's section pages to follow")
     return config
 

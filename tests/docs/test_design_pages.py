@@ -103,7 +103,9 @@ def test_a_planted_section_gets_its_page_with_its_links_rewritten_and_its_nav_en
     nav = [{"Home": "index.md"}, {"Explanation": [{"Design": ["design/index.md"]}, {"Other": "other.md"}]}]
     module.on_config({"docs_dir": str(tmp_path), "nav": nav})
     design = nav[1]["Explanation"][0]["Design"]  # type: ignore[index]
-    assert design[0] == "design/index.md" and design[-1] == "design/12-planted-section.md" and len(design) == 13
+    assert design[0] == "design/index.md" and len(design) == 13
+    assert design[-1] == {"12. Planted section": "design/12-planted-section.md"}
+    assert design[8] == {"8. Performance targets": "design/8-performance-targets.md"}
 
 
 def test_links_of_other_pages_to_the_design_land_on_the_section_page() -> None:
