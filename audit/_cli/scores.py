@@ -27,7 +27,7 @@ def scores(
         typer.Argument(
             metavar="SCORES...",
             help="score file: kaldi, voxceleb, wespeaker or speechbrain layout; two or more (one per encoder, named by "
-            "its file name) add paired encoder comparisons",
+            "its file name), or one with --by-model, add paired encoder comparisons",
         ),
     ],
     score_format: Annotated[
