@@ -27,6 +27,11 @@ def _trial(frame: pd.DataFrame, at: int) -> str:
     return f"{frame['enrol_utt'].iat[at]} {frame['test_utt'].iat[at]}"
 
 
+def _among(keys: np.ndarray, ordered: np.ndarray) -> np.ndarray:
+    """Whether each of ``keys`` is in ``ordered`` (sorted, not empty), by binary search."""
+    return ordered[np.minimum(np.searchsorted(ordered, keys), ordered.size - 1)] == keys
+
+
 def read_model_scores(
     path: Path, score_format: ScoreFormat | None = None, vocabulary: Vocabulary | None = None
 ) -> dict[str, ScoreFile]:
@@ -57,8 +62,12 @@ def read_model_scores(
         )  # fmt: skip
     rows = [np.flatnonzero(model.codes == code) for code in range(len(names))]
     reference = trial[rows[0]]
+    ordered = np.sort(reference)
     for name, own in zip(names[1:], rows[1:], strict=True):
-        missing = ~np.isin(reference, trial[own])
+        own_ordered = np.sort(trial[own])
+        if np.array_equal(own_ordered, ordered):  # the rule: the same trials (each once, checked above)
+            continue
+        missing = ~_among(reference, own_ordered)
         if missing.any():
             at = int(rows[0][np.flatnonzero(missing)[0]])
             raise InputError(
@@ -67,7 +76,7 @@ def read_model_scores(
                 "here: every model must score the same trials",
                 row=int(lines[at]), column=MODEL_COLUMN,
             )  # fmt: skip
-        extra = ~np.isin(trial[own], reference)
+        extra = ~_among(trial[own], ordered)
         if extra.any():
             at = int(own[np.flatnonzero(extra)[0]])
             raise InputError(
