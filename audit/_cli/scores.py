@@ -27,12 +27,22 @@ def scores(
         typer.Argument(
             metavar="SCORES...",
             help="score file: kaldi, voxceleb, wespeaker or speechbrain layout; two or more (one per encoder, named by "
-            "its file name) add paired encoder comparisons",
+            "its file name), or one with --by-model, add paired encoder comparisons",
         ),
     ],
     score_format: Annotated[
         str | None, typer.Option("--format", help=SCORE_FORMAT_HELP + ": kaldi|voxceleb|wespeaker|speechbrain")
     ] = None,
+    by_model: Annotated[
+        bool,
+        typer.Option(
+            "--by-model",
+            help="the one score file's first field names the model that scored the line ('<model> <enrol> <test> "
+            "<score>', or '<model>' before any layout): every pair of models is compared as several files are; each "
+            "model must score the same trials once. Declared, not detected: 'a b 1 0.5' is a speechbrain line and a "
+            "kaldi line after a model name alike",
+        ),
+    ] = False,
     speakers: Annotated[
         Path | None,
         typer.Option("--speakers", help="utt2spk map '<utterance> <speaker>' (default: VoxCeleb ids idNNNNN/...)"),
@@ -79,8 +89,9 @@ def scores(
     intervals; with --calibration, Cllr and actDCF of calibrated LLRs; with --cm-scores, SV-, SPF-, SASV-EER, a-DCF,
     min t-DCF and t-EER. With several score files (one per encoder), the metrics are those of the first and every
     pair of files gets its paired EER difference on shared speaker draws, Holm within each group and the minimum
-    detectable difference. With --durations, the trial design is audited (issue 41's rules at their default
-    thresholds).
+    detectable difference; with --by-model, one file's models are the encoders (named by the model column, the
+    metrics those of its first model). With --durations, the trial design is audited (issue 41's rules at their
+    default thresholds).
 
     Exit codes: 0 pass, 1 an error-severity finding (unscored, duplicated or mislabelled trials), 2 usage error or
     unreadable input (one line on stderr).
@@ -92,19 +103,25 @@ def scores(
     from audit.scores import ScoringConfig, audit_scores
     from reports import check_report_folder, write_report
 
+    if by_model:
+        from audit.scores import model_column_file
+
+        model_column_file(score_files)
     config = ScoringConfig(p_target=p_target, c_miss=c_miss, c_fa=c_fa, n_resamples=resamples, seed=seed)
     if out is not None:
         check_report_folder(out)
     report = audit_scores(
         trials, score_files[0], score_format=score_format, speakers=speakers, subgroups=subgroups,
-        conditions=conditions, cm_scores=cm_scores, calibration=calibration, config=config, announce=announce,
+        conditions=conditions, cm_scores=cm_scores, calibration=calibration, config=config, by_model=by_model,
+        announce=announce,
     )  # fmt: skip
-    if len(score_files) > 1:
+    if len(score_files) > 1 or by_model:
         from audit.scores import paired_comparison, with_comparison
 
         compared = paired_comparison(
-            trials, score_files, score_format=score_format, speakers=speakers, conditions=conditions, config=config
-        )
+            trials, score_files, score_format=score_format, by_model=by_model, speakers=speakers,
+            conditions=conditions, config=config,
+        )  # fmt: skip
         report = with_comparison(report, *compared)
     if durations is not None:
         from audit.scores import with_design_audit

@@ -48,7 +48,8 @@ def verdict_line(report: dict[str, Any]) -> str:
     elif report["verdict"] == "pass" and trust.get("subset"):
         subset = trust["subset"]
         verdict += f", subset: {subset['rows']} of {subset['signed_rows']} signed rows ({subset['expression']})"
-    cause, what = report.get("cause"), f"{source['path']} ({count(source['n_rows'], 'row')})"
+    model = f", model {source['model']}" if source.get("model") else ""  # the first of audit scores --by-model
+    cause, what = report.get("cause"), f"{source['path']}{model} ({count(source['n_rows'], 'row')})"
     line = (
         f"{verdict}: {cause['flag']}: {cause['message']} [{what}: {tally}]" if cause else f"{verdict}: {what}: {tally}"
     )

@@ -1,12 +1,13 @@
 """A reviewer's own trial list and score file: the readers (``trial_lists``, ``files``) and the ``audit scores``
 line that joins and scores them (``scoring``, over ``joining``, ``speakers``, ``groups`` and ``sections``); with
-several score files, paired encoder comparisons (``comparison``); with durations, the trial-design audit
-(``design``).
+several score files or one with a model column (``models``), paired encoder comparisons (``comparison``); with
+durations, the trial-design audit (``design``).
 """
 
-from audit.scores.comparison import paired_comparison, with_comparison
+from audit.scores.comparison import model_column_file, paired_comparison, with_comparison
 from audit.scores.design import with_design_audit
 from audit.scores.files import SCORE_FORMATS, read_score_file
+from audit.scores.models import read_model_scores
 from audit.scores.scoring import ScoringConfig, audit_scores, join, speakers_of
 from audit.scores.trial_lists import TrialListError, read_kaldi_trials, read_trial_list, read_voxceleb_trials
 
@@ -16,8 +17,10 @@ __all__ = [
     "TrialListError",
     "audit_scores",
     "join",
+    "model_column_file",
     "paired_comparison",
     "read_kaldi_trials",
+    "read_model_scores",
     "read_score_file",
     "read_trial_list",
     "read_voxceleb_trials",

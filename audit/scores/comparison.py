@@ -1,4 +1,5 @@
-"""Paired encoder comparisons in ``audit scores`` (issue 41): several score files of one trial list, each an encoder.
+"""Paired encoder comparisons in ``audit scores`` (issue 41): several score files of one trial list, each an encoder,
+or one file with a model column (``--by-model``: ``audit.scores.models``), each model an encoder.
 
 Each file is joined to the list as the first one is (``joining.join``: its duplicated, unscored or mislabelled pairs
 are findings too), and every pair of files gets the EER difference (``COMPARISON_EER``) with its interval from one
@@ -9,16 +10,17 @@ draws (``audit.statistics.rankings``). The terminal prints one line per pair.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from audit.scores.config import ScoringConfig
-from audit.scores.files import ScoreFormat, read_score_file
+from audit.scores.files import ScoreFile, ScoreFormat, read_score_file
 from audit.scores.joining import join
 from audit.scores.lines import Vocabulary
+from audit.scores.models import read_model_scores
 from audit.scores.speakers import read_map, speakers_of
 from audit.scores.trial_lists import read_trial_list
 from audit.statistics import (
@@ -44,27 +46,47 @@ def encoder_names(paths: Sequence[Path]) -> list[str]:
     return stems if len(set(stems)) == len(stems) else [str(path) for path in paths]
 
 
+def model_column_file(score_files: Sequence[Path]) -> Path:
+    """The one score file of ``--by-model`` (its models are the encoders); another count is an InputError."""
+    if len(score_files) != 1:
+        raise InputError("--by-model", f"expected one score file with a model column, got {len(score_files)}")
+    return Path(score_files[0])
+
+
+def encoder_scores(
+    score_files: Sequence[Path], score_format: ScoreFormat | None, vocabulary: Vocabulary, by_model: bool
+) -> Iterator[tuple[str, ScoreFile]]:
+    """Each encoder's name and scores: the models of one file with a model column (``by_model``), else one file
+    each (named by ``encoder_names``), read one at a time."""
+    if by_model:
+        yield from read_model_scores(model_column_file(score_files), score_format, vocabulary).items()
+        return
+    if len(score_files) < 2:
+        raise InputError(str(score_files[0]), "a paired comparison needs two score files or more")
+    for name, path in zip(encoder_names(score_files), score_files, strict=True):
+        yield name, read_score_file(Path(path), score_format, vocabulary)
+
+
 def paired_comparison(
     trials: Path,
     score_files: Sequence[Path],
     *,
     score_format: ScoreFormat | None = None,
+    by_model: bool = False,
     speakers: Path | None = None,
     conditions: Path | None = None,
     config: ScoringConfig | None = None,
 ) -> tuple[dict[str, Any] | None, dict[str, Any], list[str], list[Flag]]:
     """The rankings (None without speakers), their report section, the terminal's lines and each file's join
-    findings. Unreadable input raises InputError (exit 2)."""
+    findings; with ``by_model`` the encoders are the models of one file with a model column. Unreadable input
+    raises InputError (exit 2)."""
     config = config or ScoringConfig()
-    names = encoder_names(score_files)
-    if len(score_files) < 2:
-        raise InputError(str(score_files[0]), "a paired comparison needs two score files or more")
     vocabulary = Vocabulary()
     trial_list = read_trial_list(Path(trials), None, vocabulary)
     frame = trial_list.frame
     scores, flags = {}, []
-    for name, path in zip(names, score_files, strict=True):
-        joined = join(trial_list, read_score_file(Path(path), score_format, vocabulary))
+    for name, score_file in encoder_scores(score_files, score_format, vocabulary, by_model):
+        joined = join(trial_list, score_file)
         flags += joined.flags
         column = np.full(len(frame), np.nan)
         column[joined.trials["trial"].to_numpy() - 1] = joined.trials["score"].to_numpy(float)

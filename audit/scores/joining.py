@@ -147,18 +147,18 @@ def join(trial_list: TrialList, score_file: ScoreFile) -> Joined:
          f"{count(n['dup_t'], 'trial')} of {trial_list.path} repeat an (enrol, test) pair listed earlier; only the "
          "first occurrence is scored."),
         ("duplicated-scores", Severity.ERROR, score_dups, "line",
-         f"{count(n['dup_s'], 'line')} of {score_file.path} score an (enrol, test) pair scored on an earlier line; "
+         f"{count(n['dup_s'], 'line')} of {score_file.name} score an (enrol, test) pair scored on an earlier line; "
          "only the first score is used."),
         ("unscored-trials", Severity.ERROR, unscored, "trial",
-         f"{count(n['unscored'], 'trial')} of the list have no score in {score_file.path}: the metrics below cover "
+         f"{count(n['unscored'], 'trial')} of the list have no score in {score_file.name}: the metrics below cover "
          "the scored trials only, not the list."),
         ("scores-without-trials", Severity.WARNING, extra, "line",
-         f"{count(n['extra'], 'line')} of {score_file.path} score pairs the trial list does not hold; they are left "
+         f"{count(n['extra'], 'line')} of {score_file.name} score pairs the trial list does not hold; they are left "
          "out."),
         ("non-finite-scores", Severity.ERROR, not_finite, "line",
          f"{count(len(not_finite), 'trial')} scored NaN or infinite; they are left out of the metrics."),
         ("label-mismatch", Severity.ERROR, mislabelled, "line",
-         f"{count(len(mislabelled), 'trial')} carry a label in {score_file.path} that contradicts the trial list; "
+         f"{count(len(mislabelled), 'trial')} carry a label in {score_file.name} that contradicts the trial list; "
          "the trial list's label is used."),
     ]  # fmt: skip
     flags = [

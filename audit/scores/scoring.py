@@ -28,6 +28,7 @@ from audit.scores.groups import (
 )
 from audit.scores.joining import attach_countermeasure, calibration_overlap, finding, join
 from audit.scores.lines import Vocabulary
+from audit.scores.models import read_model_scores
 from audit.scores.sections import beyond_eer_section, headline, join_section, metrics_section, source_block
 from audit.scores.speakers import calibration_speakers_overlap, flag_speaker_labels, read_map, speakers_of
 from audit.scores.trial_lists import TrialFormat, read_trial_list
@@ -48,6 +49,7 @@ def audit_scores(
     cm_scores: Path | None = None,
     calibration: Path | None = None,
     config: ScoringConfig | None = None,
+    by_model: bool = False,
     announce: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The report of one trial list and its score file. Unreadable input raises InputError (exit 2).
@@ -65,6 +67,7 @@ def audit_scores(
         calibration: a labelled development score file (wespeaker or speechbrain layout) to fit a linear logistic
             calibration on (Cllr and actDCF per group); it must score none of the listed trials.
         config: the minDCF operating point, resamples and seed.
+        by_model: ``scores`` has a model column (``audit.scores.models``): the report is of its first model.
         announce: told when the bootstrap's compiled loops are compiled (the first run on a machine: half a
             minute), which happens only once every input has been read, so a bad file costs no compilation.
 
@@ -86,7 +89,11 @@ def audit_scores(
     config = config or ScoringConfig()
     vocabulary = Vocabulary()  # one code space for the utterance ids of every file joined
     trial_list = read_trial_list(Path(trials), trial_format, vocabulary)
-    score_file = read_score_file(Path(scores), score_format, vocabulary)
+    score_file = (
+        next(iter(read_model_scores(Path(scores), score_format, vocabulary).values()))
+        if by_model
+        else read_score_file(Path(scores), score_format, vocabulary)
+    )
     cm_file = read_cm_score_file(Path(cm_scores), vocabulary) if cm_scores is not None else None
     dev = fit_dev_calibration(read_score_file(Path(calibration), None, vocabulary)) if calibration is not None else None
     speaker_map = read_map(speakers, "a speaker map", "<utterance> <speaker>") if speakers else None
@@ -142,6 +149,7 @@ def audit_scores(
         "source": source_block(
             score_file.path, score_file.format, score_file.digest, len(score_file.frame), score_file.header
         )
+        | ({"model": score_file.model} if by_model else {})
         | {
             "n_rows": joined.counts["trials_scored"],
             "trials": source_block(
