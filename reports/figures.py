@@ -570,7 +570,8 @@ def eer_heatmap(report: Mapping[str, Any]) -> list[FigureOutcome]:
     return [
         _heatmap_part(
             filename if n == 1 else f"eer_heatmap_{n}.png",
-            f"{caption}, part {n} of {len(parts)}: {experiment_of[part[0]]} to {experiment_of[part[-1]]}",
+            f"{caption}, part {n} of {len(parts)}: "
+            + " to ".join(dict.fromkeys((experiment_of[part[0]], experiment_of[part[-1]]))),
             f" (part {n} of {len(parts)})",
             models,
             part,

@@ -310,4 +310,4 @@ def test_a_long_heatmap_is_drawn_in_parts_that_keep_each_experiment_together() -
         "Heatmap of 2 encoders by 36 conditions (part 2 of 3)",
         "Heatmap of 2 encoders by 9 conditions (part 3 of 3)",
     ]
-    assert parts[2].caption.endswith("part 3 of 3: E03 to E04")
+    assert parts[1].caption.endswith("part 2 of 3: E03") and parts[2].caption.endswith("part 3 of 3: E03 to E04")

@@ -101,3 +101,29 @@ def test_the_headline_gives_the_trial_design_audits_errors_with_their_measuremen
     (errors,) = [block for block in headline if isinstance(block, Table)]
     assert errors.columns == ("rule", "where", "measured", "threshold")
     assert errors.rows == (("duration-confound", "E1/c", "ratio 1.8", "1.3 warning, 1.6 error"),)
+
+
+def test_with_many_encoders_the_headline_names_the_separable_macro_differences_and_folds_every_pair() -> None:
+    """12 encoders make 66 macro pairs: the headline line names the separable ones; all 66 are in a fold."""
+    encoders = [f"m{i:02d}" for i in range(12)]
+    pairs = [
+        {"encoders": [a, b], "separable": (a, b) == ("m00", "m11"),
+         "difference": {"estimate": 0.01, "low": 0.002 if (a, b) == ("m00", "m11") else -0.01, "high": 0.02}}
+        for n, a in enumerate(encoders) for b in encoders[n + 1 :]
+    ]  # fmt: skip
+    headline_row = {"condition": "clean", "verdict": "not separable at 30 speakers (MDD 0.02)"}
+    statistics = {"rankings": {"family": "condition", "headline": [headline_row], "macro": {"pairs": pairs}}}
+    headline = blocks_of("Headline results", build_document({"statistics": statistics}, []))
+    assert (
+        Paragraph(
+            "Macro EER differences (paper Table 7, 95% intervals): 1 of 66 pairs separable: "
+            "m00 - m11 0.01 [0.002, 0.02] (separable)."
+        )
+        in headline
+    )
+    (folded,) = [block for block in headline if isinstance(block, Details)]
+    assert folded.summary == "All 66 macro EER differences with their intervals"
+    assert (
+        len(folded.blocks[0].items) == 66
+        and folded.blocks[0].items[0] == "m00 - m01 0.01 [-0.01, 0.02] (not separable)"
+    )
