@@ -7,7 +7,7 @@ narrow one cells keep a readable width and a wide table scrolls sideways inside 
 overflows); the contents flow in as many columns as fit (one on a phone). In print tables take the page width and
 wrap their cells, so no column is cut. Section headings carry the ids the table of contents links to; each figure
 links its SVG beside the embedded PNG. Long tables, the flags beyond the first few and figure galleries are folded in
-native ``<details>`` (no script) under a line saying what they hold.
+native ``<details>`` (no script) under a line saying what they hold; a printout shows them unfolded.
 
 Every string is passed through ``html.escape``; a Content-Security-Policy that allows no script and no remote
 load is a second line of defence should a string ever slip through.
@@ -57,6 +57,7 @@ details.fold > summary { cursor: pointer; padding: .2rem 0; color: #333; }
   th, td { overflow-wrap: anywhere; word-break: break-word; padding: .1rem .2rem; min-width: 0; }
   td.num { white-space: normal; }
   nav.toc ol { columns: 1; }
+  details.fold::details-content { content-visibility: visible; display: block; }
 }
 """.strip()
 

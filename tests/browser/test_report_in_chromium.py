@@ -9,8 +9,8 @@ link resolving to a heading, the verdict and the headline table on the first scr
 sections with their long tables, further flags and figure galleries folded); at 400 px the contents are one column.
 Every ``<details>`` opens on a click of its summary and has something in it; opened, no figure is wider than the
 page, and the smallest text of each (its SVG's smallest font over its width, scaled to the width the figure is
-shown at) is at least ``FONT_FLOOR_PX``. In print, at a paper's width, no table is cut either. A screenshot of each
-first screen is kept under ``out/browser/`` and the measurements are printed.
+shown at) is at least ``FONT_FLOOR_PX``. In print, at a paper's width, every fold is unfolded and no table is cut.
+A screenshot of each first screen is kept under ``out/browser/`` and the measurements are printed.
 """
 
 from __future__ import annotations
@@ -54,8 +54,11 @@ BEFORE_APPENDIX_PX = 8000
 FONT_FLOOR_PX = {1400: 10.0, 400: 6.0}  # the smallest figure text as shown, in CSS px
 SVG_WIDTH = re.compile(r'viewBox="0 0 ([\d.]+) ')
 SVG_FONT = re.compile(r"font(?:-size)?: ([\d.]+)px")
-PRINT_CHECK = """() => [...document.querySelectorAll('.table-box')]
-    .filter(box => box.scrollWidth > box.clientWidth + 1).length"""
+PRINT_CHECK = """() => [
+    [...document.querySelectorAll('.table-box')].filter(box => box.scrollWidth > box.clientWidth + 1).length,
+    [...document.querySelectorAll('details.fold')].filter(d => d.getBoundingClientRect().height
+        <= d.querySelector('summary').getBoundingClientRect().height + 1).length,
+]"""
 
 
 def example_report(out: Path) -> Path:
@@ -168,10 +171,12 @@ def test_the_report_in_headless_chromium(tmp_path: Path, make: object) -> None:
                 for summary in page.locator("details > summary").all():  # in document order: outer before inner
                     summary.click()
                 opened[width] = page.evaluate(OPENED)
-            # In print, at a paper-like width, tables wrap instead of scrolling: no column is cut.
+            # In print, at a paper-like width, folds unfolded and tables wrapping instead of scrolling: no column is
+            # cut, nothing folded away.
+            page = browser.new_page(viewport={"width": PRINT_WIDTH, "height": 1000})
+            page.goto(page_url, wait_until="load")
             page.emulate_media(media="print")
-            page.set_viewport_size({"width": PRINT_WIDTH, "height": 1000})
-            cut_tables = page.evaluate(PRINT_CHECK)
+            cut_tables, folded_away = page.evaluate(PRINT_CHECK)
         finally:
             browser.close()
     print(make.__name__, json.dumps({w: {k: v for k, v in f.items() if k not in ("images", "links")}  # type: ignore[attr-defined]
@@ -198,4 +203,4 @@ def test_the_report_in_headless_chromium(tmp_path: Path, make: object) -> None:
                 svg = (page_path.parent / figure["svg"]).read_text()
                 assert smallest_text(svg, figure["width"]) >= FONT_FLOOR_PX[width], (width, figure)
     assert found[400]["contentsColumns"] == 1
-    assert cut_tables == 0
+    assert cut_tables == 0 and folded_away == 0
