@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 FIGSIZE_INCHES = (6.4, 4.4)  # narrow enough that text at SMALL_PT stays legible scaled down to a phone's width
 DPI = 100
 SMALL_PT, TEXT_PT = 8, 9  # the smallest text of any figure (ticks, legends, cell values), and the rest of its text
+CHAR_INCHES = 0.62 * TEXT_PT / 72  # the mean width of a character at TEXT_PT (DejaVu Sans: about 0.6 em)
 SVG_SALT = "interbias-sv"  # SVG element ids derive from it, not from a random salt
 CHANCE_EER = 0.5
 LEGEND_INSIDE_MAX = 6
@@ -126,6 +127,13 @@ def _legend(figure: Figure, axes: Axes, extra: Sequence[Artist] = ()) -> None:
     else:
         columns = math.ceil(len(handles) / LEGEND_COLUMN_ROWS)
         figure.legend(handles=handles, fontsize=SMALL_PT, loc="outside right upper", ncols=columns)
+
+
+def _legend_columns(handles: Sequence[Artist]) -> int:
+    """As many legend columns as fit across ``FIGSIZE_INCHES``'s width, each as wide as the longest label at
+    ``SMALL_PT`` beside its key."""
+    longest = max(len(str(handle.get_label())) for handle in handles)
+    return max(1, min(len(handles), int(FIGSIZE_INCHES[0] // (CHAR_INCHES * SMALL_PT / TEXT_PT * longest + 0.6))))
 
 
 def _rows(report: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
@@ -269,7 +277,7 @@ def _panel_size(n: int, row_inches: float = 2.6) -> tuple[float, float]:
     return (FIGSIZE_INCHES[0], max(FIGSIZE_INCHES[1], row_inches * math.ceil(n / _columns(n))))
 
 
-DET_TICKS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4)
+DET_TICKS = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4)  # 0.002 would touch 0.001's label in a panel
 DET_LIMITS = (0.0005, 0.6)
 MAX_PANELS = 9
 MAX_HISTOGRAMS = 12  # a bundle's encoders with histograms
@@ -277,7 +285,6 @@ MAX_HEATMAP_ROWS = 36  # conditions in one heatmap, a row each; more are drawn i
 HEATMAP_ROW_INCHES = 0.26  # a row: its label at TEXT_PT and a value at SMALL_PT, with room between rows
 HEATMAP_COLUMN_INCHES = 0.9  # an encoder's column at the widest; narrower where many share the figure's width
 COLORBAR_INCHES = 1.0
-CHAR_INCHES = 0.62 * TEXT_PT / 72  # the mean width of a character at TEXT_PT (DejaVu Sans: about 0.6 em)
 
 
 def _curves(report: Mapping[str, Any], figure: str) -> list[Mapping[str, Any]]:
@@ -399,7 +406,7 @@ def _det_figure(
         handles += [
             Line2D([], [], color="black", linestyle=style, label=_label(name)) for name, style in styles.items()
         ]
-        figure.legend(handles=handles, fontsize=SMALL_PT, loc="outside lower center", ncols=min(len(handles), 6))
+        figure.legend(handles=handles, fontsize=SMALL_PT, loc="outside lower center", ncols=_legend_columns(handles))
 
     size = (FIGSIZE_INCHES[0], 1.0 + 3.4 * math.ceil(len(panels) / _columns(len(panels)))) if len(panels) > 1 else None
     return _drawn(filename, caption, alt, draw, size or FIGSIZE_INCHES)
@@ -537,7 +544,7 @@ def score_distributions(report: Mapping[str, Any]) -> FigureOutcome:
 
             keys: list[Artist] = [Patch(color=c, alpha=0.45, label=f"{k}: the condition") for k, c in HISTOGRAM_COLOURS]
             keys += [Line2D([], [], color=c, label=f"{k}: clean reference") for k, c in HISTOGRAM_COLOURS]
-            figure.legend(handles=keys, fontsize=SMALL_PT, loc="outside lower center", ncols=4)
+            figure.legend(handles=keys, fontsize=SMALL_PT, loc="outside lower center", ncols=_legend_columns(keys))
 
     return _drawn(filename, caption, alt, draw, _panel_size(len(shown)))
 
