@@ -65,4 +65,14 @@ class Figure:
     svg_filename: str = ""
 
 
-Block = Heading | Contents | Paragraph | Callout | BulletList | Table | Figure
+@dataclass(frozen=True)
+class Details:
+    """Blocks folded under one line that says what they hold and how many rows or items: a long table, the flags
+    beyond the first few, a gallery of figures. HTML folds them in a closed ``<details>`` (native, no script);
+    Markdown prints the line, then the blocks, in the same place."""
+
+    summary: str
+    blocks: tuple[Block, ...]
+
+
+Block = Heading | Contents | Paragraph | Callout | BulletList | Table | Figure | Details

@@ -4,6 +4,10 @@ table of contents, the figures, the flags, the statistics and every other sectio
 badges; then the appendix: what was run (files and their hashes, the run, the signature, the configuration), the
 per-file bundle checks, every aggregate table and the contrasts.
 
+The report stays navigable as it grows: outside the headline, a table of more than ``FOLD_ROWS`` rows (whichever
+section it is in), the flags of one severity beyond the first ``SHOWN_FLAGS`` and the figures of a gallery beyond its
+first are folded (``Details``) under one line saying what they hold and how many; nothing is left out.
+
 Every key may be absent or empty. Rows are rendered generically: a table of whatever columns the rows have, in
 the order they first appear, so sections added by later checks render without changes here (a section this module
 does not know goes with the statistics, after the flags). ``run`` and ``trust`` (what was run and who signed it)
@@ -17,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reports.blocks import Block, BulletList, Callout, Contents, Figure, Heading, Paragraph, Table, Tone
+from reports.blocks import Block, BulletList, Callout, Contents, Details, Figure, Heading, Paragraph, Table, Tone
 from reports.figures import FigureOutcome
 from reports.format import format_list, format_value
 from schemas import Error, count
@@ -25,6 +29,9 @@ from schemas import Error, count
 SEVERITY_ORDER = ("error", "warning", "info")
 MAX_TABLE_ROWS = 1000  # longer tables are cut, with a line saying how many rows are only in report.json
 MAX_DETAIL_ROWS = 20  # failure cases listed under one flag
+FOLD_ROWS = 8  # a longer table outside the headline is folded under a line saying what it holds
+SHOWN_FLAGS = 3  # flags of one severity shown in full; the others folded under a line naming them
+GALLERY_WORDS = 2  # figures whose file names begin with the same two words (det_curves_E01, ...) are one gallery
 STACKED_ROWS, STACKED_COLUMNS = 3, 10  # a table of at most 3 rows and more than 10 columns is shown stacked
 
 AGGREGATE_TITLES = {
@@ -94,9 +101,13 @@ def _is_numeric(values: Sequence[Any]) -> bool:
     return bool(present) and all(isinstance(value, numbers.Number) and not isinstance(value, bool) for value in present)
 
 
-def table_blocks(columns: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = MAX_TABLE_ROWS) -> list[Block]:
+def table_blocks(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = MAX_TABLE_ROWS, fold: bool = True
+) -> list[Block]:
     """A table of raw values (formatted here), cut after ``limit`` rows with a line counting the rest; a wide table
-    of few rows is stacked (one line per column), so that no column is cut on a screen."""
+    of few rows is stacked (one line per column), so that no column is cut on a screen; with ``fold`` (everywhere
+    but the headline) a table of more than ``FOLD_ROWS`` rows is folded under a line giving its rows and columns."""
+    folded = fold and len(rows) > FOLD_ROWS
     if 0 < len(rows) <= STACKED_ROWS and len(columns) > STACKED_COLUMNS:
         named = [str(row[0]) if row else "" for row in rows]
         labels = named if len(set(named)) == len(named) else [f"row {n}" for n in range(1, len(rows) + 1)]
@@ -110,13 +121,16 @@ def table_blocks(columns: Sequence[str], rows: Sequence[Sequence[Any]], limit: i
     blocks: list[Block] = [Table(tuple(str(column) for column in columns), cells, numeric)]
     if len(rows) > limit:
         blocks.append(Paragraph(f"... and {len(rows) - limit} more rows (all {len(rows)} are in report.json)."))
+    if folded:
+        named = f"{count(len(columns), 'column')}: {format_list([str(column) for column in columns], 6)}"
+        return [Details(f"Table of {count(len(rows), 'row')}, {named}", tuple(blocks))]
     return blocks
 
 
-def rows_blocks(rows: Sequence[Mapping[str, Any]], limit: int = MAX_TABLE_ROWS) -> list[Block]:
-    """Dict rows as one table whose columns are every key seen, in first-seen order."""
+def rows_blocks(rows: Sequence[Mapping[str, Any]], limit: int = MAX_TABLE_ROWS, fold: bool = True) -> list[Block]:
+    """Dict rows as one table whose columns are every key seen, in first-seen order (``fold``: ``table_blocks``)."""
     columns = list(dict.fromkeys(str(key) for row in rows for key in row))
-    return table_blocks(columns, [[row.get(column) for column in columns] for row in rows], limit)
+    return table_blocks(columns, [[row.get(column) for column in columns] for row in rows], limit, fold)
 
 
 def value_blocks(value: Any) -> list[Block]:
@@ -241,7 +255,7 @@ def _eer_pivot(report: Mapping[str, Any]) -> list[Block]:
     return [
         Heading(3, "EER per encoder and condition"),
         intro,
-        *table_blocks(("experiment", "condition", *models), rows),
+        *table_blocks(("experiment", "condition", *models), rows, fold=False),
     ]
 
 
@@ -301,7 +315,7 @@ def _beyond_eer_headlines(report: Mapping[str, Any]) -> list[Block]:
         blocks += [
             Heading(3, title),
             Paragraph(note + shown),
-            *table_blocks(("experiment", "condition", "model", *columns), table),
+            *table_blocks(("experiment", "condition", "model", *columns), table, fold=False),
         ]
     return blocks
 
@@ -346,7 +360,7 @@ def _interaction_summary(report: Mapping[str, Any]) -> list[Block]:
         else ""
     )
     intro = Paragraph(f"{CONTRAST_DEFINITION} Per contrast: appendix (Interaction contrasts).{power}")
-    return [Heading(3, "Interaction summary"), intro, *rows_blocks(rows)]
+    return [Heading(3, "Interaction summary"), intro, *rows_blocks(rows, fold=False)]
 
 
 def _rankings_headline(report: Mapping[str, Any]) -> list[Block]:
@@ -370,9 +384,21 @@ def _rankings_headline(report: Mapping[str, Any]) -> list[Block]:
             "encoder comparisons)." + shown
         )
         macro_text = "; ".join(_macro_pair_text(pair) for pair in pairs)
-        blocks += [Heading(3, "Encoder rankings (paired, Holm)"), Paragraph(note), *rows_blocks(rows[:HEADLINE_ROWS])]
-        if macro_text:
+        ranked = rows_blocks(rows[:HEADLINE_ROWS], fold=False)
+        blocks += [Heading(3, "Encoder rankings (paired, Holm)"), Paragraph(note), *ranked]
+        if macro_text and len(pairs) <= FOLD_ROWS:
             blocks.append(Paragraph(f"Macro EER differences (paper Table 7, 95% intervals): {macro_text}."))
+        elif macro_text:  # many encoders: the separable pairs, every pair folded
+            separable = [_macro_pair_text(pair) for pair in pairs if pair.get("separable")]
+            listed = f": {format_list(separable)}" if separable else ""
+            every = BulletList(tuple(_macro_pair_text(pair) for pair in pairs))
+            blocks += [
+                Paragraph(
+                    "Macro EER differences (paper Table 7, 95% intervals): "
+                    f"{len(separable)} of {count(len(pairs), 'pair')} separable{listed}."
+                ),
+                Details(f"All {count(len(pairs), 'macro EER difference')} with their intervals", (every,)),
+            ]
     if design is not None and design.get("status") != "pass":
         lines = design.get("lines") or []
         blocks.append(
@@ -380,7 +406,25 @@ def _rankings_headline(report: Mapping[str, Any]) -> list[Block]:
                 f"Trial-design audit: {lines[-1] if lines else design.get('status')} (section Trial-design audit)."
             )
         )
+        blocks += _design_errors(report, design)
     return blocks
+
+
+def _design_errors(report: Mapping[str, Any], design: Mapping[str, Any]) -> list[Block]:
+    """The trial-design audit's errors: the measurements that fire a rule whose flag is an error, each with its
+    thresholds (at most ``HEADLINE_ROWS``; every measurement in the section)."""
+    errors = {str(flag.get("id")) for flag in _flags(report) if flag.get("severity") == "error"}
+    table = design.get("table")
+    rows = [
+        {key: row.get(key) for key in ("rule", "where", "measured", "threshold")}
+        for row in ([] if isinstance(table, Mapping) else _entries(table, "section 'trial-design' table"))
+        if row.get("fires") == "yes" and str(row.get("rule")) in errors
+    ]
+    if not rows:
+        return []
+    shown = "" if len(rows) <= HEADLINE_ROWS else f" The first {HEADLINE_ROWS} of {len(rows)}."
+    intro = Paragraph(f"Trial-design errors: what fires each rule whose flag is an error, with its thresholds.{shown}")
+    return [intro, *rows_blocks(rows[:HEADLINE_ROWS], fold=False)]
 
 
 def _macro_pair_text(pair: Mapping[str, Any]) -> str:
@@ -426,7 +470,8 @@ def _headline_section(report: Mapping[str, Any]) -> list[Block]:
     for key in HEADLINE_AGGREGATES:
         rows = as_rows(aggregates.get(key))
         if rows:
-            blocks += [Heading(3, AGGREGATE_TITLES.get(key, _title(key))), *rows_blocks(with_intervals(rows))]
+            title = AGGREGATE_TITLES.get(key, _title(key))
+            blocks += [Heading(3, title), *rows_blocks(with_intervals(rows), fold=False)]
     return [Heading(2, "Headline results"), *(blocks or [Paragraph("No EER per encoder and condition was computed.")])]
 
 
@@ -478,8 +523,13 @@ def _flags_section(report: Mapping[str, Any]) -> list[Block]:
     for severity in known + others:
         group = [flag for flag in flags if str(flag.get("severity")) == severity]
         blocks.append(Heading(3, f"{severity} ({len(group)})"))
-        for flag in group:
+        for flag in group[:SHOWN_FLAGS]:
             blocks += _flag_blocks(flag)
+        rest = group[SHOWN_FLAGS:]
+        if rest:
+            named = format_list([str(flag.get("id", "(no id)")) for flag in rest])
+            folded = [block for flag in rest for block in _flag_blocks(flag)]
+            blocks.append(Details(f"{count(len(rest), f'more {severity} flag')}: {named}", tuple(folded)))
     return blocks
 
 
@@ -541,12 +591,22 @@ def _contrasts_section(report: Mapping[str, Any]) -> list[Block]:
 
 
 def _figures_section(figures: Sequence[FigureOutcome]) -> list[Block]:
-    """The drawn figures, each with its caption, text alternative and SVG; then one list of those skipped and why."""
+    """The drawn figures, each with its caption, text alternative and SVG, a gallery (figures of one kind, such as
+    a DET figure per experiment) shown by its first with the others folded; then one list of those skipped and
+    why."""
     blocks: list[Block] = [Heading(2, "Figures")]
+    galleries: dict[str, list[Figure]] = {}
     for outcome in figures:
         if outcome.png is not None:
             svg = outcome.svg_filename if outcome.svg is not None else ""
-            blocks.append(Figure(outcome.filename, outcome.caption, outcome.png, outcome.alt, svg))
+            kind = "_".join(outcome.filename.removesuffix(".png").split("_")[:GALLERY_WORDS])
+            drawn = Figure(outcome.filename, outcome.caption, outcome.png, outcome.alt, svg)
+            galleries.setdefault(kind, []).append(drawn)
+    for first, *rest in galleries.values():
+        blocks.append(first)
+        if rest:
+            named = format_list([figure.filename.removesuffix(".png") for figure in rest])
+            blocks.append(Details(f"{count(len(rest), 'more figure')} of this kind: {named}", tuple(rest)))
     skipped = [f"{outcome.caption}: skipped, {outcome.skipped_because}." for outcome in figures if outcome.png is None]
     if skipped:
         blocks += [Paragraph("Not drawn, for lack of data:"), BulletList(tuple(skipped))]

@@ -1,6 +1,6 @@
 """The report's figures as deterministic PNG bytes, each with a caption and a text alternative (what it shows, in
 words and numbers): IE vs additive prediction (paper Figure 3) with the coupling shown, the gender gap vs SNR per
-noise type (paper Figure 4), the EER heatmap encoder x condition, 2x2 interaction plots per contrast family, and,
+noise type (paper Figure 4), the EER heatmap condition x encoder, 2x2 interaction plots per contrast family, and,
 from per-trial scores, DET curves on normal-deviate axes with the EER point marked and the target vs non-target
 score distributions: per group of ``audit scores``; for a bundle, one DET figure per experiment drawn (a panel
 per condition family, a curve per encoder) and per encoder the histograms of the condition that moves its EER
@@ -13,7 +13,8 @@ matplotlib is imported inside the drawing functions so that ``import reports`` s
 on an Agg canvas with matplotlib's default style (a user's matplotlibrc cannot change the bytes) and saved as
 PNG and as SVG without the ``Software``/``Creator``/``Date`` metadata and with a fixed SVG id salt, so the same
 report gives the same bytes on every run. A figure whose data is absent is skipped with the reason, never drawn
-empty.
+empty. Figures are at most ``FIGSIZE_INCHES`` wide, in at most two columns of panels, with no text below
+``SMALL_PT``, so that scaled down to a phone's width their text stays legible.
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-FIGSIZE_INCHES = (8.0, 4.8)
+FIGSIZE_INCHES = (6.4, 4.4)  # narrow enough that text at SMALL_PT stays legible scaled down to a phone's width
 DPI = 100
+SMALL_PT, TEXT_PT = 8, 9  # the smallest text of any figure (ticks, legends, cell values), and the rest of its text
+CHAR_INCHES = 0.62 * TEXT_PT / 72  # the mean width of a character at TEXT_PT (DejaVu Sans: about 0.6 em)
 SVG_SALT = "interbias-sv"  # SVG element ids derive from it, not from a random salt
 CHANCE_EER = 0.5
 LEGEND_INSIDE_MAX = 6
@@ -92,16 +95,22 @@ def _drawn(
     draw: Callable[[Figure, Axes], None],
     figsize: tuple[float, float] = FIGSIZE_INCHES,
 ) -> FigureOutcome:
-    """Run ``draw`` on a fresh figure and keep it as PNG and SVG bytes, identical for identical input."""
+    """Run ``draw`` on a fresh figure and keep it as PNG and SVG bytes, identical for identical input; no text
+    smaller than ``SMALL_PT``."""
     import matplotlib
     import matplotlib.style
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.text import Text
 
-    with matplotlib.style.context("default"), matplotlib.rc_context({"svg.hashsalt": SVG_SALT, "svg.fonttype": "none"}):
+    rc = {"svg.hashsalt": SVG_SALT, "svg.fonttype": "none", "font.size": TEXT_PT}
+    with matplotlib.style.context("default"), matplotlib.rc_context(rc):
         figure = Figure(figsize=figsize, dpi=DPI, layout="constrained")
         FigureCanvasAgg(figure)
         draw(figure, figure.add_subplot())
+        for text in figure.findobj(Text):  # the floor, whatever size a drawing asked for
+            if text.get_fontsize() < SMALL_PT:
+                text.set_fontsize(SMALL_PT)
         png, svg = io.BytesIO(), io.BytesIO()
         figure.savefig(png, format="png", dpi=DPI, metadata={"Software": None})
         figure.set_layout_engine("none")  # the layout the PNG got, not computed again for the SVG
@@ -114,10 +123,17 @@ def _legend(figure: Figure, axes: Axes, extra: Sequence[Artist] = ()) -> None:
     handles, _ = axes.get_legend_handles_labels()
     handles = [*handles, *extra]
     if len(handles) <= LEGEND_INSIDE_MAX:
-        axes.legend(handles=handles, fontsize=7, loc="best")
+        axes.legend(handles=handles, fontsize=SMALL_PT, loc="best")
     else:
         columns = math.ceil(len(handles) / LEGEND_COLUMN_ROWS)
-        figure.legend(handles=handles, fontsize=7, loc="outside right upper", ncols=columns)
+        figure.legend(handles=handles, fontsize=SMALL_PT, loc="outside right upper", ncols=columns)
+
+
+def _legend_columns(handles: Sequence[Artist]) -> int:
+    """As many legend columns as fit across ``FIGSIZE_INCHES``'s width, each as wide as the longest label at
+    ``SMALL_PT`` beside its key."""
+    longest = max(len(str(handle.get_label())) for handle in handles)
+    return max(1, min(len(handles), int(FIGSIZE_INCHES[0] // (CHAR_INCHES * SMALL_PT / TEXT_PT * longest + 0.6))))
 
 
 def _rows(report: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
@@ -182,7 +198,7 @@ def ie_vs_prediction(report: Mapping[str, Any]) -> FigureOutcome:
         axes.axhline(0.0, color="0.3", linewidth=0.8, label="IE = 0 (additive)")
         axes.axvline(CHANCE_EER, color="tab:red", linestyle="--", linewidth=0.9, label="chance (0.5)")
         box = {"boxstyle": "round", "facecolor": "white", "alpha": 0.85}
-        axes.text(0.02, 0.03, note, transform=axes.transAxes, fontsize=8, va="bottom", bbox=box)
+        axes.text(0.02, 0.03, note, transform=axes.transAxes, fontsize=SMALL_PT, va="bottom", bbox=box)
         axes.set_xlabel("additive prediction  EER(A) + EER(B) - EER(clean)")
         axes.set_ylabel("IE  EER(A+B) - prediction")
         axes.set_title(caption)
@@ -242,8 +258,8 @@ def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
 
 
 def _grid(figure: Figure, axes: Axes, n: int, shared: bool = False) -> list[Axes]:
-    """``n`` panels in up to 3 columns (2 for 4), replacing the single axes ``_drawn`` made; ``shared``: one x and
-    one y scale for all."""
+    """``n`` panels in up to 2 columns (for a phone's width), replacing the single axes ``_drawn`` made; ``shared``:
+    one x and one y scale for all."""
     figure.delaxes(axes)
     columns = _columns(n)
     rows = math.ceil(n / columns)
@@ -254,18 +270,21 @@ def _grid(figure: Figure, axes: Axes, n: int, shared: bool = False) -> list[Axes
 
 
 def _columns(n: int) -> int:
-    return 2 if n == 4 else min(3, n)
+    return min(2, n)
 
 
 def _panel_size(n: int, row_inches: float = 2.6) -> tuple[float, float]:
     return (FIGSIZE_INCHES[0], max(FIGSIZE_INCHES[1], row_inches * math.ceil(n / _columns(n))))
 
 
-DET_TICKS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4)
+DET_TICKS = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4)  # 0.002 would touch 0.001's label in a panel
 DET_LIMITS = (0.0005, 0.6)
 MAX_PANELS = 9
 MAX_HISTOGRAMS = 12  # a bundle's encoders with histograms
-MAX_HEATMAP_COLUMNS = 60
+MAX_HEATMAP_ROWS = 36  # conditions in one heatmap, a row each; more are drawn in further parts
+HEATMAP_ROW_INCHES = 0.26  # a row: its label at TEXT_PT and a value at SMALL_PT, with room between rows
+HEATMAP_COLUMN_INCHES = 0.9  # an encoder's column at the widest; narrower where many share the figure's width
+COLORBAR_INCHES = 1.0
 
 
 def _curves(report: Mapping[str, Any], figure: str) -> list[Mapping[str, Any]]:
@@ -291,7 +310,7 @@ def _clipped(values: Sequence[Any]) -> list[float]:
     return [math.nan if _number(v) is None else min(max(float(v), low), high) for v in values]
 
 
-def _det_axes(axes: Axes, curves: Sequence[Mapping[str, Any]], colours: Mapping[str, Any], labels: bool) -> None:
+def _det_axes(axes: Axes, curves: Sequence[Mapping[str, Any]], colours: Mapping[str, Any]) -> None:
     """DET curves on normal-deviate axes, each with its EER (interp) point, its band (shaded) where it has one and
     its ``linestyle`` where it names one."""
     from scipy.special import ndtri  # the normal deviate (scipy.stats.norm.ppf's, without importing scipy.stats)
@@ -316,14 +335,14 @@ def _det_axes(axes: Axes, curves: Sequence[Mapping[str, Any]], colours: Mapping[
             axes.plot([point], [point], marker="o", color=colour, markersize=4)
     ticks = ndtri(DET_TICKS)
     tick_labels = [f"{100 * t:g}" for t in DET_TICKS]
-    axes.set_xticks(ticks, tick_labels, fontsize=7 if labels else 6)
-    axes.set_yticks(ticks, tick_labels, fontsize=7 if labels else 6)
+    axes.set_xticks(ticks, tick_labels, fontsize=SMALL_PT)
+    axes.set_yticks(ticks, tick_labels, fontsize=SMALL_PT)
     axes.set_xlim(ndtri(low), ndtri(high))
     axes.set_ylim(ndtri(low), ndtri(high))
     axes.plot(ndtri([low, high]), ndtri([low, high]), color="0.7", linestyle=":", linewidth=0.8)
     axes.grid(True, color="0.9")
-    axes.set_xlabel("false-alarm probability (%)", fontsize=8)
-    axes.set_ylabel("miss probability (%)", fontsize=8)
+    axes.set_xlabel("false-alarm probability (%)", fontsize=SMALL_PT)
+    axes.set_ylabel("miss probability (%)", fontsize=SMALL_PT)
 
 
 def _file_part(text: str) -> str:
@@ -370,14 +389,14 @@ def _det_figure(
 
     def draw(figure: Figure, axes: Axes) -> None:
         if list(panels) == [""]:
-            _det_axes(axes, curves, colours, labels=True)
+            _det_axes(axes, curves, colours)
             axes.set_title(caption)
             _legend(figure, axes)
             return
         grid = _grid(figure, axes, len(panels), shared=True)
         for panel, (title, members) in zip(grid, panels.items(), strict=True):
-            _det_axes(panel, members, colours, labels=False)
-            panel.set_title(_label(title), fontsize=8)
+            _det_axes(panel, members, colours)
+            panel.set_title(_label(title), fontsize=SMALL_PT)
             panel.label_outer()  # the panels share their axes: tick labels on the outer ones only
         series = list(dict.fromkeys(str(c.get("series", c.get("group"))) for c in curves))
         from matplotlib.lines import Line2D
@@ -387,7 +406,7 @@ def _det_figure(
         handles += [
             Line2D([], [], color="black", linestyle=style, label=_label(name)) for name, style in styles.items()
         ]
-        figure.legend(handles=handles, fontsize=7, loc="outside lower center", ncols=min(len(handles), 6))
+        figure.legend(handles=handles, fontsize=SMALL_PT, loc="outside lower center", ncols=_legend_columns(handles))
 
     size = (FIGSIZE_INCHES[0], 1.0 + 3.4 * math.ceil(len(panels) / _columns(len(panels)))) if len(panels) > 1 else None
     return _drawn(filename, caption, alt, draw, size or FIGSIZE_INCHES)
@@ -513,57 +532,109 @@ def score_distributions(report: Mapping[str, Any]) -> FigureOutcome:
                 eers = {e.get("role"): format_number(_number(e.get("eer_interp"))) for e in members}
                 condition = next((str(e.get("series")) for e in members if e.get("role") == "condition"), "")
                 title += f": {_label(condition)}\nEER (interp) {eers.get('reference')} clean, {eers.get('condition')}"
-            panel.set_title(title, fontsize=8)
-            panel.set_xlabel("score", fontsize=8)
-            panel.set_ylabel("trials", fontsize=8)
-            panel.tick_params(labelsize=7)
+            panel.set_title(title, fontsize=SMALL_PT)
+            panel.set_xlabel("score", fontsize=SMALL_PT)
+            panel.set_ylabel("trials", fontsize=SMALL_PT)
+            panel.tick_params(labelsize=SMALL_PT)
             if not moved:
-                panel.legend(fontsize=7)
+                panel.legend(fontsize=SMALL_PT)
         if moved:
             from matplotlib.lines import Line2D
             from matplotlib.patches import Patch
 
             keys: list[Artist] = [Patch(color=c, alpha=0.45, label=f"{k}: the condition") for k, c in HISTOGRAM_COLOURS]
             keys += [Line2D([], [], color=c, label=f"{k}: clean reference") for k, c in HISTOGRAM_COLOURS]
-            figure.legend(handles=keys, fontsize=7, loc="outside lower center", ncols=4)
+            figure.legend(handles=keys, fontsize=SMALL_PT, loc="outside lower center", ncols=_legend_columns(keys))
 
     return _drawn(filename, caption, alt, draw, _panel_size(len(shown)))
 
 
-def eer_heatmap(report: Mapping[str, Any]) -> FigureOutcome:
-    """Mean EER per encoder (rows) and experiment/condition (columns), values printed in the cells when few."""
+def eer_heatmap(report: Mapping[str, Any]) -> list[FigureOutcome]:
+    """Mean EER per experiment/condition (rows) and encoder (columns), in parts of at most ``MAX_HEATMAP_ROWS``
+    conditions (``eer_heatmap.png``, then ``eer_heatmap_2.png``, ...: a gallery, each experiment's conditions in one
+    part where they fit) on one colour scale; each part sized from its numbers (``_heatmap_part``)."""
     filename, caption = "eer_heatmap.png", "EER per encoder and condition (each row's own EER variant)"
     rows = [r for r in _rows(report, "eer_by_model_condition") if _number(r.get("eer_mean")) is not None]
     if not rows:
-        return FigureOutcome(filename, caption, None, "no EER per encoder and condition in the report")
+        return [FigureOutcome(filename, caption, None, "no EER per encoder and condition in the report")]
     models = sorted({str(r["model"]) for r in rows})
-    conditions = sorted({f"{r['experiment']} {r['condition']}" for r in rows})
-    shown = conditions[:MAX_HEATMAP_COLUMNS]
-    if len(conditions) > len(shown):
-        caption += f" (first {len(shown)} of {len(conditions)} conditions; all in report.json)"
     cell = {(str(r["model"]), f"{r['experiment']} {r['condition']}"): float(r["eer_mean"]) for r in rows}
+    experiment_of = {f"{r['experiment']} {r['condition']}": str(r["experiment"]) for r in rows}
+    experiments: dict[str, list[str]] = {}
+    for condition in sorted(experiment_of):
+        experiments.setdefault(experiment_of[condition], []).append(condition)
+    parts: list[list[str]] = [[]]
+    for conditions in experiments.values():
+        if parts[-1] and len(parts[-1]) + len(conditions) > MAX_HEATMAP_ROWS:
+            parts.append([])
+        for start in range(0, len(conditions), MAX_HEATMAP_ROWS):
+            if len(parts[-1]) + len(conditions[start : start + MAX_HEATMAP_ROWS]) > MAX_HEATMAP_ROWS:
+                parts.append([])
+            parts[-1] += conditions[start : start + MAX_HEATMAP_ROWS]
+    top = max(cell.values())
+    if len(parts) == 1:
+        return [_heatmap_part(filename, caption, "", models, parts[0], cell, top)]
+    return [
+        _heatmap_part(
+            filename if n == 1 else f"eer_heatmap_{n}.png",
+            f"{caption}, part {n} of {len(parts)}: "
+            + " to ".join(dict.fromkeys((experiment_of[part[0]], experiment_of[part[-1]]))),
+            f" (part {n} of {len(parts)})",
+            models,
+            part,
+            cell,
+            top,
+        )
+        for n, part in enumerate(parts, 1)
+    ]
+
+
+def _heatmap_part(
+    filename: str,
+    caption: str,
+    part: str,
+    models: Sequence[str],
+    shown: Sequence[str],
+    every: Mapping[tuple[str, str], float],
+    top: float,
+) -> FigureOutcome:
+    """One heatmap of the conditions ``shown`` (rows) by ``models`` (columns) on the scale 0 to ``top``, sized from
+    their numbers: a row per condition at a legible height, the columns sharing what ``FIGSIZE_INCHES``'s width
+    leaves beside the row labels (half of it at most), each cell's value printed only where it fits its cell (the
+    values are in the EER tables in any case), so no two numbers overprint."""
+    cell = {key: value for key, value in every.items() if key[1] in shown}
+    label_inches = min(CHAR_INCHES * max(len(c) for c in shown) + 0.3, FIGSIZE_INCHES[0] / 2)
+    column = min(HEATMAP_COLUMN_INCHES, (FIGSIZE_INCHES[0] - label_inches - COLORBAR_INCHES) / len(models))
+    numbers = column >= CHAR_INCHES * SMALL_PT / TEXT_PT * max(len(format_number(v)) for v in cell.values()) + 0.1
+    upright = column >= CHAR_INCHES * max(len(m) for m in models) + 0.1  # encoder names fit across their column
+    header = 0.35 if upright else CHAR_INCHES * max(len(m) for m in models) + 0.2
+    if not numbers:
+        caption += "; the cells too narrow for their values: they are in the EER tables"
     worst = max(cell.items(), key=lambda item: item[1])
     best = min(cell.items(), key=lambda item: item[1])
     alt = (
-        f"Heatmap of {len(models)} encoders by {len(conditions)} conditions; lowest EER "
+        f"Heatmap of {len(models)} encoders by {len(shown)} conditions{part}; lowest EER "
         f"{format_number(best[1])} ({best[0][0]}, {best[0][1]}), highest {format_number(worst[1])} "
         f"({worst[0][0]}, {worst[0][1]})."
     )
 
     def draw(figure: Figure, axes: Axes) -> None:
-        grid = [[cell.get((m, c), math.nan) for c in shown] for m in models]
-        image = axes.imshow(grid, aspect="auto", cmap="viridis", vmin=0.0)
-        axes.set_yticks(range(len(models)), [_label(m) for m in models], fontsize=7)
-        axes.set_xticks(range(len(shown)), [_label(c) for c in shown], fontsize=6, rotation=90)
-        if len(models) * len(shown) <= 120:
+        grid = [[cell.get((m, c), math.nan) for m in models] for c in shown]
+        image = axes.imshow(grid, aspect="auto", cmap="viridis", vmin=0.0, vmax=top)
+        axes.xaxis.tick_top()
+        axes.set_xticks(range(len(models)), [_label(m) for m in models], rotation=0 if upright else 90)
+        axes.set_yticks(range(len(shown)), [_label(c) for c in shown])
+        if numbers:
             for i, row in enumerate(grid):
                 for j, value in enumerate(row):
                     if math.isfinite(value):
-                        axes.text(j, i, format_number(value), ha="center", va="center", fontsize=6, color="white")
+                        red, green, blue, _ = image.cmap(image.norm(value))
+                        ink = "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"
+                        axes.text(j, i, format_number(value), ha="center", va="center", fontsize=SMALL_PT, color=ink)
         figure.colorbar(image, ax=axes, label="EER")
-        axes.set_title(caption, fontsize=9)
+        axes.set_title("EER per condition (rows) and encoder (columns)", fontsize=TEXT_PT)
 
-    size = (FIGSIZE_INCHES[0], max(FIGSIZE_INCHES[1], 1.2 + 0.3 * len(models)))
+    size = (label_inches + len(models) * column + COLORBAR_INCHES, header + 0.5 + HEATMAP_ROW_INCHES * len(shown))
     return _drawn(filename, caption, alt, draw, size)
 
 
@@ -596,11 +667,11 @@ def interaction_plots(report: Mapping[str, Any]) -> FigureOutcome:
             factor_a, factor_b = names[family]
             panel.plot([0, 1], [clean, a], marker="o", label=f"without {_label(factor_b)}")
             panel.plot([0, 1], [b, ab], marker="s", label=f"with {_label(factor_b)}")
-            panel.set_xticks([0, 1], ["clean", _label(factor_a)], fontsize=7)
-            panel.set_title(f"{_label(family)} (n={len(families[family])})", fontsize=9)
-            panel.set_ylabel("mean EER", fontsize=8)
-            panel.tick_params(labelsize=7)
-            panel.legend(fontsize=6)
+            panel.set_xticks([0, 1], ["clean", _label(factor_a)], fontsize=SMALL_PT)
+            panel.set_title(f"{_label(family)} (n={len(families[family])})", fontsize=TEXT_PT)
+            panel.set_ylabel("mean EER", fontsize=SMALL_PT)
+            panel.tick_params(labelsize=SMALL_PT)
+            panel.legend(fontsize=SMALL_PT)
 
     return _drawn(filename, caption, alt, draw, _panel_size(len(shown)))
 
@@ -638,9 +709,9 @@ def bayes_error_plot(report: Mapping[str, Any]) -> FigureOutcome:
             axes.plot(entry["prior_log_odds"], entry["minimum"], color=colour, linestyle="--", linewidth=1)
         axes.axhline(1.0, color="grey", linestyle=":", linewidth=1)
         axes.set_ylim(0, 1.2)
-        axes.set_xlabel("prior log-odds log(p / (1 - p))", fontsize=8)
-        axes.set_ylabel("normalised Bayes error", fontsize=8)
-        axes.tick_params(labelsize=7)
+        axes.set_xlabel("prior log-odds log(p / (1 - p))", fontsize=SMALL_PT)
+        axes.set_ylabel("normalised Bayes error", fontsize=SMALL_PT)
+        axes.tick_params(labelsize=SMALL_PT)
         styles = [
             Line2D([], [], color="black", label="calibrated (actual)"),
             Line2D([], [], color="black", linestyle="--", label="PAV (minimum)"),

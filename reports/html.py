@@ -6,7 +6,8 @@ table takes at most the page width, every column shown, its text cells wrapping 
 narrow one cells keep a readable width and a wide table scrolls sideways inside its own box (the page body never
 overflows); the contents flow in as many columns as fit (one on a phone). In print tables take the page width and
 wrap their cells, so no column is cut. Section headings carry the ids the table of contents links to; each figure
-links its SVG beside the embedded PNG.
+links its SVG beside the embedded PNG. Long tables, the flags beyond the first few and figure galleries are folded in
+native ``<details>`` (no script) under a line saying what they hold; a printout shows them unfolded.
 
 Every string is passed through ``html.escape``; a Content-Security-Policy that allows no script and no remote
 load is a second line of defence should a string ever slip through.
@@ -19,7 +20,7 @@ import html
 import re
 from collections.abc import Sequence
 
-from reports.blocks import Block, BulletList, Callout, Contents, Figure, Heading, Paragraph, Table
+from reports.blocks import Block, BulletList, Callout, Contents, Details, Figure, Heading, Paragraph, Table
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 LONG_WORD = re.compile(r"\S{24}")  # a cell holding such a word (a digest, a path) may wrap anywhere in it
@@ -42,6 +43,8 @@ figcaption { font-size: .85rem; color: #555; }
 nav.toc { background: #fafafa; border: 1px solid #ddd; padding: .3rem 1rem; }
 nav.toc ol { margin: .3rem 0; columns: 20rem auto; column-gap: 2.5rem; } nav.toc li { break-inside: avoid; }
 details.alt { font-size: .8rem; color: #444; }
+details.fold { margin: .5rem 0 1rem; border: 1px solid #ddd; padding: .2rem .6rem; }
+details.fold > summary { cursor: pointer; padding: .2rem 0; color: #333; }
 @media (max-width: 60rem) {
   table { max-width: none; }
   th, td { min-width: 4.5rem; }
@@ -54,6 +57,7 @@ details.alt { font-size: .8rem; color: #444; }
   th, td { overflow-wrap: anywhere; word-break: break-word; padding: .1rem .2rem; min-width: 0; }
   td.num { white-space: normal; }
   nav.toc ol { columns: 1; }
+  details.fold::details-content { content-visibility: visible; display: block; }
 }
 """.strip()
 
@@ -112,6 +116,9 @@ def _block(block: Block) -> str:
                 f'<figure><img alt="{_text(alt or caption)}" src="data:image/png;base64,{data}">'
                 f"<figcaption>{_text(caption)}{vector}</figcaption>{described}</figure>"
             )
+        case Details(summary, inner):
+            body = "\n".join(_block(item) for item in inner)
+            return f'<details class="fold"><summary>{_text(summary)}</summary>\n{body}\n</details>'
     raise TypeError(f"unknown block {block!r}")
 
 

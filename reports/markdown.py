@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from reports.blocks import Block, BulletList, Callout, Contents, Figure, Heading, Paragraph, Table
+from reports.blocks import Block, BulletList, Callout, Contents, Details, Figure, Heading, Paragraph, Table
 
 _SPECIAL = re.compile(r"([\\`*_~$\[\]<>|#&])")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -61,6 +61,8 @@ def _block(block: Block) -> str:
                 f"![{escape_markdown(alt or caption)}](figures/{filename})\n\n*{escape_markdown(caption)}*{vector}"
                 f"{described}"
             )
+        case Details(summary, inner):
+            return "\n\n".join([f"*{escape_markdown(summary.strip())}*", *(_block(item) for item in inner)])
     raise TypeError(f"unknown block {block!r}")
 
 

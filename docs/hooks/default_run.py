@@ -29,7 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARY = ROOT / "docs" / "assets" / "default-run.json"
 FIGURE = ROOT / "docs" / "assets" / "default-run-eer.png"
-REPORT_FIGURE = "report/figures/eer_heatmap.png"  # the report's EER heatmap, encoder x condition
+REPORT_FIGURE = "report/figures/eer_heatmap.png"  # the report's EER heatmap (its first part), condition x encoder
 PAGES = (ROOT / "README.md", ROOT / "docs" / "tutorials" / "run-the-benchmark.md")
 BEGIN = "<!-- generated: default-run (python docs/hooks/default_run.py renews it from docs/assets/default-run.json) -->"
 END = "<!-- end generated: default-run -->"

@@ -5,13 +5,18 @@ synthetic bundle audited with a table that differs from the signed one (a FAIL w
 and histogram figures). At 1400 px (a laptop) and 400 px (a phone), 900 px high: no console error, no network
 request (everything is inline), no horizontal overflow of the page, every figure loaded, every table-of-contents
 link resolving to a heading, the verdict and the headline table on the first screen; at 1400 px no table scrolls
-(no column is cut); at 400 px the contents are one column. In print, at a paper's width, no table is cut either.
+(no column is cut) and the page above the appendix is at most ``BEFORE_APPENDIX_PX`` tall (the headline, then the
+sections with their long tables, further flags and figure galleries folded); at 400 px the contents are one column.
+Every ``<details>`` opens on a click of its summary and has something in it; opened, no figure is wider than the
+page, and the smallest text of each (its SVG's smallest font over its width, scaled to the width the figure is
+shown at) is at least ``FONT_FLOOR_PX``. In print, at a paper's width, every fold is unfolded and no table is cut.
 A screenshot of each first screen is kept under ``out/browser/`` and the measurements are printed.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -43,8 +48,17 @@ ARTEFACTS = ROOT / "out" / "browser"
 WIDTHS = (1400, 400)
 SCREEN_HEIGHT = 900
 PRINT_WIDTH = 760  # an A4 or letter page at 96 px per inch, less its margins
-PRINT_CHECK = """() => [...document.querySelectorAll('.table-box')]
-    .filter(box => box.scrollWidth > box.clientWidth + 1).length"""
+# Measured at 1400 px (benchmarks/bench_report_height.py, RESULTS.md), above the appendix: 6,815 px (example table),
+# 2,364 (audit scores), 4,859 (bundle), once issue 41 folded what is not headline (10,139, 2,444 and 5,270 before).
+BEFORE_APPENDIX_PX = 8000
+FONT_FLOOR_PX = {1400: 10.0, 400: 6.0}  # the smallest figure text as shown, in CSS px
+SVG_WIDTH = re.compile(r'viewBox="0 0 ([\d.]+) ')
+SVG_FONT = re.compile(r"font(?:-size)?: ([\d.]+)px")
+PRINT_CHECK = """() => [
+    [...document.querySelectorAll('.table-box')].filter(box => box.scrollWidth > box.clientWidth + 1).length,
+    [...document.querySelectorAll('details.fold')].filter(d => d.getBoundingClientRect().height
+        <= d.querySelector('summary').getBoundingClientRect().height + 1).length,
+]"""
 
 
 def example_report(out: Path) -> Path:
@@ -106,8 +120,30 @@ CHECKS = """() => {
         tables: document.querySelectorAll('.table-box').length,
         contentsColumns: new Set(items).size,
         svgLinks: [...document.querySelectorAll('figcaption a')].map(a => a.getAttribute('href')),
+        beforeAppendix: (() => {
+            const appendix = [...document.querySelectorAll('h2')].find(h => h.textContent.startsWith('Appendix'));
+            return appendix ? box(appendix).top + window.scrollY : document.documentElement.scrollHeight;
+        })(),
     };
 }"""
+# Run after every summary was clicked: each <details> open with content below its summary; each figure's width.
+OPENED = """() => ({
+    closed: [...document.querySelectorAll('details')].filter(d => !d.open).length,
+    empty: [...document.querySelectorAll('details')].filter(d => d.children.length < 2
+        || d.getBoundingClientRect().height <= d.querySelector('summary').getBoundingClientRect().height + 1).length,
+    details: document.querySelectorAll('details').length,
+    pageWidth: document.documentElement.scrollWidth,
+    figures: [...document.querySelectorAll('figure')].map(f => ({
+        svg: (f.querySelector('figcaption a') || {getAttribute: () => null}).getAttribute('href'),
+        width: f.querySelector('img').getBoundingClientRect().width,
+        right: f.querySelector('img').getBoundingClientRect().right,
+    })),
+})"""
+
+
+def smallest_text(svg: str, shown_width: float) -> float:
+    """The smallest font size of an SVG figure (in its viewBox units), in CSS px at ``shown_width``."""
+    return min(float(size) for size in SVG_FONT.findall(svg)) * shown_width / float(SVG_WIDTH.search(svg)[1])
 
 
 @pytest.mark.slow
@@ -119,7 +155,7 @@ def test_the_report_in_headless_chromium(tmp_path: Path, make: object) -> None:
     page_url = page_path.as_uri()
     errors: list[str] = []
     requests: list[str] = []
-    found = {}
+    found, opened = {}, {}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
         try:
@@ -132,14 +168,20 @@ def test_the_report_in_headless_chromium(tmp_path: Path, make: object) -> None:
                 found[width] = page.evaluate(CHECKS)
                 ARTEFACTS.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(ARTEFACTS / f"{make.__name__}-{width}px.png"))  # type: ignore[attr-defined]
-            # In print, at a paper-like width, tables wrap instead of scrolling: no column is cut.
+                for summary in page.locator("details > summary").all():  # in document order: outer before inner
+                    summary.click()
+                opened[width] = page.evaluate(OPENED)
+            # In print, at a paper-like width, folds unfolded and tables wrapping instead of scrolling: no column is
+            # cut, nothing folded away.
+            page = browser.new_page(viewport={"width": PRINT_WIDTH, "height": 1000})
+            page.goto(page_url, wait_until="load")
             page.emulate_media(media="print")
-            page.set_viewport_size({"width": PRINT_WIDTH, "height": 1000})
-            cut_tables = page.evaluate(PRINT_CHECK)
+            cut_tables, folded_away = page.evaluate(PRINT_CHECK)
         finally:
             browser.close()
     print(make.__name__, json.dumps({w: {k: v for k, v in f.items() if k not in ("images", "links")}  # type: ignore[attr-defined]
-                                     for w, f in found.items()}))  # fmt: skip
+                                     for w, f in found.items()}),
+          {w: {k: v for k, v in o.items() if k != "figures"} for w, o in opened.items()})  # fmt: skip
     assert errors == []
     assert [url for url in requests if url != page_url and not url.startswith("data:")] == []
     for width, seen in found.items():
@@ -151,5 +193,14 @@ def test_the_report_in_headless_chromium(tmp_path: Path, make: object) -> None:
         assert 0 <= seen["verdictTop"] < seen["headlineTableTop"] < SCREEN_HEIGHT, (width, seen)
         assert seen["svgLinks"] and all(link.endswith(".svg") for link in seen["svgLinks"])
     assert found[1400]["scrollingTables"] == 0, found[1400]
+    assert found[1400]["beforeAppendix"] <= BEFORE_APPENDIX_PX, found[1400]
+    for width, seen in opened.items():
+        assert seen["closed"] == 0 and seen["empty"] == 0, (width, seen)
+        assert seen["pageWidth"] <= width, (width, seen)
+        assert seen["figures"] and all(0 < figure["right"] <= width for figure in seen["figures"]), (width, seen)
+        for figure in seen["figures"]:
+            if figure["svg"]:
+                svg = (page_path.parent / figure["svg"]).read_text()
+                assert smallest_text(svg, figure["width"]) >= FONT_FLOOR_PX[width], (width, figure)
     assert found[400]["contentsColumns"] == 1
-    assert cut_tables == 0
+    assert cut_tables == 0 and folded_away == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from typing import Any
 
 import numpy as np
@@ -170,7 +171,7 @@ def test_heatmap_and_interaction_plots_from_table_rows() -> None:
          "eer_clean": 0.2, "eer_a": 0.3, "eer_b": 0.4, "eer_ab": 0.4},
     ]  # fmt: skip
     report = {"aggregates": {"eer_by_model_condition": rows, "contrasts": contrasts}}
-    heatmap = eer_heatmap(report)
+    (heatmap,) = eer_heatmap(report)
     assert heatmap.png is not None
     assert heatmap.alt == (
         "Heatmap of 2 encoders by 2 conditions; lowest EER 0.05 (b, E14 clean), highest 0.3 (a, E14 noise)."
@@ -253,3 +254,60 @@ def test_det_bands_replace_the_bare_figures_and_add_one_per_experiment_with_subg
     assert names.index("det_curves_D04-subgroups.png") == names.index("det_curves_E13.png") + 1
     assert merged[names.index("det_curves_E13.png")] == banded[0]
     assert add_statistics_figures(bare, {"curves": det}) == bare  # no statistics: nothing changes
+
+
+# DejaVu Sans advances, in em (its hmtx table): every digit 0.636, the full stop 0.318.
+DIGIT_EM, STOP_EM = 0.636, 0.318
+SVG_TEXT = re.compile(r'<text[^>]*font-size: ([\d.]+)px[^>]*middle[^>]*x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)<')
+
+
+def _cell_values(svg: bytes) -> list[tuple[float, float, float, str]]:
+    """The heatmap's cell values in its SVG (text is kept as text; centred, unlike the colour bar's ticks): font
+    size, x and y of the centre, the text."""
+    found = SVG_TEXT.findall(svg.decode())
+    return [(float(size), float(x), float(y), text) for size, x, y, text in found if re.fullmatch(r"[\d.e-]+", text)]
+
+
+@pytest.mark.parametrize(("n_models", "n_conditions"), [(4, 6), (4, 30), (12, 60)])
+def test_the_heatmaps_values_never_overprint_and_no_text_is_below_the_floor(n_models: int, n_conditions: int) -> None:
+    """Issue 41: the heatmap printed a value in each of up to 120 cells at 6 pt whatever their width. Two values on
+    one row must now be further apart than the wider one's width (digits and full stop at DejaVu Sans's advances),
+    two rows further apart than the font size (4 x 30 overprinted before); 4 encoders print every value, and no text
+    is below 8 pt."""
+    rng = np.random.default_rng(3)
+    rows = [
+        {"experiment": "E14", "condition": f"noise-{c:02d}+emotion", "model": f"encoder-{m:02d}",
+         "eer_mean": float(rng.uniform(0.01, 0.45)), "n_records": 1}
+        for m in range(n_models) for c in range(n_conditions)
+    ]  # fmt: skip
+    parts = eer_heatmap({"aggregates": {"eer_by_model_condition": rows}})
+    assert all(part.svg is not None for part in parts)
+    values = [_cell_values(part.svg) for part in parts if part.svg is not None]
+    if n_models == 4:
+        assert sum(map(len, values)) == 4 * n_conditions
+    for found in values:
+        for size, x, y, text in found:
+            width = size * (DIGIT_EM * sum(ch.isdigit() for ch in text) + STOP_EM * text.count("."))
+            for other_size, other_x, other_y, _ in found:
+                if (other_x, other_y) != (x, y) and abs(other_y - y) < max(size, other_size):
+                    assert abs(other_x - x) > width, (text, x, y, other_x, other_y)
+    sizes = [float(size) for part in parts for size in re.findall(r"font-size: ([\d.]+)px", part.svg.decode())]
+    assert min(sizes) >= 8.0  # the SVG's units are points
+
+
+def test_a_long_heatmap_is_drawn_in_parts_that_keep_each_experiment_together() -> None:
+    """36 conditions at most in a part, an experiment split only when it alone has more: 20 + 10 conditions share
+    the first part, 40 go in a second and third (36 + 4), 5 join the third."""
+    sizes = {"E01": 20, "E02": 10, "E03": 40, "E04": 5}
+    rows = [
+        {"experiment": e, "condition": f"c{c:02d}", "model": m, "eer_mean": 0.1, "n_records": 1}
+        for e, n in sizes.items() for c in range(n) for m in ("a", "b")
+    ]  # fmt: skip
+    parts = eer_heatmap({"aggregates": {"eer_by_model_condition": rows}})
+    assert [part.filename for part in parts] == ["eer_heatmap.png", "eer_heatmap_2.png", "eer_heatmap_3.png"]
+    assert [part.alt.split(";")[0] for part in parts] == [
+        "Heatmap of 2 encoders by 30 conditions (part 1 of 3)",
+        "Heatmap of 2 encoders by 36 conditions (part 2 of 3)",
+        "Heatmap of 2 encoders by 9 conditions (part 3 of 3)",
+    ]
+    assert parts[1].caption.endswith("part 2 of 3: E03") and parts[2].caption.endswith("part 3 of 3: E03 to E04")
