@@ -131,3 +131,28 @@ def test_speakers_under_stress_compare_each_compound_cell_with_its_clean_referen
     (section,) = [s for s in sections if s["id"] == "speakers-under-stress"]
     assert "10% quantile of mean target scores" in section["lines"][0]
     assert len(section["table"]) == len(stressed["changes"])
+
+
+def test_speakers_under_stress_have_per_speaker_eers_or_a_reason(tmp_path: Path) -> None:
+    """Every enrolment speaker of each record has an EER (in the statistics' variant, over the trials enrolled on it)
+    or is left out with its counts (no silent omission); the section's second table pairs clean and stressed."""
+    results, bundle, trials = _bundle(tmp_path, dict.fromkeys(LEVELS, "young"))
+    statistics, sections, _ = statistics_of_bundle(results, derive_contrasts(results).contrasts, bundle)
+    assert statistics is not None
+    (result,) = statistics["menagerie"]
+    for term, record in (("clean", result), ("ab", result["stressed"][0])):
+        frame = trials[term]
+        assert set(record["eers"]) | set(record["left_out"]) == set(frame["enrol_speaker"])
+        assert record["eer"] == pytest.approx(eer(frame["score"], frame["label"].astype(int), "rocch"))
+        for speaker, value in record["eers"].items():
+            own = frame[frame["enrol_speaker"] == speaker]
+            assert value["estimate"] == pytest.approx(eer(own["score"], own["label"].astype(int), "rocch"))
+            assert value["n_target"] >= 10 and value["n_nontarget"] >= 20
+        for speaker, why in record["left_out"].items():
+            own = frame[frame["enrol_speaker"] == speaker]
+            n_target = int(own["label"].astype(int).sum())
+            assert why == f"{n_target} target and {len(own) - n_target} non-target trials"
+    (section,) = [s for s in sections if s["id"] == "speakers-under-stress"]
+    (table,) = section["tables"]
+    assert {row["speaker"] for row in table["rows"]} == set(result["eers"]) | set(result["stressed"][0]["eers"])
+    assert any("Per-speaker EER" in line for line in section["lines"])
