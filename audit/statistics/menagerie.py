@@ -270,19 +270,20 @@ MAX_LEFT_OUT = 5  # records whose left-out speakers the section's line names
 
 def _speaker_eer_rows(
     results: Sequence[Mapping[str, Any]], interval_text: Callable[[dict[str, Any] | None], str]
-) -> tuple[list[dict[str, Any]], list[str]]:
+) -> tuple[list[dict[str, Any]], list[tuple[int, int, str]]]:
     """Per compound cell and speaker with an EER in it or in its clean reference, the two EERs with their intervals,
-    the largest rise first (a speaker without one there shows ``-``); and per record its left-out speakers."""
+    the largest rise first (a speaker without one there shows ``-``); and per record with speakers left out, how
+    many of how many, and a sentence naming one."""
     rows, left_out = [], []
     for result in results:
         if "eers" not in result:
             continue
         for record in (result, *result["stressed"]):
             if record["left_out"]:
-                names = ", ".join(f"{speaker} ({why})" for speaker, why in sorted(record["left_out"].items())[:3])
-                more = len(record["left_out"]) - 3
-                left_out.append(f"{_record_name(record['key'])}: {count(len(record['left_out']), 'speaker')}, "
-                                f"{names}" + (f" and {more} more" if more > 0 else ""))  # fmt: skip
+                first, why = min(record["left_out"].items())
+                n_left, n_all = len(record["left_out"]), len(record["left_out"]) + len(record["eers"])
+                name = _record_name(record["key"])
+                left_out.append((n_left, n_all, f"{name} {n_left} of {n_all} (e.g. {first}: {why})"))
         clean = result["eers"]
         for stressed in result["stressed"]:
             for speaker in sorted(set(clean) | set(stressed["eers"])):
@@ -374,7 +375,9 @@ def menagerie_section(
     rows, left_out = _speaker_eer_rows(with_eers, interval_text)
     targets, nontargets = with_eers[0]["min_trials"]
     lines.append(
-        "Per-speaker EER (second table), in the statistics' EER variant: the EER of the trials enrolled on the "
+        "Per-speaker EER"
+        + (" (second table)" if rows else "")
+        + ", in the statistics' EER variant: the EER of the trials enrolled on the "
         "speaker (its target trials and the non-targets against its enrolment: the error of verifying claims of "
         f"that identity), where it has at least {targets} target and {nontargets} non-target trials, with a 95% "
         "interval that holds the speaker fixed and resamples what varies: its impostors (through the shared speaker "
@@ -388,16 +391,18 @@ def menagerie_section(
         )
     )
     if left_out:
+        n_left, n_all = (sum(entry[i] for entry in left_out) for i in (0, 1))
         lines.append(
-            "Speakers without an EER (fewer trials than that enrolled on them), per record: "
-            + "; ".join(left_out[:MAX_LEFT_OUT])
-            + (
-                f"; and {len(left_out) - MAX_LEFT_OUT} more records in report.json."
-                if len(left_out) > MAX_LEFT_OUT
-                else "."
-            )
+            f"Speakers without an EER, having fewer trials enrolled on them: {n_left:,} of {n_all:,} enrolment "
+            f"speakers, summed over the {count(len(left_out), 'record')} with any left out: "
+            + "; ".join(entry[2] for entry in left_out[:MAX_LEFT_OUT])
+            + (f"; and {count(len(left_out) - MAX_LEFT_OUT, 'record')} more" if len(left_out) > MAX_LEFT_OUT else "")
+            + ". report.json names each with its counts (statistics.menagerie, left_out)."
         )
-    section["tables"] = [{"title": "Per-speaker EER, clean and stressed", "rows": rows[:MAX_EER_ROWS]}]
+    if rows:
+        section["tables"] = [{"title": "Per-speaker EER, clean and stressed", "rows": rows[:MAX_EER_ROWS]}]
+    else:
+        lines.append("No speaker has enough trials for an EER in any record: no per-speaker EER table.")
     return section
 
 

@@ -51,8 +51,18 @@ def test_the_figure_is_drawn_as_png_and_svg_for_the_hardest_cell() -> None:
         assert image.format == "PNG" and image.size == (640, 360)  # a row of two panels, 6.4 in wide
     assert figure.svg.lstrip().startswith(b"<?xml") and b"old x noise" in figure.svg
     assert b"old x babble" not in figure.svg  # only the hardest cell
-    assert "6 speakers from clean to old x noise (EER 0.1 to 0.3), 1 changing category" in figure.alt
+    assert "6 and 6 speakers (enrolment and test side) from clean to old x noise (EER 0.1 to 0.3)" in figure.alt
     assert menagerie_figure({"statistics": {"det_bands": []}}) == []
+
+
+def test_the_figure_is_skipped_with_why_when_no_speaker_can_be_placed() -> None:
+    """Speakers without a mean target score on both records: no point to draw, never an empty figure."""
+    report = _report()
+    (result,) = report["statistics"]["menagerie"]
+    for record in (result, *result["stressed"]):
+        record["speakers"] = {name: {**row, "target_mean": None} for name, row in record["speakers"].items()}
+    (figure,) = menagerie_figure(report)
+    assert figure.png is None and "no speaker has a mean target score" in figure.skipped_because
 
 
 def test_the_figure_goes_in_its_section_and_the_section_shows_its_second_table(tmp_path: Path) -> None:
