@@ -136,8 +136,11 @@ def speaker_eers(
     multiplicities, rows = draws.multiplicities, draws.weights.rows
     eers: dict[str, dict[str, Any]] = {}
     left_out: dict[str, str] = {}
-    for speaker in sorted(set(scored.enrol_speaker.tolist())):
-        own = scored.enrol_speaker == speaker
+    speakers, inverse = np.unique(scored.enrol_speaker, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")  # each speaker's trials together: one pass, not one mask per speaker
+    bounds = np.r_[0, np.cumsum(np.bincount(inverse, minlength=speakers.size))]
+    for position, speaker in enumerate(speakers.tolist()):
+        own = order[bounds[position] : bounds[position + 1]]
         labels = scored.labels[own]
         n_target, n_nontarget = int(labels.sum()), int((~labels).sum())
         if n_target < min_trials[0] or n_nontarget < min_trials[1]:
