@@ -427,6 +427,7 @@ def _statistics(
             bands=_band_inputs(det_curves, _scored_rows(results, scores), scores),
             menagerie=_menagerie_inputs(contrasts, scores),
             menagerie_quantiles=analysis.menagerie_quantiles,
+            speaker_eer_min_trials=analysis.speaker_eer_min_trials,
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]

@@ -19,18 +19,18 @@ condition is one the condition moved, not one a new cut re-labelled.
   (its target trials and the non-targets against its enrolment), in the run's EER variant. The enrolment side because
   that is where both of a speaker's classes live: its EER is the error of a system that verifies claims of that
   identity (Doddington's speaker-dependent error); a test-side EER would mix its wolf trials, each also another
-  speaker's. Computed only where the speaker has at least ``MIN_TRIALS`` target and non-target trials; the others are
-  listed with why (``left_out``). The interval resamples what varies with the speaker fixed: the impostors (each
-  non-target weighs its test speaker's multiplicity in the audit's shared speaker draws; the speaker's own
-  multiplicity, common to all its trials, is divided out) and its target trials by test utterance (a draw of its
-  own per speaker, seeded by the shared seed and the speaker's id, so a speaker's clean and stressed EERs share
-  their draws). Percentile intervals in ``interp`` and ``legacy``; bias-corrected (BC) ones in ``rocch``, whose hull
-  is optimistic on a speaker's few trials. Chosen by simulation with known truth
-  (``tests/audit/statistics/test_speaker_eers.py``, ``benchmarks/bench_speaker_eers.py``, 12 speakers of 20 targets
-  and 44 non-targets): percentile intervals covered 0.943 (interp) and 0.959 (legacy), Monte-Carlo SE 0.003 (6,000
-  intervals), where BC ones covered 0.91 and 0.88 (480: the draws tie with the estimate, which BC's correction
-  reads as bias); rocch's BC intervals 0.848 (0.005), percentile ones 0.79, short of 0.95 whichever: read a rocch
-  speaker EER's interval as too narrow.
+  speaker's. Computed only where the speaker has at least ``[analysis] speaker_eer_min_trials`` target and
+  non-target trials (default ``MIN_TRIALS``); the others are listed with why (``left_out``). The interval resamples
+  what varies with the speaker fixed: the impostors (each non-target weighs its test speaker's multiplicity in the
+  audit's shared speaker draws; the speaker's own multiplicity, common to all its trials, is divided out) and its
+  target trials by test utterance (a draw of its own per speaker, seeded by the shared seed and the speaker's id,
+  so a speaker's clean and stressed EERs share their draws). Percentile intervals in ``interp`` and ``legacy``;
+  bias-corrected (BC) ones in ``rocch``, whose hull is optimistic on a speaker's few trials. Chosen by simulation
+  with known truth (``tests/audit/statistics/test_speaker_eers.py``, ``benchmarks/bench_speaker_eers.py``, 12
+  speakers of 20 targets and 44 non-targets): percentile intervals covered 0.943 (interp) and 0.959 (legacy),
+  Monte-Carlo SE 0.003 (6,000 intervals), where BC ones covered 0.91 and 0.88 (480: the draws tie with the
+  estimate, which BC's correction reads as bias); rocch's BC intervals 0.848 (0.005), percentile ones 0.79, short
+  of 0.95 whichever: read a rocch speaker EER's interval as too narrow.
 """
 
 from __future__ import annotations
@@ -46,15 +46,15 @@ from numpy.typing import NDArray
 from audit.metrics import MetricInputError, eer, weighted_eer
 from audit.statistics.contrasts import SpeakerDraws, estimate_with_interval, withheld_interval
 from audit.statistics.draws import StatisticsInputError, draw_cluster_weights
-from schemas import EerMethod, count
+from schemas import Analysis, EerMethod, count
 
 QUANTILES = (0.1, 0.9)  # goats below the reference's 10 % quantile of target means; lambs, wolves above its 90 %
 SHEEP = "sheep"
 KINDS = ("goat", "lamb", "wolf", SHEEP)
 MEASURES = {"goat": "target_mean", "lamb": "fa_enrol", "wolf": "fa_test"}  # each category's measure
 # A speaker's EER needs at least 10 of its target trials (an EER step of at most 0.1) and 20 non-target trials
-# against its enrolment; fixed before any run, like the quantiles.
-MIN_TRIALS = (10, 20)
+# against its enrolment, unless the run declares other counts ([analysis] speaker_eer_min_trials).
+MIN_TRIALS: tuple[int, int] = Analysis.speaker_eer_min_trials
 
 
 @dataclass(frozen=True)
@@ -382,7 +382,8 @@ def menagerie_section(
         + (" (second table)" if rows else "")
         + ", in the statistics' EER variant: the EER of the trials enrolled on the "
         "speaker (its target trials and the non-targets against its enrolment: the error of verifying claims of "
-        f"that identity), where it has at least {targets} target and {nontargets} non-target trials, with a 95% "
+        f"that identity), where it has at least {targets} target and {nontargets} non-target trials ([analysis] "
+        "speaker_eer_min_trials, declared or the default), with a 95% "
         "interval that holds the speaker fixed and resamples what varies: its impostors (through the shared speaker "
         "draws) and its target trials by test utterance (percentile; bias-corrected in rocch). Measured coverage at "
         "20 target and 44 non-target trials per speaker: 0.94 (interp), 0.96 (legacy), 0.85 (rocch: the hull is "
