@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numbers
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from reports.blocks import Block, BulletList, Callout, Contents, Details, Figure, Heading, Paragraph, Table, Tone
@@ -590,14 +590,14 @@ def _contrasts_section(report: Mapping[str, Any]) -> list[Block]:
     ]
 
 
-def _figures_section(figures: Sequence[FigureOutcome]) -> list[Block]:
-    """The drawn figures, each with its caption, text alternative and SVG, a gallery (figures of one kind, such as
-    a DET figure per experiment) shown by its first with the others folded; then one list of those skipped and
-    why."""
+def _figures_section(figures: Sequence[FigureOutcome], placed: Collection[str] = ()) -> list[Block]:
+    """The drawn figures, each with its caption, text alternative and SVG, but those a section of ``placed`` (ids)
+    shows; a gallery (figures of one kind, such as a DET figure per experiment) shown by its first with the others
+    folded; then one list of those skipped and why."""
     blocks: list[Block] = [Heading(2, "Figures")]
     galleries: dict[str, list[Figure]] = {}
     for outcome in figures:
-        if outcome.png is not None:
+        if outcome.png is not None and outcome.section not in placed:
             svg = outcome.svg_filename if outcome.svg is not None else ""
             kind = "_".join(outcome.filename.removesuffix(".png").split("_")[:GALLERY_WORDS])
             drawn = Figure(outcome.filename, outcome.caption, outcome.png, outcome.alt, svg)
@@ -629,14 +629,23 @@ def _claims_section(report: Mapping[str, Any]) -> list[Block]:
     ]
 
 
-def _section_blocks(section: Mapping[str, Any], level: int = 2) -> list[Block]:
+def _section_blocks(section: Mapping[str, Any], level: int = 2, figures: Sequence[FigureOutcome] = ()) -> list[Block]:
+    """A section's heading, lines and table, then its further tables (``tables``: each a ``title`` and ``rows``)
+    and the drawn figures that belong to it (``FigureOutcome.section``)."""
     title = str(section.get("title") or section.get("id") or "(untitled section)")
     status = section.get("status")
     blocks: list[Block] = [Heading(level, f"{title} (status: {status})" if status else title)]
     lines = section.get("lines") or []
     if lines:
         blocks.append(BulletList(tuple(format_value(line) for line in lines)))
-    return blocks + _section_table_blocks(section.get("table"), f"section {section.get('id')!r} table")
+    blocks += _section_table_blocks(section.get("table"), f"section {section.get('id')!r} table")
+    for extra in _entries(section.get("tables"), f"section {section.get('id')!r} tables"):
+        blocks += [Paragraph(str(extra.get("title") or "")), *_section_table_blocks(extra.get("rows"), "its rows")]
+    for outcome in figures:
+        if outcome.png is not None and outcome.section and outcome.section == str(section.get("id")):
+            svg = outcome.svg_filename if outcome.svg is not None else ""
+            blocks.append(Figure(outcome.filename, outcome.caption, outcome.png, outcome.alt, svg))
+    return blocks
 
 
 def _section_table_blocks(table: Any, where: str) -> list[Block]:
@@ -684,9 +693,10 @@ def build_document(report: Mapping[str, Any], figures: Sequence[FigureOutcome]) 
     bundle = [section for section in sections if str(section.get("id", "")).startswith(BUNDLE_PREFIX)]
     badges = [section for section in sections if section.get("id") == BADGES_ID]
     others = [section for section in sections if not any(section in group for group in (run, bundle, badges))]
-    body: list[Block] = [*_figures_section(figures), *_flags_section(report)]
+    placed = {str(section.get("id")) for section in others}
+    body: list[Block] = [*_figures_section(figures, placed), *_flags_section(report)]
     for section in others:
-        body += _section_blocks(section)
+        body += _section_blocks(section, figures=figures)
     body += _claims_section(report)
     for section in badges:
         body += _section_blocks(section)

@@ -19,7 +19,9 @@ condition over another's, default 1.3 and 1.6), ``target_ratio_spread`` (target:
 over another's, default 1.5), numbers above 1, and ``impostor_overlap_min`` (the share of impostor speakers the
 terms of a contrast share, default 1.0: any difference), a number in (0, 1]; ``menagerie_quantiles``, the quantiles
 of the clean reference's speakers that set the menagerie's cuts (``[low, high]``, default ``[0.1, 0.9]``: goats
-below the low one of mean target scores, lambs and wolves above the high one of false-accept shares). An unknown key
+below the low one of mean target scores, lambs and wolves above the high one of false-accept shares);
+``speaker_eer_min_trials``, the least target and non-target trials enrolled on a speaker for its EER under stress
+(``[targets, non-targets]``, integers from 1, default ``[10, 20]``: an EER step of at most 0.1). An unknown key
 is a problem too: a
 misspelt ``n_resample`` would otherwise silently fall back to the default.
 """
@@ -62,6 +64,7 @@ CALIBRATION_SPLITS = ("dev",)
 NORMALISATION_METHODS = ("as-norm",)
 RANKING_FAMILIES = ("condition", "experiment")
 TOP_N_MAX = 100_000
+TRIAL_COUNT_MAX = 10_000_000  # a speaker's trials (speaker_eer_min_trials)
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ class Analysis:
     target_ratio_spread: float = 1.5
     impostor_overlap_min: float = 1.0
     menagerie_quantiles: tuple[float, float] = (0.1, 0.9)
+    speaker_eer_min_trials: tuple[int, int] = (10, 20)
 
 
 class _InvalidAnalysisError(Error, ValueError):
@@ -192,6 +196,13 @@ def _quantile_pair(value: Any) -> tuple[float, float]:
     return low, high
 
 
+def _trial_counts(value: Any) -> tuple[int, int]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise _InvalidAnalysisError(f"expected a list of two counts [targets, non-targets], got {_shown(value)}")
+    targets, nontargets = (_integer(1, TRIAL_COUNT_MAX)(item) for item in value)
+    return targets, nontargets
+
+
 def _ranking_family(value: Any) -> str:
     if not isinstance(value, str) or value not in RANKING_FAMILIES:
         spelled = ", ".join(f'"{family}"' for family in RANKING_FAMILIES)
@@ -259,6 +270,7 @@ _READERS: dict[str, Callable[[Any], Any]] = {
     "target_ratio_spread": _ratio,
     "impostor_overlap_min": _share,
     "menagerie_quantiles": _quantile_pair,
+    "speaker_eer_min_trials": _trial_counts,
 }
 ANALYSIS_KEYS: tuple[str, ...] = tuple(_READERS)
 

@@ -45,7 +45,8 @@ minimum detectable difference by simulation on the run's draws, and the macro ra
 **DET bands and calibration by subgroup** (issue 41, ``det_bands``, ``calibration``): the report's DET curves with
 pointwise bands of the miss rate from the same draws, and each subgroup's ``Cllr - minCllr`` under the declared map
 with its difference to the reference subgroup; speakers under stress (``menagerie``): Doddington's categories by a rule
-fixed on the clean reference, and who changes category in each compound cell.
+fixed on the clean reference, who changes category in each compound cell, and each speaker's EER with an interval
+from the same draws (its impostors; its targets by test utterance) where it has enough trials.
 """
 
 from audit.statistics.bundle import (

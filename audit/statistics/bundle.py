@@ -31,7 +31,7 @@ from audit.statistics.calibration import (
 from audit.statistics.contrasts import ContrastInput
 from audit.statistics.det_bands import BandInput
 from audit.statistics.equivalence import FAMILY_RULE
-from audit.statistics.menagerie import SpeakerRecord, menagerie_or_reason, menagerie_section
+from audit.statistics.menagerie import SpeakerRecord, menagerie_section
 from audit.statistics.rankings import RankingInput, rankings_section
 from audit.statistics.section import statistics_section
 from audit.statistics.spoofing import SpoofingInput
@@ -80,6 +80,7 @@ class _Scores:
                 "label": frame["label"].astype(int).to_numpy(),
                 "enrol_speaker": frame["enrol_speaker"].astype(str).to_numpy(),
                 "test_speaker": frame["test_speaker"].astype(str).to_numpy(),
+                **({"test_utt": frame["test_utt"].astype(str).to_numpy()} if "test_utt" in frame else {}),
             }
         return self._columns[list_id]
 
@@ -424,6 +425,9 @@ def _statistics(
             rankings=rankings,
             ranking_family=analysis.ranking_family,
             bands=_band_inputs(det_curves, _scored_rows(results, scores), scores),
+            menagerie=_menagerie_inputs(contrasts, scores),
+            menagerie_quantiles=analysis.menagerie_quantiles,
+            speaker_eer_min_trials=analysis.speaker_eer_min_trials,
         )
     except MetricInputError as error:
         return None, [section | {"status": "failed", "lines": [f"The statistics could not be computed: {error}"]}]
@@ -514,11 +518,8 @@ def _statistics(
         sections.append(spoofing_section(statistics["spoofing"]))
     if statistics["calibration_subgroups"]:
         sections.append(subgroup_calibration_section(statistics["calibration_subgroups"], _interval_text))
-    statistics["menagerie"] = [
-        menagerie_or_reason(*pair, analysis.menagerie_quantiles) for pair in _menagerie_inputs(contrasts, scores)
-    ]
     if statistics["menagerie"]:
-        sections.append(menagerie_section(statistics["menagerie"]))
+        sections.append(menagerie_section(statistics["menagerie"], _interval_text))
     return statistics, sections
 
 
@@ -730,7 +731,14 @@ def _menagerie_inputs(
         key = {"experiment": contrast.experiment, "model": contrast.model, "corpus": contrast.corpus,
                "condition": condition, "record_id": record_id}  # fmt: skip
         labels = columns["label"] == 1
-        return SpeakerRecord(key, scores.scores(record_id), labels, columns["enrol_speaker"], columns["test_speaker"])
+        return SpeakerRecord(
+            key,
+            scores.scores(record_id),
+            labels,
+            columns["enrol_speaker"],
+            columns["test_speaker"],
+            columns.get("test_utt"),
+        )
 
     pairs = []
     for clean, cells in sorted(compound.items()):

@@ -23,6 +23,13 @@ from audit.statistics.det_bands import BandInput, det_bands
 from audit.statistics.draws import StatisticsInputError
 from audit.statistics.equivalence import family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
+from audit.statistics.menagerie import (
+    MIN_TRIALS,
+    QUANTILES,
+    SpeakerEerSettings,
+    SpeakerRecord,
+    menagerie_or_reason,
+)
 from audit.statistics.rankings import RankingInput, paired_rankings, ranking_draws
 from audit.statistics.rankings import speaker_ids as speaker_ids_of
 from audit.statistics.spoofing import SpoofingInput, spoofing_intervals
@@ -117,6 +124,9 @@ def statistics_section(
     rankings: Sequence[RankingInput] = (),
     ranking_family: str = "condition",
     bands: Sequence[BandInput] = (),
+    menagerie: Sequence[tuple[SpeakerRecord, Sequence[SpeakerRecord]]] = (),
+    menagerie_quantiles: tuple[float, float] = QUANTILES,
+    speaker_eer_min_trials: tuple[int, int] = MIN_TRIALS,
 ) -> dict[str, Any]:
     """Every issue-7 statistic of a bundle, JSON-able, for ``report.json`` (section ``statistics``).
 
@@ -132,8 +142,11 @@ def statistics_section(
     (``audit.statistics.spoofing``). ``rankings``: the settings whose encoders are compared in pairs, Holm over the
     declared ``ranking_family`` (``audit.statistics.rankings``; a record drawn for a contrast is not drawn again, the
     others are drawn in a forked process beside the contrasts). ``bands``: the DET curves that get pointwise bands
-    (``audit.statistics.det_bands``). The speaker draws are made once, over every speaker of every contrast, setting,
-    calibrated record, spoof cell, ranking setting and DET curve, and shared by all of them.
+    (``audit.statistics.det_bands``). ``menagerie``: per clean reference record its compound cells, whose speakers
+    get the menagerie (by ``menagerie_quantiles``) and per-speaker EERs where a speaker has at least
+    ``speaker_eer_min_trials`` (``audit.statistics.menagerie``). The speaker draws are made once, over every speaker
+    of every contrast, setting, calibrated record, spoof cell, ranking setting, DET curve and menagerie record, and
+    shared by all of them.
     """
     speaker_ids = [
         ids for contrast in contrasts for term in scored_trials(contrast)[0].values() for ids in term.speakers()
@@ -151,6 +164,12 @@ def statistics_section(
     ]
     speaker_ids += speaker_ids_of(rankings)
     speaker_ids += [ids for band in bands for ids in (band.enrol_speaker, band.test_speaker)]
+    speaker_ids += [
+        ids
+        for reference, stressed in menagerie
+        for record in (reference, *stressed)
+        for ids in (record.enrol_speaker, record.test_speaker)
+    ]
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
     # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (audit.statistics.forked).
     with (
@@ -199,6 +218,8 @@ def statistics_section(
         )
         result["spoofing"] = spoofing_intervals(spoofing, shared, level) if shared else []
         result["det_bands"] = det_bands(bands, shared, level) if shared else []
+        eers = SpeakerEerSettings(shared, level, eer_method, speaker_eer_min_trials) if shared else None
+        result["menagerie"] = [menagerie_or_reason(*pair, menagerie_quantiles, eers) for pair in menagerie]
         result["subgroup_gaps"], result["fixed_threshold"] = beside.result()
     return result
 

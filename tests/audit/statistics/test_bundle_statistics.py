@@ -27,11 +27,13 @@ def _trial_list(rng: np.random.Generator, speakers: list[str], n: int) -> pd.Dat
     return pd.DataFrame({"label": labels, "enrol_speaker": enrol, "test_speaker": np.where(labels == 1, enrol, other)})
 
 
-def _bundle(tmp_path: Path, lists: dict[str, str]) -> tuple[pd.DataFrame, VerifiedBundle, dict[str, pd.DataFrame]]:
+def _bundle(
+    tmp_path: Path, lists: dict[str, str], **analysis: object
+) -> tuple[pd.DataFrame, VerifiedBundle, dict[str, pd.DataFrame]]:
     """Results rows, a verified bundle holding them in memory, and each term's trials; ``lists`` maps each term to
-    its trial list id."""
+    its trial list id; ``analysis``: further keys of the configuration's [analysis]."""
     rng = np.random.default_rng(3)
-    config = {"analysis": {"equivalence_margin": 0.05, "n_resamples": 60, "matched_simulations": 10}}
+    config = {"analysis": {"equivalence_margin": 0.05, "n_resamples": 60, "matched_simulations": 10, **analysis}}
     speakers = {"young": [f"y{i}" for i in range(8)], "old": [f"o{i}" for i in range(8)]}
     trial_lists = {
         list_id: _trial_list(rng, speakers[list_id], 300).astype(str) for list_id in sorted(set(lists.values()))
@@ -131,3 +133,38 @@ def test_speakers_under_stress_compare_each_compound_cell_with_its_clean_referen
     (section,) = [s for s in sections if s["id"] == "speakers-under-stress"]
     assert "10% quantile of mean target scores" in section["lines"][0]
     assert len(section["table"]) == len(stressed["changes"])
+
+
+def test_speakers_under_stress_have_per_speaker_eers_or_a_reason(tmp_path: Path) -> None:
+    """Every enrolment speaker of each record has an EER (in the statistics' variant, over the trials enrolled on it)
+    or is left out with its counts (no silent omission); the section's second table pairs clean and stressed."""
+    results, bundle, trials = _bundle(tmp_path, dict.fromkeys(LEVELS, "young"))
+    statistics, sections, _ = statistics_of_bundle(results, derive_contrasts(results).contrasts, bundle)
+    assert statistics is not None
+    (result,) = statistics["menagerie"]
+    for term, record in (("clean", result), ("ab", result["stressed"][0])):
+        frame = trials[term]
+        assert set(record["eers"]) | set(record["left_out"]) == set(frame["enrol_speaker"])
+        assert record["eer"] == pytest.approx(eer(frame["score"], frame["label"].astype(int), "rocch"))
+        for speaker, value in record["eers"].items():
+            own = frame[frame["enrol_speaker"] == speaker]
+            assert value["estimate"] == pytest.approx(eer(own["score"], own["label"].astype(int), "rocch"))
+            assert value["n_target"] >= 10 and value["n_nontarget"] >= 20
+        for speaker, why in record["left_out"].items():
+            own = frame[frame["enrol_speaker"] == speaker]
+            n_target = int(own["label"].astype(int).sum())
+            assert why == f"{n_target} target and {len(own) - n_target} non-target trials"
+    (section,) = [s for s in sections if s["id"] == "speakers-under-stress"]
+    (table,) = section["tables"]
+    assert {row["speaker"] for row in table["rows"]} == set(result["eers"]) | set(result["stressed"][0]["eers"])
+    assert any("Per-speaker EER" in line for line in section["lines"])
+
+
+def test_the_declared_minimum_of_trials_decides_who_gets_an_eer(tmp_path: Path) -> None:
+    """[analysis] speaker_eer_min_trials = [1, 1]: every enrolment speaker with a trial of each class has an EER."""
+    results, bundle, trials = _bundle(tmp_path, dict.fromkeys(LEVELS, "young"), speaker_eer_min_trials=[1, 1])
+    statistics, _, _ = statistics_of_bundle(results, derive_contrasts(results).contrasts, bundle)
+    assert statistics is not None
+    (result,) = statistics["menagerie"]
+    assert result["min_trials"] == [1, 1] and result["left_out"] == {}
+    assert set(result["eers"]) == set(trials["clean"]["enrol_speaker"])

@@ -80,3 +80,17 @@ def test_the_menagerie_quantiles_are_two_ordered_fractions() -> None:
             len(problems) == 1 and problems[0].startswith("analysis.menagerie_quantiles: ") and problem in problems[0]
         )
         assert analysis == Analysis()
+
+
+def test_the_speaker_eer_minimum_is_two_positive_counts() -> None:
+    assert Analysis().speaker_eer_min_trials == (10, 20)
+    analysis, problems = read_analysis("[analysis]\nspeaker_eer_min_trials = [5, 40]\n")
+    assert problems == [] and analysis.speaker_eer_min_trials == (5, 40)
+    for value, problem in (
+        ("[10]", "expected a list of two counts [targets, non-targets]"),
+        ("[0, 20]", "expected an integer from 1 to 10,000,000"),
+        ("[10, 2.5]", "expected an integer from 1 to 10,000,000"),
+    ):
+        analysis, problems = read_analysis(f"[analysis]\nspeaker_eer_min_trials = {value}\n")
+        assert len(problems) == 1 and problems[0].startswith("analysis.speaker_eer_min_trials: ")
+        assert problem in problems[0] and analysis == Analysis()
