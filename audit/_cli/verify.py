@@ -54,7 +54,9 @@ def audit_results(
         from audit.metrics import prepare_kernels
 
         prepare_kernels(announce)
-    drawing = Forked(render_figures, table.figure_data) if out is not None and table.verified is not None else None
+    drawing = (
+        Forked(render_figures, table.figure_data, True) if out is not None and table.verified is not None else None
+    )
     try:
         report = finish_audit(table)
         figures = add_statistics_figures(drawing.result(), report) if drawing is not None else None
