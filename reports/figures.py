@@ -115,6 +115,15 @@ def _drawn(
     return FigureOutcome(filename, caption, png.getvalue(), alt=alt, svg=svg.getvalue())
 
 
+def import_drawing() -> None:
+    """Import matplotlib's drawing modules now: a process that draws some figures in a fork of itself and the others
+    in itself (``audit verify --bundle --out``) then imports them once, before the fork, not in both."""
+    import matplotlib.backends.backend_agg
+    import matplotlib.figure
+    import matplotlib.image
+    import matplotlib.style  # noqa: F401
+
+
 def _legend(figure: Figure, axes: Axes, extra: Sequence[Artist] = ()) -> None:
     """A legend inside the axes when short, beside them (in columns of at most 16 entries) when long."""
     handles, _ = axes.get_legend_handles_labels()

@@ -47,16 +47,17 @@ def audit_results(
     from audit.attestation import attestation_pointer, remove_stale_attestation, write_audit_attestation
     from audit.statistics import Forked
     from audit.verify import audit_table, finish_audit
-    from reports import add_statistics_figures, finish_report, render_figures
+    from reports import add_statistics_figures, finish_report, import_drawing, render_figures
 
     table = audit_table(request)
     if table.verified is not None and table.verified.intact:  # the statistics will run their compiled loops
         from audit.metrics import prepare_kernels
 
         prepare_kernels(announce)
-    drawing = (
-        Forked(render_figures, table.figure_data, True) if out is not None and table.verified is not None else None
-    )
+    drawing = None
+    if out is not None and table.verified is not None:  # figures drawn in a fork, the DET figures here after it
+        import_drawing()
+        drawing = Forked(render_figures, table.figure_data, True)
     try:
         report = finish_audit(table)
         figures = add_statistics_figures(drawing.result(), report) if drawing is not None else None
