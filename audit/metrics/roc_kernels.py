@@ -627,10 +627,14 @@ def workers() -> int:
 
 
 def cached_on_this_machine() -> bool:
-    """Whether numba's cache holds the entry kernels (an index file in their cache folder): when it does not, the
-    next call compiles them, about half a minute of CPU on a small machine."""
-    module = __name__.rpartition(".")[2]
-    for kernel in (eer_of_rows, eers_of_rows, weighted_sums):
+    """Whether numba's cache holds the entry kernels of this module and of ``calibration_kernels`` (an index file in
+    their cache folder; each module's kernels are compiled again when its file changes): when it does not, the next
+    call compiles them, about half a minute of CPU on a small machine."""
+    import audit.metrics.calibration_kernels as calibration_kernels
+
+    entries = (eer_of_rows, eers_of_rows, weighted_sums, binned_sums, miss_at_rates, *calibration_kernels.ENTRY_KERNELS)
+    for kernel in entries:
+        module = kernel.py_func.__module__.rpartition(".")[2]
         folder = kernel.stats.cache_path
         if folder is None or not any(Path(folder).glob(f"{module}.{kernel.py_func.__name__}-*.nbi")):
             return False

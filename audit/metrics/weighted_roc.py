@@ -294,6 +294,7 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     weighted_eers(scores, labels, speakers, weights)
     _bracketed(weights, speakers, np.full(4, 2), SortedTrials.of(scores, labels))  # the loops of long lists
     weighted_sums(weights, speakers, None, labels)
+    binned_sums(weights, speakers, None, labels, 2)  # the DET bands' and subgroup gaps' sums per score bin
     miss_at_rates(np.array([0.5]), np.ones((2, 1)), 1)  # the DET bands' interpolation
     min_cllr_of_draws(np.ones((1, 2)), np.ones((1, 2)))  # the calibration section's minima of every draw
     min_dcf_of_draws(np.ones((1, 2)), np.ones((1, 2)))
