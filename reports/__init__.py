@@ -18,7 +18,7 @@ from typing import Any
 from provenance import ATTESTATION_FILE, POLICY_FILE, is_temporary, write_files_into
 from reports.badges import artefact_evaluation_summary
 from reports.document import ReportShapeError, build_document
-from reports.figures import FigureOutcome, add_statistics_figures, render_figures
+from reports.figures import FigureOutcome, add_statistics_figures, import_drawing, render_figures
 from reports.html import render_html
 from reports.markdown import render_markdown
 from schemas import CROISSANT_FILE, InputError, json_safe
@@ -30,6 +30,7 @@ __all__ = [
     "artefact_evaluation_summary",
     "check_report_folder",
     "finish_report",
+    "import_drawing",
     "remove_stale_beside",
     "render_figures",
     "report_json",

@@ -98,8 +98,13 @@ def _drawn(
     figsize: tuple[float, float] = FIGSIZE_INCHES,
 ) -> FigureOutcome:
     """Run ``draw`` on a fresh figure and keep it as PNG and SVG bytes, identical for identical input; no text
-    smaller than ``SMALL_PT``."""
+    smaller than ``SMALL_PT``.
+
+    The figure is laid out and rendered once on its Agg canvas, whose pixels are the PNG (``savefig`` would lay it
+    out in a pass of its own, then render it again); the SVG is drawn from the same layout.
+    """
     import matplotlib
+    import matplotlib.image
     import matplotlib.style
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -108,16 +113,26 @@ def _drawn(
     rc = {"svg.hashsalt": SVG_SALT, "svg.fonttype": "none", "font.size": TEXT_PT}
     with matplotlib.style.context("default"), matplotlib.rc_context(rc):
         figure = Figure(figsize=figsize, dpi=DPI, layout="constrained")
-        FigureCanvasAgg(figure)
+        canvas = FigureCanvasAgg(figure)
         draw(figure, figure.add_subplot())
         for text in figure.findobj(Text):  # the floor, whatever size a drawing asked for
             if text.get_fontsize() < SMALL_PT:
                 text.set_fontsize(SMALL_PT)
+        canvas.draw()  # the constrained layout, then the pixels
         png, svg = io.BytesIO(), io.BytesIO()
-        figure.savefig(png, format="png", dpi=DPI, metadata={"Software": None})
+        matplotlib.image.imsave(png, canvas.buffer_rgba(), format="png", dpi=DPI, metadata={"Software": None})
         figure.set_layout_engine("none")  # the layout the PNG got, not computed again for the SVG
         figure.savefig(svg, format="svg", metadata={"Creator": None, "Date": None})
     return FigureOutcome(filename, caption, png.getvalue(), alt=alt, svg=svg.getvalue())
+
+
+def import_drawing() -> None:
+    """Import matplotlib's drawing modules now: a process that draws some figures in a fork of itself and the others
+    in itself (``audit verify --bundle --out``) then imports them once, before the fork, not in both."""
+    import matplotlib.backends.backend_agg
+    import matplotlib.figure
+    import matplotlib.image
+    import matplotlib.style  # noqa: F401
 
 
 def _legend(figure: Figure, axes: Axes, extra: Sequence[Artist] = ()) -> None:
@@ -352,10 +367,11 @@ def _file_part(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "figure"
 
 
-def det_curves(report: Mapping[str, Any]) -> list[FigureOutcome]:
+def det_curves(report: Mapping[str, Any], banded: Mapping[str, FigureOutcome] | None = None) -> list[FigureOutcome]:
     """DET curves (miss vs false-alarm probability on normal-deviate axes), the EER point (interp) marked on each:
     the groups of ``audit scores`` in one panel; a bundle's curves one figure per experiment, a panel per condition
-    family, one colour per encoder in every panel."""
+    family, one colour per encoder in every panel. A figure whose file ``banded`` holds (``det_band_figures``) is
+    that one, not drawn bare as well."""
     curves = [c for c in _curves(report, "det") if isinstance(c.get("det"), Mapping)]
     if not curves:
         caption = "DET curves per group, EER (interp) marked"
@@ -365,7 +381,12 @@ def det_curves(report: Mapping[str, Any]) -> list[FigureOutcome]:
     for entry in curves:
         figures.setdefault(str(entry.get("figure") or ""), []).append(entry)
     colours = _series_colours(list(dict.fromkeys(str(c.get("series", c.get("group"))) for c in curves)))
-    return [_det_figure(name, members, colours) for name, members in figures.items()]
+    banded = banded or {}
+    return [banded.get(_det_filename(name)) or _det_figure(name, members, colours) for name, members in figures.items()]
+
+
+def _det_filename(name: str) -> str:
+    return f"det_curves_{_file_part(name)}.png" if name else "det_curves.png"
 
 
 def _det_figure(
@@ -378,7 +399,7 @@ def _det_figure(
     panels: dict[str, list[Mapping[str, Any]]] = {}
     for entry in curves:
         panels.setdefault(str(entry.get("panel") or ""), []).append(entry)
-    filename = f"det_curves_{_file_part(name)}.png" if name else "det_curves.png"
+    filename = _det_filename(name)
     caption = caption or (
         f"DET curves of {_label(name)} per condition family (each family at its hardest condition), one colour per "
         "encoder, EER (interp) marked"
@@ -477,12 +498,24 @@ def det_band_figures(report: Mapping[str, Any]) -> list[FigureOutcome]:
     return drawn
 
 
+DET_PENDING = "drawn once the statistics are in (add_statistics_figures)"
+
+
 def add_statistics_figures(figures: Sequence[FigureOutcome], report: Mapping[str, Any]) -> list[FigureOutcome]:
     """``figures`` (drawn from the aggregates and curves, perhaps before the statistics ran) with the figures that
     need the statistics (``det_band_figures``): one of the same file replaces the figure drawn without them, the
-    others follow the DET figures; the menagerie's (``menagerie_figure``) last."""
+    others follow the DET figures, the menagerie's (``menagerie_figure``) last. The DET figures that
+    ``render_figures(..., statistics_pending=True)`` left out are drawn here, each once: with its bands, or bare
+    where the statistics give it none."""
     banded = {figure.filename: figure for figure in det_band_figures(report)}
-    kept = [banded.pop(figure.filename, figure) for figure in figures]
+    kept = []
+    for figure in figures:
+        if figure.skipped_because == DET_PENDING:
+            kept += det_curves(report, banded)
+        else:
+            kept.append(banded.get(figure.filename, figure))
+    for figure in kept:
+        banded.pop(figure.filename, None)
     last_det = max((i for i, figure in enumerate(kept) if figure.filename.startswith("det_curves")), default=-1)
     return [*kept[: last_det + 1], *banded.values(), *kept[last_det + 1 :], *menagerie_figure(report)]
 
@@ -886,12 +919,14 @@ FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome | list[FigureOutco
 )
 
 
-def render_figures(report: Mapping[str, Any]) -> list[FigureOutcome]:
+def render_figures(report: Mapping[str, Any], statistics_pending: bool = False) -> list[FigureOutcome]:
     """Every figure of the report, drawn or skipped, in a fixed order. ``FIGURES`` read only the report's
-    ``aggregates`` and ``curves``, so they can be drawn before its statistics are in; the DET bands, which read the
-    statistics, are added last (``add_statistics_figures``: none without statistics)."""
+    ``aggregates`` and ``curves``, so they can be drawn before its statistics are in; the DET figures, which the
+    statistics' bands redraw, are drawn last, each once (``add_statistics_figures``). ``statistics_pending``: the
+    report's statistics are yet to come, so the DET figures are left to ``add_statistics_figures`` (one entry
+    marks their place)."""
     drawn: list[FigureOutcome] = []
     for make in FIGURES:
-        made = make(report)
+        made = FigureOutcome("det_curves.png", "DET curves", None, DET_PENDING) if make is det_curves else make(report)
         drawn += made if isinstance(made, list) else [made]
-    return add_statistics_figures(drawn, report)
+    return drawn if statistics_pending else add_statistics_figures(drawn, report)

@@ -49,14 +49,17 @@ def audit_results(
     from audit.statistics import Forked
     from audit.verify import audit_table, finish_audit
     from provenance import write_table_card
-    from reports import add_statistics_figures, finish_report, remove_stale_beside, render_figures
+    from reports import add_statistics_figures, finish_report, import_drawing, remove_stale_beside, render_figures
 
     table = audit_table(request)
     if table.verified is not None and table.verified.intact:  # the statistics will run their compiled loops
         from audit.metrics import prepare_kernels
 
         prepare_kernels(announce)
-    drawing = Forked(render_figures, table.figure_data) if out is not None and table.verified is not None else None
+    drawing = None
+    if out is not None and table.verified is not None:  # figures drawn in a fork, the DET figures here after it
+        import_drawing()
+        drawing = Forked(render_figures, table.figure_data, True)
     try:
         report = finish_audit(table)
         figures = add_statistics_figures(drawing.result(), report) if drawing is not None else None

@@ -114,3 +114,6 @@ def group_weights_rows(multiplicities, enrol, partner, group, targets, n_groups)
             else:
                 nontarget_weights[row, group[trial]] += weight
     return target_weights, nontarget_weights
+
+
+ENTRY_KERNELS = (min_cllr_rows, min_dcf_rows, group_weights_rows)  # those called from outside: their cache is checked

@@ -81,6 +81,65 @@ def binned_sums(weights, enrol, partner, bins, n_bins):
     return out
 
 
+MISS_CHUNK = 64  # draws whose cumulative sums are made together, along the bins' contiguous rows
+
+
+@njit(cache=True)
+def miss_at_rates(p_fa, sums, n_bins, total_t, total_n, out):
+    """``out`` (draws x rates): each draw's DET miss rate at each false-alarm rate of ``p_fa``, from the target
+    (``sums[:n_bins]``) and non-target (``sums[n_bins:]``) weight of each bin (bins x draws, ascending score), by
+    linear interpolation between thresholds; rows of a draw without weight in a class are left as they are.
+
+    The arithmetic of the NumPy formulation it replaced, operation for operation, so the values are the same bits:
+    cumulative sums down the bins, each class's rates divided by its total, and every draw's rising false-alarm
+    rates (and the rates sought) moved up by twice its rank among the valid draws, as one sorted array held them.
+    The sums are made for ``MISS_CHUNK`` draws at a time, along the bins' contiguous rows; a rate is divided out
+    only where the search reads it.
+    """
+    n_draws = sums.shape[1]
+    missed = np.empty((n_bins + 1, MISS_CHUNK))  # target weight below each threshold
+    accepted = np.empty((n_bins + 1, MISS_CHUNK))  # non-target weight at and above it
+    running = np.empty(MISS_CHUNK)
+    rank = 0
+    for first in range(0, n_draws, MISS_CHUNK):
+        width = min(MISS_CHUNK, n_draws - first)
+        running[:] = 0.0
+        missed[0, :] = 0.0
+        for k in range(n_bins):  # threshold k + 1 accepts bins k + 1 and above: bins 0..k are missed
+            for c in range(width):
+                running[c] += sums[k, first + c]
+                missed[k + 1, c] = running[c]
+        running[:] = 0.0
+        accepted[n_bins, :] = 0.0
+        for k in range(n_bins - 1, -1, -1):  # threshold k accepts bins k and above
+            for c in range(width):
+                running[c] += sums[n_bins + k, first + c]
+                accepted[k, c] = running[c]
+        for c in range(width):
+            draw = first + c
+            n_target, n_nontarget = total_t[draw], total_n[draw]
+            if not (n_target > 0.0 and n_nontarget > 0.0):
+                continue
+            offset = 2.0 * rank
+            rank += 1
+            for j in range(p_fa.size):
+                wanted = p_fa[j] + offset
+                # In rising order (i = n_bins - k), the first point above ``wanted``: numpy.searchsorted(side="right").
+                low, high = 0, n_bins + 1
+                while low < high:
+                    middle = (low + high) // 2
+                    if accepted[n_bins - middle, c] / n_nontarget + offset <= wanted:
+                        low = middle + 1
+                    else:
+                        high = middle
+                right = min(low, n_bins)
+                left = right - 1
+                x0 = accepted[n_bins - left, c] / n_nontarget + offset
+                x1 = accepted[n_bins - right, c] / n_nontarget + offset
+                y0, y1 = missed[n_bins - left, c] / n_target, missed[n_bins - right, c] / n_target
+                out[draw, j] = y0 + (wanted - x0) * (y1 - y0) / (x1 - x0) if x1 > x0 else y0
+
+
 @njit(cache=True)
 def _interp(tps, fps, previous_tps, previous_fps, has_previous, n_target, n_nontarget):
     """Linear crossing of fpr = fnr between the point before the crossing (or (0, 0)) and the crossing."""
@@ -568,10 +627,14 @@ def workers() -> int:
 
 
 def cached_on_this_machine() -> bool:
-    """Whether numba's cache holds the entry kernels (an index file in their cache folder): when it does not, the
-    next call compiles them, about half a minute of CPU on a small machine."""
-    module = __name__.rpartition(".")[2]
-    for kernel in (eer_of_rows, eers_of_rows, weighted_sums):
+    """Whether numba's cache holds the entry kernels of this module and of ``calibration_kernels`` (an index file in
+    their cache folder; each module's kernels are compiled again when its file changes): when it does not, the next
+    call compiles them, about half a minute of CPU on a small machine."""
+    import audit.metrics.calibration_kernels as calibration_kernels
+
+    entries = (eer_of_rows, eers_of_rows, weighted_sums, binned_sums, miss_at_rates, *calibration_kernels.ENTRY_KERNELS)
+    for kernel in entries:
+        module = kernel.py_func.__module__.rpartition(".")[2]
         folder = kernel.stats.cache_path
         if folder is None or not any(Path(folder).glob(f"{module}.{kernel.py_func.__name__}-*.nbi")):
             return False

@@ -120,6 +120,25 @@ def binned_sums(
     return sums.reshape(n_bins, -1)[:, : resampled.rows]
 
 
+def miss_at_rates(p_fa: ArrayLike, sums: ArrayLike, n_bins: int) -> FloatArray:
+    """(draws x rates): each draw's DET miss rate at each false-alarm rate of ``p_fa`` (in [0, 1)), from the target
+    (``sums[:n_bins]``) and non-target (``sums[n_bins:]``) weight of every bin (2 n_bins x draws, ascending score, as
+    ``binned_sums`` gives them), linearly interpolated between thresholds; NaN for a draw without weight in a class.
+
+    >>> miss_at_rates(np.array([0.25, 0.5]), np.array([[0.0], [1.0], [1.0], [1.0], [1.0], [0.0]]), 3)
+    array([[0.25, 0.  ]])
+    """
+    import audit.metrics.roc_kernels as roc_kernels
+
+    rates = np.ascontiguousarray(p_fa, dtype=np.float64)
+    weights = np.ascontiguousarray(sums, dtype=np.float64)
+    if weights.ndim != 2 or weights.shape[0] != 2 * n_bins:
+        raise WeightedRocInputError(f"sums must have 2 x {n_bins} rows (bins of each class), not {weights.shape}")
+    out = np.full((weights.shape[1], rates.size), np.nan)
+    roc_kernels.miss_at_rates(rates, weights, n_bins, weights[:n_bins].sum(axis=0), weights[n_bins:].sum(axis=0), out)
+    return out
+
+
 @dataclass(frozen=True)
 class SortedTrials:
     """One score array's trials in descending score order, with where each threshold's trials end
@@ -275,6 +294,8 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     weighted_eers(scores, labels, speakers, weights)
     _bracketed(weights, speakers, np.full(4, 2), SortedTrials.of(scores, labels))  # the loops of long lists
     weighted_sums(weights, speakers, None, labels)
+    binned_sums(weights, speakers, None, labels, 2)  # the DET bands' and subgroup gaps' sums per score bin
+    miss_at_rates(np.array([0.5]), np.ones((2, 1)), 1)  # the DET bands' interpolation
     min_cllr_of_draws(np.ones((1, 2)), np.ones((1, 2)))  # the calibration section's minima of every draw
     min_dcf_of_draws(np.ones((1, 2)), np.ones((1, 2)))
     TieGroups.of(scores, labels).draw_counts(np.ones((1, 2)), speakers, speakers)

@@ -7,7 +7,8 @@ enrolment speaker's multiplicity times its test speaker's), summed per score bin
 class's scores (half the bins each, so both the non-targets' upper tail, which sets low false-alarm rates, and the
 targets are resolved); trials sharing a bin are tied at its threshold. Each draw's DET is the ROC through its
 thresholds (accept a bin and those above), linearly interpolated between them, read at every false-alarm rate of
-``BAND_P_FA`` (the rate's exact miss on the straight segment between two thresholds); grid rates below one
+``BAND_P_FA`` (the rate's exact miss on the straight segment between two thresholds; ``audit.metrics.miss_at_rates``,
+a compiled loop over each draw's bins); grid rates below one
 non-target trial's share are left out (the curve there is no measurement). The band is pointwise (each rate's own
 ``level`` percentile interval), not simultaneous: read it as "at this false-alarm rate, the miss rate lies here", not
 as a region the whole curve keeps to. Coverage measured by simulation in benchmarks/bench_det_bands.py (figures in
@@ -24,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import ndtr, ndtri
 
-from audit.metrics import binned_sums
+from audit.metrics import binned_sums, miss_at_rates
 from audit.statistics.contrasts import SpeakerDraws
 from audit.statistics.draws import FloatArray, IntArray, StatisticsInputError
 
@@ -60,37 +61,6 @@ def score_bins(scores: FloatArray, labels: NDArray[np.bool_], max_bins: int = MA
     return np.searchsorted(edges, scores, side="right").astype(np.int64), int(edges.size + 1)
 
 
-def miss_at(p_fa: FloatArray, targets: FloatArray, nontargets: FloatArray) -> FloatArray:
-    """(draws x rates): the miss rate at each false-alarm rate of ``p_fa`` (in [0, 1)) on each draw's DET, from the
-    target and non-target weight of every bin (bins x draws, ascending score); NaN for a draw without weight in a
-    class. ``numpy.interp`` of each draw's curve, for every draw at once: each draw's rising false-alarm rates are
-    moved up by twice its row number, so one sorted array holds them all and one search places every rate.
-
-    >>> miss_at(np.array([0.25, 0.5]), np.array([[0.0], [1.0], [1.0]]), np.array([[1.0], [1.0], [0.0]]))
-    array([[0.25, 0.  ]])
-    """
-    total_t, total_n = targets.sum(axis=0), nontargets.sum(axis=0)
-    valid = (total_t > 0) & (total_n > 0)
-    out = np.full((targets.shape[1], p_fa.size), np.nan)
-    if not valid.any() or not p_fa.size:
-        return out
-    # Threshold k accepts bins k and above (k = 0: accept all; k = bins: accept none); by rising false alarms.
-    miss = np.vstack([np.zeros((1, valid.sum())), np.cumsum(targets[:, valid], axis=0)]) / total_t[valid]
-    accepted = np.cumsum(nontargets[::-1, valid], axis=0)[::-1]
-    false_alarms = np.vstack([accepted, np.zeros((1, valid.sum()))]) / total_n[valid]
-    offsets = 2.0 * np.arange(valid.sum())[:, None]
-    rising = (false_alarms[::-1].T + offsets).ravel()
-    falling_miss = miss[::-1].T.ravel()
-    wanted = (p_fa[None, :] + offsets).ravel()
-    right = np.searchsorted(rising, wanted, side="right")  # xp[left] <= x < xp[right], as numpy.interp takes them
-    left = right - 1
-    x0, x1, y0, y1 = rising[left], rising[right], falling_miss[left], falling_miss[right]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        values = np.where(x1 > x0, y0 + (wanted - x0) * (y1 - y0) / (x1 - x0), y0)
-    out[valid] = values.reshape(-1, p_fa.size)
-    return out
-
-
 def det_band(record: BandInput, draws: SpeakerDraws, level: float, p_fa: FloatArray = BAND_P_FA) -> dict[str, Any]:
     """The curve's miss rate at each false-alarm rate of ``p_fa`` (from a non-target trial's share up) with its
     pointwise percentile band over ``draws``, and the trials and speakers behind it."""
@@ -107,8 +77,8 @@ def det_band(record: BandInput, draws: SpeakerDraws, level: float, p_fa: FloatAr
     column = bins + np.where(labels, 0, n)
     point = np.bincount(column, minlength=2 * n).astype(float)[:, None]
     sums = binned_sums(draws.weights, *draws.codes(enrol, test), column, 2 * n)
-    estimate = miss_at(rates, point[:n], point[n:])[0]
-    drawn = miss_at(rates, sums[:n], sums[n:])
+    estimate = miss_at_rates(rates, point, n)[0]
+    drawn = miss_at_rates(rates, sums, n)
     defined = np.isfinite(drawn[:, 0]) if rates.size else np.zeros(0, bool)
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(drawn[defined], [tail, 1.0 - tail], axis=0) if defined.any() else (rates * np.nan,) * 2

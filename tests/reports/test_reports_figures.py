@@ -311,3 +311,38 @@ def test_a_long_heatmap_is_drawn_in_parts_that_keep_each_experiment_together() -
         "Heatmap of 2 encoders by 9 conditions (part 3 of 3)",
     ]
     assert parts[1].caption.endswith("part 2 of 3: E03") and parts[2].caption.endswith("part 3 of 3: E03 to E04")
+
+
+def test_each_det_figure_is_drawn_once_banded_where_the_statistics_band_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The figures drawn before the statistics leave the DET figures out (one entry marks their place); once the
+    statistics are in, each is drawn once: with its bands (E13), bare where they give it none (E14), and the subgroup
+    figure after them; ``render_figures`` of the whole report draws the same, each once too."""
+    import reports.figures as figures
+    from audit.bundle.curves import curve
+
+    scores = np.linspace(0.0, 1.0, 200)
+    labels = (np.arange(200) % 3 == 0).astype(int)
+    det = [
+        curve("condition", f"{m} ({e} clean)", scores, labels, 1 / 3, ("det",), figure=e, panel="clean", series=m,
+              record_id=f"r-{e}-{m}")
+        for e in ("E13", "E14") for m in ("m1", "m2")
+    ]  # fmt: skip
+    bands = [_band("E13", "clean", m, f"r-E13-{m}", 0.1) for m in ("m1", "m2")]
+    bands += [_band("D04 subgroups", "m1", g, f"s-{g}", 0.0, style="clean") for g in ("F", "M")]
+    drawn: list[str] = []
+    draw = figures._det_figure
+    monkeypatch.setattr(figures, "_det_figure", lambda name, *rest: drawn.append(name) or draw(name, *rest))
+    pending = figures.render_figures({"curves": det}, statistics_pending=True)
+    assert drawn == [] and [f.skipped_because for f in pending].count(figures.DET_PENDING) == 1
+    report = {"curves": det, "statistics": {"det_bands": bands}}
+    merged = figures.add_statistics_figures(pending, report)
+    assert sorted(drawn) == ["D04 subgroups", "E13", "E14"]
+    names = [f.filename for f in merged]
+    assert names[names.index("det_curves_E13.png") :][:3] == [
+        "det_curves_E13.png", "det_curves_E14.png", "det_curves_D04-subgroups.png"
+    ]  # fmt: skip
+    assert "pointwise 95% band" in merged[names.index("det_curves_E13.png")].caption
+    assert "band" not in merged[names.index("det_curves_E14.png")].caption
+    assert all(f.skipped_because != figures.DET_PENDING for f in merged)
+    drawn.clear()
+    assert [f.filename for f in figures.render_figures(report)] == names and sorted(drawn) == sorted(set(drawn))

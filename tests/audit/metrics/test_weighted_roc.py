@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from audit.metrics import eer
-from audit.metrics.weighted_roc import WeightedRocInputError, weighted_eer, weighted_eers, weighted_sums
+from audit.metrics.weighted_roc import WeightedRocInputError, miss_at_rates, weighted_eer, weighted_eers, weighted_sums
 
 
 def _design(rng: np.random.Generator, n: int = 300, speakers: int = 9) -> tuple[np.ndarray, ...]:
@@ -29,6 +29,27 @@ def test_weighted_sums_equal_a_loop_over_the_trials_repeated() -> None:
         for trial in range(labels.size):
             expected[row] += with_one[enrol[trial]] * with_one[partner[trial]] * values[trial]
     assert np.allclose(weighted_sums(weights, enrol, partner, values), expected, rtol=0, atol=1e-9)
+
+
+def test_miss_at_rates_interpolate_each_draws_det_between_its_thresholds() -> None:
+    """Oracle: each draw's DET from the definition (a threshold accepts a bin and those above it; false-alarm and
+    miss rate of every threshold), read by numpy.interp at each rate; a draw without non-target weight is NaN."""
+    rng = np.random.default_rng(11)
+    n_bins, draws = 40, 7
+    sums = rng.uniform(0.1, 2.0, size=(2 * n_bins, draws))  # every bin weighed: the false-alarm rate falls strictly
+    sums[n_bins:, 3] = 0.0
+    p_fa = np.array([0.0, 0.013, 0.1, 0.37, 0.5, 0.9])
+    expected = np.full((draws, p_fa.size), np.nan)
+    for draw in range(draws):
+        targets, nontargets = sums[:n_bins, draw], sums[n_bins:, draw]
+        if nontargets.sum() == 0:
+            continue
+        false_alarm = [nontargets[k:].sum() / nontargets.sum() for k in range(n_bins + 1)]
+        miss = [targets[:k].sum() / targets.sum() for k in range(n_bins + 1)]
+        expected[draw] = np.interp(p_fa, false_alarm[::-1], miss[::-1])
+    got = miss_at_rates(p_fa, sums, n_bins)
+    assert np.array_equal(np.isnan(got), np.isnan(expected))
+    assert np.allclose(got, expected, rtol=0, atol=1e-12, equal_nan=True)
 
 
 def test_the_weights_layout_does_not_change_a_draw() -> None:
