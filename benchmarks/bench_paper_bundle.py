@@ -208,7 +208,7 @@ def main() -> None:
     parser.add_argument("--default", type=Path, default=Path("out/default"), help="the default bundle, if any")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N", help="also list the N costliest functions")
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
-    parser.add_argument("--quick", action="store_true", help="a new bundle at 5 % of the trial budget")
+    parser.add_argument("--quick", action="store_true", help="a new bundle at 5 %% of the trial budget")
     args = parser.parse_args()
     if args.quick:
         args.scale = 0.05

@@ -426,20 +426,24 @@ def _score_types() -> dict[str, Any]:
 
 
 def _score_table(item: tuple[str, bytes], max_rows: int | None = None) -> Any:
-    """The Arrow table of one score file holding exactly the score columns in their types, or the
-    BundleFileError that says why not (returned, not raised: files are read in a thread pool's map).
+    """The Arrow table of one score file holding exactly the score columns in their types (``status`` as each
+    row's position in ``SCORE_STATUSES``, :func:`_status_codes`), or the BundleFileError that says why not
+    (returned, not raised: files are read in a thread pool's map).
 
     What a hostile file could make expand is checked on its metadata before any column is decoded: its columns and
     types, its row count (at most ``max_rows``: no score file is longer than the longest trial list) and its
-    ``status`` values, read as a dictionary and checked before they are spelt out per row.
+    ``status`` values, read as a dictionary and checked before any row is looked at.
     """
     import pyarrow as arrow  # here, not at import: the table-only audit never reads Parquet
     import pyarrow.parquet as pq
 
     name, data = item
     try:
-        source = pq.ParquetFile(arrow.BufferReader(data))
-        schema = source.schema_arrow
+        try:  # one open, its footer parsed once: read_dictionary changes what is decoded, not the schema below
+            source = pq.ParquetFile(arrow.BufferReader(data), read_dictionary=["status"])
+        except KeyError:  # no column named status (refused by the column check below)
+            source = pq.ParquetFile(arrow.BufferReader(data))
+        schema = source.metadata.schema.to_arrow_schema()  # the types as written, string status not as dictionary
         columns = set(schema.names)  # decoded here: a corrupt name is not UTF-8 (a ValueError)
     except (arrow.ArrowException, OSError, ValueError) as error:
         return BundleFileError(name, f"not a Parquet file: {error}")
@@ -467,17 +471,31 @@ def _score_table(item: tuple[str, bytes], max_rows: int | None = None) -> Any:
     try:
         # One file, one thread: read_table's dataset layer and thread pool cost more than the read (1.3 against
         # 0.5 ms a score file, thousands a bundle).
-        table = pq.ParquetFile(arrow.BufferReader(data), read_dictionary=["status"]).read(use_threads=False)
+        table = source.read(use_threads=False)
     except (arrow.ArrowException, OSError, ValueError) as error:
         return BundleFileError(name, f"not a Parquet file: {error}")
-    statuses = table.column("status")
-    if arrow.types.is_dictionary(statuses.type):
-        spelled = {str(value) for chunk in statuses.chunks for value in chunk.dictionary.to_pylist()}
-        if not spelled <= set(SCORE_STATUSES):
-            odd = sorted(spelled - set(SCORE_STATUSES))[0][:40]
-            return BundleFileError(name, f"a status is not one of {', '.join(SCORE_STATUSES)} ({odd!r})")
-        table = table.set_column(table.schema.get_field_index("status"), "status", statuses.cast(arrow.large_string()))
-    return table
+    codes = _status_codes(table.column("status"))
+    if isinstance(codes, str):
+        return BundleFileError(name, f"a status is not one of {', '.join(SCORE_STATUSES)} ({codes[:40]!r})")
+    return table.set_column(table.schema.get_field_index("status"), "status", codes)
+
+
+def _status_codes(statuses: Any) -> Any:
+    """Each row's status as its position in ``SCORE_STATUSES`` (int8, null where the status is null), or the first
+    value (sorted) that is not a status. ``statuses`` is read as a dictionary (a string or large_string column
+    always is), whose values are spelt once a file, never once a row: the rows are then checked and compared as small
+    integers, not cast to text and compared as strings."""
+    import pyarrow as arrow  # here, not at import: the table-only audit never reads Parquet
+
+    spelled = [[str(value) for value in chunk.dictionary.to_pylist()] for chunk in statuses.chunks]
+    odd = {value for values in spelled for value in values} - set(SCORE_STATUSES)
+    if odd:
+        return sorted(odd)[0]
+    positions = [arrow.array([SCORE_STATUSES.index(value) for value in values], arrow.int8()) for values in spelled]
+    return arrow.chunked_array(
+        [position.take(chunk.indices) for position, chunk in zip(positions, statuses.chunks, strict=True)],
+        arrow.int8(),
+    )
 
 
 def _score_tables(items: list[tuple[str, bytes]], max_rows: int | None) -> list[Any]:
@@ -489,16 +507,13 @@ def _checked_scores(tables: dict[str, Any]) -> dict[str, RecordScores | BundleFi
     """Each table's scores, or the :class:`~schemas.scores.ScoresSchema` rules it breaks; every rule is evaluated
     once over the rows of all ``tables``, then attributed to the files."""
     import pyarrow as arrow
-    import pyarrow.compute as pc
 
     lengths = np.fromiter((table.num_rows for table in tables.values()), np.int64, len(tables))
     ends = np.cumsum(lengths)
 
     def column(name: str) -> Any:
         chunks = [chunk for table in tables.values() for chunk in table.column(name).chunks]
-        if name == "status":  # string or large_string, as each file has it
-            return arrow.chunked_array([chunk.cast(arrow.large_string()) for chunk in chunks], arrow.large_string())
-        return arrow.chunked_array(chunks, _score_types()[name])
+        return arrow.chunked_array(chunks, arrow.int8() if name == "status" else _score_types()[name])
 
     def breaks(name: str, row_ok: np.ndarray) -> np.ndarray:
         """Per file: whether column ``name`` has a null or a row where ``row_ok`` is False."""
@@ -511,18 +526,18 @@ def _checked_scores(tables: dict[str, Any]) -> dict[str, RecordScores | BundleFi
     index = column("trial_index").fill_null(-1).to_numpy()  # a null breaks its rule (below) in any case
     labels = column("label").fill_null(-1).to_numpy()
     scores = column("score").to_numpy().astype(np.float64)
-    status = column("status")
-    scored = pc.equal(status, "scored").fill_null(False).to_numpy()
+    status = column("status").fill_null(-1).to_numpy()  # positions in SCORE_STATUSES (_status_codes)
+    scored = status == SCORE_STATUSES.index("scored")
     rules = (
         (
             "trial_index is not 0..n-1 in row order",
             breaks("trial_index", index == np.arange(len(index)) - np.repeat(ends - lengths, lengths)),
         ),
         ("a label is not 0 or 1", breaks("label", np.isin(labels, (0, 1)))),
-        # A file without rows breaks this rule, as Arrow's all() of no values is null.
+        # A file without rows breaks this rule.
         (
             f"a status is not one of {', '.join(SCORE_STATUSES)}",
-            breaks("status", pc.is_in(status, arrow.array(SCORE_STATUSES)).to_numpy()) | (lengths == 0),
+            breaks("status", status >= 0) | (lengths == 0),
         ),
         (
             "a scored trial without a finite score, or an unscored one with a score",

@@ -151,6 +151,29 @@ def test_score_files_checked_together_each_get_what_a_file_alone_gets() -> None:
 TRIALS = (
     b"trial_index,enrol_utt,test_utt,label,enrol_speaker,test_speaker\n0,a1,b1,0,a,b\n1,a1,a2,1,a,a\n2,b2,a2,0,b,a\n"
 )
+
+
+@pytest.mark.parametrize(
+    ("status", "problem"),
+    [
+        (pa.array(["scored"] * 6).dictionary_encode(), "column status is dictionary<values=string"),
+        (pa.array([b"scored"] * 6), "column status is binary, expected string"),
+        (pa.array([1] * 6), "column status is int64, expected string"),
+    ],
+    ids=["dictionary", "binary", "int"],
+)
+def test_a_status_column_of_another_type_is_refused_by_the_type_it_was_written_in(
+    status: pa.Array, problem: str
+) -> None:
+    """The file is opened once with ``status`` read as a dictionary: the check still sees the type as written (a
+    status stored as a dictionary is refused, as a string column read as one is not)."""
+    table = pa.Table.from_pandas(_scores(), preserve_index=False)
+    buffer = io.BytesIO()
+    pq.write_table(table.set_column(3, "status", status), buffer)
+    with pytest.raises(BundleFileError, match=problem.replace("[", r"\[")):
+        parse_scores("scores/r.parquet", buffer.getvalue())
+
+
 TRIAL_CASES = {
     "valid": TRIALS,
     "label-2": TRIALS.replace(b"1,a1,a2,1,a,a", b"1,a1,a2,2,a,a"),
