@@ -81,8 +81,8 @@ STEPS: dict[str, tuple[tuple[str, str], ...]] = {
 # Parts of a step, shown under it (their time is inside the step's): private names, for finding hot spots.
 PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "statistics: gathering inputs": (
-        ("audit.statistics.bundle", "_contrast_input"),
-        ("audit.statistics.bundle", "_subgroup_settings"),
+        ("audit.statistics.bundle", "contrast_input"),
+        ("audit.statistics.bundle", "subgroup_settings"),
     ),
     "statistics: contrast bootstrap": (("audit.statistics.section", "draw_contrast"),),
     "statistics: matched coverage simulations": (("audit.statistics.section", "small_sample_warnings"),),

@@ -49,13 +49,7 @@ fixed on the clean reference, who changes category in each compound cell, and ea
 from the same draws (its impostors; its targets by test utterance) where it has enough trials.
 """
 
-from audit.statistics.bundle import (
-    family_of,
-    fixed_threshold_section,
-    statistics_eer_method,
-    statistics_of_bundle,
-    subgroup_gap_section,
-)
+from audit.statistics.bundle import statistics_eer_method, statistics_of_bundle
 from audit.statistics.contrasts import ContrastInput, SpeakerDraws, bootstrap_contrast, estimate_with_interval
 from audit.statistics.coupling import coupling_under_additivity
 from audit.statistics.coverage import MEASURED_COVERAGE, CoverageDesign, measured_coverage, simulated_coverage
@@ -71,6 +65,7 @@ from audit.statistics.draws import (
 )
 from audit.statistics.equivalence import family_power, family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
+from audit.statistics.inputs import family_of
 from audit.statistics.menagerie import SpeakerRecord, menagerie
 from audit.statistics.rankings import RankingInput, p_text, paired_rankings, rankings_section
 from audit.statistics.rankings import speaker_ids as ranking_speaker_ids
@@ -82,6 +77,7 @@ from audit.statistics.subgroups import (
     fixed_threshold_analysis,
     subgroup_gap_intervals,
 )
+from audit.statistics.wording import fixed_threshold_section, subgroup_gap_section
 
 __all__ = [
     "MEASURED_COVERAGE",

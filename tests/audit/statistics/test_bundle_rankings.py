@@ -44,7 +44,7 @@ def test_a_declared_experiment_family_puts_every_condition_in_one_holm_family(tm
 
 
 class Lists:
-    """The three things ``_ranking_inputs`` reads of a bundle's scores: each record's list, its columns and scores."""
+    """The three things ``ranking_inputs`` reads of a bundle's scores: each record's list, its columns and scores."""
 
     def __init__(self, lists: dict[str, str]) -> None:
         self.trial_list = lists
@@ -65,14 +65,14 @@ class Lists:
 def test_settings_pair_encoders_on_one_list_and_name_what_they_leave_out() -> None:
     """m1 has two records in condition c (both on list L): the second is left out and named; m2 on another list in
     condition d splits that setting by list."""
-    from audit.statistics.bundle import _ranking_inputs
+    from audit.statistics.inputs import ranking_inputs
 
     rows = [
         {"record_id": r, "experiment": "E1", "corpus": "k", "condition": c, "model": m}
         for r, c, m in (("r1", "c", "m1"), ("r2", "c", "m2"), ("r3", "c", "m1"), ("r4", "d", "m1"), ("r5", "d", "m2"))
     ]
     lists = Lists({"r1": "L", "r2": "L", "r3": "L", "r4": "L", "r5": "M"})
-    inputs, left_out = _ranking_inputs(rows, lists)  # type: ignore[arg-type]
+    inputs, left_out = ranking_inputs(rows, lists)  # type: ignore[arg-type]
     assert left_out == ["r3"]
     assert [(dict(i.key), dict(i.records or {})) for i in inputs] == [
         ({"experiment": "E1", "corpus": "k", "condition": "c"}, {"m1": "r1", "m2": "r2"}),

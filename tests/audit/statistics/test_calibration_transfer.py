@@ -163,7 +163,7 @@ def test_a_map_on_too_few_development_speakers_gives_no_interval_to_what_needs_i
 def test_a_degenerate_interval_is_said_to_be_one() -> None:
     """A map whose LLRs never reach the Bayes threshold at p_target 0.01 rejects every trial in every draw: actDCF 1
     in each, a zero-width interval, which the section prints as none (issue 42: "[1.000, 1.000]")."""
-    from audit.statistics.bundle import _interval_text
+    from audit.statistics.wording import interval_text
 
     rng = np.random.default_rng(6)
     enrol, test, labels, scores = _trials(rng, [f"s{i}" for i in range(6)], 5, 1.5, (0.5, 0.3))
@@ -172,13 +172,13 @@ def test_a_degenerate_interval_is_said_to_be_one() -> None:
     (row,) = calibration_transfer([record], SpeakerDraws.of([enrol, test], 30, 3), 0.95)
     assert row["act_dcf"]["estimate"] == 1.0 and row["act_dcf"]["low"] == row["act_dcf"]["high"] == 1.0
     assert "degenerate" in row["act_dcf"]
-    assert _interval_text(row["act_dcf"]) == "1.000 (no interval: every resample gives the same value)"
+    assert interval_text(row["act_dcf"]) == "1.000 (no interval: every resample gives the same value)"
     assert "degenerate" not in row["cllr"]
     # A minDCF of 1 whose draws lie below it: the reflected interval [1, 1.1] is cut to the bound, a zero width
     # that says nothing either (the default printed "1.000 [1.000, 1.000]" there).
     at_bound = _interval("min_dcf", {"min_dcf": 1.0}, {"min_dcf": np.linspace(0.9, 1.0, 101)}, 0.95)
     assert (at_bound["low"], at_bound["high"]) == (1.0, 1.0)
-    assert _interval_text(at_bound) == "1.000 (no interval: the interval lies at the metric's bound)"
+    assert interval_text(at_bound) == "1.000 (no interval: the interval lies at the metric's bound)"
 
 
 def _population_metrics(fit: LinearCalibration, mean: float, variance: float, p_target: float) -> dict[str, float]:

@@ -85,7 +85,7 @@ def test_the_count_outside_the_margin_has_no_point_estimate_and_reads_cannot_tel
     """Issue 42: exactly additive families of 24 contrasts read "12 [0, 24]" when the count of estimates beyond the
     margin was printed; that count is biased away from 0 (here: noise of the margin's size puts many estimates
     beyond it), so only the bounds are given, and bounds from 0 to every contrast read as "cannot tell"."""
-    from audit.statistics.bundle import _count_text
+    from audit.statistics.wording import count_text
 
     rng = np.random.default_rng(11)
     truth = np.zeros(24)
@@ -94,11 +94,11 @@ def test_the_count_outside_the_margin_has_no_point_estimate_and_reads_cannot_tel
     family = family_summary(estimates, draws, [tost_verdict(row, MARGIN) for row in draws], 0.95, margin=MARGIN)
     assert np.sum(np.abs(estimates) > MARGIN) == 7  # what the old estimate said of this family of zeros
     assert set(family["n_outside_margin"]) == {"low", "high", "level"}
-    assert _count_text(family) == "0 to 24 (cannot tell)"
-    assert _count_text(family | {"n_outside_margin": {"low": 3, "high": 7}}) == "3 to 7"
+    assert count_text(family) == "0 to 24 (cannot tell)"
+    assert count_text(family | {"n_outside_margin": {"low": 3, "high": 7}}) == "3 to 7"
     # The default's D01/baseline: six contrasts, all near chance (verdicts withheld), printed "6 [0, 0]" before.
     withheld = {"n_outside_margin": {"low": 0, "high": 0}, "n_contrasts": 6, "n_not_tested": 6}
-    assert _count_text(withheld) == "0 to 0 of the tested; 6 not tested (verdict withheld)"
+    assert count_text(withheld) == "0 to 0 of the tested; 6 not tested (verdict withheld)"
 
 
 @pytest.mark.slow

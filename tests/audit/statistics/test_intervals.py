@@ -112,9 +112,9 @@ def test_a_contrast_flagged_near_chance_gets_no_equivalence_verdict() -> None:
 
 
 def test_the_report_prints_no_interval_for_a_one_speaker_subgroup_and_lists_every_one() -> None:
-    from audit.statistics.bundle import subgroup_gap_section
     from audit.statistics.contrasts import SpeakerDraws
     from audit.statistics.subgroups import SubgroupInput, subgroup_gap_intervals
+    from audit.statistics.wording import subgroup_gap_section
 
     contrast = _one_male_speaker(np.random.default_rng(3))
     results = []

@@ -528,15 +528,15 @@ def test_few_speakers_warn_with_the_matched_coverage() -> None:
 def test_a_report_states_one_coverage_the_matched_simulations_where_they_ran() -> None:
     """Issue 42: the default printed DESIGN's table row (IE 0.963 at 7 speakers) beside its own matched simulation
     (IE 89 %). Where matched simulations ran, theirs is the one statement; else the table's row."""
-    from audit.statistics.bundle import _coverage_statement
     from audit.statistics.coverage import measured_coverage
+    from audit.statistics.wording import coverage_statement
 
     table_row = measured_coverage("rocch", 7) | {"median_speakers": 7}
     matched = ["Warning: 32 contrast(s) rest on 7 speakers ... 89% for IE (3%) ..."]
-    assert _coverage_statement({"coverage_warnings": matched, "measured_coverage": table_row}) == matched
-    (line,) = _coverage_statement({"coverage_warnings": [], "measured_coverage": table_row})
+    assert coverage_statement({"coverage_warnings": matched, "measured_coverage": table_row}) == matched
+    (line,) = coverage_statement({"coverage_warnings": [], "measured_coverage": table_row})
     assert line.startswith("Measured coverage of these 95% intervals in rocch at 7 speakers")
-    assert _coverage_statement({"coverage_warnings": [], "measured_coverage": None}) == []
+    assert coverage_statement({"coverage_warnings": [], "measured_coverage": None}) == []
 
 
 def test_a_record_without_development_classes_is_skipped_with_its_reason() -> None:
