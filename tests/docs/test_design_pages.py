@@ -15,6 +15,9 @@ import pytest
 from tests.docs.blocks import ROOT, load_hook
 
 pytest.importorskip("markdown", reason="the docs extra is not installed (nox -s tests installs it)")
+# Skipped on the light install (no docs extra), so run again on the full one: without the mark the full session
+# would deselect it as a light-tier test that has already run.
+pytestmark = pytest.mark.every_install
 
 DESIGN = ROOT / "docs" / "DESIGN.md"
 # A section planted after the last one: links to an anchor of another section, to its own title, to a heading it

@@ -82,6 +82,7 @@ def _copyright_statement(package: str) -> tuple[str | None, str]:
     return None, "BSD-style"
 
 
+@pytest.mark.every_install  # the packages are installed by the full session (the light one may lack them)
 @pytest.mark.parametrize(
     "package", sorted(release for release in CORPUS_LICENCES if release.startswith(("asterisk-", "fillets-")))
 )
