@@ -102,13 +102,19 @@ def _is_numeric(values: Sequence[Any]) -> bool:
 
 
 def table_blocks(
-    columns: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = MAX_TABLE_ROWS, fold: bool = True
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    limit: int = MAX_TABLE_ROWS,
+    fold: bool = True,
+    n_rows: int | None = None,
 ) -> list[Block]:
     """A table of raw values (formatted here), cut after ``limit`` rows with a line counting the rest; a wide table
     of few rows is stacked (one line per column), so that no column is cut on a screen; with ``fold`` (everywhere
-    but the headline) a table of more than ``FOLD_ROWS`` rows is folded under a line giving its rows and columns."""
-    folded = fold and len(rows) > FOLD_ROWS
-    if 0 < len(rows) <= STACKED_ROWS and len(columns) > STACKED_COLUMNS:
+    but the headline) a table of more than ``FOLD_ROWS`` rows is folded under a line giving its rows and columns.
+    ``n_rows``: the table's rows when ``rows`` holds only its first (report.json has the others' values elsewhere)."""
+    n_rows = len(rows) if n_rows is None else n_rows
+    folded = fold and n_rows > FOLD_ROWS
+    if 0 < len(rows) == n_rows <= STACKED_ROWS and len(columns) > STACKED_COLUMNS:
         named = [str(row[0]) if row else "" for row in rows]
         labels = named if len(set(named)) == len(named) else [f"row {n}" for n in range(1, len(rows) + 1)]
         columns, rows = (
@@ -119,11 +125,11 @@ def table_blocks(
     numeric = tuple(_is_numeric([row[i] for row in shown if i < len(row)]) for i in range(len(columns)))
     cells = tuple(tuple(format_value(row[i]) if i < len(row) else "" for i in range(len(columns))) for row in shown)
     blocks: list[Block] = [Table(tuple(str(column) for column in columns), cells, numeric)]
-    if len(rows) > limit:
-        blocks.append(Paragraph(f"... and {len(rows) - limit} more rows (all {len(rows)} are in report.json)."))
+    if n_rows > len(shown):
+        blocks.append(Paragraph(f"... and {n_rows - len(shown)} more rows (all {n_rows} are in report.json)."))
     if folded:
         named = f"{count(len(columns), 'column')}: {format_list([str(column) for column in columns], 6)}"
-        return [Details(f"Table of {count(len(rows), 'row')}, {named}", tuple(blocks))]
+        return [Details(f"Table of {count(n_rows, 'row')}, {named}", tuple(blocks))]
     return blocks
 
 
@@ -649,7 +655,9 @@ def _section_blocks(section: Mapping[str, Any], level: int = 2, figures: Sequenc
 
 
 def _section_table_blocks(table: Any, where: str) -> list[Block]:
-    """A section's table: ``{columns, rows}`` (rows as objects or lists), or a plain list of row objects."""
+    """A section's table: ``{columns, rows}`` (rows as objects or lists; ``n_rows``, when given, counts the rows of
+    which ``rows`` holds the first, and ``all_rows_in`` names where report.json holds every one), or a plain list of
+    row objects."""
     if table is None or table == [] or table == {}:
         return []
     if not isinstance(table, Mapping):
@@ -661,7 +669,8 @@ def _section_table_blocks(table: Any, where: str) -> list[Block]:
     if not columns:
         return rows_blocks(_entries(rows, f"{where} rows"))
     values = [[row.get(column) for column in columns] if isinstance(row, Mapping) else list(row) for row in rows]
-    return table_blocks(columns, values)
+    n_rows = table.get("n_rows")
+    return table_blocks(columns, values, n_rows=n_rows if isinstance(n_rows, int) and n_rows > len(values) else None)
 
 
 def slug(text: str) -> str:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from reports.format import format_number
+from schemas import keyed_rows
 
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
@@ -551,9 +552,9 @@ def _common_prefix(names: Sequence[str]) -> str:
 def _moves(result: Mapping[str, Any], cell: Mapping[str, Any], measure: str) -> list[tuple[Any, ...]]:
     """Each speaker with a mean target score and ``measure`` both clean and in ``cell``: its name, clean x and y,
     stressed x and y."""
-    points = []
-    for speaker, before in sorted(result["speakers"].items()):
-        after = cell["speakers"].get(speaker)
+    points, stressed = [], keyed_rows(cell["speakers"])  # each a table of speakers (statistics.menagerie)
+    for speaker, before in sorted(keyed_rows(result["speakers"]).items()):
+        after = stressed.get(speaker)
         values = [_number(row.get(name)) if isinstance(row, Mapping) else None
                   for row in (before, after) for name in ("target_mean", measure)]  # fmt: skip
         if all(value is not None for value in values):
@@ -585,7 +586,7 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
         return [FigureOutcome(filename, caption, None, why, section=MENAGERIE_SECTION)]
     shown = pairs[:MAX_MENAGERIE_ROWS]
     moves = _moves
-    prefix = _common_prefix([str(name) for result, _ in shown for name in result["speakers"]])
+    prefix = _common_prefix([str(name) for result, _ in shown for name in keyed_rows(result["speakers"])])
 
     def named(cell: Mapping[str, Any], points: Sequence[tuple[Any, ...]]) -> set[str]:
         changed = {str(change.get("speaker")) for change in cell.get("changes") or [] if isinstance(change, Mapping)}

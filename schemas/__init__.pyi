@@ -311,6 +311,8 @@ from .flags import (
     one_per_id as one_per_id,
 )
 from .jsonable import json_safe as json_safe
+from .jsonable import keyed_rows as keyed_rows
+from .jsonable import keyed_table as keyed_table
 from .licences import (
     CORPUS_LICENCES as CORPUS_LICENCES,
 )

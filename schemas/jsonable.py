@@ -1,4 +1,5 @@
-"""The one JSON-safe walk: a copy of a value that strict JSON can hold (the report's rule, used by audit and reports).
+"""The one JSON-safe walk: a copy of a value that strict JSON can hold (the report's rule, used by audit and reports);
+and the keyed table, the report's shape for many rows of one kind (column names once, one list a row).
 
 NaN, infinities and missing values (``pandas.NA``) become null (JSON has no such numbers); numpy scalars and arrays
 become Python numbers and lists; tuples become lists; keys become strings. Anything else is refused (a TypeError
@@ -13,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["json_safe"]
+__all__ = ["json_safe", "keyed_rows", "keyed_table"]
 
 _PLAIN = (str, int, bool, type(None))
 
@@ -50,3 +51,31 @@ def json_safe(value: Any) -> Any:
     if hasattr(value, "tolist"):  # numpy scalar or array
         return json_safe(value.tolist())
     raise TypeError(f"value of type {type(value).__name__} cannot be written as JSON: {value!r}")
+
+
+def keyed_table(rows: Mapping[str, Mapping[str, Any]], key: str) -> dict[str, Any]:
+    """Rows keyed by name as one table: ``columns`` once (``key``, then every field in first-seen order) and one list
+    a row (null where a row lacks a field), instead of an object a row that repeats every field name (a paper-scale
+    report holds tens of thousands of such rows).
+
+    Example:
+        >>> keyed_table({"s1": {"eer": 0.1}, "s2": {"eer": 0.2, "note": "x"}}, "speaker")
+        {'columns': ['speaker', 'eer', 'note'], 'rows': [['s1', 0.1, None], ['s2', 0.2, 'x']]}
+    """
+    fields = list(dict.fromkeys(field for row in rows.values() for field in row))
+    return {"columns": [key, *fields], "rows": [[name, *(row.get(f) for f in fields)] for name, row in rows.items()]}
+
+
+def keyed_rows(table: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The rows of a ``keyed_table`` by their first cell, each an object of its other cells but the null ones (a
+    null cell and an absent field read alike: the table does not tell them apart).
+
+    Example:
+        >>> keyed_rows({"columns": ["speaker", "eer", "note"], "rows": [["s1", 0.1, None], ["s2", 0.2, "x"]]})
+        {'s1': {'eer': 0.1}, 's2': {'eer': 0.2, 'note': 'x'}}
+    """
+    fields = table["columns"][1:]
+    return {
+        row[0]: {field: value for field, value in zip(fields, row[1:], strict=True) if value is not None}
+        for row in table["rows"]
+    }

@@ -46,7 +46,7 @@ from numpy.typing import NDArray
 from audit.metrics import MetricInputError, eer, weighted_eer
 from audit.statistics.contrasts import SpeakerDraws, estimate_with_interval, withheld_interval
 from audit.statistics.draws import StatisticsInputError, draw_cluster_weights
-from schemas import Analysis, EerMethod, count
+from schemas import Analysis, EerMethod, count, keyed_rows, keyed_table
 
 QUANTILES = (0.1, 0.9)  # goats below the reference's 10 % quantile of target means; lambs, wolves above its 90 %
 SHEEP = "sheep"
@@ -211,13 +211,15 @@ class SpeakerEerSettings:
     min_trials: tuple[int, int] = MIN_TRIALS
 
     def of(self, record: SpeakerRecord) -> dict[str, Any]:
-        """The record's EER over all its scored trials and its per-speaker EERs (``speaker_eers``)."""
+        """The record's EER over all its scored trials and its per-speaker EERs (``speaker_eers``; ``eers`` as a
+        ``keyed_table`` by speaker)."""
         scored = record.scored()
         try:
             pooled: float | None = float(eer(scored.scores, scored.labels, self.eer_method))
         except MetricInputError:  # a class without scored trials: no EER, and no speaker has enough trials
             pooled = None
-        return {"eer": pooled, **speaker_eers(record, self.draws, self.level, self.eer_method, self.min_trials)}
+        found = speaker_eers(record, self.draws, self.level, self.eer_method, self.min_trials)
+        return {"eer": pooled, **found, "eers": keyed_table(found["eers"], "speaker")}
 
 
 def menagerie(
@@ -226,18 +228,17 @@ def menagerie(
     quantiles: tuple[float, float] = QUANTILES,
     eers: SpeakerEerSettings | None = None,
 ) -> dict[str, Any]:
-    """The reference's threshold and cuts, every record's speakers with their categories, and per stressed record
-    the speakers whose categories differ from the reference's (``changes``); with ``eers``, every record's EER and
-    per-speaker EERs (``SpeakerEerSettings.of``)."""
+    """The reference's threshold and cuts, every record's speakers with their category and measures (``speakers``: a
+    ``keyed_table`` by speaker, a list a speaker), and per stressed record the speakers whose categories differ from
+    the reference's (``changes``); with ``eers``, every record's EER and per-speaker EERs (``SpeakerEerSettings.of``).
+    """
     clean = reference.scored()
     threshold = eer_threshold(clean.scores, clean.labels)
     reference_table = speaker_table(clean, threshold)
     cuts = _cuts(reference_table, quantiles)
-    reference_categories = {speaker: category(row, cuts) for speaker, row in reference_table.items()}
     records = []
     for record in stressed:
         table = speaker_table(record.scored(), threshold)
-        categories = {speaker: category(row, cuts) for speaker, row in table.items()}
         changes = []
         for speaker in sorted(set(table) & set(reference_table)):
             before = category(reference_table[speaker], cuts, table[speaker])
@@ -245,7 +246,7 @@ def menagerie(
             if before != after:
                 changes.append({"speaker": speaker, "clean": before, "stressed": after})
         records.append(
-            {"key": dict(record.key), "speakers": table, "categories": categories, "changes": changes}
+            {"key": dict(record.key), "speakers": _categorised(table, cuts), "changes": changes}
             | (eers.of(record) if eers else {})
         )
     return {
@@ -253,10 +254,14 @@ def menagerie(
         "threshold": threshold,
         "quantiles": list(quantiles),
         "cuts": cuts,
-        "speakers": reference_table,
-        "categories": reference_categories,
+        "speakers": _categorised(reference_table, cuts),
         "stressed": records,
     } | (eers.of(reference) if eers else {})
+
+
+def _categorised(table: Mapping[str, Mapping[str, Any]], cuts: Mapping[str, float | None]) -> dict[str, Any]:
+    """A record's speakers, each its category (under the reference's ``cuts``) then its measures, as a table."""
+    return keyed_table({speaker: {"category": category(row, cuts), **row} for speaker, row in table.items()}, "speaker")
 
 
 MAX_CHANGES = 50  # rows of the report's table of changes (report.json keeps every one): the body stays short
@@ -284,13 +289,14 @@ def _speaker_eer_rows(
         for record in (result, *result["stressed"]):
             if record["left_out"]:
                 first, why = min(record["left_out"].items())
-                n_left, n_all = len(record["left_out"]), len(record["left_out"]) + len(record["eers"])
+                n_left, n_all = len(record["left_out"]), len(record["left_out"]) + len(record["eers"]["rows"])
                 name = _record_name(record["key"])
                 left_out.append((n_left, n_all, f"{name} {n_left} of {n_all} (e.g. {first}: {why})"))
-        clean = result["eers"]
+        clean = keyed_rows(result["eers"])
         for stressed in result["stressed"]:
-            for speaker in sorted(set(clean) | set(stressed["eers"])):
-                before, after = clean.get(speaker), stressed["eers"].get(speaker)
+            eers = keyed_rows(stressed["eers"])
+            for speaker in sorted(set(clean) | set(eers)):
+                before, after = clean.get(speaker), eers.get(speaker)
                 rise = after["estimate"] - before["estimate"] if before and after else -np.inf
                 rows.append(
                     (rise, {
@@ -320,22 +326,22 @@ def menagerie_section(
         if "skipped" in result:
             skipped.append(f"{result['key'].get('record_id')}: {result['skipped']}")
             continue
-        reference = result["speakers"]
+        reference = keyed_rows(result["speakers"])
         for stressed in result["stressed"]:
-            key = stressed["key"]
-            tally = {name: sum(name in c.split("+") for c in stressed["categories"].values()) for name in KINDS}
+            key, speakers = stressed["key"], keyed_rows(stressed["speakers"])
+            tally = {name: sum(name in row["category"].split("+") for row in speakers.values()) for name in KINDS}
             counts.append(f"{key['experiment']}/{key['model']} {key['condition']}: " + ", ".join(
                 f"{tally[name]} {name}" for name in KINDS) + f", {len(stressed['changes'])} changed")  # fmt: skip
             for change in stressed["changes"]:
-                speaker, after = change["speaker"], stressed["speakers"][change["speaker"]]
+                speaker, after = change["speaker"], speakers[change["speaker"]]
                 before = reference[speaker]
                 table.append(
                     {
                         "experiment": key["experiment"], "model": key["model"], "condition": key["condition"],
                         "speaker": speaker, "clean": change["clean"], "stressed": change["stressed"],
-                        "target mean": f"{_share(before['target_mean'])} -> {_share(after['target_mean'])}",
-                        "FA share as enrolment": f"{_share(before['fa_enrol'])} -> {_share(after['fa_enrol'])}",
-                        "FA share as test": f"{_share(before['fa_test'])} -> {_share(after['fa_test'])}",
+                        "target mean": f"{_share(before.get('target_mean'))} -> {_share(after.get('target_mean'))}",
+                        "FA share as enrolment": f"{_share(before.get('fa_enrol'))} -> {_share(after.get('fa_enrol'))}",
+                        "FA share as test": f"{_share(before.get('fa_test'))} -> {_share(after.get('fa_test'))}",
                     }
                 )  # fmt: skip
     low, high = next((tuple(r["quantiles"]) for r in results if "quantiles" in r), QUANTILES)

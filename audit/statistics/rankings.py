@@ -447,8 +447,14 @@ def speaker_ids(settings: Sequence[RankingInput]) -> list[NDArray[Any]]:
     ]
 
 
+PAIR_COLUMNS = ("pair", "EER difference", "p (two-sided)", "Holm", "speakers", "MDD (80%)")  # after the setting's key
+MAX_PAIR_ROWS = 1000  # the rows the report shows (reports.document.MAX_TABLE_ROWS); every pair is in the statistics
+
+
 def rankings_section(rankings: Mapping[str, Any], interval_text: Callable[[Any], str]) -> dict[str, Any]:
-    """The report section of the paired comparisons: how they were made, the macro ranking, and one row per pair."""
+    """The report section of the paired comparisons: how they were made, the macro ranking, and one row per pair, of
+    which the table keeps the first ``MAX_PAIR_ROWS`` as text (``n_rows`` counts them all; every pair's numbers are
+    in ``statistics.rankings.settings``, once)."""
     macro = rankings["macro"]
     macro_eers = ", ".join(f"{e['model']} {format_number(e['macro_eer'], 3)}" for e in macro["encoders"])
     macro_pairs = "; ".join(
@@ -479,7 +485,9 @@ def rankings_section(rankings: Mapping[str, Any], interval_text: Callable[[Any],
     if rankings["skipped"]:
         reasons = "; ".join(entry["reason"] for entry in rankings["skipped"][:3])
         lines.append(f"{count(len(rankings['skipped']), 'setting')} without a comparison: {reasons}.")
-    table = [
+    compared = [result for result in rankings["settings"] if result["pairs"]]
+    columns = list(dict.fromkeys(c for result in compared for c in (*result["key"], *PAIR_COLUMNS)))
+    rows = (
         {
             **result["key"],
             "pair": " - ".join(pair["encoders"]),
@@ -489,9 +497,15 @@ def rankings_section(rankings: Mapping[str, Any], interval_text: Callable[[Any],
             "speakers": result["n_speakers"],
             "MDD (80%)": format_number(result["mdd"], 3),
         }
-        for result in rankings["settings"]
+        for result in compared
         for pair in result["pairs"]
-    ]
+    )
+    table = {
+        "columns": columns,
+        "rows": [[row.get(column) for column in columns] for row in itertools.islice(rows, MAX_PAIR_ROWS)],
+        "n_rows": sum(len(result["pairs"]) for result in compared),
+        "all_rows_in": "statistics.rankings.settings",
+    }
     return {
         "id": "encoder-rankings",
         "title": "Paired encoder comparisons",

@@ -5,7 +5,7 @@ every folded block in place after its line."""
 from __future__ import annotations
 
 from reports.blocks import Contents, Details, Figure, Heading, Paragraph, Table
-from reports.document import build_document
+from reports.document import MAX_TABLE_ROWS, build_document
 from reports.figures import FigureOutcome
 from reports.html import render_html
 from reports.markdown import render_markdown
@@ -35,6 +35,22 @@ def test_a_sections_long_table_is_folded_under_a_line_with_its_rows_and_columns(
     assert page.split('<details class="fold">')[1].split("</details>")[0].count("<tr>") == 31
     text = render_markdown(blocks)  # the line, then every row, where the table was
     assert text.index("one line") < text.index("*Table of 30 rows") < text.index("| s0 |") < text.index("| s29 |")
+
+
+def test_a_table_that_keeps_only_the_rows_shown_renders_as_the_whole_table() -> None:
+    """A section whose table keeps the first rows as lists, counting them all (``n_rows``: the encoder rankings keep
+    each pair's numbers once, in the statistics), reads exactly as the same table given whole."""
+    whole = section(MAX_TABLE_ROWS + 20)
+    columns = list(whole["table"][0])
+    kept = {
+        "columns": columns,
+        "rows": [[row[c] for c in columns] for row in whole["table"][:MAX_TABLE_ROWS]],
+        "n_rows": MAX_TABLE_ROWS + 20,
+        "all_rows_in": "statistics.elsewhere",
+    }
+    blocks, cut = (build_document({"sections": [s]}, []) for s in (whole, {**whole, "table": kept}))
+    assert render_markdown(cut) == render_markdown(blocks) and render_html(cut, "t") == render_html(blocks, "t")
+    assert f"... and 20 more rows (all {MAX_TABLE_ROWS + 20} are in report.json)." in render_markdown(cut)
 
 
 def test_a_table_of_eight_rows_and_the_headline_are_not_folded() -> None:

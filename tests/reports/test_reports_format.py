@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reports import report_json
 from reports.format import format_list, format_number, format_value
@@ -62,11 +64,29 @@ def test_to_jsonable_makes_strict_json() -> None:
         json_safe({"bad": object()})
 
 
-def test_report_json_is_sorted_indented_and_strict() -> None:
-    text = report_json({"verdict": "pass", "aggregates": {"per_experiment": [{"eer_sd": float("nan")}]}})
-    assert text == (
-        '{\n  "aggregates": {\n    "per_experiment": [\n'
-        '      {\n        "eer_sd": null\n      }\n    ]\n  },\n'
-        '  "verdict": "pass"\n}\n'
+def test_report_json_is_sorted_indented_and_strict_with_a_container_of_plain_values_on_one_line() -> None:
+    report = {
+        "verdict": "pass",
+        "aggregates": {"per_experiment": [{"n": 2, "eer_sd": float("nan")}], "empty": []},
+        "table": {"columns": ["speaker", "eer"], "rows": [["s1", 0.1], ["é", None]]},
+    }
+    assert report_json(report) == (
+        '{\n  "aggregates": {\n    "empty": [],\n    "per_experiment": [\n      {"eer_sd": null, "n": 2}\n    ]\n  },\n'
+        '  "table": {\n    "columns": ["speaker", "eer"],\n    "rows": [\n      ["s1", 0.1],\n      ["é", null]\n'
+        '    ]\n  },\n  "verdict": "pass"\n}\n'
     )
-    json.loads(text, parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
+
+
+PLAIN = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
+NESTED = st.recursive(PLAIN, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner,
+                      max_size=4), max_leaves=30)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(NESTED)
+def test_report_json_reads_back_as_the_standard_librarys_strict_json(value: object) -> None:
+    """Whatever the nesting: the same value as ``json.dumps`` of it, strict (no NaN), keys in the same order."""
+    text = report_json({"value": value})
+    strict = json.dumps({"value": json_safe(value)}, sort_keys=True, allow_nan=False)
+    read = json.loads(text, parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
+    assert json.dumps(read, allow_nan=False) == strict

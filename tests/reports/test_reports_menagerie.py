@@ -14,13 +14,16 @@ from reports import write_report
 from reports.blocks import Figure, Heading, Paragraph, Table
 from reports.document import build_document
 from reports.figures import MENAGERIE_SECTION, add_statistics_figures, menagerie_figure
+from schemas import keyed_rows, keyed_table
 
 
-def _speakers(shift: float) -> dict[str, dict[str, Any]]:
-    return {
+def _speakers(shift: float) -> dict[str, Any]:
+    """Six speakers as statistics.menagerie writes them: a table, a list a speaker."""
+    rows = {
         f"s{i}": {"target_mean": 1.0 + 0.1 * i - shift * (i < 2), "fa_enrol": 0.05 * i, "fa_test": 0.02 * (5 - i)}
         for i in range(6)
     }
+    return keyed_table(rows, "speaker")
 
 
 def _report() -> dict[str, Any]:
@@ -60,7 +63,8 @@ def test_the_figure_is_skipped_with_why_when_no_speaker_can_be_placed() -> None:
     report = _report()
     (result,) = report["statistics"]["menagerie"]
     for record in (result, *result["stressed"]):
-        record["speakers"] = {name: {**row, "target_mean": None} for name, row in record["speakers"].items()}
+        rows = keyed_rows(record["speakers"])
+        record["speakers"] = keyed_table({name: {**row, "target_mean": None} for name, row in rows.items()}, "speaker")
     (figure,) = menagerie_figure(report)
     assert figure.png is None and "no speaker has a mean target score" in figure.skipped_because
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from audit.statistics import rankings as rankings_module
+from audit.statistics import rankings_section
 from audit.verify import AuditRequest, verify
 from reports.document import build_document
 from reports.markdown import render_markdown
@@ -27,6 +30,14 @@ def test_the_headline_says_plainly_that_few_speakers_do_not_separate_the_encoder
     assert [e["model"] for e in rankings["macro"]["encoders"]] and len(rankings["macro"]["pairs"]) == 1
     section = next(s for s in report["sections"] if s["id"] == "encoder-rankings")
     assert section["lines"][-1].startswith("The run declares no [analysis] ranking_family")
+    table = section["table"]  # each pair once as text, the columns once; its numbers in the statistics
+    pairs = [(setting["key"], pair) for setting in rankings["settings"] for pair in setting["pairs"]]
+    assert table["n_rows"] == len(table["rows"]) == len(pairs)
+    assert table["all_rows_in"] == "statistics.rankings.settings"
+    assert table["columns"][-6:] == ["pair", "EER difference", "p (two-sided)", "Holm", "speakers", "MDD (80%)"]
+    for row, (key, pair) in zip(table["rows"], pairs, strict=True):
+        cells = dict(zip(table["columns"], row, strict=True))
+        assert cells["pair"] == " - ".join(pair["encoders"]) and all(cells[k] == v for k, v in key.items())
     design = next(s for s in report["sections"] if s["id"] == "trial-design")
     assert design["status"] == "pass" and report["verdict"] == "pass"
     markdown = render_markdown(build_document(report, []))
@@ -41,6 +52,30 @@ def test_a_declared_experiment_family_puts_every_condition_in_one_holm_family(tm
     assert list(rankings["families"]) == ["E13"] and rankings["families"]["E13"]["n_pairs"] == 4
     section = next(s for s in report["sections"] if s["id"] == "encoder-rankings")
     assert not any("declares no [analysis] ranking_family" in line for line in section["lines"])
+
+
+def test_the_sections_table_keeps_the_first_rows_and_counts_every_pair(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``MAX_PAIR_ROWS`` the section keeps the first pairs as text (what the report shows) and counts them all;
+    a later setting's new key becomes a column, as a table of every row would have it."""
+    monkeypatch.setattr(rankings_module, "MAX_PAIR_ROWS", 3)
+    difference = {"estimate": -0.1, "low": -0.2, "high": 0.0, "n_undefined": 0}
+    pair = {"encoders": ["a", "b"], "difference": difference, "p_value": 0.5, "separable": False}
+    settings = [
+        {"key": {"condition": "c1"}, "n_speakers": 6, "mdd": 0.2, "pairs": [pair, pair]},
+        {"key": {"condition": "c2"}, "n_speakers": 6, "mdd": 0.2, "pairs": []},
+        {"key": {"condition": "c3", "subgroup": "F"}, "n_speakers": 3, "mdd": None, "pairs": [pair, pair, pair]},
+    ]
+    rankings = {"settings": settings, "eer_method": "rocch", "level": 0.95, "n_resamples": 200, "seed": 1,
+                "family": "condition", "alpha": 0.05, "power": 0.8, "skipped": [],
+                "macro": {"encoders": [], "pairs": [], "summary": {}, "same_cells": True}}  # fmt: skip
+    table = rankings_section(rankings, lambda value: str(value["estimate"]))["table"]
+    assert table["columns"] == ["condition", "pair", "EER difference", "p (two-sided)", "Holm", "speakers",
+                                "MDD (80%)", "subgroup"]  # fmt: skip
+    assert table["n_rows"] == 5 and table["rows"] == [
+        ["c1", "a - b", "-0.1", "0.500", "not separable", 6, "0.200", None],
+        ["c1", "a - b", "-0.1", "0.500", "not separable", 6, "0.200", None],
+        ["c3", "a - b", "-0.1", "0.500", "not separable", 3, "n/a", "F"],
+    ]
 
 
 class Lists:

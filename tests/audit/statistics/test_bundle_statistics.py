@@ -14,6 +14,7 @@ from audit.bundle.verified import Authentication, LoadedFiles, Trust, VerifiedBu
 from audit.metrics.point import eer
 from audit.statistics.bundle import statistics_of_bundle
 from audit.table.contrasts import derive_contrasts
+from schemas import keyed_rows
 from schemas.bundle import RecordScores
 from schemas.results import validate_results, with_all_columns
 
@@ -129,7 +130,7 @@ def test_speakers_under_stress_compare_each_compound_cell_with_its_clean_referen
     assert result["key"]["record_id"] == "r-clean" and result["quantiles"] == [0.1, 0.9]
     (stressed,) = result["stressed"]
     assert stressed["key"]["record_id"] == "r-ab" and stressed["key"]["condition"] == "old x noise"
-    assert sorted(stressed["categories"]) == [f"y{i}" for i in range(8)]
+    assert sorted(keyed_rows(stressed["speakers"])) == [f"y{i}" for i in range(8)]
     (section,) = [s for s in sections if s["id"] == "speakers-under-stress"]
     assert "10% quantile of mean target scores" in section["lines"][0]
     assert len(section["table"]) == len(stressed["changes"])
@@ -143,10 +144,10 @@ def test_speakers_under_stress_have_per_speaker_eers_or_a_reason(tmp_path: Path)
     assert statistics is not None
     (result,) = statistics["menagerie"]
     for term, record in (("clean", result), ("ab", result["stressed"][0])):
-        frame = trials[term]
-        assert set(record["eers"]) | set(record["left_out"]) == set(frame["enrol_speaker"])
+        frame, eers = trials[term], keyed_rows(record["eers"])
+        assert set(eers) | set(record["left_out"]) == set(frame["enrol_speaker"])
         assert record["eer"] == pytest.approx(eer(frame["score"], frame["label"].astype(int), "rocch"))
-        for speaker, value in record["eers"].items():
+        for speaker, value in eers.items():
             own = frame[frame["enrol_speaker"] == speaker]
             assert value["estimate"] == pytest.approx(eer(own["score"], own["label"].astype(int), "rocch"))
             assert value["n_target"] >= 10 and value["n_nontarget"] >= 20
@@ -156,7 +157,8 @@ def test_speakers_under_stress_have_per_speaker_eers_or_a_reason(tmp_path: Path)
             assert why == f"{n_target} target and {len(own) - n_target} non-target trials"
     (section,) = [s for s in sections if s["id"] == "speakers-under-stress"]
     (table,) = section["tables"]
-    assert {row["speaker"] for row in table["rows"]} == set(result["eers"]) | set(result["stressed"][0]["eers"])
+    speakers = set(keyed_rows(result["eers"])) | set(keyed_rows(result["stressed"][0]["eers"]))
+    assert {row["speaker"] for row in table["rows"]} == speakers
     assert any("Per-speaker EER" in line for line in section["lines"])
 
 
@@ -167,4 +169,4 @@ def test_the_declared_minimum_of_trials_decides_who_gets_an_eer(tmp_path: Path) 
     assert statistics is not None
     (result,) = statistics["menagerie"]
     assert result["min_trials"] == [1, 1] and result["left_out"] == {}
-    assert set(result["eers"]) == set(trials["clean"]["enrol_speaker"])
+    assert set(keyed_rows(result["eers"])) == set(trials["clean"]["enrol_speaker"])

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from audit.statistics.menagerie import SpeakerRecord, category, eer_threshold, menagerie, speaker_table
+from schemas import keyed_rows
 
 N_SPEAKERS = 40
 GOATS, LAMBS, WOLVES = {0, 1, 2, 3}, {10, 11, 12, 13}, {20, 21, 22, 23}
@@ -36,12 +37,11 @@ def simulate(seed: int, dropped: set[int]) -> SpeakerRecord:
 def test_the_planted_menagerie_and_exactly_the_planted_changes() -> None:
     result = menagerie(simulate(1, set()), [simulate(2, STRESSED)])
     named = {f"s{s:02d}" for s in range(N_SPEAKERS)}
-    found = {
-        kind: {s for s, c in result["categories"].items() if kind in c.split("+")} for kind in ("goat", "lamb", "wolf")
-    }
+    categories = {speaker: row["category"] for speaker, row in keyed_rows(result["speakers"]).items()}
+    found = {kind: {s for s, c in categories.items() if kind in c.split("+")} for kind in ("goat", "lamb", "wolf")}
     assert found == {kind: {f"s{s:02d}" for s in planted} for kind, planted in
                      (("goat", GOATS), ("lamb", LAMBS), ("wolf", WOLVES))}  # fmt: skip
-    assert {s for s, c in result["categories"].items() if c == "sheep"} == named - set().union(*found.values())
+    assert {s for s, c in categories.items() if c == "sheep"} == named - set().union(*found.values())
     (stressed,) = result["stressed"]
     assert [(c["speaker"], c["clean"], c["stressed"]) for c in stressed["changes"]] == [
         (f"s{s:02d}", "sheep", "goat") for s in sorted(STRESSED)
@@ -71,3 +71,19 @@ def test_a_measure_missing_on_one_side_is_no_change() -> None:
     stressed = {"target_mean": 0.6, "fa_enrol": None, "fa_test": 0.0}
     assert category(clean, cuts) == "lamb"
     assert category(clean, cuts, stressed) == category(stressed, cuts, clean) == "sheep"
+
+
+def test_each_record_writes_its_speakers_as_one_table() -> None:
+    """Column names once and a list a speaker (report.json of a paper-scale bundle holds thousands of speakers), the
+    category first after the speaker, the measures as ``speaker_table`` gives them."""
+    reference, stressed = simulate(1, set()), simulate(2, STRESSED)
+    result = menagerie(reference, [stressed])
+    columns = ["speaker", "category", "target_mean", "n_target", "fa_enrol", "n_nontarget_enrol", "fa_test",
+               "n_nontarget_test"]  # fmt: skip
+    for record, table in ((reference, result["speakers"]), (stressed, result["stressed"][0]["speakers"])):
+        assert table["columns"] == columns and len(table["rows"]) == N_SPEAKERS
+        measures = speaker_table(record, result["threshold"])
+        for speaker, *cells in table["rows"]:
+            assert dict(zip(columns[2:], cells[1:], strict=True)) == measures[speaker]
+    rows = keyed_rows(result["stressed"][0]["speakers"])
+    assert [rows[f"s{s:02d}"]["category"] for s in sorted(STRESSED)] == ["goat"] * len(STRESSED)
