@@ -53,7 +53,7 @@ from audit.statistics.bundle import statistics_eer_method, statistics_of_bundle
 from audit.statistics.contrasts import ContrastInput, SpeakerDraws, bootstrap_contrast, estimate_with_interval
 from audit.statistics.coupling import coupling_under_additivity
 from audit.statistics.coverage import MEASURED_COVERAGE, CoverageDesign, measured_coverage, simulated_coverage
-from audit.statistics.det_bands import BandInput, det_band, det_bands
+from audit.statistics.det_bands import det_band, det_bands
 from audit.statistics.draws import (
     StatisticsInputError,
     basic_interval,
@@ -66,9 +66,10 @@ from audit.statistics.draws import (
 from audit.statistics.equivalence import family_power, family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
 from audit.statistics.inputs import family_of
-from audit.statistics.menagerie import SpeakerRecord, menagerie
+from audit.statistics.menagerie import menagerie
 from audit.statistics.rankings import RankingInput, p_text, paired_rankings, rankings_section
 from audit.statistics.rankings import speaker_ids as ranking_speaker_ids
+from audit.statistics.records import ScoredRecord
 from audit.statistics.section import small_sample_warnings, statistics_section
 from audit.statistics.spoofing import SpoofingInput, spoofing_intervals
 from audit.statistics.subgroups import (
@@ -81,14 +82,13 @@ from audit.statistics.wording import fixed_threshold_section, subgroup_gap_secti
 
 __all__ = [
     "MEASURED_COVERAGE",
-    "BandInput",
     "ContrastInput",
     "CoverageDesign",
     "FixedThresholdInput",
     "Forked",
     "RankingInput",
+    "ScoredRecord",
     "SpeakerDraws",
-    "SpeakerRecord",
     "SpoofingInput",
     "StatisticsInputError",
     "SubgroupInput",

@@ -17,8 +17,7 @@ benchmarks/RESULTS.md).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -28,22 +27,12 @@ from scipy.special import ndtr, ndtri
 from audit.metrics import binned_sums, miss_at_rates
 from audit.statistics.contrasts import SpeakerDraws
 from audit.statistics.draws import FloatArray, IntArray, StatisticsInputError
+from audit.statistics.records import ScoredRecord
 
 # 33 false-alarm rates evenly spaced on the normal-deviate axis from 0.1 % to 50 %: the DET's own axis.
 BAND_P_FA: FloatArray = ndtr(np.linspace(ndtri(0.001), 0.0, 33))
 MAX_BINS = 2048  # score bins per curve (2 x MAX_BINS x draws sums held at once)
 BAND_DECIMALS = 5  # rates rounded in report.json, as the DET points (audit.bundle.curves)
-
-
-@dataclass(frozen=True)
-class BandInput:
-    """One DET curve's trials and where the report draws it (``key``: its figure, panel, series and record)."""
-
-    key: Mapping[str, str]
-    scores: NDArray[np.float64]
-    labels: NDArray[np.bool_]
-    enrol_speaker: NDArray[Any]
-    test_speaker: NDArray[Any]
 
 
 def score_bins(scores: FloatArray, labels: NDArray[np.bool_], max_bins: int = MAX_BINS) -> tuple[IntArray, int]:
@@ -61,7 +50,7 @@ def score_bins(scores: FloatArray, labels: NDArray[np.bool_], max_bins: int = MA
     return np.searchsorted(edges, scores, side="right").astype(np.int64), int(edges.size + 1)
 
 
-def det_band(record: BandInput, draws: SpeakerDraws, level: float, p_fa: FloatArray = BAND_P_FA) -> dict[str, Any]:
+def det_band(record: ScoredRecord, draws: SpeakerDraws, level: float, p_fa: FloatArray = BAND_P_FA) -> dict[str, Any]:
     """The curve's miss rate at each false-alarm rate of ``p_fa`` (from a non-target trial's share up) with its
     pointwise percentile band over ``draws``, and the trials and speakers behind it."""
     scored = np.isfinite(record.scores)
@@ -100,7 +89,7 @@ def det_band(record: BandInput, draws: SpeakerDraws, level: float, p_fa: FloatAr
     }
 
 
-def det_bands(records: Sequence[BandInput], draws: SpeakerDraws, level: float) -> list[dict[str, Any]]:
+def det_bands(records: Sequence[ScoredRecord], draws: SpeakerDraws, level: float) -> list[dict[str, Any]]:
     """``det_band`` of every record, or why it has none (``skipped``)."""
     bands = []
     for record in records:

@@ -19,9 +19,8 @@ import pandas as pd
 from audit.bundle import EER_KEYS, VerifiedBundle
 from audit.metrics import SpoofingSet, is_reference, spoofing_sets_of_rows
 from audit.statistics.contrasts import ContrastInput
-from audit.statistics.det_bands import BandInput
-from audit.statistics.menagerie import SpeakerRecord
 from audit.statistics.rankings import RankingInput
+from audit.statistics.records import ScoredRecord
 from audit.statistics.spoofing import SpoofingInput
 from audit.statistics.subgroups import FixedThresholdInput, SubgroupInput
 from audit.table import TERMS, Contrast
@@ -176,7 +175,7 @@ MAX_BAND_PANELS = 9  # encoders (panels) of a subgroup DET figure
 
 def band_inputs(
     det_curves: Sequence[Mapping[str, Any]], rows: list[dict[str, Any]], scores: BundleScores
-) -> list[BandInput]:
+) -> list[ScoredRecord]:
     """The DET curves that get bands: every DET curve of the report's figures (``audit.bundle.curves``: per drawn
     experiment a panel per condition family at its hardest condition, a curve per encoder), and per experiment with
     subgroup records a figure of its own, a panel per encoder (at most ``MAX_BAND_PANELS``), a curve per subgroup at
@@ -214,7 +213,7 @@ def band_inputs(
         if record in scores.files.scores and record in scores.trial_list:
             columns = scores.columns(record)
             inputs.append(
-                BandInput(
+                ScoredRecord(
                     key, scores.scores(record), columns["label"] == 1, columns["enrol_speaker"], columns["test_speaker"]
                 )
             )
@@ -265,7 +264,7 @@ def scored_rows(results: pd.DataFrame, scores: BundleScores) -> list[dict[str, A
 
 def menagerie_inputs(
     contrasts: Sequence[Contrast], scores: BundleScores
-) -> list[tuple[SpeakerRecord, list[SpeakerRecord]]]:
+) -> list[tuple[ScoredRecord, list[ScoredRecord]]]:
     """Per clean reference record of a contrast without subgroup (sorted), its record and those of the compound
     cells (both factors on: each contrast's ``ab`` term) it is the reference of, each once."""
     compound: dict[str, dict[str, Contrast]] = defaultdict(dict)
@@ -274,12 +273,12 @@ def menagerie_inputs(
         if not contrast.subgroup and not contrast.reference:
             compound[clean].setdefault(both, contrast)
 
-    def record(record_id: str, contrast: Contrast, condition: str) -> SpeakerRecord:
+    def record(record_id: str, contrast: Contrast, condition: str) -> ScoredRecord:
         columns = scores.columns(record_id)
         key = {"experiment": contrast.experiment, "model": contrast.model, "corpus": contrast.corpus,
                "condition": condition, "record_id": record_id}  # fmt: skip
         labels = columns["label"] == 1
-        return SpeakerRecord(
+        return ScoredRecord(
             key,
             scores.scores(record_id),
             labels,

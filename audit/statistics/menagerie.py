@@ -46,6 +46,7 @@ from numpy.typing import NDArray
 from audit.metrics import MetricInputError, eer, weighted_eer
 from audit.statistics.contrasts import SpeakerDraws, estimate_with_interval, withheld_interval
 from audit.statistics.draws import StatisticsInputError, draw_cluster_weights
+from audit.statistics.records import ScoredRecord
 from schemas import Analysis, EerMethod, count, keyed_rows, keyed_table
 
 QUANTILES = (0.1, 0.9)  # goats below the reference's 10 % quantile of target means; lambs, wolves above its 90 %
@@ -55,29 +56,6 @@ MEASURES = {"goat": "target_mean", "lamb": "fa_enrol", "wolf": "fa_test"}  # eac
 # A speaker's EER needs at least 10 of its target trials (an EER step of at most 0.1) and 20 non-target trials
 # against its enrolment, unless the run declares other counts ([analysis] speaker_eer_min_trials).
 MIN_TRIALS: tuple[int, int] = Analysis.speaker_eer_min_trials
-
-
-@dataclass(frozen=True)
-class SpeakerRecord:
-    """One record's scored trials (``key``: its experiment, encoder, condition, record)."""
-
-    key: Mapping[str, str]
-    scores: NDArray[np.float64]
-    labels: NDArray[np.bool_]
-    enrol_speaker: NDArray[Any]
-    test_speaker: NDArray[Any]
-    test_utterance: NDArray[Any] | None = None  # None: each trial its own test utterance
-
-    def scored(self) -> SpeakerRecord:
-        kept = np.isfinite(self.scores)
-        return SpeakerRecord(
-            self.key,
-            self.scores[kept],
-            np.asarray(self.labels, bool)[kept],
-            np.asarray(self.enrol_speaker).astype(str)[kept],
-            np.asarray(self.test_speaker).astype(str)[kept],
-            None if self.test_utterance is None else np.asarray(self.test_utterance).astype(str)[kept],
-        )
 
 
 def eer_threshold(scores: NDArray[np.float64], labels: NDArray[np.bool_]) -> float:
@@ -95,7 +73,7 @@ def eer_threshold(scores: NDArray[np.float64], labels: NDArray[np.bool_]) -> flo
     return float(candidates[np.argmax(rejected * n_nontarget >= accepted * n_target)])  # in counts: no rounding
 
 
-def speaker_table(record: SpeakerRecord, threshold: float) -> dict[str, dict[str, Any]]:
+def speaker_table(record: ScoredRecord, threshold: float) -> dict[str, dict[str, Any]]:
     """Per speaker: its target-score mean and target count, and its false-accept share and non-target count as
     enrolment side (``fa_enrol``) and as test side (``fa_test``) at ``threshold``; None where it has no such trial."""
     accepted = record.scores >= threshold
@@ -122,7 +100,7 @@ def speaker_seed(seed: int, speaker: str) -> int:
 
 
 def speaker_eers(
-    record: SpeakerRecord,
+    record: ScoredRecord,
     draws: SpeakerDraws,
     level: float,
     eer_method: EerMethod,
@@ -210,7 +188,7 @@ class SpeakerEerSettings:
     eer_method: EerMethod
     min_trials: tuple[int, int] = MIN_TRIALS
 
-    def of(self, record: SpeakerRecord) -> dict[str, Any]:
+    def of(self, record: ScoredRecord) -> dict[str, Any]:
         """The record's EER over all its scored trials and its per-speaker EERs (``speaker_eers``; ``eers`` as a
         ``keyed_table`` by speaker)."""
         scored = record.scored()
@@ -223,8 +201,8 @@ class SpeakerEerSettings:
 
 
 def menagerie(
-    reference: SpeakerRecord,
-    stressed: Sequence[SpeakerRecord],
+    reference: ScoredRecord,
+    stressed: Sequence[ScoredRecord],
     quantiles: tuple[float, float] = QUANTILES,
     eers: SpeakerEerSettings | None = None,
 ) -> dict[str, Any]:
@@ -417,8 +395,8 @@ def menagerie_section(
 
 
 def menagerie_or_reason(
-    reference: SpeakerRecord,
-    stressed: Sequence[SpeakerRecord],
+    reference: ScoredRecord,
+    stressed: Sequence[ScoredRecord],
     quantiles: tuple[float, float] = QUANTILES,
     eers: SpeakerEerSettings | None = None,
 ) -> dict[str, Any]:

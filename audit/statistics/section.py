@@ -19,7 +19,7 @@ from audit.statistics.contrasts import (
 )
 from audit.statistics.coupling import coupling_under_additivity
 from audit.statistics.coverage import CoverageDesign, measured_coverage, simulated_coverage
-from audit.statistics.det_bands import BandInput, det_bands
+from audit.statistics.det_bands import det_bands
 from audit.statistics.draws import StatisticsInputError
 from audit.statistics.equivalence import family_summary, held_out_validation, tost_verdict
 from audit.statistics.forked import Forked
@@ -27,11 +27,11 @@ from audit.statistics.menagerie import (
     MIN_TRIALS,
     QUANTILES,
     SpeakerEerSettings,
-    SpeakerRecord,
     menagerie_or_reason,
 )
 from audit.statistics.rankings import RankingInput, paired_rankings, ranking_draws
 from audit.statistics.rankings import speaker_ids as speaker_ids_of
+from audit.statistics.records import ScoredRecord
 from audit.statistics.spoofing import SpoofingInput, spoofing_intervals
 from audit.statistics.subgroups import (
     FixedThresholdInput,
@@ -123,8 +123,8 @@ def statistics_section(
     spoofing: Sequence[SpoofingInput] = (),
     rankings: Sequence[RankingInput] = (),
     ranking_family: str = "condition",
-    bands: Sequence[BandInput] = (),
-    menagerie: Sequence[tuple[SpeakerRecord, Sequence[SpeakerRecord]]] = (),
+    bands: Sequence[ScoredRecord] = (),
+    menagerie: Sequence[tuple[ScoredRecord, Sequence[ScoredRecord]]] = (),
     menagerie_quantiles: tuple[float, float] = QUANTILES,
     speaker_eer_min_trials: tuple[int, int] = MIN_TRIALS,
 ) -> dict[str, Any]:

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from audit.statistics import ScoredRecord
 from audit.statistics.contrasts import SpeakerDraws
-from audit.statistics.det_bands import BAND_P_FA, BandInput, det_band, det_bands, score_bins
+from audit.statistics.det_bands import BAND_P_FA, det_band, det_bands, score_bins
 from tests.audit.statistics.speaker_trials import speaker_trials
 
 MEAN = 1.0  # targets N(MEAN, VARIANCE), non-targets N(-MEAN, VARIANCE) over speakers and trials
@@ -23,12 +24,12 @@ VARIANCE = 1.0 + TARGET_EFFECT**2
 OPERATING_POINTS = np.array([0.05, 0.1, 0.2])  # false-alarm rates of the coverage checks
 
 
-def simulate(rng: np.random.Generator, n_speakers: int, per_speaker: int) -> BandInput:
+def simulate(rng: np.random.Generator, n_speakers: int, per_speaker: int) -> ScoredRecord:
     """Per speaker ``per_speaker`` targets (its target effect) and as many non-targets against random others
     (both speakers' non-target effects), unit trial noise."""
     names = np.asarray([f"s{i:03d}" for i in range(n_speakers)])
     enrol, test, labels, scores = speaker_trials(rng, names, per_speaker, mean=MEAN, target_effect=TARGET_EFFECT)
-    return BandInput({"series": "sim"}, scores, labels, enrol, test)
+    return ScoredRecord({"series": "sim"}, scores, labels, enrol, test)
 
 
 def true_miss(p_fa: np.ndarray) -> np.ndarray:
@@ -91,7 +92,7 @@ def test_many_distinct_scores_are_binned_at_each_class_quantiles() -> None:
 
 def test_a_record_without_a_class_says_why() -> None:
     record = simulate(np.random.default_rng(1), 6, 4)
-    only_targets = BandInput({"series": "t"}, record.scores[record.labels], record.labels[record.labels],
+    only_targets = ScoredRecord({"series": "t"}, record.scores[record.labels], record.labels[record.labels],
                              record.enrol_speaker[record.labels], record.test_speaker[record.labels])  # fmt: skip
     (band,) = det_bands([only_targets], SpeakerDraws.of([record.enrol_speaker], 10, 1), 0.95)
     assert band == {"key": {"series": "t"}, "skipped": "DET band {'series': 't'}: its scored trials lack a class"}

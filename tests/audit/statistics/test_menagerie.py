@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.statistics.menagerie import SpeakerRecord, category, eer_threshold, menagerie, speaker_table
+from audit.statistics import ScoredRecord
+from audit.statistics.menagerie import category, eer_threshold, menagerie, speaker_table
 from schemas import keyed_rows
 
 N_SPEAKERS = 40
@@ -16,7 +17,7 @@ GOATS, LAMBS, WOLVES = {0, 1, 2, 3}, {10, 11, 12, 13}, {20, 21, 22, 23}
 STRESSED = {30, 31, 32, 33}  # sheep in clean whose targets the condition drops
 
 
-def simulate(seed: int, dropped: set[int]) -> SpeakerRecord:
+def simulate(seed: int, dropped: set[int]) -> ScoredRecord:
     """Per speaker 39 targets N(2 + t_s, 0.5) and a non-target N(-2 + e_s + w_t, 0.5) against each other speaker t (s
     enrolled): ``t_s`` -3 for goats and the ``dropped`` speakers, ``e_s`` +5 for lambs, ``w_t`` +5 for wolves, 0
     otherwise. Every speaker meets every other once, so the planted speakers' trials are the same in every record."""
@@ -31,7 +32,7 @@ def simulate(seed: int, dropped: set[int]) -> SpeakerRecord:
     names = np.asarray([f"s{s:02d}" for s in range(N_SPEAKERS)])
     labels = np.r_[np.ones(own.size, bool), np.zeros(own.size, bool)]
     key = {"condition": "stressed" if dropped else "clean"}
-    return SpeakerRecord(key, np.r_[targets, nontargets], labels, names[np.r_[own, own]], names[np.r_[own, other]])
+    return ScoredRecord(key, np.r_[targets, nontargets], labels, names[np.r_[own, own]], names[np.r_[own, other]])
 
 
 def test_the_planted_menagerie_and_exactly_the_planted_changes() -> None:
@@ -51,7 +52,7 @@ def test_the_planted_menagerie_and_exactly_the_planted_changes() -> None:
 def test_the_per_speaker_figures_against_a_hand_count() -> None:
     """a enrolled: targets 0.9, 0.7 (mean 0.8), non-targets against b 0.6 and 0.2; b enrolled: target 0.4, non-target
     against a 0.5. At threshold 0.5: a's enrolment-side share 1/2, b's 1/1; a's test-side share 1/1, b's 1/2."""
-    record = SpeakerRecord(
+    record = ScoredRecord(
         {}, np.array([0.9, 0.7, 0.6, 0.2, 0.4, 0.5]), np.array([1, 1, 0, 0, 1, 0], bool),
         np.array(["a", "a", "a", "a", "b", "b"]), np.array(["a", "a", "b", "b", "b", "a"]),
     )  # fmt: skip

@@ -22,8 +22,9 @@ import pytest
 from scipy.special import ndtr
 
 from audit.metrics import eer
+from audit.statistics import ScoredRecord
 from audit.statistics.contrasts import SpeakerDraws
-from audit.statistics.menagerie import SpeakerRecord, speaker_eers
+from audit.statistics.menagerie import speaker_eers
 from schemas import EerMethod
 
 MEAN = 0.75  # targets at +M, non-targets at -M: per-speaker EERs around 0.25
@@ -37,7 +38,7 @@ def test_the_eer_of_the_trials_enrolled_on_the_speaker_by_hand() -> None:
     (0, 1/3) to (1/3, 0) and meets Pfa = Pmiss at 1/6. b's trials as test side of a (0.95, a non-target enrolled on b)
     and b's own are not a's; b has 1 target and 1 non-target, fewer than 3 and 3, so it is left out, with its counts.
     """
-    record = SpeakerRecord(
+    record = ScoredRecord(
         {},
         np.array([0.9, 0.8, 0.3, 0.7, 0.2, 0.1, 0.95, 0.5]),
         np.array([1, 1, 1, 0, 0, 0, 0, 1], bool),
@@ -55,7 +56,7 @@ def test_the_eer_of_the_trials_enrolled_on_the_speaker_by_hand() -> None:
 
 def test_one_test_utterance_among_the_targets_withholds_the_interval() -> None:
     """Every target of a scored against one test utterance: nothing varies on the target side to resample."""
-    record = SpeakerRecord(
+    record = ScoredRecord(
         {},
         np.array([0.9, 0.8, 0.3, 0.7, 0.2, 0.1]),
         np.array([1, 1, 1, 0, 0, 0], bool),
@@ -68,7 +69,7 @@ def test_one_test_utterance_among_the_targets_withholds_the_interval() -> None:
     assert a["low"] is None and "one test utterance" in a["withheld"]
 
 
-def simulate(rng: np.random.Generator) -> tuple[SpeakerRecord, dict[str, float]]:
+def simulate(rng: np.random.Generator) -> tuple[ScoredRecord, dict[str, float]]:
     """One data set of the module's generator and each speaker's population EER."""
     names = np.array([f"s{s:02d}" for s in range(N_SPEAKERS)])
     target_effect, enrol_effect, test_effect = (rng.normal(0.0, EFFECT, N_SPEAKERS) for _ in range(3))
@@ -92,7 +93,7 @@ def simulate(rng: np.random.Generator) -> tuple[SpeakerRecord, dict[str, float]]
         str(name): float(ndtr(-(2.0 * MEAN + target_effect[s] - enrol_effect[s]) / spread))
         for s, name in enumerate(names)
     }
-    record = SpeakerRecord(
+    record = ScoredRecord(
         {}, *(np.concatenate(parts) for parts in (scores, labels, enrol, test)), np.concatenate(utterances)
     )
     return record, truth
