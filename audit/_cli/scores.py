@@ -111,18 +111,10 @@ def scores(
     if out is not None:
         check_report_folder(out)
     report = audit_scores(
-        trials, score_files[0], score_format=score_format, speakers=speakers, subgroups=subgroups,
+        trials, score_files, score_format=score_format, speakers=speakers, subgroups=subgroups,
         conditions=conditions, cm_scores=cm_scores, calibration=calibration, config=config, by_model=by_model,
         announce=announce,
     )  # fmt: skip
-    if len(score_files) > 1 or by_model:
-        from audit.scores import paired_comparison, with_comparison
-
-        compared = paired_comparison(
-            trials, score_files, score_format=score_format, by_model=by_model, speakers=speakers,
-            conditions=conditions, config=config,
-        )  # fmt: skip
-        report = with_comparison(report, *compared)
     if durations is not None:
         from audit.scores import with_design_audit
 

@@ -4,7 +4,7 @@ several score files or one with a model column (``models``), paired encoder comp
 durations, the trial-design audit (``design``).
 """
 
-from audit.scores.comparison import model_column_file, paired_comparison, with_comparison
+from audit.scores.comparison import model_column_file
 from audit.scores.design import with_design_audit
 from audit.scores.files import SCORE_FORMATS, read_score_file
 from audit.scores.models import read_model_scores
@@ -18,13 +18,11 @@ __all__ = [
     "audit_scores",
     "join",
     "model_column_file",
-    "paired_comparison",
     "read_kaldi_trials",
     "read_model_scores",
     "read_score_file",
     "read_trial_list",
     "read_voxceleb_trials",
     "speakers_of",
-    "with_comparison",
     "with_design_audit",
 ]

@@ -10,7 +10,7 @@ draws (``audit.statistics.rankings``). The terminal prints one line per pair.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from audit.scores.joining import join
 from audit.scores.lines import Vocabulary
 from audit.scores.models import read_model_scores
 from audit.scores.speakers import read_map, speakers_of
-from audit.scores.trial_lists import read_trial_list
+from audit.scores.trial_lists import TrialList
 from audit.statistics import (
     RankingInput,
     SpeakerDraws,
@@ -68,24 +68,20 @@ def encoder_scores(
 
 
 def paired_comparison(
-    trials: Path,
-    score_files: Sequence[Path],
+    trial_list: TrialList,
+    encoders: Mapping[str, ScoreFile],
     *,
-    score_format: ScoreFormat | None = None,
-    by_model: bool = False,
     speakers: Path | None = None,
     conditions: Path | None = None,
     config: ScoringConfig | None = None,
 ) -> tuple[dict[str, Any] | None, dict[str, Any], list[str], list[Flag]]:
-    """The rankings (None without speakers), their report section, the terminal's lines and each file's join
-    findings; with ``by_model`` the encoders are the models of one file with a model column. Unreadable input
+    """The rankings (None without speakers), their report section, the terminal's lines and each encoder's join
+    findings, for the encoders' scores (``encoder_scores``, read in the trial list's vocabulary). An unreadable map
     raises InputError (exit 2)."""
     config = config or ScoringConfig()
-    vocabulary = Vocabulary()
-    trial_list = read_trial_list(Path(trials), None, vocabulary)
     frame = trial_list.frame
     scores, flags = {}, []
-    for name, score_file in encoder_scores(score_files, score_format, vocabulary, by_model):
+    for name, score_file in encoders.items():
         joined = join(trial_list, score_file)
         flags += joined.flags
         column = np.full(len(frame), np.nan)

@@ -9,13 +9,14 @@ at the declared costs and AUC, the calibration and spoofing-aware metrics, with 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from audit.metrics import prepare_kernels
 from audit.result import TOOL_NAME, tool_version
 from audit.scores.calibration import DevCalibration, fit_dev_calibration
+from audit.scores.comparison import encoder_scores, paired_comparison, with_comparison
 from audit.scores.config import ScoringConfig
 from audit.scores.files import ScoreFormat, read_cm_score_file, read_score_file
 from audit.scores.groups import (
@@ -28,7 +29,6 @@ from audit.scores.groups import (
 )
 from audit.scores.joining import attach_countermeasure, calibration_overlap, finding, join
 from audit.scores.lines import Vocabulary
-from audit.scores.models import read_model_scores
 from audit.scores.sections import beyond_eer_section, headline, join_section, metrics_section, source_block
 from audit.scores.speakers import calibration_speakers_overlap, flag_speaker_labels, read_map, speakers_of
 from audit.scores.trial_lists import TrialFormat, read_trial_list
@@ -39,7 +39,7 @@ __all__ = ["ScoringConfig", "audit_scores", "join", "speakers_of"]
 
 def audit_scores(
     trials: Path,
-    scores: Path,
+    scores: Path | Sequence[Path],
     *,
     score_format: ScoreFormat | None = None,
     trial_format: TrialFormat | None = None,
@@ -56,7 +56,8 @@ def audit_scores(
 
     Args:
         trials: a VoxCeleb (``<1|0> <enrol> <test>``) or Kaldi (``<enrol> <test> target|nontarget``) trial list.
-        scores: a Kaldi, VoxCeleb, WeSpeaker or SpeechBrain score file.
+        scores: a Kaldi, VoxCeleb, WeSpeaker or SpeechBrain score file; or several, one per encoder: the report is
+            of the first, with every pair's paired EER difference (``audit.scores.comparison``).
         score_format: the score file's layout (detected from its first line when None).
         trial_format: the trial list's layout (detected when None).
         speakers: an utt2spk map (default: the speaker of VoxCeleb ids ``idNNNNN/...``).
@@ -67,7 +68,8 @@ def audit_scores(
         calibration: a labelled development score file (wespeaker or speechbrain layout) to fit a linear logistic
             calibration on (Cllr and actDCF per group); it must score none of the listed trials.
         config: the minDCF operating point, resamples and seed.
-        by_model: ``scores`` has a model column (``audit.scores.models``): the report is of its first model.
+        by_model: ``scores`` is one file with a model column (``audit.scores.models``): the report is of its first
+            model, with the models' paired comparison, and its source counts the lines of every model.
         announce: told when the bootstrap's compiled loops are compiled (the first run on a machine: half a
             minute), which happens only once every input has been read, so a bad file costs no compilation.
 
@@ -89,11 +91,11 @@ def audit_scores(
     config = config or ScoringConfig()
     vocabulary = Vocabulary()  # one code space for the utterance ids of every file joined
     trial_list = read_trial_list(Path(trials), trial_format, vocabulary)
-    score_file = (
-        next(iter(read_model_scores(Path(scores), score_format, vocabulary).values()))
-        if by_model
-        else read_score_file(Path(scores), score_format, vocabulary)
-    )
+    paths = [Path(scores)] if isinstance(scores, str | Path) else [Path(path) for path in scores]
+    # every file read once, before any compilation; several encoders are compared after the first one's report
+    encoders = dict(encoder_scores(paths, score_format, vocabulary, by_model)) if by_model or len(paths) > 1 else {}
+    score_file = next(iter(encoders.values())) if encoders else read_score_file(paths[0], score_format, vocabulary)
+    n_lines = sum(len(model.frame) for model in encoders.values()) if by_model else len(score_file.frame)
     cm_file = read_cm_score_file(Path(cm_scores), vocabulary) if cm_scores is not None else None
     dev = fit_dev_calibration(read_score_file(Path(calibration), None, vocabulary)) if calibration is not None else None
     speaker_map = read_map(speakers, "a speaker map", "<utterance> <speaker>") if speakers else None
@@ -146,9 +148,7 @@ def audit_scores(
         aggregates["spoofing_per_group"] = spoofing_metrics(used, config) if len(used) else []
     report = {
         "tool": {"name": TOOL_NAME, "version": tool_version()},
-        "source": source_block(
-            score_file.path, score_file.format, score_file.digest, len(score_file.frame), score_file.header
-        )
+        "source": source_block(score_file.path, score_file.format, score_file.digest, n_lines, score_file.header)
         | ({"model": score_file.model} if by_model else {})
         | {
             "n_rows": joined.counts["trials_scored"],
@@ -175,4 +175,7 @@ def audit_scores(
             beyond_eer_section(dev, cm_file is not None, config),
         ],
     }
-    return json_safe(report)
+    if not encoders:
+        return json_safe(report)
+    compared = paired_comparison(trial_list, encoders, speakers=speakers, conditions=conditions, config=config)
+    return with_comparison(json_safe(report), *compared)

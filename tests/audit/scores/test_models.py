@@ -57,8 +57,8 @@ def test_a_model_column_gives_what_one_file_per_model_gives(tmp_path: Path) -> N
     assert sorted(map(sorted, (pair["encoders"] for pair in pairs))) == [
         ["campp", "ecapa"], ["campp", "resnet"], ["ecapa", "resnet"]
     ]  # fmt: skip
-    # the metrics are the first model's: the model of the file's first line
-    assert by_model["source"]["model"] == "resnet" and by_model["source"]["n_lines"] == len(per_model[0])
+    # the metrics are the first model's (the model of the file's first line); the source counts the file's lines
+    assert by_model["source"]["model"] == "resnet" and by_model["source"]["n_lines"] == 3 * len(per_model[0])
 
 
 def test_the_tiny_case_prints_the_hand_computed_difference_under_the_model_names(tmp_path: Path) -> None:
