@@ -73,7 +73,10 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--cost-trials", type=int, default=100_000)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="30 speakers, 40 data sets, 200 resamples: a run check")
     args = parser.parse_args()
+    if args.quick:
+        args.speakers, args.datasets, args.resamples, args.cost_trials = "30", 40, 200, 10_000
     results = {
         "cost": cost(args.cost_trials, args.resamples),
         "coverage": [],

@@ -57,7 +57,10 @@ def main() -> None:
     parser.add_argument("--encoders", type=int, default=4)
     parser.add_argument("--method", default="rocch", choices=["interp", "legacy", "rocch"])
     parser.add_argument("--pilot", type=int, default=200)
+    parser.add_argument("--quick", action="store_true", help="40 families of 200 resamples, pilots of 20: a run check")
     args = parser.parse_args()
+    if args.quick:
+        args.families, args.resamples, args.pilot = 40, 200, 20
     method, n = EerMethod(args.method), args.families
     print(f"load average before: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     start = time.perf_counter()

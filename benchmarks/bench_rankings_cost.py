@@ -1,7 +1,7 @@
 """What the paired rankings of issue 41 add to a paper-scale audit's statistics, measured side by side.
 
 Usage (from the repository root): ``PYTHONPATH=. python benchmarks/bench_rankings_cost.py [--scale 0.25]
-[--repeats 2] [--keep DIR]``. Writes the paper-scale bundle of ``bench_paper_bundle.py`` (``write_paper_bundle``,
+[--repeats 2] [--keep DIR] [--quick]``. Writes the paper-scale bundle of ``bench_paper_bundle.py`` (``write_paper_bundle``,
 padded, same-list contrasts; ``--scale`` multiplies its trial budgets), audits its table and bundle once, then times
 ``statistics_of_bundle`` (contrasts, families, subgroup settings, rankings, design audit) with the rankings and with
 their inputs replaced by none, alternately, ``--repeats`` times each: wall-clock seconds, and CPU seconds of the
@@ -31,7 +31,10 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=0.25)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--keep", type=Path)
+    parser.add_argument("--quick", action="store_true", help="a new bundle at 2 %% of the budgets, once: a run check")
     args = parser.parse_args()
+    if args.quick:
+        args.scale, args.repeats = 0.02, 1
     root = args.keep or Path(tempfile.mkdtemp()) / "paper"
     if not (root / "results.csv").exists():
         write_paper_bundle(root, scale=args.scale, pad=True, same_list_contrasts=True)
@@ -54,7 +57,7 @@ def main() -> None:
             with contextlib.ExitStack() as stack:
                 stack.enter_context(mock.patch.object(DrawCache, "get", counting))
                 if name == "without":
-                    stack.enter_context(mock.patch.object(statistics_bundle, "ranking_inputs", lambda *_: []))
+                    stack.enter_context(mock.patch.object(statistics_bundle, "ranking_inputs", lambda *_: ([], [])))
                 misses.clear()
                 start, cpu = time.perf_counter(), _cpu()
                 statistics, _, _ = statistics_of_bundle(usable, contrasts, verified)

@@ -1,9 +1,10 @@
 """How tall ``report.html`` is in headless Chromium, before its appendix and in all, at 1400 px and 400 px (issue 41).
 
-Usage: ``PYTHONPATH=. python benchmarks/bench_report_height.py DIR [--build] [--json]``. ``--build`` audits,
+Usage: ``PYTHONPATH=. python benchmarks/bench_report_height.py DIR [--build] [--quick] [--json]``. ``--build`` audits,
 under ``DIR``, the browser test's three reports (the example table, an ``audit scores`` report, a signed synthetic
 bundle audited with a differing table) and a paper-scale-ish one: ``runner.rehearsal.write_paper_bundle`` at 5 % of
-the trial budget, 12 encoders, unpadded (every statistic of a bundle), each ``DIR/<name>/.../report.json`` kept.
+the trial budget, 12 encoders, unpadded (every statistic of a bundle; ``--quick``: 1 %, 3 encoders), each
+``DIR/<name>/.../report.json`` kept.
 Every run then writes each report again from its ``report.json`` with the ``reports`` on ``PYTHONPATH``
 (``DIR/<name>/now/``), so the same audits are measured before and after a change to the rendering, and prints per
 report and width: the top of the first ``Appendix`` heading (the height a reader scrolls before the appendix), the
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +32,8 @@ MEASURE = """() => {
 }"""
 
 
-def build(folder: Path) -> None:
-    """The four audits, each report under ``folder/<name>/``."""
+def build(folder: Path, quick: bool = False) -> None:
+    """The four audits, each report under ``folder/<name>/``; ``quick``: a small paper-scale-ish bundle."""
     from audit.cli import audit_results
     from audit.verify import AuditRequest
     from runner.rehearsal import write_paper_bundle
@@ -41,7 +43,8 @@ def build(folder: Path) -> None:
         out = folder / make.__name__
         out.mkdir(parents=True, exist_ok=True)
         make(out)
-    paper = write_paper_bundle(folder / "paper-bundle", scale=0.05, labels=12, pad=False, seed=7)
+    scale, labels = (0.01, 3) if quick else (0.05, 12)
+    paper = write_paper_bundle(folder / "paper-bundle", scale=scale, labels=labels, pad=False, seed=7)
     audit_results(
         AuditRequest(paper.root / "results.csv", bundle=paper.root, key=paper.public_key), folder / "paper_report"
     )
@@ -52,8 +55,11 @@ def report_json(folder: Path) -> Path:
     return next(path for path in (folder / "report.json", folder / "report" / "report.json") if path.is_file())
 
 
-def measure(folder: Path) -> dict[str, dict[int, dict[str, Any]]]:
-    """Each report written again with this checkout's code, and its heights at each width."""
+def measure(
+    folder: Path, measured: Callable[[str, int, dict[str, Any]], None] | None = None
+) -> dict[str, dict[int, dict[str, Any]]]:
+    """Each report written again with this checkout's code, and its heights at each width (each told to
+    ``measured`` as it is taken)."""
     from playwright.sync_api import sync_playwright
 
     from reports import write_report
@@ -74,6 +80,8 @@ def measure(folder: Path) -> dict[str, dict[int, dict[str, Any]]]:
                     page.goto(page_path.as_uri(), wait_until="load")
                     found.setdefault(name, {})[width] = page.evaluate(MEASURE)
                     page.close()
+                    if measured is not None:
+                        measured(name, width, found[name][width])
         finally:
             browser.close()
     return found
@@ -84,19 +92,21 @@ def main() -> None:
     parser.add_argument("folder", type=Path)
     parser.add_argument("--build", action="store_true", help="audit the four reports into FOLDER first")
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
+    parser.add_argument("--quick", action="store_true", help="with --build: a small paper-scale-ish bundle")
     options = parser.parse_args()
     if options.build:
-        build(options.folder)
-    found = measure(options.folder)
+        build(options.folder, options.quick)
+    found = measure(options.folder, None if options.json else _line)
     if options.json:
         print(json.dumps(found, indent=1))
-        return
-    for name, widths in found.items():
-        for width, seen in widths.items():
-            print(
-                f"{name:15} {width:5} px: before the appendix {seen['beforeAppendix']} px, in all {seen['height']} px, "
-                f"widest figure {seen['widestFigure']} px, {seen['details']} <details>"
-            )
+
+
+def _line(name: str, width: int, seen: dict[str, Any]) -> None:
+    print(
+        f"{name:15} {width:5} px: before the appendix {seen['beforeAppendix']} px, in all {seen['height']} px, "
+        f"widest figure {seen['widestFigure']} px, {seen['details']} <details>",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

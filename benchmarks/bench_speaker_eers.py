@@ -40,16 +40,21 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=400)
     parser.add_argument("--methods", default="rocch,interp")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="10 data sets of 100 resamples: a run check")
     args = parser.parse_args()
-    rows = [measure(method, args.datasets, args.resamples) for method in args.methods.split(",")]
+    if args.quick:
+        args.datasets, args.resamples = 10, 100
+    rows = []
+    for method in args.methods.split(","):
+        rows.append(row := measure(method, args.datasets, args.resamples))
+        if not args.json:  # a line per variant as it finishes
+            print(
+                f"{row['method']}: coverage {row['coverage']} (MC SE {row['mc_se']}) over {row['intervals']} speaker "
+                f"intervals, {row['datasets']} data sets, {row['resamples']} resamples, {row['seconds']} s",
+                flush=True,
+            )
     if args.json:
         print(json.dumps(rows, indent=2))
-        return
-    for row in rows:
-        print(
-            f"{row['method']}: coverage {row['coverage']} (MC SE {row['mc_se']}) over {row['intervals']} speaker "
-            f"intervals, {row['datasets']} data sets, {row['resamples']} resamples, {row['seconds']} s"
-        )
 
 
 if __name__ == "__main__":
