@@ -1,12 +1,13 @@
 """What the paired rankings of issue 41 add to a paper-scale audit's statistics, measured side by side.
 
 Usage (from the repository root): ``PYTHONPATH=. python benchmarks/bench_rankings_cost.py [--scale 0.25]
-[--repeats 2] [--keep DIR] [--quick]``. Writes the paper-scale bundle of ``bench_paper_bundle.py`` (``write_paper_bundle``,
-padded, same-list contrasts; ``--scale`` multiplies its trial budgets), audits its table and bundle once, then times
-``statistics_of_bundle`` (contrasts, families, subgroup settings, rankings, design audit) with the rankings and with
-their inputs replaced by none, alternately, ``--repeats`` times each: wall-clock seconds, and CPU seconds of the
-process and its forked parts; and the settings and pairs the rankings covered and how many records' draws this
-process computed (the draw cache's misses; the records no contrast uses are drawn in the fork beside).
+[--repeats 2] [--keep DIR] [--quick]``. Writes the paper-scale bundle of ``bench_paper_bundle.py``
+(``write_paper_bundle``, padded, same-list contrasts; ``--scale`` multiplies its trial budgets), audits its table and
+bundle once, then times ``statistics_of_bundle`` (contrasts, families, subgroup settings, rankings, design audit) with
+the rankings and with their inputs replaced by none, alternately, ``--repeats`` times each: wall-clock seconds, and
+CPU seconds of the process and its forked parts; and the settings and pairs the rankings covered and how many
+records' draws this process computed (the draw cache's misses; the records no contrast uses are drawn in the fork
+beside). ``--quick``: a new bundle at 2 % of the budgets, measured once.
 """
 
 from __future__ import annotations
