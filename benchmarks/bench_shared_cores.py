@@ -148,7 +148,8 @@ def main() -> None:
     if args.quick:
         args.seconds, args.loads, args.rounds = 10.0, [0, 2], 1
     if 0 not in args.loads:
-        raise SystemExit("--loads must include 0 (the idle reference)")
+        print("--loads must include 0 (the idle reference)", file=sys.stderr)
+        raise SystemExit(2)
     print(f"{len(os.sched_getaffinity(0))} CPUs; policies {' '.join(args.policies)}; {args.seconds:g} s of audio")
     rows: list[dict[str, Any]] = []
     reference: dict[str, np.ndarray] = {}
