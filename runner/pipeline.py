@@ -36,7 +36,7 @@ from runner.encoders import (
     label_device_class,
     weights_origin,
 )
-from runner.execution import Embedder, Executor, LocalExecutor
+from runner.execution import Embedder, Executor, LocalExecutor, ThreadPolicy
 from runner.operators import NoiseSources, chain_id
 from runner.plan import RecordPlan, corpus_digest, listed_trials, load_corpora, plan_run, run_id_for
 from runner.scoring import (
@@ -142,6 +142,7 @@ class RunOptions:
     workers: int = 2  # operator processes of the default executor (0: in-process)
     encoder_factory: Callable[[EncoderSpec, str], EncoderHandle] | None = None  # default: EncoderSpec.load
     executor: Executor | None = None  # default: LocalExecutor(workers)
+    threads: ThreadPolicy | None = None  # the encoders' torch threads; default: ThreadPolicy.for_this_machine()
 
 
 def run(config: RunConfig, out: Path, options: RunOptions | None = None) -> RunSummary:
@@ -169,6 +170,8 @@ def run(config: RunConfig, out: Path, options: RunOptions | None = None) -> RunS
 
 def _run(config: RunConfig, out: Path, cache_root: Path, options: RunOptions) -> RunSummary:
     device, dtype = options.device, options.dtype
+    policy = options.threads or ThreadPolicy.for_this_machine()
+    threads = policy.apply()  # before any encoder imports torch
     stages = StageLog.for_run(6, options.progress)
     corpora = load_corpora(config)  # the corpus folders are only read
     pools = {
@@ -178,7 +181,7 @@ def _run(config: RunConfig, out: Path, cache_root: Path, options: RunOptions) ->
     check_dev_speakers(config, {str(speaker) for pool in pools.values() for speaker in pool["speaker"].unique()})
     trial_pools, cohort = split_cohort(config, pools)
     stages.done("corpora", f"{sum(len(pool) for pool in pools.values())} utterances from {len(corpora)} corpora")
-    load = options.encoder_factory or (lambda spec, on: spec.load(device=on, dtype=dtype))
+    load = policy.loader(options.encoder_factory or (lambda spec, on: spec.load(device=on, dtype=dtype)))
     store = RecordStore(cache_root / CHECKPOINT_RECORDS_FOLDER)
     encoders = {spec.label: DeferredEncoder(spec, device, load, store, dtype) for spec in config.encoders}
     checkpoint_digests = [encoders[spec.label].checkpoint.checkpoint_blake3 for spec in config.encoders]
@@ -259,7 +262,7 @@ def _run(config: RunConfig, out: Path, cache_root: Path, options: RunOptions) ->
             ).items()
         },
     )
-    writer.write_json(ENVIRONMENT_FILE, {**environment, "executor": executor.describe()})
+    writer.write_json(ENVIRONMENT_FILE, {**environment, "executor": executor.describe(), "threads": threads})
     writer.write_json(TIMINGS_FILE, _timings(run_id, device, stages, embedder, executor))
     writer.seal(
         results=results,

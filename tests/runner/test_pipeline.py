@@ -22,6 +22,7 @@ from sklearn.metrics import roc_curve
 from runner.corpora.asterisk import build_default_corpus
 from runner.design.config import load_config
 from runner.encoders import Encoder, EncoderSpec
+from runner.execution import available_cores, cgroup_quota
 from runner.pipeline import RunOptions, run
 from schemas.errors import InputError
 from tests.runner.cli_output import split_output
@@ -159,6 +160,11 @@ def test_bundle_rows_carry_provenance_and_rescore_exactly(finished: tuple[Path, 
     timings = json.loads((out / "timings.json").read_text())
     assert set(timings["stages"]) == {"corpora", "encoders", "plan", "embeddings", "scores"}
     assert all(stage["wall_s"] >= 0 and stage["cpu_s"] >= 0 for stage in timings["stages"].values())
+    checkpoints = json.loads((out / "checkpoints.json").read_text())
+    threads = json.loads((out / "environment.json").read_text())["threads"]  # the policy the encoders ran under
+    named = os.environ.get("OMP_NUM_THREADS")
+    assert threads["torch_threads"] == (int(named) if named else available_cores(quota=cgroup_quota()))
+    assert checkpoints["resemblyzer"]["runtime"]["num_threads"] == threads["torch_threads"]
     statement = json.loads((out / "provenance" / "statement.json").read_text())
     assert "timings.json" in {subject["name"] for subject in statement["subject"]}  # signed like the others
     # cold cache: both labels embed the same sides, whose audio is their clean utterances' durations
