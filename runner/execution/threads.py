@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import math
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +74,13 @@ def available_cores(affinity: set[int] | None = None, quota: float | None = None
     return max(1, min(mask, math.floor(quota)) if quota is not None else mask)
 
 
+def _installed_torch() -> Any:
+    """torch (imported here if it is installed and not yet imported), or None where it is not installed."""
+    if "torch" in sys.modules:
+        return sys.modules["torch"]
+    return importlib.import_module("torch") if importlib.util.find_spec("torch") is not None else None
+
+
 @dataclass(frozen=True)
 class ThreadPolicy:
     """The encoders' torch threads and OpenMP wait policy, and where the thread count came from."""
@@ -104,8 +112,9 @@ class ThreadPolicy:
         ``OMP_NUM_THREADS`` is left alone: it is part of a stored record's key."""
 
         def threaded(spec: EncoderSpec, device: str) -> EncoderHandle:
-            if importlib.util.find_spec("torch") is not None:
-                importlib.import_module("torch").set_num_threads(self.threads)
+            torch = _installed_torch()
+            if torch is not None:
+                torch.set_num_threads(self.threads)
             return load(spec, device)
 
         return threaded
