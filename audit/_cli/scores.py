@@ -100,6 +100,11 @@ def scores(
 
     if score_format is not None and score_format not in SCORE_FORMATS:
         raise InputError("--format", f"expected one of {', '.join(SCORE_FORMATS)}, got {score_format!r}")
+    _check_inputs_exist(
+        [(trials, "a trial list"), *((path, "a score file") for path in score_files), (speakers, "a speaker map"),
+         (subgroups, "a subgroup map"), (conditions, "a condition map"), (durations, "a duration map"),
+         (cm_scores, "a countermeasure score file"), (calibration, "a development score file")]
+    )  # fmt: skip
     from audit.scores import ScoringConfig, audit_scores
     from reports import check_report_folder, write_report
 
@@ -121,3 +126,14 @@ def scores(
         report = with_design_audit(report, trials, durations, conditions)
     written = write_report(report, out) if out is not None else []
     finish(report, written, as_json)
+
+
+def _check_inputs_exist(inputs: list[tuple[Path | None, str]]) -> None:
+    """Every input given is a regular file (links followed), checked before any is read: the score files after the
+    first and the duration map are read only once the bootstrap's compiled loops are loaded (on a machine's first
+    run, half a minute of compiling), so a mistyped name must not wait for them."""
+    from provenance import checked_path
+
+    for path, what in inputs:
+        if path is not None:
+            checked_path(path, "file", what)

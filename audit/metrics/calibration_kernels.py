@@ -73,6 +73,27 @@ def min_cllr_rows(targets, nontargets):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
+def _min_dcf_row(targets, nontargets, weight_miss, weight_fa, accepted):  # type: ignore[no-untyped-def]
+    total_t, total_n = 0.0, 0.0
+    for group in range(targets.size):
+        total_t += targets[group]
+        total_n += nontargets[group]
+    if not (total_t > 0.0 and total_n > 0.0):
+        return np.nan
+    groups = targets.size
+    accepted[groups] = 0.0
+    for group in range(groups - 1, -1, -1):
+        accepted[group] = accepted[group + 1] + nontargets[group]
+    missed, least = 0.0, np.inf
+    for threshold in range(groups + 1):
+        if threshold:
+            missed += targets[threshold - 1]
+        cost = weight_miss * (missed / total_t) + weight_fa * (accepted[threshold] / total_n)
+        least = min(least, cost)
+    return least / min(weight_miss, weight_fa)
+
+
+@njit(cache=True)
 def min_dcf_rows(targets, nontargets, weight_miss, weight_fa):  # type: ignore[no-untyped-def]
     """Normalised minDCF of each row of tie-group weights (rows x groups, ascending scores), accepting each group
     and those above it or none; NaN where a class has no weight."""
@@ -80,40 +101,32 @@ def min_dcf_rows(targets, nontargets, weight_miss, weight_fa):  # type: ignore[n
     out = np.empty(rows)
     accepted = np.empty(groups + 1)
     for row in range(rows):
-        total_t, total_n = 0.0, 0.0
-        for group in range(groups):
-            total_t += targets[row, group]
-            total_n += nontargets[row, group]
-        if not (total_t > 0.0 and total_n > 0.0):
-            out[row] = np.nan
-            continue
-        accepted[groups] = 0.0
-        for group in range(groups - 1, -1, -1):
-            accepted[group] = accepted[group + 1] + nontargets[row, group]
-        missed, least = 0.0, np.inf
-        for threshold in range(groups + 1):
-            if threshold:
-                missed += targets[row, threshold - 1]
-            cost = weight_miss * (missed / total_t) + weight_fa * (accepted[threshold] / total_n)
-            least = min(least, cost)
-        out[row] = least / min(weight_miss, weight_fa)
+        out[row] = _min_dcf_row(targets[row], nontargets[row], weight_miss, weight_fa, accepted)
     return out
 
 
 @njit(cache=True)
-def group_weights_rows(multiplicities, enrol, partner, group, targets, n_groups):  # type: ignore[no-untyped-def]
-    """Each draw's target and non-target weight per tie group (rows x groups each): a trial weighs its enrolment
-    speaker's multiplicity times its partner's in that draw (rows of ``multiplicities``)."""
+def minima_of_draws(multiplicities, enrol, partner, group, targets, n_groups, weight_miss, weight_fa):  # type: ignore[no-untyped-def]
+    """minCllr and minDCF of every draw (rows of ``multiplicities``, draws x speakers) in one pass per draw: its
+    target and non-target weight per tie group (a trial weighs its enrolment speaker's multiplicity times its
+    partner's), then PAV (``min_cllr_rows``' row) and the thresholds (``min_dcf_rows``' row) on them, without the
+    draws x groups arrays between them."""
     rows = multiplicities.shape[0]
-    target_weights, nontarget_weights = np.zeros((rows, n_groups)), np.zeros((rows, n_groups))
+    min_cllr, min_dcf = np.empty(rows), np.empty(rows)
+    target_weights, nontarget_weights = np.empty(n_groups), np.empty(n_groups)
+    pool_t, pool_n, accepted = np.empty(n_groups), np.empty(n_groups), np.empty(n_groups + 1)
     for row in range(rows):
+        target_weights[:] = 0.0
+        nontarget_weights[:] = 0.0
         for trial in range(group.size):
             weight = multiplicities[row, enrol[trial]] * multiplicities[row, partner[trial]]
             if targets[trial]:
-                target_weights[row, group[trial]] += weight
+                target_weights[group[trial]] += weight
             else:
-                nontarget_weights[row, group[trial]] += weight
-    return target_weights, nontarget_weights
+                nontarget_weights[group[trial]] += weight
+        min_cllr[row] = _min_cllr_row(target_weights, nontarget_weights, pool_t, pool_n)
+        min_dcf[row] = _min_dcf_row(target_weights, nontarget_weights, weight_miss, weight_fa, accepted)
+    return min_cllr, min_dcf
 
 
-ENTRY_KERNELS = (min_cllr_rows, min_dcf_rows, group_weights_rows)  # those called from outside: their cache is checked
+ENTRY_KERNELS = (min_cllr_rows, min_dcf_rows, minima_of_draws)  # those called from outside: their cache is checked

@@ -298,7 +298,7 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     miss_at_rates(np.array([0.5]), np.ones((2, 1)), 1)  # the DET bands' interpolation
     min_cllr_of_draws(np.ones((1, 2)), np.ones((1, 2)))  # the calibration section's minima of every draw
     min_dcf_of_draws(np.ones((1, 2)), np.ones((1, 2)))
-    TieGroups.of(scores, labels).draw_counts(np.ones((1, 2)), speakers, speakers)
+    TieGroups.of(scores, labels).draw_minima(np.ones((1, 2)), speakers, speakers)
     seconds = time.perf_counter() - started
     if cached:
         return None

@@ -10,8 +10,8 @@ speakers, as the fixed-threshold analysis re-chooses its threshold per resample)
 trials with it. With fewer than ``MIN_DEV_SPEAKERS`` development speakers per class the map is a few speakers'
 and its variation cannot be resampled: the values are given without an interval, and the section says why. Each
 draw weighs a trial by the multiplicity of its enrolment speaker times that of its test speaker (a target once, its
-speaker's multiplicity), as every other interval of the audit. minDCF and minCllr come from each draw's weighted
-counts per tie group (each in one compiled loop over every draw, minCllr by PAV); Cllr and actDCF from each draw's
+speaker's multiplicity), as every other interval of the audit. minDCF and minCllr come from each draw's
+weights per tie group (both in one compiled pass per draw, minCllr by PAV); Cllr and actDCF from each draw's
 refitted LLRs (one compiled pass over fixed per-trial costs when the map is given rather than fitted here).
 """
 
@@ -40,9 +40,7 @@ from audit.metrics import (
     fit_groups,
     fit_logistic_calibration_draws,
     min_cllr,
-    min_cllr_of_draws,
     min_dcf,
-    min_dcf_of_draws,
     weighted_sums,
 )
 from audit.statistics.contrasts import ONE_SPEAKER, SpeakerDraws, estimate_with_interval, withheld_interval
@@ -158,9 +156,8 @@ def _draws(
     )
     enrol, partner = draws.codes(record.enrol_speaker, record.test_speaker)
     assert partner is not None
-    targets, nontargets = TieGroups.of(record.scores, record.labels).draw_counts(draws.multiplicities, enrol, partner)
-    min_cllr_draws = min_cllr_of_draws(targets, nontargets)
-    min_dcf_draws = min_dcf_of_draws(targets, nontargets, *record.costs)
+    groups = TieGroups.of(record.scores, record.labels)
+    min_cllr_draws, min_dcf_draws = groups.draw_minima(draws.multiplicities, enrol, partner, *record.costs)
     return {
         "cllr": cllr_draws,
         "min_cllr": min_cllr_draws,

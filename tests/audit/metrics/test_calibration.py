@@ -396,20 +396,28 @@ def test_the_minima_of_draws_are_those_of_each_draw() -> None:
         min_cllr_of_draws([[1.0, 1.0]], [1.0, 1.0])
 
 
-def test_draw_counts_are_the_counts_of_each_draws_trial_weights() -> None:
+def test_draw_minima_are_the_minima_of_each_draws_trial_weights() -> None:
     """A speaker bootstrap's draws: a trial weighs its enrolment speaker's multiplicity times its partner's; the
-    compiled counts of every draw are ``TieGroups.counts`` of those weights (bincount), exactly."""
+    compiled minima of every draw are ``min_cllr_of_draws`` and ``min_dcf_of_draws`` of ``TieGroups.counts`` of
+    those weights (bincount), bit for bit, and ``min_dcf`` of the trials repeated that often (to 1e-12)."""
     rng = np.random.default_rng(8)
     size, n_speakers = 70, 6
     labels = rng.integers(0, 2, size)
     scores = rng.integers(0, 15, size) + labels
     enrol, partner = rng.integers(0, n_speakers, size), rng.integers(0, n_speakers + 1, size)
     multiplicities = np.column_stack([rng.multinomial(n_speakers, np.ones(n_speakers) / n_speakers, 50), np.ones(50)])
+    multiplicities[0, :n_speakers] = 0  # only the one-speaker trials (partner n_speakers) lack a factor of 0
     groups = TieGroups.of(scores, labels)
-    targets, nontargets = groups.draw_counts(multiplicities, enrol, partner)
-    for row, draw in enumerate(multiplicities):
-        expected = groups.counts(draw[enrol] * draw[partner])
-        np.testing.assert_array_equal(targets[row], expected[0])
-        np.testing.assert_array_equal(nontargets[row], expected[1])
+    drawn_cllr, drawn_dcf = groups.draw_minima(multiplicities, enrol, partner, 0.2, 2.0, 1.0)
+    counts = [groups.counts(draw[enrol] * draw[partner]) for draw in multiplicities]
+    targets, nontargets = np.stack([count[0] for count in counts]), np.stack([count[1] for count in counts])
+    np.testing.assert_array_equal(drawn_cllr, min_cllr_of_draws(targets, nontargets))
+    np.testing.assert_array_equal(drawn_dcf, min_dcf_of_draws(targets, nontargets, 0.2, 2.0, 1.0))
+    assert np.isnan(drawn_cllr[0]) and np.isnan(drawn_dcf[0])
+    for row, draw in enumerate(multiplicities[1:], start=1):
+        repeated = np.repeat(np.arange(size), (draw[enrol] * draw[partner]).astype(int))
+        assert drawn_dcf[row] == pytest.approx(min_dcf(scores[repeated], labels[repeated], 0.2, 2.0, 1.0), rel=1e-12)
     with pytest.raises(MetricInputError, match="must index the 7 columns"):
-        groups.draw_counts(multiplicities, enrol, np.full(size, 7))
+        groups.draw_minima(multiplicities, enrol, np.full(size, 7))
+    with pytest.raises(MetricInputError, match="multiplicities must be >= 0"):
+        groups.draw_minima(-multiplicities, enrol, partner)

@@ -368,22 +368,31 @@ def test_a_withheld_interval_is_said_on_its_metrics_line(tmp_path: Path) -> None
         assert f"{row[name]:.3f} [no interval]" in first, (name, first)
 
 
-@pytest.mark.parametrize("broken", ["missing", "bad line"])
+@pytest.mark.parametrize("broken", ["missing", "bad line", "second score file missing", "duration map missing"])
 def test_inputs_are_read_before_any_kernel_is_compiled(tmp_path: Path, broken: str) -> None:
     """A first run on a machine compiles the bootstrap's loops for half a minute: a missing file or a bad line
-    deep in the score file is named before numba is even imported."""
+    deep in the score file is named before numba is even imported, and so is a missing file that is read only
+    after the first score file's metrics (a second score file, the duration map), in one line with exit 2."""
     import subprocess
     import sys
 
     trial_path, score_path = write_case(tmp_path, "kaldi")
+    extra: list[str] = []
     if broken == "missing":
         score_path = tmp_path / "absent.txt"
-    else:
+    elif broken == "bad line":
         score_path.write_text(score_path.read_text().replace("0.1", "high"))
+    elif broken == "second score file missing":
+        extra = [str(tmp_path / "absent.txt")]
+    else:
+        extra = ["--durations", str(tmp_path / "absent.txt")]
     probe = (
         "import sys\nfrom typer.testing import CliRunner\nfrom audit.cli import app\n"
-        f"result = CliRunner().invoke(app, ['scores', {str(trial_path)!r}, {str(score_path)!r}])\n"
-        "print(result.exit_code, 'numba' in sys.modules)"
+        f"result = CliRunner().invoke(app, ['scores', {str(trial_path)!r}, {str(score_path)!r}, *{extra!r}])\n"
+        "print(result.exit_code, 'numba' in sys.modules)\nprint(result.stderr.strip())"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["2", "False"], done.stdout + done.stderr
+    if broken != "bad line":
+        what = "a duration map" if broken == "duration map missing" else "a score file"
+        assert done.stdout.splitlines()[1] == f"{tmp_path / 'absent.txt'}: no such file (expected {what})"
+    assert done.stdout.split()[:2] == ["2", "False"], done.stdout + done.stderr
