@@ -25,7 +25,7 @@ import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from reports.format import format_number
@@ -819,9 +819,8 @@ def _heatmap_part(
         # A fixed layout in inches, from the labels' measured widths: the row labels left of the grid, the encoders'
         # names above it, the title above them, the colour bar right; the labels are plain texts, not ticks (whose
         # machinery measures each label several times per drawing).
-        width = partial(_text_inches, figure)
-        left = width(shown, TEXT_PT) + TICK_INCHES + MARGIN_INCHES
-        names = LINE_EM * TEXT_PT / 72 if upright else width(models, TEXT_PT)
+        left = _text_inches(shown, TEXT_PT) + TICK_INCHES + MARGIN_INCHES
+        names = LINE_EM * TEXT_PT / 72 if upright else _text_inches(models, TEXT_PT)
         above = names + TICK_INCHES + LINE_EM * TEXT_PT / 72 + TITLE_GAP_INCHES + MARGIN_INCHES
         across, down = len(models) * column, HEATMAP_ROW_INCHES * len(shown)
         size = (left + across + COLORBAR_INCHES, above + down + MARGIN_INCHES)
@@ -855,13 +854,23 @@ def _heatmap_part(
     return _drawn(filename, caption, alt, draw, layout="none")
 
 
-def _text_inches(figure: Figure, texts: Sequence[str], points: float) -> float:
-    """The width of the widest of ``texts`` at ``points`` in the figure's font, in inches (its renderer's measure,
-    cached by matplotlib per text)."""
-    from matplotlib.font_manager import FontProperties
+def _text_inches(texts: Sequence[str], points: float) -> float:
+    """The width of the widest of ``texts`` at ``points`` in inches, from the font's glyph advances (``_advance``)
+    plus half a pixel per character (the most that Agg's hinting rounds an advance up by) and two (a last glyph's
+    ink past its advance): at least the width Agg draws, without laying each text out (matplotlib's layout of a
+    text costs about a millisecond)."""
+    return max(sum(_advance(char, points) + 0.5 for char in str(text)) + 2 for text in texts) / DPI
 
-    renderer, font = figure.canvas.get_renderer(), FontProperties(size=points)  # type: ignore[attr-defined]
-    return max(renderer.get_text_width_height_descent(str(t), font, ismath=False)[0] for t in texts) / DPI
+
+@cache
+def _advance(char: str, points: float) -> float:
+    """The advance of ``char`` at ``points`` in the figures' font, in pixels at ``DPI`` (kerning left out: it only
+    narrows a text)."""
+    from matplotlib.font_manager import FontProperties, findfont, get_font
+
+    font = get_font(findfont(FontProperties(size=points)))
+    font.set_size(points, DPI)
+    return font.load_char(ord(char)).linearHoriAdvance / 65536
 
 
 def _fractions(box: tuple[float, float, float, float], size: tuple[float, float]) -> list[float]:
