@@ -125,7 +125,7 @@ def _drawn(
         for text in figure.findobj(Text):  # the floor, whatever size a drawing asked for
             if text.get_fontsize() < SMALL_PT:
                 text.set_fontsize(SMALL_PT)
-        canvas.draw()  # the constrained layout, then the pixels
+        canvas.draw()  # the layout (constrained, unless the drawing fixed it), then the pixels
         png, svg = io.BytesIO(), io.BytesIO()
         pixels = PIL.Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
         pixels.save(png, format="png", dpi=(DPI, DPI), compress_level=PNG_COMPRESSION)  # opaque: RGB is lossless
