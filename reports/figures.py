@@ -25,6 +25,7 @@ import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from reports.format import format_number
@@ -39,6 +40,7 @@ FIGSIZE_INCHES = (6.4, 4.4)  # narrow enough that text at SMALL_PT stays legible
 DPI = 100
 SMALL_PT, TEXT_PT = 8, 9  # the smallest text of any figure (ticks, legends, cell values), and the rest of its text
 CHAR_INCHES = 0.62 * TEXT_PT / 72  # the mean width of a character at TEXT_PT (DejaVu Sans: about 0.6 em)
+PNG_COMPRESSION = 1  # zlib's fastest, on RGB: a third of the time of RGBA at PIL's default 6, and a smaller file
 SVG_SALT = "interbias-sv"  # SVG element ids derive from it, not from a random salt
 CHANCE_EER = 0.5
 LEGEND_INSIDE_MAX = 6
@@ -97,31 +99,37 @@ def _drawn(
     alt: str,
     draw: Callable[[Figure, Axes], None],
     figsize: tuple[float, float] = FIGSIZE_INCHES,
+    layout: str = "constrained",
 ) -> FigureOutcome:
     """Run ``draw`` on a fresh figure and keep it as PNG and SVG bytes, identical for identical input; no text
     smaller than ``SMALL_PT``.
 
     The figure is laid out and rendered once on its Agg canvas, whose pixels are the PNG (``savefig`` would lay it
-    out in a pass of its own, then render it again); the SVG is drawn from the same layout.
+    out in a pass of its own, then render it again); the SVG is drawn from the same layout. ``layout="none"``: the
+    drawing places its axes itself (``_heatmap_part``: a fixed layout from measured text, not matplotlib's
+    constrained layout, which measures every tick label again and again). Titles stay where ``axes.titley`` puts
+    them (just above the axes): matplotlib would otherwise measure every y tick label per title per draw to see
+    whether something above the axes pushes the title up.
     """
     import matplotlib
-    import matplotlib.image
     import matplotlib.style
+    import PIL.Image
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.text import Text
 
-    rc = {"svg.hashsalt": SVG_SALT, "svg.fonttype": "none", "font.size": TEXT_PT}
+    rc = {"svg.hashsalt": SVG_SALT, "svg.fonttype": "none", "font.size": TEXT_PT, "axes.titley": 1.0}
     with matplotlib.style.context("default"), matplotlib.rc_context(rc):
-        figure = Figure(figsize=figsize, dpi=DPI, layout="constrained")
+        figure = Figure(figsize=figsize, dpi=DPI, layout=layout)
         canvas = FigureCanvasAgg(figure)
         draw(figure, figure.add_subplot())
         for text in figure.findobj(Text):  # the floor, whatever size a drawing asked for
             if text.get_fontsize() < SMALL_PT:
                 text.set_fontsize(SMALL_PT)
-        canvas.draw()  # the constrained layout, then the pixels
+        canvas.draw()  # the layout (constrained, unless the drawing fixed it), then the pixels
         png, svg = io.BytesIO(), io.BytesIO()
-        matplotlib.image.imsave(png, canvas.buffer_rgba(), format="png", dpi=DPI, metadata={"Software": None})
+        pixels = PIL.Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
+        pixels.save(png, format="png", dpi=(DPI, DPI), compress_level=PNG_COMPRESSION)  # opaque: RGB is lossless
         figure.set_layout_engine("none")  # the layout the PNG got, not computed again for the SVG
         figure.savefig(svg, format="svg", metadata={"Creator": None, "Date": None})
     return FigureOutcome(filename, caption, png.getvalue(), alt=alt, svg=svg.getvalue())
@@ -132,8 +140,8 @@ def import_drawing() -> None:
     in itself (``audit verify --bundle --out``) then imports them once, before the fork, not in both."""
     import matplotlib.backends.backend_agg
     import matplotlib.figure
-    import matplotlib.image
     import matplotlib.style  # noqa: F401
+    import PIL.Image  # noqa: F401
 
 
 def _legend(figure: Figure, axes: Axes, extra: Sequence[Artist] = ()) -> None:
@@ -302,7 +310,11 @@ MAX_HISTOGRAMS = 12  # a bundle's encoders with histograms
 MAX_HEATMAP_ROWS = 36  # conditions in one heatmap, a row each; more are drawn in further parts
 HEATMAP_ROW_INCHES = 0.26  # a row: its label at TEXT_PT and a value at SMALL_PT, with room between rows
 HEATMAP_COLUMN_INCHES = 0.9  # an encoder's column at the widest; narrower where many share the figure's width
-COLORBAR_INCHES = 1.0
+COLORBAR_INCHES = 1.0  # the colour bar beside a heatmap: its gap, the bar, its tick labels and its label
+COLORBAR_GAP_INCHES, COLORBAR_WIDTH_INCHES = 0.15, 0.15
+TICK_INCHES = 7 / 72  # a tick (3.5 pt) and the pad between it and its label (3.5 pt)
+LINE_EM = 1.17  # a line of DejaVu Sans (its ascent and descent), in em
+TITLE_GAP_INCHES, MARGIN_INCHES = 0.08, 0.06
 
 
 def _curves(report: Mapping[str, Any], figure: str) -> list[Mapping[str, Any]]:
@@ -794,7 +806,6 @@ def _heatmap_part(
     column = min(HEATMAP_COLUMN_INCHES, (FIGSIZE_INCHES[0] - label_inches - COLORBAR_INCHES) / len(models))
     numbers = column >= CHAR_INCHES * SMALL_PT / TEXT_PT * max(len(format_number(v)) for v in cell.values()) + 0.1
     upright = column >= CHAR_INCHES * max(len(m) for m in models) + 0.1  # encoder names fit across their column
-    header = 0.35 if upright else CHAR_INCHES * max(len(m) for m in models) + 0.2
     if not numbers:
         caption += "; the cells too narrow for their values: they are in the EER tables"
     worst = max(cell.items(), key=lambda item: item[1])
@@ -806,11 +817,29 @@ def _heatmap_part(
     )
 
     def draw(figure: Figure, axes: Axes) -> None:
+        # A fixed layout in inches, from the labels' measured widths: the row labels left of the grid, the encoders'
+        # names above it, the title above them, the colour bar right; the labels are plain texts, not ticks (whose
+        # machinery measures each label several times per drawing).
+        left = _text_inches(shown, TEXT_PT) + TICK_INCHES + MARGIN_INCHES
+        names = LINE_EM * TEXT_PT / 72 if upright else _text_inches(models, TEXT_PT)
+        above = names + TICK_INCHES + LINE_EM * TEXT_PT / 72 + TITLE_GAP_INCHES + MARGIN_INCHES
+        across, down = len(models) * column, HEATMAP_ROW_INCHES * len(shown)
+        size = (left + across + COLORBAR_INCHES, above + down + MARGIN_INCHES)
+        figure.set_size_inches(size)
+        axes.set_position(_fractions((left, MARGIN_INCHES, across, down), size))
         grid = [[cell.get((m, c), math.nan) for m in models] for c in shown]
         image = axes.imshow(grid, aspect="auto", cmap="viridis", vmin=0.0, vmax=top)
-        axes.xaxis.tick_top()
-        axes.set_xticks(range(len(models)), [_label(m) for m in models], rotation=0 if upright else 90)
-        axes.set_yticks(range(len(shown)), [_label(c) for c in shown])
+        axes.set_xticks([])
+        axes.set_yticks([])
+        inches = figure.dpi_scale_trans
+        top_edge = MARGIN_INCHES + down
+        for i, condition in enumerate(shown):
+            y = top_edge - (i + 0.5) * HEATMAP_ROW_INCHES
+            figure.text(left - TICK_INCHES, y, _label(condition), ha="right", va="center", transform=inches)
+        for j, model in enumerate(models):
+            x, rotation = left + (j + 0.5) * column, 0 if upright else 90
+            figure.text(x, top_edge + TICK_INCHES, _label(model), ha="center", va="bottom", rotation=rotation,
+                        transform=inches)  # fmt: skip
         if numbers:
             for i, row in enumerate(grid):
                 for j, value in enumerate(row):
@@ -818,11 +847,37 @@ def _heatmap_part(
                         red, green, blue, _ = image.cmap(image.norm(value))
                         ink = "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"
                         axes.text(j, i, format_number(value), ha="center", va="center", fontsize=SMALL_PT, color=ink)
-        figure.colorbar(image, ax=axes, label="EER")
-        axes.set_title("EER per condition (rows) and encoder (columns)", fontsize=TEXT_PT)
+        bar = (left + across + COLORBAR_GAP_INCHES, MARGIN_INCHES, COLORBAR_WIDTH_INCHES, down)
+        figure.colorbar(image, cax=figure.add_axes(_fractions(bar, size)), label="EER")
+        title = "EER per condition (rows) and encoder (columns)"
+        figure.text(left + across / 2, size[1] - MARGIN_INCHES, title, ha="center", va="top", transform=inches)
 
-    size = (label_inches + len(models) * column + COLORBAR_INCHES, header + 0.5 + HEATMAP_ROW_INCHES * len(shown))
-    return _drawn(filename, caption, alt, draw, size)
+    return _drawn(filename, caption, alt, draw, layout="none")
+
+
+def _text_inches(texts: Sequence[str], points: float) -> float:
+    """The width of the widest of ``texts`` at ``points`` in inches, from the font's glyph advances (``_advance``)
+    plus half a pixel per character (the most that Agg's hinting rounds an advance up by) and two (a last glyph's
+    ink past its advance): at least the width Agg draws, without laying each text out (matplotlib's layout of a
+    text costs about a millisecond)."""
+    return max(sum(_advance(char, points) + 0.5 for char in str(text)) + 2 for text in texts) / DPI
+
+
+@cache
+def _advance(char: str, points: float) -> float:
+    """The advance of ``char`` at ``points`` in the figures' font, in pixels at ``DPI`` (kerning left out: it only
+    narrows a text)."""
+    from matplotlib.font_manager import FontProperties, findfont, get_font
+
+    font = get_font(findfont(FontProperties(size=points)))
+    font.set_size(points, DPI)
+    return font.load_char(ord(char)).linearHoriAdvance / 65536
+
+
+def _fractions(box: tuple[float, float, float, float], size: tuple[float, float]) -> list[float]:
+    """A box (left, bottom, width, height) in inches as fractions of a figure of ``size`` inches."""
+    left, bottom, width, height = box
+    return [left / size[0], bottom / size[1], width / size[0], height / size[1]]
 
 
 def interaction_plots(report: Mapping[str, Any]) -> FigureOutcome:

@@ -346,3 +346,17 @@ def test_each_det_figure_is_drawn_once_banded_where_the_statistics_band_it(monke
     assert all(f.skipped_because != figures.DET_PENDING for f in merged)
     drawn.clear()
     assert [f.filename for f in figures.render_figures(report)] == names and sorted(drawn) == sorted(set(drawn))
+
+
+@pytest.mark.parametrize("text", ["E14 noise-00+emotion", "ECAPA-TDNN-Large", "mmmm", "iiii lll", "AVAVA Wolf", "0.1"])
+def test_the_heatmaps_measured_label_widths_hold_what_agg_draws(text: str) -> None:
+    """The fixed layout of a heatmap sizes its margins from ``_text_inches`` (glyph advances, no layout): never
+    narrower than the text as matplotlib's Agg renderer lays it out and measures it, and at most a few pixels
+    wider."""
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    from reports.figures import DPI, TEXT_PT, _text_inches
+
+    drawn = RendererAgg(10, 10, DPI).get_text_width_height_descent(text, FontProperties(size=TEXT_PT), ismath=False)[0]
+    assert drawn <= _text_inches([text], TEXT_PT) * DPI <= drawn + 0.5 * len(text) + 6
