@@ -54,7 +54,7 @@ def main() -> None:
             with contextlib.ExitStack() as stack:
                 stack.enter_context(mock.patch.object(DrawCache, "get", counting))
                 if name == "without":
-                    stack.enter_context(mock.patch.object(statistics_bundle, "ranking_inputs", lambda *_: []))
+                    stack.enter_context(mock.patch.object(statistics_bundle, "ranking_inputs", lambda *_: ([], [])))
                 misses.clear()
                 start, cpu = time.perf_counter(), _cpu()
                 statistics, _, _ = statistics_of_bundle(usable, contrasts, verified)
