@@ -7,13 +7,14 @@ under one-way clustering), so a trial reads two contiguous runs of weights. A tr
 
 Per threshold (``eer_of_rows``, lists of up to ``weighted_roc.PER_THRESHOLD_UNITS`` thresholds): the trials are cut
 into units (``unit_end``): one unit per threshold for ``interp`` and ``legacy``, one per run of thresholds that no
-hull vertex can split for ``rocch`` (a run of one class, or one threshold holding both). A tile sums every unit's
-target and non-target weight in one pass over the trials, the inner loop running over the tile's rows (contiguous,
-vectorised). ``interp`` and ``legacy`` then walk each row's curve to the crossing (or to the first point roc_curve
-keeps after it); ``rocch`` finds, for all the tile's rows at once, the hull edge that crosses pfa = pmiss by
-narrowing a chord to it (each step a vectorised pass over the units between the chord's ends). Every decision is an
-exact comparison of integer-valued float64 sums and of their products (``weighted_roc`` sends weights whose
-products could pass 2**53 to the bracketed loops).
+hull vertex can split for ``rocch`` (a run of targets, or one threshold holding both, each with the run of
+non-targets before it, whose end lies under the hull: never a vertex, nor a point of the EER's edge that another
+point does not equal). A tile sums every unit's target and non-target weight in one pass over the trials, the inner
+loop running over the tile's rows (contiguous, vectorised). ``interp`` and ``legacy`` then walk each row's curve to
+the crossing (or to the first point roc_curve keeps after it); ``rocch`` finds, for all the tile's rows at once, the
+hull edge that crosses pfa = pmiss by narrowing a chord to it (each step a vectorised pass over the units between the
+chord's ends). Every decision is an exact comparison of integer-valued float64 sums and of their products
+(``weighted_roc`` sends weights whose products could pass 2**53 to the bracketed loops).
 
 In brackets (``eers_of_rows``, longer lists): the thresholds are cut into brackets of about the same number of
 trials (``checkpoints``: each bracket's last threshold). One pass per tile sums each row's weight at every

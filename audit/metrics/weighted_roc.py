@@ -143,8 +143,8 @@ def miss_at_rates(p_fa: ArrayLike, sums: ArrayLike, n_bins: int) -> FloatArray:
 class SortedTrials:
     """One score array's trials in descending score order, with where each threshold's trials end
     (``group_end``), where each run that ROCCH pools without looking ends (``unit_end``: a run of thresholds of
-    one class, or one threshold holding both), and the last threshold of each bracket of about equal numbers of
-    trials (``checkpoints``)."""
+    targets, or one threshold holding both, each with the run of non-targets before it), and the last threshold of
+    each bracket of about equal numbers of trials (``checkpoints``)."""
 
     order: IntArray
     labels: NDArray[np.bool_]
@@ -167,7 +167,9 @@ class SortedTrials:
         group_start = np.concatenate(([0], group_end[:-1]))
         targets = np.add.reduceat(ordered_labels.astype(np.int64), group_start) if ordered.size else group_end
         kind = np.where(targets == 0, 0, np.where(targets == group_end - group_start, 1, 2))  # non-target, target, both
-        closes_unit = np.append((kind[:-1] == 2) | (kind[1:] != kind[:-1]), True)
+        # A run of non-targets only moves the curve right: its end lies under the hull (below the step from the
+        # point before it to the point after the next run), so it joins the next unit and is never summed.
+        closes_unit = np.append(((kind[:-1] == 2) | (kind[1:] != kind[:-1])) & (kind[:-1] != 0), True)
         step = max(BRACKET_TRIALS, ordered.size // BRACKETS)
         ends = np.searchsorted(group_end, np.arange(step, ordered.size, step))  # the group holding each step's end
         checkpoints = np.union1d(ends, [group_end.size - 1]).astype(np.int64)

@@ -143,3 +143,31 @@ def test_the_bracketed_loops_give_the_per_threshold_loops_eers(seed: int, monkey
     bracketed = weighted_eers(scores, labels, enrol, weights, None if seed % 2 else partner)
     for method in ("interp", "legacy", "rocch"):
         assert np.array_equal(bracketed[method], per_threshold[method], equal_nan=True), method  # type: ignore[index]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rocch_units_skip_only_points_under_the_hull(seed: int) -> None:
+    """ROCCH's units end only where a hull vertex can be (a run of non-targets joins the next unit): its EERs are
+    those of the same loops given every threshold as a unit, bit for bit, with ties, weights of 0 and runs of one
+    class at either end."""
+    import dataclasses
+
+    import audit.metrics.weighted_roc as weighted_roc
+
+    rng = np.random.default_rng(seed)
+    n, speakers = int(rng.choice([30, 300, 2000])), int(rng.integers(3, 30))
+    enrol = rng.integers(0, speakers, n)
+    labels = rng.random(n) < rng.choice([0.05, 0.3, 0.7])
+    labels[:2] = [False, True]
+    partner = np.where(labels, speakers, (enrol + rng.integers(1, speakers, n)) % speakers)
+    scores = np.round(rng.normal(labels * rng.choice([0.0, 1.0, 3.0]), 1.0), int(rng.choice([0, 1, 6])))
+    resampled = weighted_roc.ResampleWeights.of(rng.integers(0, 3, size=(70, speakers)).astype(float))
+    trials = weighted_roc.SortedTrials.of(scores, labels)
+    assert trials.unit_end.size < trials.group_end.size
+    enrol, partner = np.ascontiguousarray(enrol[trials.order]), np.ascontiguousarray(partner[trials.order])
+    every_point = dataclasses.replace(trials, unit_end=trials.group_end)
+    assert np.array_equal(
+        weighted_roc._per_threshold(resampled, enrol, partner, trials, "rocch"),
+        weighted_roc._per_threshold(resampled, enrol, partner, every_point, "rocch"),
+        equal_nan=True,
+    )
