@@ -295,28 +295,31 @@ def _grid(figure: Figure, axes: Axes, n: int, shared: bool = False) -> list[Axes
     return grid[:n]
 
 
-def _placed_grid(
-    figure: Figure,
-    axes: Axes,
-    n: int,
+def _panels(figure: Figure, axes: Axes, n: int) -> list[Axes]:
+    """``n`` panels for ``_place``, the first the axes ``_drawn`` made."""
+    return [axes] + [figure.add_axes((0.0, 0.0, 1.0, 1.0)) for _ in range(n - 1)]
+
+
+def _place(
+    panels: Sequence[Axes],
     margins: tuple[float, float, float, float],
     gaps: tuple[float, float],
-) -> list[Axes]:
-    """``n`` panels in up to 2 columns placed in inches (a fixed layout: no constrained layout measuring every label
-    on every draw), the first the axes ``_drawn`` made. ``margins``: left, right, top and bottom of the grid;
-    ``gaps``: between columns and between rows."""
+    columns: int | None = None,
+) -> None:
+    """``panels`` in rows of ``columns`` (``_columns``'s by default) placed in inches: a fixed layout, not
+    matplotlib's constrained layout (which measures every label on every draw). ``margins``: left, right, top and
+    bottom of the grid; ``gaps``: between columns and between rows."""
+    figure = panels[0].get_figure()
     width, height = figure.get_size_inches()
     left, right, top, bottom = margins
-    columns = _columns(n)
-    rows = math.ceil(n / columns)
+    columns = columns or _columns(len(panels))
+    rows = math.ceil(len(panels) / columns)
     across = (width - left - right - (columns - 1) * gaps[0]) / columns
     down = (height - top - bottom - (rows - 1) * gaps[1]) / rows
-    panels = [axes] + [figure.add_axes((0.0, 0.0, 1.0, 1.0)) for _ in range(n - 1)]
     for i, panel in enumerate(panels):
         row, column = divmod(i, columns)
         box = (left + column * (across + gaps[0]), bottom + (rows - 1 - row) * (down + gaps[1]), across, down)
         panel.set_position(_fractions(box, (width, height)))
-    return panels
 
 
 def _legend_inches(rows: int, points: float = SMALL_PT) -> float:
@@ -399,7 +402,7 @@ def _det_axes(
     axes.set_ylim(ndtri(low), ndtri(high))
     axes.plot(ndtri([low, high]), ndtri([low, high]), color="0.7", linestyle=":", linewidth=0.8)
     ticks = [float(t) for t in ndtri(DET_TICKS)]
-    _frame(axes, ticks, DET_TICK_LABELS, bottom=bottom, left=left)
+    _frame(axes, (ticks, DET_TICK_LABELS), (ticks, DET_TICK_LABELS), bottom, left, grid=True)
     if bottom:
         axes.set_xlabel("false-alarm probability (%)", fontsize=SMALL_PT)
     if left:
@@ -409,38 +412,64 @@ def _det_axes(
 DET_TICK_LABELS = tuple(f"{100 * t:g}" for t in DET_TICKS)
 
 
-def _frame(axes: Axes, ticks: Sequence[float], labels: Sequence[str], bottom: bool = True, left: bool = True) -> None:
-    """The same ``ticks`` on both axes drawn once as plain artists: the grid and each side's tick marks one line
-    each, the labels ``SMALL_PT`` texts below (``bottom``) and left (``left``), and the axis labels placed beside
-    them, not by matplotlib's tick machinery (a tick is four artists, created per axis and measured on every draw).
-    Looks as matplotlib's default ticks and grid do: 3.5 pt ticks out, labels 3.5 pt beyond, the grid at 0.9 grey."""
+def _frame(
+    axes: Axes,
+    x: tuple[Sequence[float], Sequence[str]],
+    y: tuple[Sequence[float], Sequence[str]],
+    bottom: bool = True,
+    left: bool = True,
+    grid: bool = False,
+    points: float = SMALL_PT,
+) -> None:
+    """Ticks at ``x`` and ``y`` (positions, labels) drawn once as plain artists at the axes' present limits (kept): the
+    grid (``grid``) and each side's tick marks one line each, the labels texts at ``points`` below (``bottom``) and
+    left (``left``), and the axis labels placed beside them, not by matplotlib's tick machinery (a tick is four
+    artists, created per axis and measured on every draw). Looks as matplotlib's default ticks and grid do: 3.5 pt
+    ticks out, labels 3.5 pt beyond, the grid at 0.9 grey."""
     from matplotlib.transforms import offset_copy
 
+    axes.set_xlim(axes.get_xlim())
+    axes.set_ylim(axes.get_ylim())
     axes.set_xticks([])
     axes.set_yticks([])
     figure = axes.get_figure()
     along, across = axes.get_xaxis_transform(), axes.get_yaxis_transform()
-    lines = [(t, edge) for t in ticks for edge in (0.0, 1.0, math.nan)]
-    grid = {"color": "0.9", "linewidth": 0.8, "zorder": 1.5}
-    axes.plot([t for t, _ in lines], [edge for _, edge in lines], transform=along, **grid)
-    axes.plot([edge for _, edge in lines], [t for t, _ in lines], transform=across, **grid)
     mark = {"linestyle": "", "color": "black", "markersize": 3.5, "markeredgewidth": 0.8, "clip_on": False}
-    axes.plot(ticks, [0.0] * len(ticks), marker=3, transform=along, **mark)  # TICKDOWN
-    axes.plot([0.0] * len(ticks), ticks, marker=0, transform=across, **mark)  # TICKLEFT
+    if grid:
+        xs, ys = ([t for t in ticks for _ in range(3)] for ticks in (x[0], y[0]))
+        edges = [0.0, 1.0, math.nan]  # a segment across the axes per tick, NaN between
+        axes.plot(xs, edges * len(x[0]), transform=along, color="0.9", linewidth=0.8, zorder=1.5)
+        axes.plot(edges * len(y[0]), ys, transform=across, color="0.9", linewidth=0.8, zorder=1.5)
+    axes.plot(x[0], [0.0] * len(x[0]), marker=3, transform=along, **mark)  # TICKDOWN
+    axes.plot([0.0] * len(y[0]), y[0], marker=0, transform=across, **mark)  # TICKLEFT
     gap = TICK_INCHES * 72
     if bottom:
         below = offset_copy(along, figure, y=-gap, units="points")
-        for t, label in zip(ticks, labels, strict=True):
-            axes.text(t, 0.0, label, ha="center", va="top", fontsize=SMALL_PT, transform=below)
-        under = offset_copy(axes.transAxes, figure, y=-(gap + LINE_EM * SMALL_PT + LABEL_PAD_PT), units="points")
+        for t, label in zip(*x, strict=True):
+            axes.text(t, 0.0, label, ha="center", va="top", fontsize=points, transform=below)
+        under = offset_copy(axes.transAxes, figure, y=-(gap + LINE_EM * points + LABEL_PAD_PT), units="points")
         axes.xaxis.set_label_coords(0.5, 0.0, under)
     if left:
         beside = offset_copy(across, figure, x=-gap, units="points")
-        for t, label in zip(ticks, labels, strict=True):
-            axes.text(0.0, t, label, ha="right", va="center_baseline", fontsize=SMALL_PT, transform=beside)
-        width = _text_inches(labels, SMALL_PT) * 72
+        for t, label in zip(*y, strict=True):
+            axes.text(0.0, t, label, ha="right", va="center_baseline", fontsize=points, transform=beside)
+        width = _text_inches(y[1], points) * 72 if y[1] else 0.0
         outside = offset_copy(axes.transAxes, figure, x=-(gap + width + LABEL_PAD_PT), units="points")
         axes.yaxis.set_label_coords(0.0, 0.5, outside)
+
+
+def _auto_ticks(axis: Any) -> tuple[list[float], list[str]]:
+    """The ticks matplotlib would draw on ``axis`` (an x or y axis) at its present limits, and their labels: its
+    locator and formatter asked once, no text laid out."""
+    low, high = sorted(axis.get_view_interval())
+    slack = 1e-10 * (high - low)
+    ticks = [float(t) for t in axis.get_major_locator()() if low - slack <= t <= high + slack]
+    return ticks, list(axis.get_major_formatter().format_ticks(ticks))
+
+
+def _frame_inches(labels: Sequence[str], points: float) -> float:
+    """The room left of an axes that ``_frame`` labels: the axis label's line, its pad, the tick labels, the tick."""
+    return (LINE_EM * points + LABEL_PAD_PT + TICK_INCHES * 72) / 72 + (_text_inches(labels, points) if labels else 0)
 
 
 LABEL_PAD_PT = 4.0  # between tick labels and an axis label (matplotlib's axes.labelpad)
@@ -512,10 +541,11 @@ def _det_figure(
         columns = _legend_columns(handles)
         line = LINE_EM * SMALL_PT / 72
         below = _legend_inches(math.ceil(len(handles) / columns)) + 2 * line + (TICK_INCHES * 72 + LABEL_PAD_PT) / 72
-        left = line + (TICK_INCHES * 72 + LABEL_PAD_PT) / 72 + _text_inches(DET_TICK_LABELS, SMALL_PT)
+        left = _frame_inches(DET_TICK_LABELS, SMALL_PT)
         above = line + TITLE_PAD_PT / 72
         margins = (left + MARGIN_INCHES, 0.1 + MARGIN_INCHES, above + MARGIN_INCHES, below + MARGIN_INCHES)
-        grid = _placed_grid(figure, axes, len(panels), margins, (0.25, above + 0.15))
+        grid = _panels(figure, axes, len(panels))
+        _place(grid, margins, (0.25, above + 0.15))
         columns_of_panels = _columns(len(panels))
         for i, (panel, (title, members)) in enumerate(zip(grid, panels.items(), strict=True)):
             # one scale for all panels: tick labels where no panel is below or left
@@ -689,9 +719,10 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
         return _label(f"{key.get('experiment', '')}/{key.get('model', '')}")
 
     def draw(figure: Figure, axes: Axes) -> None:
-        figure.delaxes(axes)
-        grid = figure.subplots(len(shown), 2, squeeze=False)
-        for (result, cell), row in zip(shown, grid, strict=True):
+        panels = _panels(figure, axes, 2 * len(shown))
+        place(panels, ["0.000"] * len(panels))  # where the tick labels are chosen: the widest likely
+        labels = []
+        for (result, cell), row in zip(shown, zip(panels[::2], panels[1::2], strict=True), strict=True):
             cuts = result.get("cuts") or {}
             for panel, (measure, kind, side) in zip(row, SIDES, strict=True):
                 points = moves(result, cell, measure)
@@ -731,7 +762,9 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
                                fontsize=MENAGERIE_FONT - 2)  # fmt: skip
                 panel.set_xlabel("mean target score", fontsize=MENAGERIE_FONT)
                 panel.set_ylabel(f"FA share {side.removeprefix('as ')}", fontsize=MENAGERIE_FONT - 1)
-                panel.tick_params(labelsize=MENAGERIE_FONT - 2)
+                ticks = _auto_ticks(panel.yaxis)
+                _frame(panel, _auto_ticks(panel.xaxis), ticks, points=MENAGERIE_FONT - 2)
+                labels.append(ticks[1])
         from matplotlib.lines import Line2D
 
         keys = [
@@ -740,7 +773,18 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
             Line2D([], [], color="tab:green", linestyle="--", label="goat cut"),
             Line2D([], [], color="tab:purple", linestyle=":", label="lamb / wolf cut"),
         ]
-        figure.legend(handles=keys, fontsize=MENAGERIE_FONT - 1, loc="outside lower center", ncols=4)
+        figure.legend(handles=keys, fontsize=MENAGERIE_FONT - 1, loc="lower center", ncols=4)
+        place(panels, labels)
+
+    def place(panels: Sequence[Axes], labels: Sequence[Sequence[str]]) -> None:
+        """The panels in two columns, each with room left of it for ``labels`` (its y tick labels)."""
+        ticks, line = MENAGERIE_FONT - 2, LINE_EM * (MENAGERIE_FONT + 1) / 72  # the widest axis label's line
+        lefts = [_frame_inches(shown, ticks) + line / 2 for shown in labels]
+        below = (TICK_INCHES * 72 + LINE_EM * ticks + LABEL_PAD_PT) / 72 + line
+        above = (LINE_EM * (MENAGERIE_FONT - 1) + TITLE_PAD_PT) / 72
+        legend = _legend_inches(1, MENAGERIE_FONT - 1)
+        margins = (max(lefts[::2]) + MARGIN_INCHES, MARGIN_INCHES + 0.3, above + MARGIN_INCHES, below + legend + 0.1)
+        _place(panels, margins, (max(lefts[1::2]) + 0.2, below + above + 0.1), columns=2)
 
     def described(result: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
         before, after = (format_number(_number(record.get("eer"))) for record in (result, cell))
@@ -761,7 +805,7 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
         + (f"; the first {len(shown)} of {len(pairs)} clean references" if more else "")
     )
     figsize = (6.4, 3.0 * len(shown) + 0.6)
-    return [replace(_drawn(filename, caption, alt, draw, figsize), section=MENAGERIE_SECTION)]
+    return [replace(_drawn(filename, caption, alt, draw, figsize, layout="none"), section=MENAGERIE_SECTION)]
 
 
 HISTOGRAM_COLOURS = (("target", "tab:blue"), ("nontarget", "tab:red"))
