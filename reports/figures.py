@@ -283,18 +283,6 @@ def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
     return _drawn(filename, caption, alt, draw)
 
 
-def _grid(figure: Figure, axes: Axes, n: int, shared: bool = False) -> list[Axes]:
-    """``n`` panels in up to 2 columns (for a phone's width), replacing the single axes ``_drawn`` made; ``shared``:
-    one x and one y scale for all."""
-    figure.delaxes(axes)
-    columns = _columns(n)
-    rows = math.ceil(n / columns)
-    grid = list(figure.subplots(rows, columns, sharex=shared, sharey=shared, squeeze=False).flat)
-    for extra in grid[n:]:
-        figure.delaxes(extra)
-    return grid[:n]
-
-
 def _panels(figure: Figure, axes: Axes, n: int) -> list[Axes]:
     """``n`` panels for ``_place``, the first the axes ``_drawn`` made."""
     return [axes] + [figure.add_axes((0.0, 0.0, 1.0, 1.0)) for _ in range(n - 1)]
@@ -470,6 +458,43 @@ def _auto_ticks(axis: Any) -> tuple[list[float], list[str]]:
 def _frame_inches(labels: Sequence[str], points: float) -> float:
     """The room left of an axes that ``_frame`` labels: the axis label's line, its pad, the tick labels, the tick."""
     return (LINE_EM * points + LABEL_PAD_PT + TICK_INCHES * 72) / 72 + (_text_inches(labels, points) if labels else 0)
+
+
+def _lay_out(
+    panels: Sequence[Axes],
+    ticks_pt: float = SMALL_PT,
+    label_pt: float = SMALL_PT,
+    title_lines: float = 1.0,
+    legend_inches: float = 0.0,
+    right: float = 0.1,
+    columns: int | None = None,
+) -> None:
+    """Panels with their own scales in a fixed layout: placed where their tick labels will be chosen (room for
+    ``0.000`` left of each), their ticks then chosen once (``_auto_ticks``: a fixed locator's where a drawing set
+    one) and drawn by ``_frame`` at ``ticks_pt``, the panels placed again with room for the y tick labels as they
+    are. Room too for axis labels at ``label_pt``, titles of ``title_lines`` lines at ``label_pt``, a figure legend
+    of ``legend_inches`` below and ``right`` inches right (text that may run past a panel's edge)."""
+    columns = columns or _columns(len(panels))
+    below = (TICK_INCHES * 72 + LINE_EM * ticks_pt + LABEL_PAD_PT + LINE_EM * label_pt) / 72
+    above = (LINE_EM * label_pt * title_lines + TITLE_PAD_PT) / 72
+
+    def place(ys: Sequence[Sequence[str]], xs: Sequence[Sequence[str]]) -> None:
+        lefts = [_frame_inches(shown, ticks_pt) + LINE_EM * (label_pt - ticks_pt) / 72 for shown in ys]
+        overhangs = [_text_inches(shown, ticks_pt) / 2 if shown else 0.0 for shown in xs]  # a last x label's half
+        ends = [max(right, overhang) for i, overhang in enumerate(overhangs) if i % columns == columns - 1]
+        margins = (max(lefts[::columns]) + MARGIN_INCHES, max(ends, default=right) + MARGIN_INCHES,
+                   above + MARGIN_INCHES, below + legend_inches + 0.1)  # fmt: skip
+        inner = [left + overhangs[i - 1] for i, left in enumerate(lefts) if i % columns]
+        _place(panels, margins, (max(inner, default=0.0) + 0.2, below + above + 0.1), columns)
+
+    place([["0.000"]] * len(panels), [[]] * len(panels))
+    ys, xs = [], []
+    for panel in panels:
+        y, x = _auto_ticks(panel.yaxis), _auto_ticks(panel.xaxis)
+        _frame(panel, x, y, points=ticks_pt)
+        ys.append(y[1])
+        xs.append(x[1])
+    place(ys, xs)
 
 
 LABEL_PAD_PT = 4.0  # between tick labels and an axis label (matplotlib's axes.labelpad)
@@ -720,8 +745,6 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
 
     def draw(figure: Figure, axes: Axes) -> None:
         panels = _panels(figure, axes, 2 * len(shown))
-        place(panels, ["0.000"] * len(panels))  # where the tick labels are chosen: the widest likely
-        labels = []
         for (result, cell), row in zip(shown, zip(panels[::2], panels[1::2], strict=True), strict=True):
             cuts = result.get("cuts") or {}
             for panel, (measure, kind, side) in zip(row, SIDES, strict=True):
@@ -762,9 +785,6 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
                                fontsize=MENAGERIE_FONT - 2)  # fmt: skip
                 panel.set_xlabel("mean target score", fontsize=MENAGERIE_FONT)
                 panel.set_ylabel(f"FA share {side.removeprefix('as ')}", fontsize=MENAGERIE_FONT - 1)
-                ticks = _auto_ticks(panel.yaxis)
-                _frame(panel, _auto_ticks(panel.xaxis), ticks, points=MENAGERIE_FONT - 2)
-                labels.append(ticks[1])
         from matplotlib.lines import Line2D
 
         keys = [
@@ -774,17 +794,8 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
             Line2D([], [], color="tab:purple", linestyle=":", label="lamb / wolf cut"),
         ]
         figure.legend(handles=keys, fontsize=MENAGERIE_FONT - 1, loc="lower center", ncols=4)
-        place(panels, labels)
-
-    def place(panels: Sequence[Axes], labels: Sequence[Sequence[str]]) -> None:
-        """The panels in two columns, each with room left of it for ``labels`` (its y tick labels)."""
-        ticks, line = MENAGERIE_FONT - 2, LINE_EM * (MENAGERIE_FONT + 1) / 72  # the widest axis label's line
-        lefts = [_frame_inches(shown, ticks) + line / 2 for shown in labels]
-        below = (TICK_INCHES * 72 + LINE_EM * ticks + LABEL_PAD_PT) / 72 + line
-        above = (LINE_EM * (MENAGERIE_FONT - 1) + TITLE_PAD_PT) / 72
         legend = _legend_inches(1, MENAGERIE_FONT - 1)
-        margins = (max(lefts[::2]) + MARGIN_INCHES, MARGIN_INCHES + 0.3, above + MARGIN_INCHES, below + legend + 0.1)
-        _place(panels, margins, (max(lefts[1::2]) + 0.2, below + above + 0.1), columns=2)
+        _lay_out(panels, MENAGERIE_FONT - 2, MENAGERIE_FONT + 1, legend_inches=legend, right=0.3, columns=2)
 
     def described(result: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
         before, after = (format_number(_number(record.get("eer"))) for record in (result, cell))
@@ -842,7 +853,8 @@ def score_distributions(report: Mapping[str, Any]) -> FigureOutcome:
     alt = "Score histograms: " + "; ".join(parts)
 
     def draw(figure: Figure, axes: Axes) -> None:
-        for panel, (name, members) in zip(_grid(figure, axes, len(shown)), shown.items(), strict=True):
+        panels = _panels(figure, axes, len(shown))
+        for panel, (name, members) in zip(panels, shown.items(), strict=True):
             for entry in members:
                 histogram, edges = entry["histogram"], entry["histogram"]["edges"]
                 for key, colour in HISTOGRAM_COLOURS:
@@ -858,18 +870,21 @@ def score_distributions(report: Mapping[str, Any]) -> FigureOutcome:
             panel.set_title(title, fontsize=SMALL_PT)
             panel.set_xlabel("score", fontsize=SMALL_PT)
             panel.set_ylabel("trials", fontsize=SMALL_PT)
-            panel.tick_params(labelsize=SMALL_PT)
             if not moved:
                 panel.legend(fontsize=SMALL_PT)
+        legend = 0.0
         if moved:
             from matplotlib.lines import Line2D
             from matplotlib.patches import Patch
 
             keys: list[Artist] = [Patch(color=c, alpha=0.45, label=f"{k}: the condition") for k, c in HISTOGRAM_COLOURS]
             keys += [Line2D([], [], color=c, label=f"{k}: clean reference") for k, c in HISTOGRAM_COLOURS]
-            figure.legend(handles=keys, fontsize=SMALL_PT, loc="outside lower center", ncols=_legend_columns(keys))
+            columns = _legend_columns(keys)
+            figure.legend(handles=keys, fontsize=SMALL_PT, loc="lower center", ncols=columns)
+            legend = _legend_inches(math.ceil(len(keys) / columns))
+        _lay_out(panels, title_lines=2 if moved else 1, legend_inches=legend)
 
-    return _drawn(filename, caption, alt, draw, _panel_size(len(shown)))
+    return _drawn(filename, caption, alt, draw, _panel_size(len(shown)), layout="none")
 
 
 def eer_heatmap(report: Mapping[str, Any]) -> list[FigureOutcome]:
@@ -1028,7 +1043,8 @@ def interaction_plots(report: Mapping[str, Any]) -> FigureOutcome:
     )
 
     def draw(figure: Figure, axes: Axes) -> None:
-        for panel, family in zip(_grid(figure, axes, len(shown)), shown, strict=True):
+        panels = _panels(figure, axes, len(shown))
+        for panel, family in zip(panels, shown, strict=True):
             clean, a, b, ab = means[family]
             factor_a, factor_b = names[family]
             panel.plot([0, 1], [clean, a], marker="o", label=f"without {_label(factor_b)}")
@@ -1036,10 +1052,10 @@ def interaction_plots(report: Mapping[str, Any]) -> FigureOutcome:
             panel.set_xticks([0, 1], ["clean", _label(factor_a)], fontsize=SMALL_PT)
             panel.set_title(f"{_label(family)} (n={len(families[family])})", fontsize=TEXT_PT)
             panel.set_ylabel("mean EER", fontsize=SMALL_PT)
-            panel.tick_params(labelsize=SMALL_PT)
             panel.legend(fontsize=SMALL_PT)
+        _lay_out(panels, title_lines=TEXT_PT / SMALL_PT)
 
-    return _drawn(filename, caption, alt, draw, _panel_size(len(shown)))
+    return _drawn(filename, caption, alt, draw, _panel_size(len(shown)), layout="none")
 
 
 def bayes_error_plot(report: Mapping[str, Any]) -> FigureOutcome:
