@@ -144,15 +144,18 @@ def import_drawing() -> None:
     import PIL.Image  # noqa: F401
 
 
-def _legend(figure: Figure, axes: Axes, extra: Sequence[Artist] = ()) -> None:
-    """A legend inside the axes when short, beside them (in columns of at most 16 entries) when long."""
+def _legend(figure: Figure, axes: Axes, extra: Sequence[Artist] = ()) -> float:
+    """A legend inside the axes when short, beside them (in columns of at most 16 entries) when long; the inches it
+    takes right of the axes (0 inside them)."""
     handles, _ = axes.get_legend_handles_labels()
     handles = [*handles, *extra]
     if len(handles) <= LEGEND_INSIDE_MAX:
         axes.legend(handles=handles, fontsize=SMALL_PT, loc="best")
-    else:
-        columns = math.ceil(len(handles) / LEGEND_COLUMN_ROWS)
-        figure.legend(handles=handles, fontsize=SMALL_PT, loc="outside right upper", ncols=columns)
+        return 0.0
+    columns = math.ceil(len(handles) / LEGEND_COLUMN_ROWS)
+    figure.legend(handles=handles, fontsize=SMALL_PT, loc="upper right", ncols=columns)
+    column = _text_inches([str(handle.get_label()) for handle in handles], SMALL_PT) + (2.0 + 0.8) * SMALL_PT / 72
+    return columns * column + ((columns - 1) * 2.0 + 2 * 0.4 + 0.5 + 1.0) * SMALL_PT / 72  # keys, pads, a gap
 
 
 def _legend_columns(handles: Sequence[Artist]) -> int:
@@ -228,11 +231,11 @@ def ie_vs_prediction(report: Mapping[str, Any]) -> FigureOutcome:
         axes.set_xlabel("additive prediction  EER(A) + EER(B) - EER(clean)")
         axes.set_ylabel("IE  EER(A+B) - prediction")
         axes.set_title(caption)
-        _legend(figure, axes, keys)
+        _lay_out([axes], TEXT_PT, TEXT_PT, title_lines=1.2, right=_legend(figure, axes, keys))  # a title: 1.2 em
 
     n_points = sum(len(members) for members in points.values())
     alt = f"Scatter of {n_points} contrasts in {len(experiments)} experiments; " + "; ".join(note.split("\n"))
-    return _drawn(filename, caption, alt, draw)
+    return _drawn(filename, caption, alt, draw, layout="none")
 
 
 def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
@@ -273,14 +276,14 @@ def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
         axes.set_xlabel("SNR (dB)")
         axes.set_ylabel("mean absolute gender EER gap (± SD)")
         axes.set_title(caption)
-        _legend(figure, axes)
+        _lay_out([axes], TEXT_PT, TEXT_PT, title_lines=1.2, right=_legend(figure, axes))  # a title: 1.2 em
 
     alt = "Gender gap by SNR: " + "; ".join(
         f"{name}: "
         + ", ".join(f"{format_number(snr)} dB {format_number(gap)}" for snr, gap, _, _ in sorted(series[name]))
         for name in sorted(series)
     )
-    return _drawn(filename, caption, alt, draw)
+    return _drawn(filename, caption, alt, draw, layout="none")
 
 
 def _panels(figure: Figure, axes: Axes, n: int) -> list[Axes]:
@@ -549,11 +552,16 @@ def _det_figure(
         (f"{panel}: " if panel else "") + ", ".join(_det_alt(c) for c in members) for panel, members in panels.items()
     )
 
+    line = LINE_EM * SMALL_PT / 72
+    frame = (2 * line + (TICK_INCHES * 72 + LABEL_PAD_PT) / 72, _frame_inches(DET_TICK_LABELS, SMALL_PT))
+
     def draw(figure: Figure, axes: Axes) -> None:
         if list(panels) == [""]:
             _det_axes(axes, curves, colours)
             axes.set_title(caption)
-            _legend(figure, axes)
+            right = _legend(figure, axes) + 0.1
+            above = (LINE_EM * TEXT_PT * 1.2 + TITLE_PAD_PT) / 72  # a title at 1.2 em
+            _place([axes], (frame[1] + MARGIN_INCHES, right + MARGIN_INCHES, above + MARGIN_INCHES, frame[0]), (0, 0))
             return
         series = list(dict.fromkeys(str(c.get("series", c.get("group"))) for c in curves))
         from matplotlib.lines import Line2D
@@ -564,11 +572,9 @@ def _det_figure(
             Line2D([], [], color="black", linestyle=style, label=_label(name)) for name, style in styles.items()
         ]
         columns = _legend_columns(handles)
-        line = LINE_EM * SMALL_PT / 72
-        below = _legend_inches(math.ceil(len(handles) / columns)) + 2 * line + (TICK_INCHES * 72 + LABEL_PAD_PT) / 72
-        left = _frame_inches(DET_TICK_LABELS, SMALL_PT)
+        below = _legend_inches(math.ceil(len(handles) / columns)) + frame[0]
         above = line + TITLE_PAD_PT / 72
-        margins = (left + MARGIN_INCHES, 0.1 + MARGIN_INCHES, above + MARGIN_INCHES, below + MARGIN_INCHES)
+        margins = (frame[1] + MARGIN_INCHES, 0.1 + MARGIN_INCHES, above + MARGIN_INCHES, below + MARGIN_INCHES)
         grid = _panels(figure, axes, len(panels))
         _place(grid, margins, (0.25, above + 0.15))
         columns_of_panels = _columns(len(panels))
@@ -579,8 +585,7 @@ def _det_figure(
         figure.legend(handles=handles, fontsize=SMALL_PT, loc="lower center", ncols=columns)
 
     size = (FIGSIZE_INCHES[0], 1.0 + 3.4 * math.ceil(len(panels) / _columns(len(panels)))) if len(panels) > 1 else None
-    layout = "none" if list(panels) != [""] else "constrained"
-    return _drawn(filename, caption, alt, draw, size or FIGSIZE_INCHES, layout)
+    return _drawn(filename, caption, alt, draw, size or FIGSIZE_INCHES, layout="none")
 
 
 def _det_alt(entry: Mapping[str, Any]) -> str:
@@ -1093,15 +1098,14 @@ def bayes_error_plot(report: Mapping[str, Any]) -> FigureOutcome:
         axes.set_ylim(0, 1.2)
         axes.set_xlabel("prior log-odds log(p / (1 - p))", fontsize=SMALL_PT)
         axes.set_ylabel("normalised Bayes error", fontsize=SMALL_PT)
-        axes.tick_params(labelsize=SMALL_PT)
         styles = [
             Line2D([], [], color="black", label="calibrated (actual)"),
             Line2D([], [], color="black", linestyle="--", label="PAV (minimum)"),
             Line2D([], [], color="grey", linestyle=":", label="no decision (1)"),
         ]
-        _legend(figure, axes, styles)
+        _lay_out([axes], title_lines=0.0, right=_legend(figure, axes, styles))
 
-    return _drawn(filename, caption, alt, draw)
+    return _drawn(filename, caption, alt, draw, layout="none")
 
 
 FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome | list[FigureOutcome]]] = (
