@@ -99,17 +99,16 @@ def _drawn(
     alt: str,
     draw: Callable[[Figure, Axes], None],
     figsize: tuple[float, float] = FIGSIZE_INCHES,
-    layout: str = "constrained",
 ) -> FigureOutcome:
     """Run ``draw`` on a fresh figure and keep it as PNG and SVG bytes, identical for identical input; no text
     smaller than ``SMALL_PT``.
 
     The figure is laid out and rendered once on its Agg canvas, whose pixels are the PNG (``savefig`` would lay it
-    out in a pass of its own, then render it again); the SVG is drawn from the same layout. ``layout="none"``: the
-    drawing places its axes itself (``_heatmap_part``: a fixed layout from measured text, not matplotlib's
-    constrained layout, which measures every tick label again and again). Titles stay where ``axes.titley`` puts
-    them (just above the axes): matplotlib would otherwise measure every y tick label per title per draw to see
-    whether something above the axes pushes the title up.
+    out in a pass of its own, then render it again); the SVG is drawn from the same layout. The drawing places its
+    axes itself (``_place``, ``_lay_out``, ``_heatmap_part``: a fixed layout in inches from measured text, not
+    matplotlib's constrained layout, which measures every tick label again and again). Titles stay where
+    ``axes.titley`` puts them (just above the axes): matplotlib would otherwise measure every y tick label per title
+    per draw to see whether something above the axes pushes the title up.
     """
     import matplotlib
     import matplotlib.style
@@ -120,17 +119,16 @@ def _drawn(
 
     rc = {"svg.hashsalt": SVG_SALT, "svg.fonttype": "none", "font.size": TEXT_PT, "axes.titley": 1.0}
     with matplotlib.style.context("default"), matplotlib.rc_context(rc):
-        figure = Figure(figsize=figsize, dpi=DPI, layout=layout)
+        figure = Figure(figsize=figsize, dpi=DPI)
         canvas = FigureCanvasAgg(figure)
         draw(figure, figure.add_subplot())
         for text in figure.findobj(Text):  # the floor, whatever size a drawing asked for
             if text.get_fontsize() < SMALL_PT:
                 text.set_fontsize(SMALL_PT)
-        canvas.draw()  # the layout (constrained, unless the drawing fixed it), then the pixels
+        canvas.draw()  # the pixels, in the layout the drawing fixed
         png, svg = io.BytesIO(), io.BytesIO()
         pixels = PIL.Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba()).convert("RGB")
         pixels.save(png, format="png", dpi=(DPI, DPI), compress_level=PNG_COMPRESSION)  # opaque: RGB is lossless
-        figure.set_layout_engine("none")  # the layout the PNG got, not computed again for the SVG
         figure.savefig(svg, format="svg", metadata={"Creator": None, "Date": None})
     return FigureOutcome(filename, caption, png.getvalue(), alt=alt, svg=svg.getvalue())
 
@@ -235,7 +233,7 @@ def ie_vs_prediction(report: Mapping[str, Any]) -> FigureOutcome:
 
     n_points = sum(len(members) for members in points.values())
     alt = f"Scatter of {n_points} contrasts in {len(experiments)} experiments; " + "; ".join(note.split("\n"))
-    return _drawn(filename, caption, alt, draw, layout="none")
+    return _drawn(filename, caption, alt, draw)
 
 
 def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
@@ -283,7 +281,7 @@ def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
         + ", ".join(f"{format_number(snr)} dB {format_number(gap)}" for snr, gap, _, _ in sorted(series[name]))
         for name in sorted(series)
     )
-    return _drawn(filename, caption, alt, draw, layout="none")
+    return _drawn(filename, caption, alt, draw)
 
 
 def _panels(figure: Figure, axes: Axes, n: int) -> list[Axes]:
@@ -585,7 +583,7 @@ def _det_figure(
         figure.legend(handles=handles, fontsize=SMALL_PT, loc="lower center", ncols=columns)
 
     size = (FIGSIZE_INCHES[0], 1.0 + 3.4 * math.ceil(len(panels) / _columns(len(panels)))) if len(panels) > 1 else None
-    return _drawn(filename, caption, alt, draw, size or FIGSIZE_INCHES, layout="none")
+    return _drawn(filename, caption, alt, draw, size or FIGSIZE_INCHES)
 
 
 def _det_alt(entry: Mapping[str, Any]) -> str:
@@ -821,7 +819,7 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
         + (f"; the first {len(shown)} of {len(pairs)} clean references" if more else "")
     )
     figsize = (6.4, 3.0 * len(shown) + 0.6)
-    return [replace(_drawn(filename, caption, alt, draw, figsize, layout="none"), section=MENAGERIE_SECTION)]
+    return [replace(_drawn(filename, caption, alt, draw, figsize), section=MENAGERIE_SECTION)]
 
 
 HISTOGRAM_COLOURS = (("target", "tab:blue"), ("nontarget", "tab:red"))
@@ -889,7 +887,7 @@ def score_distributions(report: Mapping[str, Any]) -> FigureOutcome:
             legend = _legend_inches(math.ceil(len(keys) / columns))
         _lay_out(panels, title_lines=2 if moved else 1, legend_inches=legend)
 
-    return _drawn(filename, caption, alt, draw, _panel_size(len(shown)), layout="none")
+    return _drawn(filename, caption, alt, draw, _panel_size(len(shown)))
 
 
 def eer_heatmap(report: Mapping[str, Any]) -> list[FigureOutcome]:
@@ -996,7 +994,7 @@ def _heatmap_part(
         title = "EER per condition (rows) and encoder (columns)"
         figure.text(left + across / 2, size[1] - MARGIN_INCHES, title, ha="center", va="top", transform=inches)
 
-    return _drawn(filename, caption, alt, draw, layout="none")
+    return _drawn(filename, caption, alt, draw)
 
 
 def _text_inches(texts: Sequence[str], points: float) -> float:
@@ -1060,7 +1058,7 @@ def interaction_plots(report: Mapping[str, Any]) -> FigureOutcome:
             panel.legend(fontsize=SMALL_PT)
         _lay_out(panels, title_lines=TEXT_PT / SMALL_PT)
 
-    return _drawn(filename, caption, alt, draw, _panel_size(len(shown)), layout="none")
+    return _drawn(filename, caption, alt, draw, _panel_size(len(shown)))
 
 
 def bayes_error_plot(report: Mapping[str, Any]) -> FigureOutcome:
@@ -1105,7 +1103,7 @@ def bayes_error_plot(report: Mapping[str, Any]) -> FigureOutcome:
         ]
         _lay_out([axes], title_lines=0.0, right=_legend(figure, axes, styles))
 
-    return _drawn(filename, caption, alt, draw, layout="none")
+    return _drawn(filename, caption, alt, draw)
 
 
 FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome | list[FigureOutcome]]] = (
