@@ -360,3 +360,48 @@ def test_the_heatmaps_measured_label_widths_hold_what_agg_draws(text: str) -> No
 
     drawn = RendererAgg(10, 10, DPI).get_text_width_height_descent(text, FontProperties(size=TEXT_PT), ismath=False)[0]
     assert drawn <= _text_inches([text], TEXT_PT) * DPI <= drawn + 0.5 * len(text) + 6
+
+
+def _edge_ink(png: bytes, border: int = 2) -> float:
+    """The darkest share of ink in the figure's outer ``border`` pixels: 0 when nothing runs past its edges."""
+    with Image.open(io.BytesIO(png)) as image:
+        pixels = np.asarray(image.convert("L"))
+    edges = np.concatenate([pixels[:border].ravel(), pixels[-border:].ravel(), pixels[:, :border].ravel(),
+                            pixels[:, -border:].ravel()])  # fmt: skip
+    return float((edges < 250).mean())
+
+
+def test_the_fixed_layout_keeps_every_label_inside_the_figure() -> None:
+    """The figures place their axes in inches from measured labels (no constrained layout): a long legend beside the
+    axes, long tick labels at a panel's right edge and a legend below many panels must still end inside the figure,
+    as Agg draws them (the PNG's outer pixels stay white)."""
+    from audit.bundle.curves import curve
+
+    rng = np.random.default_rng(5)
+    scores, labels = np.linspace(0.0, 1.0, 300), (np.arange(300) % 3 == 0).astype(int)
+    groups = [
+        curve("group", f"a long group name {i}", scores + rng.normal(0, 0.3, 300), labels, 0.2, ("det", "scores"))
+        for i in range(7)
+    ]
+    panels = [
+        curve("condition", f"{m} (E13 {p})", scores + rng.normal(0, 0.3, 300), labels, 0.2, ("det",), figure="E13",
+              panel=p, series=m)
+        for p in ("clean", "noise: babble (hardest of 3)", "codec: opus-8k (hardest of 2)") for m in ("m1", "m2", "m3")
+    ]  # fmt: skip
+    contrasts = [
+        {"experiment": f"E{i:02d}", "model_family": "ssl", "factor_a": "packet_loss_with_a_long_name",
+         "factor_b": "emotion", "prediction": i / 40, "ie": i / 100, "eer_clean": 0.1, "eer_a": 0.2, "eer_b": 0.3,
+         "eer_ab": 0.5}
+        for i in range(1, 12)
+    ]  # fmt: skip
+    report = {"curves": groups, "aggregates": {"contrasts": contrasts}}
+    figures = [
+        *det_curves(report),
+        *det_curves({"curves": panels}),
+        score_distributions(report),
+        ie_vs_prediction(report),
+        interaction_plots(report),
+    ]
+    for figure in figures:
+        assert figure.png is not None and _ink(figure.png) > 0.02, figure.filename
+        assert _edge_ink(figure.png) == 0.0, figure.filename
