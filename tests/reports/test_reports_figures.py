@@ -371,6 +371,7 @@ def _edge_ink(png: bytes, border: int = 2) -> float:
     return float((edges < 250).mean())
 
 
+@pytest.mark.slow  # about 3 to 9 s on 2 shared cores: seven figures
 def test_the_fixed_layout_keeps_every_label_inside_the_figure() -> None:
     """The figures place their axes in inches from measured labels (no constrained layout): a long legend beside the
     axes, long tick labels at a panel's right edge and a legend below many panels must still end inside the figure,
