@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from audit.bundle import curves_of_bundle, open_bundle, parse_subset
 from audit.result import assemble_report
 from audit.table import (
     AuditConfig,
@@ -177,9 +176,12 @@ def audit_table(request: AuditRequest) -> TableAudit:
     Raises InputError for unreadable input.
     """
     config = request.config or AuditConfig()
-    bundle = request.bundle
-    bundle_source = open_bundle(Path(bundle)) if bundle is not None else None  # a folder, or an archive in place
-    declared_subset = parse_subset(request.subset) if request.subset is not None else None
+    bundle, bundle_source, declared_subset = request.bundle, None, None
+    if bundle is not None or request.subset is not None:  # the bundle's wing (and its metrics) only for a bundle
+        from audit.bundle import open_bundle, parse_subset
+
+        bundle_source = open_bundle(Path(bundle)) if bundle is not None else None  # a folder, or an archive in place
+        declared_subset = parse_subset(request.subset) if request.subset is not None else None
     source = read_results(Path(request.results), request.columns)
     claim_list: list[Claim] = read_claims(request.claims) if request.claims is not None else []
     verified = None
@@ -220,6 +222,8 @@ def audit_table(request: AuditRequest) -> TableAudit:
         sections(rows, bundle is not None),
     )
     if verified is not None:
+        from audit.bundle import curves_of_bundle
+
         done.verified = verified
         done.flags.extend(verified.flags)
         done.sections.extend(verified.sections)
