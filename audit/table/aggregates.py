@@ -415,13 +415,12 @@ def expected_coupled_correlation(contrasts: Sequence[Contrast]) -> float | None:
     return -noise_p / math.sqrt(var_ie * var_p)
 
 
-_SIMULATIONS_AT_ONCE = 128  # a few MB of noise at a time: the same draws in the same order, kept in cache
+_SIMULATIONS_AT_ONCE = 128  # a few MB of noise at a time, kept in cache
 
 
-def _coupled_r(noise: np.ndarray, scale: np.ndarray, centres: np.ndarray) -> np.ndarray:
-    """r of IE against the prediction per simulation, from standard normal ``noise`` (simulations x contrasts x
-    terms) scaled in place by each term's SD."""
-    noise *= scale
+def _coupled_r(noise: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """r of IE against the prediction per simulation, from each term's ``noise`` (simulations x contrasts x
+    terms)."""
     noise_prediction = noise[..., 1] + noise[..., 2] - noise[..., 0]
     simulated = centres + noise_prediction
     ie = noise[..., 3] - noise_prediction
@@ -431,12 +430,26 @@ def _coupled_r(noise: np.ndarray, scale: np.ndarray, centres: np.ndarray) -> np.
         return (simulated * ie).sum(axis=1) / np.sqrt((simulated**2).sum(axis=1) * (ie**2).sum(axis=1))
 
 
+def standard_normals(size: int, seed: int = 0) -> np.ndarray:
+    """The first ``size`` standard normal draws of ``seed``'s generator: any shorter prefix is what a call with
+    fewer draws would give, so :func:`expected_coupled_range` calls of one seed can share them."""
+    return np.random.default_rng(seed).normal(size=size)
+
+
 def expected_coupled_range(
-    contrasts: Sequence[Contrast], *, n_simulations: int = 2000, level: float = 0.95, seed: int = 0
+    contrasts: Sequence[Contrast],
+    *,
+    n_simulations: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    normals: np.ndarray | None = None,
 ) -> dict[str, float] | None:
     """The spread of the IE-vs-prediction correlation under exact additivity for this many contrasts: per
     simulation, each term gets independent normal noise of its binomial variance, the predictions' centres are
-    shrunk to their spread beyond that noise (noise is counted once), and r is taken across contrasts."""
+    shrunk to their spread beyond that noise (noise is counted once), and r is taken across contrasts.
+
+    ``normals``: ``standard_normals(n, seed)`` for an ``n`` at least ``n_simulations`` x 4 x the contrasts, drawn
+    once for several calls (the result is the same as without)."""
     if len(contrasts) < 3:
         return None
     variances = np.array(
@@ -447,10 +460,11 @@ def expected_coupled_range(
     spread = float(np.var(predictions, ddof=1))
     shrink = math.sqrt(max(spread - noise_p, 0.0) / spread) if spread > 0 else 0.0
     centres = predictions.mean() + (predictions - predictions.mean()) * shrink
-    rng, scale = np.random.default_rng(seed), np.sqrt(variances)
-    block = _SIMULATIONS_AT_ONCE
-    blocks = [min(block, n_simulations - start) for start in range(0, n_simulations, block)]
-    r = np.concatenate([_coupled_r(rng.normal(size=(n, *variances.shape)), scale, centres) for n in blocks])
+    size = n_simulations * variances.size
+    draws = (standard_normals(size, seed) if normals is None else normals[:size]).reshape(n_simulations, -1, 4)
+    scale = np.sqrt(variances)
+    steps = range(0, n_simulations, _SIMULATIONS_AT_ONCE)
+    r = np.concatenate([_coupled_r(draws[start : start + _SIMULATIONS_AT_ONCE] * scale, centres) for start in steps])
     r = r[np.isfinite(r)]
     if r.size == 0:
         return None
@@ -465,11 +479,12 @@ def ie_vs_prediction(contrasts: Sequence[Contrast], near_chance_eer: float = 0.4
     for contrast in contrasts:
         groups[(contrast.experiment, contrast.model_family)].append(contrast)
     unflagged = [c for c in contrasts if not c.caveats(near_chance_eer)]
+    normals = standard_normals(2000 * 4 * len(contrasts))  # every range's draws: a prefix of one stream
     return {
         "n": len(contrasts),
         "r_observed": correlation([c.prediction for c in contrasts], [c.ie for c in contrasts]),
         "r_expected_additive": expected_coupled_correlation(contrasts),
-        "r_expected_additive_range": expected_coupled_range(contrasts),
+        "r_expected_additive_range": expected_coupled_range(contrasts, normals=normals),
         "n_flagged": len(contrasts) - len(unflagged),
         "r_observed_unflagged": correlation([c.prediction for c in unflagged], [c.ie for c in unflagged]),
         "r_expected_additive_unflagged": expected_coupled_correlation(unflagged),
@@ -480,7 +495,7 @@ def ie_vs_prediction(contrasts: Sequence[Contrast], near_chance_eer: float = 0.4
                 "n": len(members),
                 "r_observed": correlation([c.prediction for c in members], [c.ie for c in members]),
                 "r_expected_additive": expected_coupled_correlation(members),
-                "r_expected_additive_range": expected_coupled_range(members),
+                "r_expected_additive_range": expected_coupled_range(members, normals=normals),
             }
             for (experiment, family), members in sorted(groups.items(), key=lambda item: str(item[0]))
         ],

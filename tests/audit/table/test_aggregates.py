@@ -24,6 +24,7 @@ from audit.table.aggregates import (
     parse_snr,
     per_encoder,
     per_experiment,
+    standard_normals,
     summarise_contrasts,
 )
 from audit.table.contrasts import derive_contrasts
@@ -413,8 +414,8 @@ def test_encoder_agreement_with_ties_and_unshared_cells_matches_scipy() -> None:
 
 
 def test_expected_coupled_range_draws_its_noise_in_one_stream() -> None:
-    # The simulations run a block at a time; the formula over all draws at once (as one array) is the oracle, so a
-    # block boundary (300 simulations is not a whole number of blocks) must change no draw and no digit.
+    # The simulations run a block at a time; the formula over all draws at once (as one array, from a fresh generator)
+    # is the oracle, so a block boundary (300 simulations is not a whole number of blocks) must change no digit.
     rows = [r for i in range(5) for r in contrast_rows(f"m{i}", "speaker", (0.1 + i / 100, 0.2, 0.25 - i / 50, 0.4))]
     contrasts = derive_contrasts(frame(rows)).contrasts
     variances = np.array(
@@ -433,3 +434,5 @@ def test_expected_coupled_range_draws_its_noise_in_one_stream() -> None:
     result = expected_coupled_range(contrasts, n_simulations=300, seed=3)
     assert result is not None
     assert (result["low"], result["median"], result["high"]) == pytest.approx((low, median, high), abs=1e-12)
+    # draws shared with a larger call of the same seed (ie_vs_prediction's families) are its prefix: the same range
+    assert expected_coupled_range(contrasts, n_simulations=300, seed=3, normals=standard_normals(10**5, 3)) == result
