@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from audit.bundle import curves_of_bundle, open_bundle, parse_subset
 from audit.result import assemble_report
 from audit.table import (
     AuditConfig,
@@ -177,9 +176,12 @@ def audit_table(request: AuditRequest) -> TableAudit:
     Raises InputError for unreadable input.
     """
     config = request.config or AuditConfig()
-    bundle = request.bundle
-    bundle_source = open_bundle(Path(bundle)) if bundle is not None else None  # a folder, or an archive in place
-    declared_subset = parse_subset(request.subset) if request.subset is not None else None
+    bundle, bundle_source, declared_subset = request.bundle, None, None
+    if bundle is not None or request.subset is not None:  # the bundle's wing (and its metrics) only for a bundle
+        from audit.bundle import open_bundle, parse_subset
+
+        bundle_source = open_bundle(Path(bundle)) if bundle is not None else None  # a folder, or an archive in place
+        declared_subset = parse_subset(request.subset) if request.subset is not None else None
     source = read_results(Path(request.results), request.columns)
     claim_list: list[Claim] = read_claims(request.claims) if request.claims is not None else []
     verified = None
@@ -206,9 +208,11 @@ def audit_table(request: AuditRequest) -> TableAudit:
     flags = raise_flags(
         rows.table, rows.validated, rows.valid, rows.usable, contrast_set, pairs, unpaired, aggregates, config
     )
-    facts = {**aggregates, "table": table_facts(rows, config), "records": record_facts(rows.usable)}
-    claim_results = check_claims(claim_list, facts)
-    flags.extend(flag_claims(claim_results))
+    claim_results = []
+    if claim_list:  # the facts a claim can name, gathered only for claims to check
+        facts = {**aggregates, "table": table_facts(rows, config), "records": record_facts(rows.usable)}
+        claim_results = check_claims(claim_list, facts)
+        flags.extend(flag_claims(claim_results))
     done = TableAudit(
         source,
         config,
@@ -220,6 +224,8 @@ def audit_table(request: AuditRequest) -> TableAudit:
         sections(rows, bundle is not None),
     )
     if verified is not None:
+        from audit.bundle import curves_of_bundle
+
         done.verified = verified
         done.flags.extend(verified.flags)
         done.sections.extend(verified.sections)

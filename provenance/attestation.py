@@ -22,14 +22,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from typing import TYPE_CHECKING, Any
 
 from provenance.atomic import atomic_write_bytes
 from provenance.canonical import canonical_json
 from provenance.digests import Digest, bytes_digest
-from provenance.dsse import IN_TOTO_PAYLOAD_TYPE, EnvelopeError, parse_envelope, sign_envelope, verify_envelope
 from provenance.reading import read_regular_file
 from provenance.statement import STATEMENT_TYPE
 from schemas import (
@@ -42,6 +39,9 @@ from schemas import (
     json_file_bytes,
     read_bundle_file,
 )
+
+if TYPE_CHECKING:  # signing and verifying import cryptography when they run: the file names here need none of it
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 __all__ = [
     "ATTESTATION_FILE",
@@ -166,6 +166,8 @@ def _timestamp(moment: datetime) -> str:
 
 def attestation_bytes(outcome: AuditOutcome, private_key: Ed25519PrivateKey) -> tuple[bytes, bytes]:
     """The policy file's bytes, and the attestation file's: the VSA envelope line, then the Test Result one."""
+    from provenance.dsse import sign_envelope
+
     policy = json_file_bytes(outcome.policy)
     policy_digest = bytes_digest(policy)
     failed_result = outcome.result == RESULT_FAILED
@@ -294,6 +296,8 @@ def read_attestation(path: Path, public_key: Ed25519PublicKey) -> ReadAttestatio
     Raises InputError (exit 2) for a file that is not two envelopes of that shape, AttestationMismatch (exit 1) for
     an envelope that does not verify under the key.
     """
+    from provenance.dsse import IN_TOTO_PAYLOAD_TYPE, EnvelopeError, parse_envelope, verify_envelope
+
     path = Path(path)
     data = read_regular_file(path, "an attestation (.intoto.jsonl)")
     if len(data) > MAX_ATTESTATION_BYTES:

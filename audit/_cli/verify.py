@@ -46,7 +46,6 @@ def audit_results(
     card. What an earlier audit left beside the report and this one does not write is removed."""
     import_quietly()
     from audit.attestation import attestation_pointer, write_audit_attestation
-    from audit.statistics import Forked
     from audit.verify import audit_table, finish_audit
     from provenance import write_table_card
     from reports import add_statistics_figures, finish_report, import_drawing, remove_stale_beside, render_figures
@@ -58,6 +57,8 @@ def audit_results(
         prepare_kernels(announce)
     drawing = None
     if out is not None and table.verified is not None:  # figures drawn in a fork, the DET figures here after it
+        from audit.statistics import Forked  # the statistics' wing only for a bundle
+
         import_drawing()
         drawing = Forked(render_figures, table.figure_data, True)
     try:

@@ -87,20 +87,42 @@ def eer_by_model_condition(frame: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
+_CELL_KEYS = ["experiment", "corpus", "condition", "subgroup"]
+
+
+def _cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """The cell keys (experiment, corpus, condition, subgroup; an empty key as ""), model and EER of each row."""
+    return (
+        frame.reindex(columns=[*_CELL_KEYS, "model", "eer"])
+        .astype({key: object for key in _CELL_KEYS})
+        .fillna({key: "" for key in _CELL_KEYS})
+    )
+
+
+def _model_means(cells: pd.DataFrame) -> pd.Series:
+    """Mean EER per cell and model (a model's records in one cell averaged), sorted by cell, then model."""
+    return cells.groupby([*_CELL_KEYS, "model"], sort=True)["eer"].mean()
+
+
 def condition_means(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Tables 20-25: mean and SD of EER per (experiment, corpus, condition, subgroup) across encoders.
 
     An encoder with several records in one cell (e.g. enrolment x test conditions sharing a label) is averaged
     first, so the SD is across encoders, not records; it is not a confidence interval (the paper says the same).
+    Both levels are grouped once over the whole table, not per cell.
     """
-    keys = ["experiment", "corpus", "condition", "subgroup"]
-    table = frame.reindex(columns=[*keys, "model", "eer"]).astype({key: object for key in keys})
+    cells = _cells(frame)
+    per_model = _model_means(cells)
+    model_values: dict[tuple[Any, ...], list[float]] = defaultdict(list)  # one value per encoder, then across them
+    for cell, value in zip(per_model.index.droplevel("model"), per_model.tolist(), strict=True):
+        model_values[cell].append(value)
     rows = []
-    for values, group in table.fillna({key: "" for key in keys}).groupby(keys, sort=True):
-        per_model = group.groupby("model", sort=True)["eer"].mean()  # one value per encoder, then across them
-        mean, sd = mean_sd(per_model.tolist())
-        named = {key: (value or None) for key, value in zip(keys, values, strict=True)}
-        rows.append({**named, "n_models": len(per_model), "n_records": len(group), "eer_mean": mean, "eer_sd": sd})
+    n_records = cells.groupby(_CELL_KEYS, sort=True).size()
+    for cell, n in zip(n_records.index, n_records.tolist(), strict=True):
+        values = model_values.get(cell, [])
+        mean, sd = mean_sd(values)
+        named = {key: (value or None) for key, value in zip(_CELL_KEYS, cell, strict=True)}
+        rows.append({**named, "n_models": len(values), "n_records": n, "eer_mean": mean, "eer_sd": sd})
     return rows
 
 
@@ -393,12 +415,41 @@ def expected_coupled_correlation(contrasts: Sequence[Contrast]) -> float | None:
     return -noise_p / math.sqrt(var_ie * var_p)
 
 
+_SIMULATIONS_AT_ONCE = 128  # a few MB of noise at a time, kept in cache
+
+
+def _coupled_r(noise: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """r of IE against the prediction per simulation, from each term's ``noise`` (simulations x contrasts x
+    terms)."""
+    noise_prediction = noise[..., 1] + noise[..., 2] - noise[..., 0]
+    simulated = centres + noise_prediction
+    ie = noise[..., 3] - noise_prediction
+    simulated -= simulated.mean(axis=1, keepdims=True)
+    ie -= ie.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (simulated * ie).sum(axis=1) / np.sqrt((simulated**2).sum(axis=1) * (ie**2).sum(axis=1))
+
+
+def standard_normals(size: int, seed: int = 0) -> np.ndarray:
+    """The first ``size`` standard normal draws of ``seed``'s generator: any shorter prefix is what a call with
+    fewer draws would give, so :func:`expected_coupled_range` calls of one seed can share them."""
+    return np.random.default_rng(seed).normal(size=size)
+
+
 def expected_coupled_range(
-    contrasts: Sequence[Contrast], *, n_simulations: int = 2000, level: float = 0.95, seed: int = 0
+    contrasts: Sequence[Contrast],
+    *,
+    n_simulations: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    normals: np.ndarray | None = None,
 ) -> dict[str, float] | None:
     """The spread of the IE-vs-prediction correlation under exact additivity for this many contrasts: per
     simulation, each term gets independent normal noise of its binomial variance, the predictions' centres are
-    shrunk to their spread beyond that noise (noise is counted once), and r is taken across contrasts."""
+    shrunk to their spread beyond that noise (noise is counted once), and r is taken across contrasts.
+
+    ``normals``: ``standard_normals(n, seed)`` for an ``n`` at least ``n_simulations`` x 4 x the contrasts, drawn
+    once for several calls (the result is the same as without)."""
     if len(contrasts) < 3:
         return None
     variances = np.array(
@@ -409,14 +460,11 @@ def expected_coupled_range(
     spread = float(np.var(predictions, ddof=1))
     shrink = math.sqrt(max(spread - noise_p, 0.0) / spread) if spread > 0 else 0.0
     centres = predictions.mean() + (predictions - predictions.mean()) * shrink
-    noise = np.random.default_rng(seed).normal(size=(n_simulations, *variances.shape)) * np.sqrt(variances)
-    noise_prediction = noise[..., 1] + noise[..., 2] - noise[..., 0]
-    simulated = centres + noise_prediction
-    ie = noise[..., 3] - noise_prediction
-    simulated -= simulated.mean(axis=1, keepdims=True)
-    ie -= ie.mean(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = (simulated * ie).sum(axis=1) / np.sqrt((simulated**2).sum(axis=1) * (ie**2).sum(axis=1))
+    size = n_simulations * variances.size
+    draws = (standard_normals(size, seed) if normals is None else normals[:size]).reshape(n_simulations, -1, 4)
+    scale = np.sqrt(variances)
+    steps = range(0, n_simulations, _SIMULATIONS_AT_ONCE)
+    r = np.concatenate([_coupled_r(draws[start : start + _SIMULATIONS_AT_ONCE] * scale, centres) for start in steps])
     r = r[np.isfinite(r)]
     if r.size == 0:
         return None
@@ -431,11 +479,12 @@ def ie_vs_prediction(contrasts: Sequence[Contrast], near_chance_eer: float = 0.4
     for contrast in contrasts:
         groups[(contrast.experiment, contrast.model_family)].append(contrast)
     unflagged = [c for c in contrasts if not c.caveats(near_chance_eer)]
+    normals = standard_normals(2000 * 4 * len(contrasts))  # every range's draws: a prefix of one stream
     return {
         "n": len(contrasts),
         "r_observed": correlation([c.prediction for c in contrasts], [c.ie for c in contrasts]),
         "r_expected_additive": expected_coupled_correlation(contrasts),
-        "r_expected_additive_range": expected_coupled_range(contrasts),
+        "r_expected_additive_range": expected_coupled_range(contrasts, normals=normals),
         "n_flagged": len(contrasts) - len(unflagged),
         "r_observed_unflagged": correlation([c.prediction for c in unflagged], [c.ie for c in unflagged]),
         "r_expected_additive_unflagged": expected_coupled_correlation(unflagged),
@@ -446,7 +495,7 @@ def ie_vs_prediction(contrasts: Sequence[Contrast], near_chance_eer: float = 0.4
                 "n": len(members),
                 "r_observed": correlation([c.prediction for c in members], [c.ie for c in members]),
                 "r_expected_additive": expected_coupled_correlation(members),
-                "r_expected_additive_range": expected_coupled_range(members),
+                "r_expected_additive_range": expected_coupled_range(members, normals=normals),
             }
             for (experiment, family), members in sorted(groups.items(), key=lambda item: str(item[0]))
         ],
@@ -502,31 +551,37 @@ def inventory(frame: pd.DataFrame, contrasts: Sequence[Contrast], cross_corpus: 
     return rows
 
 
+def _average_ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks of ``values``, tied values sharing the mean of their ranks (``pandas.Series.rank()``)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    tied = np.diff(np.r_[starts, values.size])
+    ranks = np.empty(values.size)
+    ranks[order] = np.repeat(starts + (tied + 1) / 2, tied)
+    return ranks
+
+
 def encoder_agreement(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Table 13: for each pair of encoders, over the cells (experiment, corpus, condition, subgroup) both
     measured, the Spearman rank correlation of their EERs (Pearson's of their average ranks, as
     ``scipy.stats.spearmanr``, without importing scipy.stats) and the mean absolute EER difference."""
-    keys = ["experiment", "corpus", "condition", "subgroup"]
-    cells = (
-        frame.reindex(columns=[*keys, "model", "eer"])
-        .astype({key: object for key in keys})
-        .fillna({key: "" for key in keys})
-    )
-    wide = cells.groupby([*keys, "model"], sort=True)["eer"].mean().unstack("model")
+    wide = _model_means(_cells(frame)).unstack("model")
     models = list(wide.columns)
+    values = wide.to_numpy(float)  # cells x models, NaN where a model did not measure the cell
+    measured = ~np.isnan(values)
     rows = []
     for i, first in enumerate(models):
-        for second in models[i + 1 :]:
-            both = wide[[first, second]].dropna()
-            x, y = both[first].to_numpy(float), both[second].to_numpy(float)
+        for j, second in enumerate(models[i + 1 :], start=i + 1):
+            both = measured[:, i] & measured[:, j]
+            x, y = values[both, i], values[both, j]
             defined = x.size >= 3 and x.std() > 0 and y.std() > 0
-            ranks = both.rank()
             rows.append(
                 {
                     "model_1": first,
                     "model_2": second,
                     "n_cells": int(x.size),
-                    "spearman": float(np.corrcoef(ranks[first], ranks[second])[0, 1]) if defined else None,
+                    "spearman": float(np.corrcoef(_average_ranks(x), _average_ranks(y))[0, 1]) if defined else None,
                     "mean_abs_difference": float(np.mean(np.abs(x - y))) if x.size else None,
                 }
             )

@@ -458,13 +458,13 @@ def flag_duplicate_checkpoint(table: pd.DataFrame) -> Flag | None:
     if "checkpoint_blake3" not in table or "model" not in table:
         return None
     digested = table[table["checkpoint_blake3"].notna()]
-    labels = digested.groupby(digested["checkpoint_blake3"].astype(str))["model"].agg(
-        lambda m: sorted(set(map(str, m)))
-    )
-    shared = labels[labels.map(len) > 1]
-    if shared.empty:
+    digests, models = digested["checkpoint_blake3"].astype(str), digested["model"].map(str)
+    n_labels = models.groupby(digests).nunique()  # counted at once; only shared digests list their labels
+    on_shared = digests.isin(n_labels.index[n_labels > 1])
+    if not on_shared.any():
         return None
-    records = digested[digested["checkpoint_blake3"].astype(str).isin(shared.index)]
+    shared = models[on_shared].groupby(digests[on_shared]).agg(lambda m: sorted(set(m)))
+    records = digested[on_shared]
     return Flag(
         "duplicate-checkpoint",
         Severity.WARNING,

@@ -24,6 +24,7 @@ from audit.table.aggregates import (
     parse_snr,
     per_encoder,
     per_experiment,
+    standard_normals,
     summarise_contrasts,
 )
 from audit.table.contrasts import derive_contrasts
@@ -389,3 +390,49 @@ def test_inventory_and_encoder_agreement_by_hand() -> None:
     # ranks (1, 2, 3, 4) vs (2, 1, 4, 3): Spearman 1 - 6 * 4 / (4 * 15) = 0.6; mean |difference| 0.1
     assert (pair["model_1"], pair["model_2"], pair["n_cells"]) == ("s1", "s2", 4)
     assert pair["spearman"] == pytest.approx(0.6) and pair["mean_abs_difference"] == pytest.approx(0.1)
+
+
+def test_encoder_agreement_with_ties_and_unshared_cells_matches_scipy() -> None:
+    # Three encoders over six conditions: tied EERs within an encoder, and cells only one encoder measured, which
+    # its pairs leave out; scipy's spearmanr on the shared cells is the oracle.
+    from scipy.stats import spearmanr
+
+    eers = {
+        "s1": (0.1, 0.2, 0.2, 0.3, 0.1, 0.4),
+        "s2": (0.3, 0.3, 0.1, 0.2, None, 0.2),
+        "s3": (0.25, 0.05, 0.05, 0.05, 0.2, None),
+    }
+    rows = [record("E05", model, f"c{k}", eer) for model, values in eers.items() for k, eer in enumerate(values) if eer]
+    result = {(p["model_1"], p["model_2"]): p for p in encoder_agreement(frame(rows))}
+    for first, second in (("s1", "s2"), ("s1", "s3"), ("s2", "s3")):
+        shared = [(a, b) for a, b in zip(eers[first], eers[second], strict=True) if a and b]
+        x, y = np.array(shared).T
+        pair = result[(first, second)]
+        assert pair["n_cells"] == len(shared)
+        assert pair["spearman"] == pytest.approx(spearmanr(x, y).statistic)
+        assert pair["mean_abs_difference"] == pytest.approx(np.mean(np.abs(x - y)))
+
+
+def test_expected_coupled_range_draws_its_noise_in_one_stream() -> None:
+    # The simulations run a block at a time; the formula over all draws at once (as one array, from a fresh generator)
+    # is the oracle, so a block boundary (300 simulations is not a whole number of blocks) must change no digit.
+    rows = [r for i in range(5) for r in contrast_rows(f"m{i}", "speaker", (0.1 + i / 100, 0.2, 0.25 - i / 50, 0.4))]
+    contrasts = derive_contrasts(frame(rows)).contrasts
+    variances = np.array(
+        [[binomial_eer_variance(t.eer, t.n_target, t.n_nontarget) for t in c.terms] for c in contrasts]
+    )
+    predictions = np.array([c.prediction for c in contrasts])
+    shrink = math.sqrt(
+        max(np.var(predictions, ddof=1) - variances[:, :3].sum(axis=1).mean(), 0) / np.var(predictions, ddof=1)
+    )
+    centres = predictions.mean() + (predictions - predictions.mean()) * shrink
+    noise = np.random.default_rng(3).normal(size=(300, *variances.shape)) * np.sqrt(variances)
+    simulated = centres + noise[..., 1] + noise[..., 2] - noise[..., 0]
+    ie = noise[..., 3] - (noise[..., 1] + noise[..., 2] - noise[..., 0])
+    r = [np.corrcoef(s, e)[0, 1] for s, e in zip(simulated, ie, strict=True)]
+    low, median, high = np.quantile(r, [0.025, 0.5, 0.975])
+    result = expected_coupled_range(contrasts, n_simulations=300, seed=3)
+    assert result is not None
+    assert (result["low"], result["median"], result["high"]) == pytest.approx((low, median, high), abs=1e-12)
+    # draws shared with a larger call of the same seed (ie_vs_prediction's families) are its prefix: the same range
+    assert expected_coupled_range(contrasts, n_simulations=300, seed=3, normals=standard_normals(10**5, 3)) == result
