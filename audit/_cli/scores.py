@@ -100,11 +100,6 @@ def scores(
 
     if score_format is not None and score_format not in SCORE_FORMATS:
         raise InputError("--format", f"expected one of {', '.join(SCORE_FORMATS)}, got {score_format!r}")
-    _check_inputs_exist(
-        [(trials, "a trial list"), *((path, "a score file") for path in score_files), (speakers, "a speaker map"),
-         (subgroups, "a subgroup map"), (conditions, "a condition map"), (durations, "a duration map"),
-         (cm_scores, "a countermeasure score file"), (calibration, "a development score file")]
-    )  # fmt: skip
     from audit.scores import ScoringConfig, audit_scores
     from reports import check_report_folder, write_report
 
@@ -114,7 +109,12 @@ def scores(
         model_column_file(score_files)
     config = ScoringConfig(p_target=p_target, c_miss=c_miss, c_fa=c_fa, n_resamples=resamples, seed=seed)
     if out is not None:
-        check_report_folder(out)
+        check_report_folder(out)  # first, as every command checks --out before its inputs
+    _check_inputs_exist(
+        [(trials, "a trial list"), *((path, "a score file") for path in score_files), (speakers, "a speaker map"),
+         (subgroups, "a subgroup map"), (conditions, "a condition map"), (durations, "a duration map"),
+         (cm_scores, "a countermeasure score file"), (calibration, "a development score file")]
+    )  # fmt: skip
     report = audit_scores(
         trials, score_files, score_format=score_format, speakers=speakers, subgroups=subgroups,
         conditions=conditions, cm_scores=cm_scores, calibration=calibration, config=config, by_model=by_model,
