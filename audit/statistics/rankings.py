@@ -264,8 +264,7 @@ def minimum_detectable_differences(draws: FloatArray, level: float, power: float
     k = errors.shape[1]
     m = max(math.ceil(level * k / 2.0) - 1, 0)
     found = k - math.ceil(power * k)
-    # The four order statistics by one partition: those of -e are the negated ones of e from the other end.
-    ordered = np.partition(errors, sorted({m, found, k - 1 - found, k - 1 - m}), axis=1)
+    ordered = np.sort(errors, axis=1)  # one sort: the order statistics of -e are e's from the other end, negated
     upward = -ordered[:, m] - ordered[:, found]
     downward = ordered[:, k - 1 - m] + ordered[:, k - 1 - found]
     sizes[usable] = np.maximum(upward, downward)
