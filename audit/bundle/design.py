@@ -197,7 +197,8 @@ def _duration_rule(
     sides = ("enrol_utt", "test_utt")
 
     def of_side(trials: pd.DataFrame, side: str) -> NDArray[np.float64]:
-        return known_seconds[known.get_indexer(trials[side].astype(str).to_numpy(dtype=object))]
+        utterances = pd.Index(trials[side].astype(str).to_numpy(dtype=object), dtype=object)  # as ``known``: no cast
+        return known_seconds[known.get_indexer(utterances)]
 
     for group, by_condition in conditions.items():
         for condition, list_ids in by_condition.items():
