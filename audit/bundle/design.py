@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from audit.bundle.verified import LoadedFiles
 from audit.table import Contrast
@@ -191,11 +192,18 @@ def _duration_rule(
     records: Mapping[tuple[str, ...], Mapping[str, Sequence[str]]],
 ) -> tuple[Flag | None, list[dict[str, Any]]]:
     medians: dict[tuple[str, ...], dict[str, float]] = defaultdict(dict)
+    known = pd.Index(list(durations), dtype=object)
+    known_seconds = np.append(np.array(list(durations.values()), dtype=float), np.nan)  # an unknown one: NaN
+    sides = ("enrol_utt", "test_utt")
+
+    def of_side(trials: pd.DataFrame, side: str) -> NDArray[np.float64]:
+        utterances = pd.Index(trials[side].astype(str).to_numpy(dtype=object), dtype=object)  # as ``known``: no cast
+        return known_seconds[known.get_indexer(utterances)]
+
     for group, by_condition in conditions.items():
         for condition, list_ids in by_condition.items():
-            sides = ("enrol_utt", "test_utt")
-            utterances = [utt for trials in _with(lists, list_ids, *sides) for side in sides for utt in trials[side]]
-            seconds = np.array([durations.get(str(utt), np.nan) for utt in utterances], dtype=float)
+            chosen = _with(lists, list_ids, *sides)
+            seconds = np.concatenate([of_side(trials, side) for trials in chosen for side in sides] or [np.empty(0)])
             if seconds.size and np.isfinite(seconds).any():
                 medians[group][condition] = float(np.nanmedian(seconds))
     warn, error = analysis.duration_ratio_warn, analysis.duration_ratio_error

@@ -16,6 +16,7 @@ al.'s costs) of the ASV score, ``cm_eer`` of the countermeasure (bona fide again
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,19 +51,24 @@ def _text(value: Any) -> str:
     return "" if value is None or (isinstance(value, float) and value != value) else str(value)
 
 
-def companion_of(row: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """The record id of the spoof cell ``row``'s companion: the genuine cell ``e->e`` of its experiment, model,
-    corpus and subgroup, ``e`` being its enrolment condition (None when there is not exactly one)."""
-    key = tuple(_text(row.get(name)) for name in ("experiment", "model", "corpus", "subgroup", "enrol_condition"))
-    matches = [
-        str(other["record_id"])
-        for other in rows
-        if tuple(_text(other.get(name)) for name in ("experiment", "model", "corpus", "subgroup", "enrol_condition"))
-        == key
-        and _text(other.get("test_condition")) == key[-1]
-        and other is not row
-    ]
-    return matches[0] if len(matches) == 1 else None
+_COMPANION_KEY = ("experiment", "model", "corpus", "subgroup", "enrol_condition")
+
+
+def companions_of(rows: Sequence[Mapping[str, Any]]) -> Callable[[int], str | None]:
+    """The record id of the companion of the spoof cell ``rows[position]``: the genuine cell ``e->e`` of its
+    experiment, model, corpus and subgroup, ``e`` being its enrolment condition (None when there is not exactly
+    one). The genuine cells are indexed by that key once, so each spoof cell's look-up does not scan every row."""
+    keys = [tuple(_text(row.get(name)) for name in _COMPANION_KEY) for row in rows]
+    genuine: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for position, (row, key) in enumerate(zip(rows, keys, strict=True)):
+        if _text(row.get("test_condition")) == key[-1]:
+            genuine[key].append(position)
+
+    def companion(position: int) -> str | None:
+        matches = [str(rows[other]["record_id"]) for other in genuine.get(keys[position], ()) if other != position]
+        return matches[0] if len(matches) == 1 else None
+
+    return companion
 
 
 @dataclass(frozen=True)
@@ -187,12 +193,13 @@ def spoofing_sets_of_rows(
             trials_of(record_id), np.asarray(scores_of(record_id), dtype=np.float64), cm_of(record_id)
         )
 
+    companion_at = companions_of(rows)
     sets: dict[str, SpoofingSet | str] = {}
-    for row in rows:
+    for position, row in enumerate(rows):
         record_id = str(row["record_id"])
         if not has_spoofs(trials_of(record_id)):
             continue
-        companion = companion_of(row, rows)
+        companion = companion_at(position)
         sets[record_id] = spoofing_set(trials(record_id), None if companion is None else trials(companion))
     return sets
 

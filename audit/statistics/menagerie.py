@@ -75,20 +75,28 @@ def eer_threshold(scores: NDArray[np.float64], labels: NDArray[np.bool_]) -> flo
 
 def speaker_table(record: ScoredRecord, threshold: float) -> dict[str, dict[str, Any]]:
     """Per speaker: its target-score mean and target count, and its false-accept share and non-target count as
-    enrolment side (``fa_enrol``) and as test side (``fa_test``) at ``threshold``; None where it has no such trial."""
-    accepted = record.scores >= threshold
+    enrolment side (``fa_enrol``) and as test side (``fa_test``) at ``threshold``; None where it has no such trial.
+    Counted over speaker codes at once; each target mean over the speaker's scores in trial order (the sum of a
+    mask's selection, bit for bit)."""
+    speakers, codes = np.unique(np.concatenate([record.enrol_speaker, record.test_speaker]), return_inverse=True)
+    enrol, test = codes[: record.labels.size], codes[record.labels.size :]
+    accepted, labels, n = record.scores >= threshold, record.labels, speakers.size
+    n_target = np.bincount(enrol[labels], minlength=n)
+    n_enrol, n_test = np.bincount(enrol[~labels], minlength=n), np.bincount(test[~labels], minlength=n)
+    fa_enrol = np.bincount(enrol[~labels & accepted], minlength=n)
+    fa_test = np.bincount(test[~labels & accepted], minlength=n)
+    order = np.argsort(enrol[labels], kind="stable")  # each speaker's targets together, in trial order
+    target_scores, bounds = record.scores[labels][order], np.r_[0, np.cumsum(n_target)]
     table: dict[str, dict[str, Any]] = {}
-    for speaker in sorted(set(record.enrol_speaker.tolist()) | set(record.test_speaker.tolist())):
-        own_targets = record.labels & (record.enrol_speaker == speaker)
-        enrolled = ~record.labels & (record.enrol_speaker == speaker)
-        tested = ~record.labels & (record.test_speaker == speaker)
+    for code, speaker in enumerate(speakers.tolist()):
+        targets, enrolled, tested = int(n_target[code]), int(n_enrol[code]), int(n_test[code])
         table[speaker] = {
-            "target_mean": float(record.scores[own_targets].mean()) if own_targets.any() else None,
-            "n_target": int(own_targets.sum()),
-            "fa_enrol": float(accepted[enrolled].mean()) if enrolled.any() else None,
-            "n_nontarget_enrol": int(enrolled.sum()),
-            "fa_test": float(accepted[tested].mean()) if tested.any() else None,
-            "n_nontarget_test": int(tested.sum()),
+            "target_mean": float(target_scores[bounds[code] : bounds[code + 1]].mean()) if targets else None,
+            "n_target": targets,
+            "fa_enrol": float(fa_enrol[code] / enrolled) if enrolled else None,
+            "n_nontarget_enrol": enrolled,
+            "fa_test": float(fa_test[code] / tested) if tested else None,
+            "n_nontarget_test": tested,
         }
     return table
 

@@ -264,11 +264,10 @@ def minimum_detectable_differences(draws: FloatArray, level: float, power: float
     k = errors.shape[1]
     m = max(math.ceil(level * k / 2.0) - 1, 0)
     found = k - math.ceil(power * k)
-    both = []
-    for signed in (errors, -errors):
-        ordered = np.sort(signed, axis=1)
-        both.append(-ordered[:, m] - ordered[:, found])
-    sizes[usable] = np.maximum(*both)
+    ordered = np.sort(errors, axis=1)  # one sort: the order statistics of -e are e's from the other end, negated
+    upward = -ordered[:, m] - ordered[:, found]
+    downward = ordered[:, k - 1 - m] + ordered[:, k - 1 - found]
+    sizes[usable] = np.maximum(upward, downward)
     return sizes
 
 

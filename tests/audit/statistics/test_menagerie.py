@@ -64,6 +64,30 @@ def test_the_per_speaker_figures_against_a_hand_count() -> None:
     assert category(table["a"], {"goat": 0.5, "lamb": 0.9, "wolf": 0.9}) == "wolf"
 
 
+def test_the_per_speaker_figures_equal_one_mask_per_speaker() -> None:
+    """The table counted by speaker codes equals the definition applied speaker by speaker (a mask per speaker and
+    side over every trial), float for float, on random records with ties, one-sided speakers and few trials."""
+    rng = np.random.default_rng(43)
+    for _ in range(60):
+        n, k = int(rng.integers(1, 400)), int(rng.integers(1, 30))
+        names = np.array([f"s{i}" for i in range(k)])
+        scores, labels = np.round(rng.normal(size=n), 2), rng.random(n) < rng.random()
+        enrol, test = names[rng.integers(0, k, n)], names[rng.integers(0, max(1, k // 2), n)]
+        threshold = float(rng.normal())
+        expected = {}
+        for speaker in sorted({*enrol.tolist(), *test.tolist()}):
+            own, enrolled = labels & (enrol == speaker), ~labels & (enrol == speaker)
+            tested, accepted = ~labels & (test == speaker), scores >= threshold
+            expected[speaker] = {
+                "target_mean": float(scores[own].mean()) if own.any() else None, "n_target": int(own.sum()),
+                "fa_enrol": float(accepted[enrolled].mean()) if enrolled.any() else None,
+                "n_nontarget_enrol": int(enrolled.sum()),
+                "fa_test": float(accepted[tested].mean()) if tested.any() else None,
+                "n_nontarget_test": int(tested.sum()),
+            }  # fmt: skip
+        assert speaker_table(ScoredRecord({}, scores, labels, enrol, test), threshold) == expected
+
+
 def test_a_measure_missing_on_one_side_is_no_change() -> None:
     """A lamb in clean with no non-target trial as enrolment side under stress is judged on the other measures only
     there and here alike: no change is made of a missing measure."""
