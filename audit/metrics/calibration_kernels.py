@@ -32,11 +32,17 @@ def _softplus(value):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _min_cllr_row(targets, nontargets, pool_t, pool_n):  # type: ignore[no-untyped-def]
+def _class_totals(targets, nontargets):  # type: ignore[no-untyped-def]
+    """The row's target and non-target weight, summed group by group (the order both minima's callers rely on)."""
     total_t, total_n = 0.0, 0.0
     for group in range(targets.size):
         total_t += targets[group]
         total_n += nontargets[group]
+    return total_t, total_n
+
+
+@njit(cache=True)
+def _min_cllr_row(targets, nontargets, total_t, total_n, pool_t, pool_n):  # type: ignore[no-untyped-def]
     if not (total_t > 0.0 and total_n > 0.0):
         return np.nan
     top = 0
@@ -68,16 +74,13 @@ def min_cllr_rows(targets, nontargets):  # type: ignore[no-untyped-def]
     out = np.empty(rows)
     pool_t, pool_n = np.empty(groups), np.empty(groups)
     for row in range(rows):
-        out[row] = _min_cllr_row(targets[row], nontargets[row], pool_t, pool_n)
+        total_t, total_n = _class_totals(targets[row], nontargets[row])
+        out[row] = _min_cllr_row(targets[row], nontargets[row], total_t, total_n, pool_t, pool_n)
     return out
 
 
 @njit(cache=True)
-def _min_dcf_row(targets, nontargets, weight_miss, weight_fa, accepted):  # type: ignore[no-untyped-def]
-    total_t, total_n = 0.0, 0.0
-    for group in range(targets.size):
-        total_t += targets[group]
-        total_n += nontargets[group]
+def _min_dcf_row(targets, nontargets, total_t, total_n, weight_miss, weight_fa, accepted):  # type: ignore[no-untyped-def]
     if not (total_t > 0.0 and total_n > 0.0):
         return np.nan
     groups = targets.size
@@ -101,7 +104,8 @@ def min_dcf_rows(targets, nontargets, weight_miss, weight_fa):  # type: ignore[n
     out = np.empty(rows)
     accepted = np.empty(groups + 1)
     for row in range(rows):
-        out[row] = _min_dcf_row(targets[row], nontargets[row], weight_miss, weight_fa, accepted)
+        total_t, total_n = _class_totals(targets[row], nontargets[row])
+        out[row] = _min_dcf_row(targets[row], nontargets[row], total_t, total_n, weight_miss, weight_fa, accepted)
     return out
 
 
@@ -124,8 +128,11 @@ def minima_of_draws(multiplicities, enrol, partner, group, targets, n_groups, we
                 target_weights[group[trial]] += weight
             else:
                 nontarget_weights[group[trial]] += weight
-        min_cllr[row] = _min_cllr_row(target_weights, nontarget_weights, pool_t, pool_n)
-        min_dcf[row] = _min_dcf_row(target_weights, nontarget_weights, weight_miss, weight_fa, accepted)
+        total_t, total_n = _class_totals(target_weights, nontarget_weights)  # once for both minima
+        min_cllr[row] = _min_cllr_row(target_weights, nontarget_weights, total_t, total_n, pool_t, pool_n)
+        min_dcf[row] = _min_dcf_row(
+            target_weights, nontarget_weights, total_t, total_n, weight_miss, weight_fa, accepted
+        )
     return min_cllr, min_dcf
 
 
