@@ -89,11 +89,15 @@ def small_run(config: Path, out: Path, cache: Path, made: list[CountingEncoder] 
 def cold(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunSummary]:
     folder = tmp_path_factory.mktemp("cold")
     summary = small_run(write_config(folder, corpus), folder / "out", folder / "cache")
+    # The cold run's entries alone: other tests run other configurations on folder/cache and add entries this run
+    # never reads (damaging one of those would go unseen, whichever order the tests ran in).
+    shutil.copytree(folder / "cache", folder / "cold-cache")
     return folder, summary
 
 
 def copy_cache(cold: tuple[Path, RunSummary], tmp_path: Path) -> Path:
-    shutil.copytree(cold[0] / "cache", tmp_path / "cache")
+    """A copy of the cache exactly as the cold run left it."""
+    shutil.copytree(cold[0] / "cold-cache", tmp_path / "cache")
     return tmp_path / "cache"
 
 
