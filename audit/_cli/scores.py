@@ -81,7 +81,12 @@ def scores(
     resamples: Annotated[int, typer.Option("--resamples", help="speaker-cluster bootstrap resamples")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 0,
     out: Annotated[
-        Path | None, typer.Option("--out", help="folder for report.md, report.html, report.json, figures")
+        Path | None,
+        typer.Option(
+            "--out",
+            help="folder for report.md, report.html, report.json, figures (DET curves with pointwise "
+            "speaker-bootstrap bands from the intervals' draws)",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON instead of a summary")] = False,
 ) -> None:
@@ -118,7 +123,7 @@ def scores(
     report = audit_scores(
         trials, score_files, score_format=score_format, speakers=speakers, subgroups=subgroups,
         conditions=conditions, cm_scores=cm_scores, calibration=calibration, config=config, by_model=by_model,
-        announce=announce,
+        det_bands=out is not None, announce=announce,
     )  # fmt: skip
     if durations is not None:
         from audit.scores import with_design_audit

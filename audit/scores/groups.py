@@ -16,7 +16,7 @@ from audit.scores.calibration import DevCalibration, calibration_row
 from audit.scores.config import TWO_WAY, ScoringConfig
 from audit.scores.joining import MAX_LISTED_PAIRS, finding
 from audit.scores.spoofing import spoofing_row
-from audit.statistics import cluster_codes, draw_cluster_weights, estimate_with_interval
+from audit.statistics import cluster_codes, draw_cluster_weights, estimate_with_interval, pointwise_band
 from schemas import Flag, Severity, count
 
 
@@ -52,14 +52,19 @@ def _bootstrap(
     test: np.ndarray | None,
     estimates: Mapping[str, float],
     config: ScoringConfig,
+    bands: dict[tuple[str, str], dict[str, Any]] | None = None,
+    group: tuple[str, str] = ("all", "all trials"),
 ) -> dict[str, Any]:
     """Each EER variant's interval from the speaker bootstrap of the bundle audit (``audit.statistics``): two-way
     when the test speakers are known (a trial between two speakers counts once per drawn copy of each; resampling
     the enrolment side alone covered 0.87-0.91), bias-corrected as a single EER is there. ``enrol`` and ``test``
     are the speakers' categorical codes, ``estimates`` the group's EERs (``eer_<method>``, as ``eer`` gives them);
-    the three variants come from one pass of the compiled loops."""
+    the three variants come from one pass of the compiled loops. Given ``bands``, the group's DET band from the
+    same draws (``audit.statistics.pointwise_band``) is put there under ``group``."""
     codes, partners, n_speakers = _speaker_codes(enrol, test)
     weights = draw_cluster_weights(n_speakers, config.n_resamples, config.seed)
+    if bands is not None:
+        bands[group] = pointwise_band(scores, labels.astype(bool), weights, codes, partners, config.level)
     out: dict[str, Any] = {
         "n_speakers": n_speakers,
         "bootstrap_clusters": "enrolment speaker" if test is None else TWO_WAY,
@@ -74,8 +79,14 @@ def _bootstrap(
     return out
 
 
-def group_metrics(trials: pd.DataFrame, config: ScoringConfig, with_speakers: bool) -> list[dict[str, Any]]:
-    """One row per group: trial counts, the three EERs, minDCF, AUC and (with speakers) bootstrap intervals."""
+def group_metrics(
+    trials: pd.DataFrame,
+    config: ScoringConfig,
+    with_speakers: bool,
+    bands: dict[tuple[str, str], dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per group: trial counts, the three EERs, minDCF, AUC and (with speakers) bootstrap intervals; given
+    ``bands``, each such group's DET band from the same draws, keyed by (grouping, group)."""
     rows = []
     for grouping, value, mask in trial_groups(trials):
         subset = trials if mask.all() else trials[mask]  # all trials: no copy of millions of rows
@@ -94,15 +105,18 @@ def group_metrics(trials: pd.DataFrame, config: ScoringConfig, with_speakers: bo
             try:
                 test = subset["test_speaker"].cat.codes.to_numpy() if "test_speaker" in subset else None
                 enrol = subset["enrol_speaker"].cat.codes.to_numpy()
-                row |= _bootstrap(scores, labels, enrol, test, row, config)
+                row |= _bootstrap(scores, labels, enrol, test, row, config, bands, (grouping, value))
             except MetricInputError as error:
                 row["interval_not_computable"] = str(error)
         rows.append(row)
     return rows
 
 
-def group_curves(trials: pd.DataFrame, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per group whose metrics were computed: its DET curve, EER point (interp) and score histogram."""
+def group_curves(
+    trials: pd.DataFrame, rows: list[dict[str, Any]], bands: Mapping[tuple[str, str], dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Per group whose metrics were computed: its DET curve, EER point (interp) and score histogram, with its band
+    where ``bands`` holds one (the figure shades it)."""
     computed = {(row["grouping"], row["group"]): row for row in rows if "not_computable" not in row}
     curves = []
     for grouping, value, mask in trial_groups(trials):
@@ -110,7 +124,9 @@ def group_curves(trials: pd.DataFrame, rows: list[dict[str, Any]]) -> list[dict[
         if row is None:
             continue
         scores, labels = trials["score"].to_numpy(float)[mask], trials["label"].to_numpy(np.int64)[mask]
-        curves.append(curve(grouping, value, scores, labels, row["eer_interp"]))
+        drawn = curve(grouping, value, scores, labels, row["eer_interp"])
+        band = (bands or {}).get((grouping, value))
+        curves.append(drawn | {"band": band} if band is not None else drawn)
     return curves
 
 

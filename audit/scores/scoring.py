@@ -50,6 +50,7 @@ def audit_scores(
     calibration: Path | None = None,
     config: ScoringConfig | None = None,
     by_model: bool = False,
+    det_bands: bool = False,
     announce: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The report of one trial list and its score file. Unreadable input raises InputError (exit 2).
@@ -70,6 +71,8 @@ def audit_scores(
         config: the minDCF operating point, resamples and seed.
         by_model: ``scores`` is one file with a model column (``audit.scores.models``): the report is of its first
             model, with the models' paired comparison, and its source counts the lines of every model.
+        det_bands: each group's DET curve with its pointwise speaker-bootstrap band (``band``) from the draws of
+            its intervals, for the figures (``--out``): one more compiled pass over the trials per group.
         announce: told when the bootstrap's compiled loops are compiled (the first run on a machine: half a
             minute), which happens only once every input has been read, so a bad file costs no compilation.
 
@@ -124,7 +127,8 @@ def audit_scores(
     if announce is not None and len(used):
         prepare_kernels(announce)
     unmapped = {column: int(used[column].isna().sum()) for column in ("subgroup", "condition") if column in used}
-    rows = group_metrics(used, config, with_speakers) if len(used) else []
+    bands: dict[tuple[str, str], dict[str, Any]] | None = {} if det_bands else None
+    rows = group_metrics(used, config, with_speakers, bands) if len(used) else []
     if not rows or "not_computable" in rows[0]:
         why = rows[0]["not_computable"] if rows else "no trial has a finite score"
         flags.append(finding("metrics-not-computable", Severity.ERROR, f"The metrics of all trials: {why}."))
@@ -167,7 +171,7 @@ def audit_scores(
         "flags": [flag.as_dict() for flag in flags],
         "headline": headline(rows, aggregates["calibration_per_group"], aggregates.get("spoofing_per_group", [])),
         "aggregates": aggregates,
-        "curves": group_curves(used, rows) + (bayes_error_curves(used, dev) if len(used) else []),
+        "curves": group_curves(used, rows, bands) + (bayes_error_curves(used, dev) if len(used) else []),
         "claims": [],
         "sections": [
             join_section(joined, speakers_from),

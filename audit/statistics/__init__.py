@@ -53,7 +53,7 @@ from audit.statistics.bundle import statistics_eer_method, statistics_of_bundle
 from audit.statistics.contrasts import ContrastInput, SpeakerDraws, bootstrap_contrast, estimate_with_interval
 from audit.statistics.coupling import coupling_under_additivity
 from audit.statistics.coverage import MEASURED_COVERAGE, CoverageDesign, measured_coverage, simulated_coverage
-from audit.statistics.det_bands import det_band, det_bands
+from audit.statistics.det_bands import det_band, det_bands, pointwise_band
 from audit.statistics.draws import (
     StatisticsInputError,
     basic_interval,
@@ -113,6 +113,7 @@ __all__ = [
     "pair_codes",
     "paired_rankings",
     "percentile_interval",
+    "pointwise_band",
     "ranking_speaker_ids",
     "rankings_section",
     "simulated_coverage",

@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr, ndtri
 
-from audit.metrics import binned_sums, miss_at_rates
+from audit.metrics import ResampleWeights, binned_sums, miss_at_rates
 from audit.statistics.contrasts import SpeakerDraws
 from audit.statistics.draws import FloatArray, IntArray, StatisticsInputError
 from audit.statistics.records import ScoredRecord
@@ -50,22 +50,34 @@ def score_bins(scores: FloatArray, labels: NDArray[np.bool_], max_bins: int = MA
     return np.searchsorted(edges, scores, side="right").astype(np.int64), int(edges.size + 1)
 
 
-def det_band(record: ScoredRecord, draws: SpeakerDraws, level: float, p_fa: FloatArray = BAND_P_FA) -> dict[str, Any]:
-    """The curve's miss rate at each false-alarm rate of ``p_fa`` (from a non-target trial's share up) with its
-    pointwise percentile band over ``draws``, and the trials and speakers behind it."""
-    scored = np.isfinite(record.scores)
-    scores, labels = record.scores[scored], record.labels[scored].astype(bool)
-    enrol, test = record.enrol_speaker, record.test_speaker  # a list's own columns: their codes are made once
-    if not scored.all():
-        enrol, test = np.asarray(enrol)[scored], np.asarray(test)[scored]
+def pointwise_band(
+    scores: FloatArray,
+    labels: NDArray[np.bool_],
+    weights: ArrayLike | ResampleWeights,
+    enrol: IntArray,
+    partners: IntArray | None,
+    level: float,
+    p_fa: FloatArray = BAND_P_FA,
+) -> dict[str, Any]:
+    """The DET miss rate of finite ``scores`` at each false-alarm rate of ``p_fa`` (from one non-target trial's share
+    up) with its pointwise ``level`` percentile band over the draws of ``weights`` (resamples x speakers), each
+    trial weighed by its enrolment speaker's code (``enrol``) and its partner's (``partners``, as
+    ``audit.metrics.binned_sums`` takes them): what ``det_band`` gives a record, for speaker codes made elsewhere
+    (``audit scores``).
+
+    >>> band = pointwise_band(np.array([0.9, 0.8, 0.4, 0.3, 0.2, 0.1]), np.array([1, 1, 1, 0, 0, 0], bool),
+    ...                       np.ones((4, 3)), np.array([0, 1, 2, 0, 1, 2]), None, 0.95, np.array([0.1, 0.5]))
+    >>> band["p_fa"], band["p_miss"], band["low"], band["high"]
+    ([0.5], [0.0], [0.0], [0.0])
+    """
     n_target, n_nontarget = int(labels.sum()), int((~labels).sum())
     if not (n_target and n_nontarget):
-        raise StatisticsInputError(f"DET band {dict(record.key)}: its scored trials lack a class")
+        raise StatisticsInputError("its scored trials lack a class")
     rates = p_fa[p_fa * n_nontarget >= 1.0]
     bins, n = score_bins(scores, labels)
     column = bins + np.where(labels, 0, n)
     point = np.bincount(column, minlength=2 * n).astype(float)[:, None]
-    sums = binned_sums(draws.weights, *draws.codes(enrol, test), column, 2 * n)
+    sums = binned_sums(weights, enrol, partners, column, 2 * n)
     estimate = miss_at_rates(rates, point, n)[0]
     drawn = miss_at_rates(rates, sums, n)
     defined = np.isfinite(drawn[:, 0]) if rates.size else np.zeros(0, bool)
@@ -76,7 +88,6 @@ def det_band(record: ScoredRecord, draws: SpeakerDraws, level: float, p_fa: Floa
         return [round(float(value), BAND_DECIMALS) for value in values]
 
     return {
-        "key": dict(record.key),
         "p_fa": rounded(rates),
         "p_miss": rounded(estimate),
         "low": rounded(low),
@@ -84,9 +95,25 @@ def det_band(record: ScoredRecord, draws: SpeakerDraws, level: float, p_fa: Floa
         "level": level,
         "n_target": n_target,
         "n_nontarget": n_nontarget,
-        "n_speakers": int(np.unique(np.r_[enrol, test].astype(str)).size),
         "n_undefined": int(drawn.shape[0] - defined.sum()),
     }
+
+
+def det_band(record: ScoredRecord, draws: SpeakerDraws, level: float, p_fa: FloatArray = BAND_P_FA) -> dict[str, Any]:
+    """The curve's miss rate at each false-alarm rate of ``p_fa`` (from a non-target trial's share up) with its
+    pointwise percentile band over ``draws``, and the trials and speakers behind it."""
+    scored = np.isfinite(record.scores)
+    scores, labels = record.scores[scored], record.labels[scored].astype(bool)
+    enrol, test = record.enrol_speaker, record.test_speaker  # a list's own columns: their codes are made once
+    if not scored.all():
+        enrol, test = np.asarray(enrol)[scored], np.asarray(test)[scored]
+    try:
+        band = pointwise_band(scores, labels, draws.weights, *draws.codes(enrol, test), level, p_fa)
+    except StatisticsInputError as error:
+        raise StatisticsInputError(f"DET band {dict(record.key)}: {error}") from None
+    n_speakers = int(np.unique(np.r_[enrol, test].astype(str)).size)
+    undefined = band.pop("n_undefined")
+    return {"key": dict(record.key), **band, "n_speakers": n_speakers, "n_undefined": undefined}
 
 
 def det_bands(records: Sequence[ScoredRecord], draws: SpeakerDraws, level: float) -> list[dict[str, Any]]:

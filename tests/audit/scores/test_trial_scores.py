@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from audit.metrics.point import eer
 from audit.scores.scoring import ScoringConfig, audit_scores
 from audit.statistics.draws import bias_corrected_interval, draw_cluster_weights
+from tests.audit.statistics.test_det_bands import oracle_miss
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 runner = CliRunner()
@@ -134,6 +135,47 @@ def test_the_interval_is_the_bias_corrected_interval_of_two_way_resampled_eers(t
     assert row["bootstrap_clusters"] == "enrolment and test speakers (two-way)"
     methods = next(s for s in report["sections"] if s["id"] == "score-metrics")["lines"]
     assert any("bias-corrected" in line and "two-way" in line and "eer_rocch" in line for line in methods)
+
+
+def test_det_bands_come_from_the_intervals_draws_only_when_asked(tmp_path: Path) -> None:
+    """Oracle: at each false-alarm rate of the band, the weighted miss of every draw of the interval's own two-way
+    weights (``oracle_miss`` of the bundle's band tests), then its percentile interval; without ``det_bands`` the
+    curves carry no band and the rest of the report is the same."""
+    rng = np.random.default_rng(11)
+    trials = []
+    for n in range(240):
+        enrol_speaker = n % 8
+        label = n % 3 == 0
+        test_speaker = enrol_speaker if label else (enrol_speaker + 1 + n % 7) % 8
+        trials.append(
+            (int(label), f"id0000{enrol_speaker}/e/{n:05d}.wav", f"id0000{test_speaker}/t/{n:05d}.wav",
+             rng.normal(1.5 if label else 0.0))
+        )  # fmt: skip
+    trial_path, score_path = write_case(tmp_path, "kaldi", trials)
+    config = ScoringConfig(n_resamples=60, seed=5)
+    banded = audit_scores(trial_path, score_path, config=config, det_bands=True)
+    plain = audit_scores(trial_path, score_path, config=config)
+    band = next(c for c in banded["curves"] if c["grouping"] == "all")["band"]
+    assert all("band" not in c for c in plain["curves"])
+    assert {**banded, "curves": None} == {**plain, "curves": None}
+    labels = np.array([t[0] for t in trials], bool)
+    scores = np.array([t[3] for t in trials])
+    enrol, test = np.array([t[1][:7] for t in trials]), np.array([t[2][:7] for t in trials])
+    index = np.unique(np.r_[enrol, test])
+    e, t = np.searchsorted(index, enrol), np.searchsorted(index, test)
+    rates = np.array(band["p_fa"])
+    assert rates.min() * (~labels).sum() >= 1.0 and rates.size > 20
+    ones = np.ones(scores.size)
+    assert band["p_miss"] == pytest.approx([oracle_miss(scores, labels, ones, p) for p in rates], abs=2e-5)
+    drawn = []
+    for w in draw_cluster_weights(index.size, 60, 5):
+        weights = np.where(e == t, w[e], w[e] * w[t])
+        if weights[labels].sum() > 0 and weights[~labels].sum() > 0:
+            drawn.append([oracle_miss(scores, labels, weights, p) for p in rates])
+    low, high = np.quantile(np.array(drawn), [0.025, 0.975], axis=0)
+    assert band["low"] == pytest.approx(low.tolist(), abs=2e-5)
+    assert band["high"] == pytest.approx(high.tolist(), abs=2e-5)
+    assert band["n_undefined"] == 60 - len(drawn) and band["level"] == 0.95
 
 
 def test_join_findings_count_every_pair(tmp_path: Path) -> None:
