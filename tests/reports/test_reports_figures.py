@@ -318,6 +318,7 @@ def test_each_det_figure_is_drawn_once_banded_where_the_statistics_band_it(monke
     statistics are in, each is drawn once: with its bands (E13), bare where they give it none (E14), and the subgroup
     figure after them; ``render_figures`` of the whole report draws the same, each once too."""
     import reports.figures as figures
+    import reports.figures.det as det_module
     from audit.bundle.curves import curve
 
     scores = np.linspace(0.0, 1.0, 200)
@@ -330,8 +331,8 @@ def test_each_det_figure_is_drawn_once_banded_where_the_statistics_band_it(monke
     bands = [_band("E13", "clean", m, f"r-E13-{m}", 0.1) for m in ("m1", "m2")]
     bands += [_band("D04 subgroups", "m1", g, f"s-{g}", 0.0, style="clean") for g in ("F", "M")]
     drawn: list[str] = []
-    draw = figures._det_figure
-    monkeypatch.setattr(figures, "_det_figure", lambda name, *rest: drawn.append(name) or draw(name, *rest))
+    draw = det_module._det_figure
+    monkeypatch.setattr(det_module, "_det_figure", lambda name, *rest: drawn.append(name) or draw(name, *rest))
     pending = figures.render_figures({"curves": det}, statistics_pending=True)
     assert drawn == [] and [f.skipped_because for f in pending].count(figures.DET_PENDING) == 1
     report = {"curves": det, "statistics": {"det_bands": bands}}
@@ -356,7 +357,8 @@ def test_the_heatmaps_measured_label_widths_hold_what_agg_draws(text: str) -> No
     from matplotlib.backends.backend_agg import RendererAgg
     from matplotlib.font_manager import FontProperties
 
-    from reports.figures import DPI, TEXT_PT, _text_inches
+    from reports.figures import DPI, TEXT_PT
+    from reports.figures.layout import _text_inches
 
     drawn = RendererAgg(10, 10, DPI).get_text_width_height_descent(text, FontProperties(size=TEXT_PT), ismath=False)[0]
     assert drawn <= _text_inches([text], TEXT_PT) * DPI <= drawn + 0.5 * len(text) + 6

@@ -1,0 +1,129 @@
+"""The figures of the contrasts (``aggregates.contrasts``): IE against the additive prediction (paper Figure 3), with
+the observed coupling beside the one expected under additivity, and the 2x2 interaction plots per contrast family."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from reports.figures.canvas import _drawn
+from reports.figures.data import _label, _number, _rows
+from reports.figures.layout import MAX_PANELS, SMALL_PT, TEXT_PT, _lay_out, _legend, _panel_size, _panels
+from reports.figures.outcome import FigureOutcome
+from reports.format import format_number
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+
+CHANCE_EER = 0.5
+EXPECTED_R_PREFIX = "r_expected_"
+FAMILY_MARKERS = {"speaker": "o", "ssl": "^", "": "o"}
+
+
+def coupling_lines(coupling: Mapping[str, Any]) -> list[str]:
+    """The observed r, then every correlation expected under additivity the report gives (``r_expected_*``:
+    the audit's binomial-noise value, and a bootstrap one when per-trial scores exist)."""
+    observed = _number(coupling.get("r_observed"))
+    lines = [f"observed r = {format_number(observed)}" if observed is not None else "observed r: not reported"]
+    for key in sorted(key for key in coupling if key.startswith(EXPECTED_R_PREFIX)):
+        expected = _number(coupling[key])
+        how = key.removeprefix(EXPECTED_R_PREFIX).replace("_", " ")
+        lines.append(f"expected r ({how}) = {format_number(expected) if expected is not None else 'n/a'}")
+    if len(lines) == 1:
+        lines.append("expected r under additivity: not reported")
+    return lines
+
+
+def ie_vs_prediction(report: Mapping[str, Any]) -> FigureOutcome:
+    """Scatter of IE against the additive prediction (colour per experiment, marker per model family), with
+    the observed correlation beside the one expected under additivity (IE contains -prediction, so the two are
+    coupled by construction), the IE = 0 line and the chance line at prediction 0.5."""
+    filename, caption = "ie_vs_prediction.png", "Interaction effect vs additive prediction"
+    points: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for row in _rows(report, "contrasts"):
+        prediction, ie = _number(row.get("prediction")), _number(row.get("ie"))
+        if prediction is not None and ie is not None:
+            key = (str(row.get("experiment", "?")), str(row.get("model_family") or ""))
+            points.setdefault(key, []).append((prediction, ie))
+    if not points:
+        return FigureOutcome(filename, caption, None, "no contrast has both a prediction and an IE")
+    note = "\n".join(coupling_lines((report.get("aggregates") or {}).get("ie_vs_prediction") or {}))
+    experiments = sorted({experiment for experiment, _ in points})
+
+    families = sorted({family for _, family in points})
+
+    def draw(figure: Figure, axes: Axes) -> None:
+        import matplotlib
+        from matplotlib.lines import Line2D
+
+        colormap = matplotlib.colormaps["tab10" if len(experiments) <= 10 else "tab20"]
+        palette = [colormap(index) for index in range(colormap.N)]
+        colours = {experiment: palette[index % len(palette)] for index, experiment in enumerate(experiments)}
+        for (experiment, family), members in sorted(points.items()):
+            xs, ys = zip(*members, strict=True)
+            marker = FAMILY_MARKERS.get(family, "s")
+            axes.scatter(xs, ys, s=14, alpha=0.75, color=colours[experiment], marker=marker)
+        # One legend entry per experiment (colour) and per model family (marker), not per combination.
+        keys = [
+            Line2D([], [], color=colours[experiment], marker="o", linestyle="", label=_label(experiment))
+            for experiment in experiments
+        ]
+        if families != [""]:
+            keys += [
+                Line2D([], [], color="0.4", marker=FAMILY_MARKERS.get(family, "s"), linestyle="",
+                       label=_label(family or "family not stated"))
+                for family in families
+            ]  # fmt: skip
+        axes.axhline(0.0, color="0.3", linewidth=0.8, label="IE = 0 (additive)")
+        axes.axvline(CHANCE_EER, color="tab:red", linestyle="--", linewidth=0.9, label="chance (0.5)")
+        box = {"boxstyle": "round", "facecolor": "white", "alpha": 0.85}
+        axes.text(0.02, 0.03, note, transform=axes.transAxes, fontsize=SMALL_PT, va="bottom", bbox=box)
+        axes.set_xlabel("additive prediction  EER(A) + EER(B) - EER(clean)")
+        axes.set_ylabel("IE  EER(A+B) - prediction")
+        axes.set_title(caption)
+        _lay_out([axes], TEXT_PT, TEXT_PT, title_lines=1.2, right=_legend(figure, axes, keys))  # a title: 1.2 em
+
+    n_points = sum(len(members) for members in points.values())
+    alt = f"Scatter of {n_points} contrasts in {len(experiments)} experiments; " + "; ".join(note.split("\n"))
+    return _drawn(filename, caption, alt, draw)
+
+
+def interaction_plots(report: Mapping[str, Any]) -> FigureOutcome:
+    """Per contrast family (experiment, model family): mean EER without and with factor A, one line without B and
+    one with B; parallel lines are additive, their gap's change is the mean IE."""
+    filename, caption = "interaction_plots.png", "2x2 interaction plots per contrast family (mean EER)"
+    families: dict[str, list[tuple[float, float, float, float]]] = {}
+    names: dict[str, tuple[str, str]] = {}
+    for row in _rows(report, "contrasts"):
+        terms = [_number(row.get(k)) for k in ("eer_clean", "eer_a", "eer_b", "eer_ab")]
+        if any(term is None for term in terms):
+            continue
+        family = f"{row.get('experiment', '?')} {row.get('model_family') or ''}".strip()
+        families.setdefault(family, []).append(tuple(terms))  # type: ignore[arg-type]
+        names.setdefault(family, (str(row.get("factor_a") or "A"), str(row.get("factor_b") or "B")))
+    if not families:
+        return FigureOutcome(filename, caption, None, "no contrast has all four terms")
+    shown = sorted(families)[:MAX_PANELS]
+    means = {f: [sum(t[i] for t in families[f]) / len(families[f]) for i in range(4)] for f in shown}
+    alt = "Interaction plots: " + "; ".join(
+        f"{f} ({len(families[f])} contrasts): clean {format_number(m[0])}, A {format_number(m[1])}, "
+        f"B {format_number(m[2])}, A+B {format_number(m[3])}, mean IE {format_number(m[3] - m[1] - m[2] + m[0])}"
+        for f, m in means.items()
+    )
+
+    def draw(figure: Figure, axes: Axes) -> None:
+        panels = _panels(figure, axes, len(shown))
+        for panel, family in zip(panels, shown, strict=True):
+            clean, a, b, ab = means[family]
+            factor_a, factor_b = names[family]
+            panel.plot([0, 1], [clean, a], marker="o", label=f"without {_label(factor_b)}")
+            panel.plot([0, 1], [b, ab], marker="s", label=f"with {_label(factor_b)}")
+            panel.set_xticks([0, 1], ["clean", _label(factor_a)], fontsize=SMALL_PT)
+            panel.set_title(f"{_label(family)} (n={len(families[family])})", fontsize=TEXT_PT)
+            panel.set_ylabel("mean EER", fontsize=SMALL_PT)
+            panel.legend(fontsize=SMALL_PT)
+        _lay_out(panels, title_lines=TEXT_PT / SMALL_PT)
+
+    return _drawn(filename, caption, alt, draw, _panel_size(len(shown)))

@@ -1,0 +1,47 @@
+"""What the figures read of the report: its aggregate rows and per-trial curves, numbers read leniently (absent, not
+a number or not finite: None, so a figure skips a point rather than fails) and input text made plain figure text."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def _number(value: Any) -> float | None:
+    """``value`` as a finite float, or None when it is absent, not a number or not finite."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _label(value: Any) -> str:
+    """An input string as plain figure text: ``$`` would otherwise start matplotlib mathtext."""
+    return str(value).replace("$", r"\$")
+
+
+def _first_number(row: Mapping[str, Any], keys: Sequence[str]) -> float | None:
+    """The first of ``keys`` that ``row`` holds, as a finite float (the audit writes ``gap_abs_mean`` where
+    the report contract says ``gap_mean``; both are read)."""
+    for key in keys:
+        if key in row:
+            return _number(row[key])
+    return None
+
+
+def _rows(report: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    aggregates = report.get("aggregates") or {}
+    return [row for row in aggregates.get(key) or [] if isinstance(row, Mapping)]
+
+
+def _curves(report: Mapping[str, Any], figure: str) -> list[Mapping[str, Any]]:
+    """The report's per-trial curves that ``figure`` (det or scores) draws (both when a curve does not say)."""
+    return [
+        curve
+        for curve in report.get("curves") or []
+        if isinstance(curve, Mapping) and figure in (curve.get("figures") or ("det", "scores"))
+    ]

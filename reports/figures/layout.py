@@ -1,0 +1,217 @@
+"""The figures' fixed layout: their sizes and text sizes, text widths measured from the font's glyph advances, and
+axes, ticks and legends placed in inches from those widths rather than by matplotlib's constrained layout (which
+measures every label again on every draw).
+
+Figures are at most ``FIGSIZE_INCHES`` wide, in at most two columns of panels, with no text below ``SMALL_PT``, so
+that scaled down to a phone's width their text stays legible.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+
+FIGSIZE_INCHES = (6.4, 4.4)  # narrow enough that text at SMALL_PT stays legible scaled down to a phone's width
+DPI = 100
+SMALL_PT, TEXT_PT = 8, 9  # the smallest text of any figure (ticks, legends, cell values), and the rest of its text
+CHAR_INCHES = 0.62 * TEXT_PT / 72  # the mean width of a character at TEXT_PT (DejaVu Sans: about 0.6 em)
+LEGEND_INSIDE_MAX = 6
+LEGEND_COLUMN_ROWS = 16
+MAX_PANELS = 9
+TICK_INCHES = 7 / 72  # a tick (3.5 pt) and the pad between it and its label (3.5 pt)
+LINE_EM = 1.17  # a line of DejaVu Sans (its ascent and descent), in em
+TITLE_GAP_INCHES, MARGIN_INCHES = 0.08, 0.06
+LABEL_PAD_PT = 4.0  # between tick labels and an axis label (matplotlib's axes.labelpad)
+TITLE_PAD_PT = 6.0  # between an axes and its title (axes.titlepad)
+
+
+def _text_inches(texts: Sequence[str], points: float) -> float:
+    """The width of the widest of ``texts`` at ``points`` in inches, from the font's glyph advances (``_advance``)
+    plus half a pixel per character (the most that Agg's hinting rounds an advance up by) and two (a last glyph's
+    ink past its advance): at least the width Agg draws, without laying each text out (matplotlib's layout of a
+    text costs about a millisecond)."""
+    return max(sum(_advance(char, points) + 0.5 for char in str(text)) + 2 for text in texts) / DPI
+
+
+@cache
+def _advance(char: str, points: float) -> float:
+    """The advance of ``char`` at ``points`` in the figures' font, in pixels at ``DPI`` (kerning left out: it only
+    narrows a text)."""
+    from matplotlib.font_manager import FontProperties, findfont, get_font
+
+    font = get_font(findfont(FontProperties(size=points)))
+    font.set_size(points, DPI)
+    return font.load_char(ord(char)).linearHoriAdvance / 65536
+
+
+def _fractions(box: tuple[float, float, float, float], size: tuple[float, float]) -> list[float]:
+    """A box (left, bottom, width, height) in inches as fractions of a figure of ``size`` inches."""
+    left, bottom, width, height = box
+    return [left / size[0], bottom / size[1], width / size[0], height / size[1]]
+
+
+def _panels(figure: Figure, axes: Axes, n: int) -> list[Axes]:
+    """``n`` panels for ``_place``, the first the axes ``_drawn`` made."""
+    return [axes] + [figure.add_axes((0.0, 0.0, 1.0, 1.0)) for _ in range(n - 1)]
+
+
+def _columns(n: int) -> int:
+    return min(2, n)
+
+
+def _panel_size(n: int, row_inches: float = 2.6) -> tuple[float, float]:
+    return (FIGSIZE_INCHES[0], max(FIGSIZE_INCHES[1], row_inches * math.ceil(n / _columns(n))))
+
+
+def _place(
+    panels: Sequence[Axes],
+    margins: tuple[float, float, float, float],
+    gaps: tuple[float, float],
+    columns: int | None = None,
+) -> None:
+    """``panels`` in rows of ``columns`` (``_columns``'s by default) placed in inches: a fixed layout, not
+    matplotlib's constrained layout (which measures every label on every draw). ``margins``: left, right, top and
+    bottom of the grid; ``gaps``: between columns and between rows."""
+    figure = panels[0].get_figure()
+    width, height = figure.get_size_inches()
+    left, right, top, bottom = margins
+    columns = columns or _columns(len(panels))
+    rows = math.ceil(len(panels) / columns)
+    across = (width - left - right - (columns - 1) * gaps[0]) / columns
+    down = (height - top - bottom - (rows - 1) * gaps[1]) / rows
+    for i, panel in enumerate(panels):
+        row, column = divmod(i, columns)
+        box = (left + column * (across + gaps[0]), bottom + (rows - 1 - row) * (down + gaps[1]), across, down)
+        panel.set_position(_fractions(box, (width, height)))
+
+
+def _frame(
+    axes: Axes,
+    x: tuple[Sequence[float], Sequence[str]],
+    y: tuple[Sequence[float], Sequence[str]],
+    bottom: bool = True,
+    left: bool = True,
+    grid: bool = False,
+    points: float = SMALL_PT,
+) -> None:
+    """Ticks at ``x`` and ``y`` (positions, labels) drawn once as plain artists at the axes' present limits (kept): the
+    grid (``grid``) and each side's tick marks one line each, the labels texts at ``points`` below (``bottom``) and
+    left (``left``), and the axis labels placed beside them, not by matplotlib's tick machinery (a tick is four
+    artists, created per axis and measured on every draw). Looks as matplotlib's default ticks and grid do: 3.5 pt
+    ticks out, labels 3.5 pt beyond, the grid at 0.9 grey."""
+    from matplotlib.transforms import offset_copy
+
+    axes.set_xlim(axes.get_xlim())
+    axes.set_ylim(axes.get_ylim())
+    axes.set_xticks([])
+    axes.set_yticks([])
+    figure = axes.get_figure()
+    along, across = axes.get_xaxis_transform(), axes.get_yaxis_transform()
+    mark = {"linestyle": "", "color": "black", "markersize": 3.5, "markeredgewidth": 0.8, "clip_on": False}
+    if grid:
+        xs, ys = ([t for t in ticks for _ in range(3)] for ticks in (x[0], y[0]))
+        edges = [0.0, 1.0, math.nan]  # a segment across the axes per tick, NaN between
+        axes.plot(xs, edges * len(x[0]), transform=along, color="0.9", linewidth=0.8, zorder=1.5)
+        axes.plot(edges * len(y[0]), ys, transform=across, color="0.9", linewidth=0.8, zorder=1.5)
+    axes.plot(x[0], [0.0] * len(x[0]), marker=3, transform=along, **mark)  # TICKDOWN
+    axes.plot([0.0] * len(y[0]), y[0], marker=0, transform=across, **mark)  # TICKLEFT
+    gap = TICK_INCHES * 72
+    if bottom:
+        below = offset_copy(along, figure, y=-gap, units="points")
+        for t, label in zip(*x, strict=True):
+            axes.text(t, 0.0, label, ha="center", va="top", fontsize=points, transform=below)
+        under = offset_copy(axes.transAxes, figure, y=-(gap + LINE_EM * points + LABEL_PAD_PT), units="points")
+        axes.xaxis.set_label_coords(0.5, 0.0, under)
+    if left:
+        beside = offset_copy(across, figure, x=-gap, units="points")
+        for t, label in zip(*y, strict=True):
+            axes.text(0.0, t, label, ha="right", va="center_baseline", fontsize=points, transform=beside)
+        width = _text_inches(y[1], points) * 72 if y[1] else 0.0
+        outside = offset_copy(axes.transAxes, figure, x=-(gap + width + LABEL_PAD_PT), units="points")
+        axes.yaxis.set_label_coords(0.0, 0.5, outside)
+
+
+def _auto_ticks(axis: Any) -> tuple[list[float], list[str]]:
+    """The ticks matplotlib would draw on ``axis`` (an x or y axis) at its present limits, and their labels: its
+    locator and formatter asked once, no text laid out."""
+    low, high = sorted(axis.get_view_interval())
+    slack = 1e-10 * (high - low)
+    ticks = [float(t) for t in axis.get_major_locator()() if low - slack <= t <= high + slack]
+    return ticks, list(axis.get_major_formatter().format_ticks(ticks))
+
+
+def _frame_inches(labels: Sequence[str], points: float) -> float:
+    """The room left of an axes that ``_frame`` labels: the axis label's line, its pad, the tick labels, the tick."""
+    return (LINE_EM * points + LABEL_PAD_PT + TICK_INCHES * 72) / 72 + (_text_inches(labels, points) if labels else 0)
+
+
+def _lay_out(
+    panels: Sequence[Axes],
+    ticks_pt: float = SMALL_PT,
+    label_pt: float = SMALL_PT,
+    title_lines: float = 1.0,
+    legend_inches: float = 0.0,
+    right: float = 0.1,
+    columns: int | None = None,
+) -> None:
+    """Panels with their own scales in a fixed layout: placed where their tick labels will be chosen (room for
+    ``0.000`` left of each), their ticks then chosen once (``_auto_ticks``: a fixed locator's where a drawing set
+    one) and drawn by ``_frame`` at ``ticks_pt``, the panels placed again with room for the y tick labels as they
+    are. Room too for axis labels at ``label_pt``, titles of ``title_lines`` lines at ``label_pt``, a figure legend
+    of ``legend_inches`` below and ``right`` inches right (text that may run past a panel's edge)."""
+    columns = columns or _columns(len(panels))
+    below = (TICK_INCHES * 72 + LINE_EM * ticks_pt + LABEL_PAD_PT + LINE_EM * label_pt) / 72
+    above = (LINE_EM * label_pt * title_lines + TITLE_PAD_PT) / 72
+
+    def place(ys: Sequence[Sequence[str]], xs: Sequence[Sequence[str]]) -> None:
+        lefts = [_frame_inches(shown, ticks_pt) + LINE_EM * (label_pt - ticks_pt) / 72 for shown in ys]
+        overhangs = [_text_inches(shown, ticks_pt) / 2 if shown else 0.0 for shown in xs]  # a last x label's half
+        ends = [max(right, overhang) for i, overhang in enumerate(overhangs) if i % columns == columns - 1]
+        margins = (max(lefts[::columns]) + MARGIN_INCHES, max(ends, default=right) + MARGIN_INCHES,
+                   above + MARGIN_INCHES, below + legend_inches + 0.1)  # fmt: skip
+        inner = [left + overhangs[i - 1] for i, left in enumerate(lefts) if i % columns]
+        _place(panels, margins, (max(inner, default=0.0) + 0.2, below + above + 0.1), columns)
+
+    place([["0.000"]] * len(panels), [[]] * len(panels))
+    ys, xs = [], []
+    for panel in panels:
+        y, x = _auto_ticks(panel.yaxis), _auto_ticks(panel.xaxis)
+        _frame(panel, x, y, points=ticks_pt)
+        ys.append(y[1])
+        xs.append(x[1])
+    place(ys, xs)
+
+
+def _legend(figure: Figure, axes: Axes, extra: Sequence[Artist] = ()) -> float:
+    """A legend inside the axes when short, beside them (in columns of at most 16 entries) when long; the inches it
+    takes right of the axes (0 inside them)."""
+    handles, _ = axes.get_legend_handles_labels()
+    handles = [*handles, *extra]
+    if len(handles) <= LEGEND_INSIDE_MAX:
+        axes.legend(handles=handles, fontsize=SMALL_PT, loc="best")
+        return 0.0
+    columns = math.ceil(len(handles) / LEGEND_COLUMN_ROWS)
+    figure.legend(handles=handles, fontsize=SMALL_PT, loc="upper right", ncols=columns)
+    column = _text_inches([str(handle.get_label()) for handle in handles], SMALL_PT) + (2.0 + 0.8) * SMALL_PT / 72
+    return columns * column + ((columns - 1) * 2.0 + 2 * 0.4 + 0.5 + 1.0) * SMALL_PT / 72  # keys, pads, a gap
+
+
+def _legend_columns(handles: Sequence[Artist]) -> int:
+    """As many legend columns as fit across ``FIGSIZE_INCHES``'s width, each as wide as the longest label at
+    ``SMALL_PT`` beside its key."""
+    longest = max(len(str(handle.get_label())) for handle in handles)
+    return max(1, min(len(handles), int(FIGSIZE_INCHES[0] // (CHAR_INCHES * SMALL_PT / TEXT_PT * longest + 0.6))))
+
+
+def _legend_inches(rows: int, points: float = SMALL_PT) -> float:
+    """The height of a legend of ``rows`` rows of text at ``points`` with matplotlib's default paddings (0.4 em
+    border, 0.5 em between rows, 0.5 em from the figure's edge), in inches."""
+    return points * (rows * LINE_EM + (rows - 1) * 0.5 + 2 * 0.4 + 0.5) / 72
