@@ -124,12 +124,14 @@ def _det_figure(
     for entry in curves:
         panels.setdefault(str(entry.get("panel") or ""), []).append(entry)
     filename = _det_filename(name)
-    caption = caption or (
+    heading = (
         f"DET curves of {_label(name)} per condition family (each family at its hardest condition), one colour per "
         "encoder, EER (interp) marked"
         if name
         else "DET curves per group, EER (interp) marked"
     )
+    bands = [c["band"] for c in curves if isinstance(c.get("band"), Mapping)]
+    caption = caption or (f"{heading}; {_shaded(bands[0])}" if bands else heading)
     alt = f"DET curves{' of ' + name if name else ''}: " + "; ".join(
         (f"{panel}: " if panel else "") + ", ".join(_det_alt(c) for c in members) for panel, members in panels.items()
     )
@@ -140,7 +142,7 @@ def _det_figure(
     def draw(figure: Figure, axes: Axes) -> None:
         if list(panels) == [""]:
             _det_axes(axes, curves, colours)
-            axes.set_title(caption)
+            axes.set_title(caption if name else heading)  # the groups' shading said in the caption alone
             right = _legend(figure, axes) + 0.1
             above = (LINE_EM * TEXT_PT * 1.2 + TITLE_PAD_PT) / 72  # a title at 1.2 em
             _place([axes], (frame[1] + MARGIN_INCHES, right + MARGIN_INCHES, above + MARGIN_INCHES, frame[0]), (0, 0))
@@ -189,6 +191,12 @@ def _det_alt(entry: Mapping[str, Any]) -> str:
     return text
 
 
+def _shaded(band: Mapping[str, Any]) -> str:
+    """What a DET figure's shading is, in its caption."""
+    level = format_number(100 * float(band.get("level") or 0.95))
+    return f"shaded: the pointwise {level}% band of the miss rate over the speaker bootstrap's draws"
+
+
 def det_band_figures(report: Mapping[str, Any]) -> list[FigureOutcome]:
     """DET curves with the pointwise speaker-bootstrap bands of the statistics (``statistics.det_bands``), drawn
     once the statistics are in: each condition-family DET figure of a bundle again, its curves banded (same file:
@@ -216,8 +224,7 @@ def det_band_figures(report: Mapping[str, Any]) -> list[FigureOutcome]:
     colours = _series_colours(list(dict.fromkeys(str(e["series"]) for members in figures.values() for e in members)))
     drawn = []
     for name, members in figures.items():
-        level = format_number(100 * float(members[0]["band"].get("level") or 0.95))
-        shaded = f"shaded: the pointwise {level}% band of the miss rate over the speaker bootstrap's draws"
+        shaded = _shaded(members[0]["band"])
         conditions = sorted({str(e["condition"]) for e in members if e.get("linestyle") == "--"})
         caption = (
             f"DET curves of {_label(name)}: a panel per encoder, one colour per subgroup, solid clean, dashed "

@@ -322,6 +322,7 @@ def test_the_report_is_written(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "figures" / "det_curves.png").is_file()
     assert (tmp_path / "out" / "figures" / "score_distributions.png").is_file()
     assert "EER (interp) 0.3333" in page  # the DET figure's text alternative
+    assert "shaded: the pointwise 95% band of the miss rate" in page  # --out draws the bands
     assert json.loads((tmp_path / "out" / "report.json").read_text())["source"]["trials"]["format"] == "voxceleb"
 
 
