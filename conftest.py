@@ -22,6 +22,13 @@ import pytest
 
 MODEL_STACKS = frozenset({"torch", "torchaudio", "speechbrain", "transformers", "resemblyzer", "onnxruntime"})
 
+# Torch's OpenMP threads spin between parallel regions unless told to sleep: two test workers each running a model on
+# the two cores then spend their CPU spinning against each other (two ECAPA-TDNN processes side by side on this
+# 2-core machine: 49 CPU s and 113 s wall each with the default, 8.7 CPU s and 17 s wall passive). libgomp reads the
+# variable when torch first loads it, after this file; the runs' own policy (runner.execution.threads) sets the same,
+# too late in a test process that has already imported torch. A value the caller set is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 
 @functools.cache
 def light_session() -> bool:
