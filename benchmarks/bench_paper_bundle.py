@@ -107,7 +107,7 @@ STEPS: dict[str, tuple[tuple[str, str], ...]] = {
     "shared trial lists": (("audit.bundle.verification", "verify_shared_trial_lists"),),
     "trial utterances": (("audit.bundle.verification", "verify_trial_utterances"),),
     "operators": (("audit.bundle.verification", "verify_operator_outcomes"),),
-    "statistics": (("audit.statistics.bundle", "statistics_of_bundle"),),
+    "statistics": (("audit.statistics", "statistics_of_bundle"),),  # audit.verify calls it through the face
     "report": (("reports", "artefact_evaluation_summary"), ("reports", "write_report")),
 }
 # Parts of a step, shown under it (their time is inside the step's): private names, for finding hot spots.
