@@ -184,6 +184,7 @@ def step_times(bundle: Path, key: Path, out: Path, profile_top: int) -> dict[str
             patched.append((module, name, original))
             setattr(module, name, _timed(original, wall, cpu, step))
     profiler = cProfile.Profile(time.process_time) if profile_top else None
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     start, start_cpu = time.perf_counter(), time.process_time()
     try:
         if profiler:
@@ -195,11 +196,14 @@ def step_times(bundle: Path, key: Path, out: Path, profile_top: int) -> dict[str
         for module, name, original in patched:
             setattr(module, name, original)
     total, total_cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    forked = after.ru_utime - children.ru_utime + after.ru_stime - children.ru_stime
     result: dict[str, Any] = {
         "verdict": report["verdict"],
         "wall_s": {"total": total, **wall, "other": total - sum(wall[step] for step in STEPS)},
         "cpu_s": {"total": total_cpu, **cpu, "other": total_cpu - sum(cpu[step] for step in STEPS)},
         "not_found": missing,
+        "forked_cpu_s": forked,
     }
     if profiler:
         stats = pstats.Stats(profiler)
@@ -311,7 +315,8 @@ def main() -> None:
             f"{cpu[step]:8.2f} {cpu[step] / cpu['total']:6.1%}"
         )
     print(f"binding share {cpu['binding'] / cpu['total']:.1%} of CPU (target < {BINDING_SHARE:.0%})")
-    print(f"in forked processes beside the steps (their CPU is not in this table): {FORKED}")
+    print(f"in forked processes beside the steps (their CPU is not in this table): {FORKED}: "
+          f"{steps['forked_cpu_s']:.1f} s CPU in all")  # fmt: skip
     if steps["not_found"]:
         print(f"step functions not found (update STEPS): {', '.join(steps['not_found'])}")
     for row in steps.get("profile", []):
