@@ -416,18 +416,8 @@ def write_paper_bundle(
     the lists are exactly the configuration's, where a population factor (age, emotion, session) pairs each
     level's terms on that population's list and the audit analyses them as population contrasts.
     """
-    from audit.metrics import grouped_metrics
-    from provenance import BundleWriter, generate_keypair
+    from provenance import BundleWriter
     from runner.design import load_config, placeholder_roots
-    from schemas import (
-        CONFIG_FILE,
-        ENVIRONMENT_FILE,
-        UTTERANCES_FILE,
-        corpus_folder_name,
-        scores_name,
-        speaker_counts,
-        trial_list_name,
-    )
 
     started = time.perf_counter()
     out = Path(out)
@@ -450,7 +440,38 @@ def write_paper_bundle(
         seed=seed,
         same_list_contrasts=same_list_contrasts,
     )
+    return seal_bundle(writer, config, Path(config_path), pools, planned, draw_scores(planned, seed), started)
 
+
+def seal_bundle(
+    writer: Any,
+    config: Any,
+    config_path: Path,
+    pools: dict[str, pd.DataFrame],
+    planned: list[Planned],
+    records: list[RecordScores],
+    started: float,
+) -> PaperBundle:
+    """Write the planned records into ``writer`` (a ``provenance.BundleWriter``) and sign the bundle: the corpus
+    tables the lists name, the trial lists, each record's scores file, ``results.csv`` with the true metrics of
+    those scores, the configuration (``[analysis]`` declaring the synthetic development speakers and the held-out
+    levels rehearsed), the environment, checkpoints and operators; the keys at ``out.key`` / ``out.pub``.
+
+    Any generator of synthetic records (``write_paper_bundle``, ``runner.grid``) seals its bundle here, so every
+    bundle is written and signed as the runner writes them."""
+    from audit.metrics import grouped_metrics
+    from provenance import generate_keypair
+    from schemas import (
+        CONFIG_FILE,
+        ENVIRONMENT_FILE,
+        UTTERANCES_FILE,
+        corpus_folder_name,
+        scores_name,
+        speaker_counts,
+        trial_list_name,
+    )
+
+    out, seed = writer.layout.root, config.seed
     used = {p.plan.experiment.corpus for p in planned}
     for item in planned:
         if "test_corpus" in item.trials.frame.columns:
@@ -461,7 +482,6 @@ def write_paper_bundle(
     for list_id, trials in trial_lists.items():
         writer.write(trial_list_name(list_id), trials.csv_bytes)
 
-    records = draw_scores(planned, seed)
     digests = [
         writer.write(scores_name(item.record_id), record.parquet_bytes()).blake3
         for item, record in zip(planned, records, strict=True)
@@ -524,14 +544,14 @@ def write_paper_bundle(
     writer.write_json(ENVIRONMENT_FILE, {"python": {"version": sys.version.split()[0]}, "seeds": {"run": seed}})
     # Development speakers only from a corpus the bundle holds (an E13-only bundle has no VoxCeleb to set aside).
     voxceleb = (
-        np.sort(_subgroup_population(config, genuine["voxceleb1"])["speaker"].unique())
+        np.sort(_subgroup_population(config, pools["voxceleb1"])["speaker"].unique())
         if "voxceleb1" in used
         else np.array([])
     )
     dev_speakers = voxceleb[: round(DEV_SHARE * len(voxceleb))].tolist()
     levels = {level for p in planned for f in (p.plan.experiment.factor_a, p.plan.experiment.factor_b) if f
               for level in f.levels}  # fmt: skip
-    text = _config_text(Path(config_path), dev_speakers, [lv for lv in config.analysis.held_out_levels if lv in levels])
+    text = _config_text(config_path, dev_speakers, [lv for lv in config.analysis.held_out_levels if lv in levels])
     writer.write(CONFIG_FILE, text.encode("utf-8"))
     private_key, public_key = out.with_name(out.name + ".key"), out.with_name(out.name + ".pub")
     generate_keypair(private_key, public_key)

@@ -4,7 +4,8 @@ through their faces, and the light packages never import torch.
 The layers, bottom to top: schemas <- provenance <- audit <- reports <- runner; inside ``audit`` its wings,
 metrics <- table <- bundle <- statistics <- result <- scores | verify <- _cli <- cli (``scores`` and ``verify``
 are peers: neither imports the other); inside ``runner`` the ground (cache, stages, container) <- encoders <-
-operators <- corpora <- design <- plan <- scoring | execution <- pipeline | rehearsal <- reproduce <- _cli <- cli.
+operators <- corpora <- design <- plan <- scoring | execution <- pipeline | rehearsal <- reproduce | grid <- _cli
+<- cli.
 No module imports itself back through a circle of imports. An import of another top-level package, or of another
 audit wing, names a face (a package's ``__init__``), never a module behind it, and never a private (``_``) module;
 no module imports the face of a package it belongs to.
@@ -64,6 +65,7 @@ WINGS = {
         "runner.execution": 6,
         "runner.pipeline": 7,
         "runner.rehearsal": 7,
+        "runner.grid": 8,  # the second synthetic bundle, sealed by the rehearsal's writer
         "runner.reproduce": 8,
         "runner._cli": 9,
         "runner.cli": 10,
