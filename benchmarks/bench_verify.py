@@ -1,13 +1,12 @@
 """`audit verify` end to end on a benchmark-sized results table, against the interpreter's own start-up.
 
-Usage: ``python benchmarks/bench_verify.py [--repeats 5] [--keep DIR] [--quick] [--python PATH]``. A synthetic table of 4,068 rows
-(17 experiments x 12 encoder labels, with factorial designs, gender subgroups, an emotion matrix and partial
-provenance, like the benchmark's) is written first; then ``audit verify TABLE`` runs as a fresh subprocess
-(imports included, the way a reviewer runs it), beside ``python -c pass`` (starting Python at all) and ``import
-pandas, pandera`` (the floor of a table audit); also with ``--json`` and with ``--out DIR`` (the report and its
-figures). The target (DESIGN.md section 8) is under 1.5 s; the median and the best of ``--repeats`` runs are shown,
-each command's line as it finishes. ``--quick``: one run per command.
-"""
+Usage: ``python benchmarks/bench_verify.py [--repeats 5] [--keep DIR] [--quick] [--python PATH]``. A synthetic table of
+4,068 rows (17 experiments x 12 encoder labels, with factorial designs, gender subgroups, an emotion matrix and partial
+provenance, like the benchmark's) is written first; then ``audit verify TABLE`` runs as a fresh subprocess (imports
+included, the way a reviewer runs it), beside ``python -c pass`` (starting Python at all) and ``import pandas, pandera``
+(the floor of a table audit); also with ``--json`` and with ``--out DIR`` (the report and its figures). The target
+(DESIGN.md section 8) is under 1.5 s; the median and the best of ``--repeats`` runs are shown, each command's line as it
+finishes. ``--quick``: one run per command. """
 
 from __future__ import annotations
 
