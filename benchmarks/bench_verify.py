@@ -6,7 +6,8 @@ provenance, like the benchmark's) is written first; then ``audit verify TABLE`` 
 included, the way a reviewer runs it), beside ``python -c pass`` (starting Python at all) and ``import pandas, pandera``
 (the floor of a table audit); also with ``--json`` and with ``--out DIR`` (the report and its figures). The target
 (DESIGN.md section 8) is under 1.5 s; the median and the best of ``--repeats`` runs are shown, each command's line as it
-finishes. ``--quick``: one run per command. """
+finishes. ``--quick``: one run per command.
+"""
 
 from __future__ import annotations
 
