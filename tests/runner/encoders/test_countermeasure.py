@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,7 @@ from runner.design import default_checkpoints_root  # noqa: E402
 from runner.encoders import load_encoder  # noqa: E402
 from runner.encoders.aasist import evaluation_input  # noqa: E402
 from runner.encoders.roster import load_weight_pins  # noqa: E402
+from tests.runner.real_weights import weights_absent  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 ROSTER = ROOT / "configs" / "encoders.toml"
@@ -40,9 +40,7 @@ def folder() -> Path:
     path = default_checkpoints_root() / load_weight_pins(ROSTER)["aasist"].checkpoint
     if not path.is_dir():
         message = f"no installed AASIST under {path}: interbias checkpoints install aasist"
-        if os.environ.get("INTERBIAS_REAL_WEIGHTS") == "required":
-            pytest.fail(message)
-        pytest.skip(message)
+        weights_absent(message)
     return path
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ctypes
 import itertools
-import os
 import tempfile
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from runner.corpora.asterisk import build_default_corpus  # noqa: E402
 from runner.design import default_checkpoints_root  # noqa: E402
 from runner.encoders import load_roster  # noqa: E402
 from runner.encoders.campplus import architecture_module  # noqa: E402
+from tests.runner.real_weights import weights_absent  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 ROSTER = ROOT / "configs" / "encoders.toml"
@@ -45,9 +45,7 @@ def specs() -> dict:
     missing = [label for label in ("ecapa-tdnn", "campplus-zh-en") if not found[label].checkpoint.is_dir()]
     if missing:
         message = f"no installed weights for {missing} under {root}: interbias checkpoints install {' '.join(missing)}"
-        if os.environ.get("INTERBIAS_REAL_WEIGHTS") == "required":
-            pytest.fail(message)
-        pytest.skip(message)
+        weights_absent(message)
     return found
 
 

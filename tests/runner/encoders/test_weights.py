@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import re
 import tomllib
 import zipfile
@@ -27,6 +26,7 @@ from runner.encoders.weights import (
     weights_origin,
 )
 from schemas.errors import InputError
+from tests.runner.real_weights import weights_absent
 
 ROOT = Path(__file__).resolve().parents[3]
 ROSTER = ROOT / "configs" / "encoders.toml"
@@ -263,9 +263,7 @@ def test_the_installed_real_weights_are_the_pinned_files() -> None:
     root = default_checkpoints_root()
     pins = load_weight_pins(ROSTER)
     if not all((root / pin.checkpoint).is_dir() for pin in pins.values()):
-        if os.environ.get("INTERBIAS_REAL_WEIGHTS") == "required":
-            pytest.fail(f"no installed weights under {root}")
-        pytest.skip(f"no installed weights under {root}")
+        weights_absent(f"no installed weights under {root}")
     for pin in pins.values():
         verify_installed(pin, root / pin.checkpoint)
     with pytest.raises(WeightsError):

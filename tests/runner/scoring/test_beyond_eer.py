@@ -12,7 +12,6 @@ the runner at load and is a ``bundle-schema`` finding in a signed bundle.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from runner.encoders.roster import load_weight_pins  # noqa: E402
 from runner.pipeline import RunOptions, run  # noqa: E402
 from schemas.errors import InputError  # noqa: E402
 from schemas.trials import TrialKind  # noqa: E402
+from tests.runner.real_weights import weights_absent  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 ROSTER = ROOT / "configs" / "encoders.toml"
@@ -102,9 +102,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     checkpoints = default_checkpoints_root()
     if not (checkpoints / load_weight_pins(ROSTER)["aasist"].checkpoint).is_dir():
         message = f"no installed AASIST under {checkpoints}: interbias checkpoints install aasist"
-        if os.environ.get("INTERBIAS_REAL_WEIGHTS") == "required":
-            pytest.fail(message)
-        pytest.skip(message)
+        weights_absent(message)
     folder = tmp_path_factory.mktemp("beyond-eer")
     build_default_corpus(folder / "genuine", max_per_speaker=4, progress=False)
     build_world_proxy(folder / "genuine", folder / "proxy", per_speaker=2, progress=False)
