@@ -37,36 +37,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner.rehearsal import (
-    CORPORA,
-    FULL_CONFIG,
-    SPOOF_FOLDERS,
-    PaperBundle,
-    Planned,
-    RecordScores,
-    seal_bundle,
-    spoof_pool,
-    synthetic_pool,
-)
+from runner.rehearsal import FULL_CONFIG, PaperBundle, Planned, RecordScores, seal_bundle, synthetic_pools
 
 GRID_LABELS = 12
 GRID_RECORDS = 339  # per encoder label, as the paper's 4,068 records
 GRID_SCORES = 12_000_000
 PADDED = ("E01", "E03", "E04", "E05", "E06", "E07")  # mismatch designs whose replicate draws pad to GRID_RECORDS
 MIN_PER_CLASS = 40  # per class and list: small scales keep both classes and E16's development trials
-
-
-def _frame_list(frame: pd.DataFrame) -> Any:
-    """A ``runner.design.TrialList`` of ``frame`` (trial_index inserted), its CSV bytes and content-derived id, as
-    the runner writes a list."""
-    from provenance import derived_id
-    from runner.design import TrialList
-    from schemas import csv_file_bytes
-
-    frame = frame.reset_index(drop=True)
-    frame.insert(0, "trial_index", np.arange(len(frame), dtype=np.int64))
-    data = csv_file_bytes(frame)
-    return TrialList(frame, data, derived_id(data))
 
 
 def _distinct(draw: Any, count: int, what: str, unordered: int | None = None) -> np.ndarray:
@@ -130,29 +107,20 @@ def _population(pool: pd.DataFrame, experiment: Any, subgroup: tuple[str, str] |
 
 
 def genuine_list(population: pd.DataFrame, n_target: int, n_nontarget: int, subgroup: str | None, rng: Any) -> Any:
-    """One experiment's list: ``n_target`` targets and ``n_nontarget`` non-targets drawn from ``population``."""
+    """One experiment's list: ``n_target`` targets and ``n_nontarget`` non-targets drawn from ``population``, numbered
+    and validated as the runner makes a list (``runner.design``)."""
+    from runner.design import numbered_trial_list, pairs_frame
+
     codes = pd.factorize(population["speaker"])[0]
     enrol, test, labels = draw_pairs(codes, n_target, n_nontarget, rng)
-    utt, speaker = population["utt_id"].to_numpy(), population["speaker"].to_numpy()
-    frame = pd.DataFrame(
-        {
-            "enrol_utt": utt[enrol],
-            "test_utt": utt[test],
-            "label": labels,
-            "enrol_speaker": speaker[enrol],
-            "test_speaker": speaker[test],
-        }
-    )
-    if subgroup is not None:
-        frame["subgroup"] = subgroup
-    return _frame_list(frame)
+    return numbered_trial_list(pairs_frame(population, enrol, test, labels, subgroup))
 
 
 def spoof_list(genuine: Any, population: pd.DataFrame, spoofs: pd.DataFrame, source: Any, corpus: str, rng: Any) -> Any:
     """The targets of ``genuine`` (its rows, in its order) and as many spoof trials as it has non-targets: an
     utterance of ``population`` enrolled against a file of the spoof folder (within ``source.select``) that imitates
     its speaker; targets and spoofs shuffled together."""
-    from runner.design import selected
+    from runner.design import numbered_trial_list, pairs_frame, selected
 
     files = spoofs[selected(spoofs, source.select)].sort_values(["speaker", "utt_id"], kind="stable")
     files = files[files["speaker"].isin(population["speaker"])].reset_index(drop=True)
@@ -172,17 +140,9 @@ def spoof_list(genuine: Any, population: pd.DataFrame, spoofs: pd.DataFrame, sou
     chosen = _distinct(draw, count, f"spoof trials of {source.corpus}")
     enrol, test = chosen // n_files, chosen % n_files
     targets = frame.loc[frame["label"] == 1].drop(columns="trial_index")
-    spoof_rows = pd.DataFrame(
-        {
-            "enrol_utt": enrol_side["utt_id"].to_numpy()[enrol],
-            "test_utt": files["utt_id"].to_numpy()[test],
-            "label": np.zeros(count, dtype=np.int64),
-            "enrol_speaker": speaker_of[enrol],
-            "test_speaker": files["speaker"].to_numpy()[test],
-        }
-    )
-    if "subgroup" in targets.columns:
-        spoof_rows["subgroup"] = targets["subgroup"].iloc[0]
+    both_sides = pd.concat([enrol_side[["utt_id", "speaker"]], files[["utt_id", "speaker"]]], ignore_index=True)
+    subgroup = targets["subgroup"].iloc[0] if "subgroup" in targets.columns else None
+    spoof_rows = pairs_frame(both_sides, enrol, len(enrol_side) + test, np.zeros(count, dtype=np.int64), subgroup)
     both = pd.concat(
         [
             targets.assign(trial_kind="target", test_corpus=corpus),
@@ -190,7 +150,7 @@ def spoof_list(genuine: Any, population: pd.DataFrame, spoofs: pd.DataFrame, sou
         ],
         ignore_index=True,
     )
-    return _frame_list(both.iloc[rng.permutation(len(both))])
+    return numbered_trial_list(both.iloc[rng.permutation(len(both))].reset_index(drop=True))
 
 
 def _list_size(experiment: Any, factor: float) -> tuple[int, int]:
@@ -348,9 +308,7 @@ def write_grid_bundle(
     with placeholder_roots("/nonexistent/grid-bundle"):
         config = load_config(config_path)
     writer = BundleWriter.create(out)
-    genuine = {name: synthetic_pool(name, shape) for name, shape in CORPORA.items()}
-    spoofs = {name: spoof_pool(name, systems, genuine["voxceleb1"]) for name, systems in SPOOF_FOLDERS.items()}
-    pools = genuine | spoofs
+    pools = synthetic_pools()
     factor = _grid_factor(_layout(config, pools, GRID_RECORDS)) * scale
     chosen = tuple(e for e in config.experiments if experiments is None or e.id in experiments)
     config = replace(config, seed=seed, encoders=config.encoders[:labels], experiments=chosen)

@@ -148,6 +148,14 @@ def spoof_pool(name: str, systems: Sequence[str], genuine: pd.DataFrame) -> pd.D
     )
 
 
+def synthetic_pools() -> dict[str, pd.DataFrame]:
+    """Every synthetic corpus of ``CORPORA`` and spoof folder of ``SPOOF_FOLDERS`` (imitating VoxCeleb1's speakers),
+    by name: the utterances a synthetic bundle's lists are drawn from."""
+    genuine = {name: synthetic_pool(name, shape) for name, shape in CORPORA.items()}
+    spoofs = {name: spoof_pool(name, systems, genuine["voxceleb1"]) for name, systems in SPOOF_FOLDERS.items()}
+    return genuine | spoofs
+
+
 @dataclass(frozen=True)
 class Planned:
     """One record to write: the runner's plan, the row's condition (replicates renamed) and its trial list."""
@@ -430,9 +438,7 @@ def write_paper_bundle(
     config = replace(
         config, seed=seed, encoders=config.encoders[:labels], experiments=tuple(_scaled(e, factor) for e in chosen)
     )
-    genuine = {name: synthetic_pool(name, shape) for name, shape in CORPORA.items()}
-    spoofs = {name: spoof_pool(name, systems, genuine["voxceleb1"]) for name, systems in SPOOF_FOLDERS.items()}
-    pools = genuine | spoofs
+    pools = synthetic_pools()
     planned = plan_records(
         config,
         pools,

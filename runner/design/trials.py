@@ -368,7 +368,7 @@ def published_trial_list(published: pd.DataFrame, utterances: pd.DataFrame) -> T
             "test_speaker": published["test_utt"].map(speakers).to_numpy(),
         }
     )
-    return _finished(frame)
+    return numbered_trial_list(frame)
 
 
 def add_spoof_trials(
@@ -417,14 +417,14 @@ def add_spoof_trials(
         where = f"{experiment_id} ({subgroup_label or 'all speakers'}; {selections[1]})"
         raise TrialBudgetError(f"{where}: {error}") from None
     targets = genuine.frame[genuine.frame["label"] == 1].drop(columns="trial_index")
-    spoof_trials = _pairs_frame(both, enrol, test, np.zeros(len(enrol), np.int64), subgroup_label)
+    spoof_trials = pairs_frame(both, enrol, test, np.zeros(len(enrol), np.int64), subgroup_label)
     parts = [targets.assign(trial_kind="target", test_corpus=corpus)]
     parts.append(spoof_trials.assign(trial_kind="spoof", test_corpus=spoof_corpus))
     frame = pd.concat(parts, ignore_index=True)
-    return _finished(frame.iloc[rng.permutation(len(frame))].reset_index(drop=True))
+    return numbered_trial_list(frame.iloc[rng.permutation(len(frame))].reset_index(drop=True))
 
 
-def _pairs_frame(
+def pairs_frame(
     pool: pd.DataFrame, enrol: np.ndarray, test: np.ndarray, labels: np.ndarray, subgroup_label: str | None
 ) -> pd.DataFrame:
     """The trial rows (without ``trial_index``) of the chosen (enrolment, test) positions of ``pool``."""
@@ -446,10 +446,10 @@ def _trial_list(
     pool: pd.DataFrame, enrol: np.ndarray, test: np.ndarray, labels: np.ndarray, subgroup_label: str | None
 ) -> TrialList:
     """The validated trial table of the chosen (enrolment, test) positions, its CSV bytes and its id."""
-    return _finished(_pairs_frame(pool, enrol, test, labels, subgroup_label))
+    return numbered_trial_list(pairs_frame(pool, enrol, test, labels, subgroup_label))
 
 
-def _finished(trials: pd.DataFrame) -> TrialList:
+def numbered_trial_list(trials: pd.DataFrame) -> TrialList:
     """Number the trials in row order, validate them and derive the list's CSV bytes and id."""
     frame = trials.copy()
     frame.insert(0, "trial_index", np.arange(len(frame), dtype=np.int64))
