@@ -52,8 +52,8 @@ def _bootstrap(
     test: np.ndarray | None,
     estimates: Mapping[str, float],
     config: ScoringConfig,
-    bands: dict[tuple[str, str], dict[str, Any]] | None = None,
-    group: tuple[str, str] = ("all", "all trials"),
+    bands: dict[tuple[str, str], dict[str, Any]] | None,
+    group: tuple[str, str],
 ) -> dict[str, Any]:
     """Each EER variant's interval from the speaker bootstrap of the bundle audit (``audit.statistics``): two-way
     when the test speakers are known (a trial between two speakers counts once per drawn copy of each; resampling

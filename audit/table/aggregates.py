@@ -416,6 +416,7 @@ def expected_coupled_correlation(contrasts: Sequence[Contrast]) -> float | None:
 
 
 _SIMULATIONS_AT_ONCE = 128  # a few MB of noise at a time, kept in cache
+COUPLED_SIMULATIONS = 2000  # per coupled-r range; ie_vs_prediction sizes the draws it makes once on it
 
 
 def _coupled_r(noise: np.ndarray, centres: np.ndarray) -> np.ndarray:
@@ -439,7 +440,7 @@ def standard_normals(size: int, seed: int = 0) -> np.ndarray:
 def expected_coupled_range(
     contrasts: Sequence[Contrast],
     *,
-    n_simulations: int = 2000,
+    n_simulations: int = COUPLED_SIMULATIONS,
     level: float = 0.95,
     seed: int = 0,
     normals: np.ndarray | None = None,
@@ -479,7 +480,7 @@ def ie_vs_prediction(contrasts: Sequence[Contrast], near_chance_eer: float = 0.4
     for contrast in contrasts:
         groups[(contrast.experiment, contrast.model_family)].append(contrast)
     unflagged = [c for c in contrasts if not c.caveats(near_chance_eer)]
-    normals = standard_normals(2000 * 4 * len(contrasts))  # every range's draws: a prefix of one stream
+    normals = standard_normals(COUPLED_SIMULATIONS * 4 * len(contrasts))  # every range's draws: one stream's prefix
     return {
         "n": len(contrasts),
         "r_observed": correlation([c.prediction for c in contrasts], [c.ie for c in contrasts]),
