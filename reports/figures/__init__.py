@@ -11,7 +11,8 @@ curve's pointwise speaker-bootstrap band, a DET figure per experiment with subgr
 from ``statistics.det_bands``), and the menagerie figure (``menagerie``).
 
 ``render_figures`` and ``add_statistics_figures`` (``catalogue``) draw them in a fixed order; ``canvas`` turns a
-drawing into bytes, ``layout`` places it in inches. A figure whose data is absent is skipped with the reason, never
+matplotlib drawing into bytes, ``plain`` writes a figure of boxes and texts (the heatmap) without matplotlib's drawing,
+``layout`` places them in inches. A figure whose data is absent is skipped with the reason, never
 drawn empty. Importing this package imports no matplotlib: figures import it when they are drawn.
 """
 

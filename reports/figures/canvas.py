@@ -65,12 +65,14 @@ def _drawn(
 
 
 def import_drawing() -> None:
-    """Import matplotlib's drawing modules now: a process that draws some figures in a fork of itself and the others
-    in itself (``audit verify --bundle --out``) then imports them once, before the fork, not in both."""
+    """Import the drawing modules (matplotlib's, Pillow's) now: a process that draws some figures in a fork of itself
+    and the others in itself (``audit verify --bundle --out``) then imports them once, before the fork, not in both."""
     import matplotlib.backends.backend_agg
     import matplotlib.figure
     import matplotlib.style  # noqa: F401
-    import PIL.Image  # noqa: F401
+    import PIL.Image
+    import PIL.ImageDraw
+    import PIL.ImageFont  # noqa: F401
 
 
 def _series_colours(names: Sequence[str]) -> dict[str, Any]:

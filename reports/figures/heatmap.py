@@ -7,26 +7,25 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from reports.figures.canvas import _drawn
-from reports.figures.data import _label, _number, _rows
+from reports.figures.data import _number, _rows
 from reports.figures.layout import (
     CHAR_INCHES,
     FIGSIZE_INCHES,
+    LABEL_PAD_PT,
     LINE_EM,
     MARGIN_INCHES,
     SMALL_PT,
     TEXT_PT,
     TICK_INCHES,
     TITLE_GAP_INCHES,
-    _fractions,
     _text_inches,
 )
 from reports.figures.outcome import FigureOutcome
+from reports.figures.plain import BLACK, WHITE, Cells, Frame, Line, Shape, Text, _plain
 from reports.format import format_number
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
+    from matplotlib.colors import Colormap
 
 
 MAX_HEATMAP_ROWS = 36  # conditions in one heatmap, a row each; more are drawn in further parts
@@ -88,8 +87,13 @@ def _heatmap_part(
     """One heatmap of the conditions ``shown`` (rows) by ``models`` (columns) on the scale 0 to ``top``, sized from
     their numbers: a row per condition at a legible height, the columns sharing what ``FIGSIZE_INCHES``'s width
     leaves beside the row labels (half of it at most), each cell's value printed only where it fits its cell (the
-    values are in the EER tables in any case), so no two numbers overprint."""
-    cell = {key: value for key, value in every.items() if key[1] in shown}
+    values are in the EER tables in any case), so no two numbers overprint. Drawn as plain shapes (``plain``), not by
+    matplotlib, whose text layout, colour bar and two draws (PNG, SVG) made this the report's costliest figure."""
+    import matplotlib
+    import numpy as np
+
+    rows = set(shown)
+    cell = {key: value for key, value in every.items() if key[1] in rows}
     label_inches = min(CHAR_INCHES * max(len(c) for c in shown) + 0.3, FIGSIZE_INCHES[0] / 2)
     column = min(HEATMAP_COLUMN_INCHES, (FIGSIZE_INCHES[0] - label_inches - COLORBAR_INCHES) / len(models))
     numbers = column >= CHAR_INCHES * SMALL_PT / TEXT_PT * max(len(format_number(v)) for v in cell.values()) + 0.1
@@ -104,40 +108,61 @@ def _heatmap_part(
         f"({worst[0][0]}, {worst[0][1]})."
     )
 
-    def draw(figure: Figure, axes: Axes) -> None:
-        # A fixed layout in inches, from the labels' measured widths: the row labels left of the grid, the encoders'
-        # names above it, the title above them, the colour bar right; the labels are plain texts, not ticks (whose
-        # machinery measures each label several times per drawing).
-        left = _text_inches(shown, TEXT_PT) + TICK_INCHES + MARGIN_INCHES
-        names = LINE_EM * TEXT_PT / 72 if upright else _text_inches(models, TEXT_PT)
-        above = names + TICK_INCHES + LINE_EM * TEXT_PT / 72 + TITLE_GAP_INCHES + MARGIN_INCHES
-        across, down = len(models) * column, HEATMAP_ROW_INCHES * len(shown)
-        size = (left + across + COLORBAR_INCHES, above + down + MARGIN_INCHES)
-        figure.set_size_inches(size)
-        axes.set_position(_fractions((left, MARGIN_INCHES, across, down), size))
-        grid = [[cell.get((m, c), math.nan) for m in models] for c in shown]
-        image = axes.imshow(grid, aspect="auto", cmap="viridis", vmin=0.0, vmax=top)
-        axes.set_xticks([])
-        axes.set_yticks([])
-        inches = figure.dpi_scale_trans
-        top_edge = MARGIN_INCHES + down
-        for i, condition in enumerate(shown):
-            y = top_edge - (i + 0.5) * HEATMAP_ROW_INCHES
-            figure.text(left - TICK_INCHES, y, _label(condition), ha="right", va="center", transform=inches)
-        for j, model in enumerate(models):
-            x, rotation = left + (j + 0.5) * column, 0 if upright else 90
-            figure.text(x, top_edge + TICK_INCHES, _label(model), ha="center", va="bottom", rotation=rotation,
-                        transform=inches)  # fmt: skip
-        if numbers:
-            for i, row in enumerate(grid):
-                for j, value in enumerate(row):
-                    if math.isfinite(value):
-                        red, green, blue, _ = image.cmap(image.norm(value))
-                        ink = "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"
-                        axes.text(j, i, format_number(value), ha="center", va="center", fontsize=SMALL_PT, color=ink)
-        bar = (left + across + COLORBAR_GAP_INCHES, MARGIN_INCHES, COLORBAR_WIDTH_INCHES, down)
-        figure.colorbar(image, cax=figure.add_axes(_fractions(bar, size)), label="EER")
-        title = "EER per condition (rows) and encoder (columns)"
-        figure.text(left + across / 2, size[1] - MARGIN_INCHES, title, ha="center", va="top", transform=inches)
+    # A fixed layout in inches from the figure's top left, from the labels' measured widths: the row labels left of
+    # the grid, the encoders' names above it, the title above them, the colour bar right.
+    left = _text_inches(shown, TEXT_PT) + TICK_INCHES + MARGIN_INCHES
+    names = LINE_EM * TEXT_PT / 72 if upright else _text_inches(models, TEXT_PT)
+    above = names + TICK_INCHES + LINE_EM * TEXT_PT / 72 + TITLE_GAP_INCHES + MARGIN_INCHES
+    across, down = len(models) * column, HEATMAP_ROW_INCHES * len(shown)
+    size = (left + across + COLORBAR_INCHES, above + down + MARGIN_INCHES)
+    grid = np.array([[cell.get((m, c), math.nan) for m in models] for c in shown])
+    colormap, scale = matplotlib.colormaps["viridis"], top if top > 0 else 1.0  # matplotlib's Normalize(0, top)
+    box = (left, above, across, down)
+    shapes: list[Shape] = [Cells(box, colormap(grid / scale, bytes=True)), Frame(box)]
+    title = "EER per condition (rows) and encoder (columns)"
+    shapes.append(Text(left + across / 2, MARGIN_INCHES, title, TEXT_PT, "ma"))
+    for i, condition in enumerate(shown):
+        shapes.append(Text(left - TICK_INCHES, above + (i + 0.5) * HEATMAP_ROW_INCHES, condition, TEXT_PT, "rm"))
+    for j, model in enumerate(models):
+        x, y = left + (j + 0.5) * column, above - TICK_INCHES  # upright: its bottom centred; else its start
+        shapes.append(Text(x, y, model, TEXT_PT, "md") if upright else Text(x, y, model, TEXT_PT, "lm", upward=True))
+    if numbers:
+        for (i, j), value in np.ndenumerate(grid):
+            if math.isfinite(value):
+                red, green, blue, _ = colormap(value / scale)
+                ink = BLACK if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else WHITE
+                x, y = left + (j + 0.5) * column, above + (i + 0.5) * HEATMAP_ROW_INCHES
+                shapes.append(Text(x, y, format_number(value), SMALL_PT, "mm", ink))
+    shapes += _colour_bar(left + across + COLORBAR_GAP_INCHES, above, down, scale, colormap)
+    return _plain(filename, caption, alt, size, shapes)
 
-    return _drawn(filename, caption, alt, draw)
+
+def _colour_bar(left: float, top: float, down: float, scale: float, colormap: Colormap) -> list[Shape]:
+    """The colour bar 0 to ``scale`` at (``left``, ``top``), ``down`` inches high, as matplotlib's colour bar draws it:
+    the colormap's colours bottom to top, framed, ticks right (``_scale_ticks``) with their labels at ``TEXT_PT``,
+    and the label "EER" beyond them reading upwards."""
+    import numpy as np
+
+    right = left + COLORBAR_WIDTH_INCHES
+    colours = colormap(np.arange(colormap.N)[::-1, np.newaxis], bytes=True)  # a row per colour, the highest on top
+    box = (left, top, COLORBAR_WIDTH_INCHES, down)
+    shapes: list[Shape] = [Cells(box, colours), Frame(box)]
+    ticks, labels = _scale_ticks(scale, down)
+    for tick, label in zip(ticks, labels, strict=True):
+        y = top + down * (1 - tick / scale)
+        shapes += [Line((right, y), (right + TICK_INCHES / 2, y)), Text(right + TICK_INCHES, y, label, TEXT_PT, "lm")]
+    beyond = right + TICK_INCHES + _text_inches(labels, TEXT_PT) + LABEL_PAD_PT / 72
+    return [*shapes, Text(beyond, top + down / 2, "EER", TEXT_PT, "ma", upward=True)]
+
+
+def _scale_ticks(top: float, inches: float) -> tuple[list[float], list[str]]:
+    """The ticks from 0 to ``top`` that matplotlib's colour bar of ``inches`` chooses (its AutoLocator: at most one
+    per two lines of tick labels, nine at most, a step of 1, 2, 2.5 or 5 times a power of ten, the smallest that
+    fits), and their labels with as many decimals as the step needs (as its ScalarFormatter writes them)."""
+    bins = max(1, min(9, math.floor(inches * 72 / (2 * TEXT_PT))))
+    raw = top / bins
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(multiple * power for multiple in (1, 2, 2.5, 5, 10) if multiple * power >= raw)
+    ticks = [k * step for k in range(math.floor(top / step * (1 + 1e-10)) + 1)]
+    decimals = next(d for d in range(12) if abs(round(step, d) - step) < 1e-3 * step)
+    return ticks, [f"{tick:.{decimals}f}" for tick in ticks]

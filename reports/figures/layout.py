@@ -9,6 +9,7 @@ that scaled down to a phone's width their text stays legible.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -45,11 +46,19 @@ def _text_inches(texts: Sequence[str], points: float) -> float:
 def _advance(char: str, points: float) -> float:
     """The advance of ``char`` at ``points`` in the figures' font, in pixels at ``DPI`` (kerning left out: it only
     narrows a text)."""
-    from matplotlib.font_manager import FontProperties, findfont, get_font
+    from matplotlib.font_manager import get_font
 
-    font = get_font(findfont(FontProperties(size=points)))
+    font = get_font(_font_file())
     font.set_size(points, DPI)
     return font.load_char(ord(char)).linearHoriAdvance / 65536
+
+
+def _font_file() -> str:
+    """The figures' font: DejaVu Sans as matplotlib ships it, the font of its default style (which ``canvas._drawn``
+    draws in) whatever a user's matplotlibrc says, and the one ``plain`` draws with."""
+    import matplotlib
+
+    return os.path.join(matplotlib.get_data_path(), "fonts", "ttf", "DejaVuSans.ttf")
 
 
 def _fractions(box: tuple[float, float, float, float], size: tuple[float, float]) -> list[float]:
