@@ -179,3 +179,11 @@ def test_the_colour_bars_ticks_are_those_matplotlib_would_draw(top: float, rows:
     ours, our_labels = _scale_ticks(top, down)
     assert np.allclose(ours, ticks, rtol=0, atol=1e-12 * top) and our_labels == list(labels)
     assert math.isclose(ours[0], 0.0) and len(ours) >= 2
+
+
+def test_labels_are_drawn_as_written() -> None:
+    """No mathtext and no markup: a ``$``, ``&`` or ``<`` in a condition or an encoder's name is shown as it is, and
+    the SVG still parses."""
+    (figure,) = eer_heatmap(_rows({("m<1>", "a$b & c"): 0.1, ("m&2", "a$b & c"): 0.2}))
+    shown = {text.text for text in _texts(_svg(figure))}
+    assert {"E14 a$b & c", "m<1>", "m&2"} <= shown
