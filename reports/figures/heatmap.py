@@ -158,11 +158,14 @@ def _colour_bar(left: float, top: float, down: float, scale: float, colormap: Co
 def _scale_ticks(top: float, inches: float) -> tuple[list[float], list[str]]:
     """The ticks from 0 to ``top`` that matplotlib's colour bar of ``inches`` chooses (its AutoLocator: at most one
     per two lines of tick labels, nine at most, a step of 1, 2, 2.5 or 5 times a power of ten, the smallest that
-    fits), and their labels with as many decimals as the step needs (as its ScalarFormatter writes them)."""
+    fits, or a smaller one where it would leave a single tick), and their labels with as many decimals as the step
+    needs (as its ScalarFormatter writes them)."""
     bins = max(1, min(9, math.floor(inches * 72 / (2 * TEXT_PT))))
     raw = top / bins
     power = 10.0 ** math.floor(math.log10(raw))
-    step = next(multiple * power for multiple in (1, 2, 2.5, 5, 10) if multiple * power >= raw)
+    steps = [multiple * power for multiple in (0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, 20)]
+    fits = next(i for i, step in enumerate(steps) if step >= raw)
+    step = next(step for step in steps[fits::-1] if step <= top * (1 + 1e-10))  # two ticks at least, as matplotlib
     ticks = [k * step for k in range(math.floor(top / step * (1 + 1e-10)) + 1)]
     decimals = next(d for d in range(12) if abs(round(step, d) - step) < 1e-3 * step)
     return ticks, [f"{tick:.{decimals}f}" for tick in ticks]

@@ -159,7 +159,10 @@ def test_names_too_wide_for_their_columns_are_rotated_and_values_too_wide_are_le
         assert (cell == cell[0, 0]).all(), j  # no value drawn in it
 
 
-@pytest.mark.parametrize(("top", "rows"), [(0.52, 26), (0.48, 16), (0.3, 2), (0.05, 3), (1.0, 36), (0.0123, 7)])
+@pytest.mark.parametrize(
+    ("top", "rows"),
+    [(0.52, 26), (0.48, 16), (0.3, 2), (0.3, 1), (0.05, 3), (1.0, 36), (0.0123, 7), (0.52, 1), (0.09, 1)],
+)
 def test_the_colour_bars_ticks_are_those_matplotlib_would_draw(top: float, rows: int) -> None:
     """The ticks and tick labels of a matplotlib colour bar of the same height and scale (its own locator and
     formatter, drawn)."""
