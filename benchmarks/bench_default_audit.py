@@ -1,9 +1,9 @@
 """A reviewer's check of the default bundle (``audit verify --bundle --key --out``) per stage, in CPU seconds, beside a
 floor measured in the same run (issue 43, point 6: under 5 s CPU once numba's cache is warm).
 
-Usage: ``python benchmarks/bench_default_audit.py --bundle DIR --key PUB [--repeats 3] [--against CHECKOUT]
-[--quick]``. ``DIR`` is a bundle written by ``interbias reproduce`` (``out/default``), ``PUB`` its public key. Each
-repeat runs, each in a fresh process:
+Usage: ``python benchmarks/bench_default_audit.py --bundle DIR --key PUB [--repeats 3] [--against CHECKOUT] [--quick]``.
+``DIR`` is a bundle written by ``interbias reproduce`` (``out/default``), ``PUB`` its public key. Each repeat runs, each
+in a fresh process (bytecode cached as an install has it: ``installed.py``):
 
 1. the floor: ``import pandas, pandera`` and every file of the bundle read and hashed (BLAKE3), what any audit of
    it must do;
@@ -32,6 +32,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from installed import installed_env
 
 TARGET_CPU_S = 5.0
 
@@ -135,7 +137,7 @@ def main() -> None:
     floors = []
     with tempfile.TemporaryDirectory() as folder:
         for name, checkout in checkouts.items():
-            env = {**os.environ, "PYTHONPATH": str(checkout)}
+            env = installed_env(PYTHONPATH=str(checkout))
             command = [python, "-m", "audit.cli", "verify", str(args.bundle / "results.csv"), "--bundle",
                        str(args.bundle), "--key", str(args.key), "--out", str(Path(folder) / name)]  # fmt: skip
             if not args.quick:
@@ -145,12 +147,12 @@ def main() -> None:
         for repeat in range(repeats):
             load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
             floor_command = [python, str(here), "--bundle", str(args.bundle), "--key", str(args.key), "--floor"]
-            cpu, wall, _ = measured(floor_command, dict(os.environ), lines=False)
+            cpu, wall, _ = measured(floor_command, installed_env(), lines=False)
             floors.append(cpu)
             print(f"run {repeat + 1}, load average {load}; floor (import pandas, pandera; read and hash the bundle's "
                   f"files): {cpu:.2f} s CPU, {wall:.2f} s wall", flush=True)  # fmt: skip
             for name, checkout in checkouts.items():
-                env = {**os.environ, "PYTHONPATH": str(checkout)}
+                env = installed_env(PYTHONPATH=str(checkout))
                 out = Path(folder) / f"{name}-stages"
                 print(f"  {name} ({checkout}), per stage:", flush=True)
                 stage_command = [python, str(here), "--bundle", str(args.bundle), "--key", str(args.key),

@@ -3,9 +3,10 @@
 Usage: ``python benchmarks/bench_verify.py [--repeats 5] [--keep DIR] [--quick] [--python PATH]``. A synthetic table of
 4,068 rows (17 experiments x 12 encoder labels, with factorial designs, gender subgroups, an emotion matrix and partial
 provenance, like the benchmark's) is written first; then ``audit verify TABLE`` runs as a fresh subprocess (imports
-included, the way a reviewer runs it), beside ``python -c pass`` (starting Python at all) and ``import pandas, pandera``
-(the floor of a table audit); also with ``--json`` and with ``--out DIR`` (the report and its figures). The target
-(DESIGN.md section 8) is under 1.5 s; the median and the best of ``--repeats`` runs are shown, each command's line as it
+included, the way a reviewer runs it, bytecode cached as an install has it: ``installed.py``), beside ``python -c pass``
+(starting Python at all) and ``import pandas, pandera`` (the floor of a table audit); also with ``--json`` and with
+``--out DIR`` (the report and its figures). The targets (DESIGN.md section 8, issue 43 point 3): under 1 s wall on idle
+cores, under 1.5 s with ``--out``; the median and the best of ``--repeats`` runs are shown, each command's line as it
 finishes. ``--quick``: one run per command.
 """
 
@@ -23,10 +24,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from installed import installed_env
 
 from audit.table.checks import BENCHMARK_EXPERIMENTS
 
-TARGET_S = 1.5
+TARGETS_S = {"audit verify TABLE": 1.0, "audit verify TABLE --out DIR": 1.5}  # wall seconds on idle cores
 N_ROWS = 4068
 SPEAKER = ("CAM++", "ECAPA-TDNN", "ECAPA-TDNN-Large", "ResNet34", "RawNet3", "TitaNet", "x-vector")
 SSL = ("wavlm-base", "wavlm-large", "hubert-base", "wav2vec2-base", "data2vec-base")
@@ -103,7 +105,7 @@ def timed(command: list[str], repeats: int, expect: set[int]) -> tuple[list[floa
     for _ in range(repeats):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, check=False)
+        done = subprocess.run(command, capture_output=True, check=False, env=installed_env())
         wall.append(time.perf_counter() - start)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
@@ -154,11 +156,12 @@ def main() -> None:
             wall, cpu = timed(command, args.repeats, expect)
             medians[name] = statistics.median(wall)
             print(f"{name:<36} {medians[name]:>13.3f} {min(wall):>11.3f} {statistics.median(cpu):>12.3f}", flush=True)
-    verify_s = medians["audit verify TABLE"]
     floor_s = medians["python -c 'import pandas, pandera'"]
-    verdict = "meets" if verify_s < TARGET_S else "MISSES"
-    print(f"audit verify: {verify_s:.3f} s wall median, {verdict} the {TARGET_S} s target")
-    print(f"audit verify minus importing pandas and pandera alone: {verify_s - floor_s:+.3f} s")
+    for name, target in TARGETS_S.items():
+        verdict = "meets" if medians[name] < target else "MISSES"
+        print(f"{name}: {medians[name]:.3f} s wall median, {verdict} its {target} s target", flush=True)
+    above = medians["audit verify TABLE"] - floor_s
+    print(f"audit verify TABLE minus importing pandas and pandera alone: {above:+.3f} s")
 
 
 if __name__ == "__main__":
