@@ -583,6 +583,8 @@ def eer_of_rows(weights, enrol, partner, labels, unit_end, method, block, sums):
 
     ``sums`` (workers x 2 x units x block) is reused scratch space, one slice per worker: fresh allocations of
     this size cost more in page faults than the arithmetic. Worker ``k`` takes the blocks ``k``, ``k + workers``...
+    The running sums take the weights' type: float32 weights (``weighted_roc`` sends them only where every product
+    and sum is an integer below 2**24, so exact) halve the memory the sums read; ``sums`` and what follows stay float64.
     """
     tile_rows = weights.shape[2]
     parts = tile_rows // block
@@ -592,12 +594,13 @@ def eer_of_rows(weights, enrol, partner, labels, unit_end, method, block, sums):
     out = np.full(weights.shape[0] * tile_rows, np.nan)
     for worker in prange(workers):
         tps, fps = sums[worker, 0, :n_units], sums[worker, 1, :n_units]  # cumulative weight at each unit's end
-        n_target, n_nontarget = np.zeros(block), np.zeros(block)  # running sums, the totals at the end
+        running_t, running_n = np.zeros(block, dtype=weights.dtype), np.zeros(block, dtype=weights.dtype)
+        n_target, n_nontarget = np.zeros(block), np.zeros(block)  # the totals
         for index in range(worker, blocks, workers):
             tile_weights = weights[index // parts]
             low = (index % parts) * block
-            n_target[:] = 0.0
-            n_nontarget[:] = 0.0
+            running_t[:] = 0.0
+            running_n[:] = 0.0
             start = 0
             for unit in range(n_units):
                 for trial in range(start, unit_end[unit]):
@@ -605,13 +608,15 @@ def eer_of_rows(weights, enrol, partner, labels, unit_end, method, block, sums):
                     partnered = tile_weights[partner[trial], low : low + block]
                     if labels[trial]:
                         for row in range(block):
-                            n_target[row] += enrolled[row] * partnered[row]
+                            running_t[row] += enrolled[row] * partnered[row]
                     else:
                         for row in range(block):
-                            n_nontarget[row] += enrolled[row] * partnered[row]
-                tps[unit] = n_target
-                fps[unit] = n_nontarget
+                            running_n[row] += enrolled[row] * partnered[row]
+                tps[unit] = running_t
+                fps[unit] = running_n
                 start = unit_end[unit]
+            n_target[:] = running_t
+            n_nontarget[:] = running_n
             rows = out[index * block : (index + 1) * block]
             if method == ROCCH:
                 _hull_eers(tps, fps, n_target, n_nontarget, rows)

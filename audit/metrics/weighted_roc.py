@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -31,6 +32,7 @@ IntArray = NDArray[np.int64]
 _METHOD_CODES = {"interp": 0, "legacy": 1, "rocch": 2}  # roc_kernels' INTERP, LEGACY, ROCCH; eers_of_rows' rows
 _BLOCK_BYTES = 4 << 20  # per tile of rows: its units' cumulative target and non-target sums
 _EXACT = float(2**53)  # float64 holds every integer below: the per-threshold loops' products must stay under it
+_EXACT_SINGLE = float(2**24)  # float32 holds every integer below: the per-threshold sums in float32 stay under it
 PER_THRESHOLD_UNITS = 1 << 16  # up to this many thresholds, the per-threshold loops (eer_of_rows); above, brackets
 # A row's total weight below which the bracketed loops' int64 products of counts (at most total**2 / 2) cannot
 # overflow, and its float64 sums stay exact.
@@ -74,6 +76,14 @@ class ResampleWeights:
         heaviest = float(weight_array.max()) if weight_array.size else 0.0
         tiled = np.ascontiguousarray(padded.reshape(tiles, TILE, n_speakers + 1).transpose(0, 2, 1))
         return cls(tiled, rows, n_speakers, max(heaviest, 1.0))
+
+    @cached_property
+    def single(self) -> NDArray[np.float32] | None:
+        """The tiles in float32 when every weight is a whole number of at least 0 (a resample's multiplicities), else
+        None: the per-threshold sums of a list short and light enough (``_EXACT_SINGLE``) then read half the memory,
+        exactly."""
+        whole = bool(np.all((self.tiles >= 0.0) & (self.tiles == np.floor(self.tiles))))
+        return self.tiles.astype(np.float32) if whole else None
 
 
 def _codes(weights: ResampleWeights, clusters: ArrayLike, partners: ArrayLike | None) -> tuple[IntArray, IntArray]:
@@ -233,8 +243,11 @@ def _per_threshold(
 
     units = trials.unit_end if method == "rocch" else trials.group_end
     block = _block(units.size)
+    # Whole weights whose heaviest product times the trials stays below 2**24: every float32 sum is exact.
+    single = resampled.single if resampled.heaviest**2 * enrol.size < _EXACT_SINGLE else None
     eers: FloatArray = roc_kernels.eer_of_rows(
-        resampled.tiles, enrol, partner, trials.labels, units, _METHOD_CODES[method], block,
+        resampled.tiles if single is None else single, enrol, partner, trials.labels, units, _METHOD_CODES[method],
+        block,
         _SCRATCH.of(units.size, roc_kernels.workers(), block),
     )  # fmt: skip
     return eers[: resampled.rows]
@@ -293,7 +306,8 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     started = time.perf_counter()
     scores, labels, speakers = np.array([0.1, 0.9, 0.4, 0.6]), np.array([0, 1, 0, 1]), np.array([0, 0, 1, 1])
     weights = ResampleWeights.of(np.ones((1, 2)))
-    weighted_eers(scores, labels, speakers, weights)
+    weighted_eers(scores, labels, speakers, weights)  # whole weights: the float32 sums
+    weighted_eers(scores, labels, speakers, np.full((1, 2), 0.5))  # the float64 sums
     _bracketed(weights, speakers, np.full(4, 2), SortedTrials.of(scores, labels))  # the loops of long lists
     weighted_sums(weights, speakers, None, labels)
     binned_sums(weights, speakers, None, labels, 2)  # the DET bands' and subgroup gaps' sums per score bin

@@ -208,11 +208,6 @@ def statistics_section(
             matched_simulations,
             cache,
         )
-        if rankings and shared:
-            cache.merge(ranked.result())
-            result["rankings"] = paired_rankings(
-                rankings, shared, family=ranking_family, level=level, alpha=alpha, eer_method=eer_method, cache=cache
-            )
         result["calibration_transfer"], result["calibration_subgroups"] = (
             calibration_statistics(calibration, shared, level) if shared else ([], [])
         )
@@ -220,6 +215,12 @@ def statistics_section(
         result["det_bands"] = det_bands(bands, shared, level) if shared else []
         eers = SpeakerEerSettings(shared, level, eer_method, speaker_eer_min_trials) if shared else None
         result["menagerie"] = [menagerie_or_reason(*pair, menagerie_quantiles, eers) for pair in menagerie]
+        # The rankings wait for their draws last: what reads no ranked draw runs here while the fork draws them.
+        if rankings and shared:
+            cache.merge(ranked.result())
+            result["rankings"] = paired_rankings(
+                rankings, shared, family=ranking_family, level=level, alpha=alpha, eer_method=eer_method, cache=cache
+            )
         result["subgroup_gaps"], result["fixed_threshold"] = beside.result()
     return result
 

@@ -122,6 +122,17 @@ def test_a_compilation_is_announced_before_and_after_with_its_time(monkeypatch: 
     assert lines[1] == f"compiled the bootstrap's numba kernels in {seconds:.1f} s"
 
 
+def _long_design(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """Enrolment and partner codes, labels and scores of 40 to 3,000 trials, with ties or none, and the speakers."""
+    n, speakers = int(rng.choice([40, 400, 3000])), int(rng.integers(3, 30))
+    enrol = rng.integers(0, speakers, n)
+    labels = (rng.random(n) < rng.choice([0.05, 0.3, 0.5])).astype(int)
+    labels[:2] = [0, 1]
+    partner = np.where(labels == 1, speakers, (enrol + rng.integers(1, speakers, n)) % speakers)
+    scores = np.round(rng.normal(labels * rng.choice([0.5, 2.0]), 1.0), int(rng.choice([0, 1, 6])))
+    return enrol, partner, labels, scores, speakers
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_bracketed_loops_give_the_per_threshold_loops_eers(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Long lists go to the bracketed loops (windows of brackets, int64 counts): on lists cut into many brackets of
@@ -130,12 +141,7 @@ def test_the_bracketed_loops_give_the_per_threshold_loops_eers(seed: int, monkey
     import audit.metrics.weighted_roc as weighted_roc
 
     rng = np.random.default_rng(seed)
-    n, speakers = int(rng.choice([40, 400, 3000])), int(rng.integers(3, 30))
-    enrol = rng.integers(0, speakers, n)
-    labels = (rng.random(n) < rng.choice([0.05, 0.3, 0.5])).astype(int)
-    labels[:2] = [0, 1]
-    partner = np.where(labels == 1, speakers, (enrol + rng.integers(1, speakers, n)) % speakers)
-    scores = np.round(rng.normal(labels * rng.choice([0.5, 2.0]), 1.0), int(rng.choice([0, 1, 6])))
+    enrol, partner, labels, scores, speakers = _long_design(rng)
     weights = rng.integers(0, 4, size=(int(rng.choice([7, 70])), speakers)).astype(float)
     per_threshold = weighted_eers(scores, labels, enrol, weights, None if seed % 2 else partner)
     monkeypatch.setattr(weighted_roc, "PER_THRESHOLD_UNITS", 0)
@@ -171,3 +177,27 @@ def test_rocch_units_skip_only_points_under_the_hull(seed: int) -> None:
         weighted_roc._per_threshold(resampled, enrol, partner, every_point, "rocch"),
         equal_nan=True,
     )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_float32_sums_of_whole_weights_give_the_float64_eers(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole weights on a list light enough (every sum below 2**24) are summed in float32: the same EERs, bit for bit,
+    as the float64 sums, in every method, with ties, weights of 0 and weights up to the bound's edge; weights that
+    are not whole numbers, or below 0, keep float64."""
+    import audit.metrics.weighted_roc as weighted_roc
+
+    rng = np.random.default_rng(seed)
+    enrol, partner, labels, scores, speakers = _long_design(rng)
+    n = labels.size
+    heaviest = int(np.sqrt(2**24 / n)) - 1  # the heaviest product times the trials just under 2**24
+    weights = rng.integers(0, heaviest + 1, size=(int(rng.choice([7, 70])), speakers)).astype(float)
+    weights[0, 0] = heaviest
+    resampled = weighted_roc.ResampleWeights.of(weights)
+    assert resampled.single is not None and resampled.heaviest**2 * n < 2**24
+    single = weighted_eers(scores, labels, enrol, resampled, None if seed % 2 else partner)
+    monkeypatch.setattr(weighted_roc, "_EXACT_SINGLE", 0.0)
+    double = weighted_eers(scores, labels, enrol, resampled, None if seed % 2 else partner)
+    for method in ("interp", "legacy", "rocch"):
+        assert np.array_equal(single[method], double[method], equal_nan=True), method  # type: ignore[index]
+    assert weighted_roc.ResampleWeights.of(weights + 0.5).single is None
+    assert weighted_roc.ResampleWeights.of(-weights).single is None
