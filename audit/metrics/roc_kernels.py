@@ -577,14 +577,15 @@ def _hull_eers(tps, fps, n_target, n_nontarget, out):
 
 
 @njit(cache=True, parallel=True)
-def eer_of_rows(weights, enrol, partner, labels, unit_end, method, block, sums):
+def eer_of_rows(weights, enrol, partner, labels, unit_end, method, block, sums, running):
     """The EER of every resample row (``weights``: tiles x speakers x tile rows) in ``method``, ``block`` rows at a
     time (a divisor of the tile's rows); NaN where a class weighs 0.
 
     ``sums`` (workers x 2 x units x block) is reused scratch space, one slice per worker: fresh allocations of
     this size cost more in page faults than the arithmetic. Worker ``k`` takes the blocks ``k``, ``k + workers``...
-    The running sums take the weights' type: float32 weights (``weighted_roc`` sends them only where every product
-    and sum is an integer below 2**24, so exact) halve the memory the sums read; ``sums`` and what follows stay float64.
+    ``running`` (workers x 2 x block) holds the running sums: int32 beside int8 weights (``weighted_roc`` sends them
+    only where every sum stays below 2**31, so exact; a trial's two rows of 64 weights are then a cache line each),
+    else float64. They become float64 where they are stored into ``sums``; all that follows is float64.
     """
     tile_rows = weights.shape[2]
     parts = tile_rows // block
@@ -594,13 +595,13 @@ def eer_of_rows(weights, enrol, partner, labels, unit_end, method, block, sums):
     out = np.full(weights.shape[0] * tile_rows, np.nan)
     for worker in prange(workers):
         tps, fps = sums[worker, 0, :n_units], sums[worker, 1, :n_units]  # cumulative weight at each unit's end
-        running_t, running_n = np.zeros(block, dtype=weights.dtype), np.zeros(block, dtype=weights.dtype)
+        running_t, running_n = running[worker, 0], running[worker, 1]
         n_target, n_nontarget = np.zeros(block), np.zeros(block)  # the totals
         for index in range(worker, blocks, workers):
             tile_weights = weights[index // parts]
             low = (index % parts) * block
-            running_t[:] = 0.0
-            running_n[:] = 0.0
+            running_t[:] = 0
+            running_n[:] = 0
             start = 0
             for unit in range(n_units):
                 for trial in range(start, unit_end[unit]):

@@ -32,7 +32,6 @@ IntArray = NDArray[np.int64]
 _METHOD_CODES = {"interp": 0, "legacy": 1, "rocch": 2}  # roc_kernels' INTERP, LEGACY, ROCCH; eers_of_rows' rows
 _BLOCK_BYTES = 4 << 20  # per tile of rows: its units' cumulative target and non-target sums
 _EXACT = float(2**53)  # float64 holds every integer below: the per-threshold loops' products must stay under it
-_EXACT_SINGLE = float(2**24)  # float32 holds every integer below: the per-threshold sums in float32 stay under it
 PER_THRESHOLD_UNITS = 1 << 16  # up to this many thresholds, the per-threshold loops (eer_of_rows); above, brackets
 # A row's total weight below which the bracketed loops' int64 products of counts (at most total**2 / 2) cannot
 # overflow, and its float64 sums stay exact.
@@ -78,12 +77,12 @@ class ResampleWeights:
         return cls(tiled, rows, n_speakers, max(heaviest, 1.0))
 
     @cached_property
-    def single(self) -> NDArray[np.float32] | None:
-        """The tiles in float32 when every weight is a whole number of at least 0 (a resample's multiplicities), else
-        None: the per-threshold sums of a list short and light enough (``_EXACT_SINGLE``) then read half the memory,
-        exactly."""
-        whole = bool(np.all((self.tiles >= 0.0) & (self.tiles == np.floor(self.tiles))))
-        return self.tiles.astype(np.float32) if whole else None
+    def small(self) -> NDArray[np.int8] | None:
+        """The tiles in int8 when every weight is a whole number in 0..127 (a resample's multiplicities), else None:
+        the per-threshold sums then read an eighth of the memory, in int32: exact, as they stay below 2**26.5
+        (``_EXACT``, which ``weighted_eers`` checks before it sends a list to them)."""
+        small = bool(np.all((self.tiles >= 0.0) & (self.tiles <= 127.0) & (self.tiles == np.floor(self.tiles))))
+        return self.tiles.astype(np.int8) if small else None
 
 
 def _codes(weights: ResampleWeights, clusters: ArrayLike, partners: ArrayLike | None) -> tuple[IntArray, IntArray]:
@@ -243,12 +242,12 @@ def _per_threshold(
 
     units = trials.unit_end if method == "rocch" else trials.group_end
     block = _block(units.size)
-    # Whole weights whose heaviest product times the trials stays below 2**24: every float32 sum is exact.
-    single = resampled.single if resampled.heaviest**2 * enrol.size < _EXACT_SINGLE else None
+    small = resampled.small  # weights of 0..127: int8 tiles, int32 sums
+    tiles, running = (resampled.tiles, np.float64) if small is None else (small, np.int32)
+    workers = roc_kernels.workers()
     eers: FloatArray = roc_kernels.eer_of_rows(
-        resampled.tiles if single is None else single, enrol, partner, trials.labels, units, _METHOD_CODES[method],
-        block,
-        _SCRATCH.of(units.size, roc_kernels.workers(), block),
+        tiles, enrol, partner, trials.labels, units, _METHOD_CODES[method], block,
+        _SCRATCH.of(units.size, workers, block), np.zeros((workers, 2, block), running),
     )  # fmt: skip
     return eers[: resampled.rows]
 
@@ -306,7 +305,7 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     started = time.perf_counter()
     scores, labels, speakers = np.array([0.1, 0.9, 0.4, 0.6]), np.array([0, 1, 0, 1]), np.array([0, 0, 1, 1])
     weights = ResampleWeights.of(np.ones((1, 2)))
-    weighted_eers(scores, labels, speakers, weights)  # whole weights: the float32 sums
+    weighted_eers(scores, labels, speakers, weights)  # weights of 0..127: the int8 tiles, int32 sums
     weighted_eers(scores, labels, speakers, np.full((1, 2), 0.5))  # the float64 sums
     _bracketed(weights, speakers, np.full(4, 2), SortedTrials.of(scores, labels))  # the loops of long lists
     weighted_sums(weights, speakers, None, labels)

@@ -179,25 +179,69 @@ def test_rocch_units_skip_only_points_under_the_hull(seed: int) -> None:
     )
 
 
+def _float64_sums(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-threshold loops sum every weight in float64 from here on."""
+    import audit.metrics.weighted_roc as weighted_roc
+
+    monkeypatch.setattr(weighted_roc.ResampleWeights, "small", None)
+
+
 @pytest.mark.parametrize("seed", range(6))
-def test_float32_sums_of_whole_weights_give_the_float64_eers(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Whole weights on a list light enough (every sum below 2**24) are summed in float32: the same EERs, bit for bit,
-    as the float64 sums, in every method, with ties, weights of 0 and weights up to the bound's edge; weights that
-    are not whole numbers, or below 0, keep float64."""
+def test_int_sums_of_small_whole_weights_give_the_float64_eers(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole weights of 0..127 are summed as int8 tiles in int32: the same EERs, bit for bit, as the float64 sums, in
+    every method, with ties and weights of 0 to 127, one-way or two-way; weights that are not whole, below 0 or
+    above 127 keep float64."""
     import audit.metrics.weighted_roc as weighted_roc
 
     rng = np.random.default_rng(seed)
     enrol, partner, labels, scores, speakers = _long_design(rng)
-    n = labels.size
-    heaviest = int(np.sqrt(2**24 / n)) - 1  # the heaviest product times the trials just under 2**24
-    weights = rng.integers(0, heaviest + 1, size=(int(rng.choice([7, 70])), speakers)).astype(float)
-    weights[0, 0] = heaviest
+    weights = rng.integers(0, int(rng.choice([4, 128])), size=(int(rng.choice([7, 70])), speakers)).astype(float)
+    weights[0, 0] = 127
     resampled = weighted_roc.ResampleWeights.of(weights)
-    assert resampled.single is not None and resampled.heaviest**2 * n < 2**24
-    single = weighted_eers(scores, labels, enrol, resampled, None if seed % 2 else partner)
-    monkeypatch.setattr(weighted_roc, "_EXACT_SINGLE", 0.0)
-    double = weighted_eers(scores, labels, enrol, resampled, None if seed % 2 else partner)
+    assert resampled.small is not None
+    small = weighted_eers(scores, labels, enrol, resampled, None if seed % 2 else partner)
+    for other in (weights + 0.5, -weights, weights + 1.0):
+        assert weighted_roc.ResampleWeights.of(other).small is None
+    _float64_sums(monkeypatch)
+    double = weighted_eers(scores, labels, enrol, weights, None if seed % 2 else partner)
     for method in ("interp", "legacy", "rocch"):
-        assert np.array_equal(single[method], double[method], equal_nan=True), method  # type: ignore[index]
-    assert weighted_roc.ResampleWeights.of(weights + 0.5).single is None
-    assert weighted_roc.ResampleWeights.of(-weights).single is None
+        assert np.array_equal(small[method], double[method], equal_nan=True), method  # type: ignore[index]
+
+
+@pytest.mark.parametrize("two_way", [False, True])
+def test_int_sums_at_the_per_threshold_loops_edge(two_way: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row weighing every trial 127 x 127 (two-way) or 127 x 1: on the longest list the per-threshold loops take
+    (sums up to 2**26.5, past float32's exact 2**24) the int32 sums give the float64 sums' EERs bit for bit; a
+    weight of 128 takes the float64 sums, one trial more the bracketed loops."""
+    import audit.metrics.roc_kernels as roc_kernels
+
+    summed: list[object] = []
+    kernel = roc_kernels.eer_of_rows
+    monkeypatch.setattr(
+        roc_kernels, "eer_of_rows", lambda tiles, *rest: (summed.append(tiles.dtype), kernel(tiles, *rest))[1]
+    )
+    rng = np.random.default_rng(int(two_way))
+    edge = int(np.sqrt(2.0**53)) // 127**2
+    assert (127**2 * edge) ** 2 < 2**53 <= (127**2 * (edge + 1)) ** 2
+    weights = rng.integers(0, 8, size=(7, 4)).astype(float)
+    weights[0] = 127
+    labels = (rng.random(edge + 1) < 0.3).astype(int)
+    enrol = rng.integers(0, 4, edge + 1)
+    partner = (enrol + rng.integers(1, 4, edge + 1)) % 4 if two_way else None
+    scores = np.round(rng.normal(labels, 1.0), 2)
+    first = (scores[:edge], labels[:edge], enrol[:edge], weights, None if partner is None else partner[:edge])
+    small = weighted_eers(*first)
+    weighted_eers(scores, labels, enrol, weights, partner)  # the bracketed loops
+    short = (
+        scores[:999],
+        labels[:999],
+        enrol[:999],
+        weights + (weights == 127),
+        None if partner is None else partner[:999],
+    )
+    weighted_eers(*short)
+    assert summed == [np.int8] * 3 + [np.float64] * 3
+    _float64_sums(monkeypatch)
+    double = weighted_eers(*first)
+    for method in ("interp", "legacy", "rocch"):
+        assert np.array_equal(small[method], double[method], equal_nan=True), method  # type: ignore[index]
