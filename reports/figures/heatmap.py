@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from reports.figures.data import _number, _rows
+from reports.figures.data import _figure_text, _number, _rows
 from reports.figures.layout import (
     CHAR_INCHES,
     FIGSIZE_INCHES,
@@ -93,11 +93,12 @@ def _heatmap_part(
     import numpy as np
 
     rows = set(shown)
+    row_names, column_names = [_figure_text(c) for c in shown], [_figure_text(m) for m in models]  # as drawn
     cell = {key: value for key, value in every.items() if key[1] in rows}
-    label_inches = min(CHAR_INCHES * max(len(c) for c in shown) + 0.3, FIGSIZE_INCHES[0] / 2)
+    label_inches = min(CHAR_INCHES * max(len(c) for c in row_names) + 0.3, FIGSIZE_INCHES[0] / 2)
     column = min(HEATMAP_COLUMN_INCHES, (FIGSIZE_INCHES[0] - label_inches - COLORBAR_INCHES) / len(models))
     numbers = column >= CHAR_INCHES * SMALL_PT / TEXT_PT * max(len(format_number(v)) for v in cell.values()) + 0.1
-    upright = column >= CHAR_INCHES * max(len(m) for m in models) + 0.1  # encoder names fit across their column
+    upright = column >= CHAR_INCHES * max(len(m) for m in column_names) + 0.1  # encoder names fit across their column
     if not numbers:
         caption += "; the cells too narrow for their values: they are in the EER tables"
     worst = max(cell.items(), key=lambda item: item[1])
@@ -110,8 +111,8 @@ def _heatmap_part(
 
     # A fixed layout in inches from the figure's top left, from the labels' measured widths: the row labels left of
     # the grid, the encoders' names above it, the title above them, the colour bar right.
-    left = _text_inches(shown, TEXT_PT) + TICK_INCHES + MARGIN_INCHES
-    names = LINE_EM * TEXT_PT / 72 if upright else _text_inches(models, TEXT_PT)
+    left = _text_inches(row_names, TEXT_PT) + TICK_INCHES + MARGIN_INCHES
+    names = LINE_EM * TEXT_PT / 72 if upright else _text_inches(column_names, TEXT_PT)
     above = names + TICK_INCHES + LINE_EM * TEXT_PT / 72 + TITLE_GAP_INCHES + MARGIN_INCHES
     across, down = len(models) * column, HEATMAP_ROW_INCHES * len(shown)
     size = (left + across + COLORBAR_INCHES, above + down + MARGIN_INCHES)
@@ -121,9 +122,9 @@ def _heatmap_part(
     shapes: list[Shape] = [Cells(box, colormap(grid / scale, bytes=True)), Frame(box)]
     title = "EER per condition (rows) and encoder (columns)"
     shapes.append(Text(left + across / 2, MARGIN_INCHES, title, TEXT_PT, "ma"))
-    for i, condition in enumerate(shown):
+    for i, condition in enumerate(row_names):
         shapes.append(Text(left - TICK_INCHES, above + (i + 0.5) * HEATMAP_ROW_INCHES, condition, TEXT_PT, "rm"))
-    for j, model in enumerate(models):
+    for j, model in enumerate(column_names):
         x, y = left + (j + 0.5) * column, above - TICK_INCHES  # upright: its bottom centred; else its start
         shapes.append(Text(x, y, model, TEXT_PT, "md") if upright else Text(x, y, model, TEXT_PT, "lm", upward=True))
     if numbers:

@@ -45,12 +45,13 @@ def _text_inches(texts: Sequence[str], points: float) -> float:
 @cache
 def _advance(char: str, points: float) -> float:
     """The advance of ``char`` at ``points`` in the figures' font, in pixels at ``DPI`` (kerning left out: it only
-    narrows a text)."""
+    narrows a text); a character the font lacks (a CJK one in DejaVu Sans) has its missing glyph's, the box that Agg
+    and Pillow draw for it."""
     from matplotlib.font_manager import get_font
 
     font = get_font(_font_file())
     font.set_size(points, DPI)
-    return font.load_char(ord(char)).linearHoriAdvance / 65536
+    return font.load_glyph(font.get_char_index(ord(char))).linearHoriAdvance / 65536
 
 
 def _font_file() -> str:

@@ -3,7 +3,8 @@ before any work is done, and never with a traceback or a hang.
 
 Non-regular inputs: a FIFO (a plain open blocks forever), a socket, a character device (/dev/zero never ends),
 a folder, a symlink to a FIFO. Unwritable outputs: a file where a folder is expected, a folder whose parent is
-a file, a read-only mount, /proc and /sys, a folder inside the bundle being audited.
+a file, a read-only mount, /proc and /sys, a folder inside the bundle being audited. Hostile names in a table's
+cells: control characters and a script the figures' font lacks.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import stat
 import subprocess
 import sys
 import threading
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -339,3 +341,24 @@ def test_a_key_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path: P
     assert done.returncode == 2
     one_line_error(done.stderr, private, "cannot write the key: File too large")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_names_with_control_characters_or_glyphs_the_font_lacks_get_every_figure(tmp_path: Path) -> None:
+    """Models and conditions named in a script DejaVu Sans lacks (CN-Celeb's Chinese conditions) or holding a tab or
+    U+0001 (a newline too, in a quoted cell): the report and every figure are written, never an internal error (the
+    figures measured such names by a glyph the font does not have); the control characters are drawn as their
+    escapes, so every SVG is still XML."""
+    import pandas as pd
+
+    table = pd.read_csv(EXAMPLE)
+    table["model"] = table["model"].astype(str) + "中\t"
+    table["condition"] = table["condition"].astype(str) + "\x01清晰\n"
+    table.to_csv(tmp_path / "results.csv", index=False)
+    clean = invoke("verify", str(EXAMPLE), "--out", str(tmp_path / "clean"))
+    code, _, stderr = invoke("verify", str(tmp_path / "results.csv"), "--out", str(tmp_path / "report"))
+    assert code in (0, 1) and "internal error" not in stderr, stderr
+    names = sorted(path.name for path in (tmp_path / "report" / "figures").glob("*.svg"))
+    assert clean[0] in (0, 1) and names == sorted(path.name for path in (tmp_path / "clean" / "figures").glob("*.svg"))
+    for name in names:
+        ET.parse(tmp_path / "report" / "figures" / name)
+    assert "\\x01清晰\\n" in (tmp_path / "report" / "figures" / "eer_heatmap.svg").read_text(encoding="utf-8")

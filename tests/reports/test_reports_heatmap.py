@@ -13,11 +13,19 @@ import matplotlib
 import matplotlib.style
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageFont
 
 from reports.figures import DPI, FigureOutcome, eer_heatmap
 from reports.figures.heatmap import COLORBAR_INCHES, HEATMAP_ROW_INCHES, _scale_ticks
-from reports.figures.layout import LINE_EM, MARGIN_INCHES, TEXT_PT, TICK_INCHES, TITLE_GAP_INCHES, _text_inches
+from reports.figures.layout import (
+    LINE_EM,
+    MARGIN_INCHES,
+    TEXT_PT,
+    TICK_INCHES,
+    TITLE_GAP_INCHES,
+    _font_file,
+    _text_inches,
+)
 from reports.format import format_number
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -190,3 +198,15 @@ def test_labels_are_drawn_as_written() -> None:
     (figure,) = eer_heatmap(_rows({("m<1>", "a$b & c"): 0.1, ("m&2", "a$b & c"): 0.2}))
     shown = {text.text for text in _texts(_svg(figure))}
     assert {"E14 a$b & c", "m<1>", "m&2"} <= shown
+
+
+def test_control_characters_are_escaped_and_glyphs_the_font_lacks_are_measured() -> None:
+    """A tab, a newline or U+0001 in a name is drawn as its escape (one line; the SVG stays XML); a character DejaVu
+    Sans lacks (Chinese, as CN-Celeb's conditions are named) is measured as the missing glyph's box Pillow draws
+    (its length with Pillow's basic layout, the oracle), never an error."""
+    (figure,) = eer_heatmap(_rows({("中文\t", "no\x01isy\n"): 0.1, ("m2", "no\x01isy\n"): 0.2}))
+    shown = {text.text for text in _texts(_svg(figure))}
+    assert {"E14 no\\x01isy\\n", "中文\\t"} <= shown
+    font = ImageFont.truetype(_font_file(), TEXT_PT * DPI / 72, layout_engine=ImageFont.Layout.BASIC)
+    for text in ("中文", "清晰 noise", "\uffff"):
+        assert _text_inches([text], TEXT_PT) * DPI >= font.getlength(text)
