@@ -277,7 +277,14 @@ def _roc_corners(
     group_ends = np.append(np.flatnonzero((keys[1:] ^ keys[:-1]) > 1), keys.size - 1)
     # Labels are the keys' lowest bit; fewer than 2**31 trials, so int32 running counts suffice.
     targets_through = np.cumsum(keys.astype(np.uint8) & 1, dtype=np.int32)[group_ends].astype(np.int64)
-    group_record = keys[group_ends] >> np.uint64(code_bits + 1)
+    return _corners_of_groups(group_ends, targets_through, keys[group_ends] >> np.uint64(code_bits + 1), n_records)
+
+
+def _corners_of_groups(
+    group_ends: IntArray, targets_through: IntArray, group_record: NDArray[np.uint64], n_records: int
+) -> _RocCorners:
+    """The corners from the trials in (record, descending score) order: each threshold's last trial
+    (``group_ends``), the targets up to it (``targets_through``) and its record code (``group_record``)."""
     record_change = group_record[1:] != group_record[:-1]
     # roc_curve's rule: keep the ends and every point where either count's second difference is non-zero
     # (targets' or trials'; non-targets are their difference), i.e. where the step (targets, trials) changes.
@@ -439,6 +446,18 @@ def _auc(roc: _RocCorners) -> FloatArray:
 
 
 _EER_VARIANTS = {EerMethod.LEGACY: _legacy_eer, EerMethod.ROCCH: _rocch_eer, EerMethod.INTERP: _interp_eer}
+
+
+def sorted_record_eer(labels: NDArray[np.bool_], group_end: IntArray, method: EerMethod) -> float:
+    """``eer`` of one record from its trials already in descending score order (``labels``) and where each
+    threshold's trials end (``group_end``, exclusive): the same corners and arithmetic, bit for bit, without a
+    second sort or checks of the inputs (the caller's sort holds them; a one-class record is still refused)."""
+    if labels.size == 0:
+        raise MetricInputError("no trials: scores and labels are empty")
+    group_ends = group_end - 1
+    targets_through = np.cumsum(labels, dtype=np.int64)[group_ends]
+    corners = _corners_of_groups(group_ends, targets_through, np.zeros(group_ends.size, dtype=np.uint64), 1)
+    return float(_EER_VARIANTS[method](corners)[0])
 
 
 def _single_record(scores: ArrayLike, labels: ArrayLike) -> _RocCorners:

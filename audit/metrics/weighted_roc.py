@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from audit.metrics.calibration import TieGroups, min_cllr_of_draws, min_dcf_of_draws
-from audit.metrics.point import MetricInputError
+from audit.metrics.point import MetricInputError, sorted_record_eer
 from schemas import EER_METHODS, EerMethod
 
 FloatArray = NDArray[np.float64]
@@ -201,12 +201,40 @@ def weighted_eers(
     exactly), one pass of the per-threshold loops per method; above, one pass of the bracketed loops for all three
     in exact int64 counts, where a row whose total weight reaches ``WEIGHT_LIMIT`` (about 2e9 trials) is refused."""
 
+    trials = SortedTrials.of(scores, labels)
+    return _sorted_eers(trials, clusters, weights, partners, methods)
+
+
+def eer_and_draws(
+    scores: ArrayLike,
+    labels: ArrayLike,
+    method: EerMethod,
+    clusters: ArrayLike,
+    partners: ArrayLike | None,
+    weights: ArrayLike | ResampleWeights,
+) -> tuple[float, FloatArray]:
+    """``eer(scores, labels, method)``, bit for bit, and ``weighted_eer``'s draws (speaker codes ``clusters`` and
+    ``partners``, ``weights``), from one sort of the scores: a bootstrap of thousands of short records otherwise
+    sorts and checks each twice, at about the cost of its draws. Inputs are checked as ``weighted_eer`` checks them;
+    a one-class record is refused as ``eer`` refuses it."""
+    trials = SortedTrials.of(scores, labels)
+    draws = _sorted_eers(trials, clusters, weights, partners, (method,))[method]
+    return sorted_record_eer(trials.labels, trials.group_end, method), draws
+
+
+def _sorted_eers(
+    trials: SortedTrials,
+    clusters: ArrayLike,
+    weights: ArrayLike | ResampleWeights,
+    partners: ArrayLike | None,
+    methods: tuple[EerMethod, ...],
+) -> dict[EerMethod, FloatArray]:
+    """``weighted_eers`` of trials already sorted."""
     unknown = [method for method in methods if method not in EER_METHODS]
     if unknown:
         raise WeightedRocInputError(f"unknown bootstrap EER method {unknown[0]!r}: expected interp, legacy or rocch")
     resampled = ResampleWeights.of(weights)
     enrol, partner = _codes(resampled, clusters, partners)
-    trials = SortedTrials.of(scores, labels)
     if trials.order.size != enrol.size:
         raise WeightedRocInputError(f"{trials.order.size} scores but {enrol.size} speaker codes")
     enrol, partner = np.ascontiguousarray(enrol[trials.order]), np.ascontiguousarray(partner[trials.order])

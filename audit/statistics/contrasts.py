@@ -12,7 +12,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from audit.metrics import MetricInputError, ResampleWeights, eer, weighted_eer
+from audit.metrics import MetricInputError, ResampleWeights, eer, eer_and_draws, weighted_eer
 from audit.statistics.draws import (
     FloatArray,
     IntArray,
@@ -375,8 +375,9 @@ def _eer_and_draws(
     point: float | None,
 ) -> tuple[float, FloatArray]:
     """The term's EER (``point`` when the caller computed it) and its draws."""
-    estimate = eer(t.scores, t.labels, eer_method) if point is None else point
-    return estimate, weighted_eer(t.scores, t.labels, enrol, weights, eer_method, partner)
+    if point is None:
+        return eer_and_draws(t.scores, t.labels, eer_method, enrol, partner, weights)
+    return point, weighted_eer(t.scores, t.labels, enrol, weights, eer_method, partner)
 
 
 def _member_draws(

@@ -6,8 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.metrics import eer
-from audit.metrics.weighted_roc import WeightedRocInputError, miss_at_rates, weighted_eer, weighted_eers, weighted_sums
+from audit.metrics import MetricInputError, eer
+from audit.metrics.weighted_roc import (
+    WeightedRocInputError,
+    eer_and_draws,
+    miss_at_rates,
+    weighted_eer,
+    weighted_eers,
+    weighted_sums,
+)
 
 
 def _design(rng: np.random.Generator, n: int = 300, speakers: int = 9) -> tuple[np.ndarray, ...]:
@@ -246,3 +253,41 @@ def test_int_sums_at_the_per_threshold_loops_edge(two_way: bool, monkeypatch: py
     double = weighted_eers(*first)
     for method in ("interp", "legacy", "rocch"):
         assert np.array_equal(small[method], double[method], equal_nan=True), method  # type: ignore[index]
+
+
+def test_eer_and_draws_give_eer_bit_for_bit_and_weighted_eers_draws() -> None:
+    """The point EER from the draws' sort equals ``eer`` exactly (``==``) in every method, on records of 3 to 3,000
+    trials with ties (scores rounded to 0-3 decimals), constant scores, a lone target or non-target, and one class
+    (refused by both); the draws are ``weighted_eer``'s."""
+    rng = np.random.default_rng(43)
+    speakers = 7
+    weights = rng.integers(0, 3, size=(4, speakers)).astype(float)
+    compared = refused = 0
+    for record in range(300):
+        n = int(np.exp(rng.uniform(np.log(3), np.log(3000))))
+        labels = rng.random(n) < rng.uniform(0.05, 0.95)
+        if record % 25 == 0:
+            labels[:] = record % 50 == 0  # one class
+        elif record % 25 == 1:
+            labels[:] = False
+            labels[rng.integers(n)] = True  # a lone target
+        elif record % 25 == 2:
+            labels[:] = True
+            labels[rng.integers(n)] = False  # a lone non-target
+        scores = np.round(rng.normal(labels * rng.uniform(-1, 3), 1.0), int(rng.integers(0, 4)))
+        if record % 25 == 3:
+            scores[:] = 0.25
+        enrol = rng.integers(0, speakers, n)
+        for method in ("interp", "legacy", "rocch"):
+            if labels.all() or not labels.any():
+                with pytest.raises(MetricInputError):
+                    eer(scores, labels, method)
+                with pytest.raises(MetricInputError):
+                    eer_and_draws(scores, labels, method, enrol, None, weights)
+                refused += 1
+                continue
+            point, draws = eer_and_draws(scores, labels, method, enrol, None, weights)
+            assert point == eer(scores, labels, method), (record, method)
+            assert np.array_equal(draws, weighted_eer(scores, labels, enrol, weights, method), equal_nan=True)
+            compared += 1
+    assert (compared, refused) == (3 * 264, 3 * 36)  # one class: 12 records made so, 24 drawn so

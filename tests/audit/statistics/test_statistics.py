@@ -597,8 +597,9 @@ def test_a_record_shared_by_contrasts_is_bootstrapped_once(monkeypatch: pytest.M
         {"clean": "r-clean", "a": "r-a", "b": "r-b2", "ab": "r-b1"},  # its AB record is the first's B record
     ]
     calls = []
-    original = statistics.weighted_eer
-    monkeypatch.setattr(statistics, "weighted_eer", lambda *a, **k: calls.append(1) or original(*a, **k))
+    for name in ("weighted_eer", "eer_and_draws"):  # a record's draws, without or with its point EER
+        original = getattr(statistics, name)
+        monkeypatch.setattr(statistics, name, lambda *a, _f=original, **k: calls.append(1) or _f(*a, **k))
     plain = statistics_section([first, second], margin=0.02, n_resamples=30, matched_simulations=2)
     n_plain = len(calls)
     calls.clear()
