@@ -484,9 +484,14 @@ def eer(scores: ArrayLike, labels: ArrayLike, method: EerMethod = EerMethod.ROCC
         >>> eer([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1], method="legacy")
         0.5
     """
+    check_eer_method(method)
+    return float(_EER_VARIANTS[method](_single_record(scores, labels))[0])
+
+
+def check_eer_method(method: EerMethod) -> None:
+    """``eer``'s refusal of a method it does not know."""
     if method not in _EER_VARIANTS:
         raise MetricInputError(f"unknown EER method {method!r}: expected one of {', '.join(EER_METHODS)}")
-    return float(_EER_VARIANTS[method](_single_record(scores, labels))[0])
 
 
 def min_dcf(

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from audit.metrics.calibration import TieGroups, min_cllr_of_draws, min_dcf_of_draws
-from audit.metrics.point import MetricInputError, sorted_record_eer
+from audit.metrics.point import MetricInputError, check_eer_method, sorted_record_eer
 from schemas import EER_METHODS, EerMethod
 
 FloatArray = NDArray[np.float64]
@@ -216,7 +216,8 @@ def eer_and_draws(
     """``eer(scores, labels, method)``, bit for bit, and ``weighted_eer``'s draws (speaker codes ``clusters`` and
     ``partners``, ``weights``), from one sort of the scores: a bootstrap of thousands of short records otherwise
     sorts and checks each twice, at about the cost of its draws. Inputs are checked as ``weighted_eer`` checks them;
-    a one-class record is refused as ``eer`` refuses it."""
+    a one-class record, or a method ``eer`` does not know, is refused as ``eer`` refuses it (the method first)."""
+    check_eer_method(method)
     trials = SortedTrials.of(scores, labels)
     draws = _sorted_eers(trials, clusters, weights, partners, (method,))[method]
     return sorted_record_eer(trials.labels, trials.group_end, method), draws

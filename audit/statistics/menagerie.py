@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from audit.metrics import MetricInputError, eer, weighted_eer
+from audit.metrics import MetricInputError, eer, eer_and_draws
 from audit.statistics.contrasts import SpeakerDraws, estimate_with_interval, withheld_interval
 from audit.statistics.draws import StatisticsInputError, draw_cluster_weights
 from audit.statistics.records import ScoredRecord
@@ -139,8 +139,8 @@ def speaker_eers(
         units[~labels], units[labels] = impostor_unit, impostors.size + target_unit
         counts = {"n_target": n_target, "n_nontarget": n_nontarget, "n_impostors": int(impostors.size),
                   "n_target_utterances": int(target_utts.size)}  # fmt: skip
-        estimate = float(eer(scores, labels, eer_method))
         if target_utts.size < 2:
+            estimate = float(eer(scores, labels, eer_method))
             eers[speaker] = withheld_interval(estimate, "one test utterance among its targets: nothing to resample")
             eers[speaker] |= counts
             continue
@@ -151,7 +151,7 @@ def speaker_eers(
                 draw_cluster_weights(target_utts.size, rows, speaker_seed(draws.seed, speaker)),
             ]
         )
-        drawn = weighted_eer(scores, labels, units, weights, eer_method)
+        estimate, drawn = eer_and_draws(scores, labels, eer_method, units, None, weights)  # eer()'s, from one sort
         corrected = eer_method == EerMethod.ROCCH
         eers[speaker] = estimate_with_interval(estimate, drawn, level, corrected=corrected) | counts
     return {"eers": eers, "left_out": left_out, "min_trials": list(min_trials)}

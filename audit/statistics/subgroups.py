@@ -9,7 +9,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from audit.metrics import TILE, ResampleWeights, binned_sums, eer, weighted_eer
+from audit.metrics import TILE, ResampleWeights, binned_sums, eer, eer_and_draws
 from audit.statistics.contrasts import (
     ONE_SPEAKER,
     SpeakerDraws,
@@ -292,18 +292,11 @@ def _error_rates(
         "frr": _rate(counts[2], counts[3], frr_draws, level, one_speaker),
         "eer": None,
     }
-    if counts[1] and counts[3]:
-        estimate = eer(scores, labels, eer_method)
-        result["eer"] = (
-            withheld_interval(estimate, ONE_SPEAKER)
-            if one_speaker
-            else estimate_with_interval(
-                estimate,
-                weighted_eer(scores, labels, trials.codes[0], weights, eer_method, trials.codes[1]),
-                level,
-                corrected=True,
-            )
-        )
+    if counts[1] and counts[3] and one_speaker:
+        result["eer"] = withheld_interval(eer(scores, labels, eer_method), ONE_SPEAKER)
+    elif counts[1] and counts[3]:  # the point EER from its draws' sort, eer()'s bit for bit
+        estimate, drawn = eer_and_draws(scores, labels, eer_method, trials.codes[0], trials.codes[1], weights)
+        result["eer"] = estimate_with_interval(estimate, drawn, level, corrected=True)
     return result
 
 

@@ -291,3 +291,14 @@ def test_eer_and_draws_give_eer_bit_for_bit_and_weighted_eers_draws() -> None:
             assert np.array_equal(draws, weighted_eer(scores, labels, enrol, weights, method), equal_nan=True)
             compared += 1
     assert (compared, refused) == (3 * 264, 3 * 36)  # one class: 12 records made so, 24 drawn so
+
+
+def test_eer_and_draws_refuse_an_unknown_method_as_eer_does() -> None:
+    """A method ``eer`` does not know is refused with ``eer``'s error, before the draws' own checks, so a call site
+    that took its point EER from ``eer`` reports the same reason."""
+    arguments = ([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
+    with pytest.raises(MetricInputError) as expected:
+        eer(*arguments, "bogus")  # type: ignore[arg-type]
+    with pytest.raises(MetricInputError) as found:
+        eer_and_draws(*arguments, "bogus", np.array([0, 1, 0, 1]), None, np.ones((1, 2)))  # type: ignore[arg-type]
+    assert type(found.value) is type(expected.value) and str(found.value) == str(expected.value)
