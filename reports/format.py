@@ -8,12 +8,30 @@ readable.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from schemas import MISSING, format_number
 
 MAX_LISTED = 10  # record ids or list items printed before "... and N more"
+UNHELD = "\ufffe\uffff"  # not characters of XML (SVG) or HTML text, though UTF-8 encodes them
+
+
+def visible_text(text: str, kept: str = "") -> str:
+    """``text`` with each control character (U+0001, a tab, a newline; those in ``kept`` aside, for a renderer that
+    turns them into its own) and each of ``UNHELD`` written as its escape: an input string shows what it holds, on
+    the lines it asks for, and stays valid SVG and HTML text.
+
+    >>> visible_text("noisy\\x01\\n中"), visible_text("a\\tb\\n", kept="\\t\\n")
+    ('noisy\\\\x01\\\\n中', 'a\\tb\\n')
+    """
+    if text.isprintable():
+        return text
+    return "".join(
+        repr(char)[1:-1] if char not in kept and (unicodedata.category(char) == "Cc" or char in UNHELD) else char
+        for char in text
+    )
 
 
 def format_list(items: Sequence[Any], limit: int = MAX_LISTED) -> str:

@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 
 from reports.blocks import Block, BulletList, Callout, Contents, Details, Figure, Heading, Paragraph, Table
+from reports.format import visible_text
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 LONG_WORD = re.compile(r"\S{24}")  # a cell holding such a word (a digest, a path) may wrap anywhere in it
@@ -63,8 +64,13 @@ details.fold > summary { cursor: pointer; padding: .2rem 0; color: #333; }
 
 
 def _text(text: str) -> str:
-    """Escaped text; input newlines kept as line breaks."""
-    return html.escape(text, quote=True).replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+    """Escaped text; input newlines kept as line breaks, other control characters as their escapes."""
+    return (
+        html.escape(visible_text(text, kept="\t\n\r"), quote=True)
+        .replace("\r\n", "\n")
+        .replace("\r", "\n")
+        .replace("\n", "<br>")
+    )
 
 
 def _table(table: Table) -> str:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from reports.blocks import Block, BulletList, Callout, Contents, Details, Figure, Heading, Paragraph, Table
+from reports.format import visible_text
 
 _SPECIAL = re.compile(r"([\\`*_~$\[\]<>|#&])")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -20,8 +21,8 @@ _BLOCK_START = re.compile(r"^(\d*)([-+=]|(?<=\d)[.)])")  # a list or an underlin
 
 
 def escape_markdown(text: str) -> str:
-    """``text`` as literal inline Markdown, on one line."""
-    return _NEWLINE.sub("<br>", _SPECIAL.sub(r"\\\1", text))
+    """``text`` as literal inline Markdown, on one line (other control characters as their escapes)."""
+    return _NEWLINE.sub("<br>", _SPECIAL.sub(r"\\\1", visible_text(text, kept="\t\n\r")))
 
 
 def _escape_block(text: str) -> str:

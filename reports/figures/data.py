@@ -4,9 +4,10 @@ a number or not finite: None, so a figure skips a point rather than fails) and i
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from reports.format import visible_text
 
 
 def _number(value: Any) -> float | None:
@@ -20,27 +21,10 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _figure_text(value: Any) -> str:
-    """An input string as one line of figure text: a control character (a newline, a tab, U+0001) or a code point XML
-    cannot hold (U+FFFE, U+FFFF) written as its escape, so a label is one line in every figure and its SVG stays XML.
-
-    >>> _figure_text("noisy\\x01\\n"), _figure_text("a$b 中")
-    ('noisy\\\\x01\\\\n', 'a$b 中')
-    """
-    text = str(value)
-    if text.isprintable():
-        return text
-    return "".join(repr(char)[1:-1] if _escaped(char) else char for char in text)
-
-
-def _escaped(char: str) -> bool:
-    """Whether ``char`` is written as its escape in figure text (``_figure_text``)."""
-    return unicodedata.category(char) == "Cc" or char in "\ufffe\uffff"
-
-
 def _label(value: Any) -> str:
-    """An input string as plain matplotlib figure text (``_figure_text``): ``$`` would otherwise start mathtext."""
-    return _figure_text(value).replace("$", r"\$")
+    """An input string as one line of plain matplotlib figure text (``visible_text``): ``$`` would otherwise start
+    mathtext."""
+    return visible_text(str(value)).replace("$", r"\$")
 
 
 def _first_number(row: Mapping[str, Any], keys: Sequence[str]) -> float | None:

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from reports.figures.data import _figure_text, _number, _rows
+from reports.figures.data import _number, _rows
 from reports.figures.layout import (
     CHAR_INCHES,
     FIGSIZE_INCHES,
@@ -22,7 +22,7 @@ from reports.figures.layout import (
 )
 from reports.figures.outcome import FigureOutcome
 from reports.figures.plain import BLACK, WHITE, Cells, Frame, Line, Shape, Text, _plain
-from reports.format import format_number
+from reports.format import format_number, visible_text
 
 if TYPE_CHECKING:
     from matplotlib.colors import Colormap
@@ -93,7 +93,7 @@ def _heatmap_part(
     import numpy as np
 
     rows = set(shown)
-    row_names, column_names = [_figure_text(c) for c in shown], [_figure_text(m) for m in models]  # as drawn
+    row_names, column_names = [visible_text(c) for c in shown], [visible_text(m) for m in models]  # as drawn
     cell = {key: value for key, value in every.items() if key[1] in rows}
     label_inches = min(CHAR_INCHES * max(len(c) for c in row_names) + 0.3, FIGSIZE_INCHES[0] / 2)
     column = min(HEATMAP_COLUMN_INCHES, (FIGSIZE_INCHES[0] - label_inches - COLORBAR_INCHES) / len(models))

@@ -347,7 +347,7 @@ def test_names_with_control_characters_or_glyphs_the_font_lacks_get_every_figure
     """Models and conditions named in a script DejaVu Sans lacks (CN-Celeb's Chinese conditions) or holding a tab or
     U+0001 (a newline too, in a quoted cell): the report and every figure are written, never an internal error (the
     figures measured such names by a glyph the font does not have); the control characters are drawn as their
-    escapes, so every SVG is still XML."""
+    escapes, so every SVG is still XML, and written as their escapes in report.md and report.html."""
     import pandas as pd
 
     table = pd.read_csv(EXAMPLE)
@@ -362,3 +362,6 @@ def test_names_with_control_characters_or_glyphs_the_font_lacks_get_every_figure
     for name in names:
         ET.parse(tmp_path / "report" / "figures" / name)
     assert "\\x01清晰\\n" in (tmp_path / "report" / "figures" / "eer_heatmap.svg").read_text(encoding="utf-8")
+    for document in ("report.md", "report.html"):  # the escape, not the raw control character; tabs are kept
+        text = (tmp_path / "report" / document).read_text(encoding="utf-8")
+        assert "\x01" not in text and "\\x01清晰" in text and "中\t" in text
