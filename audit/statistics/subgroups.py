@@ -292,9 +292,11 @@ def _error_rates(
         "frr": _rate(counts[2], counts[3], frr_draws, level, one_speaker),
         "eer": None,
     }
-    if counts[1] and counts[3] and one_speaker:
+    if not (counts[1] and counts[3]):
+        return result
+    if one_speaker:
         result["eer"] = withheld_interval(eer(scores, labels, eer_method), ONE_SPEAKER)
-    elif counts[1] and counts[3]:  # the point EER from its draws' sort, eer()'s bit for bit
+    else:  # the point EER from its draws' sort, eer()'s bit for bit
         estimate, drawn = eer_and_draws(scores, labels, eer_method, trials.codes[0], trials.codes[1], weights)
         result["eer"] = estimate_with_interval(estimate, drawn, level, corrected=True)
     return result
