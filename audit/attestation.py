@@ -159,7 +159,8 @@ def _pair(digest: Digest) -> tuple[str, str]:
 def attestation_pointer(out: Path, request: AttestedRequest, private_key: Ed25519PrivateKey) -> dict[str, str]:
     """Where the signed verdict lies and the one command that checks it (the report's artefact-evaluation section
     says both)."""
-    from provenance import ATTESTATION_FILE, key_id
+    from provenance import key_id
+    from schemas import ATTESTATION_FILE
 
     words = ["audit", "verify-attestation", str(Path(out) / ATTESTATION_FILE), "--key", "AUDITOR.pub"]
     words += ["--bundle", str(request.bundle)] if request.bundle is not None else []

@@ -30,10 +30,8 @@ from .atomic import (
 from .atomic import (
     write_files_into as write_files_into,
 )
-from .attestation import ATTESTATION_FILE as ATTESTATION_FILE
 from .attestation import CAUSE_PREFIX as CAUSE_PREFIX
 from .attestation import MAX_ATTESTATION_BYTES as MAX_ATTESTATION_BYTES
-from .attestation import POLICY_FILE as POLICY_FILE
 from .attestation import RESULT_FAILED as RESULT_FAILED
 from .attestation import RESULT_PASSED as RESULT_PASSED
 from .attestation import RESULT_WARNED as RESULT_WARNED

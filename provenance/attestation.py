@@ -30,8 +30,10 @@ from provenance.digests import Digest, bytes_digest
 from provenance.reading import read_regular_file
 from provenance.statement import STATEMENT_TYPE
 from schemas import (
+    ATTESTATION_FILE,
     EXIT_FINDING,
     NOT_SUBJECTS,
+    POLICY_FILE,
     STATEMENT_FILE,
     BundleFileError,
     Error,
@@ -44,10 +46,8 @@ if TYPE_CHECKING:  # signing and verifying import cryptography when they run: th
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 __all__ = [
-    "ATTESTATION_FILE",
     "CAUSE_PREFIX",
     "MAX_ATTESTATION_BYTES",
-    "POLICY_FILE",
     "RESULT_FAILED",
     "RESULT_PASSED",
     "RESULT_WARNED",
@@ -74,8 +74,6 @@ VSA_PREDICATE_TYPE = "https://slsa.dev/verification_summary/v1"
 TEST_RESULT_PREDICATE_TYPE = "https://in-toto.io/attestation/test-result/v0.1"
 VERIFIER_ID = "https://interbias-sv.org/audit"
 SLSA_VERSION = "1.0"
-ATTESTATION_FILE = "attestation.intoto.jsonl"
-POLICY_FILE = "audit-policy.json"
 RESULT_PASSED, RESULT_WARNED, RESULT_FAILED = "PASSED", "WARNED", "FAILED"
 CAUSE_PREFIX = "cause: "  # the first failed test of a failure: why the verdict is not a pass, in one sentence
 # What a subject is: the bundle's signed statement (a folder), the archive file the bundle came as, the audited table.

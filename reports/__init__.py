@@ -15,20 +15,31 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from provenance import ATTESTATION_FILE, POLICY_FILE, is_temporary, write_files_into
+from provenance import is_temporary, write_files_into
 from reports.badges import artefact_evaluation_summary
 from reports.document import ReportShapeError, build_document
-from reports.figures import FigureOutcome, add_statistics_figures, import_drawing, render_figures
+from reports.figures import (
+    MATPLOTLIB_FIGURES,
+    PLAIN_FIGURES,
+    FigureOutcome,
+    add_statistics_figures,
+    draw_figures,
+    import_drawing,
+    render_figures,
+)
 from reports.html import render_html
 from reports.markdown import render_markdown
-from schemas import CROISSANT_FILE, InputError, json_safe
+from schemas import ATTESTATION_FILE, CROISSANT_FILE, POLICY_FILE, InputError, json_safe
 
 __all__ = [
+    "MATPLOTLIB_FIGURES",
+    "PLAIN_FIGURES",
     "FigureOutcome",
     "ReportShapeError",
     "add_statistics_figures",
     "artefact_evaluation_summary",
     "check_report_folder",
+    "draw_figures",
     "finish_report",
     "import_drawing",
     "remove_stale_beside",

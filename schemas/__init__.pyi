@@ -40,28 +40,7 @@ from .analysis import (
     read_analysis as read_analysis,
 )
 from .bundle import (
-    CHECKPOINTS_FILE as CHECKPOINTS_FILE,
-)
-from .bundle import (
     CM_SCORE_COLUMN as CM_SCORE_COLUMN,
-)
-from .bundle import (
-    CONFIG_FILE as CONFIG_FILE,
-)
-from .bundle import (
-    CORPUS_DIR as CORPUS_DIR,
-)
-from .bundle import (
-    CROISSANT_FILE as CROISSANT_FILE,
-)
-from .bundle import (
-    ENVELOPE_FILE as ENVELOPE_FILE,
-)
-from .bundle import (
-    ENVIRONMENT_FILE as ENVIRONMENT_FILE,
-)
-from .bundle import (
-    KEY_ID_FILE as KEY_ID_FILE,
 )
 from .bundle import (
     MAX_NAME_BYTES as MAX_NAME_BYTES,
@@ -70,52 +49,10 @@ from .bundle import (
     MAX_SEGMENT_BYTES as MAX_SEGMENT_BYTES,
 )
 from .bundle import (
-    NOT_SUBJECTS as NOT_SUBJECTS,
-)
-from .bundle import (
-    OPERATORS_FILE as OPERATORS_FILE,
-)
-from .bundle import (
-    PROBLEMS_FILE as PROBLEMS_FILE,
-)
-from .bundle import (
-    PROVENANCE_DIR as PROVENANCE_DIR,
-)
-from .bundle import (
-    PROVENANCE_FILES as PROVENANCE_FILES,
-)
-from .bundle import (
-    PUBLIC_KEY_FILE as PUBLIC_KEY_FILE,
-)
-from .bundle import (
-    REPORT_DIR as REPORT_DIR,
-)
-from .bundle import (
-    REQUIRED_FILES as REQUIRED_FILES,
-)
-from .bundle import (
-    RESULTS_FILE as RESULTS_FILE,
-)
-from .bundle import (
-    RUN_FILE as RUN_FILE,
-)
-from .bundle import (
-    RUN_SPECIFIC_FILES as RUN_SPECIFIC_FILES,
-)
-from .bundle import (
     SCORE_COLUMNS as SCORE_COLUMNS,
 )
 from .bundle import (
     SCORE_FILES_AT_ONCE as SCORE_FILES_AT_ONCE,
-)
-from .bundle import (
-    SCORES_DIR as SCORES_DIR,
-)
-from .bundle import (
-    STATEMENT_FILE as STATEMENT_FILE,
-)
-from .bundle import (
-    TIMINGS_FILE as TIMINGS_FILE,
 )
 from .bundle import (
     TRIAL_COLUMNS_READ as TRIAL_COLUMNS_READ,
@@ -124,16 +61,7 @@ from .bundle import (
     TRIAL_LIST_ID_LENGTH as TRIAL_LIST_ID_LENGTH,
 )
 from .bundle import (
-    TRIALS_DIR as TRIALS_DIR,
-)
-from .bundle import (
-    UNSIGNED_FILE as UNSIGNED_FILE,
-)
-from .bundle import (
     UTTERANCE_COLUMNS_READ as UTTERANCE_COLUMNS_READ,
-)
-from .bundle import (
-    UTTERANCES_FILE as UTTERANCES_FILE,
 )
 from .bundle import (
     BundleFileError as BundleFileError,
@@ -283,6 +211,32 @@ from .errors import (
 )
 from .faces import lazy_face as lazy_face
 from .faces import lent_names as lent_names
+from .filenames import ATTESTATION_FILE as ATTESTATION_FILE
+from .filenames import CHECKPOINTS_FILE as CHECKPOINTS_FILE
+from .filenames import CONFIG_FILE as CONFIG_FILE
+from .filenames import CORPUS_DIR as CORPUS_DIR
+from .filenames import CROISSANT_FILE as CROISSANT_FILE
+from .filenames import ENVELOPE_FILE as ENVELOPE_FILE
+from .filenames import ENVIRONMENT_FILE as ENVIRONMENT_FILE
+from .filenames import KEY_ID_FILE as KEY_ID_FILE
+from .filenames import NOT_SUBJECTS as NOT_SUBJECTS
+from .filenames import OPERATORS_FILE as OPERATORS_FILE
+from .filenames import POLICY_FILE as POLICY_FILE
+from .filenames import PROBLEMS_FILE as PROBLEMS_FILE
+from .filenames import PROVENANCE_DIR as PROVENANCE_DIR
+from .filenames import PROVENANCE_FILES as PROVENANCE_FILES
+from .filenames import PUBLIC_KEY_FILE as PUBLIC_KEY_FILE
+from .filenames import REPORT_DIR as REPORT_DIR
+from .filenames import REQUIRED_FILES as REQUIRED_FILES
+from .filenames import RESULTS_FILE as RESULTS_FILE
+from .filenames import RUN_FILE as RUN_FILE
+from .filenames import RUN_SPECIFIC_FILES as RUN_SPECIFIC_FILES
+from .filenames import SCORES_DIR as SCORES_DIR
+from .filenames import STATEMENT_FILE as STATEMENT_FILE
+from .filenames import TIMINGS_FILE as TIMINGS_FILE
+from .filenames import TRIALS_DIR as TRIALS_DIR
+from .filenames import UNSIGNED_FILE as UNSIGNED_FILE
+from .filenames import UTTERANCES_FILE as UTTERANCES_FILE
 from .flags import (
     FLAGS as FLAGS,
 )
@@ -310,6 +264,7 @@ from .flags import (
 from .flags import (
     one_per_id as one_per_id,
 )
+from .forked import Forked as Forked
 from .jsonable import json_safe as json_safe
 from .jsonable import keyed_rows as keyed_rows
 from .jsonable import keyed_table as keyed_table

@@ -35,41 +35,22 @@ from schemas.documents import (
     check_shape,
 )
 from schemas.errors import Error
+from schemas.filenames import (
+    CORPUS_DIR,
+    SCORES_DIR,
+    TRIALS_DIR,
+)
 from schemas.scores import COHORT_COLUMNS, SCORE_STATUSES, ScoresSchema
 from schemas.trials import TrialsSchema, plainly_valid
 
 __all__ = [
-    "CHECKPOINTS_FILE",
     "CM_SCORE_COLUMN",
-    "CONFIG_FILE",
-    "CORPUS_DIR",
-    "CROISSANT_FILE",
-    "ENVELOPE_FILE",
-    "ENVIRONMENT_FILE",
-    "KEY_ID_FILE",
     "MAX_NAME_BYTES",
     "MAX_SEGMENT_BYTES",
-    "NOT_SUBJECTS",
-    "OPERATORS_FILE",
-    "PROBLEMS_FILE",
-    "PROVENANCE_DIR",
-    "PROVENANCE_FILES",
-    "PUBLIC_KEY_FILE",
-    "REPORT_DIR",
-    "REQUIRED_FILES",
-    "RESULTS_FILE",
-    "RUN_FILE",
-    "RUN_SPECIFIC_FILES",
-    "SCORES_DIR",
     "SCORE_COLUMNS",
     "SCORE_FILES_AT_ONCE",
-    "STATEMENT_FILE",
-    "TIMINGS_FILE",
-    "TRIALS_DIR",
     "TRIAL_COLUMNS_READ",
     "TRIAL_LIST_ID_LENGTH",
-    "UNSIGNED_FILE",
-    "UTTERANCES_FILE",
     "UTTERANCE_COLUMNS_READ",
     "BundleFileError",
     "BundleLayout",
@@ -97,33 +78,6 @@ __all__ = [
     "unsafe_name_reason",
 ]
 
-RESULTS_FILE = "results.csv"
-OPERATORS_FILE = "operators.json"
-CHECKPOINTS_FILE = "checkpoints.json"
-ENVIRONMENT_FILE = "environment.json"
-CONFIG_FILE = "config.toml"
-RUN_FILE = "run.json"
-TIMINGS_FILE = "timings.json"
-TRIALS_DIR = "trials"
-SCORES_DIR = "scores"
-CORPUS_DIR = "corpus"
-UTTERANCES_FILE = "utterances.csv"
-PROBLEMS_FILE = "problems.csv"
-CROISSANT_FILE = "croissant.json"  # the bundle's Croissant 1.1 card (provenance.croissant), a subject like the rest
-PROVENANCE_DIR = "provenance"
-REPORT_DIR = "report"
-STATEMENT_FILE = f"{PROVENANCE_DIR}/statement.json"
-ENVELOPE_FILE = f"{PROVENANCE_DIR}/run.intoto.jsonl"
-PUBLIC_KEY_FILE = f"{PROVENANCE_DIR}/signing-key.pub.pem"
-KEY_ID_FILE = f"{PROVENANCE_DIR}/signing-key.id"
-UNSIGNED_FILE = f"{PROVENANCE_DIR}/UNSIGNED.txt"
-# What provenance/ may hold; report/ is the audit written after signing and is never read back.
-PROVENANCE_FILES = (STATEMENT_FILE, ENVELOPE_FILE, PUBLIC_KEY_FILE, KEY_ID_FILE, UNSIGNED_FILE)
-NOT_SUBJECTS = (PROVENANCE_DIR, REPORT_DIR)
-REQUIRED_FILES = (RESULTS_FILE, OPERATORS_FILE, CHECKPOINTS_FILE, ENVIRONMENT_FILE)
-# Files that record the machine and the clock: two runs of one configuration may differ in these (and in the
-# signature), never in any other file.
-RUN_SPECIFIC_FILES = (ENVIRONMENT_FILE, TIMINGS_FILE)
 TRIAL_LIST_ID_LENGTH = 16
 SCORE_COLUMNS = ("trial_index", "label", "score", "status")
 CM_SCORE_COLUMN = "cm_score"  # optional: the countermeasure's score of each trial's test side (NaN: none)

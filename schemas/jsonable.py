@@ -9,10 +9,9 @@ naming it), never guessed at.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from typing import Any
-
-import pandas as pd
 
 __all__ = ["json_safe", "keyed_rows", "keyed_table"]
 
@@ -46,11 +45,18 @@ def json_safe(value: Any) -> Any:
         return float(value) if math.isfinite(value) else None
     if isinstance(value, str | int):
         return value
-    if value is pd.NA:
+    if _is_pandas_na(value):
         return None
     if hasattr(value, "tolist"):  # numpy scalar or array
         return json_safe(value.tolist())
     raise TypeError(f"value of type {type(value).__name__} cannot be written as JSON: {value!r}")
+
+
+def _is_pandas_na(value: Any) -> bool:
+    """``value`` is ``pandas.NA``: asked of pandas only where it is imported (nothing else can hold its NA), so that
+    this walk imports no pandas for a caller that has none (the report's figure drawer)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and value is pandas.NA
 
 
 def keyed_table(rows: Mapping[str, Mapping[str, Any]], key: str) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from audit.attestation import VERIFIER_PACKAGES
 from schemas import InputError, one_line_errors
 
 if TYPE_CHECKING:
@@ -47,6 +46,7 @@ def verify_attestation(
     Exit codes: 0 the attestation verifies and records PASSED, 1 it records FAILED or a check fails (the first line
     names it), 2 a malformed or unsigned file (one line on stderr).
     """
+    from audit.attestation import VERIFIER_PACKAGES  # here: the command line's start imports no pandas
     from provenance import (
         CAUSE_PREFIX,
         RESULT_FAILED,

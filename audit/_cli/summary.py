@@ -8,7 +8,6 @@ from typing import Any
 
 import typer
 
-from audit.result import CASES_SHOWN, exit_code
 from schemas import cases_of, count, describe_case
 
 __all__ = ["finish", "summary_lines", "verdict_line"]
@@ -68,6 +67,8 @@ def verdict_line(report: dict[str, Any]) -> str:
 def summary_lines(report: dict[str, Any]) -> list[str]:
     """A short human summary: the verdict line, then one line per flag, errors first, each error with its first
     failing cases (record, column, audited against signed value, or file), then the claim counts."""
+    from audit.result import CASES_SHOWN  # here: the command line's start imports no pandas
+
     lines = [verdict_line(report), *report.get("headline", [])]
     for flag in report["flags"]:
         lines.append(f"  {flag['severity']:<7} {flag['id']}: {flag['message']}")
@@ -85,6 +86,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
 
 def finish(report: dict[str, Any], written: list[Path], as_json: bool) -> None:
     """Print the report (JSON or the summary and the files written) and exit with its code."""
+    from audit.result import exit_code
+
     if as_json:
         typer.echo(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
     else:

@@ -11,14 +11,15 @@ import typer
 
 from audit._cli.attest import check_attest
 from audit._cli.summary import finish
-from provenance import check_writable_folder
-from schemas import CROISSANT_FILE, REPORT_DIR, InputError, announce, one_line_errors
+from schemas import InputError, announce, one_line_errors
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from audit.verify import AuditRequest
+    from audit.verify import AuditRequest, TableAudit
     from provenance import ReviewerKey
+    from reports import FigureOutcome
+    from schemas import Forked
 
 __all__ = ["audit_results", "check_card", "check_options", "read_trusted_ids", "verify"]
 
@@ -38,35 +39,28 @@ def import_quietly() -> None:
 
 
 def audit_results(
-    request: AuditRequest, out: Path | None = None, attest: Ed25519PrivateKey | None = None, card: bool = False
+    request: AuditRequest,
+    out: Path | None = None,
+    attest: Ed25519PrivateKey | None = None,
+    card: bool = False,
+    drawer: Forked[dict[str, list[FigureOutcome]]] | None = None,
 ) -> tuple[dict[str, Any], list[Path]]:
-    """The audit in its two phases, the figures drawn in a forked process between them when ``out`` is given;
-    the artefact-evaluation summary added and the report written to ``out``; with ``attest`` (and ``out``), the
+    """The audit in its two phases, the figures drawn in a forked process beside it when ``out`` is given; the
+    artefact-evaluation summary added and the report written to ``out``; with ``attest`` (and ``out``), the
     auditor's signed attestation of the finished audit beside it; with ``card`` (and ``out``), the table's Croissant
-    card. What an earlier audit left beside the report and this one does not write is removed."""
-    import_quietly()
-    from audit.attestation import attestation_pointer, write_audit_attestation
-    from audit.verify import audit_table, finish_audit
-    from provenance import write_table_card
-    from reports import add_statistics_figures, finish_report, import_drawing, remove_stale_beside, render_figures
-
-    table = audit_table(request)
-    if table.verified is not None and table.verified.intact:  # the statistics will run their compiled loops
-        from audit.metrics import prepare_kernels
-
-        prepare_kernels(announce)
-    drawing = None
-    if out is not None and table.verified is not None:  # figures drawn in a fork, the DET figures here after it
-        from audit.statistics import Forked  # the statistics' wing only for a bundle
-
-        import_drawing()
-        drawing = Forked(render_figures, table.figure_data, True)
+    card. What an earlier audit left beside the report and this one does not write is removed. ``drawer``: a table
+    audit's ``table_drawer``, forked by the caller before it imported the audit (one is forked here otherwise)."""
+    if drawer is None and out is not None and request.bundle is None:
+        drawer = table_drawer()
     try:
-        report = finish_audit(table)
-        figures = add_statistics_figures(drawing.result(), report) if drawing is not None else None
+        report, figures, table = _audited(request, out, drawer)
     finally:
-        if drawing is not None:
-            drawing.close()
+        if drawer is not None:
+            drawer.close()
+    from audit.attestation import attestation_pointer, write_audit_attestation
+    from provenance import write_table_card
+    from reports import finish_report, remove_stale_beside
+
     if out is not None and attest is not None:
         report["attestation"] = attestation_pointer(out, request, attest)
     written = finish_report(report, out, figures)
@@ -80,6 +74,65 @@ def audit_results(
     return report, written
 
 
+def table_drawer() -> Forked[dict[str, list[FigureOutcome]]]:
+    """A table audit's drawer of the figures matplotlib draws, forked before the audit's imports: it imports the
+    report's figures and matplotlib beside them and draws once given the table's figure data, while this process
+    draws the others."""
+    from schemas import Forked
+
+    return Forked.awaiting(_draw_figures, _import_drawing)
+
+
+def _import_drawing() -> None:
+    """The drawer's preparation, in its process: ``reports`` (with pandas, through ``schemas``) and matplotlib."""
+    from reports import import_drawing
+
+    import_drawing()
+
+
+def _draw_figures(figure_data: dict[str, Any], names: tuple[str, ...]) -> dict[str, list[FigureOutcome]]:
+    """The drawer's work: ``reports.draw_figures``, imported by ``_import_drawing`` in its process."""
+    from reports import draw_figures
+
+    return draw_figures(figure_data, names)
+
+
+def _audited(
+    request: AuditRequest, out: Path | None, drawer: Forked[dict[str, list[FigureOutcome]]] | None
+) -> tuple[dict[str, Any], list[FigureOutcome] | None, TableAudit]:
+    """Both phases of the audit and, with ``out``, the report's figures: a table's drawn half by ``drawer`` and half
+    here, a bundle's (those needing no statistics) in a fork made once the table is audited, the DET figures here
+    after the statistics."""
+    import_quietly()
+    from audit.verify import audit_table, finish_audit
+    from reports import (
+        MATPLOTLIB_FIGURES,
+        PLAIN_FIGURES,
+        add_statistics_figures,
+        draw_figures,
+        import_drawing,
+        render_figures,
+    )
+    from schemas import Forked
+
+    table = audit_table(request)
+    if drawer is not None:
+        drawer.give(table.figure_data, MATPLOTLIB_FIGURES)
+        drawn_here = draw_figures(table.figure_data, PLAIN_FIGURES)
+        report = finish_audit(table)
+        return report, render_figures(report, drawn={**drawn_here, **drawer.result()}), table
+    if table.verified is not None and table.verified.intact:  # the statistics will run their compiled loops
+        from audit.metrics import prepare_kernels
+
+        prepare_kernels(announce)
+    if out is None or table.verified is None:
+        return finish_audit(table), None, table
+    import_drawing()
+    with Forked(render_figures, table.figure_data, True) as drawing:
+        report = finish_audit(table)
+        return report, add_statistics_figures(drawing.result(), report), table
+
+
 def check_card(croissant: bool, out: Path | None, bundle: Path | None, results: Path) -> None:
     """``--croissant`` comes with ``--out`` (the card lies beside the report), without ``--bundle`` (a bundle
     carries its own signed ``croissant.json``, which the audit checks) and for a UTF-8 table (the encoding
@@ -90,6 +143,8 @@ def check_card(croissant: bool, out: Path | None, bundle: Path | None, results: 
     if out is None:
         raise InputError("--croissant", "writes the table's card beside the report; give --out too")
     if bundle is not None:
+        from schemas import CROISSANT_FILE
+
         raise InputError(
             str(bundle),
             "--croissant writes a card for a table audited without a bundle; the bundle carries its own signed "
@@ -129,6 +184,8 @@ def _check_out(out: Path, bundle: Path | None) -> None:
     """``--out`` may be the bundle's own ``report/`` (which the audit never reads, and where ``interbias
     reproduce`` writes), or any folder outside the bundle; anywhere else inside it would change what is audited."""
     if bundle is not None:
+        from schemas import REPORT_DIR
+
         folder, root = out.resolve(), bundle.resolve()
         if (folder == root or root in folder.parents) and folder != root / REPORT_DIR:
             raise InputError(
@@ -136,6 +193,7 @@ def _check_out(out: Path, bundle: Path | None) -> None:
                 f"is inside the bundle folder {bundle}; write the report to {bundle / REPORT_DIR} (never read by the "
                 "audit) or outside the bundle",
             )
+    from provenance import check_writable_folder
     from reports import check_report_folder
 
     check_report_folder(out)
@@ -214,21 +272,26 @@ def verify(
     Exit codes: 0 PASS (no error flag and, for a bundle, signed by a key you trust), 1 FAIL (an error flag) or
     UNAUTHENTICATED (the bundle verifies only under its own key), 2 unusable input (one line on stderr).
     """
-    from audit.table import AuditConfig, read_training_corpora
-    from audit.verify import AuditRequest
+    drawer = table_drawer() if out is not None and bundle is None else None  # before any heavy import
+    try:
+        check_card(croissant, out, bundle, results)
+        reviewer_key = check_options(out, bundle, key)
+        auditor_key = check_attest(attest, out)
+        from audit.table import AuditConfig, read_training_corpora
+        from audit.verify import AuditRequest
 
-    check_card(croissant, out, bundle, results)
-    reviewer_key = check_options(out, bundle, key)
-    auditor_key = check_attest(attest, out)
-    request = AuditRequest(
-        results,
-        columns=columns,
-        claims=claims,
-        config=AuditConfig(training_corpora=read_training_corpora(roster)) if roster is not None else None,
-        bundle=bundle,
-        key=reviewer_key,
-        trusted_ids=read_trusted_ids(trusted_keys) if trusted_keys is not None else frozenset(),
-        subset=subset,
-    )
-    report, written = audit_results(request, out, auditor_key, croissant)
+        request = AuditRequest(
+            results,
+            columns=columns,
+            claims=claims,
+            config=AuditConfig(training_corpora=read_training_corpora(roster)) if roster is not None else None,
+            bundle=bundle,
+            key=reviewer_key,
+            trusted_ids=read_trusted_ids(trusted_keys) if trusted_keys is not None else frozenset(),
+            subset=subset,
+        )
+        report, written = audit_results(request, out, auditor_key, croissant, drawer)
+    finally:
+        if drawer is not None:
+            drawer.close()
     finish(report, written, as_json)

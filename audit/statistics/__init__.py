@@ -64,7 +64,6 @@ from audit.statistics.draws import (
     percentile_interval,
 )
 from audit.statistics.equivalence import family_power, family_summary, held_out_validation, tost_verdict
-from audit.statistics.forked import Forked
 from audit.statistics.inputs import family_of
 from audit.statistics.menagerie import menagerie
 from audit.statistics.rankings import RankingInput, p_text, paired_rankings, rankings_section
@@ -85,7 +84,6 @@ __all__ = [
     "ContrastInput",
     "CoverageDesign",
     "FixedThresholdInput",
-    "Forked",
     "RankingInput",
     "ScoredRecord",
     "SpeakerDraws",

@@ -152,7 +152,7 @@ def ranking_draws(
     settings: Sequence[RankingInput], shared: SpeakerDraws, eer_method: EerMethod, contrasts: Sequence[ContrastInput]
 ) -> DrawCache:
     """The draws of every ranked record's trials that no contrast term draws (same record, same kept trials), in a
-    cache the rankings then read: run beside the contrasts (``audit.statistics.forked``), so that each record's
+    cache the rankings then read: run beside the contrasts (``schemas.Forked``), so that each record's
     draws are made once per audit. A setting the rankings cannot use is left to ``paired_rankings`` to report."""
     drawn_by_contrasts = set()
     for contrast in contrasts:

@@ -22,7 +22,6 @@ from audit.statistics.coverage import CoverageDesign, measured_coverage, simulat
 from audit.statistics.det_bands import det_bands
 from audit.statistics.draws import StatisticsInputError
 from audit.statistics.equivalence import family_summary, held_out_validation, tost_verdict
-from audit.statistics.forked import Forked
 from audit.statistics.menagerie import (
     MIN_TRIALS,
     QUANTILES,
@@ -39,7 +38,7 @@ from audit.statistics.subgroups import (
     fixed_threshold_analysis,
     subgroup_gap_intervals,
 )
-from schemas import EerMethod
+from schemas import EerMethod, Forked
 
 # Entry point for the audit of a bundle
 
@@ -171,7 +170,7 @@ def statistics_section(
         for ids in (record.enrol_speaker, record.test_speaker)
     ]
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
-    # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (audit.statistics.forked).
+    # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (schemas.Forked).
     with (
         Forked(
             _settings_statistics,

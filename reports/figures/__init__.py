@@ -10,7 +10,8 @@ of its clean list (``bayes_error``). Once a bundle's statistics are in, its DET 
 curve's pointwise speaker-bootstrap band, a DET figure per experiment with subgroups is added (``det_band_figures``,
 from ``statistics.det_bands``), and the menagerie figure (``menagerie``).
 
-``render_figures`` and ``add_statistics_figures`` (``catalogue``) draw them in a fixed order; ``canvas`` turns a
+``render_figures`` and ``add_statistics_figures`` (``catalogue``) draw them in a fixed order (``draw_figures`` a part
+of them by name, for another process); ``canvas`` turns a
 matplotlib drawing into bytes, ``plain`` writes a figure of boxes and texts (the heatmap) without matplotlib's drawing,
 ``layout`` places them in inches. A figure whose data is absent is skipped with the reason, never
 drawn empty. Importing this package imports no matplotlib: figures import it when they are drawn.
@@ -18,7 +19,14 @@ drawn empty. Importing this package imports no matplotlib: figures import it whe
 
 from reports.figures.bayes_error import bayes_error_plot
 from reports.figures.canvas import import_drawing
-from reports.figures.catalogue import DET_PENDING, add_statistics_figures, render_figures
+from reports.figures.catalogue import (
+    DET_PENDING,
+    MATPLOTLIB_FIGURES,
+    PLAIN_FIGURES,
+    add_statistics_figures,
+    draw_figures,
+    render_figures,
+)
 from reports.figures.contrasts import coupling_lines, ie_vs_prediction, interaction_plots
 from reports.figures.det import det_band_figures, det_curves
 from reports.figures.gap import gap_vs_snr
@@ -31,7 +39,9 @@ from reports.figures.scores import score_distributions
 __all__ = [
     "DET_PENDING",
     "DPI",
+    "MATPLOTLIB_FIGURES",
     "MENAGERIE_SECTION",
+    "PLAIN_FIGURES",
     "TEXT_PT",
     "FigureOutcome",
     "add_statistics_figures",
@@ -39,6 +49,7 @@ __all__ = [
     "coupling_lines",
     "det_band_figures",
     "det_curves",
+    "draw_figures",
     "eer_heatmap",
     "gap_vs_snr",
     "ie_vs_prediction",

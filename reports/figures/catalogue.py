@@ -1,10 +1,12 @@
 """The report's figures in their fixed order: those drawn from its aggregates and curves (``render_figures``, which
 can run before the statistics are in) and those that need its statistics (``add_statistics_figures``: the DET
-figures with their bands, the menagerie)."""
+figures with their bands, the menagerie). ``draw_figures`` draws some of the first kind by name, so that two
+processes can share them: the figures matplotlib draws (``MATPLOTLIB_FIGURES``) in one that imported it, the others
+(``PLAIN_FIGURES``) in one that need not (a table audit's figure drawer, ``audit verify TABLE --out``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from reports.figures.bayes_error import bayes_error_plot
@@ -26,19 +28,37 @@ FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome | list[FigureOutco
     score_distributions,
     bayes_error_plot,
 )
+PLAIN_FIGURES = (eer_heatmap.__name__,)  # drawn without matplotlib (reports.figures.plain)
+# The others that can be drawn before the statistics, by matplotlib (the DET figures wait for them).
+MATPLOTLIB_FIGURES = tuple(make.__name__ for make in FIGURES if make is not det_curves and make is not eer_heatmap)
 
 
-def render_figures(report: Mapping[str, Any], statistics_pending: bool = False) -> list[FigureOutcome]:
+def draw_figures(report: Mapping[str, Any], names: Collection[str]) -> dict[str, list[FigureOutcome]]:
+    """The figures of ``FIGURES`` whose function is named in ``names``, each drawn or skipped, by name: the part of
+    ``render_figures`` that one process draws for another (``drawn``)."""
+    made = {make.__name__: make(report) for make in FIGURES if make.__name__ in names and make is not det_curves}
+    return {name: figures if isinstance(figures, list) else [figures] for name, figures in made.items()}
+
+
+def render_figures(
+    report: Mapping[str, Any],
+    statistics_pending: bool = False,
+    drawn: Mapping[str, list[FigureOutcome]] | None = None,
+) -> list[FigureOutcome]:
     """Every figure of the report, drawn or skipped, in a fixed order. ``FIGURES`` read only the report's
     ``aggregates`` and ``curves``, so they can be drawn before its statistics are in; the DET figures, which the
     statistics' bands redraw, are drawn last, each once (``add_statistics_figures``). ``statistics_pending``: the
     report's statistics are yet to come, so the DET figures are left to ``add_statistics_figures`` (one entry
-    marks their place)."""
-    drawn: list[FigureOutcome] = []
+    marks their place). ``drawn``: figures drawn already (``draw_figures``, perhaps in another process), by name."""
+    given = dict(drawn or {})
+    done = {**given, **draw_figures(report, [make.__name__ for make in FIGURES if make.__name__ not in given])}
+    figures: list[FigureOutcome] = []
     for make in FIGURES:
-        made = FigureOutcome("det_curves.png", "DET curves", None, DET_PENDING) if make is det_curves else make(report)
-        drawn += made if isinstance(made, list) else [made]
-    return drawn if statistics_pending else add_statistics_figures(drawn, report)
+        if make is det_curves:
+            figures.append(FigureOutcome("det_curves.png", "DET curves", None, DET_PENDING))
+        else:
+            figures += done[make.__name__]
+    return figures if statistics_pending else add_statistics_figures(figures, report)
 
 
 def add_statistics_figures(figures: Sequence[FigureOutcome], report: Mapping[str, Any]) -> list[FigureOutcome]:

@@ -301,3 +301,29 @@ def test_the_examples_are_what_the_script_writes() -> None:
     assert EXAMPLE.read_text() == make_examples.results_csv()
     for name, text in make_examples.FILES.items():
         assert (ROOT / "examples" / name).read_text() == text, name
+
+
+def test_a_tables_figures_drawn_beside_the_audit_are_those_drawn_in_process(tmp_path: Path) -> None:
+    """``--out`` without a bundle: the figures matplotlib draws come from a process forked before the audit's
+    imports (``table_drawer``), the heatmap from this one; the report is byte for byte the one drawn in process."""
+    from audit.verify import AuditRequest, verify
+    from reports import finish_report
+
+    code, stdout, _ = invoke("verify", str(EXAMPLE), "--out", str(tmp_path / "beside"))
+    assert code == 1
+    written = [Path(line.removeprefix("wrote ")) for line in stdout.splitlines() if line.startswith("wrote ")]
+    finish_report(verify(AuditRequest(EXAMPLE)), tmp_path / "in-process")
+    assert {path.name for path in written} >= {"interaction_plots.svg", "eer_heatmap.png", "gap_vs_snr.png"}
+    assert sorted(p.relative_to(tmp_path / "in-process") for p in (tmp_path / "in-process").rglob("*.*")) == sorted(
+        path.relative_to(tmp_path / "beside") for path in written
+    )
+    for path in written:
+        assert path.read_bytes() == (tmp_path / "in-process" / path.relative_to(tmp_path / "beside")).read_bytes()
+
+
+def test_the_command_line_starts_without_pandas() -> None:
+    """The table drawer is forked before the audit imports pandas, so that matplotlib's import runs beside it: the
+    command line's own start (typer, the commands' modules) imports neither."""
+    code = "import sys, audit.cli; print(sorted({'pandas', 'pandera', 'matplotlib'} & set(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert result.stdout.strip() == "[]"

@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from provenance import (
-    ATTESTATION_FILE,
     TEST_RESULT_PREDICATE_TYPE,
     VSA_PREDICATE_TYPE,
     AttestationMismatch,
@@ -36,7 +35,7 @@ from provenance import (
     verify_attested_table,
     verify_attested_toolkit,
 )
-from schemas import STATEMENT_FILE, InputError
+from schemas import ATTESTATION_FILE, STATEMENT_FILE, InputError
 from tests.fuzzing import examples
 
 KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))

@@ -1,12 +1,10 @@
-"""audit.statistics.forked: work run beside the audit in a forked process gives what the call gives in process, and what
-goes wrong there is raised here. The command line draws a bundle audit's figures and the subgroup settings'
-statistics that way: the written report must be the one drawn in process, byte for byte."""
+"""Work run beside the audit in a forked process (``schemas.Forked``): the command line draws a table audit's figures
+and a bundle audit's that way, and the statistics compute the subgroup settings' beside the contrasts: the written
+report must be the one drawn in process, byte for byte."""
 
 from __future__ import annotations
 
 import functools
-import os
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -15,37 +13,12 @@ import pytest
 import audit.statistics.section
 from audit.cli import audit_results
 from audit.statistics.coverage import CoverageDesign
-from audit.statistics.forked import Forked
 from audit.statistics.section import statistics_section
 from audit.statistics.subgroups import FixedThresholdInput, SubgroupInput
 from audit.verify import AuditRequest, verify
 from reports import finish_report
+from schemas import Forked
 from tests.provenance.synthetic_bundle import build_bundle
-
-
-class _Unpicklable(Exception):
-    def __init__(self) -> None:
-        super().__init__("holds a lock")
-        self.lock = threading.Lock()
-
-
-def _raise_unpicklable() -> None:
-    raise _Unpicklable
-
-
-def test_the_value_and_the_exception_come_back() -> None:
-    with Forked(np.add, np.arange(3), 1) as forked:
-        assert forked.result().tolist() == [1, 2, 3]
-    with Forked(int, "x") as forked, pytest.raises(ValueError, match="invalid literal") as raised:
-        forked.result()
-    assert any("raised in a forked process" in note for note in raised.value.__notes__)
-    with Forked(_raise_unpicklable) as forked, pytest.raises(RuntimeError, match="holds a lock"):
-        forked.result()
-
-
-def test_a_process_that_dies_is_an_error_not_a_hang() -> None:
-    with Forked(os._exit, 3) as forked, pytest.raises(RuntimeError, match="exit 3"):
-        forked.result()
 
 
 def test_the_subgroup_settings_computed_beside_the_contrasts_equal_those_computed_in_line(

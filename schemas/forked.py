@@ -2,7 +2,9 @@
 
 An audit is mostly one core's work: the statistics' compiled loops gain nothing from a second core here. Parts
 that do not feed the rest (the report's figures, the statistics of the subgroup settings) run beside it in a
-fork of the process, which inherits their inputs without copying them. Linux only (fork is unsafe with macOS
+fork of the process, which inherits their inputs without copying them. Work whose inputs come later can start
+before them (``Forked.awaiting``): a table audit's figure drawer imports matplotlib while the caller imports
+pandas, then is given the figures' data (pickled through a pipe). Linux only (fork is unsafe with macOS
 frameworks and absent on Windows; numba's workqueue layer is fork-safe): elsewhere the work runs in the caller
 when its value is asked for. The value is the one the call gives in process (tested).
 """
@@ -15,6 +17,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+__all__ = ["Forked"]
+
 T = TypeVar("T")
 
 
@@ -24,17 +28,47 @@ class Forked(Generic[T]):
     (nothing worth a process) runs the call in line when its value is asked for, as outside Linux."""
 
     def __init__(self, function: Callable[..., T], *args: Any, fork: bool = True) -> None:
-        self._function, self._args = function, args
+        self._start(function, args, fork, None)
+
+    @classmethod
+    def awaiting(cls, function: Callable[..., T], prepare: Callable[[], object], fork: bool = True) -> Forked[T]:
+        """``function`` started now in a forked process that runs ``prepare()`` (imports, say) and then waits for its
+        arguments, which ``give`` sends once; in line (``fork=False``, or outside Linux) ``prepare`` runs when the
+        value is asked for. A process never given its arguments is ended by ``close``."""
+        forked: Forked[T] = cls.__new__(cls)
+        forked._start(function, (), fork, prepare)
+        return forked
+
+    def _start(
+        self, function: Callable[..., T], args: tuple[Any, ...], fork: bool, prepare: Callable[[], object] | None
+    ) -> None:
+        self._function, self._args, self._prepare = function, args, prepare
         self._process: Any = None
+        self._give: Any = None
         if fork and sys.platform == "linux":
             context = multiprocessing.get_context("fork")
             self._receive, send = context.Pipe(duplex=False)
-            self._process = context.Process(target=_run, args=(function, args, send), daemon=True)
+            given = None
+            if prepare is not None:
+                given, self._give = context.Pipe(duplex=False)
+            self._process = context.Process(target=_run, args=(function, args, send, prepare, given), daemon=True)
             self._process.start()
             send.close()
+            if given is not None:
+                given.close()
+
+    def give(self, *args: Any) -> None:
+        """The arguments of work started by ``awaiting``, sent to its process (pickled) or kept for the call in line."""
+        if self._give is None:
+            self._args = args
+            return
+        self._give.send(args)
+        self._give.close()
 
     def result(self) -> T:
         if self._process is None:
+            if self._prepare is not None:
+                self._prepare()
             return self._function(*self._args)
         try:
             outcome, payload, trace = self._receive.recv()
@@ -56,6 +90,8 @@ class Forked(Generic[T]):
             self._process.terminate()
         self._process.join()
         self._receive.close()
+        if self._give is not None and not self._give.closed:
+            self._give.close()
 
     def __enter__(self) -> Forked[T]:
         return self
@@ -64,9 +100,19 @@ class Forked(Generic[T]):
         self.close()
 
 
-def _run(function: Callable[..., Any], args: tuple[Any, ...], send: Any) -> None:
-    """The forked process: the value, or the exception (a RuntimeError of its text when it cannot be sent)."""
+def _run(
+    function: Callable[..., Any],
+    args: tuple[Any, ...],
+    send: Any,
+    prepare: Callable[[], object] | None = None,
+    given: Any = None,
+) -> None:
+    """The forked process: ``prepare()`` and the arguments ``given`` awaited where the work was started before them,
+    then the value, or the exception (a RuntimeError of its text when it cannot be sent)."""
     try:
+        if prepare is not None:
+            prepare()
+            args = given.recv()
         send.send(("returned", function(*args), ""))
     except BaseException as error:  # sent to the caller, which raises it there
         trace = "".join(traceback.format_exception(error))

@@ -1,0 +1,71 @@
+"""schemas.forked: work run in a forked process gives what the call gives in process, and what goes wrong there is
+raised here; work started before its arguments (``Forked.awaiting``) runs its preparation beside the caller and the
+work once given them."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from schemas import Forked
+
+
+class _Unpicklable(Exception):
+    def __init__(self) -> None:
+        super().__init__("holds a lock")
+        self.lock = threading.Lock()
+
+
+def _raise_unpicklable() -> None:
+    raise _Unpicklable
+
+
+def test_the_value_and_the_exception_come_back() -> None:
+    with Forked(np.add, np.arange(3), 1) as forked:
+        assert forked.result().tolist() == [1, 2, 3]
+    with Forked(int, "x") as forked, pytest.raises(ValueError, match="invalid literal") as raised:
+        forked.result()
+    assert any("raised in a forked process" in note for note in raised.value.__notes__)
+    with Forked(_raise_unpicklable) as forked, pytest.raises(RuntimeError, match="holds a lock"):
+        forked.result()
+
+
+def test_a_process_that_dies_is_an_error_not_a_hang() -> None:
+    with Forked(os._exit, 3) as forked, pytest.raises(RuntimeError, match="exit 3"):
+        forked.result()
+
+
+def _mark_prepared(folder: Path) -> None:
+    (folder / f"prepared-{os.getpid()}").write_text("")
+
+
+def _prepared_where(folder: Path, value: int) -> tuple[list[str], int, int]:
+    return sorted(path.name for path in folder.iterdir()), os.getpid(), value * 2
+
+
+@pytest.mark.parametrize("fork", [True, False])
+def test_work_awaiting_its_arguments_prepares_first_then_runs_once_given_them(tmp_path: Path, fork: bool) -> None:
+    with Forked.awaiting(_prepared_where, lambda: _mark_prepared(tmp_path), fork=fork) as forked:
+        forked.give(tmp_path, 21)
+        marks, pid, value = forked.result()
+    assert value == 42
+    assert marks == [f"prepared-{pid}"]  # prepared in the process that ran the work, before it ran
+    assert (pid != os.getpid()) is fork
+
+
+def test_work_awaiting_its_arguments_raises_here_and_ends_when_never_given_them(tmp_path: Path) -> None:
+    with Forked.awaiting(int, lambda: None) as forked, pytest.raises(ValueError, match="invalid literal"):
+        forked.give("x")
+        forked.result()
+    with Forked.awaiting(int, lambda: 1 / 0) as forked, pytest.raises(ZeroDivisionError):
+        forked.give("1")
+        forked.result()
+    forked = Forked.awaiting(int, lambda: None)  # an audit that fails before the figures' data exists
+    process = forked._process
+    forked.close()
+    forked.close()  # twice, as the command line and audit_results both may
+    assert not process.is_alive()
