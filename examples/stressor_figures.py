@@ -35,7 +35,7 @@ from runner.design.config import RunConfig, load_config
 from runner.design.experiments import ExperimentDesign
 from runner.execution.jobs import read_clean_wave
 from runner.operators import Chain, NoiseSources
-from schemas.bundle import CONFIG_FILE, UTTERANCES_FILE, corpus_folder_name, scores_name, trial_list_name
+from schemas import CONFIG_FILE, UTTERANCES_FILE, corpus_folder_name, scores_name, trial_list_name
 
 REALISED = {
     "rt60_s_realised": ("T30", "s", 2),

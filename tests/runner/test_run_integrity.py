@@ -27,7 +27,7 @@ from typer.testing import CliRunner, Result
 from runner.corpora.asterisk import build_default_corpus
 from runner.design.config import load_config
 from runner.pipeline import RunOptions, RunSummary, run
-from schemas.bundle import RUN_SPECIFIC_FILES, TIMINGS_FILE
+from schemas import RUN_SPECIFIC_FILES, TIMINGS_FILE
 from schemas.errors import InputError
 from tests.runner.test_cache import damage
 from tests.runner.test_pipeline import CountingEncoder, counting_factory
