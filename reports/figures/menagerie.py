@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from reports.figures.canvas import _drawn
 from reports.figures.data import _label, _number
-from reports.figures.layout import _lay_out, _legend_inches, _panels
+from reports.figures.layout import DPI, LINE_EM, _lay_out, _legend_inches, _panels, _text_inches
 from reports.figures.outcome import FigureOutcome
 from reports.format import format_number
 from schemas import keyed_rows
@@ -26,6 +26,52 @@ MAX_MENAGERIE_ROWS = 4  # clean references drawn (a row of two panels each)
 MAX_MENAGERIE_LABELS = 4  # speakers named per panel: the farthest moved of those who change category first
 MENAGERIE_FONT = 11  # points: legible with the figure scaled to 400 px wide (6.4 in at 100 dpi: 0.63 of its size)
 SIDES = (("fa_enrol", "lamb", "as enrolment side"), ("fa_test", "wolf", "as test side"))
+LABEL_GAP_PT = 3.0  # between a speaker's marker and its name
+LABEL_STEPS = 4  # the corners around a marker, then moved away from it by up to three label heights (with a leader)
+MARKER_PX = 3.0  # half the side of a marker (matplotlib's s=18: a square of about 4.2 pt), in pixels at DPI
+LEADER = {"arrowstyle": "-", "color": "0.3", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 2}
+Box = tuple[float, float, float, float]  # left, bottom, right, top in pixels
+
+
+def _overlap(a: Box, b: Box) -> float:
+    """The area two boxes share."""
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def _label_corners(anchors: Sequence[tuple[float, float]], sizes: Sequence[tuple[float, float]],
+                   markers: Sequence[tuple[float, float]], frame: Box) -> list[tuple[float, float]]:  # fmt: skip
+    """Where each label's lower left corner goes (pixels), in turn: the first of the four corners around its anchor
+    (above right, below right, above left, below left, ``LABEL_GAP_PT`` away), then of those corners moved away from
+    the anchor by one to ``LABEL_STEPS - 1`` label heights, whose box covers no label placed before it and no marker
+    and stays in ``frame``; where none does, the one that covers least. Labels come in order of priority, so a
+    crowded panel keeps its first names legible.
+
+    Two labels of one point: the second goes below right; one near the right edge goes left; a third label of the
+    point moves a label's height up.
+
+    >>> corners = _label_corners([(50, 50)] * 2 + [(95, 20)] + [(50, 50)] * 3, [(20, 8)] * 6, [], (0, 0, 100, 100))
+    >>> [(round(x, 1), round(y, 1)) for x, y in corners]
+    [(54.2, 54.2), (54.2, 37.8), (70.8, 24.2), (25.8, 54.2), (25.8, 37.8), (54.2, 62.2)]
+    """
+    gap = LABEL_GAP_PT * DPI / 72
+    placed: list[Box] = []
+    obstacles = [(x - MARKER_PX, y - MARKER_PX, x + MARKER_PX, y + MARKER_PX) for x, y in markers]
+    corners = []
+    for (x, y), (width, height) in zip(anchors, sizes, strict=True):
+        ups = [step * height for step in range(LABEL_STEPS)]
+        candidates = [corner for up in ups for corner in ((x + gap, y + gap + up), (x + gap, y - gap - height - up),
+                      (x - gap - width, y + gap + up), (x - gap - width, y - gap - height - up))]  # fmt: skip
+
+        def cost(corner: tuple[float, float], width: float = width, height: float = height) -> float:
+            box = (corner[0], corner[1], corner[0] + width, corner[1] + height)
+            inside = frame[0] <= box[0] and frame[1] <= box[1] and box[2] <= frame[2] and box[3] <= frame[3]
+            outside = 0.0 if inside else width * height - _overlap(box, frame)
+            return outside + sum(_overlap(box, other) for other in placed + obstacles)
+
+        best = min(candidates, key=cost)  # the first of the least-covering corners
+        placed.append((best[0], best[1], best[0] + width, best[1] + height))
+        corners.append(best)
+    return corners
 
 
 def _hardest(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -88,16 +134,39 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
     moves = _moves
     prefix = _common_prefix([str(name) for result, _ in shown for name in keyed_rows(result["speakers"])])
 
-    def named(cell: Mapping[str, Any], points: Sequence[tuple[Any, ...]]) -> set[str]:
+    def named(cell: Mapping[str, Any], points: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """The points whose speaker is named, first to last in priority: those who change category, the farthest
+        moved first."""
         changed = {str(change.get("speaker")) for change in cell.get("changes") or [] if isinstance(change, Mapping)}
         farthest = sorted(points, key=lambda p: (p[0] not in changed, -math.hypot(p[3] - p[1], p[4] - p[2])))
-        return {point[0] for point in farthest[:MAX_MENAGERIE_LABELS]}
+        return farthest[:MAX_MENAGERIE_LABELS]
+
+    def label(panel: Axes, points: Sequence[tuple[Any, ...]], labelled: Sequence[tuple[Any, ...]]) -> None:
+        """Name the ``labelled`` speakers at their stressed points, each beside its marker where it covers no other
+        name or marker (``_label_corners``); called once the panel is laid out, its scales fixed."""
+        panel.get_xlim(), panel.get_ylim()  # the scales as drawn (a stale view is brought up to date)
+        to_pixels = panel.transData.transform
+        anchors = [tuple(to_pixels((x, y))) for _, _, _, x, y in labelled]
+        markers = [tuple(to_pixels(xy)) for point in points for xy in (point[1:3], point[3:5])]
+        names = [_label(point[0].removeprefix(prefix)) for point in labelled]
+        sizes = [(_text_inches([name], MENAGERIE_FONT - 2) * DPI, LINE_EM * (MENAGERIE_FONT - 2) * DPI / 72)
+                 for name in names]  # fmt: skip
+        left, bottom, right, top = panel.get_window_extent().extents
+        corners = _label_corners(anchors, sizes, markers, (left, bottom, right, top))
+        for point, name, (x, y), (corner_x, corner_y), (_, height) in zip(
+            labelled, names, anchors, corners, sizes, strict=True
+        ):
+            offset = ((corner_x - x) * 72 / DPI, (corner_y - y) * 72 / DPI)
+            moved = max(corner_y - y, y - corner_y - height) > LABEL_GAP_PT * DPI / 72 + 0.5  # a leader to its marker
+            panel.annotate(name, point[3:5], xytext=offset, textcoords="offset points", fontsize=MENAGERIE_FONT - 2,
+                           ha="left", va="bottom", arrowprops=LEADER if moved else None)  # fmt: skip
 
     def title(key: Mapping[str, Any]) -> str:
         return _label(f"{key.get('experiment', '')}/{key.get('model', '')}")
 
     def draw(figure: Figure, axes: Axes) -> None:
         panels = _panels(figure, axes, 2 * len(shown))
+        names: list[tuple[Axes, list[tuple[Any, ...]], list[tuple[Any, ...]]]] = []
         for (result, cell), row in zip(shown, zip(panels[::2], panels[1::2], strict=True), strict=True):
             cuts = result.get("cuts") or {}
             for panel, (measure, kind, side) in zip(row, SIDES, strict=True):
@@ -121,10 +190,7 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
                     )
                     panel.scatter(x0, y0, s=18, color="tab:blue", zorder=3)
                     panel.scatter(x1, y1, s=18, color="tab:red", marker="s", zorder=3)
-                for speaker, _, _, x, y in (point for point in points if point[0] in labelled):
-                    label = _label(speaker.removeprefix(prefix))
-                    panel.annotate(label, (x, y), xytext=(3, 3), textcoords="offset points",
-                                   fontsize=MENAGERIE_FONT - 2)  # fmt: skip
+                names.append((panel, points, labelled))
                 goat, cut = _number(cuts.get("goat")), _number(cuts.get(kind))
                 if goat is not None:
                     panel.axvline(goat, color="tab:green", linestyle="--", linewidth=1.0)
@@ -149,6 +215,8 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
         figure.legend(handles=keys, fontsize=MENAGERIE_FONT - 1, loc="lower center", ncols=4)
         legend = _legend_inches(1, MENAGERIE_FONT - 1)
         _lay_out(panels, MENAGERIE_FONT - 2, MENAGERIE_FONT + 1, legend_inches=legend, right=0.3, columns=2)
+        for panel, points, labelled in names:
+            label(panel, points, labelled)
 
     def described(result: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
         before, after = (format_number(_number(record.get("eer"))) for record in (result, cell))

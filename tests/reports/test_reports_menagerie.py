@@ -7,13 +7,15 @@ from __future__ import annotations
 import io
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
-from PIL import Image
+from PIL import Image, ImageFont
 
 from reports import write_report
 from reports.blocks import Figure, Heading, Paragraph, Table
 from reports.document import build_document
 from reports.figures import MENAGERIE_SECTION, add_statistics_figures, menagerie_figure
+from reports.figures.layout import _font_file
 from schemas import keyed_rows, keyed_table
 
 
@@ -85,3 +87,29 @@ def test_the_figure_goes_in_its_section_and_the_section_shows_its_second_table(t
     )
     written = {path.name for path in write_report(report, tmp_path / "out", figures)}
     assert {"menagerie.png", "menagerie.svg"} <= written
+
+
+def test_the_named_speakers_do_not_overprint_each_other() -> None:
+    """Four named speakers whose stressed points nearly coincide (all four changing category): each name is put
+    beside its marker, or moved off it with a leader, where it covers no other name. The names' boxes are read from
+    the SVG (baseline position) with their extents measured independently, by Pillow's FreeType in the figures'
+    font; with every name at one fixed offset they covered each other."""
+    report = _report()
+    (result,) = report["statistics"]["menagerie"]
+    crowded = {f"s{i}": {"target_mean": 0.5 + 0.001 * i, "fa_enrol": 0.1 + 0.001 * i, "fa_test": 0.1} for i in range(6)}
+    hardest = result["stressed"][1]
+    hardest["speakers"] = keyed_table(crowded, "speaker")
+    hardest["changes"] = [{"speaker": f"s{i}", "clean": "sheep", "stressed": "goat"} for i in range(4)]
+    (figure,) = menagerie_figure(report)
+    assert figure.svg is not None
+    texts = ElementTree.fromstring(figure.svg).iter("{http://www.w3.org/2000/svg}text")
+    named = [(float(text.get("x", "nan")), float(text.get("y", "nan")), text.text or "") for text in texts]
+    named = [entry for entry in named if entry[2] in {"s0", "s1", "s2", "s3"}]
+    assert len(named) == 8  # four in each of the two panels
+    font = ImageFont.truetype(_font_file(), 900)  # 100 x the names' size in the SVG's units (points): whole pixels
+    ascent, descent = (extent / 100 for extent in font.getmetrics())
+    boxes = [(x, y - ascent, x + font.getlength(name) / 100, y + descent) for x, y, name in named]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            shared = min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
+            assert min(shared) <= 0.5, (a, b)
