@@ -136,7 +136,12 @@ def _sessions(tables: Mapping[str, pd.DataFrame]) -> dict[str, str]:
 
 def _with(lists: Mapping[str, pd.DataFrame], list_ids: Iterable[str | None], *columns: str) -> list[pd.DataFrame]:
     """The named lists that have these columns (a rule measures none of the others)."""
-    return [lists[i] for i in sorted(i for i in set(list_ids) if i is not None) if set(columns) <= set(lists[i])]
+    return [lists[i] for i in _ids_with(lists, list_ids, *columns)]
+
+
+def _ids_with(lists: Mapping[str, pd.DataFrame], list_ids: Iterable[str | None], *columns: str) -> list[str]:
+    """The ids, in order, of the named lists that have these columns."""
+    return [i for i in sorted(i for i in set(list_ids) if i is not None) if set(columns) <= set(lists[i])]
 
 
 def _name(group: tuple[str, ...]) -> str:
@@ -200,10 +205,14 @@ def _duration_rule(
         utterances = pd.Index(trials[side].astype(str).to_numpy(dtype=object), dtype=object)  # as ``known``: no cast
         return known_seconds[known.get_indexer(utterances)]
 
+    of_list: dict[str, NDArray[np.float64]] = {}  # a list's durations, both sides: many conditions share a list
     for group, by_condition in conditions.items():
         for condition, list_ids in by_condition.items():
-            chosen = _with(lists, list_ids, *sides)
-            seconds = np.concatenate([of_side(trials, side) for trials in chosen for side in sides] or [np.empty(0)])
+            chosen = _ids_with(lists, list_ids, *sides)
+            for list_id in chosen:
+                if list_id not in of_list:
+                    of_list[list_id] = np.concatenate([of_side(lists[list_id], side) for side in sides])
+            seconds = np.concatenate([of_list[list_id] for list_id in chosen] or [np.empty(0)])
             if seconds.size and np.isfinite(seconds).any():
                 medians[group][condition] = float(np.nanmedian(seconds))
     warn, error = analysis.duration_ratio_warn, analysis.duration_ratio_error
@@ -217,13 +226,18 @@ def _ratio_rule(
     records: Mapping[tuple[str, ...], Mapping[str, Sequence[str]]],
 ) -> tuple[Flag | None, list[dict[str, Any]]]:
     ratios: dict[tuple[str, ...], dict[str, float]] = defaultdict(dict)
+    counts: dict[str, tuple[int, int]] = {}  # a list's targets and trials: many conditions share a list
     for group, by_condition in conditions.items():
         for condition, list_ids in by_condition.items():
-            labelled = _with(lists, list_ids, "label")
+            labelled = _ids_with(lists, list_ids, "label")
             if not labelled:
                 continue
-            labels = np.concatenate([trials["label"].astype(int).to_numpy() for trials in labelled])
-            targets, nontargets = int(labels.sum()), int(labels.size - labels.sum())
+            for list_id in labelled:
+                if list_id not in counts:
+                    labels = lists[list_id]["label"].astype(int).to_numpy()
+                    counts[list_id] = int(labels.sum()), int(labels.size)
+            targets = sum(counts[list_id][0] for list_id in labelled)
+            nontargets = sum(counts[list_id][1] for list_id in labelled) - targets
             ratios[group][condition] = targets / nontargets if nontargets else float("inf")
     return _spread_rule("target-ratio-spread", "target:non-target", ratios, analysis.target_ratio_spread, None, records)
 
