@@ -16,20 +16,27 @@ from schemas import MISSING, format_number
 
 MAX_LISTED = 10  # record ids or list items printed before "... and N more"
 UNHELD = "\ufffe\uffff"  # not characters of XML (SVG) or HTML text, though UTF-8 encodes them
+# The explicit direction embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): an input string's
+# unclosed U+202E would reverse the report's own text after it, to the end of its line or cell ("Trojan Source").
+REORDERING = "".join(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
 
 
 def visible_text(text: str, kept: str = "") -> str:
     """``text`` with each control character (U+0001, a tab, a newline; those in ``kept`` aside, for a renderer that
-    turns them into its own) and each of ``UNHELD`` written as its escape: an input string shows what it holds, on
-    the lines it asks for, and stays valid SVG and HTML text.
+    turns them into its own), each of ``UNHELD`` and each of ``REORDERING`` written as its escape: an input string
+    shows what it holds, on the lines it asks for, in the order it is written, and leaves the text around it as it
+    is; it stays valid SVG and HTML text. The direction marks (U+200E, U+200F), which right-to-left names use and
+    which reorder nothing beyond their neighbours, are kept.
 
-    >>> visible_text("noisy\\x01\\n中"), visible_text("a\\tb\\n", kept="\\t\\n")
-    ('noisy\\\\x01\\\\n中', 'a\\tb\\n')
+    >>> visible_text("noisy\\x01\\n中"), visible_text("a\\tb\\n", kept="\\t\\n"), visible_text("\\u202eevil")
+    ('noisy\\\\x01\\\\n中', 'a\\tb\\n', '\\\\u202eevil')
     """
     if text.isprintable():
         return text
     return "".join(
-        repr(char)[1:-1] if char not in kept and (unicodedata.category(char) == "Cc" or char in UNHELD) else char
+        repr(char)[1:-1]
+        if char not in kept and (unicodedata.category(char) == "Cc" or char in UNHELD or char in REORDERING)
+        else char
         for char in text
     )
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from reports.figures.canvas import _drawn, _series_colours
-from reports.figures.data import _curves, _label
+from reports.figures.data import LABEL_INCHES, _curves, _label
 from reports.figures.layout import SMALL_PT, _lay_out, _legend
 from reports.figures.outcome import FigureOutcome
 from reports.format import format_number
@@ -45,7 +45,9 @@ def bayes_error_plot(report: Mapping[str, Any]) -> FigureOutcome:
 
         for entry in curves:
             colour = colours[str(entry.get("series"))]
-            axes.plot(entry["prior_log_odds"], entry["actual"], color=colour, label=_label(entry.get("series")))
+            axes.plot(
+                entry["prior_log_odds"], entry["actual"], color=colour, label=_label(entry.get("series"), LABEL_INCHES)
+            )
             axes.plot(entry["prior_log_odds"], entry["minimum"], color=colour, linestyle="--", linewidth=1)
         axes.axhline(1.0, color="grey", linestyle=":", linewidth=1)
         axes.set_ylim(0, 1.2)

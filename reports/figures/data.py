@@ -7,7 +7,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reports.figures.layout import DPI, SMALL_PT, _advance, _text_inches
 from reports.format import visible_text
+
+LABEL_INCHES = 2.4  # a legend entry at most (``_label``): two to a figure's width (a title: its panel's width)
 
 
 def _number(value: Any) -> float | None:
@@ -21,10 +24,23 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _label(value: Any) -> str:
+def _label(value: Any, inches: float | None = None, points: float = SMALL_PT) -> str:
     """An input string as one line of plain matplotlib figure text (``visible_text``): ``$`` would otherwise start
-    mathtext."""
-    return visible_text(str(value)).replace("$", r"\$")
+    mathtext. ``inches``: the widest it may be drawn at ``points`` (``_text_inches``), else it is cut, ``...`` last,
+    so that a long name (a legend entry, a panel's title) stays on its figure and leaves the others there.
+
+    >>> _label("m$1"), _label("encoder-" + "x" * 192, inches=1.0), _label("m1", inches=1.0)
+    ('m\\\\$1', 'encoder-xxxx...', 'm1')
+    """
+    text = visible_text(str(value))
+    if inches is not None and _text_inches([text], points) > inches:
+        room = inches * DPI - 2 - sum(_advance(".", points) + 0.5 for _ in range(3))  # _text_inches' sum, reversed
+        for end, char in enumerate(text):
+            room -= _advance(char, points) + 0.5
+            if room < 0:
+                text = text[:end] + "..."
+                break
+    return text.replace("$", r"\$")
 
 
 def _first_number(row: Mapping[str, Any], keys: Sequence[str]) -> float | None:

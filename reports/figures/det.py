@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reports.figures.canvas import _drawn, _series_colours
-from reports.figures.data import _curves, _label, _number
+from reports.figures.data import LABEL_INCHES, _curves, _label, _number
 from reports.figures.layout import (
     FIGSIZE_INCHES,
     LABEL_PAD_PT,
@@ -27,6 +27,7 @@ from reports.figures.layout import (
     _legend,
     _legend_columns,
     _legend_inches,
+    _panel_inches,
     _panels,
     _place,
 )
@@ -69,7 +70,7 @@ def _det_axes(
         style = str(entry.get("linestyle") or "-")
         axes.plot(
             ndtri(_clipped(det["p_fa"])), ndtri(_clipped(det["p_miss"])), linewidth=1.2, color=colour,
-            linestyle=style, label=_label(series),
+            linestyle=style, label=_label(series, LABEL_INCHES),
         )  # fmt: skip
         eer = _number(entry.get("eer_interp"))
         if eer is not None:
@@ -150,10 +151,11 @@ def _det_figure(
         series = list(dict.fromkeys(str(c.get("series", c.get("group"))) for c in curves))
         from matplotlib.lines import Line2D
 
-        handles = [Line2D([], [], color=colours[s], linewidth=1.5, label=_label(s)) for s in series]
+        handles = [Line2D([], [], color=colours[s], linewidth=1.5, label=_label(s, LABEL_INCHES)) for s in series]
         styles = {str(c["condition"]): str(c["linestyle"]) for c in curves if c.get("linestyle")}
         handles += [
-            Line2D([], [], color="black", linestyle=style, label=_label(name)) for name, style in styles.items()
+            Line2D([], [], color="black", linestyle=style, label=_label(name, LABEL_INCHES))
+            for name, style in styles.items()
         ]
         columns = _legend_columns(handles)
         below = _legend_inches(math.ceil(len(handles) / columns)) + frame[0]
@@ -165,7 +167,7 @@ def _det_figure(
         for i, (panel, (title, members)) in enumerate(zip(grid, panels.items(), strict=True)):
             # one scale for all panels: tick labels where no panel is below or left
             _det_axes(panel, members, colours, i + columns_of_panels >= len(panels), i % columns_of_panels == 0)
-            panel.set_title(_label(title), fontsize=SMALL_PT)
+            panel.set_title(_label(title, _panel_inches(panel)), fontsize=SMALL_PT)
         figure.legend(handles=handles, fontsize=SMALL_PT, loc="lower center", ncols=columns)
 
     size = (FIGSIZE_INCHES[0], 1.0 + 3.4 * math.ceil(len(panels) / _columns(len(panels)))) if len(panels) > 1 else None

@@ -73,6 +73,12 @@ def _panels(figure: Figure, axes: Axes, n: int) -> list[Axes]:
     return [axes] + [figure.add_axes((0.0, 0.0, 1.0, 1.0)) for _ in range(n - 1)]
 
 
+def _panel_inches(panel: Axes) -> float:
+    """The width of ``panel`` as placed (``_place``), in inches: the most its title may take (``data._label``)."""
+    figure = panel.get_figure()
+    return float(panel.get_position().width * (figure.get_figwidth() if figure is not None else FIGSIZE_INCHES[0]))
+
+
 def _columns(n: int) -> int:
     return min(2, n)
 

@@ -4,14 +4,13 @@ clean reference to its hardest compound cell, as enrolment side (lambs) and as t
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from reports.figures.canvas import _drawn
 from reports.figures.data import _label, _number
-from reports.figures.layout import DPI, LINE_EM, _lay_out, _legend_inches, _panels, _text_inches
+from reports.figures.layout import DPI, LINE_EM, _lay_out, _legend_inches, _panel_inches, _panels, _text_inches
 from reports.figures.outcome import FigureOutcome
 from reports.format import format_number
 from schemas import keyed_rows
@@ -25,6 +24,7 @@ MENAGERIE_SECTION = "speakers-under-stress"  # the report section the menagerie 
 MAX_MENAGERIE_ROWS = 4  # clean references drawn (a row of two panels each)
 MAX_MENAGERIE_LABELS = 4  # speakers named per panel: the farthest moved of those who change category first
 MENAGERIE_FONT = 11  # points: legible with the figure scaled to 400 px wide (6.4 in at 100 dpi: 0.63 of its size)
+SPEAKER_INCHES = 1.0  # a speaker's name at most, drawn beside its point
 SIDES = (("fa_enrol", "lamb", "as enrolment side"), ("fa_test", "wolf", "as test side"))
 LABEL_GAP_PT = 3.0  # between a speaker's marker and its name
 LABEL_STEPS = 4  # the corners around a marker, then moved away from it by up to three label heights (with a leader)
@@ -148,7 +148,7 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
         to_pixels = panel.transData.transform
         anchors = [tuple(to_pixels((x, y))) for _, _, _, x, y in labelled]
         markers = [tuple(to_pixels(xy)) for point in points for xy in (point[1:3], point[3:5])]
-        names = [_label(point[0].removeprefix(prefix)) for point in labelled]
+        names = [_label(point[0].removeprefix(prefix), SPEAKER_INCHES, MENAGERIE_FONT - 2) for point in labelled]
         sizes = [(_text_inches([name], MENAGERIE_FONT - 2) * DPI, LINE_EM * (MENAGERIE_FONT - 2) * DPI / 72)
                  for name in names]  # fmt: skip
         left, bottom, right, top = panel.get_window_extent().extents
@@ -161,12 +161,13 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
             panel.annotate(name, point[3:5], xytext=offset, textcoords="offset points", fontsize=MENAGERIE_FONT - 2,
                            ha="left", va="bottom", arrowprops=LEADER if moved else None)  # fmt: skip
 
-    def title(key: Mapping[str, Any]) -> str:
-        return _label(f"{key.get('experiment', '')}/{key.get('model', '')}")
+    def title(key: Mapping[str, Any], inches: float | None = None) -> str:
+        return _label(f"{key.get('experiment', '')}/{key.get('model', '')}", inches, MENAGERIE_FONT - 1)
 
     def draw(figure: Figure, axes: Axes) -> None:
         panels = _panels(figure, axes, 2 * len(shown))
         names: list[tuple[Axes, list[tuple[Any, ...]], list[tuple[Any, ...]]]] = []
+        heads: list[tuple[Axes, Mapping[str, Any] | None, str]] = []  # titled once placed: cut to the panel
         for (result, cell), row in zip(shown, zip(panels[::2], panels[1::2], strict=True), strict=True):
             cuts = result.get("cuts") or {}
             for panel, (measure, kind, side) in zip(row, SIDES, strict=True):
@@ -196,9 +197,8 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
                     panel.axvline(goat, color="tab:green", linestyle="--", linewidth=1.0)
                 if cut is not None:
                     panel.axhline(max(cut, 0.0), color="tab:purple", linestyle=":", linewidth=1.2)
-                condition = _label((cell.get("key") or {}).get("condition", ""))
-                name = title(cell.get("key") or {}) if measure == "fa_enrol" else condition
-                panel.set_title(textwrap.shorten(name, 34, placeholder="..."), fontsize=MENAGERIE_FONT - 1)
+                key = cell.get("key") or {}
+                heads.append((panel, key if measure == "fa_enrol" else None, str(key.get("condition", ""))))
                 if not points:
                     panel.text(0.5, 0.5, "no speaker with both values", ha="center", transform=panel.transAxes,
                                fontsize=MENAGERIE_FONT - 2)  # fmt: skip
@@ -217,6 +217,10 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
         _lay_out(panels, MENAGERIE_FONT - 2, MENAGERIE_FONT + 1, legend_inches=legend, right=0.3, columns=2)
         for panel, points, labelled in names:
             label(panel, points, labelled)
+        for panel, key, condition in heads:  # cut at a character: a name without blanks keeps its start
+            inches = _panel_inches(panel)
+            shown_title = title(key, inches) if key is not None else _label(condition, inches, MENAGERIE_FONT - 1)
+            panel.set_title(shown_title, fontsize=MENAGERIE_FONT - 1)
 
     def described(result: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
         before, after = (format_number(_number(record.get("eer"))) for record in (result, cell))

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 from reports.figures.canvas import _drawn
 from reports.figures.data import _curves, _label, _number
-from reports.figures.layout import MAX_PANELS, SMALL_PT, _lay_out, _legend_columns, _legend_inches, _panel_size, _panels
+from reports.figures.layout import (
+    MAX_PANELS,
+    SMALL_PT,
+    _lay_out,
+    _legend_columns,
+    _legend_inches,
+    _panel_inches,
+    _panel_size,
+    _panels,
+)
 from reports.figures.outcome import FigureOutcome
 from reports.format import format_number
 
@@ -55,6 +64,7 @@ def score_distributions(report: Mapping[str, Any]) -> FigureOutcome:
 
     def draw(figure: Figure, axes: Axes) -> None:
         panels = _panels(figure, axes, len(shown))
+        titles: list[tuple[Axes, str, str]] = []  # the input's part of each title, cut to its panel once placed
         for panel, (name, members) in zip(panels, shown.items(), strict=True):
             for entry in members:
                 histogram, edges = entry["histogram"], entry["histogram"]["edges"]
@@ -63,12 +73,12 @@ def score_distributions(report: Mapping[str, Any]) -> FigureOutcome:
                         panel.stairs(histogram[key], edges, color=colour, linewidth=1.1)
                     else:
                         panel.stairs(histogram[key], edges, fill=True, alpha=0.45, color=colour, label=key)
-            title = _label(name)
+            titles.append((panel, name, ""))
             if moved:
                 eers = {e.get("role"): format_number(_number(e.get("eer_interp"))) for e in members}
                 condition = next((str(e.get("series")) for e in members if e.get("role") == "condition"), "")
-                title += f": {_label(condition)}\nEER (interp) {eers.get('reference')} clean, {eers.get('condition')}"
-            panel.set_title(title, fontsize=SMALL_PT)
+                eer = f"\nEER (interp) {eers.get('reference')} clean, {eers.get('condition')}"
+                titles[-1] = (panel, f"{name}: {condition}", eer)
             panel.set_xlabel("score", fontsize=SMALL_PT)
             panel.set_ylabel("trials", fontsize=SMALL_PT)
             if not moved:
@@ -84,5 +94,7 @@ def score_distributions(report: Mapping[str, Any]) -> FigureOutcome:
             figure.legend(handles=keys, fontsize=SMALL_PT, loc="lower center", ncols=columns)
             legend = _legend_inches(math.ceil(len(keys) / columns))
         _lay_out(panels, title_lines=2 if moved else 1, legend_inches=legend)
+        for panel, named, eer in titles:
+            panel.set_title(_label(named, _panel_inches(panel)) + eer, fontsize=SMALL_PT)
 
     return _drawn(filename, caption, alt, draw, _panel_size(len(shown)))

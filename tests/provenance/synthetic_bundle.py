@@ -32,6 +32,24 @@ P_TARGET, C_MISS, C_FA = 0.01, 1.0, 1.0
 RUN_CONFIG = {"experiments": ["E13"], "seed": 7, "p_target": P_TARGET, "encoders": list(MODELS)}
 
 
+@dataclass(frozen=True)
+class Names:
+    """The names a bundle gives its encoders, condition levels (``LEVELS`` renamed, ``none`` the reference),
+    speakers (``s0``.. by index) and corpus, written the same in every file that holds them; record ids and file
+    names stay those of the default names (``MODELS``, ``LEVELS``)."""
+
+    models: tuple[str, ...] = MODELS
+    levels: dict[str, str] = field(default_factory=dict)  # default level name -> its name in the bundle
+    speakers: tuple[str, ...] = ()  # speaker k's name, else s<k>
+    corpus: str = "synthetic"
+
+    def speaker(self, index: int) -> str:
+        return self.speakers[index] if index < len(self.speakers) else f"s{index}"
+
+    def level(self, level: str) -> str:
+        return self.levels.get(level, level)
+
+
 def legacy_eer_oracle(scores: np.ndarray, labels: np.ndarray) -> float:
     """The paper's routine, exactly as issue 2 quotes it."""
     fpr, tpr, _ = roc_curve(labels, scores)
@@ -51,8 +69,10 @@ def min_dcf_oracle(scores: np.ndarray, labels: np.ndarray) -> float:
     return float(best / min(C_MISS * P_TARGET, C_FA * (1 - P_TARGET)))
 
 
-def trial_list_csv(seed: int, n_speakers: int = 6, n_trials: int = 160) -> bytes:
-    """A trial list: speakers s0.., utterances s<k>-u<j>, about a third target trials."""
+def trial_list_csv(seed: int, n_speakers: int = 6, n_trials: int = 160, names: Names | None = None) -> bytes:
+    """A trial list: speakers s0.. (or as ``names`` calls them), utterances s<k>-u<j>, about a third target
+    trials."""
+    speaker = (names or Names()).speaker
     rng = np.random.default_rng(seed)
     rows = []
     for index in range(n_trials):
@@ -65,8 +85,8 @@ def trial_list_csv(seed: int, n_speakers: int = 6, n_trials: int = 160) -> bytes
                 "enrol_utt": f"s{enrol}-u{index}a",
                 "test_utt": f"s{test}-u{index}b",
                 "label": int(target),
-                "enrol_speaker": f"s{enrol}",
-                "test_speaker": f"s{test}",
+                "enrol_speaker": speaker(enrol),
+                "test_speaker": speaker(test),
                 "subgroup": "gender=F" if enrol % 2 else "gender=M",
             }
         )
@@ -110,8 +130,8 @@ class SyntheticBundle:
         return [utt for trials in lists for side in ("enrol_utt", "test_utt") for utt in trials[side]]
 
 
-def _write_trial_list(root: Path, seed: int) -> tuple[str, np.ndarray]:
-    data = trial_list_csv(seed)
+def _write_trial_list(root: Path, seed: int, names: Names) -> tuple[str, np.ndarray]:
+    data = trial_list_csv(seed, names=names)
     list_id = blake3.blake3(data).hexdigest()[:16]
     (root / "trials").mkdir(exist_ok=True)
     (root / "trials" / f"{list_id}.csv").write_bytes(data)
@@ -140,25 +160,28 @@ def build_bundle(
     corpus_table_edit: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
     analysis: str | None = None,
     results_edit: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
+    names: Names | None = None,
 ) -> SyntheticBundle:
     """Write a complete bundle under ``tmp_path/bundle`` and its keys under ``tmp_path/keys``.
 
     ``odd_trial_list_record`` scores that record on a second trial list (an unmatched contrast term);
     ``fallback_record`` gives that record's noise chain three fallbacks; ``corpus_table_edit`` changes the
     corpus table before the bundle is signed; ``analysis`` is the body of a ``config.toml`` ``[analysis]`` table;
-    ``results_edit`` changes the results table before it is written and signed.
+    ``results_edit`` changes the results table before it is written and signed; ``names`` names the encoders,
+    levels, speakers and corpus in every file (``Names``).
     """
+    names = names or Names()
     root = tmp_path / "bundle"
     (root / "scores").mkdir(parents=True)
     keys = tmp_path / "keys"
     private_key, public_key = keys / "run.key", keys / "run.pub"
     generate_keypair(private_key, public_key)
 
-    main_list, main_labels = _write_trial_list(root, seed=1)
+    main_list, main_labels = _write_trial_list(root, seed=1, names=names)
     trial_list_ids = [main_list]
     odd_list, odd_labels = (None, None)
     if odd_trial_list_record is not None:
-        odd_list, odd_labels = _write_trial_list(root, seed=2)
+        odd_list, odd_labels = _write_trial_list(root, seed=2, names=names)
         trial_list_ids.append(odd_list)
 
     checkpoints = {
@@ -167,7 +190,7 @@ def build_bundle(
             "class": "Identity",
             "checkpoint_blake3": blake3.blake3(model.encode()).hexdigest(),
         }
-        for model in MODELS
+        for model in names.models
     }
     chains: dict[str, dict[str, Any]] = {
         "noise-babble": {
@@ -187,9 +210,9 @@ def build_bundle(
     }
     records: dict[str, dict] = {}
     rows = []
-    for model_index, model in enumerate(MODELS):
+    for model_index, model in enumerate(names.models):
         for level_index, (level_a, level_b) in enumerate(LEVELS):
-            record_id = f"E13-{model}-{level_a}-{level_b}"
+            record_id = f"E13-{MODELS[model_index]}-{level_a}-{level_b}"
             list_id, labels = (odd_list, odd_labels) if record_id == odd_trial_list_record else (main_list, main_labels)
             assert list_id is not None and labels is not None
             frame = scores_frame(labels, seed=100 + 10 * model_index + level_index, separation=2.5 - 0.4 * level_index)
@@ -214,12 +237,12 @@ def build_bundle(
                     "record_id": record_id,
                     "experiment": "E13",
                     "model": model,
-                    "corpus": "synthetic",
-                    "condition": f"{level_a}+{level_b}",
+                    "corpus": names.corpus,
+                    "condition": f"{names.level(level_a)}+{names.level(level_b)}",
                     "factor_a": "noise",
-                    "level_a": level_a,
+                    "level_a": names.level(level_a),
                     "factor_b": "codec",
-                    "level_b": level_b,
+                    "level_b": names.level(level_b),
                     "eer": legacy_eer_oracle(scores, scored_labels),
                     "eer_method": "legacy",
                     "min_dcf": min_dcf_oracle(scores, scored_labels),
@@ -247,7 +270,8 @@ def build_bundle(
     _write_corpus_table(root, corpus_table_edit)
     if analysis is not None:
         (root / "config.toml").write_text(f"seed = 7\n\n[analysis]\n{analysis}\n")
-    manifest = write_manifest(root, RUN_CONFIG, private_key if signed else None)
+    run_config = RUN_CONFIG | {"encoders": list(names.models)}
+    manifest = write_manifest(root, run_config, private_key if signed else None)
     return SyntheticBundle(root, private_key, public_key, manifest, results, trial_list_ids)
 
 
