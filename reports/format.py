@@ -16,29 +16,40 @@ from schemas import MISSING, format_number
 
 MAX_LISTED = 10  # record ids or list items printed before "... and N more"
 UNHELD = "\ufffe\uffff"  # not characters of XML (SVG) or HTML text, though UTF-8 encodes them
-# The explicit direction embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): an input string's
-# unclosed U+202E would reverse the report's own text after it, to the end of its line or cell ("Trojan Source").
-REORDERING = "".join(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+# The format characters (Unicode category Cf) a name keeps: the direction marks (U+200E, U+200F, U+061C), which
+# right-to-left names use and which reorder nothing beyond their neighbours, and the joiners (U+200C, U+200D),
+# which Persian, Indic and emoji spellings need. Every other one is written as its escape: the explicit direction
+# embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), whose unclosed U+202E would reverse the
+# report's own text after it ("Trojan Source"), and the invisible ones (U+200B, U+2060, U+FEFF, U+00AD), which
+# would make ``m\u200b1`` look like ``m1``.
+KEPT_FORMAT = "\u200e\u200f\u061c\u200c\u200d"
 
 
 def visible_text(text: str, kept: str = "") -> str:
     """``text`` with each control character (U+0001, a tab, a newline; those in ``kept`` aside, for a renderer that
-    turns them into its own), each of ``UNHELD`` and each of ``REORDERING`` written as its escape: an input string
-    shows what it holds, on the lines it asks for, in the order it is written, and leaves the text around it as it
-    is; it stays valid SVG and HTML text. The direction marks (U+200E, U+200F), which right-to-left names use and
-    which reorder nothing beyond their neighbours, are kept.
+    turns them into its own), each of ``UNHELD`` and each format character but ``KEPT_FORMAT`` written as its
+    escape: an input string shows what it holds, on the lines it asks for, in the order it is written, and leaves
+    the text around it as it is; it stays valid SVG and HTML text.
 
     >>> visible_text("noisy\\x01\\n中"), visible_text("a\\tb\\n", kept="\\t\\n"), visible_text("\\u202eevil")
     ('noisy\\\\x01\\\\n中', 'a\\tb\\n', '\\\\u202eevil')
+    >>> visible_text("m\\u200b1"), visible_text("\\u200f\\u05e9\\u05dd")
+    ('m\\\\u200b1', '\\u200fשם')
     """
     if text.isprintable():
         return text
     return "".join(
         repr(char)[1:-1]
-        if char not in kept and (unicodedata.category(char) == "Cc" or char in UNHELD or char in REORDERING)
+        if char not in kept and (_escaped_category(char) or char in UNHELD)
         else char
         for char in text
     )
+
+
+def _escaped_category(char: str) -> bool:
+    """A control character, or a format character a name does not keep (``KEPT_FORMAT``)."""
+    category = unicodedata.category(char)
+    return category == "Cc" or (category == "Cf" and char not in KEPT_FORMAT)
 
 
 def format_list(items: Sequence[Any], limit: int = MAX_LISTED) -> str:
