@@ -39,10 +39,7 @@ def visible_text(text: str, kept: str = "") -> str:
     if text.isprintable():
         return text
     return "".join(
-        repr(char)[1:-1]
-        if char not in kept and (_escaped_category(char) or char in UNHELD)
-        else char
-        for char in text
+        repr(char)[1:-1] if char not in kept and (_escaped_category(char) or char in UNHELD) else char for char in text
     )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from reports.figures.canvas import _drawn
-from reports.figures.data import _label, _number, _rows
+from reports.figures.data import LABEL_INCHES, _label, _number, _rows
 from reports.figures.layout import MAX_PANELS, SMALL_PT, TEXT_PT, _lay_out, _legend, _panel_size, _panels
 from reports.figures.outcome import FigureOutcome
 from reports.format import format_number
@@ -67,13 +67,13 @@ def ie_vs_prediction(report: Mapping[str, Any]) -> FigureOutcome:
             axes.scatter(xs, ys, s=14, alpha=0.75, color=colours[experiment], marker=marker)
         # One legend entry per experiment (colour) and per model family (marker), not per combination.
         keys = [
-            Line2D([], [], color=colours[experiment], marker="o", linestyle="", label=_label(experiment))
+            Line2D([], [], color=colours[experiment], marker="o", linestyle="", label=_label(experiment, LABEL_INCHES))
             for experiment in experiments
         ]
         if families != [""]:
             keys += [
                 Line2D([], [], color="0.4", marker=FAMILY_MARKERS.get(family, "s"), linestyle="",
-                       label=_label(family or "family not stated"))
+                       label=_label(family or "family not stated", LABEL_INCHES))
                 for family in families
             ]  # fmt: skip
         axes.axhline(0.0, color="0.3", linewidth=0.8, label="IE = 0 (additive)")
@@ -118,10 +118,10 @@ def interaction_plots(report: Mapping[str, Any]) -> FigureOutcome:
         for panel, family in zip(panels, shown, strict=True):
             clean, a, b, ab = means[family]
             factor_a, factor_b = names[family]
-            panel.plot([0, 1], [clean, a], marker="o", label=f"without {_label(factor_b)}")
-            panel.plot([0, 1], [b, ab], marker="s", label=f"with {_label(factor_b)}")
-            panel.set_xticks([0, 1], ["clean", _label(factor_a)], fontsize=SMALL_PT)
-            panel.set_title(f"{_label(family)} (n={len(families[family])})", fontsize=TEXT_PT)
+            panel.plot([0, 1], [clean, a], marker="o", label=_label(f"without {factor_b}", LABEL_INCHES))
+            panel.plot([0, 1], [b, ab], marker="s", label=_label(f"with {factor_b}", LABEL_INCHES))
+            panel.set_xticks([0, 1], ["clean", _label(factor_a, LABEL_INCHES / 2)], fontsize=SMALL_PT)
+            panel.set_title(f"{_label(family, LABEL_INCHES, TEXT_PT)} (n={len(families[family])})", fontsize=TEXT_PT)
             panel.set_ylabel("mean EER", fontsize=SMALL_PT)
             panel.legend(fontsize=SMALL_PT)
         _lay_out(panels, title_lines=TEXT_PT / SMALL_PT)

@@ -7,14 +7,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from reports.figures.canvas import _drawn
-from reports.figures.data import _first_number, _label, _number, _rows
-from reports.figures.layout import TEXT_PT, _lay_out, _legend
+from reports.figures.data import LABEL_INCHES, _first_number, _label, _number, _rows
+from reports.figures.layout import SMALL_PT, TEXT_PT, _lay_out, _legend, _text_inches
 from reports.figures.outcome import FigureOutcome
 from reports.format import format_number
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+NO_SNR = " (no SNR)"  # the legend entry of a noise type's clean reference, after its name
 
 
 GAP_KEYS = ("gap_abs_mean", "gap_mean")
@@ -52,9 +54,11 @@ def gap_vs_snr(report: Mapping[str, Any]) -> FigureOutcome:
     def draw(figure: Figure, axes: Axes) -> None:
         for name in sorted(series):
             snrs, gaps, lower, upper = zip(*sorted(series[name]), strict=True)
-            axes.errorbar(snrs, gaps, yerr=[lower, upper], marker="o", markersize=4, capsize=3, label=_label(name))
+            axes.errorbar(
+                snrs, gaps, yerr=[lower, upper], marker="o", markersize=4, capsize=3, label=_label(name, LABEL_INCHES)
+            )
         for name in sorted(references):
-            label = f"{_label(name)} (no SNR)"
+            label = f"{_label(name, LABEL_INCHES - _text_inches([NO_SNR], SMALL_PT))}{NO_SNR}"
             axes.axhline(references[name], color="0.4", linestyle=":", linewidth=1.0, label=label)
         axes.set_xlabel("SNR (dB)")
         axes.set_ylabel("mean absolute gender EER gap (± SD)")

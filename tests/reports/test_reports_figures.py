@@ -20,6 +20,7 @@ from reports.figures import (
     interaction_plots,
     score_distributions,
 )
+from tests.reports.figure_text import past_the_edge
 
 
 def _ink(png: bytes) -> float:
@@ -408,3 +409,22 @@ def test_the_fixed_layout_keeps_every_label_inside_the_figure() -> None:
     for figure in figures:
         assert figure.png is not None and _ink(figure.png) > 0.02, figure.filename
         assert _edge_ink(figure.png) == 0.0, figure.filename
+
+
+def test_a_tables_long_names_are_cut_where_drawn_not_run_past_the_figure() -> None:
+    """A 200-character factor, model family, experiment-level name or noise type in a results table: the interaction
+    plots' and IE figure's legends and titles, the gap figure's legend keep to the figure (``_label(value, inches)``),
+    ``...`` last; the full names stay in the text alternatives."""
+    long = "codec-" + "x" * 194
+    contrasts = [
+        {"experiment": "E14", "model_family": "ssl" + "y" * 197, "factor_a": long, "factor_b": long[::-1],
+         "eer_clean": 0.1 + i / 50, "eer_a": 0.2, "eer_b": 0.3, "eer_ab": 0.5, "prediction": 0.4 - i / 50,
+         "ie": 0.1 + i / 50}
+        for i in range(4)
+    ]  # fmt: skip
+    gap_rows = [{**row, "noise": long} for row in _audit_gap_rows()]
+    report = {"aggregates": {"contrasts": contrasts, "gap_vs_snr": gap_rows, "ie_vs_prediction": {"n": 4}}}
+    for figure in (interaction_plots(report), ie_vs_prediction(report), gap_vs_snr(report)):
+        assert figure.svg is not None, figure.skipped_because
+        assert past_the_edge(figure.svg) == [], figure.filename
+        assert b"..." in figure.svg, figure.filename

@@ -24,9 +24,9 @@ import pytest
 from markdown_it import MarkdownIt
 from PIL import Image
 
-from reports.figures.layout import SMALL_PT, _text_inches
 from tests.audit.test_cli import ROOT
 from tests.provenance.synthetic_bundle import Names, build_bundle
+from tests.reports.figure_text import past_the_edge
 
 SCRIPT = "m<script>alert(1)</script>&amp;"
 LONG = "encoder-" + "x" * 192
@@ -144,35 +144,12 @@ def test_every_svg_is_xml_showing_the_names_without_raw_control_characters(
             image.verify()
 
 
-def _past_the_edge(svg: Path) -> list[str]:
-    """The texts of ``svg`` drawn across (in part past) its left or right edge, as wide as the layout measures them
-    (``_text_inches``); turned texts (the y-axis labels) aside."""
-    root = ET.parse(svg).getroot()
-    width = float(str(root.get("width")).removesuffix("pt"))  # points, the SVG's unit
-    past = []
-    for node in root.iter():
-        if not node.tag.endswith("text") or not node.text:
-            continue
-        style, transform = node.get("style", ""), node.get("transform", "")
-        turned = re.search(r"rotate\((-?[\d.]+)", transform)
-        if turned and float(turned.group(1)) % 180:
-            continue
-        found = re.search(r"font-size: ([\d.]+)px", style)
-        anchor = re.search(r"text-anchor: (\w+)", style)
-        x = node.get("x") or re.search(r"translate\((-?[\d.]+)", transform).group(1)
-        wide = _text_inches([node.text], float(found.group(1)) if found else SMALL_PT) * 72
-        left = float(x) - {"start": 0.0, "middle": wide / 2, "end": wide}[anchor.group(1) if anchor else "start"]
-        if left < 0 or left + wide > width:
-            past.append(node.text)
-    return past
-
-
 def test_no_name_runs_past_its_figure(audited: dict[str, tuple[int, str, Path]]) -> None:
     """A 200-character encoder or speaker is cut where it is drawn (a legend entry, a panel's title, a point's
     name), ``...`` last: the other encoder's entry stays on the figure."""
     for kind in ("plain", "hostile"):
         for svg in sorted((audited[kind][2] / "figures").glob("*.svg")):
-            assert _past_the_edge(svg) == [], (kind, svg.name)
+            assert past_the_edge(svg.read_bytes()) == [], (kind, svg.name)
 
 
 def test_report_html_shows_the_names_as_text(audited: dict[str, tuple[int, str, Path]]) -> None:
