@@ -233,21 +233,22 @@ def _transfer(
             rows.append(row | {name: withheld_interval(estimates[name], ONE_SPEAKER) for name in METRICS})
             continue
         development = record.development
-        few = development is not None and min(development.speakers().values()) < MIN_DEV_SPEAKERS
+        speakers = development.speakers() if development is not None else None  # counted once per record
+        few = speakers is not None and min(speakers.values()) < MIN_DEV_SPEAKERS
         if development is not None and not few and id(development) not in maps:
             maps[id(development)] = refitted_maps(development, draws)
         refitted = maps.get(id(development)) if development is not None and not few else None
         row["map"] = "refitted per draw" if refitted is not None else ("too few development speakers to refit"
                                                                         if few else "held fixed")  # fmt: skip
-        if development is not None:
-            row["dev_speakers"] = development.speakers()
+        if speakers is not None:
+            row["dev_speakers"] = speakers
         drawn = _draws(record, draws, refitted)
         kept[position] = (estimates, drawn)
         for name in METRICS:
             value = _interval(name, estimates, drawn, level)
             if few and name in MAP_METRICS:
-                assert development is not None
-                value = withheld_interval(value["estimate"], few_dev_speakers(development.speakers())) | {
+                assert speakers is not None
+                value = withheld_interval(value["estimate"], few_dev_speakers(speakers)) | {
                     key: value[key] for key in ("in_sample",) if key in value
                 }
             row[name] = value
