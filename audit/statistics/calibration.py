@@ -44,7 +44,7 @@ from audit.metrics import (
     weighted_sums,
 )
 from audit.statistics.contrasts import ONE_SPEAKER, SpeakerDraws, estimate_with_interval, withheld_interval
-from audit.statistics.draws import FloatArray, basic_interval, percentile_interval
+from audit.statistics.draws import FloatArray, basic_estimate, basic_interval, percentile_interval
 from audit.statistics.subgroups import MIN_DEV_SPEAKERS, development_speakers
 from schemas import CalibrationDeclaration, cell_text
 
@@ -268,7 +268,7 @@ def _interval(
             estimate_with_interval(estimates[name], drawn[name], level, corrected=False), drawn[name]
         )
     actual, minimum = LOSSES[name]
-    corrected = basic_interval(drawn[minimum], estimates[minimum], level)["estimate"]
+    corrected = basic_estimate(drawn[minimum], estimates[minimum])
     mirrored = drawn[actual] - (2.0 * estimates[minimum] - drawn[minimum])
     interval = percentile_interval(mirrored, level)
     value = {
@@ -284,9 +284,9 @@ def _interval(
 SETTING_KEYS = ("experiment", "model", "corpus", "condition")  # a subgroup setting: its records differ in subgroup
 
 
-def _corrected_loss(estimates: Mapping[str, float], drawn: Mapping[str, FloatArray], level: float) -> float:
+def _corrected_loss(estimates: Mapping[str, float], drawn: Mapping[str, FloatArray]) -> float:
     """``Cllr - minCllr`` with minCllr bias-corrected, not cut at 0 (the loss's estimate before ``LOSSES``' floor)."""
-    return estimates["cllr"] - basic_interval(drawn["min_cllr"], estimates["min_cllr"], level)["estimate"]
+    return estimates["cllr"] - basic_estimate(drawn["min_cllr"], estimates["min_cllr"])
 
 
 def subgroup_calibration_gaps(
@@ -353,7 +353,7 @@ def _loss_difference(
     if subgroup[1] is None or reference[1] is None:  # a record of one speaker: no draws were made
         return withheld_interval(loss["estimate"] - reference_loss["estimate"], reasons[0])
     (estimates, drawn), (reference_estimates, reference_drawn) = subgroup[1], reference[1]
-    estimate = _corrected_loss(estimates, drawn, level) - _corrected_loss(reference_estimates, reference_drawn, level)
+    estimate = _corrected_loss(estimates, drawn) - _corrected_loss(reference_estimates, reference_drawn)
     if reasons:
         return withheld_interval(estimate, reasons[0])
     differences = (drawn["cllr"] - drawn["min_cllr"]) - (reference_drawn["cllr"] - reference_drawn["min_cllr"])
