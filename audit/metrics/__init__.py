@@ -47,6 +47,7 @@ from audit.metrics.spoofing import (
 from audit.metrics.weighted_roc import (
     TILE,
     ResampleWeights,
+    binned_miss_at_rates,
     binned_sums,
     eer_and_draws,
     miss_at_rates,
@@ -79,6 +80,7 @@ __all__ = [
     "auc",
     "bayes_error_curve",
     "bayes_threshold",
+    "binned_miss_at_rates",
     "binned_sums",
     "calibration_records",
     "cllr",

@@ -136,13 +136,12 @@ class TieGroups:
         # of their columns is measured once (a bootstrap of few speakers repeats itself: 386 of 1,000 draws of 7
         # speakers are distinct on 5 of them).
         used, local = np.unique(np.concatenate(codes), return_inverse=True)
-        distinct, repeated = np.unique(weights[:, used], axis=0, return_inverse=True)
+        distinct, repeated = _distinct_rows(weights[:, used])
         min_cllr, min_dcf = kernels.minima_of_draws(
             np.ascontiguousarray(distinct), local[: self.group.size], local[self.group.size :], self.group,
             self.targets, self.n_groups, c_miss * p_target, c_fa * (1.0 - p_target),
         )  # fmt: skip
-        rows = repeated.reshape(-1)
-        return min_cllr[rows], min_dcf[rows]
+        return min_cllr[repeated], min_dcf[repeated]
 
     def pool_llrs(self, weights: ArrayLike | None = None) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Each tie group's LLR under PAV (``group_llrs``), and its target and non-target weight."""
@@ -152,6 +151,20 @@ class TieGroups:
     def min_cllr(self, weights: ArrayLike | None = None) -> float:
         """minCllr of the trials under ``weights`` (``min_cllr_of_groups`` of their group weights)."""
         return min_cllr_of_groups(*self.counts(weights))
+
+
+def _distinct_rows(rows: FloatArray) -> tuple[FloatArray, NDArray[np.int64]]:
+    """``numpy.unique(rows, axis=0, return_inverse=True)``: the distinct rows in the same (lexicographic) order and
+    each row's position among them, from one stable sort per column and a comparison of neighbours; unique sorts
+    the rows as structured items, six times slower on a bootstrap's 1,000 draws of a few speakers (at least one
+    column: a record has trials)."""
+    order = np.lexsort(rows.T[::-1])  # the first column the primary key
+    ordered = rows[order]
+    starts = np.ones(order.size, dtype=bool)
+    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    inverse = np.empty(order.size, dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return ordered[starts], inverse
 
 
 def group_llrs(targets: FloatArray, nontargets: FloatArray) -> FloatArray:

@@ -94,8 +94,8 @@ def miss_at_rates(p_fa, sums, n_bins, total_t, total_n, out):
     The arithmetic of the NumPy formulation it replaced, operation for operation, so the values are the same bits:
     cumulative sums down the bins, each class's rates divided by its total, and every draw's rising false-alarm
     rates (and the rates sought) moved up by twice its rank among the valid draws, as one sorted array held them.
-    The sums are made for ``MISS_CHUNK`` draws at a time, along the bins' contiguous rows; a rate is divided out
-    only where the search reads it.
+    The sums are made for ``MISS_CHUNK`` draws at a time (``_miss_of_columns``), along the bins' contiguous rows; a
+    rate is divided out only where the search reads it.
     """
     n_draws = sums.shape[1]
     missed = np.empty((n_bins + 1, MISS_CHUNK))  # target weight below each threshold
@@ -103,42 +103,88 @@ def miss_at_rates(p_fa, sums, n_bins, total_t, total_n, out):
     running = np.empty(MISS_CHUNK)
     rank = 0
     for first in range(0, n_draws, MISS_CHUNK):
-        width = min(MISS_CHUNK, n_draws - first)
-        running[:] = 0.0
-        missed[0, :] = 0.0
-        for k in range(n_bins):  # threshold k + 1 accepts bins k + 1 and above: bins 0..k are missed
-            for c in range(width):
-                running[c] += sums[k, first + c]
-                missed[k + 1, c] = running[c]
-        running[:] = 0.0
-        accepted[n_bins, :] = 0.0
-        for k in range(n_bins - 1, -1, -1):  # threshold k accepts bins k and above
-            for c in range(width):
-                running[c] += sums[n_bins + k, first + c]
-                accepted[k, c] = running[c]
+        last = min(first + MISS_CHUNK, n_draws)
+        rank = _miss_of_columns(
+            p_fa, sums[:, first:last], n_bins, total_t[first:last], total_n[first:last], rank, missed, accepted,
+            running, out[first:last],
+        )  # fmt: skip
+
+
+@njit(cache=True)
+def binned_miss_at_rates(weights, rows, enrol, partner, bins, n_bins, p_fa, out):
+    """``miss_at_rates`` of ``binned_sums``' sums (``bins``: each trial's bin, 0..2 n_bins - 1; targets first), the
+    same bits, one tile of ``weights`` at a time: the sums of a tile's rows, their class totals (added bin by bin in
+    ascending order, as NumPy's sum down the bins adds them) and their miss rates (``_miss_of_columns``), so that
+    the bins x resamples sums of a curve (a few MB, their pages faulted in afresh for every curve) are never held.
+    ``rows``: the resamples (the last tile's rows past them are padding)."""
+    tiles, block = weights.shape[0], weights.shape[2]
+    sums = np.empty((2 * n_bins, block))
+    total_t, total_n = np.empty(block), np.empty(block)
+    missed, accepted, running = np.empty((n_bins + 1, block)), np.empty((n_bins + 1, block)), np.empty(block)
+    rank = 0
+    for tile in range(tiles):
+        width = min(block, rows - tile * block)
+        sums[:] = 0.0
+        tile_weights = weights[tile]
+        for trial in range(enrol.size):
+            enrolled, partnered = tile_weights[enrol[trial]], tile_weights[partner[trial]]
+            bin_sums = sums[bins[trial]]
+            for row in range(block):
+                bin_sums[row] += enrolled[row] * partnered[row]
+        total_t[:] = 0.0
+        total_n[:] = 0.0
+        for k in range(n_bins):
+            for row in range(block):
+                total_t[row] += sums[k, row]
+                total_n[row] += sums[n_bins + k, row]
+        first = tile * block
+        rank = _miss_of_columns(
+            p_fa, sums[:, :width], n_bins, total_t[:width], total_n[:width], rank, missed, accepted, running,
+            out[first : first + width],
+        )  # fmt: skip
+
+
+@njit(cache=True)
+def _miss_of_columns(p_fa, sums, n_bins, total_t, total_n, rank, missed, accepted, running, out):
+    """``miss_at_rates``' rows ``out`` of the draws whose bin weights are the columns of ``sums`` (2 n_bins x draws,
+    as many as ``missed``, ``accepted`` and ``running`` hold), ``rank`` valid draws before them; the rank after
+    them."""
+    width = sums.shape[1]
+    running[:] = 0.0
+    missed[0, :] = 0.0
+    for k in range(n_bins):  # threshold k + 1 accepts bins k + 1 and above: bins 0..k are missed
         for c in range(width):
-            draw = first + c
-            n_target, n_nontarget = total_t[draw], total_n[draw]
-            if not (n_target > 0.0 and n_nontarget > 0.0):
-                continue
-            offset = 2.0 * rank
-            rank += 1
-            for j in range(p_fa.size):
-                wanted = p_fa[j] + offset
-                # In rising order (i = n_bins - k), the first point above ``wanted``: numpy.searchsorted(side="right").
-                low, high = 0, n_bins + 1
-                while low < high:
-                    middle = (low + high) // 2
-                    if accepted[n_bins - middle, c] / n_nontarget + offset <= wanted:
-                        low = middle + 1
-                    else:
-                        high = middle
-                right = min(low, n_bins)
-                left = right - 1
-                x0 = accepted[n_bins - left, c] / n_nontarget + offset
-                x1 = accepted[n_bins - right, c] / n_nontarget + offset
-                y0, y1 = missed[n_bins - left, c] / n_target, missed[n_bins - right, c] / n_target
-                out[draw, j] = y0 + (wanted - x0) * (y1 - y0) / (x1 - x0) if x1 > x0 else y0
+            running[c] += sums[k, c]
+            missed[k + 1, c] = running[c]
+    running[:] = 0.0
+    accepted[n_bins, :] = 0.0
+    for k in range(n_bins - 1, -1, -1):  # threshold k accepts bins k and above
+        for c in range(width):
+            running[c] += sums[n_bins + k, c]
+            accepted[k, c] = running[c]
+    for c in range(width):
+        n_target, n_nontarget = total_t[c], total_n[c]
+        if not (n_target > 0.0 and n_nontarget > 0.0):
+            continue
+        offset = 2.0 * rank
+        rank += 1
+        for j in range(p_fa.size):
+            wanted = p_fa[j] + offset
+            # In rising order (i = n_bins - k), the first point above ``wanted``: numpy.searchsorted(side="right").
+            low, high = 0, n_bins + 1
+            while low < high:
+                middle = (low + high) // 2
+                if accepted[n_bins - middle, c] / n_nontarget + offset <= wanted:
+                    low = middle + 1
+                else:
+                    high = middle
+            right = min(low, n_bins)
+            left = right - 1
+            x0 = accepted[n_bins - left, c] / n_nontarget + offset
+            x1 = accepted[n_bins - right, c] / n_nontarget + offset
+            y0, y1 = missed[n_bins - left, c] / n_target, missed[n_bins - right, c] / n_target
+            out[c, j] = y0 + (wanted - x0) * (y1 - y0) / (x1 - x0) if x1 > x0 else y0
+    return rank
 
 
 @njit(cache=True)
@@ -639,7 +685,10 @@ def cached_on_this_machine() -> bool:
     call compiles them, about half a minute of CPU on a small machine."""
     import audit.metrics.calibration_kernels as calibration_kernels
 
-    entries = (eer_of_rows, eers_of_rows, weighted_sums, binned_sums, miss_at_rates, *calibration_kernels.ENTRY_KERNELS)
+    entries = (
+        eer_of_rows, eers_of_rows, weighted_sums, binned_sums, miss_at_rates, binned_miss_at_rates,
+        *calibration_kernels.ENTRY_KERNELS,
+    )  # fmt: skip
     for kernel in entries:
         module = kernel.py_func.__module__.rpartition(".")[2]
         folder = kernel.stats.cache_path

@@ -121,12 +121,20 @@ def binned_sums(
     import audit.metrics.roc_kernels as roc_kernels
 
     resampled = ResampleWeights.of(weights)
-    enrol, partner = _codes(resampled, clusters, partners)
+    enrol, partner, bin_array = _binned(resampled, clusters, partners, bins, n_bins)
+    sums = roc_kernels.binned_sums(resampled.tiles, enrol, partner, bin_array, n_bins)
+    return sums.reshape(n_bins, -1)[:, : resampled.rows]
+
+
+def _binned(
+    weights: ResampleWeights, clusters: ArrayLike, partners: ArrayLike | None, bins: ArrayLike, n_bins: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Each trial's enrolment and partner code (``_codes``) and its bin, checked to lie in 0..n_bins-1."""
+    enrol, partner = _codes(weights, clusters, partners)
     bin_array = np.asarray(bins, dtype=np.int64)
     if bin_array.shape != enrol.shape or (bin_array.size and (bin_array.min() < 0 or bin_array.max() >= n_bins)):
         raise WeightedRocInputError(f"bins must give each of the {enrol.size} trials a bin in 0..{n_bins - 1}")
-    sums = roc_kernels.binned_sums(resampled.tiles, enrol, partner, bin_array, n_bins)
-    return sums.reshape(n_bins, -1)[:, : resampled.rows]
+    return enrol, partner, bin_array
 
 
 def miss_at_rates(p_fa: ArrayLike, sums: ArrayLike, n_bins: int) -> FloatArray:
@@ -145,6 +153,27 @@ def miss_at_rates(p_fa: ArrayLike, sums: ArrayLike, n_bins: int) -> FloatArray:
         raise WeightedRocInputError(f"sums must have 2 x {n_bins} rows (bins of each class), not {weights.shape}")
     out = np.full((weights.shape[1], rates.size), np.nan)
     roc_kernels.miss_at_rates(rates, weights, n_bins, weights[:n_bins].sum(axis=0), weights[n_bins:].sum(axis=0), out)
+    return out
+
+
+def binned_miss_at_rates(
+    p_fa: ArrayLike,
+    weights: ArrayLike | ResampleWeights,
+    clusters: ArrayLike,
+    partners: ArrayLike | None,
+    bins: ArrayLike,
+    n_bins: int,
+) -> FloatArray:
+    """``miss_at_rates(p_fa, binned_sums(weights, clusters, partners, bins, 2 * n_bins), n_bins)``, the same bits,
+    without the bins x resamples sums: the compiled loop sums, and reads, one tile of resamples at a time (a DET
+    band's sums are a few MB per curve, whose fresh pages cost more than the loops)."""
+    import audit.metrics.roc_kernels as roc_kernels
+
+    resampled = ResampleWeights.of(weights)
+    enrol, partner, bin_array = _binned(resampled, clusters, partners, bins, 2 * n_bins)
+    rates = np.ascontiguousarray(p_fa, dtype=np.float64)
+    out = np.full((resampled.rows, rates.size), np.nan)
+    roc_kernels.binned_miss_at_rates(resampled.tiles, resampled.rows, enrol, partner, bin_array, n_bins, rates, out)
     return out
 
 
@@ -340,6 +369,7 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     weighted_sums(weights, speakers, None, labels)
     binned_sums(weights, speakers, None, labels, 2)  # the DET bands' and subgroup gaps' sums per score bin
     miss_at_rates(np.array([0.5]), np.ones((2, 1)), 1)  # the DET bands' interpolation
+    binned_miss_at_rates(np.array([0.5]), weights, speakers, None, labels, 1)  # the DET bands' draws
     min_cllr_of_draws(np.ones((1, 2)), np.ones((1, 2)))  # the calibration section's minima of every draw
     min_dcf_of_draws(np.ones((1, 2)), np.ones((1, 2)))
     TieGroups.of(scores, labels).draw_minima(np.ones((1, 2)), speakers, speakers)

@@ -44,7 +44,7 @@ from audit.metrics import (
     weighted_sums,
 )
 from audit.statistics.contrasts import ONE_SPEAKER, SpeakerDraws, estimate_with_interval, withheld_interval
-from audit.statistics.draws import FloatArray, basic_interval, percentile_interval
+from audit.statistics.draws import FloatArray, basic_estimate, basic_interval, percentile_interval
 from audit.statistics.subgroups import MIN_DEV_SPEAKERS, development_speakers
 from schemas import CalibrationDeclaration, cell_text
 
@@ -233,21 +233,22 @@ def _transfer(
             rows.append(row | {name: withheld_interval(estimates[name], ONE_SPEAKER) for name in METRICS})
             continue
         development = record.development
-        few = development is not None and min(development.speakers().values()) < MIN_DEV_SPEAKERS
+        speakers = development.speakers() if development is not None else None  # counted once per record
+        few = speakers is not None and min(speakers.values()) < MIN_DEV_SPEAKERS
         if development is not None and not few and id(development) not in maps:
             maps[id(development)] = refitted_maps(development, draws)
         refitted = maps.get(id(development)) if development is not None and not few else None
         row["map"] = "refitted per draw" if refitted is not None else ("too few development speakers to refit"
                                                                         if few else "held fixed")  # fmt: skip
-        if development is not None:
-            row["dev_speakers"] = development.speakers()
+        if speakers is not None:
+            row["dev_speakers"] = speakers
         drawn = _draws(record, draws, refitted)
         kept[position] = (estimates, drawn)
         for name in METRICS:
             value = _interval(name, estimates, drawn, level)
             if few and name in MAP_METRICS:
-                assert development is not None
-                value = withheld_interval(value["estimate"], few_dev_speakers(development.speakers())) | {
+                assert speakers is not None
+                value = withheld_interval(value["estimate"], few_dev_speakers(speakers)) | {
                     key: value[key] for key in ("in_sample",) if key in value
                 }
             row[name] = value
@@ -267,7 +268,7 @@ def _interval(
             estimate_with_interval(estimates[name], drawn[name], level, corrected=False), drawn[name]
         )
     actual, minimum = LOSSES[name]
-    corrected = basic_interval(drawn[minimum], estimates[minimum], level)["estimate"]
+    corrected = basic_estimate(drawn[minimum], estimates[minimum])
     mirrored = drawn[actual] - (2.0 * estimates[minimum] - drawn[minimum])
     interval = percentile_interval(mirrored, level)
     value = {
@@ -283,9 +284,9 @@ def _interval(
 SETTING_KEYS = ("experiment", "model", "corpus", "condition")  # a subgroup setting: its records differ in subgroup
 
 
-def _corrected_loss(estimates: Mapping[str, float], drawn: Mapping[str, FloatArray], level: float) -> float:
+def _corrected_loss(estimates: Mapping[str, float], drawn: Mapping[str, FloatArray]) -> float:
     """``Cllr - minCllr`` with minCllr bias-corrected, not cut at 0 (the loss's estimate before ``LOSSES``' floor)."""
-    return estimates["cllr"] - basic_interval(drawn["min_cllr"], estimates["min_cllr"], level)["estimate"]
+    return estimates["cllr"] - basic_estimate(drawn["min_cllr"], estimates["min_cllr"])
 
 
 def subgroup_calibration_gaps(
@@ -352,7 +353,7 @@ def _loss_difference(
     if subgroup[1] is None or reference[1] is None:  # a record of one speaker: no draws were made
         return withheld_interval(loss["estimate"] - reference_loss["estimate"], reasons[0])
     (estimates, drawn), (reference_estimates, reference_drawn) = subgroup[1], reference[1]
-    estimate = _corrected_loss(estimates, drawn, level) - _corrected_loss(reference_estimates, reference_drawn, level)
+    estimate = _corrected_loss(estimates, drawn) - _corrected_loss(reference_estimates, reference_drawn)
     if reasons:
         return withheld_interval(estimate, reasons[0])
     differences = (drawn["cllr"] - drawn["min_cllr"]) - (reference_drawn["cllr"] - reference_drawn["min_cllr"])

@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from audit.metrics import eer
 from audit.statistics.contrasts import (
     ContrastInput,
     SpeakerDraws,
     TermTrials,
+    _eer_and_draws,
     _member_draws,
     contrast_values,
     estimate_with_interval,
@@ -159,18 +159,23 @@ def _simulated_intervals(
     def eer_draws(t: TermTrials, member: NDArray[np.bool_]) -> FloatArray:
         return _member_draws(t, draws.codes(t.enrol, t.test), draws.weights, eer_method, member)
 
-    terms = contrast_values({term: eer_draws(t, np.ones(t.labels.size, dtype=bool)) for term, t in trials.items()})
-    groups = np.asarray(trials["clean"].subgroups).astype(str)
-    gap = eer_draws(trials["clean"], groups == "M") - eer_draws(trials["clean"], groups == "F")
     clean = trials["clean"]
-    audit = estimate_with_interval(eer(clean.scores, clean.labels, eer_method), terms["clean"], level, corrected=True)
+    # the clean EER and its draws from one sort of its scores, as bootstrap_contrast takes them
+    codes = draws.codes(clean.enrol, clean.test)
+    estimate, clean_draws = _eer_and_draws(clean, *codes, draws.weights, eer_method, None)
+    others = {term: eer_draws(t, np.ones(t.labels.size, dtype=bool)) for term, t in trials.items() if term != "clean"}
+    terms = contrast_values({"clean": clean_draws, **others})
+    groups = np.asarray(clean.subgroups).astype(str)
+    gap = eer_draws(clean, groups == "M") - eer_draws(clean, groups == "F")
+    audit = estimate_with_interval(estimate, terms["clean"], level, corrected=True)
+    ie, gap_interval = percentile_interval(terms["ie"], level), percentile_interval(gap, level)  # either kind's
     return {
         ("audit", "clean"): {key: audit[key] for key in ("low", "high", "n_undefined")},
-        ("audit", "ie"): percentile_interval(terms["ie"], level),
-        ("audit", "gap"): percentile_interval(gap, level),
+        ("audit", "ie"): ie,
+        ("audit", "gap"): gap_interval,
         ("percentile", "clean"): percentile_interval(terms["clean"], level),
-        ("percentile", "ie"): percentile_interval(terms["ie"], level),
-        ("percentile", "gap"): percentile_interval(gap, level),
+        ("percentile", "ie"): ie,
+        ("percentile", "gap"): gap_interval,
     }
 
 

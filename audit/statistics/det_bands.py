@@ -2,13 +2,13 @@
 rate of every draw of the audit's shared two-way speaker bootstrap, and the percentile band of those draws.
 
 No second bootstrap: a curve's draws are its trials weighed as every other statistic weighs them (a trial counts its
-enrolment speaker's multiplicity times its test speaker's), summed per score bin in one compiled pass
-(``audit.metrics.binned_sums``). The bins are every distinct score, or, beyond ``MAX_BINS``, the quantiles of each
-class's scores (half the bins each, so both the non-targets' upper tail, which sets low false-alarm rates, and the
-targets are resolved); trials sharing a bin are tied at its threshold. Each draw's DET is the ROC through its
-thresholds (accept a bin and those above), linearly interpolated between them, read at every false-alarm rate of
-``BAND_P_FA`` (the rate's exact miss on the straight segment between two thresholds; ``audit.metrics.miss_at_rates``,
-a compiled loop over each draw's bins); grid rates below one
+enrolment speaker's multiplicity times its test speaker's), summed per score bin and read in one compiled pass, a
+tile of draws at a time (``audit.metrics.binned_miss_at_rates``). The bins are every distinct score, or, beyond
+``MAX_BINS``, the quantiles of each class's scores (half the bins each, so both the non-targets' upper tail, which
+sets low false-alarm rates, and the targets are resolved); trials sharing a bin are tied at its threshold. Each
+draw's DET is the ROC through its thresholds (accept a bin and those above), linearly interpolated between them,
+read at every false-alarm rate of ``BAND_P_FA`` (the rate's exact miss on the straight segment between two
+thresholds; ``audit.metrics.miss_at_rates``, a compiled loop over each draw's bins); grid rates below one
 non-target trial's share are left out (the curve there is no measurement). The band is pointwise (each rate's own
 ``level`` percentile interval), not simultaneous: read it as "at this false-alarm rate, the miss rate lies here", not
 as a region the whole curve keeps to. Coverage measured by simulation in benchmarks/bench_det_bands.py (figures in
@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr, ndtri
 
-from audit.metrics import ResampleWeights, binned_sums, miss_at_rates
+from audit.metrics import ResampleWeights, binned_miss_at_rates, miss_at_rates
 from audit.statistics.contrasts import SpeakerDraws
 from audit.statistics.draws import FloatArray, IntArray, StatisticsInputError
 from audit.statistics.records import ScoredRecord
@@ -77,9 +77,8 @@ def pointwise_band(
     bins, n = score_bins(scores, labels)
     column = bins + np.where(labels, 0, n)
     point = np.bincount(column, minlength=2 * n).astype(float)[:, None]
-    sums = binned_sums(weights, enrol, partners, column, 2 * n)
     estimate = miss_at_rates(rates, point, n)[0]
-    drawn = miss_at_rates(rates, sums, n)
+    drawn = binned_miss_at_rates(rates, weights, enrol, partners, column, n)
     defined = np.isfinite(drawn[:, 0]) if rates.size else np.zeros(0, bool)
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(drawn[defined], [tail, 1.0 - tail], axis=0) if defined.any() else (rates * np.nan,) * 2

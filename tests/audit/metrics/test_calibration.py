@@ -21,6 +21,7 @@ from sklearn.linear_model import LogisticRegression
 
 from audit.metrics.calibration import (
     TieGroups,
+    _distinct_rows,
     act_dcf,
     bayes_threshold,
     cllr,
@@ -421,3 +422,12 @@ def test_draw_minima_are_the_minima_of_each_draws_trial_weights() -> None:
         groups.draw_minima(multiplicities, enrol, np.full(size, 7))
     with pytest.raises(MetricInputError, match="multiplicities must be >= 0"):
         groups.draw_minima(-multiplicities, enrol, partner)
+
+
+def test_distinct_rows_are_numpy_unique_of_the_rows() -> None:
+    rng = np.random.default_rng(5)
+    for rows in (rng.integers(0, 3, (200, 4)).astype(float), np.round(rng.uniform(0, 1, (50, 2)), 1), np.ones((3, 1))):
+        distinct, inverse = _distinct_rows(rows)
+        expected, expected_inverse = np.unique(rows, axis=0, return_inverse=True)
+        np.testing.assert_array_equal(distinct, expected)
+        np.testing.assert_array_equal(inverse, expected_inverse.reshape(-1))

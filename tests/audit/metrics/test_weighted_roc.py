@@ -9,6 +9,8 @@ import pytest
 from audit.metrics import MetricInputError, eer
 from audit.metrics.weighted_roc import (
     WeightedRocInputError,
+    binned_miss_at_rates,
+    binned_sums,
     eer_and_draws,
     miss_at_rates,
     weighted_eer,
@@ -57,6 +59,21 @@ def test_miss_at_rates_interpolate_each_draws_det_between_its_thresholds() -> No
     got = miss_at_rates(p_fa, sums, n_bins)
     assert np.array_equal(np.isnan(got), np.isnan(expected))
     assert np.allclose(got, expected, rtol=0, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("resamples", [1, 64, 100, 130])  # within a tile, a tile, a padded last tile
+def test_binned_miss_at_rates_are_miss_at_rates_of_binned_sums_bit_for_bit(resamples: int) -> None:
+    """The one-tile-at-a-time loop gives the bits of the two steps it fuses, integer and fractional weights alike."""
+    rng = np.random.default_rng(resamples)
+    enrol, partner, labels, _, _ = _design(rng)
+    n_bins = 40
+    bins = rng.integers(0, n_bins, labels.size) + np.where(labels == 1, 0, n_bins)
+    p_fa = np.array([0.0, 0.013, 0.1, 0.37, 0.5])
+    for weights in (rng.integers(0, 4, (resamples, 9)).astype(float), rng.uniform(0.0, 2.0, (resamples, 9))):
+        weights[0] = 0.0  # a draw without weight: NaN in both
+        expected = miss_at_rates(p_fa, binned_sums(weights, enrol, partner, bins, 2 * n_bins), n_bins)
+        got = binned_miss_at_rates(p_fa, weights, enrol, partner, bins, n_bins)
+        assert np.array_equal(got.view(np.int64), expected.view(np.int64))
 
 
 def test_the_weights_layout_does_not_change_a_draw() -> None:
