@@ -9,16 +9,15 @@ other figures in (``layout._font_file``), at no less than ``SMALL_PT``; lines ar
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
-from reports.figures.canvas import PNG_COMPRESSION
 from reports.figures.layout import DPI, SMALL_PT, _font_file
 from reports.figures.outcome import FigureOutcome
+from reports.figures.png import png_bytes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -100,9 +99,7 @@ def _png(size: tuple[float, float], shapes: Sequence[Shape]) -> bytes:
                 draw.line([(x * DPI, y * DPI) for x, y in (start, end)], fill=BLACK, width=width)
             case Text():
                 _png_text(image, draw, shape)
-    png = io.BytesIO()
-    image.save(png, format="png", dpi=(DPI, DPI), compress_level=PNG_COMPRESSION)
-    return png.getvalue()
+    return png_bytes(np.asarray(image), DPI)
 
 
 def _pixels(box: tuple[float, float, float, float]) -> tuple[int, int, int, int]:
