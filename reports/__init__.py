@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ __all__ = [
     "MATPLOTLIB_FIGURES",
     "PLAIN_FIGURES",
     "FigureOutcome",
+    "Figures",
     "ReportShapeError",
     "add_statistics_figures",
     "artefact_evaluation_summary",
@@ -53,6 +54,8 @@ REPORT_FILES = ("report.json", "report.md", "report.html")
 # What ``audit verify`` writes beside the report: the attestation (``--attest``), a table's card (``--croissant``).
 BESIDE_REPORT = (ATTESTATION_FILE, POLICY_FILE, CROISSANT_FILE)
 FIGURE_SUFFIXES = (".png", ".svg")
+# The report's figures drawn, or a function that waits for them (a forked drawer's result).
+Figures = list[FigureOutcome] | Callable[[], list[FigureOutcome]]
 
 
 _ONE_LINE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True).encode  # the C encoder
@@ -83,24 +86,25 @@ def _indented(value: Any, indent: str) -> str:
     return "[\n" + ",\n".join(inner + _indented(item, inner) for item in value) + f"\n{indent}]"
 
 
-def write_report(report: Mapping[str, Any], out_dir: Path, figures: list[FigureOutcome] | None = None) -> list[Path]:
+def write_report(report: Mapping[str, Any], out_dir: Path, figures: Figures | None = None) -> list[Path]:
     """Write the report under ``out_dir`` and return the written paths (json, md, html, then figures).
 
     ``figures``: the report's figures when drawn already (``render_figures`` of its aggregates and curves), each
-    written as PNG and SVG. A figure skipped for lack of data is noted in the report, and every figure file an
-    earlier run left that this report does not write is removed, so the folder never shows a figure the report
-    does not. ``out_dir`` may hold only an earlier
-    report (an InputError names anything else, a link above all); every file is renamed into place without
-    following a link (``provenance.atomic.write_files_into``). A folder that cannot be written is an
-    InputError (one line, exit 2), never a traceback.
+    written as PNG and SVG, or a function that waits for them (a forked drawer's): the JSON, which shows no figure,
+    is encoded while they are being drawn. A figure skipped for lack of data is noted in the report, and every
+    figure file an earlier run left that this report does not write is removed, so the folder never shows a figure
+    the report does not. ``out_dir`` may hold only an earlier report (an InputError names anything else, a link
+    above all); every file is renamed into place without following a link (``provenance.atomic.write_files_into``).
+    A folder that cannot be written is an InputError (one line, exit 2), never a traceback.
     """
     out_dir = Path(out_dir)
     check_report_folder(out_dir)
-    figures = render_figures(report) if figures is None else figures
+    encoded = report_json(report).encode("utf-8")
+    figures = render_figures(report) if figures is None else figures() if callable(figures) else figures
     blocks = build_document(report, figures)
     title = f"Provenance report: {Path(str((report.get('source') or {}).get('path', 'results'))).name}"
     files = {
-        REPORT_FILES[0]: report_json(report).encode("utf-8"),
+        REPORT_FILES[0]: encoded,
         REPORT_FILES[1]: render_markdown(blocks).encode("utf-8"),
         REPORT_FILES[2]: render_html(blocks, title).encode("utf-8"),
         **{f"{FIGURES_DIR}/{figure.filename}": figure.png for figure in figures if figure.png is not None},
@@ -160,12 +164,10 @@ def remove_stale_beside(out_dir: Path, written: Iterable[Path]) -> None:
             path.unlink()
 
 
-def finish_report(
-    report: dict[str, Any], out_dir: Path | None, figures: list[FigureOutcome] | None = None
-) -> list[Path]:
+def finish_report(report: dict[str, Any], out_dir: Path | None, figures: Figures | None = None) -> list[Path]:
     """Complete the report of a table audit with its artefact-evaluation summary and write it under ``out_dir``
-    (nothing written without one, ``figures`` when drawn already); return the written paths. A folder that cannot
-    be written is an InputError (one line, exit 2), never a traceback."""
+    (nothing written without one; ``figures`` as ``write_report`` takes them); return the written paths. A folder
+    that cannot be written is an InputError (one line, exit 2), never a traceback."""
     report["sections"].append(artefact_evaluation_summary(report))
     if out_dir is None:
         return []

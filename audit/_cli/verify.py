@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from audit.verify import AuditRequest, TableAudit
     from provenance import ReviewerKey
-    from reports import FigureOutcome
+    from reports import FigureOutcome, Figures
     from schemas import Forked
 
 __all__ = ["audit_results", "check_card", "check_options", "read_trusted_ids", "verify"]
@@ -54,16 +54,16 @@ def audit_results(
         drawer = table_drawer()
     try:
         report, figures, table = _audited(request, out, drawer)
+        from audit.attestation import attestation_pointer, write_audit_attestation
+        from provenance import write_table_card
+        from reports import finish_report, remove_stale_beside
+
+        if out is not None and attest is not None:
+            report["attestation"] = attestation_pointer(out, request, attest)
+        written = finish_report(report, out, figures)  # a table's drawer joined once the JSON is encoded
     finally:
         if drawer is not None:
             drawer.close()
-    from audit.attestation import attestation_pointer, write_audit_attestation
-    from provenance import write_table_card
-    from reports import finish_report, remove_stale_beside
-
-    if out is not None and attest is not None:
-        report["attestation"] = attestation_pointer(out, request, attest)
-    written = finish_report(report, out, figures)
     if out is not None and attest is not None:
         written += write_audit_attestation(out, report, table.verified, request, attest)
     if out is not None and card:
@@ -99,10 +99,10 @@ def _draw_figures(figure_data: dict[str, Any], names: tuple[str, ...]) -> dict[s
 
 def _audited(
     request: AuditRequest, out: Path | None, drawer: Forked[dict[str, list[FigureOutcome]]] | None
-) -> tuple[dict[str, Any], list[FigureOutcome] | None, TableAudit]:
+) -> tuple[dict[str, Any], Figures | None, TableAudit]:
     """Both phases of the audit and, with ``out``, the report's figures: a table's drawn half by ``drawer`` and half
-    here, a bundle's (those needing no statistics) in a fork made once the table is audited, the DET figures here
-    after the statistics."""
+    here (a function that waits for ``drawer``'s half: the report is encoded meanwhile), a bundle's (those needing
+    no statistics) in a fork made once the table is audited, the DET figures here after the statistics."""
     import_quietly()
     from audit.verify import audit_table, finish_audit
     from reports import (
@@ -120,7 +120,8 @@ def _audited(
         drawer.give(table.figure_data, MATPLOTLIB_FIGURES)
         drawn_here = draw_figures(table.figure_data, PLAIN_FIGURES)
         report = finish_audit(table)
-        return report, render_figures(report, drawn={**drawn_here, **drawer.result()}), table
+        forked = drawer
+        return report, lambda: render_figures(report, drawn={**drawn_here, **forked.result()}), table
     if table.verified is not None and table.verified.intact:  # the statistics will run their compiled loops
         from audit.metrics import prepare_kernels
 
