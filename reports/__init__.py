@@ -19,8 +19,7 @@ from provenance import is_temporary, write_files_into
 from reports.badges import artefact_evaluation_summary
 from reports.document import ReportShapeError, build_document
 from reports.figures import (
-    MATPLOTLIB_FIGURES,
-    PLAIN_FIGURES,
+    EARLY_FIGURES,
     FigureOutcome,
     add_statistics_figures,
     draw_figures,
@@ -32,8 +31,7 @@ from reports.markdown import render_markdown
 from schemas import ATTESTATION_FILE, CROISSANT_FILE, POLICY_FILE, InputError, json_safe
 
 __all__ = [
-    "MATPLOTLIB_FIGURES",
-    "PLAIN_FIGURES",
+    "EARLY_FIGURES",
     "FigureOutcome",
     "Figures",
     "ReportShapeError",

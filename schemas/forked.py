@@ -108,7 +108,10 @@ def _run(
     given: Any = None,
 ) -> None:
     """The forked process: ``prepare()`` and the arguments ``given`` awaited where the work was started before them,
-    then the value, or the exception (a RuntimeError of its text when it cannot be sent)."""
+    then the value, or the exception (a RuntimeError of its text when it cannot be sent). Daemonic to its caller
+    (ended at its exit), it may itself fork (a figure drawer splitting its figures): multiprocessing refuses a
+    child to a process that counts itself daemonic, so it does not."""
+    multiprocessing.current_process().daemon = False
     try:
         if prepare is not None:
             prepare()

@@ -75,9 +75,9 @@ def audit_results(
 
 
 def table_drawer() -> Forked[dict[str, list[FigureOutcome]]]:
-    """A table audit's drawer of the figures matplotlib draws, forked before the audit's imports: it imports the
-    report's figures and matplotlib beside them and draws once given the table's figure data, while this process
-    draws the others."""
+    """A table audit's figure drawer, forked before the audit's imports: it imports the report's figures and
+    matplotlib beside them and draws once given the table's figure data (half in a fork of itself), while this
+    process finishes the audit and encodes the report."""
     from schemas import Forked
 
     return Forked.awaiting(_draw_figures, _import_drawing)
@@ -90,38 +90,39 @@ def _import_drawing() -> None:
     import_drawing()
 
 
-def _draw_figures(figure_data: dict[str, Any], names: tuple[str, ...]) -> dict[str, list[FigureOutcome]]:
-    """The drawer's work: ``reports.draw_figures``, imported by ``_import_drawing`` in its process."""
-    from reports import draw_figures
+# Drawn in a fork of the drawer beside the others (the heatmap, the IE figure): about half the drawing of a 4,068-row
+# table. The audited table's figures are then drawn on both cores while this process encodes the report.
+FORKED_FIGURES = ("interaction_plots", "gap_vs_snr")
 
-    return draw_figures(figure_data, names)
+
+def _draw_figures(figure_data: dict[str, Any], names: tuple[str, ...]) -> dict[str, list[FigureOutcome]]:
+    """The drawer's work: ``reports.draw_figures`` (imported by ``_import_drawing`` in its process), those of
+    ``FORKED_FIGURES`` in a fork of it, which starts with matplotlib imported."""
+    from reports import draw_figures
+    from schemas import Forked
+
+    with Forked(draw_figures, figure_data, [name for name in names if name in FORKED_FIGURES]) as forked:
+        drawn = draw_figures(figure_data, [name for name in names if name not in FORKED_FIGURES])
+        return {**drawn, **forked.result()}
 
 
 def _audited(
     request: AuditRequest, out: Path | None, drawer: Forked[dict[str, list[FigureOutcome]]] | None
 ) -> tuple[dict[str, Any], Figures | None, TableAudit]:
-    """Both phases of the audit and, with ``out``, the report's figures: a table's drawn half by ``drawer`` and half
-    here (a function that waits for ``drawer``'s half: the report is encoded meanwhile), a bundle's (those needing
-    no statistics) in a fork made once the table is audited, the DET figures here after the statistics."""
+    """Both phases of the audit and, with ``out``, the report's figures: a table's by ``drawer`` (a function that
+    waits for them: the report is encoded meanwhile), a bundle's (those needing no statistics) in a fork made once
+    the table is audited, the DET figures here after the statistics."""
     import_quietly()
     from audit.verify import audit_table, finish_audit
-    from reports import (
-        MATPLOTLIB_FIGURES,
-        PLAIN_FIGURES,
-        add_statistics_figures,
-        draw_figures,
-        import_drawing,
-        render_figures,
-    )
+    from reports import EARLY_FIGURES, add_statistics_figures, import_drawing, render_figures
     from schemas import Forked
 
     table = audit_table(request)
     if drawer is not None:
-        drawer.give(table.figure_data, MATPLOTLIB_FIGURES)
-        drawn_here = draw_figures(table.figure_data, PLAIN_FIGURES)
+        drawer.give(table.figure_data, EARLY_FIGURES)
         report = finish_audit(table)
         forked = drawer
-        return report, lambda: render_figures(report, drawn={**drawn_here, **forked.result()}), table
+        return report, lambda: render_figures(report, drawn=forked.result()), table
     if table.verified is not None and table.verified.intact:  # the statistics will run their compiled loops
         from audit.metrics import prepare_kernels
 
@@ -275,6 +276,7 @@ def verify(
     """
     drawer = table_drawer() if out is not None and bundle is None else None  # before any heavy import
     try:
+        import_quietly()
         check_card(croissant, out, bundle, results)
         reviewer_key = check_options(out, bundle, key)
         auditor_key = check_attest(attest, out)

@@ -21,8 +21,7 @@ from reports.figures.bayes_error import bayes_error_plot
 from reports.figures.canvas import import_drawing
 from reports.figures.catalogue import (
     DET_PENDING,
-    MATPLOTLIB_FIGURES,
-    PLAIN_FIGURES,
+    EARLY_FIGURES,
     add_statistics_figures,
     draw_figures,
     render_figures,
@@ -39,9 +38,8 @@ from reports.figures.scores import score_distributions
 __all__ = [
     "DET_PENDING",
     "DPI",
-    "MATPLOTLIB_FIGURES",
+    "EARLY_FIGURES",
     "MENAGERIE_SECTION",
-    "PLAIN_FIGURES",
     "TEXT_PT",
     "FigureOutcome",
     "add_statistics_figures",

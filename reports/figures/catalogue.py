@@ -1,8 +1,8 @@
 """The report's figures in their fixed order: those drawn from its aggregates and curves (``render_figures``, which
 can run before the statistics are in) and those that need its statistics (``add_statistics_figures``: the DET
-figures with their bands, the menagerie). ``draw_figures`` draws some of the first kind by name, so that two
-processes can share them: the figures matplotlib draws (``MATPLOTLIB_FIGURES``) in one that imported it, the others
-(``PLAIN_FIGURES``) in one that need not (a table audit's figure drawer, ``audit verify TABLE --out``)."""
+figures with their bands, the menagerie). ``draw_figures`` draws some of the first kind (``EARLY_FIGURES``) by name,
+so that other processes can draw them for the audit (a table audit's figure drawer and its fork, ``audit verify
+TABLE --out``)."""
 
 from __future__ import annotations
 
@@ -28,9 +28,7 @@ FIGURES: Sequence[Callable[[Mapping[str, Any]], FigureOutcome | list[FigureOutco
     score_distributions,
     bayes_error_plot,
 )
-PLAIN_FIGURES = (eer_heatmap.__name__,)  # drawn without matplotlib (reports.figures.plain)
-# The others that can be drawn before the statistics, by matplotlib (the DET figures wait for them).
-MATPLOTLIB_FIGURES = tuple(make.__name__ for make in FIGURES if make is not det_curves and make is not eer_heatmap)
+EARLY_FIGURES = tuple(make.__name__ for make in FIGURES if make is not det_curves)  # the DET figures wait for bands
 
 
 def draw_figures(report: Mapping[str, Any], names: Collection[str]) -> dict[str, list[FigureOutcome]]:

@@ -69,3 +69,15 @@ def test_work_awaiting_its_arguments_raises_here_and_ends_when_never_given_them(
     forked.close()
     forked.close()  # twice, as the command line and audit_results both may
     assert not process.is_alive()
+
+
+def _pids_forked_again(value: int) -> tuple[int, int, int]:
+    with Forked(os.getpid) as inner:
+        return os.getpid(), inner.result(), value
+
+
+def test_forked_work_may_fork_in_turn() -> None:
+    """A drawer splits its figures with a fork of itself: the inner work runs in a third process."""
+    with Forked(_pids_forked_again, 7) as forked:
+        outer, inner, value = forked.result()
+    assert value == 7 and len({outer, inner, os.getpid()}) == 3
