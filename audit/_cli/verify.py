@@ -118,6 +118,9 @@ def _audited(
     from schemas import Forked
 
     table = audit_table(request)
+    # The audited table (and bundle) lives to the end: frozen, it is not scanned again by every full collection that
+    # the statistics' and figures' allocations set off here and in the forks (default bundle 6.34 -> 6.15 s CPU).
+    gc.freeze()
     if drawer is not None:
         drawer.give(table.figure_data, EARLY_FIGURES)
         report = finish_audit(table)
