@@ -135,6 +135,7 @@ def _audited(
     import_drawing()
     with Forked(render_figures, table.figure_data, True) as drawing:
         report = finish_audit(table)
+        gc.freeze()  # the report and its statistics too: alive to the end, not scanned by the figures' collections
         return report, add_statistics_figures(drawing.result(), report), table
 
 
