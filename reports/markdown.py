@@ -20,8 +20,15 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 _BLOCK_START = re.compile(r"^(\d*)([-+=]|(?<=\d)[.)])")  # a list or an underline at the start of a block
 
 
+# Text that escaping leaves as it is: most of a report's cells (numbers, ids, condition names), returned without the
+# two substitutions (a paper-scale report's tables hold hundreds of thousands of cells).
+_PLAIN = re.compile(r"[A-Za-z0-9 .,:;%()+=/-]*")
+
+
 def escape_markdown(text: str) -> str:
     """``text`` as literal inline Markdown, on one line (other control characters as their escapes)."""
+    if _PLAIN.fullmatch(text):
+        return text
     return _NEWLINE.sub("<br>", _SPECIAL.sub(r"\\\1", visible_text(text, kept="\t\n\r")))
 
 

@@ -16,7 +16,7 @@ from reports.blocks import Block, BulletList, Callout, Figure, Heading, Paragrap
 from reports.document import build_document
 from reports.figures import render_figures
 from reports.html import render_html
-from reports.markdown import escape_markdown, render_markdown
+from reports.markdown import _PLAIN, escape_markdown, render_markdown
 from tests.fuzzing import examples
 from tests.reports.sample_reports import HOSTILE, full_report
 
@@ -84,6 +84,16 @@ def test_escape_markdown_known_cases() -> None:
     assert escape_markdown("a|b") == r"a\|b"
     assert escape_markdown("x\r\ny") == "x<br>y"
     assert escape_markdown("<b>*x*</b>") == r"\<b\>\*x\*\</b\>"
+
+
+def test_plain_text_is_returned_as_it_is_by_the_fast_path() -> None:
+    """The cells ``escape_markdown`` returns unescaped hold no character the escaping would change."""
+    plain = string.ascii_letters + string.digits + " .,:;%()+=/-"
+    assert all(escape_markdown(f"a{char}b") == f"a{char}b" for char in plain)
+    assert escape_markdown(plain) == plain
+    slow = [char for char in string.printable if char not in plain]  # each goes through the substitutions
+    assert {escape_markdown(char) for char in "\\`*_~$[]<>|#&"} == {"\\" + char for char in "\\`*_~$[]<>|#&"}
+    assert all(_PLAIN.fullmatch(char) is None for char in slow)
 
 
 def github_markdown() -> MarkdownIt:
