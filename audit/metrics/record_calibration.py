@@ -160,28 +160,46 @@ def declared_calibration(
     return {record.record_id: calibrated_metrics(record, fits[record.group], dev_speakers) for record in records}, fits
 
 
+_TrialArrays = tuple[NDArray[np.int64], NDArray[Any], NDArray[Any], NDArray[np.bool_]]
+
+
+def _trial_arrays(trials: pd.DataFrame) -> _TrialArrays:
+    """A trial list's labels, enrolment and test speakers and spoof mask, as the calibration reads them."""
+    spoof = (trials["trial_kind"] == "spoof").to_numpy(bool) if "trial_kind" in trials else np.zeros(len(trials), bool)
+    return (
+        trials["label"].astype(int).to_numpy().astype(np.int64),
+        trials["enrol_speaker"].astype(str).to_numpy(),
+        trials["test_speaker"].astype(str).to_numpy(),
+        spoof,
+    )
+
+
 def calibration_records(
     rows: Sequence[Mapping[str, Any]],
     trials_of: Callable[[str], pd.DataFrame],
     scores_of: Callable[[str], NDArray[np.float64]],
 ) -> list[CalibrationRecord]:
-    """One :class:`CalibrationRecord` per results row, from its trial list and its scores (NaN where unscored)."""
+    """One :class:`CalibrationRecord` per results row, from its trial list and its scores (NaN where unscored).
+
+    The records of one trial list (one frame from ``trials_of``) share its arrays, converted once: a bundle's
+    records are many conditions of a few lists (136 records of 7 lists in the default bundle)."""
+    converted: dict[int, tuple[pd.DataFrame, _TrialArrays]] = {}  # the frame kept: its id stays its own
     records = []
     for row in rows:
         record_id = str(row["record_id"])
         trials = trials_of(record_id)
-        spoof = (
-            (trials["trial_kind"] == "spoof").to_numpy(bool) if "trial_kind" in trials else np.zeros(len(trials), bool)
-        )
+        if id(trials) not in converted:
+            converted[id(trials)] = (trials, _trial_arrays(trials))
+        labels, enrol_speaker, test_speaker, spoof = converted[id(trials)][1]
         records.append(
             CalibrationRecord(
                 record_id,
                 calibration_group(row),
                 is_reference(row),
                 np.asarray(scores_of(record_id), dtype=np.float64),
-                trials["label"].astype(int).to_numpy().astype(np.int64),
-                trials["enrol_speaker"].astype(str).to_numpy(),
-                trials["test_speaker"].astype(str).to_numpy(),
+                labels,
+                enrol_speaker,
+                test_speaker,
                 spoof,
                 row_costs(row),
             )
