@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import isotonic_regression
 
 from audit.metrics.point import (
     NEGLIGIBLE_WEIGHT,
@@ -171,15 +170,16 @@ def group_llrs(targets: FloatArray, nontargets: FloatArray) -> FloatArray:
     """The PAV LLR of each tie group from its target and non-target weight, groups in ascending score order.
 
     Each group's target fraction is pooled with its neighbours until the fractions rise with the score
-    (``scipy.optimize.isotonic_regression``, weighted by the group sizes); a pool of ``t`` targets and ``n``
+    (``calibration_kernels.pav_blocks``, weighted by the group sizes); a pool of ``t`` targets and ``n``
     non-targets has ``llr = log((t / T) / (n / N))``, the slope of its ROC convex hull edge, so equal odds give
     exactly 0 on integer weights. Pools of one class get ``±inf``; a group of weight 0 enters PAV with a negligible
     weight, moving no pool, and its LLR is NaN if it pools alone."""
+    from audit.metrics.calibration_kernels import pav_blocks
+
     sizes = targets + nontargets
     empty = sizes == 0
     rates = np.divide(targets, sizes, out=np.full(sizes.size, 0.5), where=~empty)
-    pav = isotonic_regression(rates, weights=np.where(empty, NEGLIGIBLE_WEIGHT, sizes), increasing=True)
-    starts = np.asarray(pav.blocks[:-1])
+    starts = pav_blocks(rates, np.where(empty, NEGLIGIBLE_WEIGHT, sizes), increasing=True)[:-1]
     pool_targets = np.add.reduceat(targets, starts)
     pool_nontargets = np.add.reduceat(sizes, starts) - pool_targets
     n_target = float(targets.sum())

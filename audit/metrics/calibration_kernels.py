@@ -7,8 +7,12 @@ pass over its groups: a group of no weight is left out (it moves no pool and cos
 with the one before it while that one's target fraction is not below its own (compared as the cross products
 ``t_a n_b >= t_b n_a``, exact on integer weights), and each pool's LLR is ``log(t N) - log(n T)``, as
 ``group_llrs`` computes it. minDCF walks the thresholds (each group accepted with those above it, then none) with
-running sums of the misses and false alarms. Compiled once per machine (``cache=True``), imported only when draws
-are measured.
+running sums of the misses and false alarms.
+
+``pav_blocks`` is the pool-adjacent-violators of one weighted sequence (a record's tie groups, or the steps of
+ROC curves laid end to end): Busing's O(n) algorithm (J. Stat. Softw. 102, 2022) with the same arithmetic in the
+same order as ``scipy.optimize.isotonic_regression``, so the blocks are that function's, bit for bit (tested),
+without importing ``scipy.optimize`` (about 0.15 s CPU of an audit). Compiled once per machine (``cache=True``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import math
 
 import numpy as np
 from numba import njit
+from numpy.typing import NDArray
 
 _LOG2 = math.log(2.0)
 
@@ -136,4 +141,53 @@ def minima_of_draws(multiplicities, enrol, partner, group, targets, n_groups, we
     return min_cllr, min_dcf
 
 
-ENTRY_KERNELS = (min_cllr_rows, min_dcf_rows, minima_of_draws)  # those called from outside: their cache is checked
+@njit(cache=True)
+def _pav_blocks(values, weights):  # type: ignore[no-untyped-def]
+    """The start of each block of the non-decreasing weighted least-squares fit of ``values`` (positive
+    ``weights``), then ``values.size``; ``values`` and ``weights`` are overwritten by the blocks' means and
+    weights."""
+    n = values.size
+    blocks = np.empty(n + 1, np.int64)
+    blocks[0] = 0
+    if n == 0:
+        return blocks
+    blocks[1] = 1
+    block, previous_mean, previous_weight = 0, values[0], weights[0]
+    item = 1
+    while item < n:
+        block += 1
+        mean, weight = values[item], weights[item]
+        if previous_mean >= mean:  # a violator: pooled with the block before, then with any it now violates
+            block -= 1
+            total = previous_weight * previous_mean + weight * mean
+            weight += previous_weight
+            mean = total / weight
+            while item < n - 1 and mean >= values[item + 1]:
+                item += 1
+                total += weights[item] * values[item]
+                weight += weights[item]
+                mean = total / weight
+            while block > 0 and values[block - 1] >= mean:
+                block -= 1
+                total += weights[block] * values[block]
+                weight += weights[block]
+                mean = total / weight
+        values[block] = previous_mean = mean
+        weights[block] = previous_weight = weight
+        blocks[block + 1] = item + 1
+        item += 1
+    return blocks[: block + 2]
+
+
+def pav_blocks(values: NDArray[np.float64], weights: NDArray[np.float64], increasing: bool) -> NDArray[np.int64]:
+    """``scipy.optimize.isotonic_regression(values, weights=weights, increasing=increasing).blocks``: where each
+    block of the monotone fit starts, then ``values.size`` (positive ``weights``; the inputs are not changed)."""
+    order = slice(None) if increasing else slice(None, None, -1)
+    blocks: NDArray[np.int64] = _pav_blocks(
+        np.array(values[order], dtype=np.float64), np.array(weights[order], dtype=np.float64)
+    )
+    return blocks if increasing else blocks[-1] - blocks[::-1]
+
+
+# Those called from outside (``_pav_blocks`` through ``pav_blocks``): their cache is checked.
+ENTRY_KERNELS = (min_cllr_rows, min_dcf_rows, minima_of_draws, _pav_blocks)

@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import isotonic_regression
 
 from schemas import EER_METHODS, EerMethod, Error
 
@@ -384,6 +383,8 @@ def rocch_eer_of_points(
     ``1 / size**2`` unless collinear). One point per curve (constant scores) gives 0.5, the chance diagonal.
     ``with_edges``: also each curve's hull edge that gives its EER, as rows (Pfa, Pmiss at its start, dPfa, dPmiss).
     """
+    from audit.metrics.calibration_kernels import pav_blocks  # compiled: numba is imported on the first call
+
     n_target = np.asarray(n_target, dtype=float)
     previous = np.arange(tps.size) - 1
     step_targets = tps - np.where(first, 0.0, tps[previous])
@@ -393,12 +394,10 @@ def rocch_eer_of_points(
     empty = step_trials == 0  # a threshold a resample does not draw: no weight, its point repeats the last
     with np.errstate(divide="ignore", invalid="ignore"):
         rates = np.where(empty, 0.5, step_targets / step_trials)
-    pooled = isotonic_regression(
-        rates + record_offset, weights=np.where(empty, NEGLIGIBLE_WEIGHT, step_trials), increasing=False
-    )
+    blocks = pav_blocks(rates + record_offset, np.where(empty, NEGLIGIBLE_WEIGHT, step_trials), increasing=False)
 
-    block_starts = np.asarray(pooled.blocks[:-1])
-    block_ends = np.asarray(pooled.blocks[1:]) - 1
+    block_starts = blocks[:-1]
+    block_ends = blocks[1:] - 1
     p_fa = fps[block_ends] / np.asarray(n_nontarget, dtype=float)[block_ends]
     p_miss = (n_target - tps)[block_ends] / n_target[block_ends]
     opens_record = first[block_starts]

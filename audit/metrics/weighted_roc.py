@@ -353,6 +353,7 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     passes; when they had to be compiled (the first run on a machine), say so through ``announce`` before and
     after. Returns the seconds compiling took, or None when they came from the cache."""
     import audit.metrics.roc_kernels as roc_kernels
+    from audit.metrics.calibration_kernels import pav_blocks
 
     cached = roc_kernels.cached_on_this_machine()
     if not cached:
@@ -373,6 +374,7 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     min_cllr_of_draws(np.ones((1, 2)), np.ones((1, 2)))  # the calibration section's minima of every draw
     min_dcf_of_draws(np.ones((1, 2)), np.ones((1, 2)))
     TieGroups.of(scores, labels).draw_minima(np.ones((1, 2)), speakers, speakers)
+    pav_blocks(scores, np.ones(4), increasing=True)  # PAV: minCllr and the ROCCH EER of each record
     seconds = time.perf_counter() - started
     if cached:
         return None

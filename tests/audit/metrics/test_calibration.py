@@ -431,3 +431,32 @@ def test_distinct_rows_are_numpy_unique_of_the_rows() -> None:
         expected, expected_inverse = np.unique(rows, axis=0, return_inverse=True)
         np.testing.assert_array_equal(distinct, expected)
         np.testing.assert_array_equal(inverse, expected_inverse.reshape(-1))
+
+
+@pytest.mark.parametrize("increasing", [True, False])
+def test_pav_blocks_are_scipy_s_isotonic_regression_blocks(increasing: bool) -> None:
+    """The compiled PAV repeats scipy's arithmetic, so its blocks are scipy's on every input: target fractions of
+    tie groups (many exact ties), negligible weights beside heavy ones, curves laid end to end with an offset (the
+    ROCCH EER's input), runs of equal values, one value; no value is one empty block list."""
+    from scipy.optimize import isotonic_regression
+
+    from audit.metrics.calibration_kernels import pav_blocks
+    from audit.metrics.point import NEGLIGIBLE_WEIGHT
+
+    rng = np.random.default_rng(11)
+    assert pav_blocks(np.zeros(0), np.zeros(0), increasing).tolist() == [0]
+    cases = [(np.array([0.3]), np.array([2.0])), (np.full(5, 0.5), np.ones(5))]
+    for size in (2, 7, 60, 1000):
+        sizes = rng.integers(0, 4, size).astype(float)
+        targets = np.minimum(sizes, rng.integers(0, 3, size))
+        rates = np.divide(targets, sizes, out=np.full(size, 0.5), where=sizes > 0)
+        cases.append((rates, np.where(sizes == 0, NEGLIGIBLE_WEIGHT, sizes)))
+        offset = 2.0 * np.repeat(np.arange(4)[::-1], -(-size // 4))[:size]
+        cases.append((rates + offset, np.where(sizes == 0, NEGLIGIBLE_WEIGHT, sizes)))
+        cases.append((rng.normal(size=size), rng.uniform(0.1, 3.0, size)))
+    for values, weights in cases:
+        before = values.copy(), weights.copy()
+        expected = isotonic_regression(values, weights=weights, increasing=increasing).blocks
+        np.testing.assert_array_equal(pav_blocks(values, weights, increasing), expected)
+        np.testing.assert_array_equal(values, before[0])  # the inputs are left as they were
+        np.testing.assert_array_equal(weights, before[1])
