@@ -346,6 +346,9 @@ from .scores import ScoresSchema as ScoresSchema
 from .toolkit import DISTRIBUTION as DISTRIBUTION
 from .toolkit import tool_version as tool_version
 from .trials import (
+    OPTIONAL_TRIAL_COLUMNS as OPTIONAL_TRIAL_COLUMNS,
+)
+from .trials import (
     SPEAKER_COUNT_COLUMNS as SPEAKER_COUNT_COLUMNS,
 )
 from .trials import (

@@ -41,7 +41,7 @@ from schemas.filenames import (
     TRIALS_DIR,
 )
 from schemas.scores import COHORT_COLUMNS, SCORE_STATUSES, ScoresSchema
-from schemas.trials import TrialsSchema, plainly_valid
+from schemas.trials import OPTIONAL_TRIAL_COLUMNS, TrialsSchema, plainly_valid
 
 __all__ = [
     "CM_SCORE_COLUMN",
@@ -337,7 +337,7 @@ def parse_trial_list(name: str, data: bytes) -> pd.DataFrame:
     missing = [column for column in ("trial_index", *TRIAL_COLUMNS_READ) if column not in frame.columns]
     if missing:
         raise BundleFileError(name, f"trial list lacks column(s) {', '.join(missing)}")
-    for column in ("subgroup", "trial_kind", "test_corpus"):
+    for column in OPTIONAL_TRIAL_COLUMNS:
         if column in frame.columns:
             frame[column] = frame[column].astype("string").astype(object).where(frame[column].notna(), None)
     if plainly_valid(frame):

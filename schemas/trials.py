@@ -16,6 +16,7 @@ import pandera.pandas as pa
 from pandera.typing import Series
 
 __all__ = [
+    "OPTIONAL_TRIAL_COLUMNS",
     "SPEAKER_COUNT_COLUMNS",
     "TEXT_COLUMNS",
     "TRIAL_KINDS",
@@ -104,20 +105,38 @@ class TrialsSchema(pa.DataFrameModel):
         return (frame["enrol_utt"] != frame["test_utt"]) | other_corpus
 
 
+OPTIONAL_TRIAL_COLUMNS = ("subgroup", "trial_kind", "test_corpus")  # the model's optional columns, text
+
+
+def _python_strings(column: pd.Series, nullable: bool) -> bool:
+    """Python strings in an object column (None where ``nullable``), as ``parse_trial_list`` leaves the optional
+    columns; an all-missing column is left to pandera."""
+    return (
+        column.dtype == object
+        and (nullable or not column.isna().any())
+        and pd.api.types.infer_dtype(column, skipna=True) == "string"
+    )
+
+
 def plainly_valid(frame: pd.DataFrame) -> bool:
-    """True only where :class:`TrialsSchema` passes ``frame`` (False says nothing): a list of exactly the six plain
-    columns, integers as int64 and text in pandas' ``str`` type without a missing value, its field rules and the
-    model's own frame checks. Pandera takes about 6 ms a list for what this does in a fraction; a list this does
-    not pass is left to pandera, which words what it breaks."""
+    """True only where :class:`TrialsSchema` passes ``frame`` (False says nothing): the six plain columns, integers
+    as int64 and text in pandas' ``str`` type without a missing value, any optional column as Python strings in an
+    object column (``subgroup`` may be None), their field rules and the model's own frame checks. Pandera takes
+    about 6 ms a list for what this does in a fraction; a list this does not pass is left to pandera, which words
+    what it breaks."""
     text = pd.api.types.pandas_dtype(str)
     model: Any = TrialsSchema  # its checks, called as plain functions (pandera's decorator hides their types)
+    optional = [column for column in frame.columns if column in OPTIONAL_TRIAL_COLUMNS]
     return (
-        len(frame.columns) == 2 + len(TEXT_COLUMNS)
-        and set(frame.columns) == {"trial_index", "label", *TEXT_COLUMNS}
+        frame.columns.is_unique
+        and set(frame.columns) == {"trial_index", "label", *TEXT_COLUMNS, *optional}
         and frame["trial_index"].dtype == np.int64
         and frame["label"].dtype == np.int64
         and all(frame[column].dtype == text and not frame[column].isna().any() for column in TEXT_COLUMNS)
+        and all(_python_strings(frame[column], nullable=column == "subgroup") for column in optional)
         and bool(frame["label"].isin([0, 1]).all())  # trial_index >= 0 and unique: positions (checked below)
+        and ("trial_kind" not in optional or bool(frame["trial_kind"].isin(TRIAL_KINDS).all()))
+        and ("test_corpus" not in optional or bool((frame["test_corpus"].str.len() >= 1).all()))
         and model.indices_are_positions(frame)
         and bool(model.labels_match_speakers(frame).all())
         and model.spoof_columns_together(frame)
