@@ -77,7 +77,7 @@ def stages(bundle: Path, key: Path, out: Path) -> None:
 
     import audit._cli.verify as cli
 
-    cli.import_quietly()  # audit_results calls it again, with nothing left to import
+    cli.import_quietly()  # audit_results calls it again, which then only starts numba (a bundle's audit)
     mark("start-up and imports")
     import reports
 

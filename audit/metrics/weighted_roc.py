@@ -348,6 +348,15 @@ class _Scratch:
 _SCRATCH = _Scratch()
 
 
+def start_numba() -> None:
+    """Import numba and run the start-up its first compiled call runs (its typing and lowering registries, about
+    0.3 s CPU), by one PAV of one value: a bundle's audit starts it with the garbage collector paused, as it imports
+    itself, rather than amid the table audit, whose first re-scored ROCCH EER would."""
+    from audit.metrics.calibration_kernels import pav_blocks
+
+    pav_blocks(np.zeros(1), np.ones(1), increasing=True)
+
+
 def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     """Compile the compiled loops now, or load them from numba's cache, on a few trials of the types every call
     passes; when they had to be compiled (the first run on a machine), say so through ``announce`` before and
