@@ -680,3 +680,26 @@ def test_the_coverage_count_scores_the_intervals_bootstrap_contrast_gives(eer_me
         for (kind, name), interval in lean.items():
             if kind == "audit":
                 assert {key: expected[name][key] for key in interval} == interval
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
+def test_the_designs_true_eer_is_where_the_population_rates_meet(share: float) -> None:
+    """The bisection against scipy's root finder (the oracle) and, with no subgroup mixed in, the closed form
+    ``Phi(-mu / (s_target + s_nontarget))`` (the shifted subgroup alone is ``mu + shift``'s)."""
+    from scipy.optimize import brentq
+    from scipy.special import ndtr
+
+    design = CoverageDesign(n_speakers=20)
+    target = np.sqrt(1.0 + design.target_sd**2 + design.condition_sd**2)
+    nontarget = np.sqrt(1.0 + 2.0 * design.nontarget_sd**2)
+    for mu in design.means:
+
+        def rates_apart(x: float, mu: float = mu) -> float:
+            shifted = share * ndtr((x - mu - design.subgroup_shift) / target) + (1 - share) * ndtr((x - mu) / target)
+            return float(shifted - ndtr(-x / nontarget))
+
+        expected = ndtr(-brentq(rates_apart, -20.0, 20.0, xtol=1e-14) / nontarget)
+        assert design.true_eer(mu, share) == pytest.approx(expected, abs=1e-13)
+        if share in (0.0, 1.0):
+            closed = ndtr(-(mu + share * design.subgroup_shift) / (target + nontarget))
+            assert design.true_eer(mu, share) == pytest.approx(closed, abs=1e-13)
