@@ -118,9 +118,10 @@ class TieGroups:
         c_fa: float = 1.0,
     ) -> tuple[FloatArray, FloatArray]:
         """minCllr and minDCF of every draw of a speaker bootstrap (``min_cllr_of_draws`` and ``min_dcf_of_draws``
-        of each draw's tie-group weights, the same bits), in one compiled pass per distinct draw that keeps no
-        draws x groups array: a trial weighs ``multiplicities[draw, enrol] * multiplicities[draw, partner]`` (draws x
-        speakers; the codes index its columns), as ``audit.statistics.SpeakerDraws.trial_weights`` weighs it."""
+        of each draw's tie-group weights, the same bits), in one compiled pass per draw that keeps no draws x groups
+        array: a trial weighs ``multiplicities[draw, enrol] * multiplicities[draw, partner]`` (draws x speakers; the
+        codes index its columns), as ``audit.statistics.SpeakerDraws.trial_weights`` weighs it. A bootstrap of few
+        speakers repeats itself: pass its distinct draws (``audit.statistics.SpeakerDraws.distinct``)."""
         import audit.metrics.calibration_kernels as kernels
 
         weights = finite_scores(multiplicities, "speaker multiplicities")
@@ -131,16 +132,12 @@ class TieGroups:
             raise MetricInputError(f"speaker codes must index the {weights.shape[1]} columns of the multiplicities")
         refuse_other_values(weights.ravel(), weights.ravel() < 0, "speaker multiplicities must be >= 0")
         bayes_threshold(p_target, c_miss, c_fa)  # the costs checked
-        # Draws that give these trials' speakers the same multiplicities have the same minima: each distinct row
-        # of their columns is measured once (a bootstrap of few speakers repeats itself: 386 of 1,000 draws of 7
-        # speakers are distinct on 5 of them).
-        used, local = np.unique(np.concatenate(codes), return_inverse=True)
-        distinct, repeated = _distinct_rows(weights[:, used])
-        min_cllr, min_dcf = kernels.minima_of_draws(
-            np.ascontiguousarray(distinct), local[: self.group.size], local[self.group.size :], self.group,
-            self.targets, self.n_groups, c_miss * p_target, c_fa * (1.0 - p_target),
+        enrol_codes, partner_codes = codes
+        minima: tuple[FloatArray, FloatArray] = kernels.minima_of_draws(
+            np.ascontiguousarray(weights), enrol_codes, partner_codes, self.group, self.targets, self.n_groups,
+            c_miss * p_target, c_fa * (1.0 - p_target),
         )  # fmt: skip
-        return min_cllr[repeated], min_dcf[repeated]
+        return minima
 
     def pool_llrs(self, weights: ArrayLike | None = None) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Each tie group's LLR under PAV (``group_llrs``), and its target and non-target weight."""
@@ -152,7 +149,7 @@ class TieGroups:
         return min_cllr_of_groups(*self.counts(weights))
 
 
-def _distinct_rows(rows: FloatArray) -> tuple[FloatArray, NDArray[np.int64]]:
+def distinct_rows(rows: FloatArray) -> tuple[FloatArray, NDArray[np.int64]]:
     """``numpy.unique(rows, axis=0, return_inverse=True)``: the distinct rows in the same (lexicographic) order and
     each row's position among them, from one stable sort per column and a comparison of neighbours; unique sorts
     the rows as structured items, six times slower on a bootstrap's 1,000 draws of a few speakers (at least one

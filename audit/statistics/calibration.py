@@ -44,7 +44,7 @@ from audit.metrics import (
     weighted_sums,
 )
 from audit.statistics.contrasts import ONE_SPEAKER, SpeakerDraws, estimate_with_interval, withheld_interval
-from audit.statistics.draws import FloatArray, basic_estimate, basic_interval, percentile_interval
+from audit.statistics.draws import FloatArray, IntArray, basic_estimate, basic_interval, percentile_interval
 from audit.statistics.subgroups import MIN_DEV_SPEAKERS, development_speakers
 from schemas import CalibrationDeclaration, cell_text
 
@@ -95,9 +95,11 @@ def refitted_maps(development: DevelopmentTrials, draws: SpeakerDraws) -> tuple[
     )
 
 
-def _fixed_map_draws(record: CalibrationInput, draws: SpeakerDraws) -> tuple[FloatArray, FloatArray]:
-    """Cllr and actDCF of every draw under the record's own map (one compiled pass over fixed per-trial costs)."""
-    enrol, partner = draws.codes(record.enrol_speaker, record.test_speaker)
+def _fixed_map_draws(
+    record: CalibrationInput, distinct: FloatArray, enrol: IntArray, partner: IntArray
+) -> tuple[FloatArray, FloatArray]:
+    """Cllr and actDCF of each ``distinct`` draw (``SpeakerDraws.distinct``; the trials' codes index its columns)
+    under the record's own map (one compiled pass over fixed per-trial costs)."""
     labels = record.labels
     llrs = record.fit.apply(record.scores)
     p_target, c_miss, c_fa = record.costs
@@ -106,7 +108,7 @@ def _fixed_map_draws(record: CalibrationInput, draws: SpeakerDraws) -> tuple[Flo
     columns = np.column_stack(
         [labels * costs, labels, ~labels * costs, ~labels, labels & (llrs < threshold), ~labels & (llrs >= threshold)]
     ).astype(float)
-    sums = weighted_sums(draws.weights, enrol, partner, columns)
+    sums = weighted_sums(distinct, enrol, partner, columns)
     weight_miss, weight_fa = c_miss * p_target, c_fa * (1.0 - p_target)
     with np.errstate(divide="ignore", invalid="ignore"):
         cllr_draws = (sums[:, 0] / sums[:, 1] + sums[:, 2] / sums[:, 3]) / (2.0 * math.log(2.0))
@@ -148,16 +150,20 @@ def _draws(
     record: CalibrationInput, draws: SpeakerDraws, maps: tuple[FloatArray, FloatArray] | None
 ) -> dict[str, FloatArray]:
     """Each metric's value on every draw (NaN where a class drew no weight or the refitted map is undefined), the
-    map refitted per draw (``maps``) or held fixed (None)."""
-    cllr_draws, act_draws = (
-        _fixed_map_draws(record, draws)
-        if maps is None
-        else _refitted_map_draws(record, maps, draws.trial_weights(record.enrol_speaker, record.test_speaker))
-    )
+    map refitted per draw (``maps``) or held fixed (None). What the trial weights alone decide is measured once per
+    distinct draw of the record's speakers (``SpeakerDraws.distinct``) and repeated."""
     enrol, partner = draws.codes(record.enrol_speaker, record.test_speaker)
     assert partner is not None
+    distinct, enrol_local, partner_local, repeated = draws.distinct(enrol, partner)
+    if maps is None:
+        cllr_draws, act_draws = _fixed_map_draws(record, distinct, enrol_local, partner_local)
+        cllr_draws, act_draws = cllr_draws[repeated], act_draws[repeated]
+    else:
+        trial_weights = draws.trial_weights(record.enrol_speaker, record.test_speaker)
+        cllr_draws, act_draws = _refitted_map_draws(record, maps, trial_weights)
     groups = TieGroups.of(record.scores, record.labels)
-    min_cllr_draws, min_dcf_draws = groups.draw_minima(draws.multiplicities, enrol, partner, *record.costs)
+    min_cllr_draws, min_dcf_draws = groups.draw_minima(distinct, enrol_local, partner_local, *record.costs)
+    min_cllr_draws, min_dcf_draws = min_cllr_draws[repeated], min_dcf_draws[repeated]
     return {
         "cllr": cllr_draws,
         "min_cllr": min_cllr_draws,

@@ -12,7 +12,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from audit.metrics import MetricInputError, ResampleWeights, eer, eer_and_draws, weighted_eer
+from audit.metrics import MetricInputError, ResampleWeights, distinct_rows, eer, eer_and_draws, weighted_eer
 from audit.statistics.draws import (
     FloatArray,
     IntArray,
@@ -79,6 +79,7 @@ class SpeakerDraws:
     _codes: dict[tuple[int, int], tuple[Any, Any, tuple[IntArray, IntArray | None]]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _distinct: dict[bytes, tuple[FloatArray, IntArray]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, speaker_ids: Sequence[ArrayLike], n_resamples: int, seed: int) -> SpeakerDraws:
@@ -112,6 +113,20 @@ class SpeakerDraws:
         assert partners is not None
         weights: FloatArray = self.multiplicities[:, codes] * self.multiplicities[:, partners]
         return weights
+
+    def distinct(self, enrol: IntArray, partner: IntArray) -> tuple[FloatArray, IntArray, IntArray, IntArray]:
+        """The distinct draws of the speakers that these codes (``codes``) name: the distinct rows of
+        ``multiplicities`` on those speakers' columns (``distinct_rows``, found once per set of speakers), the codes
+        among those columns, and each draw's row among the distinct ones. Draws that give the speakers the same
+        multiplicities give the trials the same weights, so a statistic of the trial weights is measured once per
+        distinct row and repeated (a bootstrap of few speakers repeats itself: 386 of 1,000 draws of 7 speakers are
+        distinct on 5 of them)."""
+        used, local = np.unique(np.concatenate([enrol, partner]), return_inverse=True)
+        key = used.tobytes()
+        if key not in self._distinct:
+            self._distinct[key] = distinct_rows(self.multiplicities[:, used])
+        rows, repeated = self._distinct[key]
+        return rows, local[: enrol.size], local[enrol.size :], repeated
 
     @functools.cached_property
     def positions(self) -> dict[str, int]:

@@ -21,10 +21,10 @@ from sklearn.linear_model import LogisticRegression
 
 from audit.metrics.calibration import (
     TieGroups,
-    _distinct_rows,
     act_dcf,
     bayes_threshold,
     cllr,
+    distinct_rows,
     fit_logistic_calibration,
     fit_logistic_calibration_draws,
     min_cllr,
@@ -427,7 +427,7 @@ def test_draw_minima_are_the_minima_of_each_draws_trial_weights() -> None:
 def test_distinct_rows_are_numpy_unique_of_the_rows() -> None:
     rng = np.random.default_rng(5)
     for rows in (rng.integers(0, 3, (200, 4)).astype(float), np.round(rng.uniform(0, 1, (50, 2)), 1), np.ones((3, 1))):
-        distinct, inverse = _distinct_rows(rows)
+        distinct, inverse = distinct_rows(rows)
         expected, expected_inverse = np.unique(rows, axis=0, return_inverse=True)
         np.testing.assert_array_equal(distinct, expected)
         np.testing.assert_array_equal(inverse, expected_inverse.reshape(-1))

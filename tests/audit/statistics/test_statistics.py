@@ -583,6 +583,29 @@ def test_subgroup_gap_intervals_match_the_contrast_path_and_count_speakers() -> 
     assert result["n_speakers"] == {"F": 5, "M": 4} and result["reference"] == "F"
 
 
+def test_distinct_draws_are_numpy_unique_of_the_speakers_columns() -> None:
+    # SpeakerDraws.distinct: numpy.unique of the multiplicities' rows on the columns the codes name (the partner
+    # column of weight 1 among them), the codes among those columns, and each draw's distinct row; found once per
+    # set of speakers.
+    rng = np.random.default_rng(41)
+    speakers = np.array([f"s{i}" for i in range(9)])
+    enrol, test = rng.choice(speakers[:5], 40), rng.choice(speakers[:5], 40)
+    draws = SpeakerDraws.of([speakers], 300, seed=3)
+    codes, partners = draws.codes(enrol, test)
+    assert partners is not None and (partners == speakers.size).any()  # some trials of one speaker
+    rows, local_enrol, local_partner, repeated = draws.distinct(codes, partners)
+    used = np.unique(np.concatenate([codes, partners]))
+    expected, expected_repeated = np.unique(draws.multiplicities[:, used], axis=0, return_inverse=True)
+    np.testing.assert_array_equal(rows, expected)
+    np.testing.assert_array_equal(repeated, expected_repeated.reshape(-1))
+    np.testing.assert_array_equal(used[local_enrol], codes)
+    np.testing.assert_array_equal(used[local_partner], partners)
+    np.testing.assert_array_equal(
+        rows[repeated][:, local_enrol] * rows[repeated][:, local_partner], draws.trial_weights(enrol, test)
+    )
+    assert draws.distinct(codes[::-1], partners[::-1])[0] is rows  # the same speakers: found once
+
+
 def test_a_record_shared_by_contrasts_is_bootstrapped_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # Two contrasts of one model share the clean and A records: with record ids each record's draws are computed
     # once, and every result is the one computed without the cache.
