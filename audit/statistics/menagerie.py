@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -45,7 +45,7 @@ from numpy.typing import NDArray
 
 from audit.metrics import MetricInputError, eer, eer_and_draws
 from audit.statistics.contrasts import SpeakerDraws, estimate_with_interval, withheld_interval
-from audit.statistics.draws import StatisticsInputError, draw_cluster_weights
+from audit.statistics.draws import FloatArray, StatisticsInputError, draw_cluster_weights
 from audit.statistics.records import ScoredRecord
 from schemas import Analysis, EerMethod, count, keyed_rows, keyed_table
 
@@ -113,10 +113,14 @@ def speaker_eers(
     level: float,
     eer_method: EerMethod,
     min_trials: tuple[int, int] = MIN_TRIALS,
+    utterance_draws: dict[tuple[str, int], FloatArray] | None = None,
 ) -> dict[str, Any]:
     """Per speaker with at least ``min_trials`` (targets, non-targets) enrolled on it, its EER in ``eer_method`` with
     its interval over ``draws`` (module docstring), and the trials and units resampled; the speakers with fewer, each
-    with why (``left_out``)."""
+    with why (``left_out``). ``utterance_draws``: the draws of each speaker's target utterances under these ``draws``
+    by (speaker, number of utterances), kept there for the next record (a speaker draws the same way in every
+    record)."""
+    utterance_draws = {} if utterance_draws is None else utterance_draws
     scored = record.scored()
     utterances = scored.test_utterance if scored.test_utterance is not None else np.arange(scored.scores.size)
     multiplicities, rows = draws.multiplicities, draws.weights.rows
@@ -145,12 +149,10 @@ def speaker_eers(
             eers[speaker] |= counts
             continue
         codes = np.fromiter((draws.positions[name] for name in impostors.tolist()), np.int64, impostors.size)
-        weights = np.hstack(
-            [
-                multiplicities[:rows, codes],
-                draw_cluster_weights(target_utts.size, rows, speaker_seed(draws.seed, speaker)),
-            ]
-        )
+        key = (speaker, int(target_utts.size))
+        if key not in utterance_draws:
+            utterance_draws[key] = draw_cluster_weights(target_utts.size, rows, speaker_seed(draws.seed, speaker))
+        weights = np.hstack([multiplicities[:rows, codes], utterance_draws[key]])
         estimate, drawn = eer_and_draws(scores, labels, eer_method, units, None, weights)  # eer()'s, from one sort
         corrected = eer_method == EerMethod.ROCCH
         eers[speaker] = estimate_with_interval(estimate, drawn, level, corrected=corrected) | counts
@@ -195,6 +197,7 @@ class SpeakerEerSettings:
     level: float
     eer_method: EerMethod
     min_trials: tuple[int, int] = MIN_TRIALS
+    _utterance_draws: dict[tuple[str, int], FloatArray] = field(default_factory=dict, compare=False, repr=False)
 
     def of(self, record: ScoredRecord) -> dict[str, Any]:
         """The record's EER over all its scored trials and its per-speaker EERs (``speaker_eers``; ``eers`` as a
@@ -204,7 +207,7 @@ class SpeakerEerSettings:
             pooled: float | None = float(eer(scored.scores, scored.labels, self.eer_method))
         except MetricInputError:  # a class without scored trials: no EER, and no speaker has enough trials
             pooled = None
-        found = speaker_eers(record, self.draws, self.level, self.eer_method, self.min_trials)
+        found = speaker_eers(record, self.draws, self.level, self.eer_method, self.min_trials, self._utterance_draws)
         return {"eer": pooled, **found, "eers": keyed_table(found["eers"], "speaker")}
 
 
@@ -224,7 +227,8 @@ def menagerie(
     cuts = _cuts(reference_table, quantiles)
     records = []
     for record in stressed:
-        table = speaker_table(record.scored(), threshold)
+        scored = record.scored()
+        table = speaker_table(scored, threshold)
         changes = []
         for speaker in sorted(set(table) & set(reference_table)):
             before = category(reference_table[speaker], cuts, table[speaker])
@@ -233,7 +237,7 @@ def menagerie(
                 changes.append({"speaker": speaker, "clean": before, "stressed": after})
         records.append(
             {"key": dict(record.key), "speakers": _categorised(table, cuts), "changes": changes}
-            | (eers.of(record) if eers else {})
+            | (eers.of(scored) if eers else {})
         )
     return {
         "key": dict(reference.key),
@@ -242,7 +246,7 @@ def menagerie(
         "cuts": cuts,
         "speakers": _categorised(reference_table, cuts),
         "stressed": records,
-    } | (eers.of(reference) if eers else {})
+    } | (eers.of(clean) if eers else {})
 
 
 def _categorised(table: Mapping[str, Mapping[str, Any]], cuts: Mapping[str, float | None]) -> dict[str, Any]:

@@ -24,8 +24,16 @@ class ScoredRecord:
     test_utterance: NDArray[Any] | None = None  # None: each trial its own test utterance
 
     def scored(self) -> ScoredRecord:
-        """The trials with a finite score, speakers and utterances as text."""
+        """The trials with a finite score, speakers and utterances as text; the record itself when it is that
+        already (a scored record's statistics each ask for its scored trials)."""
         kept = np.isfinite(self.scores)
+        texts = (
+            self.enrol_speaker,
+            self.test_speaker,
+            *(() if self.test_utterance is None else (self.test_utterance,)),
+        )
+        if kept.all() and np.asarray(self.labels).dtype == bool and all(np.asarray(t).dtype.kind == "U" for t in texts):
+            return self
         return ScoredRecord(
             self.key,
             self.scores[kept],

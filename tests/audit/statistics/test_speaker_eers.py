@@ -69,6 +69,41 @@ def test_one_test_utterance_among_the_targets_withholds_the_interval() -> None:
     assert a["low"] is None and "one test utterance" in a["withheld"]
 
 
+def test_a_speakers_utterance_draws_are_kept_for_the_next_record() -> None:
+    """The draws of a speaker's target utterances depend on the seed, the speaker and how many utterances it has:
+    kept by ``utterance_draws``, a second record's EERs are those computed afresh, and a record of the speaker's
+    with another number of utterances draws its own."""
+    rng = np.random.default_rng(4)
+    first, _ = simulate(rng)
+    second, _ = simulate(rng)
+    assert first.test_utterance is not None
+    kept_trials = ~np.char.endswith(first.test_utterance.astype(str), "-0")  # each speaker's first utterance dropped
+    fewer = ScoredRecord({}, *(np.asarray(column)[kept_trials] for column in (
+        first.scores, first.labels, first.enrol_speaker, first.test_speaker, first.test_utterance)))  # fmt: skip
+    draws = SpeakerDraws.of([first.enrol_speaker, first.test_speaker], 60, 2)
+    kept: dict[tuple[str, int], np.ndarray] = {}
+    for record in (first, second, fewer):
+        assert speaker_eers(record, draws, 0.95, EerMethod.INTERP, utterance_draws=kept) == speaker_eers(
+            record, draws, 0.95, EerMethod.INTERP
+        )
+    assert set(kept) == {(name, n) for name in np.unique(first.enrol_speaker) for n in (TEST_UTTERANCES, 9)}
+
+
+def test_the_scored_trials_of_a_scored_record_are_the_record() -> None:
+    """``scored`` drops unscored trials and writes speakers and utterances as text; on its own result it returns
+    that record, which holds the same trials."""
+    record = ScoredRecord(
+        {}, np.array([0.3, np.nan, 0.1]), np.array([1, 0, 0]), np.array([1, 2, 3]), np.array([4, 5, 6]),
+        np.array([7, 8, 9]),
+    )  # fmt: skip
+    scored = record.scored()
+    assert scored.scored() is scored and scored.enrol_speaker.tolist() == ["1", "3"] and scored.labels.dtype == bool
+    integer_labels = ScoredRecord(
+        {}, scored.scores, scored.labels.astype(int), scored.enrol_speaker, scored.test_speaker
+    )
+    assert integer_labels.scored().labels.dtype == bool
+
+
 def simulate(rng: np.random.Generator) -> tuple[ScoredRecord, dict[str, float]]:
     """One data set of the module's generator and each speaker's population EER."""
     names = np.array([f"s{s:02d}" for s in range(N_SPEAKERS)])
