@@ -58,7 +58,13 @@ def _metric_draws(evaluated: SpoofingSet, draws: SpeakerDraws, name: str) -> Flo
         "min_t_dcf": lambda w: min_t_dcf_draws(cm, asv, kinds, w),
         "t_eer": lambda w: t_eer_draws(cm, asv, kinds, w),
     }
-    return weighted[name](draws.trial_weights(evaluated.enrol_speaker, evaluated.test_speaker))
+    # Each row of trial weights gives its metric alone (the same bits among any rows): measured once per distinct
+    # draw of the cell's speakers (SpeakerDraws.distinct) and repeated.
+    enrol, partner = draws.codes(evaluated.enrol_speaker, evaluated.test_speaker)
+    assert partner is not None
+    distinct, enrol_local, partner_local, repeated = draws.distinct(enrol, partner)
+    drawn: FloatArray = weighted[name](distinct[:, enrol_local] * distinct[:, partner_local])[repeated]
+    return drawn
 
 
 def spoofing_intervals(records: Sequence[SpoofingInput], draws: SpeakerDraws, level: float) -> list[dict[str, Any]]:

@@ -7,10 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from audit.metrics import a_dcf_draws, min_t_dcf_draws, t_eer_draws
 from audit.metrics.point import MetricInputError, eer
 from audit.metrics.record_spoofing import SpoofingSet
 from audit.metrics.spoofing import a_dcf, min_t_dcf, sasv_eer, spf_eer, sv_eer, t_eer
 from audit.statistics.contrasts import SpeakerDraws
+from audit.statistics.draws import percentile_interval
 from audit.statistics.spoofing import SpoofingInput, spoofing_intervals
 from schemas.results import SPOOFING_COLUMNS
 from schemas.trials import TrialKind
@@ -70,6 +72,24 @@ def test_each_draw_is_the_metric_of_the_repeated_trials() -> None:
         assert row[name]["estimate"] == pytest.approx(point[name]), name
         assert row[name]["n_undefined"] == drawn.size - defined.size, name
         assert (row[name]["low"], row[name]["high"]) == pytest.approx(tuple(np.quantile(defined, [0.05, 0.95]))), name
+
+
+def test_the_weighted_metrics_drawn_once_per_distinct_draw_are_those_of_every_draw() -> None:
+    """a-DCF, min t-DCF and t-EER are measured once per distinct draw of the cell's speakers (4 speakers, 200
+    draws: many repeat): the intervals are, bit for bit, those of the metrics over every draw's trial weights."""
+    rng = np.random.default_rng(10)
+    cell = _cell(rng, 4)
+    draws = SpeakerDraws.of([cell.enrol_speaker, cell.test_speaker], 200, 2)
+    (row,) = spoofing_intervals([SpoofingInput({"record_id": "r"}, cell)], draws, 0.9)
+    weights = draws.trial_weights(cell.enrol_speaker, cell.test_speaker)
+    every = {
+        "a_dcf": a_dcf_draws(cell.asv, cell.kinds, weights),
+        "min_t_dcf": min_t_dcf_draws(cell.cm, cell.asv, cell.kinds, weights),
+        "t_eer": t_eer_draws(cell.cm, cell.asv, cell.kinds, weights),
+    }
+    assert np.unique(weights, axis=0).shape[0] < weights.shape[0]
+    for name, drawn in every.items():
+        assert {key: row[name][key] for key in ("low", "high", "n_undefined")} == percentile_interval(drawn, 0.9)
 
 
 def test_a_cell_of_one_enrolment_speaker_gets_its_values_and_no_interval() -> None:
