@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr, ndtri
 
 from audit.metrics import ResampleWeights, binned_miss_at_rates, miss_at_rates
-from audit.statistics.contrasts import SpeakerDraws
+from audit.statistics.contrasts import SpeakerDraws, _n_speakers
 from audit.statistics.draws import FloatArray, IntArray, StatisticsInputError
 from audit.statistics.records import ScoredRecord
 
@@ -106,11 +106,12 @@ def det_band(record: ScoredRecord, draws: SpeakerDraws, level: float, p_fa: Floa
     enrol, test = record.enrol_speaker, record.test_speaker  # a list's own columns: their codes are made once
     if not scored.all():
         enrol, test = np.asarray(enrol)[scored], np.asarray(test)[scored]
+    codes = draws.codes(enrol, test)
     try:
-        band = pointwise_band(scores, labels, draws.weights, *draws.codes(enrol, test), level, p_fa)
+        band = pointwise_band(scores, labels, draws.weights, *codes, level, p_fa)
     except StatisticsInputError as error:
         raise StatisticsInputError(f"DET band {dict(record.key)}: {error}") from None
-    n_speakers = int(np.unique(np.r_[enrol, test].astype(str)).size)
+    n_speakers = _n_speakers([codes], draws.index.size)  # the enrolment and test speakers, from their codes
     undefined = band.pop("n_undefined")
     return {"key": dict(record.key), **band, "n_speakers": n_speakers, "n_undefined": undefined}
 
