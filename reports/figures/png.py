@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import struct
 import zlib
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import NDArray
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 __all__ = ["png_bytes"]
 
@@ -27,11 +29,13 @@ def png_bytes(pixels: NDArray[np.uint8], dpi: float) -> bytes:
     """``pixels`` (height x width x 3, RGB; or x 4, whose alpha is dropped: the figures are opaque) as a PNG of
     ``dpi`` dots per inch.
 
-    >>> import io, PIL.Image
+    >>> import io, numpy as np, PIL.Image
     >>> image = PIL.Image.open(io.BytesIO(png_bytes(np.full((2, 3, 3), 200, np.uint8), 100)))
     >>> image.size, image.mode, image.getpixel((2, 1)), [round(value) for value in image.info["dpi"]]
     ((3, 2), 'RGB', (200, 200, 200), [100, 100])
     """
+    import numpy as np  # here: importing the report package imports no numpy
+
     rgb = np.ascontiguousarray(pixels[..., :3], dtype=np.uint8)
     height, width, _ = rgb.shape
     rows = np.zeros((height, 1 + 3 * width), dtype=np.uint8)  # each row's first byte: its filter, 0
