@@ -79,7 +79,10 @@ def import_drawing() -> None:
 
 
 def _series_colours(names: Sequence[str]) -> dict[str, Any]:
-    """One colour per series name, the same in every panel and figure (tab10, tab20 beyond ten)."""
+    """One colour per series name, the same in every panel and figure (tab10, tab20 beyond ten); none, and matplotlib
+    not imported, for no series (a table's report has no DET bands to colour)."""
+    if not names:
+        return {}
     import matplotlib
 
     colormap = matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"]

@@ -223,8 +223,6 @@ def det_band_figures(report: Mapping[str, Any]) -> list[FigureOutcome]:
             **({"linestyle": "-" if style == "clean" else "--", "condition": style} if style else {}),
         }
         figures.setdefault(entry["figure"], []).append(entry)
-    if not figures:  # a table's report: no bands, and no matplotlib imported to colour none
-        return []
     colours = _series_colours(list(dict.fromkeys(str(e["series"]) for members in figures.values() for e in members)))
     drawn = []
     for name, members in figures.items():
