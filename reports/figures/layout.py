@@ -109,6 +109,25 @@ def _place(
         panel.set_position(_fractions(box, (width, height)))
 
 
+def _boxes(
+    n: int,
+    size: tuple[float, float],
+    margins: tuple[float, float, float, float],
+    gaps: tuple[float, float],
+) -> list[tuple[float, float, float, float]]:
+    """``n`` panels in rows of ``_columns(n)`` as ``_place`` places them, for a figure drawn as plain shapes
+    (``plain``): each panel's box in inches (left, top, width, height) from the figure's top left."""
+    left, right, top, bottom = margins
+    columns = _columns(n)
+    rows = math.ceil(n / columns)
+    across = (size[0] - left - right - (columns - 1) * gaps[0]) / columns
+    down = (size[1] - top - bottom - (rows - 1) * gaps[1]) / rows
+    return [
+        (left + column * (across + gaps[0]), top + row * (down + gaps[1]), across, down)
+        for row, column in (divmod(i, columns) for i in range(n))
+    ]
+
+
 def _frame(
     axes: Axes,
     x: tuple[Sequence[float], Sequence[str]],
@@ -214,17 +233,24 @@ def _legend(figure: Figure, axes: Axes, extra: Sequence[Artist] = ()) -> float:
     if len(handles) <= LEGEND_INSIDE_MAX:
         axes.legend(handles=handles, fontsize=SMALL_PT, loc="best")
         return 0.0
-    columns = math.ceil(len(handles) / LEGEND_COLUMN_ROWS)
+    columns, inches = _legend_beside([str(handle.get_label()) for handle in handles])
     figure.legend(handles=handles, fontsize=SMALL_PT, loc="upper right", ncols=columns)
-    column = _text_inches([str(handle.get_label()) for handle in handles], SMALL_PT) + (2.0 + 0.8) * SMALL_PT / 72
-    return columns * column + ((columns - 1) * 2.0 + 2 * 0.4 + 0.5 + 1.0) * SMALL_PT / 72  # keys, pads, a gap
+    return inches
 
 
-def _legend_columns(handles: Sequence[Artist]) -> int:
-    """As many legend columns as fit across ``FIGSIZE_INCHES``'s width, each as wide as the longest label at
-    ``SMALL_PT`` beside its key."""
-    longest = max(len(str(handle.get_label())) for handle in handles)
-    return max(1, min(len(handles), int(FIGSIZE_INCHES[0] // (CHAR_INCHES * SMALL_PT / TEXT_PT * longest + 0.6))))
+def _legend_beside(labels: Sequence[str]) -> tuple[int, float]:
+    """A legend of ``labels`` beside the axes: its columns (of at most 16 entries) and the inches it takes right of
+    them, its keys, pads and a gap included."""
+    columns = math.ceil(len(labels) / LEGEND_COLUMN_ROWS)
+    column = _text_inches(labels, SMALL_PT) + (2.0 + 0.8) * SMALL_PT / 72
+    return columns, columns * column + ((columns - 1) * 2.0 + 2 * 0.4 + 0.5 + 1.0) * SMALL_PT / 72
+
+
+def _legend_columns(labels: Sequence[str]) -> int:
+    """As many legend columns for ``labels`` as fit across ``FIGSIZE_INCHES``'s width, each as wide as the longest
+    label at ``SMALL_PT`` beside its key."""
+    longest = max(len(label) for label in labels)
+    return max(1, min(len(labels), int(FIGSIZE_INCHES[0] // (CHAR_INCHES * SMALL_PT / TEXT_PT * longest + 0.6))))
 
 
 def _legend_inches(rows: int, points: float = SMALL_PT) -> float:
