@@ -214,6 +214,21 @@ def _grid_margins(
     return margins, (max(inner, default=0.0) + 0.2, below + above + 0.1)
 
 
+def _autoscaled(values: Sequence[float], margin: float = 0.05) -> tuple[float, float]:
+    """The view limits matplotlib's autoscaling gives an axis whose data span ``values``: their range widened by
+    ``margin`` of it each side (axes.xmargin, axes.ymargin); a single value widened by a twentieth of itself first
+    (0.05 either side of 0), no value at all the range -0.05 to 0.05 (its locator's ``nonsingular``).
+
+    >>> [tuple(round(limit, 3) for limit in _autoscaled(values)) for values in ([0.0, 0.2], [0.0], [2.0], [])]
+    [(-0.01, 0.21), (-0.055, 0.055), (1.89, 2.11), (-0.055, 0.055)]
+    """
+    low, high = (min(values), max(values)) if values else (0.0, 0.0)
+    if high - low <= max(abs(low), abs(high)) * 1e-15:
+        low, high = (-0.05, 0.05) if low == high == 0 else (low - 0.05 * abs(low), high + 0.05 * abs(high))
+    delta = (high - low) * margin
+    return low - delta, high + delta
+
+
 def _tick_bins(inches: float, points: float, per: float) -> int:
     """The most intervals between ticks matplotlib's AutoLocator puts on an axis ``inches`` long whose tick labels
     are at ``points``: one per ``per`` label sizes (3 along an x axis, 2 along a y axis), one to nine."""
