@@ -221,8 +221,9 @@ def _png_text(image: Image.Image, draw: ImageDraw.ImageDraw, text: Text) -> None
     left, top, right, bottom = (round(edge) for edge in box)
     mask = Image.new("L", (right - left, bottom - top), 0)
     ImageDraw.Draw(mask).text((-left, -top), text.text, fill=255, font=font, anchor=text.anchor)
-    turned = mask.transpose(Image.Transpose.ROTATE_90)  # (u, v) -> (v, width - 1 - u): the anchor to (-top, ...)
-    image.paste(text.ink, (round(x + top), round(y - (right - left) + 1 + left)), turned)
+    turned = mask.transpose(Image.Transpose.ROTATE_90)  # (u, v) -> (v, width - 1 - u): the anchor (-left, -top)
+    # to (-top, width - 1 + left), pasted so that it lands on (x, y)
+    image.paste(text.ink, (round(x + top), round(y - (right - left) + 1 - left)), turned)
 
 
 def _drawn_inches(texts: Sequence[str], points: float) -> float:

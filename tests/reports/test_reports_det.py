@@ -229,3 +229,16 @@ def test_a_groups_legend_lies_inside_where_no_curve_runs_or_beside_when_long() -
     ((left, _, width, _),) = _panels(_svg(long))
     assert _legend_box(_svg(long))[0] > left + width
     assert long.svg is not None and past_the_edge(long.svg) == []
+
+
+def test_the_y_axis_label_is_centred_on_its_panel_in_the_png(figure: FigureOutcome) -> None:
+    """ "miss probability (%)", turned to read upwards left of the first panel's tick labels, has its ink centred on
+    the panel's height (within two pixels), as the SVG centres it."""
+    root = _svg(figure)
+    (label,) = [text for text in root.iter(f"{SVG}text") if text.text == "miss probability (%)"]
+    assert "text-anchor: middle" in label.get("style", "") and label.get("transform", "").startswith("rotate(-90 ")
+    (_, top, _, height), _ = (tuple(v * DPI / 72 for v in box) for box in _panels(root))
+    x = float(label.get("x", 0.0)) * DPI / 72  # its baseline: the ink left of it, its descenders a little right
+    strip = _pixels(figure)[round(top) : round(top + height), round(x) - 12 : round(x) + 2].min(axis=(1, 2))
+    inked = np.nonzero(strip < 128)[0]
+    assert inked.size and abs((inked.min() + inked.max()) / 2 - height / 2) <= 2
