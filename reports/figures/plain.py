@@ -322,7 +322,8 @@ def _svg_path(shape: Polyline | Polygon | Dot, clips: dict[Box, str]) -> list[st
             style = f"fill: none; stroke: {ink}; stroke-width: {width:g}; stroke-linejoin: round; stroke-linecap: "
             style += "butt; stroke-dasharray: " + ",".join(f"{d:g}" for d in dashes) if dashes else "square"
             breaks = np.flatnonzero(np.diff(np.isfinite(points).all(axis=1))) + 1  # where a gap starts or ends
-            pieces, close = [piece for piece in np.split(points, breaks) if np.isfinite(piece[0]).all()], ""
+            pieces = [piece for piece in np.split(points, breaks) if len(piece) and np.isfinite(piece[0]).all()]
+            close = ""  # no piece for a line of no points
     d = " ".join(
         "M " + " L ".join(f"{_pt(x)} {_pt(y)}" for x, y in piece.tolist()) + close for piece in pieces if len(piece)
     )

@@ -94,12 +94,13 @@ def _mapped(box: tuple[float, float, float, float], p_fa: Any, p_miss: Any) -> n
 
 
 def _strokes(root: ET.Element, colour: tuple[int, ...], width: str = "1.2") -> list[list[np.ndarray]]:
-    """The paths stroked in ``colour`` at ``width`` points, each as its subpaths' points."""
+    """The paths stroked in ``colour`` at ``width`` points within a panel (clipped to it: not a legend's key), each as
+    its subpaths' points."""
     ink = "#{:02x}{:02x}{:02x}".format(*colour)
     found = []
     for path in root.iter(f"{SVG}path"):
         style = path.get("style", "")
-        if f"stroke: {ink}" in style and f"stroke-width: {width};" in style:
+        if f"stroke: {ink}" in style and f"stroke-width: {width};" in style and path.get("clip-path"):
             found.append([np.array(re.findall(r"(-?[\d.]+) (-?[\d.]+)", piece), dtype=float)
                           for piece in str(path.get("d")).split("M ")[1:]])  # fmt: skip
     return found
@@ -242,3 +243,16 @@ def test_the_y_axis_label_is_centred_on_its_panel_in_the_png(figure: FigureOutco
     strip = _pixels(figure)[round(top) : round(top + height), round(x) - 12 : round(x) + 2].min(axis=(1, 2))
     inked = np.nonzero(strip < 128)[0]
     assert inked.size and abs((inked.min() + inked.max()) / 2 - height / 2) <= 2
+
+
+def test_a_curve_of_no_rates_or_none_known_is_drawn_as_nothing() -> None:
+    """A curve without points, or whose points all lack a rate, draws no line (an empty path), its EER aside: the
+    figure is still drawn, its other curve with it."""
+    empty = {"group": "none", "det": {"p_fa": [], "p_miss": []}, "eer_interp": None}
+    unknown = {"group": "unknown", "det": {"p_fa": [None, 0.1], "p_miss": [0.2, None]}, "eer_interp": math.nan}
+    (drawn,) = det_curves({"curves": [empty, unknown, {"group": "m1", "det": M1, "eer_interp": 0.2}]})
+    assert drawn.png is not None and drawn.svg is not None
+    root = _svg(drawn)
+    assert [len(pieces) for pieces in _strokes(root, TAB10[0])] == [0]
+    assert [len(pieces) for pieces in _strokes(root, TAB10[2])] == [1]
+    assert len(list(root.iter(f"{SVG}circle"))) == 1
