@@ -221,7 +221,8 @@ def _png_text(image: Image.Image, draw: ImageDraw.ImageDraw, text: Text) -> None
     left, top, right, bottom = (round(edge) for edge in box)
     mask = Image.new("L", (right - left, bottom - top), 0)
     ImageDraw.Draw(mask).text((-left, -top), text.text, fill=255, font=font, anchor=text.anchor)
-    turned = mask.transpose(Image.Transpose.ROTATE_90)  # (u, v) -> (v, width - 1 - u): the anchor to (-top, ...)
+    turned = mask.transpose(Image.Transpose.ROTATE_90)  # (u, v) -> (v, width - 1 - u): the anchor (-left, -top)
+    # to (-top, width - 1 + left), pasted so that it lands on (x, y)
     image.paste(text.ink, (round(x + top), round(y - (right - left) + 1 - left)), turned)
 
 
@@ -321,7 +322,8 @@ def _svg_path(shape: Polyline | Polygon | Dot, clips: dict[Box, str]) -> list[st
             style = f"fill: none; stroke: {ink}; stroke-width: {width:g}; stroke-linejoin: round; stroke-linecap: "
             style += "butt; stroke-dasharray: " + ",".join(f"{d:g}" for d in dashes) if dashes else "square"
             breaks = np.flatnonzero(np.diff(np.isfinite(points).all(axis=1))) + 1  # where a gap starts or ends
-            pieces, close = [piece for piece in np.split(points, breaks) if np.isfinite(piece[0]).all()], ""
+            pieces = [piece for piece in np.split(points, breaks) if len(piece) and np.isfinite(piece[0]).all()]
+            close = ""  # no piece for a line of no points
     d = " ".join(
         "M " + " L ".join(f"{_pt(x)} {_pt(y)}" for x, y in piece.tolist()) + close for piece in pieces if len(piece)
     )
