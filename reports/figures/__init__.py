@@ -11,10 +11,10 @@ curve's pointwise speaker-bootstrap band, a DET figure per experiment with subgr
 from ``statistics.det_bands``), and the menagerie figure (``menagerie``).
 
 ``render_figures`` and ``add_statistics_figures`` (``catalogue``) draw them in a fixed order (``draw_figures`` a part
-of them by name, for another process); ``canvas`` turns a
-matplotlib drawing into bytes, ``plain`` writes a figure of boxes and texts (the heatmap) without matplotlib's drawing,
-``layout`` places them in inches. A figure whose data is absent is skipped with the reason, never
-drawn empty. Importing this package imports no matplotlib: figures import it when they are drawn.
+of them by name, for another process); ``canvas`` turns a matplotlib drawing into bytes, ``plain`` writes a figure of
+boxes, curves and texts (the heatmap, the DET curves) without matplotlib's artists, ``layout`` places them in inches.
+A figure whose data is absent is skipped with the reason, never drawn empty. Importing this package imports no
+matplotlib: figures import it when they are drawn.
 """
 
 from reports.figures.bayes_error import bayes_error_plot

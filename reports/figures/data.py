@@ -32,15 +32,24 @@ def _label(value: Any, inches: float | None = None, points: float = SMALL_PT) ->
     >>> _label("m$1"), _label("encoder-" + "x" * 192, inches=1.0), _label("m1", inches=1.0)
     ('m\\\\$1', 'encoder-xxxx...', 'm1')
     """
+    return _cut(value, inches, points).replace("$", r"\$")
+
+
+def _cut(value: Any, inches: float | None = None, points: float = SMALL_PT) -> str:
+    """An input string as one line of figure text (``visible_text``) cut as ``_label`` cuts it, ``$`` as itself: the
+    text of a figure drawn without matplotlib's text machinery (``plain``), which has no mathtext.
+
+    >>> _cut("m$1"), _cut("encoder-" + "x" * 192, inches=1.0)
+    ('m$1', 'encoder-xxxx...')
+    """
     text = visible_text(str(value))
     if inches is not None and _text_inches([text], points) > inches:
         room = inches * DPI - 2 - sum(_advance(".", points) + 0.5 for _ in range(3))  # _text_inches' sum, reversed
         for end, char in enumerate(text):
             room -= _advance(char, points) + 0.5
             if room < 0:
-                text = text[:end] + "..."
-                break
-    return text.replace("$", r"\$")
+                return text[:end] + "..."
+    return text
 
 
 def _first_number(row: Mapping[str, Any], keys: Sequence[str]) -> float | None:

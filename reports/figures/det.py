@@ -10,39 +10,63 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from reports.figures.canvas import _drawn, _series_colours
-from reports.figures.data import LABEL_INCHES, _curves, _label, _number
+from reports.figures.canvas import _series_colours
+from reports.figures.data import LABEL_INCHES, _curves, _cut, _label, _number
 from reports.figures.layout import (
     FIGSIZE_INCHES,
     LABEL_PAD_PT,
+    LEGEND_INSIDE_MAX,
     LINE_EM,
     MARGIN_INCHES,
     SMALL_PT,
     TEXT_PT,
     TICK_INCHES,
     TITLE_PAD_PT,
+    _boxes,
     _columns,
-    _frame,
     _frame_inches,
-    _legend,
+    _legend_beside,
     _legend_columns,
     _legend_inches,
-    _panel_inches,
-    _panels,
-    _place,
+    _text_inches,
 )
 from reports.figures.outcome import FigureOutcome
+from reports.figures.plain import (
+    BLACK,
+    RGB,
+    WHITE,
+    Box,
+    Dot,
+    Frame,
+    Line,
+    Polygon,
+    Polyline,
+    Shape,
+    Text,
+    _drawn_inches,
+    _lp_em,
+    _plain,
+)
 from reports.format import format_number
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
+    import numpy as np
 
 
 DET_TICKS = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4)  # 0.002 would touch 0.001's label in a panel
 DET_LIMITS = (0.0005, 0.6)
 DET_TICK_LABELS = tuple(f"{100 * t:g}" for t in DET_TICKS)
 BAND_ALT_RATES = (0.01, 0.1)  # false-alarm rates at which a band is given in words
+BAND_ALPHA = 0.18
+CURVE_PT, KEY_PT, GRID_PT = 1.2, 1.5, 0.8  # a curve's width, a legend key's (matplotlib's default line), the grid's
+EER_DOT_PT = 5.0  # across: matplotlib's 4 pt circle marker with its 1 pt edge
+GRID, DIAGONAL, LEGEND_EDGE = (230, 230, 230), (178, 178, 178), (204, 204, 204)  # matplotlib's greys 0.9, 0.7, 0.8
+DASHES = {"--": (3.7, 1.6), ":": (1.0, 1.65), "-.": (6.4, 1.6, 1.0, 1.6)}  # matplotlib's, in line widths
+LEGEND_ORDER = ("upper right", "upper left", "lower left", "lower right", "center right", "center left",
+                "center right", "lower center", "upper center", "center")  # fmt: skip  # "best"'s, its "right" twice
+X_LABEL, Y_LABEL = "false-alarm probability (%)", "miss probability (%)"
+
+Key = tuple[str, RGB, float, tuple[float, ...]]  # a legend entry: its label, ink, line width and dashes
 
 
 def _clipped(values: Sequence[Any]) -> list[float]:
@@ -51,40 +75,94 @@ def _clipped(values: Sequence[Any]) -> list[float]:
     return [math.nan if _number(v) is None else min(max(float(v), low), high) for v in values]
 
 
+def _series(entry: Mapping[str, Any]) -> str:
+    return str(entry.get("series", entry.get("group")))
+
+
+def _rgb(colour: Sequence[float]) -> RGB:
+    red, green, blue = (round(255 * c) for c in colour[:3])
+    return red, green, blue
+
+
+def _dashes(style: str, width: float) -> tuple[float, ...]:
+    """matplotlib's dash pattern of ``style`` for a line ``width`` points wide (scaled by its width), in points."""
+    return tuple(width * length for length in DASHES.get(style, ()))
+
+
 def _det_axes(
-    axes: Axes, curves: Sequence[Mapping[str, Any]], colours: Mapping[str, Any], bottom: bool = True, left: bool = True
-) -> None:
-    """DET curves on normal-deviate axes, each with its EER (interp) point, its band (shaded) where it has one and
-    its ``linestyle`` where it names one; the tick labels and axis labels below (``bottom``) and left (``left``)."""
+    box: Box, curves: Sequence[Mapping[str, Any]], colours: Mapping[str, Any], bottom: bool = True, left: bool = True
+) -> list[Shape]:
+    """DET curves on normal-deviate axes in ``box`` (left, top, width, height, inches), each with its EER (interp)
+    point, its band (shaded) where it has one and its ``linestyle`` where it names one, clipped to the axes; the
+    grid at ``DET_TICKS``, the dotted diagonal, ticks out, the frame; the tick labels and axis labels below
+    (``bottom``) and left (``left``). As matplotlib layered them: bands, grid, curves and points, diagonal, then the
+    frame and texts."""
+    import numpy as np
     from scipy.special import ndtri  # the normal deviate (scipy.stats.norm.ppf's, without importing scipy.stats)
 
-    low, high = DET_LIMITS
+    x0, y0, across, down = box
+    low, high = (float(ndtri(limit)) for limit in DET_LIMITS)
+
+    def at(xs: Any, ys: Any) -> np.ndarray:
+        """Normal deviates as inches from the figure's top left."""
+        xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+        return np.column_stack([x0 + (xs - low) / (high - low) * across, y0 + down - (ys - low) / (high - low) * down])
+
+    shapes: list[Shape] = []
     for entry in curves:
-        det = entry["det"]
-        series = str(entry.get("series", entry.get("group")))
-        colour = colours[series]
         band = entry.get("band")
         if isinstance(band, Mapping):
             x, lower, upper = (ndtri(_clipped(band[key])) for key in ("p_fa", "low", "high"))
-            axes.fill_between(x, lower, upper, color=colour, alpha=0.18, linewidth=0)
+            ink = _rgb(colours[_series(entry)])
+            for run in _runs(np.isfinite(x) & np.isfinite(lower) & np.isfinite(upper)):  # as fill_between splits
+                outline = np.concatenate([at(x[run], lower[run]), at(x[run], upper[run])[::-1]])
+                shapes.append(Polygon(outline, ink, BAND_ALPHA, box))
+    ticks = np.asarray(ndtri(DET_TICKS), dtype=float)
+    across_ticks = np.column_stack([ticks, ticks, np.full_like(ticks, np.nan)]).ravel()  # a NaN between grid lines
+    along = np.tile([low, high, np.nan], len(ticks))
+    shapes += [Polyline(at(across_ticks, along), GRID, GRID_PT, (), box),
+               Polyline(at(along, across_ticks), GRID, GRID_PT, (), box)]  # fmt: skip
+    for entry in curves:
+        det = entry["det"]
+        ink = _rgb(colours[_series(entry)])
         style = str(entry.get("linestyle") or "-")
-        axes.plot(
-            ndtri(_clipped(det["p_fa"])), ndtri(_clipped(det["p_miss"])), linewidth=1.2, color=colour,
-            linestyle=style, label=_label(series, LABEL_INCHES),
-        )  # fmt: skip
+        line = at(ndtri(_clipped(det["p_fa"])), ndtri(_clipped(det["p_miss"])))
+        shapes.append(Polyline(line, ink, CURVE_PT, _dashes(style, CURVE_PT), box))
         eer = _number(entry.get("eer_interp"))
         if eer is not None:
-            point = ndtri(min(max(eer, low), high))
-            axes.plot([point], [point], marker="o", color=colour, markersize=4)
-    axes.set_xlim(ndtri(low), ndtri(high))
-    axes.set_ylim(ndtri(low), ndtri(high))
-    axes.plot(ndtri([low, high]), ndtri([low, high]), color="0.7", linestyle=":", linewidth=0.8)
-    ticks = [float(t) for t in ndtri(DET_TICKS)]
-    _frame(axes, (ticks, DET_TICK_LABELS), (ticks, DET_TICK_LABELS), bottom, left, grid=True)
-    if bottom:
-        axes.set_xlabel("false-alarm probability (%)", fontsize=SMALL_PT)
-    if left:
-        axes.set_ylabel("miss probability (%)", fontsize=SMALL_PT)
+            point = float(ndtri(min(max(eer, DET_LIMITS[0]), DET_LIMITS[1])))
+            ((x, y),) = at([point], [point]).tolist()
+            shapes.append(Dot(x, y, EER_DOT_PT, ink, box))
+    shapes.append(Polyline(at([low, high], [low, high]), DIAGONAL, GRID_PT, _dashes(":", GRID_PT), box))
+    foot = y0 + down
+    xs, ys = at(ticks, ticks).T
+    shapes += [Line((x, foot), (x, foot + TICK_INCHES / 2)) for x in xs.tolist()]
+    shapes += [Line((x0 - TICK_INCHES / 2, y), (x0, y)) for y in ys.tolist()]
+    shapes.append(Frame(box))
+    ascent, descent = (em * SMALL_PT / 72 for em in _lp_em())  # texts placed by their baselines, as matplotlib
+    if bottom:  # each label's top (its line's, matplotlib's "top") a tick's length and pad below the axes
+        labels = zip(xs.tolist(), DET_TICK_LABELS, strict=True)
+        shapes += [Text(x, foot + TICK_INCHES + ascent, label, SMALL_PT, "ms") for x, label in labels]
+        below = (TICK_INCHES * 72 + LINE_EM * SMALL_PT + LABEL_PAD_PT) / 72
+        shapes.append(Text(x0 + across / 2, foot + below + ascent, X_LABEL, SMALL_PT, "ms"))
+    if left:  # each label's middle (matplotlib's "center_baseline": half its ascent above its baseline) at its tick
+        labels = zip(ys.tolist(), DET_TICK_LABELS, strict=True)
+        shapes += [Text(x0 - TICK_INCHES, y + ascent / 2, label, SMALL_PT, "rs") for y, label in labels]
+        beside = TICK_INCHES + (_text_inches(DET_TICK_LABELS, SMALL_PT) * 72 + LABEL_PAD_PT) / 72
+        shapes.append(Text(x0 - beside - descent, y0 + down / 2, Y_LABEL, SMALL_PT, "ms", upward=True))
+    return shapes
+
+
+def _runs(valid: np.ndarray) -> list[slice]:
+    """The runs of ``valid`` of two points or more, as slices."""
+    import numpy as np
+
+    edges = np.flatnonzero(np.diff(np.concatenate([[False], valid, [False]]).astype(np.int8)))
+    return [
+        slice(start, end)
+        for start, end in zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True)
+        if end - start > 1
+    ]
 
 
 def _file_part(text: str) -> str:
@@ -105,7 +183,7 @@ def det_curves(report: Mapping[str, Any], banded: Mapping[str, FigureOutcome] | 
     figures: dict[str, list[Mapping[str, Any]]] = {}
     for entry in curves:
         figures.setdefault(str(entry.get("figure") or ""), []).append(entry)
-    colours = _series_colours(list(dict.fromkeys(str(c.get("series", c.get("group"))) for c in curves)))
+    colours = _series_colours(list(dict.fromkeys(_series(c) for c in curves)))
     banded = banded or {}
     return [banded.get(_det_filename(name)) or _det_figure(name, members, colours) for name, members in figures.items()]
 
@@ -118,7 +196,9 @@ def _det_figure(
     name: str, curves: list[Mapping[str, Any]], colours: Mapping[str, Any], caption: str | None = None
 ) -> FigureOutcome:
     """One DET figure: a panel per ``panel`` of its curves (one panel when they name none); ``caption`` in place of
-    the condition families' (a figure of bands, ``det_band_figures``)."""
+    the condition families' (a figure of bands, ``det_band_figures``). Drawn as plain shapes placed in inches
+    (``plain``), as matplotlib drew it before (its layout, colours, widths, greys and legend), without its artists,
+    text layout and two draws, which were most of the figures' cost once the statistics are in."""
     if not name:
         curves = curves[:10]
     panels: dict[str, list[Mapping[str, Any]]] = {}
@@ -137,47 +217,167 @@ def _det_figure(
         (f"{panel}: " if panel else "") + ", ".join(_det_alt(c) for c in members) for panel, members in panels.items()
     )
 
-    line = LINE_EM * SMALL_PT / 72
-    frame = (2 * line + (TICK_INCHES * 72 + LABEL_PAD_PT) / 72, _frame_inches(DET_TICK_LABELS, SMALL_PT))
-
-    def draw(figure: Figure, axes: Axes) -> None:
-        if list(panels) == [""]:
-            _det_axes(axes, curves, colours)
-            axes.set_title(caption if name else heading)  # the groups' shading said in the caption alone
-            right = _legend(figure, axes) + 0.1
-            above = (LINE_EM * TEXT_PT * 1.2 + TITLE_PAD_PT) / 72  # a title at 1.2 em
-            _place([axes], (frame[1] + MARGIN_INCHES, right + MARGIN_INCHES, above + MARGIN_INCHES, frame[0]), (0, 0))
-            return
-        series = list(dict.fromkeys(str(c.get("series", c.get("group"))) for c in curves))
-        from matplotlib.lines import Line2D
-
-        handles = [Line2D([], [], color=colours[s], linewidth=1.5, label=_label(s, LABEL_INCHES)) for s in series]
-        styles = {str(c["condition"]): str(c["linestyle"]) for c in curves if c.get("linestyle")}
-        handles += [
-            Line2D([], [], color="black", linestyle=style, label=_label(name, LABEL_INCHES))
-            for name, style in styles.items()
-        ]
-        columns = _legend_columns(handles)
-        below = _legend_inches(math.ceil(len(handles) / columns)) + frame[0]
-        above = line + TITLE_PAD_PT / 72
-        margins = (frame[1] + MARGIN_INCHES, 0.1 + MARGIN_INCHES, above + MARGIN_INCHES, below + MARGIN_INCHES)
-        grid = _panels(figure, axes, len(panels))
-        _place(grid, margins, (0.25, above + 0.15))
-        columns_of_panels = _columns(len(panels))
-        for i, (panel, (title, members)) in enumerate(zip(grid, panels.items(), strict=True)):
-            # one scale for all panels: tick labels where no panel is below or left
-            _det_axes(panel, members, colours, i + columns_of_panels >= len(panels), i % columns_of_panels == 0)
-            panel.set_title(_label(title, _panel_inches(panel)), fontsize=SMALL_PT)
-        figure.legend(handles=handles, fontsize=SMALL_PT, loc="lower center", ncols=columns)
-
     size = (FIGSIZE_INCHES[0], 1.0 + 3.4 * math.ceil(len(panels) / _columns(len(panels)))) if len(panels) > 1 else None
-    return _drawn(filename, caption, alt, draw, size or FIGSIZE_INCHES)
+    if list(panels) == [""]:
+        title = (caption if name else heading).replace("\\$", "$")  # the groups' shading said in the caption alone
+        shapes = _one_panel(title, curves, colours, FIGSIZE_INCHES)
+    else:
+        shapes = _panel_grid(panels, colours, size or FIGSIZE_INCHES)
+    return _plain(filename, caption, alt, size or FIGSIZE_INCHES, shapes)
+
+
+def _frame_room() -> tuple[float, float]:
+    """The inches below and left of a panel that its tick labels and axis labels take (with the ticks and pads)."""
+    line = LINE_EM * SMALL_PT / 72
+    return 2 * line + (TICK_INCHES * 72 + LABEL_PAD_PT) / 72, _frame_inches(DET_TICK_LABELS, SMALL_PT)
+
+
+def _one_panel(
+    title: str, curves: Sequence[Mapping[str, Any]], colours: Mapping[str, Any], size: tuple[float, float]
+) -> list[Shape]:
+    """One panel of ``curves`` under ``title`` (at 1.2 times ``TEXT_PT``) in a figure of ``size`` inches, a legend
+    entry per curve: inside the panel where it covers least (``_best_corner``) when short, beside it in columns of
+    16 at the figure's top right when long."""
+    keys = [(_cut(_series(c), LABEL_INCHES), _rgb(colours[_series(c)]), CURVE_PT,
+             _dashes(str(c.get("linestyle") or "-"), CURVE_PT)) for c in curves]  # fmt: skip
+    columns, right = (1, 0.0) if len(keys) <= LEGEND_INSIDE_MAX else _legend_beside([key[0] for key in keys])
+    below, beside = _frame_room()
+    above = (LINE_EM * TEXT_PT * 1.2 + TITLE_PAD_PT) / 72
+    left, top = beside + MARGIN_INCHES, above + MARGIN_INCHES
+    box = (left, top, size[0] - left - right - 0.1 - MARGIN_INCHES, size[1] - top - below)
+    shapes = _det_axes(box, curves, colours)
+    shapes.append(Text(left + box[2] / 2, top - TITLE_PAD_PT / 72, title, TEXT_PT * 1.2, "ms"))
+    wide, high = _legend_size(keys, columns)
+    if len(keys) <= LEGEND_INSIDE_MAX:
+        corner = _best_corner(box, (wide, high), [s for s in shapes if isinstance(s, Polyline | Polygon | Dot)])
+    else:
+        corner = (size[0] - SMALL_PT / 72 / 2 - wide, SMALL_PT / 72 / 2)
+    return [*shapes, *_legend_shapes(keys, columns, corner)]
+
+
+def _panel_grid(
+    panels: Mapping[str, Sequence[Mapping[str, Any]]], colours: Mapping[str, Any], size: tuple[float, float]
+) -> list[Shape]:
+    """A panel per entry of ``panels`` (its title: its key, cut to the panel's width) in rows of two on one scale,
+    tick labels only where no panel is below or left; below them one legend: a colour per series, then a black
+    key per condition's line style."""
+    curves = [entry for members in panels.values() for entry in members]
+    series = list(dict.fromkeys(_series(c) for c in curves))
+    keys = [(_cut(s, LABEL_INCHES), _rgb(colours[s]), KEY_PT, ()) for s in series]
+    styles = {str(c["condition"]): str(c["linestyle"]) for c in curves if c.get("linestyle")}
+    keys += [(_cut(name, LABEL_INCHES), BLACK, KEY_PT, _dashes(style, KEY_PT)) for name, style in styles.items()]
+    columns = _legend_columns([key[0] for key in keys])
+    below, beside = _frame_room()
+    below += _legend_inches(math.ceil(len(keys) / columns))
+    above = LINE_EM * SMALL_PT / 72 + TITLE_PAD_PT / 72
+    margins = (beside + MARGIN_INCHES, 0.1 + MARGIN_INCHES, above + MARGIN_INCHES, below + MARGIN_INCHES)
+    boxes = _boxes(len(panels), size, margins, (0.25, above + 0.15))
+    across = _columns(len(panels))
+    shapes: list[Shape] = []
+    for i, (box, (title, members)) in enumerate(zip(boxes, panels.items(), strict=True)):
+        shapes += _det_axes(box, members, colours, i + across >= len(panels), i % across == 0)
+        shapes.append(Text(box[0] + box[2] / 2, box[1] - TITLE_PAD_PT / 72, _cut(title, box[2]), SMALL_PT, "ms"))
+    wide, high = _legend_size(keys, columns)
+    corner = ((size[0] - wide) / 2, size[1] - SMALL_PT / 72 / 2 - high)  # centred, 0.5 em above the figure's foot
+    return [*shapes, *_legend_shapes(keys, columns, corner)]
+
+
+def _legend_split(keys: Sequence[Key], columns: int) -> list[list[Key]]:
+    """``keys`` in ``columns`` columns, the first ones one longer where they do not divide evenly (as matplotlib's
+    legend splits them)."""
+    rows, extra = divmod(len(keys), columns)
+    ends = [(k + 1) * rows + min(k + 1, extra) for k in range(columns)]
+    return [list(keys[end - rows - (k < extra) : end]) for k, end in enumerate(ends)]
+
+
+def _legend_size(keys: Sequence[Key], columns: int) -> tuple[float, float]:
+    """A legend's width and height in inches, with matplotlib's default paddings at ``SMALL_PT``: 0.4 em inside its
+    frame, keys 2 em long 0.8 em before their labels, 2 em between columns, 0.5 em between rows."""
+    em = SMALL_PT / 72
+    split = _legend_split(keys, columns)
+    widths = [_drawn_inches([key[0] for key in column], SMALL_PT) + 2.8 * em for column in split if column]
+    rows = max(len(column) for column in split)
+    return sum(widths) + (len(widths) - 1) * 2.0 * em + 0.8 * em, em * (rows * LINE_EM + (rows - 1) * 0.5 + 0.8)
+
+
+def _legend_shapes(keys: Sequence[Key], columns: int, corner: tuple[float, float]) -> list[Shape]:
+    """The legend of ``keys`` in ``columns`` with its top left at ``corner`` (inches): a white frame (opaque at 0.8,
+    edged light grey), a key line and a label per entry, column by column."""
+    import numpy as np
+
+    em = SMALL_PT / 72
+    (left, top), (wide, high) = corner, _legend_size(keys, columns)
+    outline = np.array([[left, top], [left + wide, top], [left + wide, top + high], [left, top + high], [left, top]])
+    shapes: list[Shape] = [Polygon(outline[:4], WHITE, 0.8), Polyline(outline, LEGEND_EDGE, 1.0)]
+    x = left + 0.4 * em
+    for column in _legend_split(keys, columns):
+        if not column:
+            continue
+        for row, (label, ink, width, dashes) in enumerate(column):
+            y = top + (0.4 + row * (LINE_EM + 0.5) + LINE_EM / 2) * em
+            shapes += [Polyline(np.array([[x, y], [x + 2 * em, y]]), ink, width, dashes),
+                       Text(x + 2.8 * em, y, label, SMALL_PT, "lm")]  # fmt: skip
+        x += _drawn_inches([key[0] for key in column], SMALL_PT) + 4.8 * em
+    return shapes
+
+
+def _best_corner(
+    box: Box, size: tuple[float, float], shapes: Sequence[Polyline | Polygon | Dot]
+) -> tuple[float, float]:
+    """Where in ``box`` (inches) a legend of ``size`` covers least of ``shapes``, as matplotlib's ``loc="best"``
+    chooses: of its places 0.5 em inside the axes, in its order, the first with the fewest of the shapes' points
+    inside it plus shapes crossing it."""
+    import numpy as np
+
+    pad = SMALL_PT / 72 / 2
+    x0, y0, across, down = box
+    wide, high = size
+    xs = {"left": x0 + pad, "center": x0 + (across - wide) / 2, "right": x0 + across - pad - wide}
+    ys = {"upper": y0 + pad, "center": y0 + (down - high) / 2, "lower": y0 + down - pad - high}
+    paths = [np.array([[s.x, s.y]]) if isinstance(s, Dot) else s.points for s in shapes]
+    best, least = (xs["right"], ys["upper"]), math.inf
+    for place in LEGEND_ORDER:
+        vertical, _, horizontal = place.partition(" ")
+        corner = (xs[horizontal or "center"], ys[vertical])
+        bounds = (corner[0], corner[1], corner[0] + wide, corner[1] + high)
+        badness = sum(_inside(points, bounds) + _crosses(points, bounds) for points in paths)
+        if badness < least:
+            best, least = corner, badness
+    return best
+
+
+def _inside(points: np.ndarray, bounds: tuple[float, float, float, float]) -> int:
+    left, top, right, bottom = bounds
+    x, y = points[:, 0], points[:, 1]
+    return int(((x > left) & (x < right) & (y > top) & (y < bottom)).sum())
+
+
+def _crosses(points: np.ndarray, bounds: tuple[float, float, float, float]) -> int:
+    """1 where a segment of ``points`` meets the box ``bounds`` (left, top, right, bottom), else 0 (Liang-Barsky)."""
+    import numpy as np
+
+    start, end = points[:-1], points[1:]
+    keep = np.isfinite(start).all(axis=1) & np.isfinite(end).all(axis=1)
+    start, end = start[keep], end[keep]
+    if not len(start):
+        return 0
+    enter, leave = np.zeros(len(start)), np.ones(len(start))
+    for axis, (low, high) in enumerate(((bounds[0], bounds[2]), (bounds[1], bounds[3]))):
+        step = end[:, axis] - start[:, axis]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a, b = (low - start[:, axis]) / step, (high - start[:, axis]) / step
+        flat = step == 0
+        within = (start[:, axis] >= low) & (start[:, axis] <= high)
+        a = np.where(flat, np.where(within, -np.inf, np.inf), a)
+        b = np.where(flat, np.where(within, np.inf, -np.inf), b)
+        enter, leave = np.maximum(enter, np.minimum(a, b)), np.minimum(leave, np.maximum(a, b))
+    return int(bool((enter <= leave).any()))
 
 
 def _det_alt(entry: Mapping[str, Any]) -> str:
     """One curve in words: its series (and condition), its EER where known, its band at the false-alarm rates of
     ``BAND_ALT_RATES`` where it has one."""
-    text = str(entry.get("series", entry.get("group")))
+    text = _series(entry)
     if entry.get("linestyle"):
         text += f" ({entry.get('condition')})"
     eer = _number(entry.get("eer_interp"))

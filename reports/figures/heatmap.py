@@ -18,7 +18,9 @@ from reports.figures.layout import (
     TEXT_PT,
     TICK_INCHES,
     TITLE_GAP_INCHES,
+    _nice_ticks,
     _text_inches,
+    _tick_bins,
 )
 from reports.figures.outcome import FigureOutcome
 from reports.figures.plain import BLACK, WHITE, Cells, Frame, Line, Shape, Text, _plain
@@ -157,16 +159,6 @@ def _colour_bar(left: float, top: float, down: float, scale: float, colormap: Co
 
 
 def _scale_ticks(top: float, inches: float) -> tuple[list[float], list[str]]:
-    """The ticks from 0 to ``top`` that matplotlib's colour bar of ``inches`` chooses (its AutoLocator: at most one
-    per two lines of tick labels, nine at most, a step of 1, 2, 2.5 or 5 times a power of ten, the smallest that
-    fits, or a smaller one where it would leave a single tick), and their labels with as many decimals as the step
-    needs (as its ScalarFormatter writes them)."""
-    bins = max(1, min(9, math.floor(inches * 72 / (2 * TEXT_PT))))
-    raw = top / bins
-    power = 10.0 ** math.floor(math.log10(raw))
-    steps = [multiple * power for multiple in (0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, 20)]
-    fits = next(i for i, step in enumerate(steps) if step >= raw)
-    step = next(step for step in steps[fits::-1] if step <= top * (1 + 1e-10))  # two ticks at least, as matplotlib
-    ticks = [k * step for k in range(math.floor(top / step * (1 + 1e-10)) + 1)]
-    decimals = next(d for d in range(12) if abs(round(step, d) - step) < 1e-3 * step)
-    return ticks, [f"{tick:.{decimals}f}" for tick in ticks]
+    """The ticks from 0 to ``top`` that matplotlib's colour bar of ``inches`` chooses, and their labels
+    (``_nice_ticks``: its AutoLocator, at most one tick per two lines of tick labels at ``TEXT_PT``)."""
+    return _nice_ticks(0.0, top, _tick_bins(inches, TEXT_PT, 2))

@@ -109,6 +109,25 @@ def _place(
         panel.set_position(_fractions(box, (width, height)))
 
 
+def _boxes(
+    n: int,
+    size: tuple[float, float],
+    margins: tuple[float, float, float, float],
+    gaps: tuple[float, float],
+) -> list[tuple[float, float, float, float]]:
+    """``n`` panels in rows of ``_columns(n)`` as ``_place`` places them, for a figure drawn as plain shapes
+    (``plain``): each panel's box in inches (left, top, width, height) from the figure's top left."""
+    left, right, top, bottom = margins
+    columns = _columns(n)
+    rows = math.ceil(n / columns)
+    across = (size[0] - left - right - (columns - 1) * gaps[0]) / columns
+    down = (size[1] - top - bottom - (rows - 1) * gaps[1]) / rows
+    return [
+        (left + column * (across + gaps[0]), top + row * (down + gaps[1]), across, down)
+        for row, column in (divmod(i, columns) for i in range(n))
+    ]
+
+
 def _frame(
     axes: Axes,
     x: tuple[Sequence[float], Sequence[str]],
@@ -169,6 +188,89 @@ def _frame_inches(labels: Sequence[str], points: float) -> float:
     return (LINE_EM * points + LABEL_PAD_PT + TICK_INCHES * 72) / 72 + (_text_inches(labels, points) if labels else 0)
 
 
+def _grid_margins(
+    ys: Sequence[Sequence[str]],
+    xs: Sequence[Sequence[str]],
+    columns: int,
+    ticks_pt: float = SMALL_PT,
+    label_pt: float = SMALL_PT,
+    title_lines: float = 1.0,
+    legend_inches: float = 0.0,
+    right: float = 0.1,
+) -> tuple[tuple[float, float, float, float], tuple[float, float]]:
+    """The margins (left, right, top, bottom) and gaps (between columns, between rows) in inches of a grid of panels
+    in rows of ``columns`` whose y tick labels are ``ys`` and x tick labels ``xs`` (a list a panel) at ``ticks_pt``:
+    room for them, for axis labels at ``label_pt``, titles of ``title_lines`` lines at ``label_pt``, a figure legend
+    of ``legend_inches`` below and ``right`` inches right (text that may run past a panel's edge). ``_lay_out``'s
+    layout of matplotlib's axes, and a plain figure's (``_boxes``)."""
+    below = (TICK_INCHES * 72 + LINE_EM * ticks_pt + LABEL_PAD_PT + LINE_EM * label_pt) / 72
+    above = (LINE_EM * label_pt * title_lines + TITLE_PAD_PT) / 72
+    lefts = [_frame_inches(shown, ticks_pt) + LINE_EM * (label_pt - ticks_pt) / 72 for shown in ys]
+    overhangs = [_text_inches(shown, ticks_pt) / 2 if shown else 0.0 for shown in xs]  # a last x label's half
+    ends = [max(right, overhang) for i, overhang in enumerate(overhangs) if i % columns == columns - 1]
+    margins = (max(lefts[::columns]) + MARGIN_INCHES, max(ends, default=right) + MARGIN_INCHES,
+               above + MARGIN_INCHES, below + legend_inches + 0.1)  # fmt: skip
+    inner = [left + overhangs[i - 1] for i, left in enumerate(lefts) if i % columns]
+    return margins, (max(inner, default=0.0) + 0.2, below + above + 0.1)
+
+
+def _autoscaled(values: Sequence[float], margin: float = 0.05) -> tuple[float, float]:
+    """The view limits matplotlib's autoscaling gives an axis whose data span ``values``: their range widened by
+    ``margin`` of it each side (axes.xmargin, axes.ymargin); a single value widened by a twentieth of itself first
+    (0.05 either side of 0), no value at all the range -0.05 to 0.05 (its locator's ``nonsingular``).
+
+    >>> [tuple(round(limit, 3) for limit in _autoscaled(values)) for values in ([0.0, 0.2], [0.0], [2.0], [])]
+    [(-0.01, 0.21), (-0.055, 0.055), (1.89, 2.11), (-0.055, 0.055)]
+    """
+    low, high = (min(values), max(values)) if values else (0.0, 0.0)
+    if high - low <= max(abs(low), abs(high)) * 1e-15:
+        low, high = (-0.05, 0.05) if low == high == 0 else (low - 0.05 * abs(low), high + 0.05 * abs(high))
+    delta = (high - low) * margin
+    return low - delta, high + delta
+
+
+def _tick_bins(inches: float, points: float, per: float) -> int:
+    """The most intervals between ticks matplotlib's AutoLocator puts on an axis ``inches`` long whose tick labels
+    are at ``points``: one per ``per`` label sizes (3 along an x axis, 2 along a y axis), one to nine."""
+    return max(1, min(9, math.floor(inches * 72 / (per * points))))
+
+
+def _nice_ticks(low: float, high: float, bins: int) -> tuple[list[float], list[str]]:
+    """The ticks from ``low`` to ``high`` that matplotlib's AutoLocator chooses for at most ``bins`` intervals (a step
+    of 1, 2, 2.5 or 5 times a power of ten, the smallest that fits, or a smaller one where it would leave a single
+    tick), and their labels with the decimals the ticks need, a minus sign for a negative one (as its ScalarFormatter
+    writes them, without its offset or exponent: the figures' scales need neither).
+
+    >>> _nice_ticks(0.0, 0.21, 8)
+    ([0.0, 0.05, 0.1, 0.15000000000000002, 0.2], ['0.00', '0.05', '0.10', '0.15', '0.20'])
+    >>> [label.replace(chr(0x2212), "minus ") for label in _nice_ticks(-0.3, 0.2, 5)[1]]
+    ['minus 0.3', 'minus 0.2', 'minus 0.1', '0.0', '0.1', '0.2']
+    """
+    span = high - low
+    raw = span / bins
+    scale = 10.0 ** math.floor(math.log10(raw))
+    steps = [multiple * scale for multiple in (0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, 20)]
+    fits = next(i for i, step in enumerate(steps) if step >= raw)
+    for step in steps[fits::-1]:
+        base = (low // step) * step
+        first, rest = divmod(low - base, step)
+        first += abs(rest / step - 1) < 1e-10  # matplotlib's _Edge_integer.le
+        last, rest = divmod(high - base, step)
+        last += abs(rest / step) >= 1e-10  # and .ge
+        ticks = [k * step + base for k in range(int(first), int(last) + 1)]
+        if sum(low <= tick <= high for tick in ticks) >= 2:
+            break
+    slack = 1e-10 * span
+    ticks = [tick for tick in ticks if low - slack <= tick <= high + slack]
+    ticks = [0.0 if abs(tick) < 1e-8 else tick for tick in ticks]  # as its formatter writes a rounding error
+    spread = (max(ticks) - min(ticks)) or max(abs(tick) for tick in ticks) or 1.0
+    magnitude = math.floor(math.log10(spread))
+    decimals = max(0, 3 - magnitude)
+    while decimals >= 0 and max(abs(tick - round(tick, decimals)) for tick in ticks) < 1e-3 * 10.0**magnitude:
+        decimals -= 1
+    return ticks, [f"{tick:.{decimals + 1}f}".replace("-", "\u2212") for tick in ticks]
+
+
 def _lay_out(
     panels: Sequence[Axes],
     ticks_pt: float = SMALL_PT,
@@ -184,17 +286,10 @@ def _lay_out(
     are. Room too for axis labels at ``label_pt``, titles of ``title_lines`` lines at ``label_pt``, a figure legend
     of ``legend_inches`` below and ``right`` inches right (text that may run past a panel's edge)."""
     columns = columns or _columns(len(panels))
-    below = (TICK_INCHES * 72 + LINE_EM * ticks_pt + LABEL_PAD_PT + LINE_EM * label_pt) / 72
-    above = (LINE_EM * label_pt * title_lines + TITLE_PAD_PT) / 72
 
     def place(ys: Sequence[Sequence[str]], xs: Sequence[Sequence[str]]) -> None:
-        lefts = [_frame_inches(shown, ticks_pt) + LINE_EM * (label_pt - ticks_pt) / 72 for shown in ys]
-        overhangs = [_text_inches(shown, ticks_pt) / 2 if shown else 0.0 for shown in xs]  # a last x label's half
-        ends = [max(right, overhang) for i, overhang in enumerate(overhangs) if i % columns == columns - 1]
-        margins = (max(lefts[::columns]) + MARGIN_INCHES, max(ends, default=right) + MARGIN_INCHES,
-                   above + MARGIN_INCHES, below + legend_inches + 0.1)  # fmt: skip
-        inner = [left + overhangs[i - 1] for i, left in enumerate(lefts) if i % columns]
-        _place(panels, margins, (max(inner, default=0.0) + 0.2, below + above + 0.1), columns)
+        margins, gaps = _grid_margins(ys, xs, columns, ticks_pt, label_pt, title_lines, legend_inches, right)
+        _place(panels, margins, gaps, columns)
 
     place([["0.000"]] * len(panels), [[]] * len(panels))
     ys, xs = [], []
@@ -214,17 +309,24 @@ def _legend(figure: Figure, axes: Axes, extra: Sequence[Artist] = ()) -> float:
     if len(handles) <= LEGEND_INSIDE_MAX:
         axes.legend(handles=handles, fontsize=SMALL_PT, loc="best")
         return 0.0
-    columns = math.ceil(len(handles) / LEGEND_COLUMN_ROWS)
+    columns, inches = _legend_beside([str(handle.get_label()) for handle in handles])
     figure.legend(handles=handles, fontsize=SMALL_PT, loc="upper right", ncols=columns)
-    column = _text_inches([str(handle.get_label()) for handle in handles], SMALL_PT) + (2.0 + 0.8) * SMALL_PT / 72
-    return columns * column + ((columns - 1) * 2.0 + 2 * 0.4 + 0.5 + 1.0) * SMALL_PT / 72  # keys, pads, a gap
+    return inches
 
 
-def _legend_columns(handles: Sequence[Artist]) -> int:
-    """As many legend columns as fit across ``FIGSIZE_INCHES``'s width, each as wide as the longest label at
-    ``SMALL_PT`` beside its key."""
-    longest = max(len(str(handle.get_label())) for handle in handles)
-    return max(1, min(len(handles), int(FIGSIZE_INCHES[0] // (CHAR_INCHES * SMALL_PT / TEXT_PT * longest + 0.6))))
+def _legend_beside(labels: Sequence[str]) -> tuple[int, float]:
+    """A legend of ``labels`` beside the axes: its columns (of at most 16 entries) and the inches it takes right of
+    them, its keys, pads and a gap included."""
+    columns = math.ceil(len(labels) / LEGEND_COLUMN_ROWS)
+    column = _text_inches(labels, SMALL_PT) + (2.0 + 0.8) * SMALL_PT / 72
+    return columns, columns * column + ((columns - 1) * 2.0 + 2 * 0.4 + 0.5 + 1.0) * SMALL_PT / 72
+
+
+def _legend_columns(labels: Sequence[str]) -> int:
+    """As many legend columns for ``labels`` as fit across ``FIGSIZE_INCHES``'s width, each as wide as the longest
+    label at ``SMALL_PT`` beside its key."""
+    longest = max(len(label) for label in labels)
+    return max(1, min(len(labels), int(FIGSIZE_INCHES[0] // (CHAR_INCHES * SMALL_PT / TEXT_PT * longest + 0.6))))
 
 
 def _legend_inches(rows: int, points: float = SMALL_PT) -> float:

@@ -1,23 +1,54 @@
 """The menagerie figure of the speakers-under-stress section (``statistics.menagerie``): each speaker moved from the
-clean reference to its hardest compound cell, as enrolment side (lambs) and as test side (wolves)."""
+clean reference to its hardest compound cell, as enrolment side (lambs) and as test side (wolves).
+
+Drawn as plain shapes (``plain``) placed in inches as matplotlib drew it before (its autoscaled limits, AutoLocator
+ticks, scatter markers, quiver arrows, dashed cuts, annotations with leaders and figure legend), without its
+artists, text layout and two draws (Agg for the PNG, again for the SVG): 0.37 s CPU of the default bundle's audit
+before."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from reports.figures.canvas import _drawn
-from reports.figures.data import _label, _number
-from reports.figures.layout import DPI, LINE_EM, _lay_out, _legend_inches, _panel_inches, _panels, _text_inches
+from reports.figures.data import _cut, _label, _number
+from reports.figures.det import KEY_PT, LEGEND_EDGE, _dashes
+from reports.figures.layout import (
+    DPI,
+    LABEL_PAD_PT,
+    LINE_EM,
+    TICK_INCHES,
+    TITLE_PAD_PT,
+    _autoscaled,
+    _boxes,
+    _grid_margins,
+    _legend_inches,
+    _nice_ticks,
+    _text_inches,
+    _tick_bins,
+)
 from reports.figures.outcome import FigureOutcome
+from reports.figures.plain import (
+    RGB,
+    Box,
+    Dot,
+    Frame,
+    Line,
+    Polygon,
+    Polyline,
+    Shape,
+    Text,
+    _drawn_inches,
+    _lp_em,
+    _plain,
+)
 from reports.format import format_number
 from schemas import keyed_rows
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
+    import numpy as np
 
 
 MENAGERIE_SECTION = "speakers-under-stress"  # the report section the menagerie figure belongs to
@@ -29,21 +60,29 @@ SIDES = (("fa_enrol", "lamb", "as enrolment side"), ("fa_test", "wolf", "as test
 LABEL_GAP_PT = 3.0  # between a speaker's marker and its name
 LABEL_STEPS = 4  # the corners around a marker, then moved away from it by up to three label heights (with a leader)
 MARKER_PX = 3.0  # half the side of a marker (matplotlib's s=18: a square of about 4.2 pt), in pixels at DPI
-LEADER = {"arrowstyle": "-", "color": "0.3", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 2}
-Box = tuple[float, float, float, float]  # left, bottom, right, top in pixels
+MARKER_PT = math.sqrt(18) + 1.5  # a marker across: matplotlib's scatter of s=18 with its 1.5 pt edge in its colour
+KEY_MARKER_PT = 6.0 + 1.0  # a legend's marker across: matplotlib's markersize 6 with its 1 pt edge
+CLEAN, STRESSED, GOAT, CUT = (31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189)  # tab: blue, red, ...
+ARROW, LEADER = (140, 140, 140), (77, 77, 77)  # matplotlib's greys 0.55 and 0.3
+SHAFT = 0.004  # an arrow's shaft across, of its panel's width (matplotlib's quiver, width=0.004)
+HEAD_WIDTH, HEAD_LENGTH, HEAD_AXIS = 4.0, 5.0, 4.5  # an arrow's head, in shaft widths (quiver's, headaxislength's)
+GOAT_PT, CUT_PT, LEADER_PT = 1.0, 1.2, 0.6  # line widths: the goat cut's, the lamb or wolf cut's, a leader's
+LEADER_GAP_PT = 2.0  # between a leader and its marker's centre, and its text's box (matplotlib's shrinkB, pad / 2)
+Corners = tuple[float, float, float, float]  # left, bottom, right, top in pixels from the figure's bottom left
 
 
-def _overlap(a: Box, b: Box) -> float:
+def _overlap(a: Corners, b: Corners) -> float:
     """The area two boxes share."""
     return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
 
 
 def _label_corners(anchors: Sequence[tuple[float, float]], sizes: Sequence[tuple[float, float]],
-                   markers: Sequence[tuple[float, float]], frame: Box) -> list[tuple[float, float]]:  # fmt: skip
-    """Where each label's lower left corner goes (pixels), in turn: the first of the four corners around its anchor
-    (above right, below right, above left, below left, ``LABEL_GAP_PT`` away), then of those corners moved away from
-    the anchor by one to ``LABEL_STEPS - 1`` label heights, whose box covers no label placed before it and no marker
-    and stays in ``frame``; where none does, the one that covers least. Labels come in order of priority, so a
+                   markers: Sequence[tuple[float, float]], frame: Corners) -> list[tuple[float, float]]:  # fmt: skip
+    """Where each label's lower left corner goes (pixels from the figure's bottom left, upwards), in turn: the first
+    of the four corners around its anchor (above right, below right, above left, below left, ``LABEL_GAP_PT``
+    away), then of those corners moved away from the anchor by one to ``LABEL_STEPS - 1`` label heights, whose box
+    covers no label placed before it and no marker and stays in ``frame``; where none does, the one that covers
+    least. Labels come in order of priority, so a
     crowded panel keeps its first names legible.
 
     Two labels of one point: the second goes below right; one near the right edge goes left; a third label of the
@@ -54,7 +93,7 @@ def _label_corners(anchors: Sequence[tuple[float, float]], sizes: Sequence[tuple
     [(54.2, 54.2), (54.2, 37.8), (70.8, 24.2), (25.8, 54.2), (25.8, 37.8), (54.2, 62.2)]
     """
     gap = LABEL_GAP_PT * DPI / 72
-    placed: list[Box] = []
+    placed: list[Corners] = []
     obstacles = [(x - MARKER_PX, y - MARKER_PX, x + MARKER_PX, y + MARKER_PX) for x, y in markers]
     corners = []
     for (x, y), (width, height) in zip(anchors, sizes, strict=True):
@@ -108,6 +147,228 @@ def _moves(result: Mapping[str, Any], cell: Mapping[str, Any], measure: str) -> 
     return points
 
 
+@dataclass(frozen=True)
+class _Panel:
+    """A panel's content: its speakers' moves (``_moves``), those of them named, in priority, the goat cut and the lamb
+    or wolf cut (None: not drawn), its title and its y axis's label, both uncut."""
+
+    points: Sequence[tuple[Any, ...]]
+    named: Sequence[tuple[Any, ...]]
+    goat: float | None
+    cut: float | None
+    title: str
+    y_label: str
+
+    def limits(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """Its x and y view limits as matplotlib autoscaled them: the points, clean and stressed, and the cuts."""
+        xs = [value for point in self.points for value in (point[1], point[3])] + [self.goat] * (self.goat is not None)
+        ys = [value for point in self.points for value in (point[2], point[4])]
+        return _autoscaled(xs), _autoscaled(ys + ([max(self.cut, 0.0)] if self.cut is not None else []))
+
+
+def _menagerie_shapes(panels: Sequence[_Panel], size: tuple[float, float], prefix: str) -> list[Shape]:
+    """The panels in rows of two on a figure of ``size`` inches, as plain shapes (``plain``): placed as ``_lay_out``
+    placed matplotlib's axes (room for ``0.000`` left of each, the ticks chosen, ``_nice_ticks``, then placed again
+    with room for their labels as they are), the legend of the four keys below them."""
+    ticks_pt, label_pt = MENAGERIE_FONT - 2, MENAGERIE_FONT + 1
+    legend = _legend_inches(1, MENAGERIE_FONT - 1)
+
+    def boxes(ys: Sequence[Sequence[str]], xs: Sequence[Sequence[str]]) -> list[Box]:
+        margins, gaps = _grid_margins(ys, xs, 2, ticks_pt, label_pt, legend_inches=legend, right=0.3)
+        return _boxes(len(panels), size, margins, gaps)
+
+    limits = [panel.limits() for panel in panels]
+    first = boxes([["0.000"]] * len(panels), [[]] * len(panels))
+    ticks = [
+        (_nice_ticks(*x, _tick_bins(box[2], ticks_pt, 3)), _nice_ticks(*y, _tick_bins(box[3], ticks_pt, 2)))
+        for box, (x, y) in zip(first, limits, strict=True)
+    ]
+    shapes: list[Shape] = []
+    placed = boxes([y[1] for _, y in ticks], [x[1] for x, _ in ticks])
+    for panel, box, scales, (x, y) in zip(panels, placed, limits, ticks, strict=True):
+        shapes += _panel_shapes(panel, box, scales, x, y, size[1], prefix)
+    return shapes + _legend_shapes(size)
+
+
+def _panel_shapes(
+    panel: _Panel,
+    box: Box,
+    limits: tuple[tuple[float, float], tuple[float, float]],
+    x_ticks: tuple[list[float], list[str]],
+    y_ticks: tuple[list[float], list[str]],
+    height: float,
+    prefix: str,
+) -> list[Shape]:
+    """One panel in ``box`` (left, top, width, height, inches) of a figure ``height`` inches high: layered as
+    matplotlib drew it, the arrows, the cuts, the clean then the stressed markers (all clipped to the panel), the
+    leaders, then the frame, ticks, labels, title and names."""
+    import numpy as np
+
+    left, top, across, down = box
+    (x_low, x_high), (y_low, y_high) = limits
+
+    def at(x: float, y: float) -> tuple[float, float]:
+        """A point in data units as inches from the figure's top left."""
+        return left + (x - x_low) / (x_high - x_low) * across, top + down - (y - y_low) / (y_high - y_low) * down
+
+    shapes: list[Shape] = []
+    starts, ends = [at(*point[1:3]) for point in panel.points], [at(*point[3:5]) for point in panel.points]
+    shapes += [Polygon(_arrow(a, b, SHAFT * across), ARROW, clip=box) for a, b in zip(starts, ends, strict=True)]
+    if panel.goat is not None:
+        x, _ = at(panel.goat, y_low)
+        line = np.array([[x, top + down], [x, top]])  # upwards from the panel's foot, as axvline draws it
+        shapes.append(Polyline(line, GOAT, GOAT_PT, _dashes("--", GOAT_PT), box))
+    if panel.cut is not None:
+        _, y = at(x_low, max(panel.cut, 0.0))
+        shapes.append(Polyline(np.array([[left, y], [left + across, y]]), CUT, CUT_PT, _dashes(":", CUT_PT), box))
+    shapes += [Dot(x, y, MARKER_PT, CLEAN, box) for x, y in starts]
+    shapes += [Polygon(_square(x, y, MARKER_PT), STRESSED, clip=box) for x, y in ends]
+    names, texts = _names(panel, at, box, height, prefix)
+    shapes += names
+    foot = top + down
+    xs = [at(tick, y_low)[0] for tick in x_ticks[0]]
+    ys = [at(x_low, tick)[1] for tick in y_ticks[0]]
+    shapes.append(Frame(box))
+    shapes += [Line((x, foot), (x, foot + TICK_INCHES / 2)) for x in xs]
+    shapes += [Line((left - TICK_INCHES / 2, y), (left, y)) for y in ys]
+    small, label_pt, title_pt = MENAGERIE_FONT - 2, MENAGERIE_FONT + 1, MENAGERIE_FONT - 1
+    ascent = _lp_em()[0] / 72  # texts placed by their baselines, as matplotlib placed them (``det._det_axes``)
+    shapes += [Text(x, foot + TICK_INCHES + ascent * small, label, small, "ms")
+               for x, label in zip(xs, x_ticks[1], strict=True)]  # fmt: skip
+    shapes += [Text(left - TICK_INCHES, y + ascent * small / 2, label, small, "rs")
+               for y, label in zip(ys, y_ticks[1], strict=True)]  # fmt: skip
+    below = (TICK_INCHES * 72 + LINE_EM * small + LABEL_PAD_PT) / 72 + ascent * label_pt
+    shapes.append(Text(left + across / 2, foot + below, "mean target score", label_pt, "ms"))
+    beside = TICK_INCHES + (_text_inches(y_ticks[1], small) * 72 + LABEL_PAD_PT) / 72 + _lp_em()[1] * title_pt / 72
+    shapes.append(Text(left - beside, top + down / 2, panel.y_label, title_pt, "ms", upward=True))
+    title = _cut(panel.title, across, title_pt)  # cut at a character: a name without blanks keeps its start
+    shapes.append(Text(left + across / 2, top - TITLE_PAD_PT / 72, title, title_pt, "ms"))
+    if not panel.points:
+        shapes.append(Text(left + across / 2, top + down / 2, "no speaker with both values", small, "ms"))
+    return shapes + texts
+
+
+def _names(panel: _Panel, at: Any, box: Box, height: float, prefix: str) -> tuple[list[Shape], list[Shape]]:
+    """The named speakers' names at their stressed points (``at``: data to inches) in ``box`` of a figure ``height``
+    inches high, each beside its marker where it covers no other name or marker (``_label_corners``, in pixels from
+    the figure's bottom left, upwards), with a leader to its marker where it is moved off it: the leaders, the
+    names."""
+
+    def pixels(xy: tuple[float, float]) -> tuple[float, float]:
+        return xy[0] * DPI, (height - xy[1]) * DPI
+
+    small = MENAGERIE_FONT - 2
+    left, top, across, down = box
+    anchors = [at(*point[3:5]) for point in panel.named]
+    markers = [pixels(at(*xy)) for point in panel.points for xy in (point[1:3], point[3:5])]
+    names = [_cut(point[0].removeprefix(prefix), SPEAKER_INCHES, small) for point in panel.named]
+    sizes = [(_text_inches([name], small) * DPI, LINE_EM * small * DPI / 72) for name in names]
+    frame = (left * DPI, (height - top - down) * DPI, (left + across) * DPI, (height - top) * DPI)
+    corners = _label_corners([pixels(anchor) for anchor in anchors], sizes, markers, frame)
+    leaders: list[Shape] = []
+    texts: list[Shape] = []
+    for name, anchor, (corner_x, corner_y), (wide, high) in zip(names, anchors, corners, sizes, strict=True):
+        text_left, text_foot = corner_x / DPI, height - corner_y / DPI  # the text's bottom left, inches
+        texts.append(Text(text_left, text_foot - _lp_em()[1] * small / 72, name, small, "ls"))
+        y = pixels(anchor)[1]
+        if max(corner_y - y, y - corner_y - high) > LABEL_GAP_PT * DPI / 72 + 0.5:  # moved off its marker
+            leader = _leader((text_left, text_foot - high / DPI, text_left + wide / DPI, text_foot), anchor)
+            if leader is not None:
+                leaders.append(Polyline(leader, LEADER, LEADER_PT))
+    return leaders, texts
+
+
+def _leader(text: tuple[float, float, float, float], marker: tuple[float, float]) -> np.ndarray | None:
+    """A leader from a name's box ``text`` (left, top, right, bottom, inches) to its ``marker``, as matplotlib's
+    annotation draws it: from the box's centre towards the marker, starting where it leaves the box padded by
+    ``LEADER_GAP_PT``, ending that far short of the marker's centre; None where nothing of it is left."""
+    import numpy as np
+
+    centre = np.array([(text[0] + text[2]) / 2, (text[1] + text[3]) / 2])
+    way = np.asarray(marker) - centre
+    length = float(np.hypot(*way))
+    pad = LEADER_GAP_PT / 72
+    half = np.array([(text[2] - text[0]) / 2 + pad, (text[3] - text[1]) / 2 + pad])
+    leaves = min((half[i] / abs(way[i]) if way[i] else math.inf) for i in range(2))  # a fraction of the way
+    end = 1 - pad / length if length else 0.0
+    if leaves >= end:
+        return None
+    return np.array([centre + leaves * way, centre + end * way])
+
+
+def _arrow(start: tuple[float, float], end: tuple[float, float], shaft: float) -> np.ndarray:
+    """The outline of an arrow from ``start`` to ``end`` (inches) with a shaft ``shaft`` inches across, as
+    matplotlib's quiver draws it (its ``_h_arrows``): a head ``HEAD_LENGTH`` shafts long and ``HEAD_WIDTH`` wide, its
+    notch at ``HEAD_AXIS``; an arrow shorter than its head shrunk whole, one shorter than a shaft a hexagon a shaft
+    across."""
+    import numpy as np
+
+    way = (end[0] - start[0], end[1] - start[1])
+    length = math.hypot(*way) / shaft  # in shafts
+    if length < 1:
+        turns = np.arange(8) * math.pi / 3
+        along, across = np.cos(turns) * 0.5, np.sin(turns) * 0.5
+    else:
+        reach = max(length, HEAD_LENGTH)
+        along = np.array([0, reach - HEAD_AXIS, reach - HEAD_LENGTH, reach, reach - HEAD_LENGTH, reach - HEAD_AXIS, 0])
+        across = 0.5 * np.array([1, 1, HEAD_WIDTH, 0, -HEAD_WIDTH, -1, -1])
+        if length < HEAD_LENGTH:
+            along, across = along * length / HEAD_LENGTH, across * length / HEAD_LENGTH
+    cos, sin = (way[0] / (length * shaft), way[1] / (length * shaft)) if length else (1.0, 0.0)
+    return np.column_stack([start[0] + shaft * (along * cos - across * sin),
+                            start[1] + shaft * (along * sin + across * cos)])  # fmt: skip
+
+
+def _square(x: float, y: float, points: float) -> np.ndarray:
+    """A square ``points`` across centred at (``x``, ``y``) inches."""
+    import numpy as np
+
+    half = points / 72 / 2
+    return np.array([[x - half, y - half], [x + half, y - half], [x + half, y + half], [x - half, y + half]])
+
+
+def _legend_shapes(size: tuple[float, float]) -> list[Shape]:
+    """The legend of the four keys in a row at the foot of a figure of ``size`` inches, centred, as matplotlib's
+    figure legend (``loc="lower center"``) draws it at ``MENAGERIE_FONT - 1``: its border 0.4 em in, keys 2 em long,
+    0.8 em from their labels, 2 em between entries, 0.5 em above the figure's edge, in a frame of 0.8 grey with
+    corners rounded 0.2 em."""
+    import numpy as np
+
+    em = (MENAGERIE_FONT - 1) / 72
+    keys: list[tuple[str, RGB, str]] = [("clean", CLEAN, "o"), ("stressed", STRESSED, "s"),
+                                         ("goat cut", GOAT, "--"), ("lamb / wolf cut", CUT, ":")]  # fmt: skip
+    entries = [(2.0 + 0.8) * em + _drawn_inches([label], MENAGERIE_FONT - 1) for label, _, _ in keys]
+    wide, high = sum(entries) + 2.0 * em * (len(keys) - 1) + 2 * 0.4 * em, (2 * 0.4 + LINE_EM) * em
+    left, top = (size[0] - wide) / 2, size[1] - 0.5 * em - high
+    shapes: list[Shape] = [Polyline(_rounded((left, top, wide, high), 0.2 * em), LEGEND_EDGE, 1.0)]
+    x, y = left + 0.4 * em, top + high / 2
+    for (label, ink, key), entry in zip(keys, entries, strict=True):
+        middle = x + em
+        if key == "o":
+            shapes.append(Dot(middle, y, KEY_MARKER_PT, ink))
+        elif key == "s":
+            shapes.append(Polygon(_square(middle, y, KEY_MARKER_PT), ink))
+        else:
+            shapes.append(Polyline(np.array([[x, y], [x + 2 * em, y]]), ink, KEY_PT, _dashes(key, KEY_PT)))
+        shapes.append(Text(x + 2.8 * em, y, label, MENAGERIE_FONT - 1, "lm"))
+        x += entry + 2.0 * em
+    return shapes
+
+
+def _rounded(box: Box, radius: float) -> np.ndarray:
+    """The outline of ``box`` (left, top, width, height, inches) with its corners rounded by ``radius``, closed."""
+    import numpy as np
+
+    left, top, wide, high = box
+    quarter = np.linspace(0, math.pi / 2, 5)
+    corners = [(left + wide - radius, top + radius, -math.pi / 2), (left + wide - radius, top + high - radius, 0.0),
+               (left + radius, top + high - radius, math.pi / 2), (left + radius, top + radius, math.pi)]  # fmt: skip
+    arcs = [np.column_stack([x + radius * np.cos(turn + quarter), y + radius * np.sin(turn + quarter)])
+            for x, y, turn in corners]  # fmt: skip
+    outline = np.concatenate(arcs)
+    return np.concatenate([outline, outline[:1]])
+
+
 def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
     """Per clean reference (at most ``MAX_MENAGERIE_ROWS``) and its hardest compound cell (highest EER), each speaker
     at its mean target score against its false-accept share, as enrolment side (lambs) and as test side (wolves),
@@ -141,86 +402,20 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
         farthest = sorted(points, key=lambda p: (p[0] not in changed, -math.hypot(p[3] - p[1], p[4] - p[2])))
         return farthest[:MAX_MENAGERIE_LABELS]
 
-    def label(panel: Axes, points: Sequence[tuple[Any, ...]], labelled: Sequence[tuple[Any, ...]]) -> None:
-        """Name the ``labelled`` speakers at their stressed points, each beside its marker where it covers no other
-        name or marker (``_label_corners``); called once the panel is laid out, its scales fixed."""
-        panel.get_xlim(), panel.get_ylim()  # the scales as drawn (a stale view is brought up to date)
-        to_pixels = panel.transData.transform
-        anchors = [tuple(to_pixels((x, y))) for _, _, _, x, y in labelled]
-        markers = [tuple(to_pixels(xy)) for point in points for xy in (point[1:3], point[3:5])]
-        names = [_label(point[0].removeprefix(prefix), SPEAKER_INCHES, MENAGERIE_FONT - 2) for point in labelled]
-        sizes = [(_text_inches([name], MENAGERIE_FONT - 2) * DPI, LINE_EM * (MENAGERIE_FONT - 2) * DPI / 72)
-                 for name in names]  # fmt: skip
-        left, bottom, right, top = panel.get_window_extent().extents
-        corners = _label_corners(anchors, sizes, markers, (left, bottom, right, top))
-        for point, name, (x, y), (corner_x, corner_y), (_, height) in zip(
-            labelled, names, anchors, corners, sizes, strict=True
-        ):
-            offset = ((corner_x - x) * 72 / DPI, (corner_y - y) * 72 / DPI)
-            moved = max(corner_y - y, y - corner_y - height) > LABEL_GAP_PT * DPI / 72 + 0.5  # a leader to its marker
-            panel.annotate(name, point[3:5], xytext=offset, textcoords="offset points", fontsize=MENAGERIE_FONT - 2,
-                           ha="left", va="bottom", arrowprops=LEADER if moved else None)  # fmt: skip
-
     def title(key: Mapping[str, Any], inches: float | None = None) -> str:
         return _label(f"{key.get('experiment', '')}/{key.get('model', '')}", inches, MENAGERIE_FONT - 1)
 
-    def draw(figure: Figure, axes: Axes) -> None:
-        panels = _panels(figure, axes, 2 * len(shown))
-        names: list[tuple[Axes, list[tuple[Any, ...]], list[tuple[Any, ...]]]] = []
-        heads: list[tuple[Axes, Mapping[str, Any] | None, str]] = []  # titled once placed: cut to the panel
-        for (result, cell), row in zip(shown, zip(panels[::2], panels[1::2], strict=True), strict=True):
-            cuts = result.get("cuts") or {}
-            for panel, (measure, kind, side) in zip(row, SIDES, strict=True):
-                points = moves(result, cell, measure)
-                labelled = named(cell, points)
-                if points:  # one artist per kind, not per speaker: a panel of 80 speakers draws as fast as of 8
-                    _, x0, y0, x1, y1 = (list(values) for values in zip(*points, strict=True))
-                    dx, dy = ([b - a for a, b in zip(start, end, strict=True)] for start, end in ((x0, x1), (y0, y1)))
-                    panel.quiver(
-                        x0,
-                        y0,
-                        dx,
-                        dy,
-                        angles="xy",
-                        scale_units="xy",
-                        scale=1,
-                        color="0.55",
-                        width=0.004,
-                        headwidth=4,
-                        headlength=5,
-                    )
-                    panel.scatter(x0, y0, s=18, color="tab:blue", zorder=3)
-                    panel.scatter(x1, y1, s=18, color="tab:red", marker="s", zorder=3)
-                names.append((panel, points, labelled))
-                goat, cut = _number(cuts.get("goat")), _number(cuts.get(kind))
-                if goat is not None:
-                    panel.axvline(goat, color="tab:green", linestyle="--", linewidth=1.0)
-                if cut is not None:
-                    panel.axhline(max(cut, 0.0), color="tab:purple", linestyle=":", linewidth=1.2)
-                key = cell.get("key") or {}
-                heads.append((panel, key if measure == "fa_enrol" else None, str(key.get("condition", ""))))
-                if not points:
-                    panel.text(0.5, 0.5, "no speaker with both values", ha="center", transform=panel.transAxes,
-                               fontsize=MENAGERIE_FONT - 2)  # fmt: skip
-                panel.set_xlabel("mean target score", fontsize=MENAGERIE_FONT)
-                panel.set_ylabel(f"FA share {side.removeprefix('as ')}", fontsize=MENAGERIE_FONT - 1)
-        from matplotlib.lines import Line2D
-
-        keys = [
-            Line2D([], [], color="tab:blue", marker="o", linestyle="", label="clean"),
-            Line2D([], [], color="tab:red", marker="s", linestyle="", label="stressed"),
-            Line2D([], [], color="tab:green", linestyle="--", label="goat cut"),
-            Line2D([], [], color="tab:purple", linestyle=":", label="lamb / wolf cut"),
-        ]
-        figure.legend(handles=keys, fontsize=MENAGERIE_FONT - 1, loc="lower center", ncols=4)
-        legend = _legend_inches(1, MENAGERIE_FONT - 1)
-        _lay_out(panels, MENAGERIE_FONT - 2, MENAGERIE_FONT + 1, legend_inches=legend, right=0.3, columns=2)
-        for panel, points, labelled in names:
-            label(panel, points, labelled)
-        for panel, key, condition in heads:  # cut at a character: a name without blanks keeps its start
-            inches = _panel_inches(panel)
-            shown_title = title(key, inches) if key is not None else _label(condition, inches, MENAGERIE_FONT - 1)
-            panel.set_title(shown_title, fontsize=MENAGERIE_FONT - 1)
+    panels = []
+    for result, cell in shown:
+        cuts, key = result.get("cuts") or {}, cell.get("key") or {}
+        for measure, kind, side in SIDES:
+            points = moves(result, cell, measure)
+            head = f"{key.get('experiment', '')}/{key.get('model', '')}" if measure == "fa_enrol" else None
+            cuts_at = _number(cuts.get("goat")), _number(cuts.get(kind))
+            label = f"FA share {side.removeprefix('as ')}"
+            panels.append(_Panel(points, named(cell, points), *cuts_at, head or str(key.get("condition", "")), label))
+    size = (6.4, 3.0 * len(shown) + 0.6)
+    shapes = _menagerie_shapes(panels, size, prefix)
 
     def described(result: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
         before, after = (format_number(_number(record.get("eer"))) for record in (result, cell))
@@ -240,5 +435,4 @@ def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
         + (f"; speakers named without their common prefix {_label(prefix)}" if prefix else "")
         + (f"; the first {len(shown)} of {len(pairs)} clean references" if more else "")
     )
-    figsize = (6.4, 3.0 * len(shown) + 0.6)
-    return [replace(_drawn(filename, caption, alt, draw, figsize), section=MENAGERIE_SECTION)]
+    return [replace(_plain(filename, caption, alt, size, shapes), section=MENAGERIE_SECTION)]

@@ -1,10 +1,12 @@
-"""A figure of plain shapes (grids of coloured cells, frames, lines, texts) placed in inches from its top left and
-written without matplotlib's drawing machinery: the PNG drawn with Pillow, the SVG written as text.
+"""A figure of plain shapes (grids of coloured cells, frames, lines, texts; polylines, filled polygons and dots)
+placed in inches from its top left and written without matplotlib's drawing machinery: the PNG drawn with Pillow
+(over what Agg's path renderer drew of the polylines, polygons and dots), the SVG written as text.
 
-For a figure whose layout is fixed and whose content is boxes and texts (the EER heatmap), matplotlib's artists, text
-layout and two full draws (Agg for the PNG, again for the SVG) were most of its cost; here each shape is written once
-per format. The bytes are deterministic (no metadata, no ids); texts are DejaVu Sans, the font matplotlib draws the
-other figures in (``layout._font_file``), at no less than ``SMALL_PT``; lines are matplotlib's default 0.8 pt.
+For a figure whose layout is fixed and whose content is boxes, curves and texts (the EER heatmap, the DET curves),
+matplotlib's artists, text layout and two full draws (Agg for the PNG, again for the SVG) were most of its cost; here
+each shape is written once per format. The bytes are deterministic (no metadata; the only ids, of clip paths, are
+numbered in order); texts are DejaVu Sans, the font matplotlib draws the other figures in (``layout._font_file``),
+at no less than ``SMALL_PT``; frames and ticks are matplotlib's default 0.8 pt.
 """
 
 from __future__ import annotations
@@ -21,10 +23,13 @@ from reports.figures.png import png_bytes
 
 if TYPE_CHECKING:
     import numpy as np
+    from matplotlib.backend_bases import GraphicsContextBase
     from PIL import Image, ImageDraw, ImageFont
 
 RGB = tuple[int, int, int]
+Box = tuple[float, float, float, float]  # left, top, width, height, inches
 BLACK, WHITE = (0, 0, 0), (255, 255, 255)
+WHITE_RGBA = (1.0, 1.0, 1.0, 1.0)
 LINE_PT = 0.8  # matplotlib's default line width: axes frames and tick marks
 FONT_UNITS = 2048  # DejaVu Sans's units per em: its metrics read at this size are exact
 
@@ -56,7 +61,8 @@ class Line:
 @dataclass(frozen=True)
 class Text:
     """``text`` at ``points`` anchored at (``x``, ``y``) inches by ``anchor``, Pillow's two letters: l, m or r
-    (start, middle, end) and a, m or d (the line's top, middle, bottom: ascender and descender); ``upward``: rotated
+    (start, middle, end) and a, m, s or d (the line's top, middle, baseline, bottom: ascender, halfway between
+    ascender and descender, baseline, descender); ``upward``: rotated
     90 degrees about its anchor to read upwards (the anchor is then in the text's own frame: its top is left)."""
 
     x: float
@@ -68,7 +74,45 @@ class Text:
     upward: bool = False
 
 
-Shape = Cells | Frame | Line | Text
+@dataclass(frozen=True)
+class Polyline:
+    """A line through ``points`` (n x 2: x, y inches) in ``ink``, ``width`` points wide, dashed by ``dashes`` (on and
+    off lengths in points, solid when empty: its ends then square, as matplotlib's solid lines', else butt), its
+    corners round; a point with a NaN is a gap (the pieces either side drawn apart); only what lies within ``clip``
+    drawn, where given. Anti-aliased, by Agg."""
+
+    points: np.ndarray
+    ink: RGB
+    width: float
+    dashes: tuple[float, ...] = ()
+    clip: Box | None = None
+
+
+@dataclass(frozen=True)
+class Polygon:
+    """The inside of ``points`` (n x 2: x, y inches), closed, filled with ``ink`` at opacity ``alpha``, without an
+    outline; only what lies within ``clip`` drawn, where given. Anti-aliased, by Agg."""
+
+    points: np.ndarray
+    ink: RGB
+    alpha: float = 1.0
+    clip: Box | None = None
+
+
+@dataclass(frozen=True)
+class Dot:
+    """A disc ``points`` across centred at (``x``, ``y``) inches in ``ink``; only what lies within ``clip`` drawn,
+    where given. Anti-aliased, by Agg."""
+
+    x: float
+    y: float
+    points: float
+    ink: RGB
+    clip: Box | None = None
+
+
+Shape = Cells | Frame | Line | Text | Polyline | Polygon | Dot
+PATHS = (Polyline, Polygon, Dot)  # drawn by Agg, first, beneath the shapes Pillow draws
 
 
 def _plain(filename: str, caption: str, alt: str, size: tuple[float, float], shapes: Sequence[Shape]) -> FigureOutcome:
@@ -78,12 +122,16 @@ def _plain(filename: str, caption: str, alt: str, size: tuple[float, float], sha
 
 
 def _png(size: tuple[float, float], shapes: Sequence[Shape]) -> bytes:
-    """The shapes drawn in order at ``DPI`` on an opaque RGB image ``size`` x ``DPI`` pixels (truncated, as Agg's
-    canvas is), saved as ``canvas._drawn`` saves its PNG."""
+    """The shapes drawn at ``DPI`` on an opaque RGB image ``size`` x ``DPI`` pixels (truncated, as Agg's canvas is),
+    saved as ``canvas._drawn`` saves its PNG: the polylines, polygons and dots first, in order, by matplotlib's Agg
+    path renderer (its anti-aliased lines, without its artists, layout or text), then the others in order by Pillow
+    over them (a figure's frames, ticks and texts lie over its curves, as matplotlib draws them)."""
     import numpy as np
     from PIL import Image, ImageDraw
 
-    image = Image.new("RGB", (int(size[0] * DPI), int(size[1] * DPI)), WHITE)
+    pixels = (int(size[0] * DPI), int(size[1] * DPI))
+    paths = [shape for shape in shapes if isinstance(shape, PATHS)]
+    image = Image.fromarray(_agg(pixels, paths)) if paths else Image.new("RGB", pixels, WHITE)
     draw = ImageDraw.Draw(image)
     width = max(1, round(LINE_PT * DPI / 72))
     for shape in shapes:
@@ -100,6 +148,58 @@ def _png(size: tuple[float, float], shapes: Sequence[Shape]) -> bytes:
             case Text():
                 _png_text(image, draw, shape)
     return png_bytes(np.asarray(image), DPI)
+
+
+def _agg(pixels: tuple[int, int], shapes: Sequence[Polyline | Polygon | Dot]) -> np.ndarray:
+    """``shapes`` drawn in order on a white canvas of ``pixels`` by matplotlib's Agg renderer, as RGB: its paths in
+    pixels from the bottom left (Agg's display space), widths and dashes in points."""
+    import numpy as np
+    from matplotlib.backend_bases import GraphicsContextBase
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.path import Path
+    from matplotlib.transforms import IdentityTransform
+
+    renderer = RendererAgg(pixels[0], pixels[1], DPI)
+    height = pixels[1]
+    identity = IdentityTransform()
+
+    def shown(points: np.ndarray) -> np.ndarray:
+        return np.column_stack([points[:, 0] * DPI, height - points[:, 1] * DPI])
+
+    whole = GraphicsContextBase()
+    whole.set_linewidth(0)
+    renderer.draw_path(whole, Path([[0, 0], [pixels[0], 0], [pixels[0], height], [0, height]]), identity, WHITE_RGBA)
+    for shape in shapes:
+        gc = GraphicsContextBase()
+        gc.set_foreground(tuple(c / 255 for c in shape.ink))
+        gc.set_joinstyle("round")
+        if shape.clip is not None:
+            _clip(gc, shape.clip, height)
+        match shape:
+            case Polyline(points, _, width, dashes):
+                gc.set_linewidth(width)
+                gc.set_capstyle("butt" if dashes else "projecting")
+                if dashes:
+                    gc.set_dashes(0, list(dashes))
+                renderer.draw_path(gc, Path(shown(points)), identity, None)  # NaN: a gap, as matplotlib's lines
+            case Polygon(points, _, alpha):
+                gc.set_linewidth(0)
+                gc.set_alpha(alpha)
+                renderer.draw_path(gc, Path(shown(points), closed=False), identity, (*gc.get_rgb()[:3], alpha))
+            case Dot(x, y, points):
+                gc.set_linewidth(0)
+                disc = Path.circle((x * DPI, height - y * DPI), points * DPI / 72 / 2)
+                renderer.draw_path(gc, disc, identity, gc.get_rgb())
+    return np.ascontiguousarray(np.asarray(renderer.buffer_rgba())[..., :3])
+
+
+def _clip(gc: GraphicsContextBase, box: Box, height: int) -> None:
+    """Clip ``gc``'s drawing to ``box`` (inches from the top left) in Agg's display space."""
+    from matplotlib.transforms import Bbox
+
+    left, top, across, down = box
+    bounds = [[left * DPI, height - (top + down) * DPI], [(left + across) * DPI, height - top * DPI]]
+    gc.set_clip_rectangle(Bbox(bounds))
 
 
 def _pixels(box: tuple[float, float, float, float]) -> tuple[int, int, int, int]:
@@ -121,8 +221,16 @@ def _png_text(image: Image.Image, draw: ImageDraw.ImageDraw, text: Text) -> None
     left, top, right, bottom = (round(edge) for edge in box)
     mask = Image.new("L", (right - left, bottom - top), 0)
     ImageDraw.Draw(mask).text((-left, -top), text.text, fill=255, font=font, anchor=text.anchor)
-    turned = mask.transpose(Image.Transpose.ROTATE_90)  # (u, v) -> (v, width - 1 - u): the anchor to (-top, ...)
-    image.paste(text.ink, (round(x + top), round(y - (right - left) + 1 + left)), turned)
+    turned = mask.transpose(Image.Transpose.ROTATE_90)  # (u, v) -> (v, width - 1 - u): the anchor (-left, -top)
+    # to (-top, width - 1 + left), pasted so that it lands on (x, y)
+    image.paste(text.ink, (round(x + top), round(y - (right - left) + 1 - left)), turned)
+
+
+def _drawn_inches(texts: Sequence[str], points: float) -> float:
+    """The width of the widest of ``texts`` as Pillow draws it at ``points`` (``_font``), in inches: for a layout of
+    texts that ``plain`` draws (a legend's columns), tighter than ``layout._text_inches``'s bound on Agg's width."""
+    font = _font(max(points, SMALL_PT))
+    return max(font.getlength(text) for text in texts) / DPI
 
 
 def _points(text: Text) -> float:
@@ -148,6 +256,17 @@ def _line_em() -> tuple[float, float]:
     return ascent / FONT_UNITS, descent / FONT_UNITS
 
 
+@cache
+def _lp_em() -> tuple[float, float]:
+    """The ascent of "l" and the descent of "p" in em: a line's top and bottom in matplotlib's text layout (its
+    least line, "lp"), from which a figure drawn here places a text where matplotlib put it (its baseline that far
+    below a top-aligned text's top, or above a bottom-aligned text's bottom)."""
+    from PIL import ImageFont
+
+    _, top, _, bottom = ImageFont.truetype(_font_file(), FONT_UNITS).getbbox("lp", anchor="ls")
+    return -top / FONT_UNITS, bottom / FONT_UNITS
+
+
 def _svg(size: tuple[float, float], shapes: Sequence[Shape]) -> bytes:
     """The shapes as SVG in points (72 per inch, as matplotlib writes its SVG): cells as rectangles without seams
     between them, texts as text in DejaVu Sans."""
@@ -158,8 +277,11 @@ def _svg(size: tuple[float, float], shapes: Sequence[Shape]) -> bytes:
         f'viewBox="0 0 {width} {height}">',
         f'<rect width="{width}" height="{height}" style="fill: #ffffff"/>',
     ]
+    clips: dict[Box, str] = {}
     for shape in shapes:
         match shape:
+            case Polyline() | Polygon() | Dot():
+                lines += _svg_path(shape, clips)
             case Cells(box, colours):
                 lines += _svg_cells(box, colours)
             case Frame((left, top, across, down)):
@@ -172,6 +294,41 @@ def _svg(size: tuple[float, float], shapes: Sequence[Shape]) -> bytes:
                 lines.append(_svg_text(shape))
     lines.append("</svg>\n")
     return "\n".join(lines).encode()
+
+
+def _svg_path(shape: Polyline | Polygon | Dot, clips: dict[Box, str]) -> list[str]:
+    """A polyline or polygon as a path (a polyline's pieces between its gaps each a subpath of its own), a dot as a
+    circle, clipped by a clip path of ``clips`` (numbered in order of first use, defined there)."""
+    import numpy as np
+
+    lines, clipped = [], ""
+    if shape.clip is not None:
+        if shape.clip not in clips:
+            clips[shape.clip] = f"clip{len(clips)}"
+            left, top, across, down = (_pt(inches) for inches in shape.clip)
+            lines.append(f'<clipPath id="{clips[shape.clip]}"><rect x="{left}" y="{top}" width="{across}" '
+                         f'height="{down}"/></clipPath>')  # fmt: skip
+        clipped = f' clip-path="url(#{clips[shape.clip]})"'
+    ink = _hex(shape.ink)
+    match shape:
+        case Dot(x, y, points):
+            lines.append(f'<circle cx="{_pt(x)}" cy="{_pt(y)}" r="{_pt(points / 72 / 2)}" style="fill: {ink}"'
+                         f"{clipped}/>")  # fmt: skip
+            return lines
+        case Polygon(points, _, alpha):
+            style = f"fill: {ink}" + (f"; fill-opacity: {alpha:g}" if alpha < 1 else "")
+            pieces, close = [points], " z"
+        case Polyline(points, _, width, dashes):
+            style = f"fill: none; stroke: {ink}; stroke-width: {width:g}; stroke-linejoin: round; stroke-linecap: "
+            style += "butt; stroke-dasharray: " + ",".join(f"{d:g}" for d in dashes) if dashes else "square"
+            breaks = np.flatnonzero(np.diff(np.isfinite(points).all(axis=1))) + 1  # where a gap starts or ends
+            pieces = [piece for piece in np.split(points, breaks) if len(piece) and np.isfinite(piece[0]).all()]
+            close = ""  # no piece for a line of no points
+    d = " ".join(
+        "M " + " L ".join(f"{_pt(x)} {_pt(y)}" for x, y in piece.tolist()) + close for piece in pieces if len(piece)
+    )
+    lines.append(f'<path d="{d}" style="{style}"{clipped}/>')
+    return lines
 
 
 def _svg_cells(box: tuple[float, float, float, float], colours: np.ndarray) -> list[str]:
@@ -196,7 +353,7 @@ def _svg_text(text: Text) -> str:
     moved to the baseline by the font's ascender and descender; an upward text rotated about its anchor."""
     points = _points(text)
     ascent, descent = _line_em()
-    below = {"a": ascent, "m": (ascent - descent) / 2, "d": -descent}[text.anchor[1]] * points
+    below = {"a": ascent, "m": (ascent - descent) / 2, "s": 0.0, "d": -descent}[text.anchor[1]] * points
     x, y = _pt(text.x), _pt(text.y)
     turn = f' transform="rotate(-90 {x} {y})"' if text.upward else ""
     side = {"l": "start", "m": "middle", "r": "end"}[text.anchor[0]]

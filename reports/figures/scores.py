@@ -90,7 +90,7 @@ def score_distributions(report: Mapping[str, Any]) -> FigureOutcome:
 
             keys: list[Artist] = [Patch(color=c, alpha=0.45, label=f"{k}: the condition") for k, c in HISTOGRAM_COLOURS]
             keys += [Line2D([], [], color=c, label=f"{k}: clean reference") for k, c in HISTOGRAM_COLOURS]
-            columns = _legend_columns(keys)
+            columns = _legend_columns([str(key.get_label()) for key in keys])
             figure.legend(handles=keys, fontsize=SMALL_PT, loc="lower center", ncols=columns)
             legend = _legend_inches(math.ceil(len(keys) / columns))
         _lay_out(panels, title_lines=2 if moved else 1, legend_inches=legend)

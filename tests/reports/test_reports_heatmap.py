@@ -210,3 +210,16 @@ def test_control_characters_are_escaped_and_glyphs_the_font_lacks_are_measured()
     font = ImageFont.truetype(_font_file(), TEXT_PT * DPI / 72, layout_engine=ImageFont.Layout.BASIC)
     for text in ("中文", "清晰 noise", "\uffff"):
         assert _text_inches([text], TEXT_PT) * DPI >= font.getlength(text)
+
+
+def test_the_colour_bars_label_is_centred_on_the_bar_in_the_png_as_in_the_svg(small: FigureOutcome) -> None:
+    """ "EER", turned to read upwards beside the colour bar, has its ink centred on the bar's height in the PNG (within
+    two pixels), where the SVG centres it (``text-anchor: middle`` about the bar's middle)."""
+    root = _svg(small)
+    _, (_, top, _, height) = _frames(root)
+    (label,) = [text for text in _texts(root) if text.text == "EER"]
+    assert "text-anchor: middle" in label.get("style", "") and label.get("transform", "").startswith("rotate(-90 ")
+    x = float(label.get("x", 0.0)) * DPI / 72
+    strip = _pixels(small)[round(top) : round(top + height), round(x) : round(x) + 14].min(axis=(1, 2))
+    inked = np.nonzero(strip < 128)[0]
+    assert inked.size and abs((inked.min() + inked.max()) / 2 - height / 2) <= 2
