@@ -45,6 +45,7 @@ from reports.figures.plain import (
     Text,
     _drawn_inches,
     _lp_em,
+    _marker,
     _plain,
 )
 from reports.format import format_number
@@ -66,7 +67,9 @@ LEGEND_ORDER = ("upper right", "upper left", "lower left", "lower right", "cente
                 "center right", "lower center", "upper center", "center")  # fmt: skip  # "best"'s, its "right" twice
 X_LABEL, Y_LABEL = "false-alarm probability (%)", "miss probability (%)"
 
-Key = tuple[str, RGB, float, tuple[float, ...]]  # a legend entry: its label, ink, line width and dashes
+Key = tuple[str, RGB, float, tuple[float, ...], str]  # a legend entry: its label, ink, line width (0: no line),
+# dashes and marker (``plain._marker``'s kind, at ``MARKER_SIZE``; empty: none)
+MARKER_SIZE = 6.0  # points: matplotlib's lines.markersize, a plotted line's markers and a legend key's
 
 
 def _clipped(values: Sequence[Any]) -> list[float]:
@@ -239,7 +242,7 @@ def _one_panel(
     entry per curve: inside the panel where it covers least (``_best_corner``) when short, beside it in columns of
     16 at the figure's top right when long."""
     keys = [(_cut(_series(c), LABEL_INCHES), _rgb(colours[_series(c)]), CURVE_PT,
-             _dashes(str(c.get("linestyle") or "-"), CURVE_PT)) for c in curves]  # fmt: skip
+             _dashes(str(c.get("linestyle") or "-"), CURVE_PT), "") for c in curves]  # fmt: skip
     columns, right = (1, 0.0) if len(keys) <= LEGEND_INSIDE_MAX else _legend_beside([key[0] for key in keys])
     below, beside = _frame_room()
     above = (LINE_EM * TEXT_PT * 1.2 + TITLE_PAD_PT) / 72
@@ -263,9 +266,9 @@ def _panel_grid(
     key per condition's line style."""
     curves = [entry for members in panels.values() for entry in members]
     series = list(dict.fromkeys(_series(c) for c in curves))
-    keys = [(_cut(s, LABEL_INCHES), _rgb(colours[s]), KEY_PT, ()) for s in series]
+    keys = [(_cut(s, LABEL_INCHES), _rgb(colours[s]), KEY_PT, (), "") for s in series]
     styles = {str(c["condition"]): str(c["linestyle"]) for c in curves if c.get("linestyle")}
-    keys += [(_cut(name, LABEL_INCHES), BLACK, KEY_PT, _dashes(style, KEY_PT)) for name, style in styles.items()]
+    keys += [(_cut(name, LABEL_INCHES), BLACK, KEY_PT, _dashes(style, KEY_PT), "") for name, style in styles.items()]
     columns = _legend_columns([key[0] for key in keys])
     below, beside = _frame_room()
     below += _legend_inches(math.ceil(len(keys) / columns))
@@ -302,7 +305,8 @@ def _legend_size(keys: Sequence[Key], columns: int) -> tuple[float, float]:
 
 def _legend_shapes(keys: Sequence[Key], columns: int, corner: tuple[float, float]) -> list[Shape]:
     """The legend of ``keys`` in ``columns`` with its top left at ``corner`` (inches): a white frame (opaque at 0.8,
-    edged light grey), a key line and a label per entry, column by column."""
+    edged light grey), a key line (where it has a width) with its marker at its middle (where it has one) and a
+    label per entry, column by column."""
     import numpy as np
 
     em = SMALL_PT / 72
@@ -313,10 +317,13 @@ def _legend_shapes(keys: Sequence[Key], columns: int, corner: tuple[float, float
     for column in _legend_split(keys, columns):
         if not column:
             continue
-        for row, (label, ink, width, dashes) in enumerate(column):
+        for row, (label, ink, width, dashes, marker) in enumerate(column):
             y = top + (0.4 + row * (LINE_EM + 0.5) + LINE_EM / 2) * em
-            shapes += [Polyline(np.array([[x, y], [x + 2 * em, y]]), ink, width, dashes),
-                       Text(x + 2.8 * em, y, label, SMALL_PT, "lm")]  # fmt: skip
+            if width:
+                shapes.append(Polyline(np.array([[x, y], [x + 2 * em, y]]), ink, width, dashes))
+            if marker:
+                shapes.append(_marker(marker, x + em, y, MARKER_SIZE, ink))
+            shapes.append(Text(x + 2.8 * em, y, label, SMALL_PT, "lm"))
         x += _drawn_inches([key[0] for key in column], SMALL_PT) + 4.8 * em
     return shapes
 

@@ -43,6 +43,7 @@ from reports.figures.plain import (
     _drawn_inches,
     _lp_em,
     _plain,
+    _square,
 )
 from reports.format import format_number
 from schemas import keyed_rows
@@ -317,14 +318,6 @@ def _arrow(start: tuple[float, float], end: tuple[float, float], shaft: float) -
     cos, sin = (way[0] / (length * shaft), way[1] / (length * shaft)) if length else (1.0, 0.0)
     return np.column_stack([start[0] + shaft * (along * cos - across * sin),
                             start[1] + shaft * (along * sin + across * cos)])  # fmt: skip
-
-
-def _square(x: float, y: float, points: float) -> np.ndarray:
-    """A square ``points`` across centred at (``x``, ``y``) inches."""
-    import numpy as np
-
-    half = points / 72 / 2
-    return np.array([[x - half, y - half], [x + half, y - half], [x + half, y + half], [x - half, y + half]])
 
 
 def _legend_shapes(size: tuple[float, float]) -> list[Shape]:
