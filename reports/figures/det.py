@@ -329,11 +329,11 @@ def _legend_shapes(keys: Sequence[Key], columns: int, corner: tuple[float, float
 
 
 def _best_corner(
-    box: Box, size: tuple[float, float], shapes: Sequence[Polyline | Polygon | Dot]
+    box: Box, size: tuple[float, float], shapes: Sequence[Polyline | Polygon | Dot | Frame]
 ) -> tuple[float, float]:
     """Where in ``box`` (inches) a legend of ``size`` covers least of ``shapes``, as matplotlib's ``loc="best"``
     chooses: of its places 0.5 em inside the axes, in its order, the first with the fewest of the shapes' points
-    inside it plus shapes crossing it."""
+    inside it plus shapes crossing it plus boxes (a frame: a text's extent) overlapping it."""
     import numpy as np
 
     pad = SMALL_PT / 72 / 2
@@ -341,13 +341,16 @@ def _best_corner(
     wide, high = size
     xs = {"left": x0 + pad, "center": x0 + (across - wide) / 2, "right": x0 + across - pad - wide}
     ys = {"upper": y0 + pad, "center": y0 + (down - high) / 2, "lower": y0 + down - pad - high}
-    paths = [np.array([[s.x, s.y]]) if isinstance(s, Dot) else s.points for s in shapes]
+    paths = [np.array([[s.x, s.y]]) if isinstance(s, Dot) else s.points for s in shapes if not isinstance(s, Frame)]
+    boxes = [(s.box[0], s.box[1], s.box[0] + s.box[2], s.box[1] + s.box[3]) for s in shapes if isinstance(s, Frame)]
     best, least = (xs["right"], ys["upper"]), math.inf
     for place in LEGEND_ORDER:
         vertical, _, horizontal = place.partition(" ")
         corner = (xs[horizontal or "center"], ys[vertical])
         bounds = (corner[0], corner[1], corner[0] + wide, corner[1] + high)
         badness = sum(_inside(points, bounds) + _crosses(points, bounds) for points in paths)
+        badness += sum(max(b[0], bounds[0]) < min(b[2], bounds[2]) and max(b[1], bounds[1]) < min(b[3], bounds[3])
+                       for b in boxes)  # fmt: skip
         if badness < least:
             best, least = corner, badness
     return best
@@ -360,7 +363,13 @@ def _inside(points: np.ndarray, bounds: tuple[float, float, float, float]) -> in
 
 
 def _crosses(points: np.ndarray, bounds: tuple[float, float, float, float]) -> int:
-    """1 where a segment of ``points`` meets the box ``bounds`` (left, top, right, bottom), else 0 (Liang-Barsky)."""
+    """1 where a segment of ``points`` meets the box ``bounds`` (left, top, right, bottom), else 0 (Liang-Barsky).
+
+    >>> import numpy as np
+    >>> [_crosses(np.array(segment, dtype=float), (0, 0, 1, 1)) for segment in
+    ...  ([[-1, 0.5], [2, 0.5]], [[-1, 2], [2, 2]], [[0.5, -1], [0.5, 2]], [[2, -1], [2, 2]], [[-1, -1], [2, 2]])]
+    [1, 0, 1, 0, 1]
+    """
     import numpy as np
 
     start, end = points[:-1], points[1:]
@@ -375,8 +384,8 @@ def _crosses(points: np.ndarray, bounds: tuple[float, float, float, float]) -> i
             a, b = (low - start[:, axis]) / step, (high - start[:, axis]) / step
         flat = step == 0
         within = (start[:, axis] >= low) & (start[:, axis] <= high)
-        a = np.where(flat, np.where(within, -np.inf, np.inf), a)
-        b = np.where(flat, np.where(within, np.inf, -np.inf), b)
+        a = np.where(flat, np.where(within, -np.inf, np.inf), a)  # a flat segment outside the slab: never in it
+        b = np.where(flat, np.inf, b)
         enter, leave = np.maximum(enter, np.minimum(a, b)), np.minimum(leave, np.maximum(a, b))
     return int(bool((enter <= leave).any()))
 

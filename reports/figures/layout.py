@@ -54,6 +54,34 @@ def _advance(char: str, points: float) -> float:
     return font.load_glyph(font.get_char_index(ord(char))).linearHoriAdvance / 65536
 
 
+def _text_block(lines: Sequence[str], points: float) -> tuple[list[float], float, float]:
+    """Where matplotlib's text layout (``Text._get_layout``, its "normal" line spacing) puts the baselines of
+    ``lines`` (one text of several lines) at ``points``, in inches down from the block's top, and the block's height
+    and width:
+    each line's ascent and descent as Agg measures its ink (hinted, ``RendererAgg.get_text_width_height_descent``),
+    no less than the font's typographic ascender and descender, each grown by half its line gap where there are
+    several lines; measured without laying out a text artist."""
+    from matplotlib.backends.backend_agg import get_hinting_flag
+    from matplotlib.font_manager import get_font
+
+    font = get_font(_font_file())
+    font.set_size(points, DPI)
+    table = font.get_sfnt_table("OS/2")
+    scale = points / 72 / font.get_sfnt_table("head")["unitsPerEm"]  # font units to inches
+    least = (table["sTypoAscender"] * scale, -table["sTypoDescender"] * scale)
+    gap = table["sTypoLineGap"] * scale if len(lines) > 1 else 0.0
+    baselines, y, width = [], 0.0, 0.0
+    for line in lines:
+        font.set_text(line, 0.0, flags=get_hinting_flag())
+        wide, high = (size / 64 / DPI for size in font.get_width_height()) if line else (0.0, 0.0)
+        low = font.get_descent() / 64 / DPI if line else 0.0
+        y += max(high - low, least[0]) + gap / 2
+        baselines.append(y)
+        y += max(low, least[1]) + gap / 2
+        width = max(width, wide)
+    return baselines, y, width
+
+
 def _font_file() -> str:
     """The figures' font: DejaVu Sans as matplotlib ships it, the font of its default style (which ``canvas._drawn``
     draws in) whatever a user's matplotlibrc says, and the one ``plain`` draws with."""

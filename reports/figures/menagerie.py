@@ -43,6 +43,7 @@ from reports.figures.plain import (
     _drawn_inches,
     _lp_em,
     _plain,
+    _rounded,
     _square,
 )
 from reports.format import format_number
@@ -346,20 +347,6 @@ def _legend_shapes(size: tuple[float, float]) -> list[Shape]:
         shapes.append(Text(x + 2.8 * em, y, label, MENAGERIE_FONT - 1, "lm"))
         x += entry + 2.0 * em
     return shapes
-
-
-def _rounded(box: Box, radius: float) -> np.ndarray:
-    """The outline of ``box`` (left, top, width, height, inches) with its corners rounded by ``radius``, closed."""
-    import numpy as np
-
-    left, top, wide, high = box
-    quarter = np.linspace(0, math.pi / 2, 5)
-    corners = [(left + wide - radius, top + radius, -math.pi / 2), (left + wide - radius, top + high - radius, 0.0),
-               (left + radius, top + high - radius, math.pi / 2), (left + radius, top + radius, math.pi)]  # fmt: skip
-    arcs = [np.column_stack([x + radius * np.cos(turn + quarter), y + radius * np.sin(turn + quarter)])
-            for x, y, turn in corners]  # fmt: skip
-    outline = np.concatenate(arcs)
-    return np.concatenate([outline, outline[:1]])
 
 
 def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:

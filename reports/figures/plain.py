@@ -11,6 +11,7 @@ at no less than ``SMALL_PT``; frames and ticks are matplotlib's default 0.8 pt.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -126,6 +127,20 @@ def _square(x: float, y: float, points: float) -> np.ndarray:
 
     half = points / 72 / 2
     return np.array([[x - half, y - half], [x + half, y - half], [x + half, y + half], [x - half, y + half]])
+
+
+def _rounded(box: Box, radius: float) -> np.ndarray:
+    """The outline of ``box`` (left, top, width, height, inches) with its corners rounded by ``radius``, closed."""
+    import numpy as np
+
+    left, top, wide, high = box
+    quarter = np.linspace(0, math.pi / 2, 5)
+    corners = [(left + wide - radius, top + radius, -math.pi / 2), (left + wide - radius, top + high - radius, 0.0),
+               (left + radius, top + high - radius, math.pi / 2), (left + radius, top + radius, math.pi)]  # fmt: skip
+    arcs = [np.column_stack([x + radius * np.cos(turn + quarter), y + radius * np.sin(turn + quarter)])
+            for x, y, turn in corners]  # fmt: skip
+    outline = np.concatenate(arcs)
+    return np.concatenate([outline, outline[:1]])
 
 
 def _marker(

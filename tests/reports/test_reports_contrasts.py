@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from reports.figures import DPI, FigureOutcome, interaction_plots
+from reports.figures import DPI, FigureOutcome, coupling_lines, ie_vs_prediction, interaction_plots
 from tests.reports.figure_text import past_the_edge
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -60,12 +60,13 @@ def _frames(figure: FigureOutcome) -> list[tuple[float, float, float, float]]:
     ]
 
 
-def _matplotlib_scale(
-    box: tuple[float, float, float, float], size: tuple[float, float], means: tuple[float, ...]
-) -> tuple[tuple[float, float], tuple[float, float], list[str]]:
-    """The x and y limits and the y tick labels that matplotlib gives an Axes of ``box`` (inches from the top left of
-    a figure of ``size``) with the two lines plotted, as the figure was drawn by its artists (tick labels at 9 pt, the
-    figures' text size): the oracle of the plain figure's scales."""
+Scale = tuple[tuple[float, float], tuple[float, float], list[float], list[float], list[str], list[str]]
+
+
+def _matplotlib_scale(box: tuple[float, float, float, float], size: tuple[float, float], draw: Any) -> Scale:
+    """The x and y limits, ticks and tick labels that matplotlib gives an Axes of ``box`` (inches from the top left
+    of a figure of ``size``) on which ``draw`` (a function of the Axes) plots the data, as the figure was drawn by its
+    artists (tick labels at 9 pt, the figures' text size): the oracle of the plain figure's scales."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -74,11 +75,48 @@ def _matplotlib_scale(
         FigureCanvasAgg(figure)
         left, top, width, height = box
         axes = figure.add_axes((left / size[0], 1 - (top + height) / size[1], width / size[0], height / size[1]))
+        draw(axes)
+        limits, ticks, labels = [], [], []
+        for axis, (low, high) in ((axes.xaxis, axes.get_xlim()), (axes.yaxis, axes.get_ylim())):
+            slack = 1e-10 * (high - low)
+            shown = [float(t) for t in axis.get_major_locator()() if low - slack <= t <= high + slack]
+            limits.append((low, high))
+            ticks.append(shown)
+            labels.append(list(axis.get_major_formatter().format_ticks(shown)))
+        return limits[0], limits[1], ticks[0], ticks[1], labels[0], labels[1]
+
+
+def _lines(means: tuple[float, ...]) -> Any:
+    """The interaction plot's two lines of ``means`` (clean, A, B, A+B), for ``_matplotlib_scale``."""
+
+    def draw(axes: Any) -> None:
         axes.plot([0, 1], means[:2], marker="o")
         axes.plot([0, 1], means[2:], marker="s")
-        (low, high) = axes.get_ylim()
-        ticks = [t for t in axes.yaxis.get_major_locator()() if low <= t <= high]
-        return axes.get_xlim(), (low, high), list(axes.yaxis.get_major_formatter().format_ticks(ticks))
+        axes.set_xticks([0, 1])
+
+    return draw
+
+
+def _assert_tick_marks(pixels: np.ndarray, box: tuple[float, float, float, float], scale: Scale) -> None:
+    """Below ``box`` (inches) a tick mark at each of the scale's x ticks and left of it one at each y tick, at the
+    pixel its limits put them (within a pixel)."""
+    dark = pixels.max(axis=2) < 100
+    (x0, x1), (y0, y1), x_ticks, y_ticks, _, _ = scale
+    left, top, width, height = box
+    start = round(left * DPI) - 3
+    marks = np.flatnonzero(dark[round((top + height) * DPI) + 2, start : round((left + width) * DPI) + 4])
+    runs = np.split(marks, np.flatnonzero(np.diff(marks) > 1) + 1) if len(marks) else []
+    expected = [(left + (x - x0) / (x1 - x0) * width) * DPI - start for x in x_ticks]
+    assert len(runs) == len(expected), (runs, expected)
+    for run, x in zip(runs, expected, strict=True):
+        assert abs(run.mean() + 0.5 - x) <= 1.0, (run, x)
+    column = np.flatnonzero(dark[:, round(left * DPI) - 3])  # a column of the tick marks left of the frame
+    inside = column[(column >= top * DPI - 2) & (column <= (top + height) * DPI + 2)]
+    runs = np.split(inside, np.flatnonzero(np.diff(inside) > 1) + 1)
+    expected = sorted((top + height - (y - y0) / (y1 - y0) * height) * DPI for y in y_ticks)  # downwards
+    assert len(runs) == len(expected), (runs, expected)
+    for run, y in zip(runs, expected, strict=True):
+        assert abs(run.mean() + 0.5 - y) <= 1.0, (run, y)
 
 
 def _to_pixels(
@@ -99,7 +137,7 @@ def test_each_mean_is_where_matplotlibs_scales_put_it(plots: FigureOutcome) -> N
     frames = _frames(plots)
     assert len(frames) == 2
     for box, means in zip(frames, MEANS.values(), strict=True):
-        (x0, x1), (y0, y1), _ = _matplotlib_scale(box, (6.4, 4.4), means)
+        (x0, x1), (y0, y1), *_ = _matplotlib_scale(box, (6.4, 4.4), _lines(means))
 
         def pixel(x: float, y: float, box: Any = box, limits: Any = (x0, x1, y0, y1)) -> np.ndarray:
             across, down = _to_pixels(box, limits, x, y)
@@ -132,28 +170,11 @@ def test_the_tick_marks_are_where_matplotlibs_scales_put_its_ticks(which: str, p
         name = f"{row['experiment']} {row.get('model_family') or ''}".strip()
         rows.setdefault(name, []).append(tuple(row[key] for key in ("eer_clean", "eer_a", "eer_b", "eer_ab")))
     means = [tuple(float(np.mean(column)) for column in zip(*terms, strict=True)) for _, terms in sorted(rows.items())]
-    dark = _pixels(figure).max(axis=2) < 100
     size = (6.4, 4.4) if which == "two" else (6.4, 7.8)
     frames = _frames(figure)
     assert len(frames) == len(means)
     for box, family in zip(frames, means, strict=True):
-        (x0, x1), (y0, y1), labels = _matplotlib_scale(box, size, family)
-        left, top, width, height = box
-        below = round((top + height) * DPI) + 2  # a row of the tick marks under the frame
-        marks = np.flatnonzero(dark[below, round(left * DPI) - 3 : round((left + width) * DPI) + 4])
-        expected = [(left + (x - x0) / (x1 - x0) * width) * DPI - round(left * DPI) + 3 for x in (0.0, 1.0)]
-        assert len(marks) == 2 * len(expected) or len(marks) == len(expected), marks
-        for x in expected:
-            assert np.abs(marks - x).min() <= 1.0, (marks, expected)
-        beside = round(left * DPI) - 3  # a column of the tick marks left of the frame
-        column = np.flatnonzero(dark[:, beside])
-        ticks = [float(label.replace("\u2212", "-")) for label in labels]
-        expected = sorted((top + height - (y - y0) / (y1 - y0) * height) * DPI for y in ticks)  # downwards
-        inside = column[(column >= top * DPI - 2) & (column <= (top + height) * DPI + 2)]
-        runs = np.split(inside, np.flatnonzero(np.diff(inside) > 1) + 1)
-        assert len(runs) == len(expected), (runs, expected)
-        for run, y in zip(runs, expected, strict=True):
-            assert abs(run.mean() + 0.5 - y) <= 1.0, (run, y)
+        _assert_tick_marks(_pixels(figure), box, _matplotlib_scale(box, size, _lines(family)))
 
 
 def test_the_svg_holds_every_title_tick_label_and_legend_label_as_text(plots: FigureOutcome) -> None:
@@ -165,7 +186,7 @@ def test_the_svg_holds_every_title_tick_label_and_legend_label_as_text(plots: Fi
     assert shown.count("mean EER") == shown.count("clean") == shown.count("noise") == 2
     assert shown.count("without codec") == shown.count("with codec") == 2
     for box, means in zip(_frames(plots), MEANS.values(), strict=True):
-        _, _, labels = _matplotlib_scale(box, (6.4, 4.4), means)
+        *_, labels = _matplotlib_scale(box, (6.4, 4.4), _lines(means))
         assert labels and set(labels) <= set(shown), labels
 
 
@@ -192,3 +213,133 @@ def test_hostile_names_are_escaped_cut_and_drawn_as_written() -> None:
     assert "<b>a$1</b>&amp;" in shown or any(text.startswith("<b>a$1") and text.endswith("...") for text in shown)
     assert any(text.startswith("with xxx") and text.endswith("...") for text in shown)
     assert past_the_edge(figure.svg) == []
+
+
+# Five contrasts apart from each other and from the IE = 0 and chance lines: three experiments (a colour each), two
+# model families (a marker each), so that the legend of seven entries stands beside the panel.
+CONTRASTS = [("E13", "speaker", 0.1, 0.3), ("E13", "speaker", 0.3, -0.2), ("E14", "ssl", 0.62, -0.4),
+             ("E14", "ssl", 0.2, 0.5), ("E17", "speaker", 0.42, 0.12)]  # fmt: skip
+COUPLING = {"n": 5, "r_observed": -0.85, "r_expected_additive": -0.05}
+
+
+def _scatter_report(contrasts: Any = CONTRASTS) -> dict[str, Any]:
+    rows = [{"experiment": e, "model_family": f, "prediction": x, "ie": y} for e, f, x, y in contrasts]
+    return {"aggregates": {"contrasts": rows, "ie_vs_prediction": COUPLING}}
+
+
+def _scatter(contrasts: Any = CONTRASTS) -> Any:
+    """The IE figure's data as matplotlib plotted it, for ``_matplotlib_scale``."""
+
+    def draw(axes: Any) -> None:
+        axes.scatter([x for *_, x, _ in contrasts], [y for *_, y in contrasts], s=14)
+        axes.axhline(0.0)
+        axes.axvline(0.5)
+
+    return draw
+
+
+@pytest.fixture(scope="module")
+def scatter() -> FigureOutcome:
+    return ie_vs_prediction(_scatter_report())
+
+
+# The same contrasts above IE = 0 and left of chance: the lines widen the limits matplotlib autoscales to.
+SHIFTED = [(e, f, x / 2, abs(y) + 0.2) for e, f, x, y in CONTRASTS]
+
+
+@pytest.mark.parametrize("contrasts", [CONTRASTS, SHIFTED], ids=["around", "shifted"])
+def test_each_contrast_is_where_matplotlibs_scales_put_it(contrasts: Any) -> None:
+    """Each contrast is a marker in its experiment's colour (tab10 in order of the names, at 0.75 over white) at the
+    pixel that the panel's frame (read from the SVG) and matplotlib's own autoscaled limits of the points and lines
+    put it; the IE = 0 line is grey there, away from the points; the ticks are matplotlib's."""
+    scatter = ie_vs_prediction(_scatter_report(contrasts))
+    pixels = _pixels(scatter)
+    (box,) = _frames(scatter)
+    scale = _matplotlib_scale(box, (6.4, 4.4), _scatter(contrasts))
+    limits = (*scale[0], *scale[1])
+    colours = {name: TAB10[i] for i, name in enumerate(["E13", "E14", "E17"])}
+    for experiment, _, x, y in contrasts:
+        across, down = _to_pixels(box, limits, x, y)
+        seen = pixels[round(down - 0.5), round(across - 0.5)]
+        blended = 0.75 * np.array(colours[experiment]) + 0.25 * 255
+        assert np.abs(seen - blended).max() <= 12, (experiment, x, y, seen)
+    across, down = _to_pixels(box, limits, 0.15, 0.0)
+    darkest = pixels[round(down) - 2 : round(down) + 2, round(across)].max(axis=1).min()  # grey 0.3, 0.8 pt wide
+    assert darkest <= 140 and pixels[round(down) + 6, round(across)].min() == 255, darkest
+    _assert_tick_marks(pixels, box, scale)
+
+
+def test_the_ie_svg_holds_every_label_legend_entry_and_note_line(scatter: FigureOutcome) -> None:
+    """The SVG parses as XML; its texts hold the title, both axis labels, the seven legend labels, the coupling note's
+    lines (``coupling_lines``) and matplotlib's tick labels; the long legend stands right of the panel, a short one
+    (three entries) inside it."""
+    assert scatter.svg is not None
+    texts = list(ET.fromstring(scatter.svg).iter(f"{SVG}text"))
+    shown = [text.text for text in texts]
+    assert {"Interaction effect vs additive prediction", "additive prediction  EER(A) + EER(B) - EER(clean)",
+            "IE  EER(A+B) - prediction"} <= set(shown)  # fmt: skip
+    legend = ["IE = 0 (additive)", "chance (0.5)", "E13", "E14", "E17", "speaker", "ssl"]
+    assert set(legend) <= set(shown) and set(coupling_lines(COUPLING)) <= set(shown)
+    (box,) = _frames(scatter)
+    *_, x_labels, y_labels = _matplotlib_scale(box, (6.4, 4.4), _scatter())
+    assert set(x_labels) <= set(shown) and set(y_labels) <= set(shown), (x_labels, y_labels)
+    right = (box[0] + box[2]) * 72
+    assert all(float(text.get("x", "0")) > right for text in texts if text.text in legend)
+    short = [("E13", "", 0.1, 0.3), ("E13", "", 0.3, -0.2)]
+    inside = ie_vs_prediction(_scatter_report(short))
+    assert inside.svg is not None
+    (frame,) = _frames(inside)
+    xs = [float(t.get("x", "0")) for t in ET.fromstring(inside.svg).iter(f"{SVG}text") if t.text in legend]
+    assert len(xs) == 3 and all(frame[0] * 72 < x < (frame[0] + frame[2]) * 72 for x in xs)
+
+
+def test_the_ie_figure_is_the_same_bytes_twice_at_its_size(scatter: FigureOutcome) -> None:
+    again = ie_vs_prediction(_scatter_report())
+    assert again.png == scatter.png and again.svg == scatter.svg
+    with Image.open(io.BytesIO(scatter.png or b"")) as image:
+        assert image.size == (640, 440)
+    root = ET.fromstring(scatter.svg or b"")
+    assert (root.get("width"), root.get("height")) == ("460.8pt", "316.8pt")
+
+
+def test_the_ie_figures_hostile_names_are_escaped_and_cut() -> None:
+    """Markup and a ``$`` as an experiment, 200 characters as a model family: the SVG parses, holds the experiment
+    as written and the family cut with ``...``, nothing past the figure's edge."""
+    hostile = [("<i>E$1</i>&amp;", "f" * 200, 0.1, 0.3), ("E2", "ssl", 0.3, -0.2)]
+    figure = ie_vs_prediction(_scatter_report(hostile))
+    assert figure.svg is not None and b"<i>" not in figure.svg
+    shown = [text.text or "" for text in ET.fromstring(figure.svg).iter(f"{SVG}text")]
+    assert "<i>E$1</i>&amp;" in shown
+    assert any(text.startswith("fff") and text.endswith("...") for text in shown)
+    assert past_the_edge(figure.svg) == []
+
+
+def test_a_short_legend_is_where_matplotlibs_best_puts_it() -> None:
+    """A legend of three entries goes where matplotlib's ``loc="best"`` put it among the same points, IE = 0 and
+    chance lines and boxed note (an Axes of the frame's size, its legend placed by matplotlib): not the upper right,
+    which the IE = 0 line crosses, nor the lower left, which the note covers, but the centre right."""
+    cluster = [(0.07 + 0.04 * i, 0.02 - 0.005 * (i % 5)) for i in range(10)] + [(0.65, -0.28), (0.7, -0.3)]
+    contrasts = [("E1", "", x, y) for x, y in cluster]
+    figure = ie_vs_prediction(_scatter_report(contrasts))
+    assert figure.svg is not None
+    (box,) = _frames(figure)
+    (label,) = [t for t in ET.fromstring(figure.svg).iter(f"{SVG}text") if t.text == "IE = 0 (additive)"]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    with matplotlib.style.context("default"), matplotlib.rc_context({"font.size": 9}):
+        drawn = Figure(figsize=(6.4, 4.4), dpi=DPI)
+        canvas = FigureCanvasAgg(drawn)
+        left, top, width, height = box
+        axes = drawn.add_axes((left / 6.4, 1 - (top + height) / 4.4, width / 6.4, height / 4.4))
+        axes.scatter([x for x, _ in cluster], [y for _, y in cluster], s=14)
+        axes.axhline(0.0, label="IE = 0 (additive)")
+        axes.axvline(0.5, linestyle="--", label="chance (0.5)")
+        axes.plot([], [], marker="o", linestyle="", label="E1")
+        note = "\n".join(coupling_lines(COUPLING))
+        axes.text(0.02, 0.03, note, transform=axes.transAxes, fontsize=8, va="bottom", bbox={"boxstyle": "round"})
+        legend = axes.legend(fontsize=8, loc="best")
+        canvas.draw()
+        first = legend.get_texts()[0].get_window_extent()
+    x, y = float(label.get("x", "nan")) / 72 * DPI, 440 - float(label.get("y", "nan")) / 72 * DPI
+    assert abs(x - first.x0) <= 3 and abs(y - (first.y0 + first.y1) / 2) <= 10, (x, y, first)
