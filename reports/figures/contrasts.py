@@ -115,8 +115,8 @@ def ie_vs_prediction(report: Mapping[str, Any]) -> FigureOutcome:
         return [*shapes, *lines, *note], [*scattered, *lines, extent]
 
     size = FIGSIZE_INCHES
-    data = ([x for members in points.values() for x, _ in members] + [CHANCE_EER],
-            [y for members in points.values() for _, y in members] + [0.0])  # fmt: skip
+    data = (([x for members in points.values() for x, _ in members], [CHANCE_EER]),
+            ([y for members in points.values() for _, y in members], [0.0]))  # fmt: skip
     labels = (caption, "additive prediction  EER(A) + EER(B) - EER(clean)", "IE  EER(A+B) - prediction")
     n_points = sum(len(members) for members in points.values())
     alt = f"Scatter of {n_points} contrasts in {len(experiments)} experiments; " + "; ".join(note.split("\n"))

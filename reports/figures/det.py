@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reports.figures.canvas import _series_colours
@@ -67,8 +67,9 @@ LEGEND_ORDER = ("upper right", "upper left", "lower left", "lower right", "cente
                 "center right", "lower center", "upper center", "center")  # fmt: skip  # "best"'s, its "right" twice
 X_LABEL, Y_LABEL = "false-alarm probability (%)", "miss probability (%)"
 
-Key = tuple[str, RGB, float, tuple[float, ...], str]  # a legend entry: its label, ink, line width (0: no line),
-# dashes and marker (``plain._marker``'s kind, at ``MARKER_SIZE``; empty: none)
+Glyph = Callable[[float, float], list[Shape]]  # a legend key's drawing about its middle (x, y, inches)
+Key = tuple[str, RGB, float, tuple[float, ...], str | Glyph]  # a legend entry: its label, ink, line width (0: no
+# line), dashes and marker (``plain._marker``'s kind, at ``MARKER_SIZE``; empty: none) or glyph
 MARKER_SIZE = 6.0  # points: matplotlib's lines.markersize, a plotted line's markers and a legend key's
 
 
@@ -305,8 +306,8 @@ def _legend_size(keys: Sequence[Key], columns: int) -> tuple[float, float]:
 
 def _legend_shapes(keys: Sequence[Key], columns: int, corner: tuple[float, float]) -> list[Shape]:
     """The legend of ``keys`` in ``columns`` with its top left at ``corner`` (inches): a white frame (opaque at 0.8,
-    edged light grey), a key line (where it has a width) with its marker at its middle (where it has one) and a
-    label per entry, column by column."""
+    edged light grey), a key line (where it has a width) with its marker or glyph at its middle (where it has one)
+    and a label per entry, column by column."""
     import numpy as np
 
     em = SMALL_PT / 72
@@ -321,7 +322,9 @@ def _legend_shapes(keys: Sequence[Key], columns: int, corner: tuple[float, float
             y = top + (0.4 + row * (LINE_EM + 0.5) + LINE_EM / 2) * em
             if width:
                 shapes.append(Polyline(np.array([[x, y], [x + 2 * em, y]]), ink, width, dashes))
-            if marker:
+            if callable(marker):
+                shapes += marker(x + em, y)
+            elif marker:
                 shapes.append(_marker(marker, x + em, y, MARKER_SIZE, ink))
             shapes.append(Text(x + 2.8 * em, y, label, SMALL_PT, "lm"))
         x += _drawn_inches([key[0] for key in column], SMALL_PT) + 4.8 * em

@@ -257,6 +257,23 @@ def _autoscaled(values: Sequence[float], margin: float = 0.05) -> tuple[float, f
     return low - delta, high + delta
 
 
+def _autoscaled_past(values: Sequence[float], lines: Sequence[float]) -> tuple[float, float]:
+    """The view limits of an axis autoscaled to ``values`` after ``axhline``/``axvline`` at ``lines`` in turn: a line
+    within the limits so far leaves them (matplotlib asks for no new autoscaling), one outside them has them
+    autoscaled again over the values and all the lines so far (each line's value joins the data limits).
+
+    >>> [tuple(round(limit, 4) for limit in _autoscaled_past([0.06, 0.36], [line])) for line in (0.05, 0.04)]
+    [(0.045, 0.375), (0.024, 0.376)]
+    """
+    seen = list(values)
+    limits = _autoscaled(seen)
+    for line in lines:
+        seen.append(line)
+        if not limits[0] <= line <= limits[1]:
+            limits = _autoscaled(seen)
+    return limits
+
+
 def _tick_bins(inches: float, points: float, per: float) -> int:
     """The most intervals between ticks matplotlib's AutoLocator puts on an axis ``inches`` long whose tick labels
     are at ``points``: one per ``per`` label sizes (3 along an x axis, 2 along a y axis), one to nine."""

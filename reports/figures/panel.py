@@ -11,7 +11,7 @@ from reports.figures.layout import (
     SMALL_PT,
     TEXT_PT,
     TITLE_PAD_PT,
-    _autoscaled,
+    _autoscaled_past,
     _boxes,
     _grid_margins,
     _legend_beside,
@@ -27,13 +27,14 @@ Drawing = Callable[[Box, At], tuple[list[Shape], list[Polyline | Polygon | Dot |
 
 def _linear_panel(
     size: tuple[float, float],
-    data: tuple[Sequence[float], Sequence[float]],
+    data: tuple[tuple[Sequence[float], Sequence[float]], tuple[Sequence[float], Sequence[float]]],
     labels: tuple[str, str, str],
     keys: Sequence[Key],
     draw: Drawing,
 ) -> list[Shape]:
-    """A figure of ``size`` inches of one panel whose axes are autoscaled to ``data`` (its x and y values, as
-    matplotlib's autoscaling sees them, ``_autoscaled``) under ``labels`` (title at ``TITLE_PT``, x and y labels at
+    """A figure of ``size`` inches of one panel whose axes are autoscaled to ``data`` (per axis, x then y, its values
+    as matplotlib's autoscaling sees them and the lines across it drawn after them, ``_autoscaled_past``) under
+    ``labels`` (title at ``TITLE_PT``, x and y labels at
     ``TEXT_PT``): placed as ``_lay_out`` placed it (room for ``0.000`` left of it, the ticks chosen there by
     ``_nice_ticks`` for the room matplotlib's AutoLocator saw, then placed again with room for their labels as they
     are; a long legend's room right of it), its content ``draw(box, at)`` (its shapes, and those that ``loc="best"``
@@ -42,7 +43,7 @@ def _linear_panel(
     labels and the legend of ``keys``: inside where it covers least when short, beside it in columns of 16 at the
     figure's top right when long (``layout._legend``)."""
     columns, right = (1, 0.0) if len(keys) <= LEGEND_INSIDE_MAX else _legend_beside([key[0] for key in keys])
-    x_limits, y_limits = (_autoscaled(values) for values in data)
+    x_limits, y_limits = (_autoscaled_past(values, lines) for values, lines in data)
 
     def placed(ys: Sequence[str], xs: Sequence[str]) -> Box:
         margins, gaps = _grid_margins([ys], [xs], 1, TEXT_PT, TEXT_PT, title_lines=1.2, right=right)

@@ -2,7 +2,8 @@
 placed in inches from its top left and written without matplotlib's drawing machinery: the PNG drawn with Pillow
 (over what Agg's path renderer drew of the polylines, polygons and dots), the SVG written as text.
 
-For a figure whose layout is fixed and whose content is boxes, curves and texts (the EER heatmap, the DET curves),
+For a figure whose layout is fixed and whose content is boxes, curves and texts (the EER heatmap, the DET curves,
+the menagerie, the table's interaction plots, IE against prediction and gap against SNR),
 matplotlib's artists, text layout and two full draws (Agg for the PNG, again for the SVG) were most of its cost; here
 each shape is written once per format. The bytes are deterministic (no metadata; the only ids, of clip paths, are
 numbered in order); texts are DejaVu Sans, the font matplotlib draws the other figures in (``layout._font_file``),

@@ -6,7 +6,6 @@ Axes, the SVG parsed as XML, the size against the figure's inches."""
 
 from __future__ import annotations
 
-import io
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -14,12 +13,20 @@ import matplotlib
 import matplotlib.style
 import numpy as np
 import pytest
-from PIL import Image
 
-from reports.figures import DPI, FigureOutcome, coupling_lines, ie_vs_prediction, interaction_plots
+from reports.figures import FigureOutcome, coupling_lines, ie_vs_prediction, interaction_plots
+from tests.reports.figure_oracle import (
+    SVG,
+    _assert_legend_where_matplotlibs_best_puts_it,
+    _assert_same_bytes_at_size,
+    _assert_tick_marks,
+    _frames,
+    _matplotlib_scale,
+    _pixels,
+    _to_pixels,
+)
 from tests.reports.figure_text import past_the_edge
 
-SVG = "{http://www.w3.org/2000/svg}"
 TAB10 = [tuple(round(255 * c) for c in matplotlib.colormaps["tab10"](i)[:3]) for i in range(10)]
 
 # Two families of two contrasts each: their means (clean, A, B, A+B) E13 speaker 0.1, 0.3, 0.2, 0.25 (the lines
@@ -43,49 +50,6 @@ def plots() -> FigureOutcome:
     return interaction_plots(_report())
 
 
-def _pixels(figure: FigureOutcome) -> np.ndarray:
-    assert figure.png is not None
-    with Image.open(io.BytesIO(figure.png)) as image:
-        assert image.mode == "RGB"
-        return np.asarray(image).astype(int)
-
-
-def _frames(figure: FigureOutcome) -> list[tuple[float, float, float, float]]:
-    """The panels' frames (unfilled black rectangles) in the SVG, in inches: left, top, width, height."""
-    assert figure.svg is not None
-    return [
-        tuple(float(rect.get(key, "nan")) / 72 for key in ("x", "y", "width", "height"))  # type: ignore[misc]
-        for rect in ET.fromstring(figure.svg).iter(f"{SVG}rect")
-        if "fill: none; stroke: #000000" in rect.get("style", "")
-    ]
-
-
-Scale = tuple[tuple[float, float], tuple[float, float], list[float], list[float], list[str], list[str]]
-
-
-def _matplotlib_scale(box: tuple[float, float, float, float], size: tuple[float, float], draw: Any) -> Scale:
-    """The x and y limits, ticks and tick labels that matplotlib gives an Axes of ``box`` (inches from the top left
-    of a figure of ``size``) on which ``draw`` (a function of the Axes) plots the data, as the figure was drawn by its
-    artists (tick labels at 9 pt, the figures' text size): the oracle of the plain figure's scales."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    with matplotlib.style.context("default"), matplotlib.rc_context({"font.size": 9}):
-        figure = Figure(figsize=size, dpi=DPI)
-        FigureCanvasAgg(figure)
-        left, top, width, height = box
-        axes = figure.add_axes((left / size[0], 1 - (top + height) / size[1], width / size[0], height / size[1]))
-        draw(axes)
-        limits, ticks, labels = [], [], []
-        for axis, (low, high) in ((axes.xaxis, axes.get_xlim()), (axes.yaxis, axes.get_ylim())):
-            slack = 1e-10 * (high - low)
-            shown = [float(t) for t in axis.get_major_locator()() if low - slack <= t <= high + slack]
-            limits.append((low, high))
-            ticks.append(shown)
-            labels.append(list(axis.get_major_formatter().format_ticks(shown)))
-        return limits[0], limits[1], ticks[0], ticks[1], labels[0], labels[1]
-
-
 def _lines(means: tuple[float, ...]) -> Any:
     """The interaction plot's two lines of ``means`` (clean, A, B, A+B), for ``_matplotlib_scale``."""
 
@@ -95,38 +59,6 @@ def _lines(means: tuple[float, ...]) -> Any:
         axes.set_xticks([0, 1])
 
     return draw
-
-
-def _assert_tick_marks(pixels: np.ndarray, box: tuple[float, float, float, float], scale: Scale) -> None:
-    """Below ``box`` (inches) a tick mark at each of the scale's x ticks and left of it one at each y tick, at the
-    pixel its limits put them (within a pixel)."""
-    dark = pixels.max(axis=2) < 100
-    (x0, x1), (y0, y1), x_ticks, y_ticks, _, _ = scale
-    left, top, width, height = box
-    start = round(left * DPI) - 3
-    marks = np.flatnonzero(dark[round((top + height) * DPI) + 2, start : round((left + width) * DPI) + 4])
-    runs = np.split(marks, np.flatnonzero(np.diff(marks) > 1) + 1) if len(marks) else []
-    expected = [(left + (x - x0) / (x1 - x0) * width) * DPI - start for x in x_ticks]
-    assert len(runs) == len(expected), (runs, expected)
-    for run, x in zip(runs, expected, strict=True):
-        assert abs(run.mean() + 0.5 - x) <= 1.0, (run, x)
-    column = np.flatnonzero(dark[:, round(left * DPI) - 3])  # a column of the tick marks left of the frame
-    inside = column[(column >= top * DPI - 2) & (column <= (top + height) * DPI + 2)]
-    runs = np.split(inside, np.flatnonzero(np.diff(inside) > 1) + 1)
-    expected = sorted((top + height - (y - y0) / (y1 - y0) * height) * DPI for y in y_ticks)  # downwards
-    assert len(runs) == len(expected), (runs, expected)
-    for run, y in zip(runs, expected, strict=True):
-        assert abs(run.mean() + 0.5 - y) <= 1.0, (run, y)
-
-
-def _to_pixels(
-    box: tuple[float, float, float, float], limits: tuple[float, float, float, float], x: float, y: float
-) -> tuple[float, float]:
-    """(``x``, ``y``) in data units as pixels from the figure's top left, in a panel ``box`` (inches) whose axes run
-    over ``limits`` (x low and high, y low and high)."""
-    left, top, width, height = box
-    x0, x1, y0, y1 = limits
-    return (left + (x - x0) / (x1 - x0) * width) * DPI, (top + height - (y - y0) / (y1 - y0) * height) * DPI
 
 
 def test_each_mean_is_where_matplotlibs_scales_put_it(plots: FigureOutcome) -> None:
@@ -191,17 +123,8 @@ def test_the_svg_holds_every_title_tick_label_and_legend_label_as_text(plots: Fi
 
 
 def test_the_same_report_gives_the_same_bytes_at_the_figures_size(plots: FigureOutcome) -> None:
-    again = interaction_plots(_report())
-    assert again.png == plots.png and again.svg == plots.svg
-    with Image.open(io.BytesIO(plots.png or b"")) as image:
-        assert image.size == (640, 440)  # 6.4 x 4.4 in at 100 dpi: a row of two panels
-    root = ET.fromstring(plots.svg or b"")
-    assert (root.get("width"), root.get("height")) == ("460.8pt", "316.8pt")
-    five = interaction_plots({"aggregates": {"contrasts": [
-        {"experiment": f"E{i}", "eer_clean": 0.1, "eer_a": 0.2, "eer_b": 0.3, "eer_ab": 0.4} for i in range(5)
-    ]}})  # fmt: skip
-    with Image.open(io.BytesIO(five.png or b"")) as image:
-        assert image.size == (640, 780)  # three rows of 2.6 in
+    _assert_same_bytes_at_size(plots, interaction_plots(_report()), (6.4, 4.4))  # a row of two panels
+    _assert_same_bytes_at_size(interaction_plots(_five()), interaction_plots(_five()), (6.4, 7.8))  # three of 2.6 in
 
 
 def test_hostile_names_are_escaped_cut_and_drawn_as_written() -> None:
@@ -294,12 +217,7 @@ def test_the_ie_svg_holds_every_label_legend_entry_and_note_line(scatter: Figure
 
 
 def test_the_ie_figure_is_the_same_bytes_twice_at_its_size(scatter: FigureOutcome) -> None:
-    again = ie_vs_prediction(_scatter_report())
-    assert again.png == scatter.png and again.svg == scatter.svg
-    with Image.open(io.BytesIO(scatter.png or b"")) as image:
-        assert image.size == (640, 440)
-    root = ET.fromstring(scatter.svg or b"")
-    assert (root.get("width"), root.get("height")) == ("460.8pt", "316.8pt")
+    _assert_same_bytes_at_size(scatter, ie_vs_prediction(_scatter_report()), (6.4, 4.4))
 
 
 def test_the_ie_figures_hostile_names_are_escaped_and_cut() -> None:
@@ -321,25 +239,13 @@ def test_a_short_legend_is_where_matplotlibs_best_puts_it() -> None:
     cluster = [(0.07 + 0.04 * i, 0.02 - 0.005 * (i % 5)) for i in range(10)] + [(0.65, -0.28), (0.7, -0.3)]
     contrasts = [("E1", "", x, y) for x, y in cluster]
     figure = ie_vs_prediction(_scatter_report(contrasts))
-    assert figure.svg is not None
-    (box,) = _frames(figure)
-    (label,) = [t for t in ET.fromstring(figure.svg).iter(f"{SVG}text") if t.text == "IE = 0 (additive)"]
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
-    with matplotlib.style.context("default"), matplotlib.rc_context({"font.size": 9}):
-        drawn = Figure(figsize=(6.4, 4.4), dpi=DPI)
-        canvas = FigureCanvasAgg(drawn)
-        left, top, width, height = box
-        axes = drawn.add_axes((left / 6.4, 1 - (top + height) / 4.4, width / 6.4, height / 4.4))
+    def draw(axes: Any) -> None:
         axes.scatter([x for x, _ in cluster], [y for _, y in cluster], s=14)
         axes.axhline(0.0, label="IE = 0 (additive)")
         axes.axvline(0.5, linestyle="--", label="chance (0.5)")
         axes.plot([], [], marker="o", linestyle="", label="E1")
         note = "\n".join(coupling_lines(COUPLING))
         axes.text(0.02, 0.03, note, transform=axes.transAxes, fontsize=8, va="bottom", bbox={"boxstyle": "round"})
-        legend = axes.legend(fontsize=8, loc="best")
-        canvas.draw()
-        first = legend.get_texts()[0].get_window_extent()
-    x, y = float(label.get("x", "nan")) / 72 * DPI, 440 - float(label.get("y", "nan")) / 72 * DPI
-    assert abs(x - first.x0) <= 3 and abs(y - (first.y0 + first.y1) / 2) <= 10, (x, y, first)
+
+    _assert_legend_where_matplotlibs_best_puts_it(figure, (6.4, 4.4), draw, "IE = 0 (additive)")
