@@ -81,7 +81,8 @@ def ie_vs_prediction(report: Mapping[str, Any]) -> FigureOutcome:
             points.setdefault(key, []).append((prediction, ie))
     if not points:
         return FigureOutcome(filename, caption, None, "no contrast has both a prediction and an IE")
-    note = "\n".join(coupling_lines((report.get("aggregates") or {}).get("ie_vs_prediction") or {}))
+    coupling = coupling_lines((report.get("aggregates") or {}).get("ie_vs_prediction") or {})
+    note_lines = "\n".join(coupling).split("\n")  # a line of text each, whatever a key's name holds
     experiments = sorted({experiment for experiment, _ in points})
 
     families = sorted({family for _, family in points})
@@ -92,8 +93,6 @@ def ie_vs_prediction(report: Mapping[str, Any]) -> FigureOutcome:
     if families != [""]:  # one legend entry per experiment (colour) and per model family (marker), not per pair
         keys += [(_cut(family or "family not stated", LABEL_INCHES), FAMILY_KEY, 0.0, (), _family_marker(family))
                  for family in families]  # fmt: skip
-
-    note_lines = note.split("\n")
 
     def draw(box: Box, at: At) -> tuple[list[Shape], list[Polyline | Polygon | Dot | Frame]]:
         import numpy as np
@@ -111,15 +110,15 @@ def ie_vs_prediction(report: Mapping[str, Any]) -> FigureOutcome:
             Polyline(np.array([[left, zero], [left + across, zero]]), IE_ZERO, 0.8, (), box),
             Polyline(np.array([[chance, top + down], [chance, top]]), CHANCE, 0.9, _dashes("--", 0.9), box),
         ]
-        note, extent = _note_shapes(note_lines, left + 0.02 * across, top + 0.97 * down)
-        return [*shapes, *lines, *note], [*scattered, *lines, extent]
+        boxed, extent = _note_shapes(note_lines, left + 0.02 * across, top + 0.97 * down)
+        return [*shapes, *lines, *boxed], [*scattered, *lines, extent]
 
     size = FIGSIZE_INCHES
     data = (([x for members in points.values() for x, _ in members], [CHANCE_EER]),
             ([y for members in points.values() for _, y in members], [0.0]))  # fmt: skip
     labels = (caption, "additive prediction  EER(A) + EER(B) - EER(clean)", "IE  EER(A+B) - prediction")
     n_points = sum(len(members) for members in points.values())
-    alt = f"Scatter of {n_points} contrasts in {len(experiments)} experiments; " + "; ".join(note.split("\n"))
+    alt = f"Scatter of {n_points} contrasts in {len(experiments)} experiments; " + "; ".join(note_lines)
     return _plain(filename, caption, alt, size, _linear_panel(size, data, labels, keys, draw))
 
 
