@@ -12,7 +12,8 @@ from ``statistics.det_bands``), and the menagerie figure (``menagerie``).
 
 ``render_figures`` and ``add_statistics_figures`` (``catalogue``) draw them in a fixed order (``draw_figures`` a part
 of them by name, for another process); ``canvas`` turns a matplotlib drawing into bytes, ``plain`` writes a figure of
-boxes, curves and texts (the heatmap, the DET curves) without matplotlib's artists, ``layout`` places them in inches.
+boxes, curves and texts (the heatmap, the DET curves, the menagerie, the contrasts' and gap figures) without
+matplotlib's artists, ``layout`` places them in inches.
 A figure whose data is absent is skipped with the reason, never drawn empty. Importing this package imports no
 matplotlib: figures import it when they are drawn.
 """

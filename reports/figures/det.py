@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reports.figures.canvas import _series_colours
@@ -45,6 +45,7 @@ from reports.figures.plain import (
     Text,
     _drawn_inches,
     _lp_em,
+    _marker,
     _plain,
 )
 from reports.format import format_number
@@ -66,7 +67,10 @@ LEGEND_ORDER = ("upper right", "upper left", "lower left", "lower right", "cente
                 "center right", "lower center", "upper center", "center")  # fmt: skip  # "best"'s, its "right" twice
 X_LABEL, Y_LABEL = "false-alarm probability (%)", "miss probability (%)"
 
-Key = tuple[str, RGB, float, tuple[float, ...]]  # a legend entry: its label, ink, line width and dashes
+Glyph = Callable[[float, float], list[Shape]]  # a legend key's drawing about its middle (x, y, inches)
+Key = tuple[str, RGB, float, tuple[float, ...], str | Glyph]  # a legend entry: its label, ink, line width (0: no
+# line), dashes and marker (``plain._marker``'s kind, at ``MARKER_SIZE``; empty: none) or glyph
+MARKER_SIZE = 6.0  # points: matplotlib's lines.markersize, a plotted line's markers and a legend key's
 
 
 def _clipped(values: Sequence[Any]) -> list[float]:
@@ -239,7 +243,7 @@ def _one_panel(
     entry per curve: inside the panel where it covers least (``_best_corner``) when short, beside it in columns of
     16 at the figure's top right when long."""
     keys = [(_cut(_series(c), LABEL_INCHES), _rgb(colours[_series(c)]), CURVE_PT,
-             _dashes(str(c.get("linestyle") or "-"), CURVE_PT)) for c in curves]  # fmt: skip
+             _dashes(str(c.get("linestyle") or "-"), CURVE_PT), "") for c in curves]  # fmt: skip
     columns, right = (1, 0.0) if len(keys) <= LEGEND_INSIDE_MAX else _legend_beside([key[0] for key in keys])
     below, beside = _frame_room()
     above = (LINE_EM * TEXT_PT * 1.2 + TITLE_PAD_PT) / 72
@@ -263,9 +267,9 @@ def _panel_grid(
     key per condition's line style."""
     curves = [entry for members in panels.values() for entry in members]
     series = list(dict.fromkeys(_series(c) for c in curves))
-    keys = [(_cut(s, LABEL_INCHES), _rgb(colours[s]), KEY_PT, ()) for s in series]
+    keys = [(_cut(s, LABEL_INCHES), _rgb(colours[s]), KEY_PT, (), "") for s in series]
     styles = {str(c["condition"]): str(c["linestyle"]) for c in curves if c.get("linestyle")}
-    keys += [(_cut(name, LABEL_INCHES), BLACK, KEY_PT, _dashes(style, KEY_PT)) for name, style in styles.items()]
+    keys += [(_cut(name, LABEL_INCHES), BLACK, KEY_PT, _dashes(style, KEY_PT), "") for name, style in styles.items()]
     columns = _legend_columns([key[0] for key in keys])
     below, beside = _frame_room()
     below += _legend_inches(math.ceil(len(keys) / columns))
@@ -302,7 +306,8 @@ def _legend_size(keys: Sequence[Key], columns: int) -> tuple[float, float]:
 
 def _legend_shapes(keys: Sequence[Key], columns: int, corner: tuple[float, float]) -> list[Shape]:
     """The legend of ``keys`` in ``columns`` with its top left at ``corner`` (inches): a white frame (opaque at 0.8,
-    edged light grey), a key line and a label per entry, column by column."""
+    edged light grey), a key line (where it has a width) with its marker or glyph at its middle (where it has one)
+    and a label per entry, column by column."""
     import numpy as np
 
     em = SMALL_PT / 72
@@ -313,20 +318,25 @@ def _legend_shapes(keys: Sequence[Key], columns: int, corner: tuple[float, float
     for column in _legend_split(keys, columns):
         if not column:
             continue
-        for row, (label, ink, width, dashes) in enumerate(column):
+        for row, (label, ink, width, dashes, marker) in enumerate(column):
             y = top + (0.4 + row * (LINE_EM + 0.5) + LINE_EM / 2) * em
-            shapes += [Polyline(np.array([[x, y], [x + 2 * em, y]]), ink, width, dashes),
-                       Text(x + 2.8 * em, y, label, SMALL_PT, "lm")]  # fmt: skip
+            if width:
+                shapes.append(Polyline(np.array([[x, y], [x + 2 * em, y]]), ink, width, dashes))
+            if callable(marker):
+                shapes += marker(x + em, y)
+            elif marker:
+                shapes.append(_marker(marker, x + em, y, MARKER_SIZE, ink))
+            shapes.append(Text(x + 2.8 * em, y, label, SMALL_PT, "lm"))
         x += _drawn_inches([key[0] for key in column], SMALL_PT) + 4.8 * em
     return shapes
 
 
 def _best_corner(
-    box: Box, size: tuple[float, float], shapes: Sequence[Polyline | Polygon | Dot]
+    box: Box, size: tuple[float, float], shapes: Sequence[Polyline | Polygon | Dot | Frame]
 ) -> tuple[float, float]:
     """Where in ``box`` (inches) a legend of ``size`` covers least of ``shapes``, as matplotlib's ``loc="best"``
     chooses: of its places 0.5 em inside the axes, in its order, the first with the fewest of the shapes' points
-    inside it plus shapes crossing it."""
+    inside it plus shapes crossing it plus boxes (a frame: a text's extent) overlapping it."""
     import numpy as np
 
     pad = SMALL_PT / 72 / 2
@@ -334,13 +344,16 @@ def _best_corner(
     wide, high = size
     xs = {"left": x0 + pad, "center": x0 + (across - wide) / 2, "right": x0 + across - pad - wide}
     ys = {"upper": y0 + pad, "center": y0 + (down - high) / 2, "lower": y0 + down - pad - high}
-    paths = [np.array([[s.x, s.y]]) if isinstance(s, Dot) else s.points for s in shapes]
+    paths = [np.array([[s.x, s.y]]) if isinstance(s, Dot) else s.points for s in shapes if not isinstance(s, Frame)]
+    boxes = [(s.box[0], s.box[1], s.box[0] + s.box[2], s.box[1] + s.box[3]) for s in shapes if isinstance(s, Frame)]
     best, least = (xs["right"], ys["upper"]), math.inf
     for place in LEGEND_ORDER:
         vertical, _, horizontal = place.partition(" ")
         corner = (xs[horizontal or "center"], ys[vertical])
         bounds = (corner[0], corner[1], corner[0] + wide, corner[1] + high)
         badness = sum(_inside(points, bounds) + _crosses(points, bounds) for points in paths)
+        badness += sum(max(b[0], bounds[0]) < min(b[2], bounds[2]) and max(b[1], bounds[1]) < min(b[3], bounds[3])
+                       for b in boxes)  # fmt: skip
         if badness < least:
             best, least = corner, badness
     return best
@@ -353,7 +366,13 @@ def _inside(points: np.ndarray, bounds: tuple[float, float, float, float]) -> in
 
 
 def _crosses(points: np.ndarray, bounds: tuple[float, float, float, float]) -> int:
-    """1 where a segment of ``points`` meets the box ``bounds`` (left, top, right, bottom), else 0 (Liang-Barsky)."""
+    """1 where a segment of ``points`` meets the box ``bounds`` (left, top, right, bottom), else 0 (Liang-Barsky).
+
+    >>> import numpy as np
+    >>> [_crosses(np.array(segment, dtype=float), (0, 0, 1, 1)) for segment in
+    ...  ([[-1, 0.5], [2, 0.5]], [[-1, 2], [2, 2]], [[0.5, -1], [0.5, 2]], [[2, -1], [2, 2]], [[-1, -1], [2, 2]])]
+    [1, 0, 1, 0, 1]
+    """
     import numpy as np
 
     start, end = points[:-1], points[1:]
@@ -368,8 +387,8 @@ def _crosses(points: np.ndarray, bounds: tuple[float, float, float, float]) -> i
             a, b = (low - start[:, axis]) / step, (high - start[:, axis]) / step
         flat = step == 0
         within = (start[:, axis] >= low) & (start[:, axis] <= high)
-        a = np.where(flat, np.where(within, -np.inf, np.inf), a)
-        b = np.where(flat, np.where(within, np.inf, -np.inf), b)
+        a = np.where(flat, np.where(within, -np.inf, np.inf), a)  # a flat segment outside the slab: never in it
+        b = np.where(flat, np.inf, b)
         enter, leave = np.maximum(enter, np.minimum(a, b)), np.minimum(leave, np.maximum(a, b))
     return int(bool((enter <= leave).any()))
 

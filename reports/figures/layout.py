@@ -54,6 +54,34 @@ def _advance(char: str, points: float) -> float:
     return font.load_glyph(font.get_char_index(ord(char))).linearHoriAdvance / 65536
 
 
+def _text_block(lines: Sequence[str], points: float) -> tuple[list[float], float, float]:
+    """Where matplotlib's text layout (``Text._get_layout``, its "normal" line spacing) puts the baselines of
+    ``lines`` (one text of several lines) at ``points``, in inches down from the block's top, and the block's height
+    and width:
+    each line's ascent and descent as Agg measures its ink (hinted, ``RendererAgg.get_text_width_height_descent``),
+    no less than the font's typographic ascender and descender, each grown by half its line gap where there are
+    several lines; measured without laying out a text artist."""
+    from matplotlib.backends.backend_agg import get_hinting_flag
+    from matplotlib.font_manager import get_font
+
+    font = get_font(_font_file())
+    font.set_size(points, DPI)
+    table = font.get_sfnt_table("OS/2")
+    scale = points / 72 / font.get_sfnt_table("head")["unitsPerEm"]  # font units to inches
+    least = (table["sTypoAscender"] * scale, -table["sTypoDescender"] * scale)
+    gap = table["sTypoLineGap"] * scale if len(lines) > 1 else 0.0
+    baselines, y, width = [], 0.0, 0.0
+    for line in lines:
+        font.set_text(line, 0.0, flags=get_hinting_flag())
+        wide, high = (size / 64 / DPI for size in font.get_width_height()) if line else (0.0, 0.0)
+        low = font.get_descent() / 64 / DPI if line else 0.0
+        y += max(high - low, least[0]) + gap / 2
+        baselines.append(y)
+        y += max(low, least[1]) + gap / 2
+        width = max(width, wide)
+    return baselines, y, width
+
+
 def _font_file() -> str:
     """The figures' font: DejaVu Sans as matplotlib ships it, the font of its default style (which ``canvas._drawn``
     draws in) whatever a user's matplotlibrc says, and the one ``plain`` draws with."""
@@ -227,6 +255,23 @@ def _autoscaled(values: Sequence[float], margin: float = 0.05) -> tuple[float, f
         low, high = (-0.05, 0.05) if low == high == 0 else (low - 0.05 * abs(low), high + 0.05 * abs(high))
     delta = (high - low) * margin
     return low - delta, high + delta
+
+
+def _autoscaled_past(values: Sequence[float], lines: Sequence[float]) -> tuple[float, float]:
+    """The view limits of an axis autoscaled to ``values`` after ``axhline``/``axvline`` at ``lines`` in turn: a line
+    within the limits so far leaves them (matplotlib asks for no new autoscaling), one outside them has them
+    autoscaled again over the values and all the lines so far (each line's value joins the data limits).
+
+    >>> [tuple(round(limit, 4) for limit in _autoscaled_past([0.06, 0.36], [line])) for line in (0.05, 0.04)]
+    [(0.045, 0.375), (0.024, 0.376)]
+    """
+    seen = list(values)
+    limits = _autoscaled(seen)
+    for line in lines:
+        seen.append(line)
+        if not limits[0] <= line <= limits[1]:
+            limits = _autoscaled(seen)
+    return limits
 
 
 def _tick_bins(inches: float, points: float, per: float) -> int:

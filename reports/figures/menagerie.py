@@ -43,6 +43,8 @@ from reports.figures.plain import (
     _drawn_inches,
     _lp_em,
     _plain,
+    _rounded,
+    _square,
 )
 from reports.format import format_number
 from schemas import keyed_rows
@@ -319,14 +321,6 @@ def _arrow(start: tuple[float, float], end: tuple[float, float], shaft: float) -
                             start[1] + shaft * (along * sin + across * cos)])  # fmt: skip
 
 
-def _square(x: float, y: float, points: float) -> np.ndarray:
-    """A square ``points`` across centred at (``x``, ``y``) inches."""
-    import numpy as np
-
-    half = points / 72 / 2
-    return np.array([[x - half, y - half], [x + half, y - half], [x + half, y + half], [x - half, y + half]])
-
-
 def _legend_shapes(size: tuple[float, float]) -> list[Shape]:
     """The legend of the four keys in a row at the foot of a figure of ``size`` inches, centred, as matplotlib's
     figure legend (``loc="lower center"``) draws it at ``MENAGERIE_FONT - 1``: its border 0.4 em in, keys 2 em long,
@@ -353,20 +347,6 @@ def _legend_shapes(size: tuple[float, float]) -> list[Shape]:
         shapes.append(Text(x + 2.8 * em, y, label, MENAGERIE_FONT - 1, "lm"))
         x += entry + 2.0 * em
     return shapes
-
-
-def _rounded(box: Box, radius: float) -> np.ndarray:
-    """The outline of ``box`` (left, top, width, height, inches) with its corners rounded by ``radius``, closed."""
-    import numpy as np
-
-    left, top, wide, high = box
-    quarter = np.linspace(0, math.pi / 2, 5)
-    corners = [(left + wide - radius, top + radius, -math.pi / 2), (left + wide - radius, top + high - radius, 0.0),
-               (left + radius, top + high - radius, math.pi / 2), (left + radius, top + radius, math.pi)]  # fmt: skip
-    arcs = [np.column_stack([x + radius * np.cos(turn + quarter), y + radius * np.sin(turn + quarter)])
-            for x, y, turn in corners]  # fmt: skip
-    outline = np.concatenate(arcs)
-    return np.concatenate([outline, outline[:1]])
 
 
 def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:

@@ -2,7 +2,8 @@
 placed in inches from its top left and written without matplotlib's drawing machinery: the PNG drawn with Pillow
 (over what Agg's path renderer drew of the polylines, polygons and dots), the SVG written as text.
 
-For a figure whose layout is fixed and whose content is boxes, curves and texts (the EER heatmap, the DET curves),
+For a figure whose layout is fixed and whose content is boxes, curves and texts (the EER heatmap, the DET curves,
+the menagerie, the table's interaction plots, IE against prediction and gap against SNR),
 matplotlib's artists, text layout and two full draws (Agg for the PNG, again for the SVG) were most of its cost; here
 each shape is written once per format. The bytes are deterministic (no metadata; the only ids, of clip paths, are
 numbered in order); texts are DejaVu Sans, the font matplotlib draws the other figures in (``layout._font_file``),
@@ -11,13 +12,14 @@ at no less than ``SMALL_PT``; frames and ticks are matplotlib's default 0.8 pt.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
-from reports.figures.layout import DPI, SMALL_PT, _font_file
+from reports.figures.layout import DPI, LABEL_PAD_PT, LINE_EM, SMALL_PT, TICK_INCHES, _font_file, _text_inches
 from reports.figures.outcome import FigureOutcome
 from reports.figures.png import png_bytes
 
@@ -101,18 +103,109 @@ class Polygon:
 
 @dataclass(frozen=True)
 class Dot:
-    """A disc ``points`` across centred at (``x``, ``y``) inches in ``ink``; only what lies within ``clip`` drawn,
-    where given. Anti-aliased, by Agg."""
+    """A disc ``points`` across centred at (``x``, ``y``) inches in ``ink`` at opacity ``alpha``; only what lies within
+    ``clip`` drawn, where given. Anti-aliased, by Agg."""
 
     x: float
     y: float
     points: float
     ink: RGB
     clip: Box | None = None
+    alpha: float = 1.0
 
 
 Shape = Cells | Frame | Line | Text | Polyline | Polygon | Dot
 PATHS = (Polyline, Polygon, Dot)  # drawn by Agg, first, beneath the shapes Pillow draws
+
+
+MARKER_EDGE_PT = 1.0  # matplotlib's marker edge (lines.markeredgewidth), drawn in the marker's colour
+TRIANGLE_INRADIUS = 0.5 / (0.5 + 1.25**0.5)  # matplotlib's "^" (base and height its size): its incircle's radius
+
+
+def _square(x: float, y: float, points: float) -> np.ndarray:
+    """A square ``points`` across centred at (``x``, ``y``) inches."""
+    import numpy as np
+
+    half = points / 72 / 2
+    return np.array([[x - half, y - half], [x + half, y - half], [x + half, y + half], [x - half, y + half]])
+
+
+def _rounded(box: Box, radius: float) -> np.ndarray:
+    """The outline of ``box`` (left, top, width, height, inches) with its corners rounded by ``radius``, closed."""
+    import numpy as np
+
+    left, top, wide, high = box
+    quarter = np.linspace(0, math.pi / 2, 5)
+    corners = [(left + wide - radius, top + radius, -math.pi / 2), (left + wide - radius, top + high - radius, 0.0),
+               (left + radius, top + high - radius, math.pi / 2), (left + radius, top + radius, math.pi)]  # fmt: skip
+    arcs = [np.column_stack([x + radius * np.cos(turn + quarter), y + radius * np.sin(turn + quarter)])
+            for x, y, turn in corners]  # fmt: skip
+    outline = np.concatenate(arcs)
+    return np.concatenate([outline, outline[:1]])
+
+
+def _marker(
+    kind: str, x: float, y: float, points: float, ink: RGB, edge: float = MARKER_EDGE_PT, **drawn: Any
+) -> Dot | Polygon:
+    """matplotlib's marker ``kind`` (``o``, ``s`` or ``^``; another a square) of size ``points`` with its ``edge``
+    (points wide, in its own colour) at (``x``, ``y``) inches, as one filled shape: the disc, square or triangle
+    grown by half the edge all round (a triangle about its incircle's centre, as its mitred edge grows it).
+    ``drawn``: the shape's ``alpha`` and ``clip``."""
+    import numpy as np
+
+    if kind == "o":
+        return Dot(x, y, points + edge, ink, **drawn)
+    if kind != "^":
+        return Polygon(_square(x, y, points + edge), ink, **drawn)
+    inradius = TRIANGLE_INRADIUS * points
+    grown = (inradius + edge / 2) / inradius * points / 72
+    centre = y + (0.5 - TRIANGLE_INRADIUS) * points / 72  # the incircle's centre: inradius above the base
+    corners = np.array([[0.0, -1.0 + TRIANGLE_INRADIUS], [-0.5, TRIANGLE_INRADIUS], [0.5, TRIANGLE_INRADIUS]])
+    return Polygon(np.column_stack([x + grown * corners[:, 0], centre + grown * corners[:, 1]]), ink, **drawn)
+
+
+def _scale(box: Box, x: tuple[float, float], y: tuple[float, float]) -> Callable[[float, float], tuple[float, float]]:
+    """The map from data (x, y) to inches from the figure's top left in a panel ``box`` (left, top, width, height,
+    inches) whose linear axes run over ``x`` and ``y`` (the y one upwards)."""
+    left, top, across, down = box
+    (x_low, x_high), (y_low, y_high) = x, y
+
+    def at(x: float, y: float) -> tuple[float, float]:
+        return left + (x - x_low) / (x_high - x_low) * across, top + down - (y - y_low) / (y_high - y_low) * down
+
+    return at
+
+
+def _axes_shapes(
+    box: Box,
+    xs: Sequence[tuple[float, str]],
+    ys: Sequence[tuple[float, str]],
+    points: float = SMALL_PT,
+    x_label: str = "",
+    y_label: str = "",
+    label_pt: float = SMALL_PT,
+) -> list[Shape]:
+    """A panel's frame ``box`` with ticks as ``layout._frame`` draws matplotlib's default ones: marks 3.5 pt out at
+    ``xs`` along its foot and ``ys`` along its left side (each a position in inches from the figure's top left and
+    its label), their labels at ``points`` 3.5 pt beyond them (an x label's top there, a y label's middle level
+    with its tick), then ``x_label`` and ``y_label`` at ``label_pt`` ``LABEL_PAD_PT`` beyond those (the y one reading
+    upwards, its foot towards the panel). Texts placed by their baselines, as matplotlib places them (``_lp_em``)."""
+    left, top, across, down = box
+    foot = top + down
+    ascent, descent = (em / 72 for em in _lp_em())
+    shapes: list[Shape] = [Frame(box)]
+    shapes += [Line((x, foot), (x, foot + TICK_INCHES / 2)) for x, _ in xs]
+    shapes += [Line((left - TICK_INCHES / 2, y), (left, y)) for y, _ in ys]
+    shapes += [Text(x, foot + TICK_INCHES + ascent * points, label, points, "ms") for x, label in xs]
+    shapes += [Text(left - TICK_INCHES, y + ascent * points / 2, label, points, "rs") for y, label in ys]
+    if x_label:
+        below = (TICK_INCHES * 72 + LINE_EM * points + LABEL_PAD_PT) / 72 + ascent * label_pt
+        shapes.append(Text(left + across / 2, foot + below, x_label, label_pt, "ms"))
+    if y_label:
+        widest = _text_inches([label for _, label in ys], points) * 72 if ys else 0.0
+        beside = TICK_INCHES + (widest + LABEL_PAD_PT) / 72 + descent * label_pt
+        shapes.append(Text(left - beside, top + down / 2, y_label, label_pt, "ms", upward=True))
+    return shapes
 
 
 def _plain(filename: str, caption: str, alt: str, size: tuple[float, float], shapes: Sequence[Shape]) -> FigureOutcome:
@@ -186,10 +279,11 @@ def _agg(pixels: tuple[int, int], shapes: Sequence[Polyline | Polygon | Dot]) ->
                 gc.set_linewidth(0)
                 gc.set_alpha(alpha)
                 renderer.draw_path(gc, Path(shown(points), closed=False), identity, (*gc.get_rgb()[:3], alpha))
-            case Dot(x, y, points):
+            case Dot(x, y, points, _, _, alpha):
                 gc.set_linewidth(0)
+                gc.set_alpha(alpha)
                 disc = Path.circle((x * DPI, height - y * DPI), points * DPI / 72 / 2)
-                renderer.draw_path(gc, disc, identity, gc.get_rgb())
+                renderer.draw_path(gc, disc, identity, (*gc.get_rgb()[:3], alpha))
     return np.ascontiguousarray(np.asarray(renderer.buffer_rgba())[..., :3])
 
 
@@ -311,12 +405,12 @@ def _svg_path(shape: Polyline | Polygon | Dot, clips: dict[Box, str]) -> list[st
         clipped = f' clip-path="url(#{clips[shape.clip]})"'
     ink = _hex(shape.ink)
     match shape:
-        case Dot(x, y, points):
-            lines.append(f'<circle cx="{_pt(x)}" cy="{_pt(y)}" r="{_pt(points / 72 / 2)}" style="fill: {ink}"'
-                         f"{clipped}/>")  # fmt: skip
+        case Dot(x, y, points, _, _, alpha):
+            lines.append(f'<circle cx="{_pt(x)}" cy="{_pt(y)}" r="{_pt(points / 72 / 2)}" style="fill: {ink}'
+                         f'{_opacity(alpha)}"{clipped}/>')  # fmt: skip
             return lines
         case Polygon(points, _, alpha):
-            style = f"fill: {ink}" + (f"; fill-opacity: {alpha:g}" if alpha < 1 else "")
+            style = f"fill: {ink}{_opacity(alpha)}"
             pieces, close = [points], " z"
         case Polyline(points, _, width, dashes):
             style = f"fill: none; stroke: {ink}; stroke-width: {width:g}; stroke-linejoin: round; stroke-linecap: "
@@ -361,6 +455,11 @@ def _svg_text(text: Text) -> str:
         f"<text style=\"font-size: {points:g}px; font-family: 'DejaVu Sans', sans-serif; text-anchor: {side}; "
         f'fill: {_hex(text.ink)}" x="{x}" y="{_pt(text.y + below / 72)}"{turn}>{escape(text.text)}</text>'
     )
+
+
+def _opacity(alpha: float) -> str:
+    """A fill's opacity as an SVG style's last declaration: none where opaque."""
+    return f"; fill-opacity: {alpha:g}" if alpha < 1 else ""
 
 
 def _pt(inches: float) -> str:
