@@ -78,16 +78,17 @@ class Text:
 
 @dataclass(frozen=True)
 class Polyline:
-    """A line through ``points`` (n x 2: x, y inches) in ``ink``, ``width`` points wide, dashed by ``dashes`` (on and
-    off lengths in points, solid when empty: its ends then square, as matplotlib's solid lines', else butt), its
-    corners round; a point with a NaN is a gap (the pieces either side drawn apart); only what lies within ``clip``
-    drawn, where given. Anti-aliased, by Agg."""
+    """A line through ``points`` (n x 2: x, y inches) in ``ink`` at opacity ``alpha``, ``width`` points wide, dashed
+    by ``dashes`` (on and off lengths in points, solid when empty: its ends then square, as matplotlib's solid
+    lines', else butt), its corners round; a point with a NaN is a gap (the pieces either side drawn apart); only
+    what lies within ``clip`` drawn, where given. Anti-aliased, by Agg."""
 
     points: np.ndarray
     ink: RGB
     width: float
     dashes: tuple[float, ...] = ()
     clip: Box | None = None
+    alpha: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -269,11 +270,13 @@ def _agg(pixels: tuple[int, int], shapes: Sequence[Polyline | Polygon | Dot]) ->
         if shape.clip is not None:
             _clip(gc, shape.clip, height)
         match shape:
-            case Polyline(points, _, width, dashes):
+            case Polyline(points, _, width, dashes, _, alpha):
                 gc.set_linewidth(width)
                 gc.set_capstyle("butt" if dashes else "projecting")
                 if dashes:
                     gc.set_dashes(0, list(dashes))
+                if alpha < 1:
+                    gc.set_alpha(alpha)
                 renderer.draw_path(gc, Path(shown(points)), identity, None)  # NaN: a gap, as matplotlib's lines
             case Polygon(points, _, alpha):
                 gc.set_linewidth(0)
@@ -412,9 +415,10 @@ def _svg_path(shape: Polyline | Polygon | Dot, clips: dict[Box, str]) -> list[st
         case Polygon(points, _, alpha):
             style = f"fill: {ink}{_opacity(alpha)}"
             pieces, close = [points], " z"
-        case Polyline(points, _, width, dashes):
+        case Polyline(points, _, width, dashes, _, alpha):
             style = f"fill: none; stroke: {ink}; stroke-width: {width:g}; stroke-linejoin: round; stroke-linecap: "
             style += "butt; stroke-dasharray: " + ",".join(f"{d:g}" for d in dashes) if dashes else "square"
+            style += f"; stroke-opacity: {alpha:g}" if alpha < 1 else ""
             breaks = np.flatnonzero(np.diff(np.isfinite(points).all(axis=1))) + 1  # where a gap starts or ends
             pieces = [piece for piece in np.split(points, breaks) if len(piece) and np.isfinite(piece[0]).all()]
             close = ""  # no piece for a line of no points
