@@ -1,7 +1,8 @@
-"""The score histograms as ``reports.figures.plain`` writes them (histograms by
+"""The score histograms and the Bayes error plot as ``reports.figures.plain`` writes them (histograms and curves by
 Agg's path renderer, frames, ticks and texts by Pillow, the SVG as text), checked against oracles of their own
-(``figure_oracle``): each bin where matplotlib's own autoscaling of ``stairs`` over the same data (an Axes of the
-size the SVG frames) puts it, the tick marks at matplotlib's ticks, the SVG parsed as XML, the size against the
+(``figure_oracle``): each bin's top and each curve's point where matplotlib's own autoscaling of ``stairs`` and
+``plot`` over the same data (an Axes of the size the SVG frames) puts it, the tick marks at matplotlib's ticks, the
+Bayes error plot's short legend where matplotlib's ``loc="best"`` puts it, the SVG parsed as XML, the size against the
 figure's inches."""
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from reports.figures import FigureOutcome, score_distributions
+from reports.figures import FigureOutcome, bayes_error_plot, score_distributions
 from reports.figures.layout import SMALL_PT
 from tests.reports.figure_oracle import (
     SVG,
+    _assert_legend_where_matplotlibs_best_puts_it,
     _assert_same_bytes_at_size,
     _assert_tick_marks,
     _frames,
@@ -128,3 +130,77 @@ def test_hostile_encoder_names_are_escaped_and_cut() -> None:
     assert "<b>m$1</b>: babble" in shown
     assert any(text.startswith("mmm") and text.endswith("...") for text in shown)
     assert past_the_edge(drawn.svg) == []
+
+
+PRIOR_LOG_ODDS = np.linspace(-4.0, 4.0, 9)
+BAYES = {"m1": (np.full(9, 0.5), np.full(9, 0.3)), "m2": (np.linspace(0.2, 1.4, 9), np.linspace(0.1, 0.8, 9))}
+TAB10 = (BLUE, (255, 127, 14))
+
+
+def _bayes_report(curves: Any = BAYES) -> dict[str, Any]:
+    return {"curves": [{"group": name, "series": name, "figure": "D01", "figures": ["bayes-error"], "n_target": 10,
+                        "n_nontarget": 10, "prior_log_odds": PRIOR_LOG_ODDS.tolist(), "actual": actual.tolist(),
+                        "minimum": minimum.tolist()}
+                       for name, (actual, minimum) in curves.items()]}  # fmt: skip
+
+
+def _bayes_lines(axes: Any) -> None:
+    """The curves as matplotlib plotted them, its y axis from 0 to 1.2; the legend's style keys as lines of no
+    points, the line at 1 last, as the figure lists them."""
+    for name, (actual, minimum) in BAYES.items():
+        axes.plot(PRIOR_LOG_ODDS, actual, label=name)
+        axes.plot(PRIOR_LOG_ODDS, minimum, linestyle="--", linewidth=1)
+    axes.plot([], [], color="black", label="calibrated (actual)")
+    axes.plot([], [], color="black", linestyle="--", label="PAV (minimum)")
+    axes.axhline(1.0, color="grey", linestyle=":", linewidth=1, label="no decision (1)")
+    axes.set_ylim(0, 1.2)
+
+
+@pytest.fixture(scope="module")
+def bayes() -> FigureOutcome:
+    return bayes_error_plot(_bayes_report())
+
+
+def test_each_curve_point_is_where_matplotlibs_scales_put_it(bayes: FigureOutcome) -> None:
+    """Each encoder's calibrated curve in its colour (tab10, in order) at the pixels that the frame (read from the SVG)
+    and matplotlib's limits of the same plot put its points (m1's at -2, under m2's, aside), what runs past 1.2
+    clipped away; the tick marks are matplotlib's."""
+    pixels = _pixels(bayes)
+    (box,) = _frames(bayes)
+    scale = _matplotlib_scale(box, (6.4, 4.4), _bayes_lines)
+    assert scale[1] == (0.0, 1.2)
+    limits = (*scale[0], *scale[1])
+    for colour, (name, (actual, _)) in zip(TAB10, BAYES.items(), strict=True):
+        for x, y in zip(PRIOR_LOG_ODDS.tolist(), actual.tolist(), strict=True):
+            if y > 1.2 or (name, x) == ("m1", -2.0):
+                continue
+            across, down = _to_pixels(box, limits, x, y)
+            near = pixels[round(down) - 1 : round(down) + 1, round(across) - 1 : round(across) + 1].reshape(-1, 3)
+            assert np.abs(near - colour).max(axis=1).min() <= 40, (name, x, y, near)
+    left, top, width, _ = (round(inches * 100) for inches in box)
+    assert pixels[top - 3, left : left + width].min() == 255  # nothing above the panel
+    _assert_tick_marks(pixels, box, scale)
+
+
+def test_a_short_legend_is_where_matplotlibs_best_puts_it(bayes: FigureOutcome) -> None:
+    """Two encoders and three style keys: five entries, inside the panel where ``loc="best"`` puts them."""
+    _assert_legend_where_matplotlibs_best_puts_it(bayes, (6.4, 4.4), _bayes_lines, "no decision (1)")
+
+
+def test_a_long_legend_is_beside_the_panel_and_hostile_names_are_escaped_and_cut() -> None:
+    """Four encoders (seven entries, one named in markup with a ``$``, one of 200 characters): the legend right of the
+    panel, every entry in it as written or cut with ``...``, nothing past the figure's edge."""
+    hostile = {"<b>m$1</b>": BAYES["m1"], "m" * 200: BAYES["m2"], "m3": BAYES["m1"], "m4": BAYES["m2"]}
+    drawn = bayes_error_plot(_bayes_report(hostile))
+    assert drawn.svg is not None and b"<b>" not in drawn.svg
+    (box,) = _frames(drawn)
+    texts = {text.text or "": float(text.get("x", "nan")) / 72 for text in ET.fromstring(drawn.svg).iter(f"{SVG}text")}
+    cut = [text for text in texts if text.startswith("mmm")]
+    assert len(cut) == 1 and cut[0].endswith("...")
+    assert all(texts[name] > box[0] + box[2] for name in ("<b>m$1</b>", cut[0], "m3", "m4", "no decision (1)"))
+    assert past_the_edge(drawn.svg) == []
+    assert bayes_error_plot({"curves": []}).skipped_because == "no declared calibration"
+
+
+def test_the_same_curves_give_the_same_bytes_at_the_figures_size(bayes: FigureOutcome) -> None:
+    _assert_same_bytes_at_size(bayes, bayes_error_plot(_bayes_report()), (6.4, 4.4))
