@@ -172,13 +172,13 @@ def interaction_plots(report: Mapping[str, Any]) -> FigureOutcome:
 
 def _interaction_shapes(panels: Sequence[tuple[str, int, Sequence[float], tuple[str, str]]],
                         size: tuple[float, float]) -> list[Shape]:  # fmt: skip
-    """The interaction plots (each panel a family, its contrasts' count, its four mean EERs and its factors' names)
-    in rows of two on a figure of ``size`` inches, as plain shapes (``plain``) placed as ``_lay_out`` placed
-    matplotlib's axes: room for ``0.000`` left of each, the y ticks chosen there (``_nice_ticks`` for the room
-    matplotlib's AutoLocator saw: its y tick labels at ``TEXT_PT``), the panels placed again with room for their
-    labels as they are. Each panel as matplotlib drew it: the line without B (tab:blue, circles) and with B
-    (tab:orange, squares) from clean to A at x 0 and 1, clipped to the panel, its legend where it covers least
-    (``loc="best"``), its title, y label and ticks."""
+    """The interaction plots (each panel a family, its contrasts' count, its four mean EERs and its factors' names) in
+    rows of two on a figure of ``size`` inches, as plain shapes (``plain``) placed where matplotlib placed its axes
+    (``layout._grid_margins``): room for ``0.000`` left of each, the y ticks chosen there (``_nice_ticks`` for the room
+    matplotlib's AutoLocator saw: its y tick labels at ``TEXT_PT``), the panels placed again with room for their labels
+    as they are. Each panel as matplotlib drew it: the line without B (tab:blue, circles) and with B (tab:orange,
+    squares) from clean to A at x 0 and 1, clipped to the panel, its legend where it covers least (``loc="best"``), its
+    title, y label and ticks."""
     import numpy as np
 
     titles_pt = TEXT_PT / SMALL_PT  # the titles' lines, in the tick labels' lines

@@ -169,8 +169,8 @@ class _Panel:
 
 
 def _menagerie_shapes(panels: Sequence[_Panel], size: tuple[float, float], prefix: str) -> list[Shape]:
-    """The panels in rows of two on a figure of ``size`` inches, as plain shapes (``plain``): placed as ``_lay_out``
-    placed matplotlib's axes (room for ``0.000`` left of each, the ticks chosen, ``_nice_ticks``, then placed again
+    """The panels in rows of two on a figure of ``size`` inches, as plain shapes (``plain``): placed where
+    matplotlib placed its axes (room for ``0.000`` left of each, the ticks chosen, ``_nice_ticks``, then placed again
     with room for their labels as they are), the legend of the four keys below them."""
     ticks_pt, label_pt = MENAGERIE_FONT - 2, MENAGERIE_FONT + 1
     legend = _legend_inches(1, MENAGERIE_FONT - 1)

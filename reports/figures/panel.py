@@ -1,5 +1,5 @@
-"""A figure of one panel on linear axes as plain shapes (``plain``), laid out as ``layout._lay_out`` and
-``layout._legend`` laid out matplotlib's axes: the table's IE against prediction and gender gap against SNR, and a
+"""A figure of one panel on linear axes as plain shapes (``plain``), laid out as matplotlib's axes and legend were
+laid out when it drew the figures: the table's IE against prediction and gender gap against SNR, and a
 bundle's Bayes error plot."""
 
 from __future__ import annotations
@@ -35,15 +35,15 @@ def _linear_panel(
     points: float = TEXT_PT,
     y_limits: tuple[float, float] | None = None,
 ) -> list[Shape]:
-    """A figure of ``size`` inches of one panel whose axes are autoscaled to ``data`` (per axis, x then y, its values
-    as matplotlib's autoscaling sees them and the lines across it drawn after them, ``_autoscaled_past``), its y axis
-    over ``y_limits`` instead where given (``set_ylim``), under ``labels`` (title at ``TITLE_PT``, none where empty;
-    x and y labels and tick labels at ``points``): placed as ``_lay_out`` placed it (room for ``0.000`` left of it,
-    the ticks chosen there by ``_nice_ticks`` for the room matplotlib's AutoLocator saw, then placed again with room
-    for their labels as they are; a long legend's room right of it), its content ``draw(box, at)`` (its shapes, and
-    those that ``loc="best"`` keeps its legend off: a dot counted as a point, a line by its vertices and crossings, a
-    frame as a text's extent), then its frame, ticks, labels and the legend of ``keys``: inside where it covers least
-    when short, beside it in columns of 16 at the figure's top right when long (``layout._legend``)."""
+    """A figure of ``size`` inches of one panel whose axes are autoscaled to ``data`` (per axis, x then y, its values as
+    matplotlib's autoscaling sees them and the lines across it drawn after them, ``_autoscaled_past``), its y axis over
+    ``y_limits`` instead where given (``set_ylim``), under ``labels`` (title at ``TITLE_PT``, none where empty; x and y
+    labels and tick labels at ``points``): placed where matplotlib placed its axes (room for ``0.000`` left of it, the
+    ticks chosen there by ``_nice_ticks`` for the room matplotlib's AutoLocator saw, then placed again with room for
+    their labels as they are; a long legend's room right of it), its content ``draw(box, at)`` (its shapes, and those
+    that ``loc="best"`` keeps its legend off: a dot counted as a point, a line by its vertices and crossings, a frame as
+    a text's extent), then its frame, ticks, labels and the legend of ``keys``: inside where it covers least when short,
+    beside it in columns of 16 at the figure's top right when long (``layout._legend_beside``)."""
     columns, right = (1, 0.0) if len(keys) <= LEGEND_INSIDE_MAX else _legend_beside([key[0] for key in keys])
     x_limits, autoscaled = (_autoscaled_past(values, lines) for values, lines in data)
     y_limits = y_limits or autoscaled

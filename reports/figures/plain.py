@@ -186,7 +186,7 @@ def _axes_shapes(
     y_label: str = "",
     label_pt: float = SMALL_PT,
 ) -> list[Shape]:
-    """A panel's frame ``box`` with ticks as ``layout._frame`` draws matplotlib's default ones: marks 3.5 pt out at
+    """A panel's frame ``box`` with ticks as matplotlib's default ones: marks 3.5 pt out at
     ``xs`` along its foot and ``ys`` along its left side (each a position in inches from the figure's top left and
     its label), their labels at ``points`` 3.5 pt beyond them (an x label's top there, a y label's middle level
     with its tick), then ``x_label`` and ``y_label`` at ``label_pt`` ``LABEL_PAD_PT`` beyond those (the y one reading
@@ -210,14 +210,13 @@ def _axes_shapes(
 
 
 def _plain(filename: str, caption: str, alt: str, size: tuple[float, float], shapes: Sequence[Shape]) -> FigureOutcome:
-    """``shapes`` on a white figure of ``size`` inches, as PNG and SVG bytes (``_drawn``'s outcome, without
-    matplotlib)."""
+    """``shapes`` on a white figure of ``size`` inches, as PNG and SVG bytes (a figure's outcome)."""
     return FigureOutcome(filename, caption, _png(size, shapes), alt=alt, svg=_svg(size, shapes))
 
 
 def _png(size: tuple[float, float], shapes: Sequence[Shape]) -> bytes:
     """The shapes drawn at ``DPI`` on an opaque RGB image ``size`` x ``DPI`` pixels (truncated, as Agg's canvas is),
-    saved as ``canvas._drawn`` saves its PNG: the polylines, polygons and dots first, in order, by matplotlib's Agg
+    saved by ``png.png_bytes``: the polylines, polygons and dots first, in order, by matplotlib's Agg
     path renderer (its anti-aliased lines, without its artists, layout or text), then the others in order by Pillow
     over them (a figure's frames, ticks and texts lie over its curves, as matplotlib draws them)."""
     import numpy as np

@@ -75,11 +75,11 @@ def score_distributions(report: Mapping[str, Any]) -> FigureOutcome:
 def _histogram_shapes(
     shown: Mapping[str, Sequence[Mapping[str, Any]]], moved: bool, size: tuple[float, float]
 ) -> list[Shape]:
-    """A panel per entry of ``shown`` (its name, its curves) in rows of two on a figure of ``size`` inches, placed as
-    ``layout._lay_out`` placed matplotlib's axes (room for ``0.000`` left of each, the ticks chosen there by
+    """A panel per entry of ``shown`` (its name, its curves) in rows of two on a figure of ``size`` inches, placed where
+    matplotlib placed its axes (``layout._grid_margins``: room for ``0.000`` left of each, the ticks chosen there by
     ``_nice_ticks`` for the room matplotlib's AutoLocator saw, the panels placed again with room for their labels);
     each curve's histograms as ``Axes.stairs`` drew them: a clean reference's outlined, the others filled (at 0.45,
-    edged), clipped to the panel. ``moved``: each title the encoder and its condition over a line of the two EERs,
+    no edge), clipped to the panel. ``moved``: each title the encoder and its condition over a line of the two EERs,
     one legend below the panels; else each title the group's name, a legend in each panel where it covers least
     (``loc="best"``)."""
     keys: list[Key] = []
