@@ -8,7 +8,6 @@ from typing import Any
 
 from reports.figures.canvas import _series_colours
 from reports.figures.data import LABEL_INCHES, _cut, _number, _rows
-from reports.figures.det import KEY_PT, MARKER_SIZE, Key, _best_corner, _dashes, _legend_shapes, _legend_size, _rgb
 from reports.figures.layout import (
     FIGSIZE_INCHES,
     MAX_PANELS,
@@ -24,10 +23,13 @@ from reports.figures.layout import (
     _text_block,
     _tick_bins,
 )
+from reports.figures.legend import Key, _best_corner, _legend_shapes, _legend_size
 from reports.figures.outcome import FigureOutcome
 from reports.figures.panel import At, _linear_panel
 from reports.figures.plain import (
     BLACK,
+    KEY_PT,
+    MARKER_SIZE,
     WHITE,
     Box,
     Dot,
@@ -37,8 +39,10 @@ from reports.figures.plain import (
     Shape,
     Text,
     _axes_shapes,
+    _dashes,
     _marker,
     _plain,
+    _rgb,
     _rounded,
     _scale,
 )

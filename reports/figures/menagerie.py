@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from reports.figures.data import _cut, _label, _number
-from reports.figures.det import KEY_PT, LEGEND_EDGE, _dashes
 from reports.figures.layout import (
     DPI,
     LABEL_PAD_PT,
@@ -29,8 +28,10 @@ from reports.figures.layout import (
     _text_inches,
     _tick_bins,
 )
+from reports.figures.legend import LEGEND_EDGE
 from reports.figures.outcome import FigureOutcome
 from reports.figures.plain import (
+    KEY_PT,
     RGB,
     Box,
     Dot,
@@ -40,6 +41,7 @@ from reports.figures.plain import (
     Polyline,
     Shape,
     Text,
+    _dashes,
     _drawn_inches,
     _lp_em,
     _plain,

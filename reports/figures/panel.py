@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from reports.figures.det import Key, _best_corner, _legend_shapes, _legend_size
 from reports.figures.layout import (
     LEGEND_INSIDE_MAX,
     SMALL_PT,
@@ -19,6 +18,7 @@ from reports.figures.layout import (
     _nice_ticks,
     _tick_bins,
 )
+from reports.figures.legend import Key, _best_corner, _legend_shapes, _legend_size
 from reports.figures.plain import Box, Dot, Frame, Polygon, Polyline, Shape, Text, _axes_shapes, _scale
 
 TITLE_PT = 1.2 * TEXT_PT  # matplotlib's axes title ("large")

@@ -33,6 +33,8 @@ Box = tuple[float, float, float, float]  # left, top, width, height, inches
 BLACK, WHITE = (0, 0, 0), (255, 255, 255)
 WHITE_RGBA = (1.0, 1.0, 1.0, 1.0)
 LINE_PT = 0.8  # matplotlib's default line width: axes frames and tick marks
+KEY_PT = 1.5  # matplotlib's default line width (lines.linewidth): a plotted line's and a legend key's
+DASHES = {"--": (3.7, 1.6), ":": (1.0, 1.65), "-.": (6.4, 1.6, 1.0, 1.6)}  # matplotlib's, in line widths
 FONT_UNITS = 2048  # DejaVu Sans's units per em: its metrics read at this size are exact
 
 
@@ -120,6 +122,7 @@ PATHS = (Polyline, Polygon, Dot)  # drawn by Agg, first, beneath the shapes Pill
 
 
 MARKER_EDGE_PT = 1.0  # matplotlib's marker edge (lines.markeredgewidth), drawn in the marker's colour
+MARKER_SIZE = 6.0  # points: matplotlib's lines.markersize, a plotted line's markers and a legend key's
 TRIANGLE_INRADIUS = 0.5 / (0.5 + 1.25**0.5)  # matplotlib's "^" (base and height its size): its incircle's radius
 
 
@@ -163,6 +166,16 @@ def _marker(
     centre = y + (0.5 - TRIANGLE_INRADIUS) * points / 72  # the incircle's centre: inradius above the base
     corners = np.array([[0.0, -1.0 + TRIANGLE_INRADIUS], [-0.5, TRIANGLE_INRADIUS], [0.5, TRIANGLE_INRADIUS]])
     return Polygon(np.column_stack([x + grown * corners[:, 0], centre + grown * corners[:, 1]]), ink, **drawn)
+
+
+def _rgb(colour: Sequence[float]) -> RGB:
+    red, green, blue = (round(255 * c) for c in colour[:3])
+    return red, green, blue
+
+
+def _dashes(style: str, width: float) -> tuple[float, ...]:
+    """matplotlib's dash pattern of ``style`` for a line ``width`` points wide (scaled by its width), in points."""
+    return tuple(width * length for length in DASHES.get(style, ()))
 
 
 def _scale(box: Box, x: tuple[float, float], y: tuple[float, float]) -> Callable[[float, float], tuple[float, float]]:

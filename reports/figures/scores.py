@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reports.figures.data import _curves, _cut, _number
-from reports.figures.det import KEY_PT, Key, _best_corner, _legend_shapes, _legend_size
 from reports.figures.layout import (
     MAX_PANELS,
     SMALL_PT,
@@ -25,8 +24,9 @@ from reports.figures.layout import (
     _text_block,
     _tick_bins,
 )
+from reports.figures.legend import Key, _best_corner, _legend_shapes, _legend_size
 from reports.figures.outcome import FigureOutcome
-from reports.figures.plain import RGB, Box, Polygon, Polyline, Shape, Text, _axes_shapes, _plain, _scale
+from reports.figures.plain import KEY_PT, RGB, Box, Polygon, Polyline, Shape, Text, _axes_shapes, _plain, _scale
 from reports.format import format_number
 
 MAX_HISTOGRAMS = 12  # a bundle's encoders with histograms
