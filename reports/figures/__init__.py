@@ -11,9 +11,9 @@ curve's pointwise speaker-bootstrap band, a DET figure per experiment with subgr
 from ``statistics.det_bands``), and the menagerie figure (``menagerie``).
 
 ``render_figures`` and ``add_statistics_figures`` (``catalogue``) draw them in a fixed order (``draw_figures`` a part
-of them by name, for another process); ``canvas`` turns a matplotlib drawing into bytes, ``plain`` writes a figure of
-boxes, curves and texts (the heatmap, the DET curves, the menagerie, the contrasts' and gap figures) without
-matplotlib's artists, ``layout`` places them in inches.
+of them by name, for another process); ``plain`` writes every figure as boxes, curves and texts (curves, bands and
+markers by matplotlib's Agg path renderer used directly, frames, ticks and texts by Pillow, the SVG as text; no
+matplotlib Figure, Axes or artists), ``layout`` places them in inches, ``canvas`` gives the series' colours.
 A figure whose data is absent is skipped with the reason, never drawn empty. Importing this package imports no
 matplotlib: figures import it when they are drawn.
 """

@@ -8,7 +8,6 @@ from typing import Any
 
 from reports.figures.canvas import _series_colours
 from reports.figures.data import LABEL_INCHES, _cut, _number, _rows
-from reports.figures.det import KEY_PT, MARKER_SIZE, Key, _best_corner, _dashes, _legend_shapes, _legend_size, _rgb
 from reports.figures.layout import (
     FIGSIZE_INCHES,
     MAX_PANELS,
@@ -24,10 +23,13 @@ from reports.figures.layout import (
     _text_block,
     _tick_bins,
 )
+from reports.figures.legend import Key, _best_corner, _legend_shapes, _legend_size
 from reports.figures.outcome import FigureOutcome
 from reports.figures.panel import At, _linear_panel
 from reports.figures.plain import (
     BLACK,
+    KEY_PT,
+    MARKER_SIZE,
     WHITE,
     Box,
     Dot,
@@ -37,8 +39,10 @@ from reports.figures.plain import (
     Shape,
     Text,
     _axes_shapes,
+    _dashes,
     _marker,
     _plain,
+    _rgb,
     _rounded,
     _scale,
 )
@@ -172,13 +176,13 @@ def interaction_plots(report: Mapping[str, Any]) -> FigureOutcome:
 
 def _interaction_shapes(panels: Sequence[tuple[str, int, Sequence[float], tuple[str, str]]],
                         size: tuple[float, float]) -> list[Shape]:  # fmt: skip
-    """The interaction plots (each panel a family, its contrasts' count, its four mean EERs and its factors' names)
-    in rows of two on a figure of ``size`` inches, as plain shapes (``plain``) placed as ``_lay_out`` placed
-    matplotlib's axes: room for ``0.000`` left of each, the y ticks chosen there (``_nice_ticks`` for the room
-    matplotlib's AutoLocator saw: its y tick labels at ``TEXT_PT``), the panels placed again with room for their
-    labels as they are. Each panel as matplotlib drew it: the line without B (tab:blue, circles) and with B
-    (tab:orange, squares) from clean to A at x 0 and 1, clipped to the panel, its legend where it covers least
-    (``loc="best"``), its title, y label and ticks."""
+    """The interaction plots (each panel a family, its contrasts' count, its four mean EERs and its factors' names) in
+    rows of two on a figure of ``size`` inches, as plain shapes (``plain``) placed where matplotlib placed its axes
+    (``layout._grid_margins``): room for ``0.000`` left of each, the y ticks chosen there (``_nice_ticks`` for the room
+    matplotlib's AutoLocator saw: its y tick labels at ``TEXT_PT``), the panels placed again with room for their labels
+    as they are. Each panel as matplotlib drew it: the line without B (tab:blue, circles) and with B (tab:orange,
+    squares) from clean to A at x 0 and 1, clipped to the panel, its legend where it covers least (``loc="best"``), its
+    title, y label and ticks."""
     import numpy as np
 
     titles_pt = TEXT_PT / SMALL_PT  # the titles' lines, in the tick labels' lines

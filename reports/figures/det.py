@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reports.figures.canvas import _series_colours
@@ -30,11 +30,11 @@ from reports.figures.layout import (
     _legend_inches,
     _text_inches,
 )
+from reports.figures.legend import _best_corner, _legend_shapes, _legend_size
 from reports.figures.outcome import FigureOutcome
 from reports.figures.plain import (
     BLACK,
-    RGB,
-    WHITE,
+    KEY_PT,
     Box,
     Dot,
     Frame,
@@ -43,10 +43,10 @@ from reports.figures.plain import (
     Polyline,
     Shape,
     Text,
-    _drawn_inches,
+    _dashes,
     _lp_em,
-    _marker,
     _plain,
+    _rgb,
 )
 from reports.format import format_number
 
@@ -59,18 +59,10 @@ DET_LIMITS = (0.0005, 0.6)
 DET_TICK_LABELS = tuple(f"{100 * t:g}" for t in DET_TICKS)
 BAND_ALT_RATES = (0.01, 0.1)  # false-alarm rates at which a band is given in words
 BAND_ALPHA = 0.18
-CURVE_PT, KEY_PT, GRID_PT = 1.2, 1.5, 0.8  # a curve's width, a legend key's (matplotlib's default line), the grid's
+CURVE_PT, GRID_PT = 1.2, 0.8  # a curve's width, the grid's
 EER_DOT_PT = 5.0  # across: matplotlib's 4 pt circle marker with its 1 pt edge
-GRID, DIAGONAL, LEGEND_EDGE = (230, 230, 230), (178, 178, 178), (204, 204, 204)  # matplotlib's greys 0.9, 0.7, 0.8
-DASHES = {"--": (3.7, 1.6), ":": (1.0, 1.65), "-.": (6.4, 1.6, 1.0, 1.6)}  # matplotlib's, in line widths
-LEGEND_ORDER = ("upper right", "upper left", "lower left", "lower right", "center right", "center left",
-                "center right", "lower center", "upper center", "center")  # fmt: skip  # "best"'s, its "right" twice
+GRID, DIAGONAL = (230, 230, 230), (178, 178, 178)  # matplotlib's greys 0.9, 0.7
 X_LABEL, Y_LABEL = "false-alarm probability (%)", "miss probability (%)"
-
-Glyph = Callable[[float, float], list[Shape]]  # a legend key's drawing about its middle (x, y, inches)
-Key = tuple[str, RGB, float, tuple[float, ...], str | Glyph]  # a legend entry: its label, ink, line width (0: no
-# line), dashes and marker (``plain._marker``'s kind, at ``MARKER_SIZE``; empty: none) or glyph
-MARKER_SIZE = 6.0  # points: matplotlib's lines.markersize, a plotted line's markers and a legend key's
 
 
 def _clipped(values: Sequence[Any]) -> list[float]:
@@ -81,16 +73,6 @@ def _clipped(values: Sequence[Any]) -> list[float]:
 
 def _series(entry: Mapping[str, Any]) -> str:
     return str(entry.get("series", entry.get("group")))
-
-
-def _rgb(colour: Sequence[float]) -> RGB:
-    red, green, blue = (round(255 * c) for c in colour[:3])
-    return red, green, blue
-
-
-def _dashes(style: str, width: float) -> tuple[float, ...]:
-    """matplotlib's dash pattern of ``style`` for a line ``width`` points wide (scaled by its width), in points."""
-    return tuple(width * length for length in DASHES.get(style, ()))
 
 
 def _det_axes(
@@ -284,113 +266,6 @@ def _panel_grid(
     wide, high = _legend_size(keys, columns)
     corner = ((size[0] - wide) / 2, size[1] - SMALL_PT / 72 / 2 - high)  # centred, 0.5 em above the figure's foot
     return [*shapes, *_legend_shapes(keys, columns, corner)]
-
-
-def _legend_split(keys: Sequence[Key], columns: int) -> list[list[Key]]:
-    """``keys`` in ``columns`` columns, the first ones one longer where they do not divide evenly (as matplotlib's
-    legend splits them)."""
-    rows, extra = divmod(len(keys), columns)
-    ends = [(k + 1) * rows + min(k + 1, extra) for k in range(columns)]
-    return [list(keys[end - rows - (k < extra) : end]) for k, end in enumerate(ends)]
-
-
-def _legend_size(keys: Sequence[Key], columns: int) -> tuple[float, float]:
-    """A legend's width and height in inches, with matplotlib's default paddings at ``SMALL_PT``: 0.4 em inside its
-    frame, keys 2 em long 0.8 em before their labels, 2 em between columns, 0.5 em between rows."""
-    em = SMALL_PT / 72
-    split = _legend_split(keys, columns)
-    widths = [_drawn_inches([key[0] for key in column], SMALL_PT) + 2.8 * em for column in split if column]
-    rows = max(len(column) for column in split)
-    return sum(widths) + (len(widths) - 1) * 2.0 * em + 0.8 * em, em * (rows * LINE_EM + (rows - 1) * 0.5 + 0.8)
-
-
-def _legend_shapes(keys: Sequence[Key], columns: int, corner: tuple[float, float]) -> list[Shape]:
-    """The legend of ``keys`` in ``columns`` with its top left at ``corner`` (inches): a white frame (opaque at 0.8,
-    edged light grey), a key line (where it has a width) with its marker or glyph at its middle (where it has one)
-    and a label per entry, column by column."""
-    import numpy as np
-
-    em = SMALL_PT / 72
-    (left, top), (wide, high) = corner, _legend_size(keys, columns)
-    outline = np.array([[left, top], [left + wide, top], [left + wide, top + high], [left, top + high], [left, top]])
-    shapes: list[Shape] = [Polygon(outline[:4], WHITE, 0.8), Polyline(outline, LEGEND_EDGE, 1.0)]
-    x = left + 0.4 * em
-    for column in _legend_split(keys, columns):
-        if not column:
-            continue
-        for row, (label, ink, width, dashes, marker) in enumerate(column):
-            y = top + (0.4 + row * (LINE_EM + 0.5) + LINE_EM / 2) * em
-            if width:
-                shapes.append(Polyline(np.array([[x, y], [x + 2 * em, y]]), ink, width, dashes))
-            if callable(marker):
-                shapes += marker(x + em, y)
-            elif marker:
-                shapes.append(_marker(marker, x + em, y, MARKER_SIZE, ink))
-            shapes.append(Text(x + 2.8 * em, y, label, SMALL_PT, "lm"))
-        x += _drawn_inches([key[0] for key in column], SMALL_PT) + 4.8 * em
-    return shapes
-
-
-def _best_corner(
-    box: Box, size: tuple[float, float], shapes: Sequence[Polyline | Polygon | Dot | Frame]
-) -> tuple[float, float]:
-    """Where in ``box`` (inches) a legend of ``size`` covers least of ``shapes``, as matplotlib's ``loc="best"``
-    chooses: of its places 0.5 em inside the axes, in its order, the first with the fewest of the shapes' points
-    inside it plus shapes crossing it plus boxes (a frame: a text's extent) overlapping it."""
-    import numpy as np
-
-    pad = SMALL_PT / 72 / 2
-    x0, y0, across, down = box
-    wide, high = size
-    xs = {"left": x0 + pad, "center": x0 + (across - wide) / 2, "right": x0 + across - pad - wide}
-    ys = {"upper": y0 + pad, "center": y0 + (down - high) / 2, "lower": y0 + down - pad - high}
-    paths = [np.array([[s.x, s.y]]) if isinstance(s, Dot) else s.points for s in shapes if not isinstance(s, Frame)]
-    boxes = [(s.box[0], s.box[1], s.box[0] + s.box[2], s.box[1] + s.box[3]) for s in shapes if isinstance(s, Frame)]
-    best, least = (xs["right"], ys["upper"]), math.inf
-    for place in LEGEND_ORDER:
-        vertical, _, horizontal = place.partition(" ")
-        corner = (xs[horizontal or "center"], ys[vertical])
-        bounds = (corner[0], corner[1], corner[0] + wide, corner[1] + high)
-        badness = sum(_inside(points, bounds) + _crosses(points, bounds) for points in paths)
-        badness += sum(max(b[0], bounds[0]) < min(b[2], bounds[2]) and max(b[1], bounds[1]) < min(b[3], bounds[3])
-                       for b in boxes)  # fmt: skip
-        if badness < least:
-            best, least = corner, badness
-    return best
-
-
-def _inside(points: np.ndarray, bounds: tuple[float, float, float, float]) -> int:
-    left, top, right, bottom = bounds
-    x, y = points[:, 0], points[:, 1]
-    return int(((x > left) & (x < right) & (y > top) & (y < bottom)).sum())
-
-
-def _crosses(points: np.ndarray, bounds: tuple[float, float, float, float]) -> int:
-    """1 where a segment of ``points`` meets the box ``bounds`` (left, top, right, bottom), else 0 (Liang-Barsky).
-
-    >>> import numpy as np
-    >>> [_crosses(np.array(segment, dtype=float), (0, 0, 1, 1)) for segment in
-    ...  ([[-1, 0.5], [2, 0.5]], [[-1, 2], [2, 2]], [[0.5, -1], [0.5, 2]], [[2, -1], [2, 2]], [[-1, -1], [2, 2]])]
-    [1, 0, 1, 0, 1]
-    """
-    import numpy as np
-
-    start, end = points[:-1], points[1:]
-    keep = np.isfinite(start).all(axis=1) & np.isfinite(end).all(axis=1)
-    start, end = start[keep], end[keep]
-    if not len(start):
-        return 0
-    enter, leave = np.zeros(len(start)), np.ones(len(start))
-    for axis, (low, high) in enumerate(((bounds[0], bounds[2]), (bounds[1], bounds[3]))):
-        step = end[:, axis] - start[:, axis]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            a, b = (low - start[:, axis]) / step, (high - start[:, axis]) / step
-        flat = step == 0
-        within = (start[:, axis] >= low) & (start[:, axis] <= high)
-        a = np.where(flat, np.where(within, -np.inf, np.inf), a)  # a flat segment outside the slab: never in it
-        b = np.where(flat, np.inf, b)
-        enter, leave = np.maximum(enter, np.minimum(a, b)), np.minimum(leave, np.maximum(a, b))
-    return int(bool((enter <= leave).any()))
 
 
 def _det_alt(entry: Mapping[str, Any]) -> str:

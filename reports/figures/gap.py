@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reports.figures.data import LABEL_INCHES, _cut, _first_number, _number, _rows
-from reports.figures.det import KEY_PT, Glyph, Key, _dashes, _rgb
 from reports.figures.layout import FIGSIZE_INCHES, SMALL_PT, _text_inches
+from reports.figures.legend import Glyph, Key
 from reports.figures.outcome import FigureOutcome
 from reports.figures.panel import At, _linear_panel
-from reports.figures.plain import RGB, Box, Dot, Frame, Polygon, Polyline, Shape, _marker, _plain
+from reports.figures.plain import KEY_PT, RGB, Box, Dot, Frame, Polygon, Polyline, Shape, _dashes, _marker, _plain, _rgb
 from reports.format import format_number
 
 if TYPE_CHECKING:

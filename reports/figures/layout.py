@@ -1,6 +1,6 @@
 """The figures' fixed layout: their sizes and text sizes, text widths measured from the font's glyph advances, and
-axes, ticks and legends placed in inches from those widths rather than by matplotlib's constrained layout (which
-measures every label again on every draw).
+panels, ticks and legends placed in inches from those widths, where matplotlib placed its axes, chose its ticks and
+put its legends when it drew the figures (they are drawn as plain shapes now, ``plain``).
 
 Figures are at most ``FIGSIZE_INCHES`` wide, in at most two columns of panels, with no text below ``SMALL_PT``, so
 that scaled down to a phone's width their text stays legible.
@@ -12,13 +12,6 @@ import math
 import os
 from collections.abc import Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from matplotlib.artist import Artist
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
-
 
 FIGSIZE_INCHES = (6.4, 4.4)  # narrow enough that text at SMALL_PT stays legible scaled down to a phone's width
 DPI = 100
@@ -83,28 +76,11 @@ def _text_block(lines: Sequence[str], points: float) -> tuple[list[float], float
 
 
 def _font_file() -> str:
-    """The figures' font: DejaVu Sans as matplotlib ships it, the font of its default style (which ``canvas._drawn``
-    draws in) whatever a user's matplotlibrc says, and the one ``plain`` draws with."""
+    """The figures' font: DejaVu Sans as matplotlib ships it, the font of its default style whatever a user's
+    matplotlibrc says, and the one ``plain`` draws with."""
     import matplotlib
 
     return os.path.join(matplotlib.get_data_path(), "fonts", "ttf", "DejaVuSans.ttf")
-
-
-def _fractions(box: tuple[float, float, float, float], size: tuple[float, float]) -> list[float]:
-    """A box (left, bottom, width, height) in inches as fractions of a figure of ``size`` inches."""
-    left, bottom, width, height = box
-    return [left / size[0], bottom / size[1], width / size[0], height / size[1]]
-
-
-def _panels(figure: Figure, axes: Axes, n: int) -> list[Axes]:
-    """``n`` panels for ``_place``, the first the axes ``_drawn`` made."""
-    return [axes] + [figure.add_axes((0.0, 0.0, 1.0, 1.0)) for _ in range(n - 1)]
-
-
-def _panel_inches(panel: Axes) -> float:
-    """The width of ``panel`` as placed (``_place``), in inches: the most its title may take (``data._label``)."""
-    figure = panel.get_figure()
-    return float(panel.get_position().width * (figure.get_figwidth() if figure is not None else FIGSIZE_INCHES[0]))
 
 
 def _columns(n: int) -> int:
@@ -115,36 +91,15 @@ def _panel_size(n: int, row_inches: float = 2.6) -> tuple[float, float]:
     return (FIGSIZE_INCHES[0], max(FIGSIZE_INCHES[1], row_inches * math.ceil(n / _columns(n))))
 
 
-def _place(
-    panels: Sequence[Axes],
-    margins: tuple[float, float, float, float],
-    gaps: tuple[float, float],
-    columns: int | None = None,
-) -> None:
-    """``panels`` in rows of ``columns`` (``_columns``'s by default) placed in inches: a fixed layout, not
-    matplotlib's constrained layout (which measures every label on every draw). ``margins``: left, right, top and
-    bottom of the grid; ``gaps``: between columns and between rows."""
-    figure = panels[0].get_figure()
-    width, height = figure.get_size_inches()
-    left, right, top, bottom = margins
-    columns = columns or _columns(len(panels))
-    rows = math.ceil(len(panels) / columns)
-    across = (width - left - right - (columns - 1) * gaps[0]) / columns
-    down = (height - top - bottom - (rows - 1) * gaps[1]) / rows
-    for i, panel in enumerate(panels):
-        row, column = divmod(i, columns)
-        box = (left + column * (across + gaps[0]), bottom + (rows - 1 - row) * (down + gaps[1]), across, down)
-        panel.set_position(_fractions(box, (width, height)))
-
-
 def _boxes(
     n: int,
     size: tuple[float, float],
     margins: tuple[float, float, float, float],
     gaps: tuple[float, float],
 ) -> list[tuple[float, float, float, float]]:
-    """``n`` panels in rows of ``_columns(n)`` as ``_place`` places them, for a figure drawn as plain shapes
-    (``plain``): each panel's box in inches (left, top, width, height) from the figure's top left."""
+    """``n`` panels in rows of ``_columns(n)``, for a figure drawn as plain shapes (``plain``): each panel's box in
+    inches (left, top, width, height) from the figure's top left, inside ``margins`` (left, right, top and bottom of
+    the grid) with ``gaps`` (between columns and between rows)."""
     left, right, top, bottom = margins
     columns = _columns(n)
     rows = math.ceil(n / columns)
@@ -156,63 +111,9 @@ def _boxes(
     ]
 
 
-def _frame(
-    axes: Axes,
-    x: tuple[Sequence[float], Sequence[str]],
-    y: tuple[Sequence[float], Sequence[str]],
-    bottom: bool = True,
-    left: bool = True,
-    grid: bool = False,
-    points: float = SMALL_PT,
-) -> None:
-    """Ticks at ``x`` and ``y`` (positions, labels) drawn once as plain artists at the axes' present limits (kept): the
-    grid (``grid``) and each side's tick marks one line each, the labels texts at ``points`` below (``bottom``) and
-    left (``left``), and the axis labels placed beside them, not by matplotlib's tick machinery (a tick is four
-    artists, created per axis and measured on every draw). Looks as matplotlib's default ticks and grid do: 3.5 pt
-    ticks out, labels 3.5 pt beyond, the grid at 0.9 grey."""
-    from matplotlib.transforms import offset_copy
-
-    axes.set_xlim(axes.get_xlim())
-    axes.set_ylim(axes.get_ylim())
-    axes.set_xticks([])
-    axes.set_yticks([])
-    figure = axes.get_figure()
-    along, across = axes.get_xaxis_transform(), axes.get_yaxis_transform()
-    mark = {"linestyle": "", "color": "black", "markersize": 3.5, "markeredgewidth": 0.8, "clip_on": False}
-    if grid:
-        xs, ys = ([t for t in ticks for _ in range(3)] for ticks in (x[0], y[0]))
-        edges = [0.0, 1.0, math.nan]  # a segment across the axes per tick, NaN between
-        axes.plot(xs, edges * len(x[0]), transform=along, color="0.9", linewidth=0.8, zorder=1.5)
-        axes.plot(edges * len(y[0]), ys, transform=across, color="0.9", linewidth=0.8, zorder=1.5)
-    axes.plot(x[0], [0.0] * len(x[0]), marker=3, transform=along, **mark)  # TICKDOWN
-    axes.plot([0.0] * len(y[0]), y[0], marker=0, transform=across, **mark)  # TICKLEFT
-    gap = TICK_INCHES * 72
-    if bottom:
-        below = offset_copy(along, figure, y=-gap, units="points")
-        for t, label in zip(*x, strict=True):
-            axes.text(t, 0.0, label, ha="center", va="top", fontsize=points, transform=below)
-        under = offset_copy(axes.transAxes, figure, y=-(gap + LINE_EM * points + LABEL_PAD_PT), units="points")
-        axes.xaxis.set_label_coords(0.5, 0.0, under)
-    if left:
-        beside = offset_copy(across, figure, x=-gap, units="points")
-        for t, label in zip(*y, strict=True):
-            axes.text(0.0, t, label, ha="right", va="center_baseline", fontsize=points, transform=beside)
-        width = _text_inches(y[1], points) * 72 if y[1] else 0.0
-        outside = offset_copy(axes.transAxes, figure, x=-(gap + width + LABEL_PAD_PT), units="points")
-        axes.yaxis.set_label_coords(0.0, 0.5, outside)
-
-
-def _auto_ticks(axis: Any) -> tuple[list[float], list[str]]:
-    """The ticks matplotlib would draw on ``axis`` (an x or y axis) at its present limits, and their labels: its
-    locator and formatter asked once, no text laid out."""
-    low, high = sorted(axis.get_view_interval())
-    slack = 1e-10 * (high - low)
-    ticks = [float(t) for t in axis.get_major_locator()() if low - slack <= t <= high + slack]
-    return ticks, list(axis.get_major_formatter().format_ticks(ticks))
-
-
 def _frame_inches(labels: Sequence[str], points: float) -> float:
-    """The room left of an axes that ``_frame`` labels: the axis label's line, its pad, the tick labels, the tick."""
+    """The room left of a panel that ``plain._axes_shapes`` labels: the axis label's line, its pad, the tick labels,
+    the tick."""
     return (LINE_EM * points + LABEL_PAD_PT + TICK_INCHES * 72) / 72 + (_text_inches(labels, points) if labels else 0)
 
 
@@ -229,8 +130,8 @@ def _grid_margins(
     """The margins (left, right, top, bottom) and gaps (between columns, between rows) in inches of a grid of panels
     in rows of ``columns`` whose y tick labels are ``ys`` and x tick labels ``xs`` (a list a panel) at ``ticks_pt``:
     room for them, for axis labels at ``label_pt``, titles of ``title_lines`` lines at ``label_pt``, a figure legend
-    of ``legend_inches`` below and ``right`` inches right (text that may run past a panel's edge). ``_lay_out``'s
-    layout of matplotlib's axes, and a plain figure's (``_boxes``)."""
+    of ``legend_inches`` below and ``right`` inches right (text that may run past a panel's edge). The layout
+    matplotlib's axes had, for a plain figure's panels (``_boxes``)."""
     below = (TICK_INCHES * 72 + LINE_EM * ticks_pt + LABEL_PAD_PT + LINE_EM * label_pt) / 72
     above = (LINE_EM * label_pt * title_lines + TITLE_PAD_PT) / 72
     lefts = [_frame_inches(shown, ticks_pt) + LINE_EM * (label_pt - ticks_pt) / 72 for shown in ys]
@@ -314,49 +215,6 @@ def _nice_ticks(low: float, high: float, bins: int) -> tuple[list[float], list[s
     while decimals >= 0 and max(abs(tick - round(tick, decimals)) for tick in ticks) < 1e-3 * 10.0**magnitude:
         decimals -= 1
     return ticks, [f"{tick:.{decimals + 1}f}".replace("-", "\u2212") for tick in ticks]
-
-
-def _lay_out(
-    panels: Sequence[Axes],
-    ticks_pt: float = SMALL_PT,
-    label_pt: float = SMALL_PT,
-    title_lines: float = 1.0,
-    legend_inches: float = 0.0,
-    right: float = 0.1,
-    columns: int | None = None,
-) -> None:
-    """Panels with their own scales in a fixed layout: placed where their tick labels will be chosen (room for
-    ``0.000`` left of each), their ticks then chosen once (``_auto_ticks``: a fixed locator's where a drawing set
-    one) and drawn by ``_frame`` at ``ticks_pt``, the panels placed again with room for the y tick labels as they
-    are. Room too for axis labels at ``label_pt``, titles of ``title_lines`` lines at ``label_pt``, a figure legend
-    of ``legend_inches`` below and ``right`` inches right (text that may run past a panel's edge)."""
-    columns = columns or _columns(len(panels))
-
-    def place(ys: Sequence[Sequence[str]], xs: Sequence[Sequence[str]]) -> None:
-        margins, gaps = _grid_margins(ys, xs, columns, ticks_pt, label_pt, title_lines, legend_inches, right)
-        _place(panels, margins, gaps, columns)
-
-    place([["0.000"]] * len(panels), [[]] * len(panels))
-    ys, xs = [], []
-    for panel in panels:
-        y, x = _auto_ticks(panel.yaxis), _auto_ticks(panel.xaxis)
-        _frame(panel, x, y, points=ticks_pt)
-        ys.append(y[1])
-        xs.append(x[1])
-    place(ys, xs)
-
-
-def _legend(figure: Figure, axes: Axes, extra: Sequence[Artist] = ()) -> float:
-    """A legend inside the axes when short, beside them (in columns of at most 16 entries) when long; the inches it
-    takes right of the axes (0 inside them)."""
-    handles, _ = axes.get_legend_handles_labels()
-    handles = [*handles, *extra]
-    if len(handles) <= LEGEND_INSIDE_MAX:
-        axes.legend(handles=handles, fontsize=SMALL_PT, loc="best")
-        return 0.0
-    columns, inches = _legend_beside([str(handle.get_label()) for handle in handles])
-    figure.legend(handles=handles, fontsize=SMALL_PT, loc="upper right", ncols=columns)
-    return inches
 
 
 def _legend_beside(labels: Sequence[str]) -> tuple[int, float]:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from reports.figures.data import _cut, _label, _number
-from reports.figures.det import KEY_PT, LEGEND_EDGE, _dashes
 from reports.figures.layout import (
     DPI,
     LABEL_PAD_PT,
@@ -29,8 +28,10 @@ from reports.figures.layout import (
     _text_inches,
     _tick_bins,
 )
+from reports.figures.legend import LEGEND_EDGE
 from reports.figures.outcome import FigureOutcome
 from reports.figures.plain import (
+    KEY_PT,
     RGB,
     Box,
     Dot,
@@ -40,6 +41,7 @@ from reports.figures.plain import (
     Polyline,
     Shape,
     Text,
+    _dashes,
     _drawn_inches,
     _lp_em,
     _plain,
@@ -169,8 +171,8 @@ class _Panel:
 
 
 def _menagerie_shapes(panels: Sequence[_Panel], size: tuple[float, float], prefix: str) -> list[Shape]:
-    """The panels in rows of two on a figure of ``size`` inches, as plain shapes (``plain``): placed as ``_lay_out``
-    placed matplotlib's axes (room for ``0.000`` left of each, the ticks chosen, ``_nice_ticks``, then placed again
+    """The panels in rows of two on a figure of ``size`` inches, as plain shapes (``plain``): placed where
+    matplotlib placed its axes (room for ``0.000`` left of each, the ticks chosen, ``_nice_ticks``, then placed again
     with room for their labels as they are), the legend of the four keys below them."""
     ticks_pt, label_pt = MENAGERIE_FONT - 2, MENAGERIE_FONT + 1
     legend = _legend_inches(1, MENAGERIE_FONT - 1)

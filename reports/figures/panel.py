@@ -1,11 +1,11 @@
-"""A figure of one panel on linear axes as plain shapes (``plain``), laid out as ``layout._lay_out`` and
-``layout._legend`` laid out matplotlib's axes: the table's IE against prediction and gender gap against SNR."""
+"""A figure of one panel on linear axes as plain shapes (``plain``), laid out as matplotlib's axes and legend were
+laid out when it drew the figures: the table's IE against prediction and gender gap against SNR, and a
+bundle's Bayes error plot."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from reports.figures.det import Key, _best_corner, _legend_shapes, _legend_size
 from reports.figures.layout import (
     LEGEND_INSIDE_MAX,
     SMALL_PT,
@@ -18,6 +18,7 @@ from reports.figures.layout import (
     _nice_ticks,
     _tick_bins,
 )
+from reports.figures.legend import Key, _best_corner, _legend_shapes, _legend_size
 from reports.figures.plain import Box, Dot, Frame, Polygon, Polyline, Shape, Text, _axes_shapes, _scale
 
 TITLE_PT = 1.2 * TEXT_PT  # matplotlib's axes title ("large")
@@ -31,22 +32,25 @@ def _linear_panel(
     labels: tuple[str, str, str],
     keys: Sequence[Key],
     draw: Drawing,
+    points: float = TEXT_PT,
+    y_limits: tuple[float, float] | None = None,
 ) -> list[Shape]:
-    """A figure of ``size`` inches of one panel whose axes are autoscaled to ``data`` (per axis, x then y, its values
-    as matplotlib's autoscaling sees them and the lines across it drawn after them, ``_autoscaled_past``) under
-    ``labels`` (title at ``TITLE_PT``, x and y labels at
-    ``TEXT_PT``): placed as ``_lay_out`` placed it (room for ``0.000`` left of it, the ticks chosen there by
-    ``_nice_ticks`` for the room matplotlib's AutoLocator saw, then placed again with room for their labels as they
-    are; a long legend's room right of it), its content ``draw(box, at)`` (its shapes, and those that ``loc="best"``
-    keeps its legend off: a dot counted as a point, a line by its vertices and crossings, a frame as a text's
-    extent), then its frame, ticks,
-    labels and the legend of ``keys``: inside where it covers least when short, beside it in columns of 16 at the
-    figure's top right when long (``layout._legend``)."""
+    """A figure of ``size`` inches of one panel whose axes are autoscaled to ``data`` (per axis, x then y, its values as
+    matplotlib's autoscaling sees them and the lines across it drawn after them, ``_autoscaled_past``), its y axis over
+    ``y_limits`` instead where given (``set_ylim``), under ``labels`` (title at ``TITLE_PT``, none where empty; x and y
+    labels and tick labels at ``points``): placed where matplotlib placed its axes (room for ``0.000`` left of it, the
+    ticks chosen there by ``_nice_ticks`` for the room matplotlib's AutoLocator saw, then placed again with room for
+    their labels as they are; a long legend's room right of it), its content ``draw(box, at)`` (its shapes, and those
+    that ``loc="best"`` keeps its legend off: a dot counted as a point, a line by its vertices and crossings, a frame as
+    a text's extent), then its frame, ticks, labels and the legend of ``keys``: inside where it covers least when short,
+    beside it in columns of 16 at the figure's top right when long (``layout._legend_beside``)."""
     columns, right = (1, 0.0) if len(keys) <= LEGEND_INSIDE_MAX else _legend_beside([key[0] for key in keys])
-    x_limits, y_limits = (_autoscaled_past(values, lines) for values, lines in data)
+    x_limits, autoscaled = (_autoscaled_past(values, lines) for values, lines in data)
+    y_limits = y_limits or autoscaled
+    title_lines = 1.2 if labels[0] else 0.0  # a title at TITLE_PT: 1.2 lines
 
     def placed(ys: Sequence[str], xs: Sequence[str]) -> Box:
-        margins, gaps = _grid_margins([ys], [xs], 1, TEXT_PT, TEXT_PT, title_lines=1.2, right=right)
+        margins, gaps = _grid_margins([ys], [xs], 1, points, points, title_lines=title_lines, right=right)
         return _boxes(1, size, margins, gaps)[0]
 
     first = placed(["0.000"], [])
@@ -57,8 +61,9 @@ def _linear_panel(
     shapes, obstacles = draw(box, at)
     xs = [(at(tick, y_limits[0])[0], label) for tick, label in zip(*x_ticks, strict=True)]
     ys = [(at(x_limits[0], tick)[1], label) for tick, label in zip(*y_ticks, strict=True)]
-    shapes += _axes_shapes(box, xs, ys, TEXT_PT, labels[1], labels[2], TEXT_PT)
-    shapes.append(Text(box[0] + box[2] / 2, box[1] - TITLE_PAD_PT / 72, labels[0], TITLE_PT, "ms"))
+    shapes += _axes_shapes(box, xs, ys, points, labels[1], labels[2], points)
+    if labels[0]:
+        shapes.append(Text(box[0] + box[2] / 2, box[1] - TITLE_PAD_PT / 72, labels[0], TITLE_PT, "ms"))
     wide, high = _legend_size(keys, columns)
     if len(keys) <= LEGEND_INSIDE_MAX:
         corner = _best_corner(box, (wide, high), obstacles)

@@ -33,6 +33,8 @@ Box = tuple[float, float, float, float]  # left, top, width, height, inches
 BLACK, WHITE = (0, 0, 0), (255, 255, 255)
 WHITE_RGBA = (1.0, 1.0, 1.0, 1.0)
 LINE_PT = 0.8  # matplotlib's default line width: axes frames and tick marks
+KEY_PT = 1.5  # matplotlib's default line width (lines.linewidth): a plotted line's and a legend key's
+DASHES = {"--": (3.7, 1.6), ":": (1.0, 1.65), "-.": (6.4, 1.6, 1.0, 1.6)}  # matplotlib's, in line widths
 FONT_UNITS = 2048  # DejaVu Sans's units per em: its metrics read at this size are exact
 
 
@@ -78,16 +80,17 @@ class Text:
 
 @dataclass(frozen=True)
 class Polyline:
-    """A line through ``points`` (n x 2: x, y inches) in ``ink``, ``width`` points wide, dashed by ``dashes`` (on and
-    off lengths in points, solid when empty: its ends then square, as matplotlib's solid lines', else butt), its
-    corners round; a point with a NaN is a gap (the pieces either side drawn apart); only what lies within ``clip``
-    drawn, where given. Anti-aliased, by Agg."""
+    """A line through ``points`` (n x 2: x, y inches) in ``ink`` at opacity ``alpha``, ``width`` points wide, dashed
+    by ``dashes`` (on and off lengths in points, solid when empty: its ends then square, as matplotlib's solid
+    lines', else butt), its corners round; a point with a NaN is a gap (the pieces either side drawn apart); only
+    what lies within ``clip`` drawn, where given. Anti-aliased, by Agg."""
 
     points: np.ndarray
     ink: RGB
     width: float
     dashes: tuple[float, ...] = ()
     clip: Box | None = None
+    alpha: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,7 @@ PATHS = (Polyline, Polygon, Dot)  # drawn by Agg, first, beneath the shapes Pill
 
 
 MARKER_EDGE_PT = 1.0  # matplotlib's marker edge (lines.markeredgewidth), drawn in the marker's colour
+MARKER_SIZE = 6.0  # points: matplotlib's lines.markersize, a plotted line's markers and a legend key's
 TRIANGLE_INRADIUS = 0.5 / (0.5 + 1.25**0.5)  # matplotlib's "^" (base and height its size): its incircle's radius
 
 
@@ -164,6 +168,16 @@ def _marker(
     return Polygon(np.column_stack([x + grown * corners[:, 0], centre + grown * corners[:, 1]]), ink, **drawn)
 
 
+def _rgb(colour: Sequence[float]) -> RGB:
+    red, green, blue = (round(255 * c) for c in colour[:3])
+    return red, green, blue
+
+
+def _dashes(style: str, width: float) -> tuple[float, ...]:
+    """matplotlib's dash pattern of ``style`` for a line ``width`` points wide (scaled by its width), in points."""
+    return tuple(width * length for length in DASHES.get(style, ()))
+
+
 def _scale(box: Box, x: tuple[float, float], y: tuple[float, float]) -> Callable[[float, float], tuple[float, float]]:
     """The map from data (x, y) to inches from the figure's top left in a panel ``box`` (left, top, width, height,
     inches) whose linear axes run over ``x`` and ``y`` (the y one upwards)."""
@@ -185,7 +199,7 @@ def _axes_shapes(
     y_label: str = "",
     label_pt: float = SMALL_PT,
 ) -> list[Shape]:
-    """A panel's frame ``box`` with ticks as ``layout._frame`` draws matplotlib's default ones: marks 3.5 pt out at
+    """A panel's frame ``box`` with ticks as matplotlib's default ones: marks 3.5 pt out at
     ``xs`` along its foot and ``ys`` along its left side (each a position in inches from the figure's top left and
     its label), their labels at ``points`` 3.5 pt beyond them (an x label's top there, a y label's middle level
     with its tick), then ``x_label`` and ``y_label`` at ``label_pt`` ``LABEL_PAD_PT`` beyond those (the y one reading
@@ -209,14 +223,13 @@ def _axes_shapes(
 
 
 def _plain(filename: str, caption: str, alt: str, size: tuple[float, float], shapes: Sequence[Shape]) -> FigureOutcome:
-    """``shapes`` on a white figure of ``size`` inches, as PNG and SVG bytes (``_drawn``'s outcome, without
-    matplotlib)."""
+    """``shapes`` on a white figure of ``size`` inches, as PNG and SVG bytes (a figure's outcome)."""
     return FigureOutcome(filename, caption, _png(size, shapes), alt=alt, svg=_svg(size, shapes))
 
 
 def _png(size: tuple[float, float], shapes: Sequence[Shape]) -> bytes:
     """The shapes drawn at ``DPI`` on an opaque RGB image ``size`` x ``DPI`` pixels (truncated, as Agg's canvas is),
-    saved as ``canvas._drawn`` saves its PNG: the polylines, polygons and dots first, in order, by matplotlib's Agg
+    saved by ``png.png_bytes``: the polylines, polygons and dots first, in order, by matplotlib's Agg
     path renderer (its anti-aliased lines, without its artists, layout or text), then the others in order by Pillow
     over them (a figure's frames, ticks and texts lie over its curves, as matplotlib draws them)."""
     import numpy as np
@@ -269,11 +282,13 @@ def _agg(pixels: tuple[int, int], shapes: Sequence[Polyline | Polygon | Dot]) ->
         if shape.clip is not None:
             _clip(gc, shape.clip, height)
         match shape:
-            case Polyline(points, _, width, dashes):
+            case Polyline(points, _, width, dashes, _, alpha):
                 gc.set_linewidth(width)
                 gc.set_capstyle("butt" if dashes else "projecting")
                 if dashes:
                     gc.set_dashes(0, list(dashes))
+                if alpha < 1:
+                    gc.set_alpha(alpha)
                 renderer.draw_path(gc, Path(shown(points)), identity, None)  # NaN: a gap, as matplotlib's lines
             case Polygon(points, _, alpha):
                 gc.set_linewidth(0)
@@ -412,9 +427,10 @@ def _svg_path(shape: Polyline | Polygon | Dot, clips: dict[Box, str]) -> list[st
         case Polygon(points, _, alpha):
             style = f"fill: {ink}{_opacity(alpha)}"
             pieces, close = [points], " z"
-        case Polyline(points, _, width, dashes):
+        case Polyline(points, _, width, dashes, _, alpha):
             style = f"fill: none; stroke: {ink}; stroke-width: {width:g}; stroke-linejoin: round; stroke-linecap: "
             style += "butt; stroke-dasharray: " + ",".join(f"{d:g}" for d in dashes) if dashes else "square"
+            style += f"; stroke-opacity: {alpha:g}" if alpha < 1 else ""
             breaks = np.flatnonzero(np.diff(np.isfinite(points).all(axis=1))) + 1  # where a gap starts or ends
             pieces = [piece for piece in np.split(points, breaks) if len(piece) and np.isfinite(piece[0]).all()]
             close = ""  # no piece for a line of no points
