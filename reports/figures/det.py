@@ -221,7 +221,8 @@ def _frame_room() -> tuple[float, float]:
 def _one_panel(
     title: str, curves: Sequence[Mapping[str, Any]], colours: Mapping[str, Any], size: tuple[float, float]
 ) -> list[Shape]:
-    """One panel of ``curves`` under ``title`` (at 1.2 times ``TEXT_PT``) in a figure of ``size`` inches, a legend
+    """One panel of ``curves`` under ``title`` (at 1.2 times ``TEXT_PT``, cut to the panel's width: a named figure's
+    is its whole caption, which the report prints beside it) in a figure of ``size`` inches, a legend
     entry per curve: inside the panel where it covers least (``_best_corner``) when short, beside it in columns of
     16 at the figure's top right when long."""
     keys = [(_cut(_series(c), LABEL_INCHES), _rgb(colours[_series(c)]), CURVE_PT,
@@ -232,7 +233,9 @@ def _one_panel(
     left, top = beside + MARGIN_INCHES, above + MARGIN_INCHES
     box = (left, top, size[0] - left - right - 0.1 - MARGIN_INCHES, size[1] - top - below)
     shapes = _det_axes(box, curves, colours)
-    shapes.append(Text(left + box[2] / 2, top - TITLE_PAD_PT / 72, title, TEXT_PT * 1.2, "ms"))
+    shapes.append(
+        Text(left + box[2] / 2, top - TITLE_PAD_PT / 72, _cut(title, box[2], TEXT_PT * 1.2), TEXT_PT * 1.2, "ms")
+    )
     wide, high = _legend_size(keys, columns)
     if len(keys) <= LEGEND_INSIDE_MAX:
         corner = _best_corner(box, (wide, high), [s for s in shapes if isinstance(s, Polyline | Polygon | Dot)])

@@ -18,7 +18,7 @@ from PIL import Image
 from scipy.stats import norm
 
 from reports.figures import DPI, FigureOutcome, det_band_figures, det_curves
-from reports.figures.data import LABEL_INCHES, _label
+from reports.figures.data import LABEL_INCHES, _cut, _label
 from reports.figures.det import DET_LIMITS, DET_TICK_LABELS
 from tests.reports.figure_text import past_the_edge
 
@@ -198,6 +198,24 @@ def test_hostile_names_are_escaped_in_the_svg_and_cut_as_label_cuts_them() -> No
     assert past_the_edge(drawn.svg) == []
     with Image.open(io.BytesIO(drawn.png)) as image:
         image.verify()
+
+
+def test_a_single_panels_long_title_is_cut_to_the_panel() -> None:
+    """A named figure of one panel takes its caption as its title: a long one is cut to the panel's width, ``...``
+    last, and nothing runs past the figure's edges (before, the whole caption ran past both)."""
+    caption = "DET curves of E13 per condition family, one colour per encoder; " + "shaded: a band " * 12
+    curves = [{**_entry("", series, M1), "panel": None} for series in ("m1", "m2")]
+    (drawn,) = det_curves({"curves": curves}, None)
+    assert drawn.svg is not None and past_the_edge(drawn.svg) == []
+    from reports.figures.det import _det_figure
+
+    colours = {"m1": (0.1, 0.2, 0.3), "m2": (0.4, 0.5, 0.6)}
+    named = _det_figure("E13", curves, colours, caption)
+    assert named.svg is not None and past_the_edge(named.svg) == []
+    root = _svg(named)
+    ((_, _, width, _),) = _panels(root)
+    (title,) = [text.text for text in root.iter(f"{SVG}text") if "font-size: 10.8px" in text.get("style", "")]
+    assert title == _cut(caption, width / 72, 10.8) and str(title).endswith("...")
 
 
 def test_a_dollar_is_drawn_as_itself() -> None:
