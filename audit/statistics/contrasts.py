@@ -114,6 +114,14 @@ class SpeakerDraws:
         weights: FloatArray = self.multiplicities[:, codes] * self.multiplicities[:, partners]
         return weights
 
+    def distinct_trial_weights(self, enrol: IntArray, partner: IntArray) -> tuple[FloatArray, IntArray]:
+        """Distinct draws x trials: each trial's weight (as ``trial_weights`` weighs it) in each distinct draw of the
+        speakers these codes name (``distinct``), and each draw's row among them: a statistic of the weights alone,
+        measured on these rows and repeated, is its value on every draw."""
+        rows, enrol_local, partner_local, repeated = self.distinct(enrol, partner)
+        weights: FloatArray = rows[:, enrol_local] * rows[:, partner_local]
+        return weights, repeated
+
     def distinct(self, enrol: IntArray, partner: IntArray) -> tuple[FloatArray, IntArray, IntArray, IntArray]:
         """The distinct draws of the speakers that these codes (``codes``) name: the distinct rows of
         ``multiplicities`` on those speakers' columns (``distinct_rows``, found once per set of speakers), the codes

@@ -59,11 +59,11 @@ def _metric_draws(evaluated: SpoofingSet, draws: SpeakerDraws, name: str) -> Flo
         "t_eer": lambda w: t_eer_draws(cm, asv, kinds, w),
     }
     # Each row of trial weights gives its metric alone (the same bits among any rows): measured once per distinct
-    # draw of the cell's speakers (SpeakerDraws.distinct) and repeated.
+    # draw of the cell's speakers (SpeakerDraws.distinct_trial_weights) and repeated.
     enrol, partner = draws.codes(evaluated.enrol_speaker, evaluated.test_speaker)
     assert partner is not None
-    distinct, enrol_local, partner_local, repeated = draws.distinct(enrol, partner)
-    drawn: FloatArray = weighted[name](distinct[:, enrol_local] * distinct[:, partner_local])[repeated]
+    weights, repeated = draws.distinct_trial_weights(enrol, partner)
+    drawn: FloatArray = weighted[name](weights)[repeated]
     return drawn
 
 
