@@ -13,13 +13,12 @@ from ``statistics.det_bands``), and the menagerie figure (``menagerie``).
 ``render_figures`` and ``add_statistics_figures`` (``catalogue``) draw them in a fixed order (``draw_figures`` a part
 of them by name, for another process); ``plain`` writes every figure as boxes, curves and texts (curves, bands and
 markers by matplotlib's Agg path renderer used directly, frames, ticks and texts by Pillow, the SVG as text; no
-matplotlib Figure, Axes or artists), ``layout`` places them in inches, ``canvas`` gives the series' colours.
+matplotlib Figure, Axes or artists), ``layout`` places them in inches.
 A figure whose data is absent is skipped with the reason, never drawn empty. Importing this package imports no
 matplotlib: figures import it when they are drawn.
 """
 
 from reports.figures.bayes_error import bayes_error_plot
-from reports.figures.canvas import import_drawing
 from reports.figures.catalogue import (
     DET_PENDING,
     EARLY_FIGURES,
@@ -34,6 +33,7 @@ from reports.figures.heatmap import eer_heatmap
 from reports.figures.layout import DPI, TEXT_PT
 from reports.figures.menagerie import MENAGERIE_SECTION, menagerie_figure
 from reports.figures.outcome import FigureOutcome
+from reports.figures.plain import import_drawing
 from reports.figures.scores import score_distributions
 
 __all__ = [

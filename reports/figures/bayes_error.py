@@ -5,13 +5,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reports.figures.canvas import _series_colours
 from reports.figures.data import LABEL_INCHES, _curves, _cut
 from reports.figures.layout import FIGSIZE_INCHES, SMALL_PT
 from reports.figures.legend import Key
 from reports.figures.outcome import FigureOutcome
 from reports.figures.panel import At, _linear_panel
-from reports.figures.plain import BLACK, KEY_PT, RGB, Box, Dot, Frame, Polygon, Polyline, Shape, _dashes, _plain, _rgb
+from reports.figures.plain import (
+    BLACK,
+    KEY_PT,
+    RGB,
+    Box,
+    Dot,
+    Frame,
+    Polygon,
+    Polyline,
+    Shape,
+    _dashes,
+    _plain,
+    _rgb,
+    _series_colours,
+)
 from reports.format import format_number
 
 Y_LIMITS = (0.0, 1.2)

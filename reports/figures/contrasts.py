@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reports.figures.canvas import _series_colours
 from reports.figures.data import LABEL_INCHES, _cut, _number, _rows
 from reports.figures.layout import (
     FIGSIZE_INCHES,
@@ -45,6 +44,7 @@ from reports.figures.plain import (
     _rgb,
     _rounded,
     _scale,
+    _series_colours,
 )
 from reports.format import format_number
 

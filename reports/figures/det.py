@@ -10,7 +10,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from reports.figures.canvas import _series_colours
 from reports.figures.data import LABEL_INCHES, _curves, _cut, _label, _number
 from reports.figures.layout import (
     FIGSIZE_INCHES,
@@ -47,6 +46,7 @@ from reports.figures.plain import (
     _lp_em,
     _plain,
     _rgb,
+    _series_colours,
 )
 from reports.format import format_number
 

@@ -1,13 +1,14 @@
-"""A figure of plain shapes (grids of coloured cells, frames, lines, texts; polylines, filled polygons and dots)
-placed in inches from its top left and written without matplotlib's drawing machinery: the PNG drawn with Pillow
-(over what Agg's path renderer drew of the polylines, polygons and dots), the SVG written as text.
+"""Every figure of the report as plain shapes (grids of coloured cells, frames, lines, texts; polylines, filled
+polygons, dots and markers) placed in inches from its top left and written without matplotlib's figures and artists:
+the PNG drawn with Pillow (over what Agg's path renderer drew of the polylines, polygons and dots), the SVG written as
+text; with the series' colours every figure shares (``_series_colours``) and the drawing modules imported ahead of a
+fork (``import_drawing``).
 
-For a figure whose layout is fixed and whose content is boxes, curves and texts (the EER heatmap, the DET curves,
-the menagerie, the table's interaction plots, IE against prediction and gap against SNR),
-matplotlib's artists, text layout and two full draws (Agg for the PNG, again for the SVG) were most of its cost; here
-each shape is written once per format. The bytes are deterministic (no metadata; the only ids, of clip paths, are
-numbered in order); texts are DejaVu Sans, the font matplotlib draws the other figures in (``layout._font_file``),
-at no less than ``SMALL_PT``; frames and ticks are matplotlib's default 0.8 pt.
+matplotlib's artists, text layout and two full draws (Agg for the PNG, again for the SVG) were most of a figure's
+cost; here each shape is written once per format. The bytes are deterministic (no metadata; the only ids, of clip
+paths, are numbered in order); texts are DejaVu Sans, the font matplotlib drew the figures in
+(``layout._font_file``), at no less than ``SMALL_PT``; frames and ticks are matplotlib's default 0.8 pt. matplotlib
+and Pillow are imported inside the drawing functions, so that ``import reports`` stays light.
 """
 
 from __future__ import annotations
@@ -226,6 +227,29 @@ def _axes_shapes(
 def _plain(filename: str, caption: str, alt: str, size: tuple[float, float], shapes: Sequence[Shape]) -> FigureOutcome:
     """``shapes`` on a white figure of ``size`` inches, as PNG and SVG bytes (a figure's outcome)."""
     return FigureOutcome(filename, caption, _png(size, shapes), alt=alt, svg=_svg(size, shapes))
+
+
+def import_drawing() -> None:
+    """Import the drawing modules (matplotlib's Agg renderer, paths and fonts, Pillow's) now: a process that draws
+    some figures in a fork of itself and the others in itself (``audit verify --bundle --out``) then imports them
+    once, before the fork, not in both."""
+    import matplotlib.backends.backend_agg
+    import matplotlib.font_manager
+    import matplotlib.path  # noqa: F401
+    import PIL.Image
+    import PIL.ImageDraw
+    import PIL.ImageFont  # noqa: F401
+
+
+def _series_colours(names: Sequence[str]) -> dict[str, Any]:
+    """One colour per series name, the same in every panel and figure (tab10, tab20 beyond ten); none, and matplotlib
+    not imported, for no series (a table's report has no DET bands to colour)."""
+    if not names:
+        return {}
+    import matplotlib
+
+    colormap = matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"]
+    return {name: colormap(index % colormap.N) for index, name in enumerate(names)}
 
 
 def _png(size: tuple[float, float], shapes: Sequence[Shape]) -> bytes:
