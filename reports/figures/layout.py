@@ -185,14 +185,24 @@ def _nice_ticks(low: float, high: float, bins: int) -> tuple[list[float], list[s
     """The ticks from ``low`` to ``high`` that matplotlib's AutoLocator chooses for at most ``bins`` intervals (a step
     of 1, 2, 2.5 or 5 times a power of ten, the smallest that fits, or a smaller one where it would leave a single
     tick), and their labels with the decimals the ticks need, a minus sign for a negative one (as its ScalarFormatter
-    writes them, without its offset or exponent: the figures' scales need neither).
+    writes them, without its offset or exponent: the figures' scales need neither). Ticks of a million or more, or of
+    less than 1e-5, are written with an exponent, as many digits as tell them apart (a hostile score file's 1e300
+    would otherwise be a label of 300 digits, wider than its figure); a range of one value, or one past the largest
+    float, gets its ends.
 
     >>> _nice_ticks(0.0, 0.21, 8)
     ([0.0, 0.05, 0.1, 0.15000000000000002, 0.2], ['0.00', '0.05', '0.10', '0.15', '0.20'])
     >>> [label.replace(chr(0x2212), "minus ") for label in _nice_ticks(-0.3, 0.2, 5)[1]]
     ['minus 0.3', 'minus 0.2', 'minus 0.1', '0.0', '0.1', '0.2']
+    >>> _nice_ticks(0.0, 1e300, 2)[1], _nice_ticks(0.25, 0.25, 4)[1], _nice_ticks(-1.7e308, 1.7e308, 4)[1][1]
+    (['0', '5e+299', '1e+300'], ['0.25'], '1.7e+308')
+    >>> _nice_ticks(-2e-301, 2e-301, 4)[1]
+    ['\u22122e-301', '\u22121e-301', '0', '1e-301', '2e-301']
     """
     span = high - low
+    if not (math.isfinite(span) and span > 0):
+        ends = sorted({low, high})
+        return ends, [_exponent_label(tick, 3) for tick in ends]
     raw = span / bins
     scale = 10.0 ** math.floor(math.log10(raw))
     steps = [multiple * scale for multiple in (0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, 20)]
@@ -208,13 +218,23 @@ def _nice_ticks(low: float, high: float, bins: int) -> tuple[list[float], list[s
             break
     slack = 1e-10 * span
     ticks = [tick for tick in ticks if low - slack <= tick <= high + slack]
-    ticks = [0.0 if abs(tick) < 1e-8 else tick for tick in ticks]  # as its formatter writes a rounding error
+    ticks = [0.0 if abs(tick) < 1e-8 * step else tick for tick in ticks]  # as its formatter writes a rounding error
     spread = (max(ticks) - min(ticks)) or max(abs(tick) for tick in ticks) or 1.0
     magnitude = math.floor(math.log10(spread))
     decimals = max(0, 3 - magnitude)
     while decimals >= 0 and max(abs(tick - round(tick, decimals)) for tick in ticks) < 1e-3 * 10.0**magnitude:
         decimals -= 1
+    largest = max(abs(tick) for tick in ticks)
+    if largest >= 1e6 or 0 < largest < 1e-5:
+        digits = min(17, max(1, math.floor(math.log10(largest)) - math.floor(math.log10(step)) + 1))
+        return ticks, [_exponent_label(tick, digits) for tick in ticks]
     return ticks, [f"{tick:.{decimals + 1}f}".replace("-", "\u2212") for tick in ticks]
+
+
+def _exponent_label(tick: float, digits: int) -> str:
+    """A tick written in ``digits`` significant digits, with an exponent where it needs one, a minus sign for a
+    negative one."""
+    return f"{tick:.{digits}g}".replace("-", "\u2212").replace("e\u2212", "e-")
 
 
 def _legend_beside(labels: Sequence[str]) -> tuple[int, float]:

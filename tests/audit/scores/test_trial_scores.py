@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -324,6 +325,19 @@ def test_the_report_is_written(tmp_path: Path) -> None:
     assert "EER (interp) 0.3333" in page  # the DET figure's text alternative
     assert "shaded: the pointwise 95% band of the miss rate" in page  # --out draws the bands
     assert json.loads((tmp_path / "out" / "report.json").read_text())["source"]["trials"]["format"] == "voxceleb"
+
+
+@pytest.mark.parametrize("magnitude", [1e300, 1e-300])
+def test_scores_of_extreme_magnitude_are_drawn_not_an_internal_error(tmp_path: Path, magnitude: float) -> None:
+    """Finite scores of 1e300 (or 1e-300) are valid input: the figures write their ticks with an exponent, not as
+    labels of 300 digits wider than the figure (an internal error before), and the same metrics as the hand case."""
+    trials = [(label, enrol, test, magnitude * (score - 0.5)) for label, enrol, test, score in TRIALS]
+    trial_path, score_path = write_case(tmp_path, "voxceleb", trials)
+    code, stdout, stderr = invoke(str(trial_path), str(score_path), "--out", str(tmp_path / "out"), "--resamples", "10")
+    assert code == 0 and "internal error" not in stderr, stdout + stderr
+    svg = (tmp_path / "out" / "figures" / "score_distributions.svg").read_text()
+    assert re.search(r">\u2212?[0-9.]+e[+-]\d+</text>", svg), "no tick written with an exponent"
+    assert (tmp_path / "out" / "figures" / "score_distributions.png").is_file()
 
 
 def _without_sources(report: dict) -> dict:
