@@ -23,6 +23,7 @@ from reports.figures.plain import (
     Text,
     _drawn_inches,
     _marker,
+    _rounded,
 )
 
 if TYPE_CHECKING:
@@ -46,26 +47,28 @@ def _legend_split(keys: Sequence[Key], columns: int) -> list[list[Key]]:
     return [list(keys[end - rows - (k < extra) : end]) for k, end in enumerate(ends)]
 
 
-def _legend_size(keys: Sequence[Key], columns: int) -> tuple[float, float]:
-    """A legend's width and height in inches, with matplotlib's default paddings at ``SMALL_PT``: 0.4 em inside its
+def _legend_size(keys: Sequence[Key], columns: int, points: float = SMALL_PT) -> tuple[float, float]:
+    """A legend's width and height in inches, with matplotlib's default paddings at ``points``: 0.4 em inside its
     frame, keys 2 em long 0.8 em before their labels, 2 em between columns, 0.5 em between rows."""
-    em = SMALL_PT / 72
+    em = points / 72
     split = _legend_split(keys, columns)
-    widths = [_drawn_inches([key[0] for key in column], SMALL_PT) + 2.8 * em for column in split if column]
+    widths = [_drawn_inches([key[0] for key in column], points) + 2.8 * em for column in split if column]
     rows = max(len(column) for column in split)
     return sum(widths) + (len(widths) - 1) * 2.0 * em + 0.8 * em, em * (rows * ROW_EM + (rows - 1) * 0.5 + 0.8)
 
 
-def _legend_shapes(keys: Sequence[Key], columns: int, corner: tuple[float, float]) -> list[Shape]:
-    """The legend of ``keys`` in ``columns`` with its top left at ``corner`` (inches): a white frame (opaque at 0.8,
-    edged light grey), a key line (where it has a width) with its marker or glyph at its middle (where it has one)
-    and a label per entry, column by column."""
+def _legend_shapes(
+    keys: Sequence[Key], columns: int, corner: tuple[float, float], points: float = SMALL_PT
+) -> list[Shape]:
+    """The legend of ``keys`` in ``columns`` at ``points`` with its top left at ``corner`` (inches): a white frame
+    (opaque at 0.8, edged light grey, its corners rounded 0.2 em as matplotlib's), a key line (where it has a width)
+    with its marker or glyph at its middle (where it has one) and a label per entry, column by column."""
     import numpy as np
 
-    em = SMALL_PT / 72
-    (left, top), (wide, high) = corner, _legend_size(keys, columns)
-    outline = np.array([[left, top], [left + wide, top], [left + wide, top + high], [left, top + high], [left, top]])
-    shapes: list[Shape] = [Polygon(outline[:4], WHITE, 0.8), Polyline(outline, LEGEND_EDGE, 1.0)]
+    em = points / 72
+    (left, top), (wide, high) = corner, _legend_size(keys, columns, points)
+    outline = _rounded((left, top, wide, high), 0.2 * em)
+    shapes: list[Shape] = [Polygon(outline[:-1], WHITE, 0.8), Polyline(outline, LEGEND_EDGE, 1.0)]
     x = left + 0.4 * em
     for column in _legend_split(keys, columns):
         if not column:
@@ -78,8 +81,8 @@ def _legend_shapes(keys: Sequence[Key], columns: int, corner: tuple[float, float
                 shapes += marker(x + em, y)
             elif marker:
                 shapes.append(_marker(marker, x + em, y, MARKER_SIZE, ink))
-            shapes.append(Text(x + 2.8 * em, y, label, SMALL_PT, "lm"))
-        x += _drawn_inches([key[0] for key in column], SMALL_PT) + 4.8 * em
+            shapes.append(Text(x + 2.8 * em, y, label, points, "lm"))
+        x += _drawn_inches([key[0] for key in column], points) + 4.8 * em
     return shapes
 
 

@@ -28,11 +28,10 @@ from reports.figures.layout import (
     _text_inches,
     _tick_bins,
 )
-from reports.figures.legend import LEGEND_EDGE
+from reports.figures.legend import Key, _legend_shapes, _legend_size
 from reports.figures.outcome import FigureOutcome
 from reports.figures.plain import (
     KEY_PT,
-    RGB,
     Box,
     Dot,
     Frame,
@@ -42,10 +41,8 @@ from reports.figures.plain import (
     Shape,
     Text,
     _dashes,
-    _drawn_inches,
     _lp_em,
     _plain,
-    _rounded,
     _square,
 )
 from reports.format import format_number
@@ -65,7 +62,6 @@ LABEL_GAP_PT = 3.0  # between a speaker's marker and its name
 LABEL_STEPS = 4  # the corners around a marker, then moved away from it by up to three label heights (with a leader)
 MARKER_PX = 3.0  # half the side of a marker (matplotlib's s=18: a square of about 4.2 pt), in pixels at DPI
 MARKER_PT = math.sqrt(18) + 1.5  # a marker across: matplotlib's scatter of s=18 with its 1.5 pt edge in its colour
-KEY_MARKER_PT = 6.0 + 1.0  # a legend's marker across: matplotlib's markersize 6 with its 1 pt edge
 CLEAN, STRESSED, GOAT, CUT = (31, 119, 180), (214, 39, 40), (44, 160, 44), (148, 103, 189)  # tab: blue, red, ...
 ARROW, LEADER = (140, 140, 140), (77, 77, 77)  # matplotlib's greys 0.55 and 0.3
 SHAFT = 0.004  # an arrow's shaft across, of its panel's width (matplotlib's quiver, width=0.004)
@@ -191,7 +187,7 @@ def _menagerie_shapes(panels: Sequence[_Panel], size: tuple[float, float], prefi
     placed = boxes([y[1] for _, y in ticks], [x[1] for x, _ in ticks])
     for panel, box, scales, (x, y) in zip(panels, placed, limits, ticks, strict=True):
         shapes += _panel_shapes(panel, box, scales, x, y, size[1], prefix)
-    return shapes + _legend_shapes(size)
+    return shapes + _legend(size)
 
 
 def _panel_shapes(
@@ -323,32 +319,15 @@ def _arrow(start: tuple[float, float], end: tuple[float, float], shaft: float) -
                             start[1] + shaft * (along * sin + across * cos)])  # fmt: skip
 
 
-def _legend_shapes(size: tuple[float, float]) -> list[Shape]:
-    """The legend of the four keys in a row at the foot of a figure of ``size`` inches, centred, as matplotlib's
-    figure legend (``loc="lower center"``) draws it at ``MENAGERIE_FONT - 1``: its border 0.4 em in, keys 2 em long,
-    0.8 em from their labels, 2 em between entries, 0.5 em above the figure's edge, in a frame of 0.8 grey with
-    corners rounded 0.2 em."""
-    import numpy as np
-
-    em = (MENAGERIE_FONT - 1) / 72
-    keys: list[tuple[str, RGB, str]] = [("clean", CLEAN, "o"), ("stressed", STRESSED, "s"),
-                                         ("goat cut", GOAT, "--"), ("lamb / wolf cut", CUT, ":")]  # fmt: skip
-    entries = [(2.0 + 0.8) * em + _drawn_inches([label], MENAGERIE_FONT - 1) for label, _, _ in keys]
-    wide, high = sum(entries) + 2.0 * em * (len(keys) - 1) + 2 * 0.4 * em, (2 * 0.4 + LINE_EM) * em
-    left, top = (size[0] - wide) / 2, size[1] - 0.5 * em - high
-    shapes: list[Shape] = [Polyline(_rounded((left, top, wide, high), 0.2 * em), LEGEND_EDGE, 1.0)]
-    x, y = left + 0.4 * em, top + high / 2
-    for (label, ink, key), entry in zip(keys, entries, strict=True):
-        middle = x + em
-        if key == "o":
-            shapes.append(Dot(middle, y, KEY_MARKER_PT, ink))
-        elif key == "s":
-            shapes.append(Polygon(_square(middle, y, KEY_MARKER_PT), ink))
-        else:
-            shapes.append(Polyline(np.array([[x, y], [x + 2 * em, y]]), ink, KEY_PT, _dashes(key, KEY_PT)))
-        shapes.append(Text(x + 2.8 * em, y, label, MENAGERIE_FONT - 1, "lm"))
-        x += entry + 2.0 * em
-    return shapes
+def _legend(size: tuple[float, float]) -> list[Shape]:
+    """The legend of the four keys in a row at the foot of a figure of ``size`` inches, centred 0.5 em above its
+    edge, as matplotlib's figure legend (``loc="lower center"``, ``ncols=4``) draws it at ``MENAGERIE_FONT - 1``."""
+    points = MENAGERIE_FONT - 1
+    keys: list[Key] = [("clean", CLEAN, 0.0, (), "o"), ("stressed", STRESSED, 0.0, (), "s"),
+                       ("goat cut", GOAT, KEY_PT, _dashes("--", KEY_PT), ""),
+                       ("lamb / wolf cut", CUT, KEY_PT, _dashes(":", KEY_PT), "")]  # fmt: skip
+    wide, high = _legend_size(keys, len(keys), points)
+    return _legend_shapes(keys, len(keys), ((size[0] - wide) / 2, size[1] - 0.5 * points / 72 - high), points)
 
 
 def menagerie_figure(report: Mapping[str, Any]) -> list[FigureOutcome]:
