@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING, Any
 from reports.figures.data import _cut, _label, _number
 from reports.figures.layout import (
     DPI,
-    LABEL_PAD_PT,
     LINE_EM,
-    TICK_INCHES,
     TITLE_PAD_PT,
     _autoscaled,
     _boxes,
@@ -34,15 +32,15 @@ from reports.figures.plain import (
     KEY_PT,
     Box,
     Dot,
-    Frame,
-    Line,
     Polygon,
     Polyline,
     Shape,
     Text,
+    _axes_shapes,
     _dashes,
     _lp_em,
     _plain,
+    _scale,
     _square,
 )
 from reports.format import format_number
@@ -205,12 +203,8 @@ def _panel_shapes(
     import numpy as np
 
     left, top, across, down = box
-    (x_low, x_high), (y_low, y_high) = limits
-
-    def at(x: float, y: float) -> tuple[float, float]:
-        """A point in data units as inches from the figure's top left."""
-        return left + (x - x_low) / (x_high - x_low) * across, top + down - (y - y_low) / (y_high - y_low) * down
-
+    (x_low, _), (y_low, _) = limits
+    at = _scale(box, *limits)
     shapes: list[Shape] = []
     starts, ends = [at(*point[1:3]) for point in panel.points], [at(*point[3:5]) for point in panel.points]
     shapes += [Polygon(_arrow(a, b, SHAFT * across), ARROW, clip=box) for a, b in zip(starts, ends, strict=True)]
@@ -225,22 +219,10 @@ def _panel_shapes(
     shapes += [Polygon(_square(x, y, MARKER_PT), STRESSED, clip=box) for x, y in ends]
     names, texts = _names(panel, at, box, height, prefix)
     shapes += names
-    foot = top + down
-    xs = [at(tick, y_low)[0] for tick in x_ticks[0]]
-    ys = [at(x_low, tick)[1] for tick in y_ticks[0]]
-    shapes.append(Frame(box))
-    shapes += [Line((x, foot), (x, foot + TICK_INCHES / 2)) for x in xs]
-    shapes += [Line((left - TICK_INCHES / 2, y), (left, y)) for y in ys]
+    xs = [(at(tick, y_low)[0], label) for tick, label in zip(*x_ticks, strict=True)]
+    ys = [(at(x_low, tick)[1], label) for tick, label in zip(*y_ticks, strict=True)]
     small, label_pt, title_pt = MENAGERIE_FONT - 2, MENAGERIE_FONT + 1, MENAGERIE_FONT - 1
-    ascent = _lp_em()[0] / 72  # texts placed by their baselines, as matplotlib placed them (``det._det_axes``)
-    shapes += [Text(x, foot + TICK_INCHES + ascent * small, label, small, "ms")
-               for x, label in zip(xs, x_ticks[1], strict=True)]  # fmt: skip
-    shapes += [Text(left - TICK_INCHES, y + ascent * small / 2, label, small, "rs")
-               for y, label in zip(ys, y_ticks[1], strict=True)]  # fmt: skip
-    below = (TICK_INCHES * 72 + LINE_EM * small + LABEL_PAD_PT) / 72 + ascent * label_pt
-    shapes.append(Text(left + across / 2, foot + below, "mean target score", label_pt, "ms"))
-    beside = TICK_INCHES + (_text_inches(y_ticks[1], small) * 72 + LABEL_PAD_PT) / 72 + _lp_em()[1] * title_pt / 72
-    shapes.append(Text(left - beside, top + down / 2, panel.y_label, title_pt, "ms", upward=True))
+    shapes += _axes_shapes(box, xs, ys, small, "mean target score", panel.y_label, label_pt, title_pt)
     title = _cut(panel.title, across, title_pt)  # cut at a character: a name without blanks keeps its start
     shapes.append(Text(left + across / 2, top - TITLE_PAD_PT / 72, title, title_pt, "ms"))
     if not panel.points:

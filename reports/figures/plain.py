@@ -200,12 +200,14 @@ def _axes_shapes(
     x_label: str = "",
     y_label: str = "",
     label_pt: float = SMALL_PT,
+    y_label_pt: float | None = None,
 ) -> list[Shape]:
     """A panel's frame ``box`` with ticks as matplotlib's default ones: marks 3.5 pt out at
     ``xs`` along its foot and ``ys`` along its left side (each a position in inches from the figure's top left and
     its label), their labels at ``points`` 3.5 pt beyond them (an x label's top there, a y label's middle level
-    with its tick), then ``x_label`` and ``y_label`` at ``label_pt`` ``LABEL_PAD_PT`` beyond those (the y one reading
-    upwards, its foot towards the panel). Texts placed by their baselines, as matplotlib places them (``_lp_em``)."""
+    with its tick), then ``x_label`` and ``y_label`` at ``label_pt`` (the y one at ``y_label_pt`` where given)
+    ``LABEL_PAD_PT`` beyond those (the y one reading upwards, its foot towards the panel). Texts placed by their
+    baselines, as matplotlib places them (``_lp_em``)."""
     left, top, across, down = box
     foot = top + down
     ascent, descent = (em / 72 for em in _lp_em())
@@ -218,9 +220,10 @@ def _axes_shapes(
         below = (TICK_INCHES * 72 + LINE_EM * points + LABEL_PAD_PT) / 72 + ascent * label_pt
         shapes.append(Text(left + across / 2, foot + below, x_label, label_pt, "ms"))
     if y_label:
+        y_pt = label_pt if y_label_pt is None else y_label_pt
         widest = _text_inches([label for _, label in ys], points) * 72 if ys else 0.0
-        beside = TICK_INCHES + (widest + LABEL_PAD_PT) / 72 + descent * label_pt
-        shapes.append(Text(left - beside, top + down / 2, y_label, label_pt, "ms", upward=True))
+        beside = TICK_INCHES + (widest + LABEL_PAD_PT) / 72 + descent * y_pt
+        shapes.append(Text(left - beside, top + down / 2, y_label, y_pt, "ms", upward=True))
     return shapes
 
 
