@@ -27,7 +27,6 @@ from reports.figures.layout import (
     _legend_beside,
     _legend_columns,
     _legend_inches,
-    _text_inches,
 )
 from reports.figures.legend import _best_corner, _legend_shapes, _legend_size
 from reports.figures.outcome import FigureOutcome
@@ -36,14 +35,12 @@ from reports.figures.plain import (
     KEY_PT,
     Box,
     Dot,
-    Frame,
-    Line,
     Polygon,
     Polyline,
     Shape,
     Text,
+    _axes_shapes,
     _dashes,
-    _lp_em,
     _plain,
     _rgb,
     _series_colours,
@@ -120,22 +117,9 @@ def _det_axes(
             ((x, y),) = at([point], [point]).tolist()
             shapes.append(Dot(x, y, EER_DOT_PT, ink, box))
     shapes.append(Polyline(at([low, high], [low, high]), DIAGONAL, GRID_PT, _dashes(":", GRID_PT), box))
-    foot = y0 + down
-    xs, ys = at(ticks, ticks).T
-    shapes += [Line((x, foot), (x, foot + TICK_INCHES / 2)) for x in xs.tolist()]
-    shapes += [Line((x0 - TICK_INCHES / 2, y), (x0, y)) for y in ys.tolist()]
-    shapes.append(Frame(box))
-    ascent, descent = (em * SMALL_PT / 72 for em in _lp_em())  # texts placed by their baselines, as matplotlib
-    if bottom:  # each label's top (its line's, matplotlib's "top") a tick's length and pad below the axes
-        labels = zip(xs.tolist(), DET_TICK_LABELS, strict=True)
-        shapes += [Text(x, foot + TICK_INCHES + ascent, label, SMALL_PT, "ms") for x, label in labels]
-        below = (TICK_INCHES * 72 + LINE_EM * SMALL_PT + LABEL_PAD_PT) / 72
-        shapes.append(Text(x0 + across / 2, foot + below + ascent, X_LABEL, SMALL_PT, "ms"))
-    if left:  # each label's middle (matplotlib's "center_baseline": half its ascent above its baseline) at its tick
-        labels = zip(ys.tolist(), DET_TICK_LABELS, strict=True)
-        shapes += [Text(x0 - TICK_INCHES, y + ascent / 2, label, SMALL_PT, "rs") for y, label in labels]
-        beside = TICK_INCHES + (_text_inches(DET_TICK_LABELS, SMALL_PT) * 72 + LABEL_PAD_PT) / 72
-        shapes.append(Text(x0 - beside - descent, y0 + down / 2, Y_LABEL, SMALL_PT, "ms", upward=True))
+    xs, ys = (list(zip(positions, DET_TICK_LABELS, strict=True)) for positions in at(ticks, ticks).T.tolist())
+    shapes += _axes_shapes(box, xs, ys, SMALL_PT, X_LABEL if bottom else "", Y_LABEL if left else "",
+                           tick_labels=(bottom, left))  # fmt: skip
     return shapes
 
 

@@ -201,21 +201,25 @@ def _axes_shapes(
     y_label: str = "",
     label_pt: float = SMALL_PT,
     y_label_pt: float | None = None,
+    tick_labels: tuple[bool, bool] = (True, True),
 ) -> list[Shape]:
     """A panel's frame ``box`` with ticks as matplotlib's default ones: marks 3.5 pt out at
     ``xs`` along its foot and ``ys`` along its left side (each a position in inches from the figure's top left and
     its label), their labels at ``points`` 3.5 pt beyond them (an x label's top there, a y label's middle level
     with its tick), then ``x_label`` and ``y_label`` at ``label_pt`` (the y one at ``y_label_pt`` where given)
-    ``LABEL_PAD_PT`` beyond those (the y one reading upwards, its foot towards the panel). Texts placed by their
-    baselines, as matplotlib places them (``_lp_em``)."""
+    ``LABEL_PAD_PT`` beyond those (the y one reading upwards, its foot towards the panel); ``tick_labels``: whether
+    the x and the y ticks are labelled (a panel sharing its scale with the one below or left of it is not). Texts
+    placed by their baselines, as matplotlib places them (``_lp_em``)."""
     left, top, across, down = box
     foot = top + down
     ascent, descent = (em / 72 for em in _lp_em())
     shapes: list[Shape] = [Frame(box)]
     shapes += [Line((x, foot), (x, foot + TICK_INCHES / 2)) for x, _ in xs]
     shapes += [Line((left - TICK_INCHES / 2, y), (left, y)) for y, _ in ys]
-    shapes += [Text(x, foot + TICK_INCHES + ascent * points, label, points, "ms") for x, label in xs]
-    shapes += [Text(left - TICK_INCHES, y + ascent * points / 2, label, points, "rs") for y, label in ys]
+    shapes += [Text(x, foot + TICK_INCHES + ascent * points, label, points, "ms") for x, label in xs if tick_labels[0]]
+    shapes += [
+        Text(left - TICK_INCHES, y + ascent * points / 2, label, points, "rs") for y, label in ys if tick_labels[1]
+    ]
     if x_label:
         below = (TICK_INCHES * 72 + LINE_EM * points + LABEL_PAD_PT) / 72 + ascent * label_pt
         shapes.append(Text(left + across / 2, foot + below, x_label, label_pt, "ms"))
