@@ -1,5 +1,6 @@
 """A ranked record's point EER and bootstrap draws: ``eer`` + ``weighted_eer`` (two sorts, two sets of checks) against
-``eer_and_draws`` (the point EER from the draws' sort), per record, in CPU time (issue 43 point 2).
+``eer_and_draws`` (the point EER from the draws' sort, compiled: ``roc_kernels.record_eer``), per record, in CPU time
+(issue 43 point 2).
 
 Usage (from the repository root): ``PYTHONPATH=. python benchmarks/bench_point_eer_sort.py [--records 200]
 [--resamples 1000] [--quick]``. Records as the paper bundle's rankings hold them: 24 to 3,145 trials around a median of
@@ -17,13 +18,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from audit.metrics import ResampleWeights, eer, eer_and_draws, weighted_eer
-from audit.metrics.point import sorted_record_eer
+from audit.metrics.roc_kernels import INTERP, LEGACY, ROCCH, record_eer
 from audit.metrics.weighted_roc import SortedTrials
 from schemas import EER_METHODS, EerMethod
 
 FloatArray = NDArray[np.float64]
 
 SPEAKERS = 40
+METHOD_CODES = {EerMethod.INTERP: INTERP, EerMethod.LEGACY: LEGACY, EerMethod.ROCCH: ROCCH}  # the kernels' codes
 
 
 def best_cpu(call: Callable[[], object], repeats: int = 5) -> float:
@@ -44,7 +46,7 @@ def record_times(
     trials = SortedTrials.of(scores, labels)
     return {
         "eer": best_cpu(lambda: eer(scores, labels, method)),
-        "from the sort": best_cpu(lambda: sorted_record_eer(trials.labels, trials.group_end, method)),
+        "from the sort (compiled)": best_cpu(lambda: record_eer(trials.labels, trials.group_end, METHOD_CODES[method])),
         "eer + draws": best_cpu(
             lambda: (eer(scores, labels, method), weighted_eer(scores, labels, enrol, weights, method))
         ),

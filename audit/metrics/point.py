@@ -447,18 +447,6 @@ def _auc(roc: _RocCorners) -> FloatArray:
 _EER_VARIANTS = {EerMethod.LEGACY: _legacy_eer, EerMethod.ROCCH: _rocch_eer, EerMethod.INTERP: _interp_eer}
 
 
-def sorted_record_eer(labels: NDArray[np.bool_], group_end: IntArray, method: EerMethod) -> float:
-    """``eer`` of one record from its trials already in descending score order (``labels``) and where each
-    threshold's trials end (``group_end``, exclusive): the same corners and arithmetic, bit for bit, without a
-    second sort or checks of the inputs (the caller's sort holds them; a one-class record is still refused)."""
-    if labels.size == 0:
-        raise MetricInputError("no trials: scores and labels are empty")
-    group_ends = group_end - 1
-    targets_through = np.cumsum(labels, dtype=np.int64)[group_ends]
-    corners = _corners_of_groups(group_ends, targets_through, np.zeros(group_ends.size, dtype=np.uint64), 1)
-    return float(_EER_VARIANTS[method](corners)[0])
-
-
 def _single_record(scores: ArrayLike, labels: ArrayLike) -> _RocCorners:
     return _roc_corners(*_as_inputs(scores, labels, None, None))
 

@@ -39,6 +39,9 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from audit.metrics.calibration_kernels import _pav_blocks
+from audit.metrics.point import NEGLIGIBLE_WEIGHT
+
 # A bootstrap makes thousands of calls of a few ms: OpenMP's workers spin between them and, on a shared machine,
 # took twice the CPU time for the same wall time (measured); numba's own work queue sleeps. A user's
 # NUMBA_THREADING_LAYER still wins.
@@ -226,6 +229,73 @@ def _crossing(tps, fps, n_target, n_nontarget):
         else:
             low = middle + 1
     return low
+
+
+@njit(cache=True)
+def _kept_corners(labels, group_end):
+    """The ROC points ``sklearn.metrics.roc_curve`` keeps of one record in descending score order (``labels``,
+    each threshold's end ``group_end``): targets and non-targets at or above each kept threshold, int64. Its rule:
+    the first, the last and every threshold where the step (targets, trials) from the one before changes."""
+    n_groups = group_end.size
+    through = np.empty(n_groups, np.int64)
+    targets, trial = 0, 0
+    for group in range(n_groups):
+        while trial < group_end[group]:
+            targets += labels[trial]
+            trial += 1
+        through[group] = targets
+    tps, fps = np.empty(n_groups, np.int64), np.empty(n_groups, np.int64)
+    kept = 0
+    for group in range(n_groups):
+        if 0 < group < n_groups - 1:
+            step_t, step_g = through[group] - through[group - 1], group_end[group] - group_end[group - 1]
+            if step_t == through[group + 1] - through[group] and step_g == group_end[group + 1] - group_end[group]:
+                continue
+        tps[kept], fps[kept] = through[group], group_end[group] - through[group]
+        kept += 1
+    return tps[:kept], fps[:kept]
+
+
+@njit(cache=True, error_model="numpy")
+def record_eer(labels, group_end, method):
+    """``audit.metrics.eer`` of one record in ``method`` from its trials in descending score order: the same kept
+    points and the same float64 operations in the same order as ``audit.metrics.point`` (tested ``==``), without
+    its NumPy calls (a bootstrap of thousands of records paid more for them than for the record's draws). Both
+    classes must be present (the caller checks)."""
+    tps, fps = _kept_corners(labels, group_end)
+    last = tps.size - 1
+    n_target, n_nontarget = tps[last], fps[last]
+    if method != ROCCH:
+        after = _crossing(tps, fps, n_target, n_nontarget)
+        if method == INTERP:
+            has_previous = after > 0
+            before = after - 1 if has_previous else 0
+            return _interp(tps[after], fps[after], tps[before], fps[before], has_previous, n_target, n_nontarget)
+        before = max(after - 1, 0)
+        return _legacy(tps[before], fps[before], after == 0, tps[after], fps[after], n_target, n_nontarget)
+    # BOSARIS rocch + rocch2eer as ``point.rocch_eer_of_points`` takes them: PAV over the steps' target rates
+    # (thresholds descending: the fit is non-increasing, so PAV runs on the reversed steps), then the largest
+    # crossing of pfa = pmiss with an edge between the ends of consecutive blocks.
+    rates, weights = np.empty(last + 1), np.empty(last + 1)
+    previous_t, previous_trials = 0.0, 0.0
+    for point in range(last + 1):
+        point_t, point_trials = float(tps[point]), float(tps[point]) + float(fps[point])
+        step_targets, step_trials = point_t - previous_t, point_trials - previous_trials
+        empty = step_trials == 0.0
+        rates[last - point] = (0.5 if empty else step_targets / step_trials) + 0.0
+        weights[last - point] = NEGLIGIBLE_WEIGHT if empty else step_trials
+        previous_t, previous_trials = point_t, point_trials
+    reversed_blocks = _pav_blocks(rates, weights)
+    total_t, total_n = float(n_target), float(n_nontarget)
+    eer, fa_before, miss_before = -np.inf, 0.0, 1.0
+    for block in range(reversed_blocks.size - 1):
+        end = reversed_blocks[-1] - reversed_blocks[reversed_blocks.size - 2 - block] - 1
+        p_fa, p_miss = float(fps[end]) / total_n, (total_t - float(tps[end])) / total_t
+        d_fa, d_miss = p_fa - fa_before, p_miss - miss_before
+        crossing = 0.0 if d_fa == 0.0 or d_miss == 0.0 else (d_fa * miss_before - d_miss * fa_before) / (d_fa - d_miss)
+        eer = crossing if crossing > eer or np.isnan(crossing) or block == 0 else eer
+        fa_before, miss_before = p_fa, p_miss
+    return eer
 
 
 NEED = -2  # a walk or a hull edge that needs the curve beyond the window: the window grows
@@ -629,9 +699,11 @@ def eer_of_rows(weights, enrol, partner, labels, unit_end, method, block, sums, 
 
     ``sums`` (workers x 2 x units x block) is reused scratch space, one slice per worker: fresh allocations of
     this size cost more in page faults than the arithmetic. Worker ``k`` takes the blocks ``k``, ``k + workers``...
-    ``running`` (workers x 2 x block) holds the running sums: int32 beside int8 weights (``weighted_roc`` sends them
+    ``running`` (block zeros) gives the running sums' type: int32 beside int8 weights (``weighted_roc`` sends them
     only where every sum stays below 2**31, so exact; a trial's two rows of 64 weights are then a cache line each),
-    else float64. They become float64 where they are stored into ``sums``; all that follows is float64.
+    else float64. Each worker sums in arrays of its own (the compiler then knows no other array aliases them: a
+    fifth less time than in slices of a shared one, measured), made float64 where they are stored into ``sums``;
+    all that follows is float64.
     """
     tile_rows = weights.shape[2]
     parts = tile_rows // block
@@ -641,7 +713,7 @@ def eer_of_rows(weights, enrol, partner, labels, unit_end, method, block, sums, 
     out = np.full(weights.shape[0] * tile_rows, np.nan)
     for worker in prange(workers):
         tps, fps = sums[worker, 0, :n_units], sums[worker, 1, :n_units]  # cumulative weight at each unit's end
-        running_t, running_n = running[worker, 0], running[worker, 1]
+        running_t, running_n = running.copy(), running.copy()
         n_target, n_nontarget = np.zeros(block), np.zeros(block)  # the totals
         for index in range(worker, blocks, workers):
             tile_weights = weights[index // parts]
@@ -686,7 +758,7 @@ def cached_on_this_machine() -> bool:
     import audit.metrics.calibration_kernels as calibration_kernels
 
     entries = (
-        eer_of_rows, eers_of_rows, weighted_sums, binned_sums, miss_at_rates, binned_miss_at_rates,
+        eer_of_rows, eers_of_rows, weighted_sums, binned_sums, miss_at_rates, binned_miss_at_rates, record_eer,
         *calibration_kernels.ENTRY_KERNELS,
     )  # fmt: skip
     for kernel in entries:

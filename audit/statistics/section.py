@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from audit.metrics import one_thread
 from audit.statistics.calibration import CalibrationInput, calibration_statistics
 from audit.statistics.contrasts import (
     INTERVAL_RULE,
@@ -170,8 +171,10 @@ def statistics_section(
         for ids in (record.enrol_speaker, record.test_speaker)
     ]
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
-    # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (schemas.Forked).
+    # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (schemas.Forked), each
+    # process's compiled loops on one thread.
     with (
+        one_thread(),
         Forked(
             _settings_statistics,
             subgroup_settings,

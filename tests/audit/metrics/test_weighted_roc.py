@@ -310,6 +310,37 @@ def test_eer_and_draws_give_eer_bit_for_bit_and_weighted_eers_draws() -> None:
     assert (compared, refused) == (3 * 264, 3 * 36)  # one class: 12 records made so, 24 drawn so
 
 
+@pytest.mark.parametrize("shape", ["few values", "runs of equal steps", "float32 rounded", "lone points"])
+def test_the_compiled_point_eer_is_eers_float_for_float(shape: str) -> None:
+    """``eer_and_draws``' point EER comes from the compiled ``record_eer``; ``eer`` (NumPy: ``roc_curve``'s kept
+    points, PAV, the edges' crossings) is its oracle, compared with ``==`` and the sign of zero, in every method, on
+    shapes where the variants part: a few score values (wide ties, collinear hull points), runs of equal steps (the
+    points ``roc_curve`` drops), float32-rounded cosines and records of two or three trials."""
+    rng = np.random.default_rng(["few values", "runs of equal steps", "float32 rounded", "lone points"].index(shape))
+    compared = 0
+    for _ in range(400):
+        n = int(rng.integers(2, 4)) if shape == "lone points" else int(np.exp(rng.uniform(np.log(4), np.log(4000))))
+        labels = rng.random(n) < rng.uniform(0.05, 0.95)
+        labels[:2] = (True, False)
+        rng.shuffle(labels)
+        if shape == "few values":
+            scores = rng.integers(0, int(rng.integers(2, 7)), n) + labels * rng.integers(0, 2)
+        elif shape == "runs of equal steps":
+            scores = np.repeat(rng.normal(size=n), 3)[:n] + 0.5 * labels
+            labels = np.tile([True, False, False], n)[:n] if rng.random() < 0.5 else labels
+            labels[:2] = (True, False)
+        elif shape == "float32 rounded":
+            scores = np.round(rng.normal(labels * 2.0, 1.0), 3).astype(np.float32).astype(np.float64)
+        else:
+            scores = rng.normal(size=n)
+        for method in ("interp", "legacy", "rocch"):
+            point, _ = eer_and_draws(scores.astype(float), labels, method, np.zeros(n, int), None, np.ones((1, 1)))
+            expected = eer(scores, labels, method)
+            assert point == expected and np.signbit(point) == np.signbit(expected), (method, point, expected)
+            compared += 1
+    assert compared == 1200
+
+
 def test_eer_and_draws_refuse_an_unknown_method_as_eer_does() -> None:
     """A method ``eer`` does not know is refused with ``eer``'s error, before the draws' own checks, so a call site
     that took its point EER from ``eer`` reports the same reason."""
