@@ -751,6 +751,15 @@ def workers() -> int:
     return int(numba.get_num_threads())
 
 
+def set_workers(count: int) -> int:
+    """Run the parallel loops on ``count`` threads from now on (in this thread, and in processes it forks); returns
+    the count before. Here, not through numba directly: this module chooses the threading layer before numba starts
+    one (OpenMP's would end every process forked after it)."""
+    before = workers()
+    numba.set_num_threads(count)
+    return before
+
+
 def cached_on_this_machine() -> bool:
     """Whether numba's cache holds the entry kernels of this module and of ``calibration_kernels`` (an index file in
     their cache folder; each module's kernels are compiled again when its file changes): when it does not, the next

@@ -359,14 +359,13 @@ def one_thread() -> Iterator[None]:
     setting). A bundle's statistics run forked parts beside the main process on a machine of two cores or so: a second
     thread per process then only competes with the others (the rankings' draws took 11.7 s of CPU on two threads
     against 9.8 s on one, in the same wall time, measured alone)."""
-    import numba
+    import audit.metrics.roc_kernels as roc_kernels
 
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
+    threads = roc_kernels.set_workers(1)
     try:
         yield
     finally:
-        numba.set_num_threads(threads)
+        roc_kernels.set_workers(threads)
 
 
 def start_numba() -> None:

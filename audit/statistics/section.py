@@ -171,8 +171,10 @@ def statistics_section(
         for ids in (record.enrol_speaker, record.test_speaker)
     ]
     shared = SpeakerDraws.of(speaker_ids, n_resamples, seed) if speaker_ids else None
-    # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (schemas.Forked), each
-    # process's compiled loops on one thread.
+    # The subgroup settings' statistics feed nothing else here: they run beside the contrasts (schemas.Forked), and
+    # so do the ranked records' draws, in two halves (the largest part of the statistics at paper scale: one fork
+    # would finish after the others), each process's compiled loops on one thread.
+    ranked_parts = _two_parts(rankings)
     with (
         one_thread(),
         Forked(
@@ -187,14 +189,8 @@ def statistics_section(
             eer_method,
             fork=bool(settings),
         ) as beside,
-        Forked(
-            ranking_draws,
-            rankings,
-            shared,
-            eer_method,
-            contrasts,
-            fork=bool(rankings and shared),
-        ) as ranked,
+        Forked(ranking_draws, ranked_parts[0], shared, eer_method, contrasts, fork=bool(rankings and shared)) as ranked,
+        Forked(ranking_draws, ranked_parts[1], shared, eer_method, contrasts, fork=bool(rankings and shared)) as more,
     ):
         cache = DrawCache()
         result = _contrast_statistics(
@@ -220,11 +216,26 @@ def statistics_section(
         # The rankings wait for their draws last: what reads no ranked draw runs here while the fork draws them.
         if rankings and shared:
             cache.merge(ranked.result())
+            cache.merge(more.result())
             result["rankings"] = paired_rankings(
                 rankings, shared, family=ranking_family, level=level, alpha=alpha, eer_method=eer_method, cache=cache
             )
         result["subgroup_gaps"], result["fixed_threshold"] = beside.result()
     return result
+
+
+def _two_parts(rankings: Sequence[RankingInput]) -> tuple[list[RankingInput], list[RankingInput]]:
+    """The ranked settings in two parts of about equal cost (trials x encoders: each encoder's draws sum every
+    trial), for two processes; each part in the settings' order."""
+    costs = [np.size(setting.labels) * len(setting.scores) for setting in rankings]
+    parts: tuple[list[int], list[int]] = ([], [])
+    loads = [0, 0]
+    for index in sorted(range(len(rankings)), key=lambda index: -costs[index]):
+        lighter = int(loads[1] < loads[0])
+        parts[lighter].append(index)
+        loads[lighter] += costs[index]
+    first, second = (sorted(part) for part in parts)
+    return [rankings[index] for index in first], [rankings[index] for index in second]
 
 
 def _contrast_statistics(
