@@ -232,6 +232,32 @@ def _crossing(tps, fps, n_target, n_nontarget):
 
 
 @njit(cache=True)
+def sorted_ends(ordered, labels):
+    """Where each threshold's trials end (``group_end``) in scores sorted descending (``ordered``, their ``labels``),
+    and where each ROCCH unit ends (``unit_end``): a threshold closes its unit when it holds a target and either holds
+    both classes or is followed by a threshold of another kind (non-targets only, targets only, both). A run of
+    non-targets only moves the curve right: its end lies under the hull (below the step from the point before it to
+    the point after the next run), so it joins the next unit and is never summed. The last threshold closes one."""
+    n = ordered.size
+    group_end, unit_end = np.empty(max(n, 1), np.int64), np.empty(max(n, 1), np.int64)
+    groups, units, start, targets, previous_kind = 0, 0, 0, 0, -1
+    for trial in range(n):
+        targets += labels[trial]
+        if trial < n - 1 and ordered[trial + 1] == ordered[trial]:
+            continue
+        kind = 0 if targets == 0 else (1 if targets == trial + 1 - start else 2)  # non-target, target, both
+        if previous_kind > 0 and (previous_kind == 2 or kind != previous_kind):
+            unit_end[units] = group_end[groups - 1]
+            units += 1
+        group_end[groups] = trial + 1
+        groups += 1
+        start, targets, previous_kind = trial + 1, 0, kind
+    group_end[max(groups, 1) - 1] = n  # the last threshold (no trials: one empty threshold, as NumPy's cut gave)
+    unit_end[units] = n
+    return group_end[: max(groups, 1)], unit_end[: units + 1]
+
+
+@njit(cache=True)
 def _kept_corners(labels, group_end):
     """The ROC points ``sklearn.metrics.roc_curve`` keeps of one record in descending score order (``labels``,
     each threshold's end ``group_end``): targets and non-targets at or above each kept threshold, int64. Its rule:
@@ -768,6 +794,7 @@ def cached_on_this_machine() -> bool:
 
     entries = (
         eer_of_rows, eers_of_rows, weighted_sums, binned_sums, miss_at_rates, binned_miss_at_rates, record_eer,
+        sorted_ends,
         *calibration_kernels.ENTRY_KERNELS,
     )  # fmt: skip
     for kernel in entries:

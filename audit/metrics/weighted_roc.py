@@ -183,16 +183,17 @@ class SortedTrials:
     """One score array's trials in descending score order, with where each threshold's trials end
     (``group_end``), where each run that ROCCH pools without looking ends (``unit_end``: a run of thresholds of
     targets, or one threshold holding both, each with the run of non-targets before it), and the last threshold of
-    each bracket of about equal numbers of trials (``checkpoints``)."""
+    each bracket of about equal numbers of trials (``checkpoints``, made only for the bracketed loops)."""
 
     order: IntArray
     labels: NDArray[np.bool_]
     group_end: IntArray
     unit_end: IntArray
-    checkpoints: IntArray
 
     @classmethod
     def of(cls, scores: ArrayLike, labels: ArrayLike) -> SortedTrials:
+        import audit.metrics.roc_kernels as roc_kernels
+
         score_array = np.asarray(scores, dtype=np.float64)
         label_array = np.asarray(labels).astype(bool)
         if score_array.shape != label_array.shape or score_array.ndim != 1:
@@ -200,22 +201,16 @@ class SortedTrials:
         if not np.isfinite(score_array).all():
             raise WeightedRocInputError("scores must be finite (drop unscored trials first)")
         order = np.argsort(-score_array)  # not stable: a threshold's trials are summed whatever their order
-        ordered = score_array[order]
-        ordered_labels = label_array[order]
-        group_end = np.append(np.flatnonzero(ordered[1:] != ordered[:-1]) + 1, ordered.size).astype(np.int64)
-        group_start = np.concatenate(([0], group_end[:-1]))
-        targets = np.add.reduceat(ordered_labels.astype(np.int64), group_start) if ordered.size else group_end
-        kind = np.where(targets == 0, 0, np.where(targets == group_end - group_start, 1, 2))  # non-target, target, both
-        # A run of non-targets only moves the curve right: its end lies under the hull (below the step from the
-        # point before it to the point after the next run), so it joins the next unit and is never summed.
-        closes_unit = np.append(((kind[:-1] == 2) | (kind[1:] != kind[:-1])) & (kind[:-1] != 0), True)
-        step = max(BRACKET_TRIALS, ordered.size // BRACKETS)
-        ends = np.searchsorted(group_end, np.arange(step, ordered.size, step))  # the group holding each step's end
-        checkpoints = np.union1d(ends, [group_end.size - 1]).astype(np.int64)
-        return cls(
-            order, np.ascontiguousarray(ordered_labels), group_end, np.ascontiguousarray(group_end[closes_unit]),
-            checkpoints,
-        )  # fmt: skip
+        ordered_labels = np.ascontiguousarray(label_array[order])
+        group_end, unit_end = roc_kernels.sorted_ends(score_array[order], ordered_labels)
+        return cls(order, ordered_labels, group_end, unit_end)
+
+    @cached_property
+    def checkpoints(self) -> IntArray:
+        """The last threshold of each bracket of at least ``BRACKET_TRIALS`` trials (about ``BRACKETS`` of them)."""
+        step = max(BRACKET_TRIALS, self.labels.size // BRACKETS)
+        ends = np.searchsorted(self.group_end, np.arange(step, self.labels.size, step))  # the group of each step's end
+        return np.union1d(ends, [self.group_end.size - 1]).astype(np.int64)
 
 
 def weighted_eers(

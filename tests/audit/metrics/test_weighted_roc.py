@@ -204,6 +204,30 @@ def test_rocch_units_skip_only_points_under_the_hull(seed: int) -> None:
     )
 
 
+def test_the_thresholds_and_rocch_units_are_cut_as_their_definition_says() -> None:
+    """``SortedTrials``' compiled cut (``roc_kernels.sorted_ends``) against the definition written in NumPy: a
+    threshold ends where the sorted score changes; a unit ends at a threshold holding a target that holds both
+    classes or is followed by one of another kind, and at the last threshold. Empty, one-trial and one-class lists,
+    ties of every width."""
+    from audit.metrics.weighted_roc import SortedTrials
+
+    rng = np.random.default_rng(5)
+    for case in range(2000):
+        n = int(rng.integers(0, 6)) if case % 4 == 0 else int(rng.integers(6, 3000))
+        labels = rng.random(n) < rng.uniform(0.0, 1.0)
+        scores = rng.integers(0, 3, n).astype(float) if case % 7 == 0 else np.round(rng.normal(labels, 1.0), 1)
+        trials = SortedTrials.of(scores, labels)
+        ordered = scores[trials.order]
+        assert np.all(np.diff(ordered) <= 0) and np.array_equal(trials.labels, labels[trials.order])
+        group_end = np.append(np.flatnonzero(ordered[1:] != ordered[:-1]) + 1, n)
+        starts = np.concatenate(([0], group_end[:-1]))
+        targets = np.array([trials.labels[a:b].sum() for a, b in zip(starts, group_end, strict=True)], dtype=int)
+        kind = np.where(targets == 0, 0, np.where(targets == group_end - starts, 1, 2))
+        closes = np.append(((kind[:-1] == 2) | (kind[1:] != kind[:-1])) & (kind[:-1] != 0), True)
+        assert np.array_equal(trials.group_end, group_end), case
+        assert np.array_equal(trials.unit_end, group_end[closes]), case
+
+
 def _float64_sums(monkeypatch: pytest.MonkeyPatch) -> None:
     """The per-threshold loops sum every weight in float64 from here on."""
     import audit.metrics.weighted_roc as weighted_roc
