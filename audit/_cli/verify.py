@@ -119,9 +119,9 @@ def _draw_figures(figure_data: dict[str, Any], names: tuple[str, ...]) -> dict[s
 def _audited(
     request: AuditRequest, out: Path | None, drawer: Forked[dict[str, list[FigureOutcome]]] | None
 ) -> tuple[dict[str, Any], Figures | None, TableAudit]:
-    """Both phases of the audit and, with ``out``, the report's figures: a table's by ``drawer`` (a function that
-    waits for them: the report is encoded meanwhile), a bundle's (those needing no statistics) in a fork made once
-    the table is audited, the DET figures here after the statistics."""
+    """Both phases of the audit and, with ``out``, the report's figures as a function that waits for them (the
+    report is encoded meanwhile): a table's by ``drawer``, a bundle's in a fork made once the table is audited (those
+    needing no statistics) and in one made after the statistics (the DET figures with their bands, the menagerie)."""
     import_quietly(bundle=request.bundle is not None)
     from audit.verify import audit_table, finish_audit
     from reports import EARLY_FIGURES, add_statistics_figures, import_drawing, render_figures
@@ -146,7 +146,10 @@ def _audited(
     with Forked(render_figures, table.figure_data, True) as drawing:
         report = finish_audit(table)
         gc.freeze()  # the report and its statistics too: alive to the end, not scanned by the figures' collections
-        return report, add_statistics_figures(drawing.result(), report), table
+        early = drawing.result()
+    # The figures that need the statistics are drawn in a fork too, while the report's JSON is encoded here.
+    finishing = Forked(add_statistics_figures, early, report)
+    return report, finishing.result, table
 
 
 def check_card(croissant: bool, out: Path | None, bundle: Path | None, results: Path) -> None:
