@@ -9,9 +9,9 @@ in a fresh process (bytecode cached as an install has it: ``installed.py``):
    it must do;
 2. the audit with a timer at the end of each of its stages (the CLI's own ``audit_results``, its step functions
    wrapped): start-up and imports, the table audit and bundle verification, the compiled kernels loaded, the
-   statistics (their forked parts included), the figures (the forked process that drew those needing no statistics,
-   joined here, and the DET figures drawn once the bands are in), the report written. Each stage's line is printed
-   as it finishes: CPU of the process and of its finished children, and wall seconds;
+   statistics (their forked parts included, and the forked process that drew the figures needing no statistics,
+   joined at their end), the report written (the figures needing the statistics drawn in a fork meanwhile). Each
+   stage's line is printed as it finishes: CPU of the process and of its finished children, and wall seconds;
 3. ``audit verify`` itself end to end (CPU of the process and its children, wall).
 
 ``--against CHECKOUT`` runs 2 and 3 also with ``PYTHONPATH=CHECKOUT`` (another worktree: before and after a change),
@@ -85,8 +85,7 @@ def stages(bundle: Path, key: Path, out: Path) -> None:
     timed(verify, "audit_table", "table audit and bundle verification")
     timed(metrics, "prepare_kernels", "compiled kernels loaded")
     timed(verify, "finish_audit", "statistics (their forked parts included)")
-    timed(reports, "add_statistics_figures", "figures (the forked drawing joined, DET figures drawn)")
-    timed(reports, "finish_report", "report written")
+    timed(reports, "finish_report", "report written (the DET figures drawn beside it)")
     request = verify.AuditRequest(bundle / "results.csv", bundle=bundle, key=cli.check_options(out, bundle, key))
     cli.audit_results(request, out)
 
@@ -158,7 +157,7 @@ def main() -> None:
                 stage_command = [python, str(here), "--bundle", str(args.bundle), "--key", str(args.key),
                                  "--stages", str(out)]  # fmt: skip
                 cpu, wall, got = measured(stage_command, env, lines=True)
-                if len(got) < 6:
+                if len(got) < 5:
                     raise SystemExit(f"{' '.join(stage_command)} stopped after {len(got)} stages")
                 print(f"    {'all stages':<58} {cpu:7.2f} {'':9} {wall:7.2f}", flush=True)
                 command = [python, "-m", "audit.cli", "verify", str(args.bundle / "results.csv"), "--bundle",
