@@ -225,11 +225,15 @@ class BundleArchive:
         for member in listed:
             name = member.raw.removeprefix("./")
             if member.kind == "folder":
-                name = name.removesuffix("/")
-                if name in ("", "."):  # the archive's own top folder
+                if member.size:  # unpacked, a folder's bytes are dropped unseen: the archive hides them
+                    refused.append(Entry(ascii(member.raw)[:200], f"a folder entry that holds {member.size} bytes"))
                     continue
-            if (reason := unsafe_name_reason(name)) is not None:  # anywhere: unpacked, it would land anywhere
-                refused.append(Entry(ascii(name)[:200], f"unsafe member name: {reason}"))
+                name = name.removesuffix("/")
+                if name in ("", ".") and not member.raw.startswith("/"):  # the archive's own top folder, not "/"
+                    continue
+            # Anywhere (unpacked, it would land anywhere); a folder "/" by its own name.
+            if (reason := unsafe_name_reason(name or member.raw)) is not None:
+                refused.append(Entry(ascii(name or member.raw)[:200], f"unsafe member name: {reason}"))
                 continue
             if member.kind == "folder" or not name.startswith(self.prefix):
                 continue  # a folder, or a file beside the bundle in the archive: not part of it

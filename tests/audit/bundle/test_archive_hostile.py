@@ -89,6 +89,26 @@ def test_a_member_that_would_unpack_beside_the_bundle_is_refused(
     assert verdict == "fail" and problem in problems
 
 
+@pytest.mark.parametrize(
+    ("extra", "data", "problem"),
+    [
+        ("/", b"", "unsafe member name: an absolute path, a drive or a backslash"),
+        ("0/", b"x", "a folder entry that holds 1 bytes"),
+        ("provenance/", b"hidden", "a folder entry that holds 6 bytes"),
+    ],
+    ids=["folder-named-root", "folder-with-bytes", "bundle-folder-with-bytes"],
+)
+def test_a_folder_entry_named_root_or_holding_bytes_is_refused(
+    bundle: SyntheticBundle, tmp_path: Path, extra: str, data: bytes, problem: str
+) -> None:
+    """A zip folder entry "/" (unpacked: the filesystem's root) or one that carries bytes (unpacked, they vanish):
+    found by the archive fuzzing, each passed as the archive's own top folder or a plain folder."""
+    archive = _zip(tmp_path / "bundle.zip", [(extra, data), *_files(bundle)])
+    assert zipfile.ZipFile(archive).getinfo(extra).is_dir()
+    verdict, problems = _verdict(bundle, archive)
+    assert verdict == "fail" and problem in problems
+
+
 def test_a_tar_of_absolute_names_is_one_line(bundle: SyntheticBundle, tmp_path: Path) -> None:
     archive = tmp_path / "bundle.tar"
     with tarfile.open(archive, "w") as packed:
