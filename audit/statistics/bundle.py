@@ -61,6 +61,7 @@ from schemas import (
     EER_METHODS,
     Analysis,
     Flag,
+    Forked,
     Severity,
     analysis_from_table,
     count,
@@ -135,8 +136,10 @@ def statistics_of_bundle(
             "so its rows are not the signed rows whose scores the statistics would read."
         ]
         return None, [SECTION | {"status": "skipped", "lines": lines}], []
-    design_flags, design_section = design_audit(results, contrasts, bundle.files, bundle.trial_list_of, analysis)
-    statistics, sections = _statistics(results, contrasts, bundle, analysis, near_chance_eer, det_curves)
+    # The design audit reads only the signed lists: it runs in a fork beside the statistics.
+    with Forked(design_audit, results, contrasts, bundle.files, bundle.trial_list_of, analysis) as designed:
+        statistics, sections = _statistics(results, contrasts, bundle, analysis, near_chance_eer, det_curves)
+        design_flags, design_section = designed.result()
     return statistics, [*sections, design_section], design_flags
 
 
