@@ -50,7 +50,7 @@ from audit.statistics.contrasts import (
     estimate_with_interval,
     scored_trials,
 )
-from audit.statistics.draws import FloatArray, StatisticsInputError
+from audit.statistics.draws import FloatArray, StatisticsInputError, bias_corrected_rows, sorted_quantiles
 from audit.statistics.equivalence import POWER, holm_rejections
 from schemas import EerMethod, count, format_number
 
@@ -189,26 +189,38 @@ def p_text(p_value: float, n_resamples: int) -> str:
     return f"< {format_number(2.0 / n_resamples, 3)}" if p_value == 0 else format_number(p_value, 3)
 
 
+@dataclass(frozen=True)
+class _PairDraws:
+    """One pair's difference draws as the MDD reads them: ascending (NaN last) and their mean."""
+
+    ordered: FloatArray
+    mean: float
+
+
 def _pairs(
     estimates: Mapping[str, float], draws: Mapping[str, FloatArray], level: float
-) -> tuple[list[dict[str, Any]], list[FloatArray]]:
+) -> tuple[list[dict[str, Any]], list[_PairDraws]]:
     """Every pair of encoders (the better first), its difference with its percentile interval and p-value, and its
-    draws. Pairs whose draws are all defined get their quantiles and shares in one call over the stacked draws (the
-    same values as ``estimate_with_interval`` and ``two_sided_p`` row by row: tested); the others row by row."""
+    draws. The pairs' draws are sorted once, for their quantiles and the MDD; pairs whose draws are all defined get
+    their quantiles and shares in one call over the stacked draws (the same values as ``estimate_with_interval``
+    and ``two_sided_p`` row by row: tested); the others row by row."""
     order = sorted(estimates, key=lambda model: (estimates[model], model))
     pairs = list(itertools.combinations(order, 2))
     if not pairs:
         return [], []
-    stacked = np.vstack([draws[a] - draws[b] for a, b in pairs])
-    defined = np.asarray(np.isfinite(stacked).all(axis=1), dtype=bool)
+    first, second = (np.array(side) for side in zip(*itertools.combinations(range(len(order)), 2), strict=True))
+    encoders = np.vstack([draws[model] for model in order])
+    stacked = encoders[first] - encoders[second]
+    ordered = np.sort(stacked, axis=1)
+    defined = _all_finite(ordered)
     tail = (1.0 - level) / 2.0
-    quantiles = np.quantile(stacked[defined], [tail, 1.0 - tail], axis=1) if defined.any() else np.empty((2, 0))
+    quantiles = sorted_quantiles(ordered[defined], [tail, 1.0 - tail])
     below, above = (np.mean(stacked[defined] <= 0, axis=1), np.mean(stacked[defined] >= 0, axis=1))
     rows, at = [], 0
     for index, (a, b) in enumerate(pairs):
         estimate = estimates[a] - estimates[b]
         if defined[index]:
-            low, high = quantiles[:, at]
+            low, high = quantiles[at]
             difference = {"estimate": float(estimate), "low": float(low), "high": float(high), "n_undefined": 0}
             p_value = min(1.0, 2.0 * min(float(below[at]), float(above[at])))
             at += 1
@@ -216,16 +228,49 @@ def _pairs(
             difference = estimate_with_interval(estimate, stacked[index], level, corrected=False)
             p_value = two_sided_p(stacked[index])
         rows.append({"encoders": [a, b], "difference": difference, "p_value": p_value})
-    return rows, list(stacked)
+    means = stacked.mean(axis=1)
+    return rows, [_PairDraws(row, float(mean)) for row, mean in zip(ordered, means, strict=True)]
 
 
-def _decide(pairs: list[dict[str, Any]], pair_draws: list[FloatArray], alpha: float) -> dict[str, Any]:
+def _all_finite(ordered: FloatArray) -> NDArray[np.bool_]:
+    """Which ascending rows (NaN last) are all finite: their ends are."""
+    finite: NDArray[np.bool_] = np.isfinite(ordered[:, 0]) & np.isfinite(ordered[:, -1])
+    return finite
+
+
+def _encoder_eers(
+    estimates: Mapping[str, float], draws: Mapping[str, FloatArray], level: float
+) -> list[dict[str, Any]]:
+    """Each encoder's EER with its bias-corrected interval, the best first: those whose draws are all defined (and
+    estimate finite) from one sort of their stacked draws (``bias_corrected_rows``, the same values), the others
+    one by one (``estimate_with_interval``)."""
+    order = sorted(estimates, key=lambda model: (estimates[model], model))
+    values = np.array([estimates[model] for model in order], dtype=float)
+    ordered = np.sort(np.vstack([draws[model] for model in order]), axis=1)
+    defined = _all_finite(ordered) & np.isfinite(values)
+    bounds = iter(bias_corrected_rows(ordered[defined], values[defined], level).tolist())
+    eers = []
+    for at, model in enumerate(order):
+        if defined[at]:
+            low, high = next(bounds)
+            eer = {"estimate": float(values[at]), "low": low, "high": high, "n_undefined": 0}
+        else:
+            eer = estimate_with_interval(estimates[model], draws[model], level, corrected=True)
+        eers.append({"model": model, "eer": eer})
+    return eers
+
+
+def _decide(pairs: list[dict[str, Any]], pair_draws: list[_PairDraws], alpha: float) -> dict[str, Any]:
     """Holm over one family's pairs (each marked ``separable``) and the family's MDD; the family's summary."""
     p_values = [pair["p_value"] for pair in pairs]
     rejected = holm_rejections(p_values, alpha)
     for rank, index in enumerate(np.argsort(p_values, kind="stable")):
         pairs[index]["separable"] = rank < rejected
-    sizes = minimum_detectable_differences(np.vstack(pair_draws), alpha / len(pairs))
+    sizes = _sorted_mdd(
+        np.vstack([draws.ordered for draws in pair_draws]),
+        np.array([draws.mean for draws in pair_draws]),
+        alpha / len(pairs),
+    )
     defined = sizes[np.isfinite(sizes)]
     return {
         "n_pairs": len(pairs),
@@ -233,7 +278,7 @@ def _decide(pairs: list[dict[str, Any]], pair_draws: list[FloatArray], alpha: fl
         "mdd": float(np.median(defined)) if defined.size else None,
         "mdd_range": [float(defined.min()), float(defined.max())] if defined.size else None,
         "power": POWER,
-        "n_simulated": int(pair_draws[0].size),
+        "n_simulated": int(pair_draws[0].ordered.size),
     }
 
 
@@ -256,18 +301,24 @@ def minimum_detectable_differences(draws: FloatArray, level: float, power: float
         0.028
     """
     rows = np.asarray(draws, dtype=float)
-    sizes = np.full(rows.shape[0], np.nan)
-    usable = np.isfinite(rows).all(axis=1) & (rows.shape[1] > 1)
+    return _sorted_mdd(np.sort(rows, axis=1), rows.mean(axis=1), level, power)
+
+
+def _sorted_mdd(ordered: FloatArray, means: FloatArray, level: float, power: float = POWER) -> FloatArray:
+    """``minimum_detectable_differences`` of rows of draws given ascending (NaN last) and their means: the errors'
+    order statistics are the sorted draws' less the mean (subtracting a constant keeps the order, rounding too),
+    so the pairs' draws, sorted once for their intervals, need no second sort."""
+    sizes = np.full(ordered.shape[0], np.nan)
+    usable = _all_finite(ordered) & (ordered.shape[1] > 1)
     if not usable.any():
         return sizes
-    errors = rows[usable] - rows[usable].mean(axis=1, keepdims=True)
-    k = errors.shape[1]
+    k = ordered.shape[1]
     m = max(math.ceil(level * k / 2.0) - 1, 0)
     found = k - math.ceil(power * k)
-    ordered = np.sort(errors, axis=1)  # one sort: the order statistics of -e are e's from the other end, negated
-    upward = -ordered[:, m] - ordered[:, found]
-    downward = ordered[:, k - 1 - m] + ordered[:, k - 1 - found]
-    sizes[usable] = np.maximum(upward, downward)
+    mean = means[usable]
+    errors = [ordered[usable, column] - mean for column in (m, found, k - 1 - m, k - 1 - found)]
+    # the order statistics of -e are e's from the other end, negated
+    sizes[usable] = np.maximum(-errors[0] - errors[1], errors[2] + errors[3])
     return sizes
 
 
@@ -314,7 +365,6 @@ def paired_rankings(
     for index, d in enumerate(drawn):
         pairs, pair_draws = _pairs(d.estimates, d.draws, level)
         all_draws.append(pair_draws)
-        order = sorted(d.estimates, key=lambda model: (d.estimates[model], model))
         results.append(
             {
                 "key": dict(d.setting.key),
@@ -322,13 +372,7 @@ def paired_rankings(
                 "n_speakers": d.n_speakers,
                 "n_trials": d.n_trials,
                 "n_unscored_dropped": d.n_dropped,
-                "encoders": [
-                    {
-                        "model": model,
-                        "eer": estimate_with_interval(d.estimates[model], d.draws[model], level, corrected=True),
-                    }
-                    for model in order
-                ],
+                "encoders": _encoder_eers(d.estimates, d.draws, level),
                 "pairs": pairs,
             }
         )
