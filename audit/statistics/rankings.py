@@ -121,16 +121,19 @@ def _drawn(
         )
     kept = np.logical_and.reduce([np.isfinite(values) for values in scores.values()])
     enrol_kept, test_kept = _kept(enrol, kept), _kept(test, kept)
-    codes = shared.codes(enrol_kept, test_kept)
+    # the whole columns' codes (found once per trial list, which many settings share), then the kept trials'
+    enrol_codes, partner_codes = shared.codes(enrol, test)
+    codes = (_kept(enrol_codes, kept), _kept(partner_codes, kept))
+    labels_kept = np.asarray(_kept(labels, kept)).astype(bool)
     records = setting.records or {}
     estimates, draws = {}, {}
     for model, values in sorted(scores.items()):
-        record = records.get(model)
-        if record is not None and skip and DrawCache.key(record, ALL_TRIALS, _kept(values, kept)) in skip:
+        record, scores_kept = records.get(model), _kept(values, kept)
+        if record is not None and skip and DrawCache.key(record, ALL_TRIALS, scores_kept) in skip:
             continue
         trials = TermTrials(
-            scores=_kept(values, kept),
-            labels=np.asarray(_kept(labels, kept)).astype(bool),
+            scores=scores_kept,
+            labels=labels_kept,
             enrol=enrol_kept,
             test=test_kept,
             subgroups=None,
