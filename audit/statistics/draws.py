@@ -111,19 +111,23 @@ def bias_corrected_interval(draws: FloatArray, estimate: float, level: float) ->
     return {"low": float(low), "high": float(high), "n_undefined": int(draws.size - defined.size)}
 
 
-def bias_corrected_rows(ordered: FloatArray, estimates: FloatArray, level: float) -> FloatArray:
-    """``bias_corrected_interval``'s bounds (rows x 2) of each row of ascending, defined draws (rows x resamples)
-    around its finite estimate: the same floats, from draws sorted once for every row (a setting's encoders)."""
+def bias_corrected_rows(
+    ordered: FloatArray, estimates: FloatArray, level: float, n_defined: IntArray | None = None
+) -> FloatArray:
+    """``bias_corrected_interval``'s bounds (rows x 2) of each row's first ``n_defined`` draws (``sorted_quantiles``:
+    ascending, NaN after them) around its finite estimate: the same floats, from draws sorted once for every row (a
+    setting's encoders)."""
+    n = np.full(ordered.shape[0], ordered.shape[1]) if n_defined is None else n_defined
     below = (
         np.count_nonzero(ordered < estimates[:, None], axis=1)
         + 0.5 * np.count_nonzero(ordered == estimates[:, None], axis=1)
-    ) / ordered.shape[1]
-    return sorted_quantiles(ordered, np.stack(_bias_corrected_levels(below, ordered.shape[1], level), axis=1))
+    ) / n
+    return sorted_quantiles(ordered, np.stack(_bias_corrected_levels(below, n, level), axis=1), n)
 
 
-def _bias_corrected_levels(below: Any, n_defined: int, level: float) -> tuple[Any, Any]:
-    """BC's two quantile levels ``Phi(2 z0 -+ z)`` from the share of draws below the estimate (a float, or an array
-    of them, element by element the same floats)."""
+def _bias_corrected_levels(below: Any, n_defined: Any, level: float) -> tuple[Any, Any]:
+    """BC's two quantile levels ``Phi(2 z0 -+ z)`` from the share of the ``n_defined`` draws below the estimate (a
+    float and a count, or arrays of them: element by element the same floats)."""
     from scipy.special import ndtr, ndtri  # the normal CDF and its inverse, without importing scipy.stats
 
     half_draw = 0.5 / n_defined
@@ -132,18 +136,19 @@ def _bias_corrected_levels(below: Any, n_defined: int, level: float) -> tuple[An
     return ndtr(2.0 * z0 - z), ndtr(2.0 * z0 + z)
 
 
-def sorted_quantiles(ordered: FloatArray, q: ArrayLike) -> FloatArray:
-    """``np.quantile`` (its default, 'linear') of each row of ascending, defined draws (rows x resamples) at ``q``
-    (k levels for every row, or rows x k): rows x k, computed as numpy computes it (the same floats: tested), so
-    that rows sorted once serve other order statistics too and each row may have its own levels."""
-    n = ordered.shape[1]
-    virtual = np.broadcast_to((n - 1) * np.asarray(q, dtype=float), (ordered.shape[0], np.shape(q)[-1]))
+def sorted_quantiles(ordered: FloatArray, q: ArrayLike, n_defined: IntArray | None = None) -> FloatArray:
+    """``np.quantile`` (its default, 'linear') of each row's first ``n_defined`` draws (default: all; at least one),
+    given each row ascending over them (NaN after them), at ``q`` (k levels for every row, or rows x k): rows x k,
+    computed as numpy computes it on those draws (the same floats: tested), so that rows sorted once serve other
+    order statistics too and each row may have its own levels and its own undefined draws."""
+    n = np.full(ordered.shape[0], ordered.shape[1]) if n_defined is None else n_defined
+    top = (n - 1)[:, None]
+    virtual = top * np.asarray(q, dtype=float)
     previous = np.floor(virtual)
-    following = previous + 1
-    previous[virtual >= n - 1] = following[virtual >= n - 1] = -1  # numpy's "take the largest"
-    gamma = virtual - previous
-    a = np.take_along_axis(ordered, previous.astype(np.intp), axis=1)
-    b = np.take_along_axis(ordered, following.astype(np.intp), axis=1)
+    last = virtual >= top  # numpy takes the largest, its index -1 entering gamma (which matters to a signed zero)
+    gamma = virtual - np.where(last, -1.0, previous)
+    a = np.take_along_axis(ordered, np.where(last, top, previous).astype(np.intp), axis=1)
+    b = np.take_along_axis(ordered, np.where(last, top, previous + 1).astype(np.intp), axis=1)
     difference = b - a
     result: FloatArray = np.where(gamma >= 0.5, b - difference * (1 - gamma), a + difference * gamma)
     return result

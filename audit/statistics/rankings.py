@@ -50,7 +50,7 @@ from audit.statistics.contrasts import (
     estimate_with_interval,
     scored_trials,
 )
-from audit.statistics.draws import FloatArray, StatisticsInputError, bias_corrected_rows, sorted_quantiles
+from audit.statistics.draws import FloatArray, IntArray, StatisticsInputError, bias_corrected_rows, sorted_quantiles
 from audit.statistics.equivalence import POWER, holm_rejections
 from schemas import EerMethod, count, format_number
 
@@ -192,47 +192,39 @@ def p_text(p_value: float, n_resamples: int) -> str:
     return f"< {format_number(2.0 / n_resamples, 3)}" if p_value == 0 else format_number(p_value, 3)
 
 
-@dataclass(frozen=True)
-class _PairDraws:
-    """One pair's difference draws as the MDD reads them: ascending (NaN last) and their mean."""
-
-    ordered: FloatArray
-    mean: float
-
-
 def _pairs(
     estimates: Mapping[str, float], draws: Mapping[str, FloatArray], level: float
-) -> tuple[list[dict[str, Any]], list[_PairDraws]]:
+) -> tuple[list[dict[str, Any]], FloatArray, FloatArray]:
     """Every pair of encoders (the better first), its difference with its percentile interval and p-value, and its
-    draws. The pairs' draws are sorted once, for their quantiles and the MDD; pairs whose draws are all defined get
-    their quantiles and shares in one call over the stacked draws (the same values as ``estimate_with_interval``
-    and ``two_sided_p`` row by row: tested); the others row by row."""
+    draws as the MDD reads them: ascending (undefined ones NaN, last; sorted once, for the quantiles too) and their
+    means. Quantiles and shares come from calls over the stacked draws (the same values as
+    ``estimate_with_interval`` and ``two_sided_p`` row by row: tested); a pair without a defined draw from those."""
     order = sorted(estimates, key=lambda model: (estimates[model], model))
     pairs = list(itertools.combinations(order, 2))
     if not pairs:
-        return [], []
+        return [], np.empty((0, 0)), np.empty(0)
     first, second = (np.array(side) for side in zip(*itertools.combinations(range(len(order)), 2), strict=True))
     encoders = np.vstack([draws[model] for model in order])
     stacked = encoders[first] - encoders[second]
-    ordered = np.sort(stacked, axis=1)
-    defined = _all_finite(ordered)
+    ordered, n_defined = _ascending(stacked)
+    some = n_defined > 0
     tail = (1.0 - level) / 2.0
-    quantiles = sorted_quantiles(ordered[defined], [tail, 1.0 - tail])
-    below, above = (np.mean(stacked[defined] <= 0, axis=1), np.mean(stacked[defined] >= 0, axis=1))
-    rows, at = [], 0
+    quantiles = iter(sorted_quantiles(ordered[some], [tail, 1.0 - tail], n_defined[some]).tolist())
+    sides = np.minimum(np.count_nonzero(ordered <= 0, axis=1), np.count_nonzero(ordered >= 0, axis=1))
+    smaller = iter((sides[some] / n_defined[some]).tolist())  # np.mean's float: the count over the defined draws
+    undefined = (stacked.shape[1] - n_defined).tolist()
+    rows = []
     for index, (a, b) in enumerate(pairs):
         estimate = estimates[a] - estimates[b]
-        if defined[index]:
-            low, high = quantiles[at]
-            difference = {"estimate": float(estimate), "low": float(low), "high": float(high), "n_undefined": 0}
-            p_value = min(1.0, 2.0 * min(float(below[at]), float(above[at])))
-            at += 1
+        if some[index]:
+            low, high = next(quantiles)
+            difference = {"estimate": float(estimate), "low": low, "high": high, "n_undefined": undefined[index]}
+            p_value = min(1.0, 2.0 * next(smaller))
         else:
             difference = estimate_with_interval(estimate, stacked[index], level, corrected=False)
             p_value = two_sided_p(stacked[index])
         rows.append({"encoders": [a, b], "difference": difference, "p_value": p_value})
-    means = stacked.mean(axis=1)
-    return rows, [_PairDraws(row, float(mean)) for row, mean in zip(ordered, means, strict=True)]
+    return rows, ordered, stacked.mean(axis=1)
 
 
 def _all_finite(ordered: FloatArray) -> NDArray[np.bool_]:
@@ -244,36 +236,42 @@ def _all_finite(ordered: FloatArray) -> NDArray[np.bool_]:
 def _encoder_eers(
     estimates: Mapping[str, float], draws: Mapping[str, FloatArray], level: float
 ) -> list[dict[str, Any]]:
-    """Each encoder's EER with its bias-corrected interval, the best first: those whose draws are all defined (and
-    estimate finite) from one sort of their stacked draws (``bias_corrected_rows``, the same values), the others
-    one by one (``estimate_with_interval``)."""
+    """Each encoder's EER with its bias-corrected interval, the best first, from one sort of the encoders' stacked
+    draws (``bias_corrected_rows``: the same values as ``estimate_with_interval``); an encoder without a defined
+    draw or a finite estimate from ``estimate_with_interval``."""
     order = sorted(estimates, key=lambda model: (estimates[model], model))
     values = np.array([estimates[model] for model in order], dtype=float)
-    ordered = np.sort(np.vstack([draws[model] for model in order]), axis=1)
-    defined = _all_finite(ordered) & np.isfinite(values)
-    bounds = iter(bias_corrected_rows(ordered[defined], values[defined], level).tolist())
+    ordered, n_defined = _ascending(np.vstack([draws[model] for model in order]))
+    some = (n_defined > 0) & np.isfinite(values)
+    bounds = iter(bias_corrected_rows(ordered[some], values[some], level, n_defined[some]).tolist())
+    undefined = (ordered.shape[1] - n_defined).tolist()
     eers = []
     for at, model in enumerate(order):
-        if defined[at]:
+        if some[at]:
             low, high = next(bounds)
-            eer = {"estimate": float(values[at]), "low": low, "high": high, "n_undefined": 0}
+            eer = {"estimate": float(values[at]), "low": low, "high": high, "n_undefined": undefined[at]}
         else:
             eer = estimate_with_interval(estimates[model], draws[model], level, corrected=True)
         eers.append({"model": model, "eer": eer})
     return eers
 
 
-def _decide(pairs: list[dict[str, Any]], pair_draws: list[_PairDraws], alpha: float) -> dict[str, Any]:
-    """Holm over one family's pairs (each marked ``separable``) and the family's MDD; the family's summary."""
+def _ascending(draws: FloatArray) -> tuple[FloatArray, IntArray]:
+    """Each row of draws ascending, its draws that are not finite (undefined) made NaN and put last, and how many are
+    defined: the rows ``sorted_quantiles`` reads."""
+    finite = np.isfinite(draws)
+    ordered: FloatArray = np.sort(np.where(finite, draws, np.nan), axis=1)
+    return ordered, np.count_nonzero(finite, axis=1)
+
+
+def _decide(pairs: list[dict[str, Any]], ordered: FloatArray, means: FloatArray, alpha: float) -> dict[str, Any]:
+    """Holm over one family's pairs (each marked ``separable``) and the family's MDD from their draws (ascending,
+    and their means: ``_pairs``); the family's summary."""
     p_values = [pair["p_value"] for pair in pairs]
     rejected = holm_rejections(p_values, alpha)
     for rank, index in enumerate(np.argsort(p_values, kind="stable")):
         pairs[index]["separable"] = rank < rejected
-    sizes = _sorted_mdd(
-        np.vstack([draws.ordered for draws in pair_draws]),
-        np.array([draws.mean for draws in pair_draws]),
-        alpha / len(pairs),
-    )
+    sizes = _sorted_mdd(ordered, means, alpha / len(pairs))
     defined = sizes[np.isfinite(sizes)]
     return {
         "n_pairs": len(pairs),
@@ -281,7 +279,7 @@ def _decide(pairs: list[dict[str, Any]], pair_draws: list[_PairDraws], alpha: fl
         "mdd": float(np.median(defined)) if defined.size else None,
         "mdd_range": [float(defined.min()), float(defined.max())] if defined.size else None,
         "power": POWER,
-        "n_simulated": int(pair_draws[0].ordered.size),
+        "n_simulated": int(ordered.shape[1]),
     }
 
 
@@ -364,10 +362,10 @@ def paired_rankings(
             skipped.append({"key": dict(setting.key), "reason": str(error)})
     families: dict[str, list[tuple[int, int]]] = defaultdict(list)  # family -> (setting, pair) positions
     results: list[dict[str, Any]] = []
-    all_draws: list[list[FloatArray]] = []
+    all_draws: list[tuple[FloatArray, FloatArray]] = []  # per setting, its pairs' ascending draws and their means
     for index, d in enumerate(drawn):
-        pairs, pair_draws = _pairs(d.estimates, d.draws, level)
-        all_draws.append(pair_draws)
+        pairs, ordered, means = _pairs(d.estimates, d.draws, level)
+        all_draws.append((ordered, means))
         results.append(
             {
                 "key": dict(d.setting.key),
@@ -383,7 +381,8 @@ def paired_rankings(
     summaries: dict[str, dict[str, Any] | None] = {}
     for name, members in sorted(families.items()):
         pairs = [results[i]["pairs"][j] for i, j in members]
-        summaries[name] = _decide(pairs, [all_draws[i][j] for i, j in members], alpha) if pairs else None
+        ordered, means = [all_draws[i][0][j] for i, j in members], [all_draws[i][1][j] for i, j in members]
+        summaries[name] = _decide(pairs, np.vstack(ordered), np.array(means), alpha) if pairs else None
     for result in results:
         result["mdd"] = (summaries.get(result["family"]) or {}).get("mdd")
     macro = _macro(drawn, level, alpha)
@@ -420,8 +419,8 @@ def _macro(drawn: Sequence[_Drawn], level: float, alpha: float) -> dict[str, Any
             experiments[experiment].append(_mean(values))
         estimates[model], draws[model] = _mean([_mean(values) for values in experiments.values()])
         covered[model] = sorted(by_cell)
-    pairs, pair_draws = _pairs(estimates, draws, level)
-    summary = _decide(pairs, pair_draws, alpha) if pairs else {"mdd": None}
+    pairs, ordered, means = _pairs(estimates, draws, level)
+    summary = _decide(pairs, ordered, means, alpha) if pairs else {"mdd": None}
     order = sorted(estimates, key=lambda model: (estimates[model], model))
     return {
         "family": MACRO_FAMILY,
