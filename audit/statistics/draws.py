@@ -103,17 +103,55 @@ def bias_corrected_interval(draws: FloatArray, estimate: float, level: float) ->
         >>> round(shifted["low"], 3), round(shifted["high"], 3)
         (0.016, 0.873)
     """
-    from scipy.special import ndtr, ndtri  # the normal CDF and its inverse, without importing scipy.stats
-
     defined = draws[np.isfinite(draws)]
     if defined.size == 0 or not np.isfinite(estimate):
         return percentile_interval(draws, level)
     below = (np.count_nonzero(defined < estimate) + 0.5 * np.count_nonzero(defined == estimate)) / defined.size
-    half_draw = 0.5 / defined.size
-    z0 = float(ndtri(min(max(below, half_draw), 1.0 - half_draw)))
-    z = float(ndtri(0.5 + level / 2.0))
-    low, high = np.quantile(defined, [ndtr(2.0 * z0 - z), ndtr(2.0 * z0 + z)])
+    low, high = np.quantile(defined, _bias_corrected_levels(below, defined.size, level))
     return {"low": float(low), "high": float(high), "n_undefined": int(draws.size - defined.size)}
+
+
+def bias_corrected_rows(
+    ordered: FloatArray, estimates: FloatArray, level: float, n_defined: IntArray | None = None
+) -> FloatArray:
+    """``bias_corrected_interval``'s bounds (rows x 2) of each row's first ``n_defined`` draws (``sorted_quantiles``:
+    ascending, NaN after them) around its finite estimate: the same floats, from draws sorted once for every row (a
+    setting's encoders)."""
+    n = np.full(ordered.shape[0], ordered.shape[1]) if n_defined is None else n_defined
+    below = (
+        np.count_nonzero(ordered < estimates[:, None], axis=1)
+        + 0.5 * np.count_nonzero(ordered == estimates[:, None], axis=1)
+    ) / n
+    return sorted_quantiles(ordered, np.stack(_bias_corrected_levels(below, n, level), axis=1), n)
+
+
+def _bias_corrected_levels(below: Any, n_defined: Any, level: float) -> tuple[Any, Any]:
+    """BC's two quantile levels ``Phi(2 z0 -+ z)`` from the share of the ``n_defined`` draws below the estimate (a
+    float and a count, or arrays of them: element by element the same floats)."""
+    from scipy.special import ndtr, ndtri  # the normal CDF and its inverse, without importing scipy.stats
+
+    half_draw = 0.5 / n_defined
+    z0 = ndtri(np.minimum(np.maximum(below, half_draw), 1.0 - half_draw))
+    z = float(ndtri(0.5 + level / 2.0))
+    return ndtr(2.0 * z0 - z), ndtr(2.0 * z0 + z)
+
+
+def sorted_quantiles(ordered: FloatArray, q: ArrayLike, n_defined: IntArray | None = None) -> FloatArray:
+    """``np.quantile`` (its default, 'linear') of each row's first ``n_defined`` draws (default: all; at least one),
+    given each row ascending over them (NaN after them), at ``q`` (k levels for every row, or rows x k): rows x k,
+    computed as numpy computes it on those draws (the same floats: tested), so that rows sorted once serve other
+    order statistics too and each row may have its own levels and its own undefined draws."""
+    n = np.full(ordered.shape[0], ordered.shape[1]) if n_defined is None else n_defined
+    top = (n - 1)[:, None]
+    virtual = top * np.asarray(q, dtype=float)
+    previous = np.floor(virtual)
+    last = virtual >= top  # numpy takes the largest, its index -1 entering gamma (which matters to a signed zero)
+    gamma = virtual - np.where(last, -1.0, previous)
+    a = np.take_along_axis(ordered, np.where(last, top, previous).astype(np.intp), axis=1)
+    b = np.take_along_axis(ordered, np.where(last, top, previous + 1).astype(np.intp), axis=1)
+    difference = b - a
+    result: FloatArray = np.where(gamma >= 0.5, b - difference * (1 - gamma), a + difference * gamma)
+    return result
 
 
 def basic_interval(

@@ -50,7 +50,7 @@ from audit.statistics.contrasts import (
     estimate_with_interval,
     scored_trials,
 )
-from audit.statistics.draws import FloatArray, StatisticsInputError
+from audit.statistics.draws import FloatArray, IntArray, StatisticsInputError, bias_corrected_rows, sorted_quantiles
 from audit.statistics.equivalence import POWER, holm_rejections
 from schemas import EerMethod, count, format_number
 
@@ -121,16 +121,19 @@ def _drawn(
         )
     kept = np.logical_and.reduce([np.isfinite(values) for values in scores.values()])
     enrol_kept, test_kept = _kept(enrol, kept), _kept(test, kept)
-    codes = shared.codes(enrol_kept, test_kept)
+    # the whole columns' codes (found once per trial list, which many settings share), then the kept trials'
+    enrol_codes, partner_codes = shared.codes(enrol, test)
+    codes = (_kept(enrol_codes, kept), _kept(partner_codes, kept))
+    labels_kept = np.asarray(_kept(labels, kept)).astype(bool)
     records = setting.records or {}
     estimates, draws = {}, {}
     for model, values in sorted(scores.items()):
-        record = records.get(model)
-        if record is not None and skip and DrawCache.key(record, ALL_TRIALS, _kept(values, kept)) in skip:
+        record, scores_kept = records.get(model), _kept(values, kept)
+        if record is not None and skip and DrawCache.key(record, ALL_TRIALS, scores_kept) in skip:
             continue
         trials = TermTrials(
-            scores=_kept(values, kept),
-            labels=np.asarray(_kept(labels, kept)).astype(bool),
+            scores=scores_kept,
+            labels=labels_kept,
             enrol=enrol_kept,
             test=test_kept,
             subgroups=None,
@@ -191,41 +194,84 @@ def p_text(p_value: float, n_resamples: int) -> str:
 
 def _pairs(
     estimates: Mapping[str, float], draws: Mapping[str, FloatArray], level: float
-) -> tuple[list[dict[str, Any]], list[FloatArray]]:
+) -> tuple[list[dict[str, Any]], FloatArray, FloatArray]:
     """Every pair of encoders (the better first), its difference with its percentile interval and p-value, and its
-    draws. Pairs whose draws are all defined get their quantiles and shares in one call over the stacked draws (the
-    same values as ``estimate_with_interval`` and ``two_sided_p`` row by row: tested); the others row by row."""
+    draws as the MDD reads them: ascending (undefined ones NaN, last; sorted once, for the quantiles too) and their
+    means. Quantiles and shares come from calls over the stacked draws (the same values as
+    ``estimate_with_interval`` and ``two_sided_p`` row by row: tested); a pair without a defined draw from those."""
     order = sorted(estimates, key=lambda model: (estimates[model], model))
     pairs = list(itertools.combinations(order, 2))
     if not pairs:
-        return [], []
-    stacked = np.vstack([draws[a] - draws[b] for a, b in pairs])
-    defined = np.asarray(np.isfinite(stacked).all(axis=1), dtype=bool)
+        return [], np.empty((0, 0)), np.empty(0)
+    first, second = (np.array(side) for side in zip(*itertools.combinations(range(len(order)), 2), strict=True))
+    encoders = np.vstack([draws[model] for model in order])
+    stacked = encoders[first] - encoders[second]
+    ordered, n_defined = _ascending(stacked)
+    some = n_defined > 0
     tail = (1.0 - level) / 2.0
-    quantiles = np.quantile(stacked[defined], [tail, 1.0 - tail], axis=1) if defined.any() else np.empty((2, 0))
-    below, above = (np.mean(stacked[defined] <= 0, axis=1), np.mean(stacked[defined] >= 0, axis=1))
-    rows, at = [], 0
+    quantiles = iter(sorted_quantiles(ordered[some], [tail, 1.0 - tail], n_defined[some]).tolist())
+    sides = np.minimum(np.count_nonzero(ordered <= 0, axis=1), np.count_nonzero(ordered >= 0, axis=1))
+    smaller = iter((sides[some] / n_defined[some]).tolist())  # np.mean's float: the count over the defined draws
+    undefined = (stacked.shape[1] - n_defined).tolist()
+    rows = []
     for index, (a, b) in enumerate(pairs):
         estimate = estimates[a] - estimates[b]
-        if defined[index]:
-            low, high = quantiles[:, at]
-            difference = {"estimate": float(estimate), "low": float(low), "high": float(high), "n_undefined": 0}
-            p_value = min(1.0, 2.0 * min(float(below[at]), float(above[at])))
-            at += 1
+        if some[index]:
+            low, high = next(quantiles)
+            difference = {"estimate": float(estimate), "low": low, "high": high, "n_undefined": undefined[index]}
+            p_value = min(1.0, 2.0 * next(smaller))
         else:
             difference = estimate_with_interval(estimate, stacked[index], level, corrected=False)
             p_value = two_sided_p(stacked[index])
         rows.append({"encoders": [a, b], "difference": difference, "p_value": p_value})
-    return rows, list(stacked)
+    return rows, ordered, stacked.mean(axis=1)
 
 
-def _decide(pairs: list[dict[str, Any]], pair_draws: list[FloatArray], alpha: float) -> dict[str, Any]:
-    """Holm over one family's pairs (each marked ``separable``) and the family's MDD; the family's summary."""
+def _all_finite(ordered: FloatArray) -> NDArray[np.bool_]:
+    """Which ascending rows (NaN last) are all finite: their ends are."""
+    finite: NDArray[np.bool_] = np.isfinite(ordered[:, 0]) & np.isfinite(ordered[:, -1])
+    return finite
+
+
+def _encoder_eers(
+    estimates: Mapping[str, float], draws: Mapping[str, FloatArray], level: float
+) -> list[dict[str, Any]]:
+    """Each encoder's EER with its bias-corrected interval, the best first, from one sort of the encoders' stacked
+    draws (``bias_corrected_rows``: the same values as ``estimate_with_interval``); an encoder without a defined
+    draw or a finite estimate from ``estimate_with_interval``."""
+    order = sorted(estimates, key=lambda model: (estimates[model], model))
+    values = np.array([estimates[model] for model in order], dtype=float)
+    ordered, n_defined = _ascending(np.vstack([draws[model] for model in order]))
+    some = (n_defined > 0) & np.isfinite(values)
+    bounds = iter(bias_corrected_rows(ordered[some], values[some], level, n_defined[some]).tolist())
+    undefined = (ordered.shape[1] - n_defined).tolist()
+    eers = []
+    for at, model in enumerate(order):
+        if some[at]:
+            low, high = next(bounds)
+            eer = {"estimate": float(values[at]), "low": low, "high": high, "n_undefined": undefined[at]}
+        else:
+            eer = estimate_with_interval(estimates[model], draws[model], level, corrected=True)
+        eers.append({"model": model, "eer": eer})
+    return eers
+
+
+def _ascending(draws: FloatArray) -> tuple[FloatArray, IntArray]:
+    """Each row of draws ascending, its draws that are not finite (undefined) made NaN and put last, and how many are
+    defined: the rows ``sorted_quantiles`` reads."""
+    finite = np.isfinite(draws)
+    ordered: FloatArray = np.sort(np.where(finite, draws, np.nan), axis=1)
+    return ordered, np.count_nonzero(finite, axis=1)
+
+
+def _decide(pairs: list[dict[str, Any]], ordered: FloatArray, means: FloatArray, alpha: float) -> dict[str, Any]:
+    """Holm over one family's pairs (each marked ``separable``) and the family's MDD from their draws (ascending,
+    and their means: ``_pairs``); the family's summary."""
     p_values = [pair["p_value"] for pair in pairs]
     rejected = holm_rejections(p_values, alpha)
     for rank, index in enumerate(np.argsort(p_values, kind="stable")):
         pairs[index]["separable"] = rank < rejected
-    sizes = minimum_detectable_differences(np.vstack(pair_draws), alpha / len(pairs))
+    sizes = _sorted_mdd(ordered, means, alpha / len(pairs))
     defined = sizes[np.isfinite(sizes)]
     return {
         "n_pairs": len(pairs),
@@ -233,7 +279,7 @@ def _decide(pairs: list[dict[str, Any]], pair_draws: list[FloatArray], alpha: fl
         "mdd": float(np.median(defined)) if defined.size else None,
         "mdd_range": [float(defined.min()), float(defined.max())] if defined.size else None,
         "power": POWER,
-        "n_simulated": int(pair_draws[0].size),
+        "n_simulated": int(ordered.shape[1]),
     }
 
 
@@ -256,18 +302,24 @@ def minimum_detectable_differences(draws: FloatArray, level: float, power: float
         0.028
     """
     rows = np.asarray(draws, dtype=float)
-    sizes = np.full(rows.shape[0], np.nan)
-    usable = np.isfinite(rows).all(axis=1) & (rows.shape[1] > 1)
+    return _sorted_mdd(np.sort(rows, axis=1), rows.mean(axis=1), level, power)
+
+
+def _sorted_mdd(ordered: FloatArray, means: FloatArray, level: float, power: float = POWER) -> FloatArray:
+    """``minimum_detectable_differences`` of rows of draws given ascending (NaN last) and their means: the errors'
+    order statistics are the sorted draws' less the mean (subtracting a constant keeps the order, rounding too),
+    so the pairs' draws, sorted once for their intervals, need no second sort."""
+    sizes = np.full(ordered.shape[0], np.nan)
+    usable = _all_finite(ordered) & (ordered.shape[1] > 1)
     if not usable.any():
         return sizes
-    errors = rows[usable] - rows[usable].mean(axis=1, keepdims=True)
-    k = errors.shape[1]
+    k = ordered.shape[1]
     m = max(math.ceil(level * k / 2.0) - 1, 0)
     found = k - math.ceil(power * k)
-    ordered = np.sort(errors, axis=1)  # one sort: the order statistics of -e are e's from the other end, negated
-    upward = -ordered[:, m] - ordered[:, found]
-    downward = ordered[:, k - 1 - m] + ordered[:, k - 1 - found]
-    sizes[usable] = np.maximum(upward, downward)
+    mean = means[usable]
+    errors = [ordered[usable, column] - mean for column in (m, found, k - 1 - m, k - 1 - found)]
+    # the order statistics of -e are e's from the other end, negated
+    sizes[usable] = np.maximum(-errors[0] - errors[1], errors[2] + errors[3])
     return sizes
 
 
@@ -310,11 +362,10 @@ def paired_rankings(
             skipped.append({"key": dict(setting.key), "reason": str(error)})
     families: dict[str, list[tuple[int, int]]] = defaultdict(list)  # family -> (setting, pair) positions
     results: list[dict[str, Any]] = []
-    all_draws: list[list[FloatArray]] = []
+    all_draws: list[tuple[FloatArray, FloatArray]] = []  # per setting, its pairs' ascending draws and their means
     for index, d in enumerate(drawn):
-        pairs, pair_draws = _pairs(d.estimates, d.draws, level)
-        all_draws.append(pair_draws)
-        order = sorted(d.estimates, key=lambda model: (d.estimates[model], model))
+        pairs, ordered, means = _pairs(d.estimates, d.draws, level)
+        all_draws.append((ordered, means))
         results.append(
             {
                 "key": dict(d.setting.key),
@@ -322,13 +373,7 @@ def paired_rankings(
                 "n_speakers": d.n_speakers,
                 "n_trials": d.n_trials,
                 "n_unscored_dropped": d.n_dropped,
-                "encoders": [
-                    {
-                        "model": model,
-                        "eer": estimate_with_interval(d.estimates[model], d.draws[model], level, corrected=True),
-                    }
-                    for model in order
-                ],
+                "encoders": _encoder_eers(d.estimates, d.draws, level),
                 "pairs": pairs,
             }
         )
@@ -336,7 +381,8 @@ def paired_rankings(
     summaries: dict[str, dict[str, Any] | None] = {}
     for name, members in sorted(families.items()):
         pairs = [results[i]["pairs"][j] for i, j in members]
-        summaries[name] = _decide(pairs, [all_draws[i][j] for i, j in members], alpha) if pairs else None
+        ordered, means = [all_draws[i][0][j] for i, j in members], [all_draws[i][1][j] for i, j in members]
+        summaries[name] = _decide(pairs, np.vstack(ordered), np.array(means), alpha) if pairs else None
     for result in results:
         result["mdd"] = (summaries.get(result["family"]) or {}).get("mdd")
     macro = _macro(drawn, level, alpha)
@@ -373,8 +419,8 @@ def _macro(drawn: Sequence[_Drawn], level: float, alpha: float) -> dict[str, Any
             experiments[experiment].append(_mean(values))
         estimates[model], draws[model] = _mean([_mean(values) for values in experiments.values()])
         covered[model] = sorted(by_cell)
-    pairs, pair_draws = _pairs(estimates, draws, level)
-    summary = _decide(pairs, pair_draws, alpha) if pairs else {"mdd": None}
+    pairs, ordered, means = _pairs(estimates, draws, level)
+    summary = _decide(pairs, ordered, means, alpha) if pairs else {"mdd": None}
     order = sorted(estimates, key=lambda model: (estimates[model], model))
     return {
         "family": MACRO_FAMILY,

@@ -9,7 +9,7 @@ import pytest
 
 from audit.statistics.contrasts import ONE_SPEAKER, ContrastInput, bootstrap_contrast
 from audit.statistics.coverage import MEASURED_COVERAGE, CoverageDesign, measured_coverage, simulated_coverage
-from audit.statistics.draws import bias_corrected_interval, percentile_interval
+from audit.statistics.draws import bias_corrected_interval, bias_corrected_rows, percentile_interval, sorted_quantiles
 from audit.statistics.subgroups import FixedThresholdInput, fixed_threshold_analysis
 from audit.table.contrasts import TERMS
 
@@ -25,6 +25,31 @@ def test_the_bias_correction_is_the_percentile_interval_when_the_draws_centre_on
     moved, percentile = bias_corrected_interval(draws, median - 0.005, 0.95), percentile_interval(draws, 0.95)
     assert moved["low"] == pytest.approx(percentile["low"] - 0.01, abs=0.001)
     assert moved["high"] == pytest.approx(percentile["high"] - 0.01, abs=0.001)
+
+
+def test_rows_sorted_once_give_numpys_quantiles_and_the_bias_corrected_bounds_to_the_bit() -> None:
+    """``sorted_quantiles`` computes ``np.quantile`` of each row's defined draws as numpy does (shared or per-row
+    levels, the ends, ties, signed zeros, undefined draws sorted last) and ``bias_corrected_rows`` is
+    ``bias_corrected_interval`` row by row: the same floats, bit for bit."""
+    rng = np.random.default_rng(4)
+    for size in (1, 2, 7, 1000):
+        rows = np.vstack([rng.normal(size=(3, size)), rng.integers(-3, 4, (3, size)) / 7.0, np.full((1, size), -0.0)])
+        rows[1, : size // 2] = np.nan  # undefined draws
+        ordered, n_defined = np.sort(rows, axis=1), np.count_nonzero(np.isfinite(rows), axis=1)
+        levels = np.vstack([[0.0, 1.0], rng.uniform(size=(rows.shape[0] - 1, 2))])
+        alone = [np.quantile(row[np.isfinite(row)], row_levels) for row, row_levels in zip(rows, levels, strict=True)]
+        assert sorted_quantiles(ordered, levels, n_defined).tobytes() == np.array(alone).tobytes()
+        shared = [np.quantile(row[np.isfinite(row)], [0.025, 0.975]) for row in rows]
+        assert sorted_quantiles(ordered, [0.025, 0.975], n_defined).tobytes() == np.array(shared).tobytes()
+        defined = np.isfinite(rows).all(axis=1)
+        assert (
+            sorted_quantiles(ordered[defined], [0.1, 0.9]).tobytes()
+            == np.quantile(rows[defined], [0.1, 0.9], 1).T.tobytes()
+        )
+        estimates = np.append(rows[:-1, -1], 0.0)  # the estimate among the draws, and at the signed zeros
+        bounds = [[bias_corrected_interval(row, float(e), 0.9)[end] for end in ("low", "high")] for row, e in
+                  zip(rows, estimates, strict=True)]  # fmt: skip
+        assert bias_corrected_rows(ordered, estimates, 0.9, n_defined).tobytes() == np.array(bounds).tobytes()
 
 
 def test_rocch_single_eer_intervals_are_corrected_for_the_hulls_optimism() -> None:

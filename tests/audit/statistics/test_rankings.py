@@ -151,23 +151,42 @@ def test_the_macro_ranking_averages_records_then_conditions_then_experiments_on_
 
 
 def test_pairs_computed_together_equal_each_pair_computed_alone() -> None:
-    """The stacked quantiles and shares of ``_pairs`` are those of ``estimate_with_interval`` and ``two_sided_p`` of
-    each pair's own draws; a pair with undefined draws is computed alone and counts them."""
+    """The stacked quantiles and shares of ``_pairs`` are the same floats as ``estimate_with_interval`` and
+    ``two_sided_p`` of each pair's own draws, undefined draws (NaN, or infinite) left out and counted."""
     from audit.statistics.contrasts import estimate_with_interval
     from audit.statistics.rankings import _pairs, two_sided_p
 
     rng = np.random.default_rng(0)
     draws = {name: rng.normal(mean, 0.02, 500) for name, mean in (("a", 0.1), ("b", 0.12), ("c", 0.11))}
-    draws["c"][[3, 7]] = np.nan
-    estimates = {name: float(np.nanmean(values)) for name, values in draws.items()}
-    rows, _ = _pairs(estimates, draws, 0.9)
+    draws["c"][[3, 7]], draws["b"][11] = np.nan, np.inf
+    estimates = {name: float(np.mean(values[np.isfinite(values)])) for name, values in draws.items()}
+    rows, *_ = _pairs(estimates, draws, 0.9)
     assert [row["encoders"] for row in rows] == [["a", "c"], ["a", "b"], ["c", "b"]]
     for row in rows:
         first, second = row["encoders"]
         differences = draws[first] - draws[second]
         alone = estimate_with_interval(estimates[first] - estimates[second], differences, 0.9, corrected=False)
-        assert row["difference"] == pytest.approx(alone) and row["p_value"] == pytest.approx(two_sided_p(differences))
-    assert [row["difference"]["n_undefined"] for row in rows] == [2, 0, 2]
+        assert row["difference"] == alone and row["p_value"] == two_sided_p(differences)  # the same floats
+    assert [row["difference"]["n_undefined"] for row in rows] == [2, 1, 3]
+
+
+def test_encoders_computed_together_equal_each_encoder_computed_alone() -> None:
+    """The bias-corrected intervals of ``_encoder_eers`` (one sort of the stacked draws) are the same floats as
+    ``estimate_with_interval`` of each encoder's own draws, ties with the estimate included; an encoder with
+    undefined draws leaves them out and counts them."""
+    from audit.statistics.contrasts import estimate_with_interval
+    from audit.statistics.rankings import _encoder_eers
+
+    rng = np.random.default_rng(3)
+    draws = {name: rng.integers(0, 40, 500) / 200.0 for name in ("a", "b", "c")}  # coarse: many equal the estimate
+    draws["b"][5], draws["a"][[8, 9]] = np.nan, -np.inf
+    estimates = {"a": 0.1, "b": 0.095, "c": float(draws["c"][0])}
+    eers = _encoder_eers(estimates, draws, 0.95)
+    assert [entry["model"] for entry in eers] == sorted(estimates, key=estimates.get)
+    for entry in eers:
+        model = entry["model"]
+        assert entry["eer"] == estimate_with_interval(estimates[model], draws[model], 0.95, corrected=True)
+    assert {entry["model"]: entry["eer"]["n_undefined"] for entry in eers} == {"a": 2, "b": 1, "c": 0}
 
 
 def test_the_mdd_is_where_the_pairs_test_starts_finding_the_difference_80_percent_of_the_time() -> None:
