@@ -228,12 +228,11 @@ class BundleArchive:
                 if member.size:  # unpacked, a folder's bytes are dropped unseen: the archive hides them
                     refused.append(Entry(ascii(member.raw)[:200], f"a folder entry that holds {member.size} bytes"))
                     continue
-                name = name.removesuffix("/")
-                if name in ("", ".") and not member.raw.startswith("/"):  # the archive's own top folder, not "/"
+                name = name.removesuffix("/") or name  # a folder "/" keeps its name: absolute, refused below
+                if name in ("", "."):  # the archive's own top folder
                     continue
-            # Anywhere (unpacked, it would land anywhere); a folder "/" by its own name.
-            if (reason := unsafe_name_reason(name or member.raw)) is not None:
-                refused.append(Entry(ascii(name or member.raw)[:200], f"unsafe member name: {reason}"))
+            if (reason := unsafe_name_reason(name)) is not None:  # anywhere: unpacked, it would land anywhere
+                refused.append(Entry(ascii(name)[:200], f"unsafe member name: {reason}"))
                 continue
             if member.kind == "folder" or not name.startswith(self.prefix):
                 continue  # a folder, or a file beside the bundle in the archive: not part of it
