@@ -1,5 +1,5 @@
 """A ranked record's point EER and bootstrap draws: ``eer`` + ``weighted_eer`` (two sorts, two sets of checks) against
-``eer_and_draws`` (the point EER from the draws' sort, compiled: ``roc_kernels.record_eer``), per record, in CPU time
+``eer_and_draws`` (the point EER from the draws' sort, compiled: ``record_kernels.record_eer``), per record, in CPU time
 (issue 43 point 2).
 
 Usage (from the repository root): ``PYTHONPATH=. python benchmarks/bench_point_eer_sort.py [--records 200]
@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from audit.metrics import ResampleWeights, eer, eer_and_draws, weighted_eer
-from audit.metrics.roc_kernels import INTERP, LEGACY, ROCCH, record_eer
+from audit.metrics.record_kernels import INTERP, LEGACY, ROCCH, record_eer
 from audit.metrics.weighted_roc import SortedTrials
 from schemas import EER_METHODS, EerMethod
 

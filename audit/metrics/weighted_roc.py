@@ -192,7 +192,7 @@ class SortedTrials:
 
     @classmethod
     def of(cls, scores: ArrayLike, labels: ArrayLike) -> SortedTrials:
-        import audit.metrics.roc_kernels as roc_kernels
+        from audit.metrics.record_kernels import sorted_ends
 
         score_array = np.asarray(scores, dtype=np.float64)
         label_array = np.asarray(labels).astype(bool)
@@ -202,7 +202,7 @@ class SortedTrials:
             raise WeightedRocInputError("scores must be finite (drop unscored trials first)")
         order = np.argsort(-score_array)  # not stable: a threshold's trials are summed whatever their order
         ordered_labels = np.ascontiguousarray(label_array[order])
-        group_end, unit_end = roc_kernels.sorted_ends(score_array[order], ordered_labels)
+        group_end, unit_end = sorted_ends(score_array[order], ordered_labels)
         return cls(order, ordered_labels, group_end, unit_end)
 
     @cached_property
@@ -242,14 +242,14 @@ def eer_and_draws(
     ``partners``, ``weights``), from one sort of the scores: a bootstrap of thousands of short records otherwise
     sorts and checks each twice, at about the cost of its draws. Inputs are checked as ``weighted_eer`` checks them;
     a one-class record, or a method ``eer`` does not know, is refused as ``eer`` refuses it (the method first)."""
-    import audit.metrics.roc_kernels as roc_kernels
+    from audit.metrics.record_kernels import record_eer
 
     check_eer_method(method)
     trials = SortedTrials.of(scores, labels)
     if not 0 < np.count_nonzero(trials.labels) < trials.labels.size:
         eer(scores, labels, method)  # an empty or one-class record: refused with eer's own error
     draws = _sorted_eers(trials, clusters, weights, partners, (method,))[method]
-    return float(roc_kernels.record_eer(trials.labels, trials.group_end, _METHOD_CODES[method])), draws
+    return float(record_eer(trials.labels, trials.group_end, _METHOD_CODES[method])), draws
 
 
 def _sorted_eers(

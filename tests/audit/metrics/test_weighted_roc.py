@@ -205,7 +205,7 @@ def test_rocch_units_skip_only_points_under_the_hull(seed: int) -> None:
 
 
 def test_the_thresholds_and_rocch_units_are_cut_as_their_definition_says() -> None:
-    """``SortedTrials``' compiled cut (``roc_kernels.sorted_ends``) against the definition written in NumPy: a
+    """``SortedTrials``' compiled cut (``record_kernels.sorted_ends``) against the definition written in NumPy: a
     threshold ends where the sorted score changes; a unit ends at a threshold holding a target that holds both
     classes or is followed by one of another kind, and at the last threshold. Empty, one-trial and one-class lists,
     ties of every width."""
