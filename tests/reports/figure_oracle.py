@@ -16,6 +16,8 @@ from PIL import Image
 from reports.figures import DPI, FigureOutcome
 
 SVG = "{http://www.w3.org/2000/svg}"
+# matplotlib's default line colours (its tab10 property cycle) as 0-255 RGB: what a figure's series are drawn in.
+TAB10 = [tuple(round(255 * c) for c in matplotlib.colormaps["tab10"](i)[:3]) for i in range(10)]
 
 
 def _pixels(figure: FigureOutcome) -> np.ndarray:

@@ -9,14 +9,13 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
-import matplotlib
-import matplotlib.style
 import numpy as np
 import pytest
 
 from reports.figures import FigureOutcome, coupling_lines, ie_vs_prediction, interaction_plots
 from tests.reports.figure_oracle import (
     SVG,
+    TAB10,
     _assert_legend_where_matplotlibs_best_puts_it,
     _assert_same_bytes_at_size,
     _assert_tick_marks,
@@ -26,8 +25,6 @@ from tests.reports.figure_oracle import (
     _to_pixels,
 )
 from tests.reports.figure_text import past_the_edge
-
-TAB10 = [tuple(round(255 * c) for c in matplotlib.colormaps["tab10"](i)[:3]) for i in range(10)]
 
 # Two families of two contrasts each: their means (clean, A, B, A+B) E13 speaker 0.1, 0.3, 0.2, 0.25 (the lines
 # cross: its legend where they leave room) and E14 ssl 0.30, 0.28, 0.12, 0.05.

@@ -11,7 +11,6 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-import matplotlib
 import numpy as np
 import pytest
 from PIL import Image
@@ -20,10 +19,9 @@ from scipy.stats import norm
 from reports.figures import DPI, FigureOutcome, det_band_figures, det_curves
 from reports.figures.data import LABEL_INCHES, _cut, _label
 from reports.figures.det import DET_LIMITS, DET_TICK_LABELS
+from tests.reports.figure_oracle import SVG, TAB10
 from tests.reports.figure_text import past_the_edge
 
-SVG = "{http://www.w3.org/2000/svg}"
-TAB10 = [tuple(round(255 * c) for c in matplotlib.colormaps["tab10"](i)[:3]) for i in range(10)]
 LOW, HIGH = (float(norm.ppf(limit)) for limit in DET_LIMITS)
 
 # m1: a step curve, flat at a miss rate of 0.2 from 1% to 30% false alarms; m2: a gap (an absent miss rate) between

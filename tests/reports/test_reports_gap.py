@@ -10,14 +10,13 @@ import math
 import xml.etree.ElementTree as ET
 from typing import Any
 
-import matplotlib
-import matplotlib.style
 import numpy as np
 import pytest
 
 from reports.figures import FigureOutcome, gap_vs_snr
 from tests.reports.figure_oracle import (
     SVG,
+    TAB10,
     _assert_legend_where_matplotlibs_best_puts_it,
     _assert_same_bytes_at_size,
     _assert_tick_marks,
@@ -28,7 +27,6 @@ from tests.reports.figure_oracle import (
 )
 from tests.reports.figure_text import past_the_edge
 
-TAB10 = [tuple(round(255 * c) for c in matplotlib.colormaps["tab10"](i)[:3]) for i in range(10)]
 # Two noise types at SNRs of their own (their bars apart), babble's 5 dB row without an SD (no bar), a clean
 # reference of 0.05 beside them (the dotted line).
 ROWS = {
