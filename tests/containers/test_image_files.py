@@ -212,6 +212,21 @@ def test_build_tools_and_source_distributions_are_the_locks_own_pins() -> None:
     assert set(build) == {"cython", "numpy"} and build["numpy"] == gpu["numpy"] == cpu["numpy"]
 
 
+def test_the_projects_exact_pins_are_the_locks() -> None:
+    """An extra's exact pin (``==``) installs, outside the image, the version the image's lock holds: a newer release
+    can lose what the code needs (PyAV 18.1.1's wheels dropped the AMR-NB encoder) and no test install may drift."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    cpu = lock_pins(CPU_LOCK.read_text())
+    exact = {
+        canonicalize_name(requirement.name): next(iter(requirement.specifier)).version
+        for extra in ("runner", "cpu", "ray", "conversion")
+        for requirement in map(Requirement, extras[extra])
+        if any(spec.operator == "==" for spec in requirement.specifier)
+    }
+    assert {"av", "torch", "pyworld", "ray"} <= exact.keys()
+    assert {name: cpu[name][0] for name in exact} == exact
+
+
 def test_lock_honours_the_constraints() -> None:
     pins = lock_pins(LOCK.read_text())
     constraints = [
