@@ -260,8 +260,12 @@ def _ascending(draws: FloatArray) -> tuple[FloatArray, IntArray]:
     """Each row of draws ascending, its draws that are not finite (undefined) made NaN and put last, and how many are
     defined: the rows ``sorted_quantiles`` reads."""
     finite = np.isfinite(draws)
-    ordered: FloatArray = np.sort(np.where(finite, draws, np.nan), axis=1)
-    return ordered, np.count_nonzero(finite, axis=1)
+    n_defined = np.count_nonzero(finite, axis=1)
+    ordered: FloatArray = np.sort(draws, axis=1)  # NaN last already; a copy through np.where cost more than the sort
+    some = n_defined < draws.shape[1]
+    if some.any():  # an infinite draw sorts to an end: these rows again, every undefined draw NaN
+        ordered[some] = np.sort(np.where(finite[some], draws[some], np.nan), axis=1)
+    return ordered, n_defined
 
 
 def _decide(pairs: list[dict[str, Any]], ordered: FloatArray, means: FloatArray, alpha: float) -> dict[str, Any]:
