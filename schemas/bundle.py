@@ -40,6 +40,7 @@ from schemas.filenames import (
     SCORES_DIR,
     TRIALS_DIR,
 )
+from schemas.forked import Forked
 from schemas.scores import COHORT_COLUMNS, SCORE_STATUSES, ScoresSchema
 from schemas.trials import OPTIONAL_TRIAL_COLUMNS, TrialsSchema, plainly_valid
 
@@ -91,6 +92,10 @@ class BundleFileError(Error, ValueError):
         self.name = name
         self.problem = problem
         super().__init__(f"{name}: {problem}")
+
+    def __reduce__(self) -> tuple[type[BundleFileError], tuple[str, str]]:
+        """Pickled as its name and problem (a file parsed in a forked process sends its refusal back)."""
+        return type(self), (self.name, self.problem)
 
 
 def trial_list_name(trial_list_id: str) -> str:
@@ -549,10 +554,24 @@ def parse_score_files(
 
     The rules of the pandera model, vectorised on the Arrow tables of many files at once: a bundle holds thousands
     of these files and per-file validation would dominate the audit (``tests/schemas`` checks that both agree).
-    Files are decoded in threads (Parquet decoding releases the GIL).
+    Files are decoded in threads (Parquet decoding releases the GIL). A bundle of many files is parsed in two
+    processes instead, half each on one thread: opening a file and checking its tables hold the GIL, about half the
+    work (4,068 files: 3.9 s wall on two threads, 2.5-3.0 s in two processes).
     """
     items = list(files.items())
-    threads = os.cpu_count() or 1
+    if len(items) < 2 * SCORE_FILES_AT_ONCE:
+        return _parsed_score_files(items, max_rows)
+    half = len(items) // 2
+    with Forked(_parsed_score_files, items[half:], max_rows, 1) as second:
+        outcomes = _parsed_score_files(items[:half], max_rows, 1)
+        outcomes.update(second.result())
+    return outcomes
+
+
+def _parsed_score_files(
+    items: list[tuple[str, bytes]], max_rows: int | None, threads: int = os.cpu_count() or 1
+) -> dict[str, RecordScores | BundleFileError]:
+    """:func:`parse_score_files` of ``items`` in this process."""
     outcomes: dict[str, RecordScores | BundleFileError] = {}
     with ThreadPoolExecutor(threads) as pool:
         for first in range(0, len(items), SCORE_FILES_AT_ONCE):

@@ -45,7 +45,8 @@ class Forked(Generic[T]):
         self._function, self._args, self._prepare = function, args, prepare
         self._process: Any = None
         self._give: Any = None
-        if fork and sys.platform == "linux":
+        # A daemonic process (a pool's worker) may not have children: the work runs in line there.
+        if fork and sys.platform == "linux" and not multiprocessing.current_process().daemon:
             context = multiprocessing.get_context("fork")
             self._receive, send = context.Pipe(duplex=False)
             given = None

@@ -16,6 +16,7 @@ import pytest
 from pandera.errors import SchemaError, SchemaErrors
 
 from schemas.bundle import (
+    SCORE_FILES_AT_ONCE,
     BundleFileError,
     csv_file_bytes,
     json_file_bytes,
@@ -124,6 +125,21 @@ def test_the_scores_check_also_requires_trial_list_order() -> None:
         parse_scores("scores/r.parquet", _parquet(frame))
 
 
+def _each_as_alone(files: dict[str, bytes], max_rows: int | None = None) -> dict[str, object]:
+    """``parse_score_files`` of all ``files``, asserted to give each file, in order, what it gets parsed alone."""
+    together = parse_score_files(files, max_rows)
+    assert list(together) == list(files)
+    for name, data in files.items():
+        alone = parse_score_files({name: data}, max_rows)[name]
+        assert type(together[name]) is type(alone)
+        if isinstance(alone, BundleFileError):
+            assert str(together[name]) == str(alone)
+        else:
+            for field in ("labels", "scores", "scored"):
+                np.testing.assert_array_equal(getattr(together[name], field), getattr(alone, field))
+    return dict(together)
+
+
 def test_score_files_checked_together_each_get_what_a_file_alone_gets() -> None:
     """The rules run once over many files' rows: each file's outcome is still its own (bad neighbours, an empty
     file, several row groups, string and large_string status)."""
@@ -134,18 +150,23 @@ def test_score_files_checked_together_each_get_what_a_file_alone_gets() -> None:
     buffer = io.BytesIO()
     pq.write_table(large, buffer, row_group_size=4)
     files["scores/groups.parquet"] = buffer.getvalue()
-    together = parse_score_files(files)
-    assert list(together) == list(files)
-    for name, data in files.items():
-        alone = parse_score_files({name: data})[name]
-        assert type(together[name]) is type(alone)
-        if isinstance(alone, BundleFileError):
-            assert str(together[name]) == str(alone)
-        else:
-            for field in ("labels", "scores", "scored"):
-                np.testing.assert_array_equal(getattr(together[name], field), getattr(alone, field))
+    together = _each_as_alone(files)
     assert not isinstance(together["scores/groups.parquet"], BundleFileError)
     assert "a status is not one of" in str(together["scores/empty.parquet"])
+
+
+def test_a_bundle_of_many_score_files_parsed_in_two_processes_gets_each_file_its_own_outcome() -> None:
+    """Past ``2 * SCORE_FILES_AT_ONCE`` files, half are parsed in a forked process: every file still gets what it
+    gets alone, its refusal (pickled back) included, in the order given."""
+    cases = sorted(CASES.items())
+    files = {
+        f"scores/{number:04d}-{case}.parquet": _parquet(edit(_scores()))
+        for number in range(2 * SCORE_FILES_AT_ONCE // len(cases) + 1)
+        for case, edit in cases
+    }
+    assert len(files) >= 2 * SCORE_FILES_AT_ONCE
+    together = _each_as_alone(files, max_rows=6)
+    assert sum(isinstance(outcome, BundleFileError) for outcome in together.values()) > len(files) // 2
 
 
 TRIALS = (

@@ -81,3 +81,18 @@ def test_forked_work_may_fork_in_turn() -> None:
     with Forked(_pids_forked_again, 7) as forked:
         outer, inner, value = forked.result()
     assert value == 7 and len({outer, inner, os.getpid()}) == 3
+
+
+def _forked_in_a_pool_worker(_: int) -> tuple[int, int]:
+    with Forked(os.getpid) as forked:
+        return os.getpid(), forked.result()
+
+
+def test_in_a_daemonic_pool_worker_the_work_runs_in_line() -> None:
+    """A multiprocessing pool's workers are daemonic and may not have children: Forked runs the work in the worker
+    (a bundle parsed there parses all its score files in one process) instead of failing to start."""
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        worker, ran_in = pool.map(_forked_in_a_pool_worker, [0])[0]
+    assert worker == ran_in != os.getpid()
