@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from schemas import EER_METHODS, EerMethod, Error
+from schemas import EER_METHODS, EerMethod, Error, Forked
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -517,6 +517,7 @@ def grouped_metrics(
     p_target: float = 0.01,
     c_miss: float = 1.0,
     c_fa: float = 1.0,
+    forked: bool = False,
 ) -> dict[str, np.ndarray]:
     """All metrics for many records from one long array; entry ``r`` of each output is record code ``r``.
 
@@ -524,6 +525,8 @@ def grouped_metrics(
     Returns ``eer_legacy``, ``eer_rocch``, ``eer_interp``, ``min_dcf``, ``auc`` (float64) and ``n_target``,
     ``n_nontarget`` (int64), each of length R. Every record needs both classes (constant scores give the
     chance values: EER 0.5, minDCF 1, AUC 0.5); otherwise ``MetricInputError`` names the offending record codes.
+    ``forked``: records in order are taken in chunks, and the later half of the chunks is computed in a forked
+    process (the same chunks, so the same floats: a record's last bits depend on its chunk).
 
     Example:
         Record 0 is the four trials of :func:`eer`'s example, record 1 two trials ordered right:
@@ -552,13 +555,31 @@ def grouped_metrics(
         )
     ends = np.cumsum(trials)
     cuts = np.unique(np.searchsorted(ends, np.arange(_CHUNK_TRIALS, values.size, _CHUNK_TRIALS), "left") + 1)
-    bounds = [0, *cuts[cuts < count].tolist(), count]
+    spans = list(itertools.pairwise([0, *cuts[cuts < count].tolist(), count]))
+    chunks = (values, label_codes, records, ends, (p_target, c_miss, c_fa))
+    if forked and len(spans) > 1:
+        with Forked(_chunks, *chunks, spans[len(spans) // 2 :]) as later:
+            parts = _chunks(*chunks, spans[: len(spans) // 2]) + later.result()
+    else:
+        parts = _chunks(*chunks, spans)
+    return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+
+
+def _chunks(
+    values: FloatArray,
+    label_codes: NDArray[np.uint8],
+    records: NDArray[np.uint64],
+    ends: NDArray[np.int64],
+    costs: tuple[float, float, float],
+    spans: list[tuple[int, int]],
+) -> list[dict[str, np.ndarray]]:
+    """``_grouped`` of each chunk of records in order (``spans``: first and past-last record codes)."""
     parts = []
-    for first, last in itertools.pairwise(bounds):
+    for first, last in spans:
         low, high = int(ends[first - 1]) if first else 0, int(ends[last - 1])
         local = records[low:high] - np.uint64(first)
-        parts.append(_grouped(values[low:high], label_codes[low:high], local, last - first, p_target, c_miss, c_fa))
-    return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+        parts.append(_grouped(values[low:high], label_codes[low:high], local, last - first, *costs))
+    return parts
 
 
 def _grouped(

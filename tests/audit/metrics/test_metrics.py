@@ -337,6 +337,8 @@ def test_grouped_metrics_in_chunks_equal_one_pass_and_name_records_by_their_own_
     one_pass = grouped_metrics(scores, labels, records, 40)
     monkeypatch.setattr(audit.metrics.point, "_CHUNK_TRIALS", 64)
     chunked = grouped_metrics(scores, labels, records, 40)
+    forked = grouped_metrics(scores, labels, records, 40, forked=True)  # the later chunks in a fork: the same floats
+    assert all(np.array_equal(forked[name], values) for name, values in chunked.items())
     shuffled = rng.permutation(records.size)
     interleaved = grouped_metrics(scores[shuffled], labels[shuffled], records[shuffled], 40)
     for name, values in one_pass.items():
