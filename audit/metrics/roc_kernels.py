@@ -83,6 +83,42 @@ def binned_sums(weights, enrol, partner, bins, n_bins):
     return out
 
 
+@njit(cache=True)
+def threshold_positions(sums, n, target_far, out):
+    """``out`` (draws): per draw, the position among ``n`` ascending candidate thresholds of the first with the
+    least |FAR - FRR| (``target_far`` < 0), or of the first whose FAR does not exceed ``target_far`` (``n`` when
+    none); -1 for a draw without weight in a class. ``sums`` (2n x draws): each candidate's target weight (rows
+    0..n-1) and non-target weight (n..2n-1); FRR at a candidate is the target weight below it, FAR the non-target
+    weight at or above it. One pass along the rows, all draws at once: sums of whole weights are exact, so the
+    running sums are the cumulative sums numpy makes in several passes over temporaries of this size."""
+    draws = sums.shape[1]
+    total_t, total_n = np.zeros(draws), np.zeros(draws)
+    for candidate in range(n):
+        for draw in range(draws):
+            total_t[draw] += sums[candidate, draw]
+            total_n[draw] += sums[n + candidate, draw]
+    below_t, below_n, least = np.zeros(draws), np.zeros(draws), np.full(draws, np.inf)
+    least_gap = target_far < 0.0
+    for draw in range(draws):
+        out[draw] = 0 if least_gap else n
+    for candidate in range(n):
+        for draw in range(draws):
+            if total_t[draw] > 0.0 and total_n[draw] > 0.0:
+                frr = below_t[draw] / total_t[draw]
+                far = (total_n[draw] - below_n[draw]) / total_n[draw]
+                if least_gap:
+                    gap = abs(far - frr)
+                    if gap < least[draw]:
+                        least[draw], out[draw] = gap, candidate
+                elif out[draw] == n and far <= target_far:
+                    out[draw] = candidate
+            below_t[draw] += sums[candidate, draw]
+            below_n[draw] += sums[n + candidate, draw]
+    for draw in range(draws):
+        if not (total_t[draw] > 0.0 and total_n[draw] > 0.0):
+            out[draw] = -1
+
+
 MISS_CHUNK = 64  # draws whose cumulative sums are made together, along the bins' contiguous rows
 
 

@@ -157,6 +157,27 @@ def miss_at_rates(p_fa: ArrayLike, sums: ArrayLike, n_bins: int) -> FloatArray:
     return out
 
 
+def threshold_positions(sums: ArrayLike, n: int, target_far: float | None = None) -> IntArray:
+    """(draws): each draw's threshold among ``n`` ascending candidates, from the target (``sums[:n]``) and
+    non-target (``sums[n:]``) weight of each candidate (2n x draws, as ``binned_sums`` gives them): the first with
+    the least |FAR - FRR| (``target_far`` None: the EER threshold), else the first whose FAR does not exceed
+    ``target_far`` (``n`` when none); -1 for a draw without weight in a class. FRR at a candidate is the target
+    weight below it, FAR the non-target weight at or above it. Whole weights (multiplicities, counts): their sums
+    are exact.
+
+    >>> threshold_positions(np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.0, 1.0]]), 3)
+    array([ 1, -1])
+    """
+    import audit.metrics.roc_kernels as roc_kernels
+
+    weights = np.ascontiguousarray(sums, dtype=np.float64)  # one layout, one compiled signature
+    if weights.ndim != 2 or weights.shape[0] != 2 * n:
+        raise WeightedRocInputError(f"sums must have 2 x {n} rows (candidates of each class), not {weights.shape}")
+    out = np.empty(weights.shape[1], np.int64)
+    roc_kernels.threshold_positions(weights, n, -1.0 if target_far is None else float(target_far), out)
+    return out
+
+
 def binned_miss_at_rates(
     p_fa: ArrayLike,
     weights: ArrayLike | ResampleWeights,
@@ -394,6 +415,7 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     weighted_sums(weights, speakers, None, labels)
     binned_sums(weights, speakers, None, labels, 2)  # the DET bands' and subgroup gaps' sums per score bin
     miss_at_rates(np.array([0.5]), np.ones((2, 1)), 1)  # the DET bands' interpolation
+    threshold_positions(np.ones((2, 1)), 1)  # the fixed-threshold analysis's development thresholds
     binned_miss_at_rates(np.array([0.5]), weights, speakers, None, labels, 1)  # the DET bands' draws
     min_cllr_of_draws(np.ones((1, 2)), np.ones((1, 2)))  # the calibration section's minima of every draw
     min_dcf_of_draws(np.ones((1, 2)), np.ones((1, 2)))

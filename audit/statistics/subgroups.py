@@ -9,7 +9,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from audit.metrics import TILE, ResampleWeights, binned_sums, eer, eer_and_draws
+from audit.metrics import TILE, ResampleWeights, binned_sums, eer, eer_and_draws, threshold_positions
 from audit.statistics.contrasts import (
     ONE_SPEAKER,
     SpeakerDraws,
@@ -217,26 +217,21 @@ def _threshold_indices(
         raise StatisticsInputError(f"a target FAR must lie strictly between 0 and 1, got {operating_point}")
     n = candidates.size
     bins = np.searchsorted(candidates, scores) + np.where(labels, 0, n)  # targets 0..n-1, non-targets n..2n-1
+    target_far = None if operating_point == "eer" else float(operating_point)
     if weights is None or codes is None:
-        sums = np.bincount(bins, minlength=2 * n)[:, None].astype(float)
-    else:
-        step = max(1, _DEV_BLOCK // (16 * n * TILE))  # tiles per block: (TILE rows x 2n bins) floats each
-        parts = [
-            binned_sums(_rows(weights, tile, min(weights.tiles.shape[0], tile + step)), *codes, bins, 2 * n)
+        return threshold_positions(np.bincount(bins, minlength=2 * n)[:, None].astype(float), n, target_far)
+    # A block of resamples at a time: each resample's threshold is its own, so the blocks' sums are never joined.
+    step = max(1, _DEV_BLOCK // (16 * n * TILE))  # tiles per block: (TILE rows x 2n bins) floats each
+    return np.concatenate(
+        [
+            threshold_positions(
+                binned_sums(_rows(weights, tile, min(weights.tiles.shape[0], tile + step)), *codes, bins, 2 * n),
+                n,
+                target_far,
+            )
             for tile in range(0, weights.tiles.shape[0], step)
         ]
-        sums = parts[0] if len(parts) == 1 else np.hstack(parts)
-    target, nontarget = sums[:n], sums[n:]  # candidates x resamples
-    n_target, n_nontarget = target.sum(axis=0), nontarget.sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frr = (np.cumsum(target, axis=0) - target) / n_target  # share below each candidate
-        far = np.cumsum(nontarget[::-1], axis=0)[::-1] / n_nontarget  # share at or above each
-    if operating_point == "eer":
-        chosen = np.argmin(np.abs(far - frr), axis=0)
-    else:
-        allowed = far <= float(operating_point)
-        chosen = np.where(allowed.any(axis=0), np.argmax(allowed, axis=0), n)
-    return np.where((n_target > 0) & (n_nontarget > 0), chosen, -1).astype(np.int64)
+    )
 
 
 def _rows(weights: ResampleWeights, start: int, stop: int) -> ResampleWeights:

@@ -13,6 +13,7 @@ from audit.metrics.weighted_roc import (
     binned_sums,
     eer_and_draws,
     miss_at_rates,
+    threshold_positions,
     weighted_eer,
     weighted_eers,
     weighted_sums,
@@ -38,6 +39,40 @@ def test_weighted_sums_equal_a_loop_over_the_trials_repeated() -> None:
         for trial in range(labels.size):
             expected[row] += with_one[enrol[trial]] * with_one[partner[trial]] * values[trial]
     assert np.allclose(weighted_sums(weights, enrol, partner, values), expected, rtol=0, atol=1e-9)
+
+
+def _positions_by_numpy(sums: np.ndarray, n: int, target_far: float | None) -> np.ndarray:
+    """The definition in numpy's cumulative sums: FRR the target share below each candidate, FAR the non-target
+    share at or above it; the first least |FAR - FRR|, or the first FAR within the target (n when none)."""
+    target, nontarget = sums[:n], sums[n:]
+    n_target, n_nontarget = target.sum(axis=0), nontarget.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frr = (np.cumsum(target, axis=0) - target) / n_target
+        far = np.cumsum(nontarget[::-1], axis=0)[::-1] / n_nontarget
+    if target_far is None:
+        chosen = np.argmin(np.abs(far - frr), axis=0)
+    else:
+        allowed = far <= target_far
+        chosen = np.where(allowed.any(axis=0), np.argmax(allowed, axis=0), n)
+    return np.where((n_target > 0) & (n_nontarget > 0), chosen, -1)
+
+
+@pytest.mark.parametrize("target_far", [None, 0.0, 0.1, 0.5])
+def test_threshold_positions_are_the_cumulative_sums_definition(target_far: float | None) -> None:
+    """Whole weights (ties of |FAR - FRR| among them: the first wins), draws without a class (-1), a target FAR
+    that no candidate meets (n), and the non-contiguous columns ``binned_sums`` gives."""
+    rng = np.random.default_rng(11)
+    n, draws = 40, 300
+    sums = rng.integers(0, 3, (2 * n, draws)).astype(float) * (rng.random((2 * n, draws)) < 0.3)
+    sums[:n, :5] = 0.0  # no target weight
+    sums[n:, 5:9] = 0.0  # no non-target weight
+    sums[:, 9] = 0.0
+    wide = np.zeros((2 * n, draws + 24))
+    wide[:, :draws] = sums
+    expected = _positions_by_numpy(sums, n, target_far)
+    assert (expected == -1).sum() == 10 and (target_far is None or target_far > 0.0 or (expected == n).any())
+    for layout in (sums, wide[:, :draws]):
+        np.testing.assert_array_equal(threshold_positions(layout, n, target_far), expected)
 
 
 def test_miss_at_rates_interpolate_each_draws_det_between_its_thresholds() -> None:
