@@ -90,3 +90,40 @@ def test_report_json_reads_back_as_the_standard_librarys_strict_json(value: obje
     strict = json.dumps({"value": json_safe(value)}, sort_keys=True, allow_nan=False)
     read = json.loads(text, parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
     assert json.dumps(read, allow_nan=False) == strict
+
+
+def _indented_after_json_safe(value: object, indent: str = "") -> str:
+    """The layout in two walks, as ``report_json`` once made it: ``json_safe`` of everything, then the indentation
+    (one line for a container that holds no container)."""
+    one_line = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True).encode
+    if not isinstance(value, dict | list) or not any(
+        isinstance(child, dict | list) for child in (value.values() if isinstance(value, dict) else value)
+    ):
+        return one_line(value)
+    inner = indent + "  "
+    if isinstance(value, dict):
+        lines = [f"{inner}{one_line(key)}: {_indented_after_json_safe(value[key], inner)}" for key in sorted(value)]
+        return "{\n" + ",\n".join(lines) + f"\n{indent}}}"
+    return "[\n" + ",\n".join(inner + _indented_after_json_safe(item, inner) for item in value) + f"\n{indent}]"
+
+
+ODD = (
+    PLAIN
+    | st.builds(np.float64, st.floats())
+    | st.builds(np.int64, st.integers(-(2**63), 2**63 - 1))
+    | st.lists(st.floats(), max_size=3).map(np.array)
+    | st.lists(st.lists(st.integers(0, 9), min_size=2, max_size=2), max_size=3).map(
+        lambda rows: np.array(rows, dtype=np.int64).reshape(-1, 2)
+    )
+)
+ODD_NESTED = st.recursive(ODD, lambda inner: st.lists(inner, max_size=4) | st.lists(inner, max_size=3).map(tuple)
+                          | st.dictionaries(st.text(max_size=3) | st.integers(0, 20), inner, max_size=4),
+                          max_leaves=30)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(ODD_NESTED)
+def test_report_json_in_one_walk_is_json_safe_then_indented(value: object) -> None:
+    """numpy scalars and arrays (a 2-D one is a list of rows), tuples, integer keys (sorted as the text they become,
+    the last of two that print alike kept), NaN: the one walk writes what json_safe and then the layout write."""
+    assert report_json({"value": value}) == _indented_after_json_safe(json_safe({"value": value})) + "\n"
