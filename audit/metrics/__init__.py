@@ -1,7 +1,8 @@
 """The verification metrics: point metrics (EER in three variants, minDCF, AUC) in ``point``; calibration (Cllr,
 minCllr, actDCF, linear logistic calibration) in ``calibration``; spoofing-aware verification (SV-, SPF- and
 SASV-EER, a-DCF, min t-DCF, t-EER) in ``spoofing``; the bootstrap's weighted ROC curves of many resamples in
-``weighted_roc`` (numba kernels in ``roc_kernels``, imported only when that module is).
+``weighted_roc`` (numba kernels in ``roc_kernels`` and ``sum_kernels``, their threads in ``kernel_threads``, imported
+only when that module is).
 """
 
 from audit.metrics.calibration import (

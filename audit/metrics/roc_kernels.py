@@ -32,197 +32,15 @@ Compiled once per machine (``cache=True``), and loaded only when a bootstrap run
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import numba
 import numpy as np
 from numba import njit, prange
 
+import audit.metrics.kernel_threads  # noqa: F401  (the threading layer, chosen before a parallel loop runs)
 import audit.metrics.record_kernels as record_kernels
+import audit.metrics.sum_kernels as sum_kernels
 from audit.metrics.record_kernels import LEGACY, ROCCH, _crossing, _interp, _legacy
-
-# A bootstrap makes thousands of calls of a few ms: OpenMP's workers spin between them and, on a shared machine,
-# took twice the CPU time for the same wall time (measured); numba's own work queue sleeps. A user's
-# NUMBA_THREADING_LAYER still wins.
-if "NUMBA_THREADING_LAYER" not in os.environ:
-    numba.config.THREADING_LAYER = "workqueue"  # type: ignore[attr-defined]
-
-
-@njit(cache=True, parallel=True)
-def weighted_sums(weights, enrol, partner, values):
-    """(columns x tiles x tile rows): each column of ``values`` (trials x columns) summed with each row's trial
-    weights."""
-    tiles, block = weights.shape[0], weights.shape[2]
-    out = np.zeros((values.shape[1], tiles, block))
-    for tile in prange(tiles):
-        tile_weights = weights[tile]
-        for trial in range(enrol.size):
-            enrolled, partnered = tile_weights[enrol[trial]], tile_weights[partner[trial]]
-            for column in range(values.shape[1]):
-                value = values[trial, column]
-                if value != 0.0:
-                    sums = out[column, tile]
-                    for row in range(block):
-                        sums[row] += value * enrolled[row] * partnered[row]
-    return out
-
-
-@njit(cache=True, parallel=True)
-def binned_sums(weights, enrol, partner, bins, n_bins):
-    """(bins x tiles x tile rows): each bin's trial weights summed per row; a trial falls in one bin (``bins``)."""
-    tiles, block = weights.shape[0], weights.shape[2]
-    out = np.zeros((n_bins, tiles, block))
-    for tile in prange(tiles):
-        tile_weights = weights[tile]
-        for trial in range(enrol.size):
-            enrolled, partnered = tile_weights[enrol[trial]], tile_weights[partner[trial]]
-            sums = out[bins[trial], tile]
-            for row in range(block):
-                sums[row] += enrolled[row] * partnered[row]
-    return out
-
-
-@njit(cache=True)
-def threshold_positions(sums, n, target_far, out):
-    """``out`` (draws): per draw, the position among ``n`` ascending candidate thresholds of the first with the
-    least |FAR - FRR| (``target_far`` < 0), or of the first whose FAR does not exceed ``target_far`` (``n`` when
-    none); -1 for a draw without weight in a class. ``sums`` (2n x draws): each candidate's target weight (rows
-    0..n-1) and non-target weight (n..2n-1); FRR at a candidate is the target weight below it, FAR the non-target
-    weight at or above it. One pass along the rows, all draws at once: sums of whole weights are exact, so the
-    running sums are the cumulative sums numpy makes in several passes over temporaries of this size."""
-    draws = sums.shape[1]
-    total_t, total_n = np.zeros(draws), np.zeros(draws)
-    for candidate in range(n):
-        for draw in range(draws):
-            total_t[draw] += sums[candidate, draw]
-            total_n[draw] += sums[n + candidate, draw]
-    below_t, below_n, least = np.zeros(draws), np.zeros(draws), np.full(draws, np.inf)
-    least_gap = target_far < 0.0
-    for draw in range(draws):
-        out[draw] = 0 if least_gap else n
-    for candidate in range(n):
-        for draw in range(draws):
-            if total_t[draw] > 0.0 and total_n[draw] > 0.0:
-                frr = below_t[draw] / total_t[draw]
-                far = (total_n[draw] - below_n[draw]) / total_n[draw]
-                if least_gap:
-                    gap = abs(far - frr)
-                    if gap < least[draw]:
-                        least[draw], out[draw] = gap, candidate
-                elif out[draw] == n and far <= target_far:
-                    out[draw] = candidate
-            below_t[draw] += sums[candidate, draw]
-            below_n[draw] += sums[n + candidate, draw]
-    for draw in range(draws):
-        if not (total_t[draw] > 0.0 and total_n[draw] > 0.0):
-            out[draw] = -1
-
-
-MISS_CHUNK = 64  # draws whose cumulative sums are made together, along the bins' contiguous rows
-
-
-@njit(cache=True)
-def miss_at_rates(p_fa, sums, n_bins, total_t, total_n, out):
-    """``out`` (draws x rates): each draw's DET miss rate at each false-alarm rate of ``p_fa``, from the target
-    (``sums[:n_bins]``) and non-target (``sums[n_bins:]``) weight of each bin (bins x draws, ascending score), by
-    linear interpolation between thresholds; rows of a draw without weight in a class are left as they are.
-
-    The arithmetic of the NumPy formulation it replaced, operation for operation, so the values are the same bits:
-    cumulative sums down the bins, each class's rates divided by its total, and every draw's rising false-alarm
-    rates (and the rates sought) moved up by twice its rank among the valid draws, as one sorted array held them.
-    The sums are made for ``MISS_CHUNK`` draws at a time (``_miss_of_columns``), along the bins' contiguous rows; a
-    rate is divided out only where the search reads it.
-    """
-    n_draws = sums.shape[1]
-    missed = np.empty((n_bins + 1, MISS_CHUNK))  # target weight below each threshold
-    accepted = np.empty((n_bins + 1, MISS_CHUNK))  # non-target weight at and above it
-    running = np.empty(MISS_CHUNK)
-    rank = 0
-    for first in range(0, n_draws, MISS_CHUNK):
-        last = min(first + MISS_CHUNK, n_draws)
-        rank = _miss_of_columns(
-            p_fa, sums[:, first:last], n_bins, total_t[first:last], total_n[first:last], rank, missed, accepted,
-            running, out[first:last],
-        )  # fmt: skip
-
-
-@njit(cache=True)
-def binned_miss_at_rates(weights, rows, enrol, partner, bins, n_bins, p_fa, out):
-    """``miss_at_rates`` of ``binned_sums``' sums (``bins``: each trial's bin, 0..2 n_bins - 1; targets first), the
-    same bits, one tile of ``weights`` at a time: the sums of a tile's rows, their class totals (added bin by bin in
-    ascending order, as NumPy's sum down the bins adds them) and their miss rates (``_miss_of_columns``), so that
-    the bins x resamples sums of a curve (a few MB, their pages faulted in afresh for every curve) are never held.
-    ``rows``: the resamples (the last tile's rows past them are padding)."""
-    tiles, block = weights.shape[0], weights.shape[2]
-    sums = np.empty((2 * n_bins, block))
-    total_t, total_n = np.empty(block), np.empty(block)
-    missed, accepted, running = np.empty((n_bins + 1, block)), np.empty((n_bins + 1, block)), np.empty(block)
-    rank = 0
-    for tile in range(tiles):
-        width = min(block, rows - tile * block)
-        sums[:] = 0.0
-        tile_weights = weights[tile]
-        for trial in range(enrol.size):
-            enrolled, partnered = tile_weights[enrol[trial]], tile_weights[partner[trial]]
-            bin_sums = sums[bins[trial]]
-            for row in range(block):
-                bin_sums[row] += enrolled[row] * partnered[row]
-        total_t[:] = 0.0
-        total_n[:] = 0.0
-        for k in range(n_bins):
-            for row in range(block):
-                total_t[row] += sums[k, row]
-                total_n[row] += sums[n_bins + k, row]
-        first = tile * block
-        rank = _miss_of_columns(
-            p_fa, sums[:, :width], n_bins, total_t[:width], total_n[:width], rank, missed, accepted, running,
-            out[first : first + width],
-        )  # fmt: skip
-
-
-@njit(cache=True)
-def _miss_of_columns(p_fa, sums, n_bins, total_t, total_n, rank, missed, accepted, running, out):
-    """``miss_at_rates``' rows ``out`` of the draws whose bin weights are the columns of ``sums`` (2 n_bins x draws,
-    as many as ``missed``, ``accepted`` and ``running`` hold), ``rank`` valid draws before them; the rank after
-    them."""
-    width = sums.shape[1]
-    running[:] = 0.0
-    missed[0, :] = 0.0
-    for k in range(n_bins):  # threshold k + 1 accepts bins k + 1 and above: bins 0..k are missed
-        for c in range(width):
-            running[c] += sums[k, c]
-            missed[k + 1, c] = running[c]
-    running[:] = 0.0
-    accepted[n_bins, :] = 0.0
-    for k in range(n_bins - 1, -1, -1):  # threshold k accepts bins k and above
-        for c in range(width):
-            running[c] += sums[n_bins + k, c]
-            accepted[k, c] = running[c]
-    for c in range(width):
-        n_target, n_nontarget = total_t[c], total_n[c]
-        if not (n_target > 0.0 and n_nontarget > 0.0):
-            continue
-        offset = 2.0 * rank
-        rank += 1
-        for j in range(p_fa.size):
-            wanted = p_fa[j] + offset
-            # In rising order (i = n_bins - k), the first point above ``wanted``: numpy.searchsorted(side="right").
-            low, high = 0, n_bins + 1
-            while low < high:
-                middle = (low + high) // 2
-                if accepted[n_bins - middle, c] / n_nontarget + offset <= wanted:
-                    low = middle + 1
-                else:
-                    high = middle
-            right = min(low, n_bins)
-            left = right - 1
-            x0 = accepted[n_bins - left, c] / n_nontarget + offset
-            x1 = accepted[n_bins - right, c] / n_nontarget + offset
-            y0, y1 = missed[n_bins - left, c] / n_target, missed[n_bins - right, c] / n_target
-            out[c, j] = y0 + (wanted - x0) * (y1 - y0) / (x1 - x0) if x1 > x0 else y0
-    return rank
-
 
 NEED = -2  # a walk or a hull edge that needs the curve beyond the window: the window grows
 
@@ -672,29 +490,15 @@ def eer_of_rows(weights, enrol, partner, labels, unit_end, method, block, sums, 
     return out
 
 
-def workers() -> int:
-    """Threads the parallel loops run on (``NUMBA_NUM_THREADS``, default the machine's cores)."""
-    return int(numba.get_num_threads())
-
-
-def set_workers(count: int) -> int:
-    """Run the parallel loops on ``count`` threads from now on (in this thread, and in processes it forks); returns
-    the count before. Here, not through numba directly: this module chooses the threading layer before numba starts
-    one (OpenMP's would end every process forked after it)."""
-    before = workers()
-    numba.set_num_threads(count)
-    return before
-
-
 def cached_on_this_machine() -> bool:
-    """Whether numba's cache holds the entry kernels of this module, ``calibration_kernels`` and ``record_kernels``
-    (an index file in their cache folder; each module's kernels are compiled again when its file changes): when it
-    does not, the next call compiles them, about half a minute of CPU on a small machine."""
+    """Whether numba's cache holds the entry kernels of this module, ``sum_kernels``, ``calibration_kernels`` and
+    ``record_kernels`` (an index file in their cache folder; each module's kernels are compiled again when its file
+    changes): when it does not, the next call compiles them, about half a minute of CPU on a small machine."""
     import audit.metrics.calibration_kernels as calibration_kernels
 
     entries = (
-        eer_of_rows, eers_of_rows, weighted_sums, binned_sums, miss_at_rates, binned_miss_at_rates,
-        *calibration_kernels.ENTRY_KERNELS, *record_kernels.ENTRY_KERNELS,
+        eer_of_rows, eers_of_rows, *sum_kernels.ENTRY_KERNELS, *calibration_kernels.ENTRY_KERNELS,
+        *record_kernels.ENTRY_KERNELS,
     )  # fmt: skip
     for kernel in entries:
         module = kernel.py_func.__module__.rpartition(".")[2]

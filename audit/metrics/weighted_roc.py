@@ -104,12 +104,12 @@ def weighted_sums(
     weights: ArrayLike | ResampleWeights, clusters: ArrayLike, partners: ArrayLike | None, values: ArrayLike
 ) -> FloatArray:
     """(resamples x columns): each column of ``values`` (trials x columns) summed with each row's trial weights."""
-    import audit.metrics.roc_kernels as roc_kernels
+    import audit.metrics.sum_kernels as sum_kernels
 
     resampled = ResampleWeights.of(weights)
     enrol, partner = _codes(resampled, clusters, partners)
     value_array = np.ascontiguousarray(values, dtype=np.float64).reshape(enrol.size, -1)
-    sums = roc_kernels.weighted_sums(resampled.tiles, enrol, partner, value_array)
+    sums = sum_kernels.weighted_sums(resampled.tiles, enrol, partner, value_array)
     return np.ascontiguousarray(sums.reshape(value_array.shape[1], -1)[:, : resampled.rows].T)
 
 
@@ -119,11 +119,11 @@ def binned_sums(
     """(bins x resamples): the trial weights of each bin (``bins``: each trial's bin, 0..n_bins-1) per resample;
     the one-hot columns of ``weighted_sums`` without the columns (a threshold per resample, for instance), bins
     major as the loops sum them (a cumulative sum over bins runs along contiguous rows)."""
-    import audit.metrics.roc_kernels as roc_kernels
+    import audit.metrics.sum_kernels as sum_kernels
 
     resampled = ResampleWeights.of(weights)
     enrol, partner, bin_array = _binned(resampled, clusters, partners, bins, n_bins)
-    sums = roc_kernels.binned_sums(resampled.tiles, enrol, partner, bin_array, n_bins)
+    sums = sum_kernels.binned_sums(resampled.tiles, enrol, partner, bin_array, n_bins)
     return sums.reshape(n_bins, -1)[:, : resampled.rows]
 
 
@@ -146,14 +146,14 @@ def miss_at_rates(p_fa: ArrayLike, sums: ArrayLike, n_bins: int) -> FloatArray:
     >>> miss_at_rates(np.array([0.25, 0.5]), np.array([[0.0], [1.0], [1.0], [1.0], [1.0], [0.0]]), 3)
     array([[0.25, 0.  ]])
     """
-    import audit.metrics.roc_kernels as roc_kernels
+    import audit.metrics.sum_kernels as sum_kernels
 
     rates = np.ascontiguousarray(p_fa, dtype=np.float64)
     weights = np.ascontiguousarray(sums, dtype=np.float64)
     if weights.ndim != 2 or weights.shape[0] != 2 * n_bins:
         raise WeightedRocInputError(f"sums must have 2 x {n_bins} rows (bins of each class), not {weights.shape}")
     out = np.full((weights.shape[1], rates.size), np.nan)
-    roc_kernels.miss_at_rates(rates, weights, n_bins, weights[:n_bins].sum(axis=0), weights[n_bins:].sum(axis=0), out)
+    sum_kernels.miss_at_rates(rates, weights, n_bins, weights[:n_bins].sum(axis=0), weights[n_bins:].sum(axis=0), out)
     return out
 
 
@@ -168,13 +168,13 @@ def threshold_positions(sums: ArrayLike, n: int, target_far: float | None = None
     >>> threshold_positions(np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [0.0, 1.0]]), 3)
     array([ 1, -1])
     """
-    import audit.metrics.roc_kernels as roc_kernels
+    import audit.metrics.sum_kernels as sum_kernels
 
     weights = np.ascontiguousarray(sums, dtype=np.float64)  # one layout, one compiled signature
     if weights.ndim != 2 or weights.shape[0] != 2 * n:
         raise WeightedRocInputError(f"sums must have 2 x {n} rows (candidates of each class), not {weights.shape}")
     out = np.empty(weights.shape[1], np.int64)
-    roc_kernels.threshold_positions(weights, n, -1.0 if target_far is None else float(target_far), out)
+    sum_kernels.threshold_positions(weights, n, -1.0 if target_far is None else float(target_far), out)
     return out
 
 
@@ -189,13 +189,13 @@ def binned_miss_at_rates(
     """``miss_at_rates(p_fa, binned_sums(weights, clusters, partners, bins, 2 * n_bins), n_bins)``, the same bits,
     without the bins x resamples sums: the compiled loop sums, and reads, one tile of resamples at a time (a DET
     band's sums are a few MB per curve, whose fresh pages cost more than the loops)."""
-    import audit.metrics.roc_kernels as roc_kernels
+    import audit.metrics.sum_kernels as sum_kernels
 
     resampled = ResampleWeights.of(weights)
     enrol, partner, bin_array = _binned(resampled, clusters, partners, bins, 2 * n_bins)
     rates = np.ascontiguousarray(p_fa, dtype=np.float64)
     out = np.full((resampled.rows, rates.size), np.nan)
-    roc_kernels.binned_miss_at_rates(resampled.tiles, resampled.rows, enrol, partner, bin_array, n_bins, rates, out)
+    sum_kernels.binned_miss_at_rates(resampled.tiles, resampled.rows, enrol, partner, bin_array, n_bins, rates, out)
     return out
 
 
@@ -317,13 +317,14 @@ def _per_threshold(
 ) -> FloatArray:
     """One method's EERs from the per-threshold loops: every threshold's (or ROCCH unit's) sums for a block of rows,
     the rows' curves walked there."""
+    import audit.metrics.kernel_threads as kernel_threads
     import audit.metrics.roc_kernels as roc_kernels
 
     units = trials.unit_end if method == "rocch" else trials.group_end
     block = _block(units.size)
     small = resampled.small  # weights of 0..127: int8 tiles, int32 sums
     tiles, running = (resampled.tiles, np.float64) if small is None else (small, np.int32)
-    workers = roc_kernels.workers()
+    workers = kernel_threads.workers()
     eers: FloatArray = roc_kernels.eer_of_rows(
         tiles, enrol, partner, trials.labels, units, _METHOD_CODES[method], block,
         _SCRATCH.of(units.size, workers, block), np.zeros(block, running),
@@ -375,13 +376,13 @@ def one_thread() -> Iterator[None]:
     setting). A bundle's statistics run forked parts beside the main process on a machine of two cores or so: a second
     thread per process then only competes with the others (the rankings' draws took 11.7 s of CPU on two threads
     against 9.8 s on one, in the same wall time, measured alone)."""
-    import audit.metrics.roc_kernels as roc_kernels
+    import audit.metrics.kernel_threads as kernel_threads
 
-    threads = roc_kernels.set_workers(1)
+    threads = kernel_threads.set_workers(1)
     try:
         yield
     finally:
-        roc_kernels.set_workers(threads)
+        kernel_threads.set_workers(threads)
 
 
 def start_numba() -> None:
