@@ -74,8 +74,10 @@ def _indented(value: Any, indent: str) -> str:
     if kind is not dict and kind is not list:
         if not _is_container(value):
             return _ONE_LINE(json_safe(value))
-        value = json_safe(value) if not isinstance(value, Mapping | list | tuple) else value  # an array's lists
-        value = {str(key): child for key, child in value.items()} if isinstance(value, Mapping) else list(value)
+        if isinstance(value, Mapping):
+            value = dict(value)
+        else:  # a tuple's items, or an array's rows as json_safe gives them
+            value = list(value) if isinstance(value, list | tuple) else json_safe(value)
     children: Iterable[Any] = value.values() if type(value) is dict else value
     if not any(_is_container(child) for child in children):
         return _one_line(value)

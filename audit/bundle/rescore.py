@@ -122,16 +122,16 @@ def verify_rescored_metrics(files: LoadedFiles) -> tuple[dict[str, dict[str, flo
     speakers = {list_id: speaker_counts(trials) for list_id, trials in files.trial_lists.items()}
     for (p_target, c_miss, c_fa), group in by_costs.items():
         scored = [files.scores[str(row["record_id"])] for row in group]
-        values = np.concatenate([record.scores[record.scored] for record in scored])
+        trial_scores = np.concatenate([record.scores[record.scored] for record in scored])
         metrics = grouped_metrics(
-            values,
+            trial_scores,
             np.concatenate([record.labels[record.scored] for record in scored]),
             np.repeat(np.arange(len(scored)), [int(record.scored.sum()) for record in scored]),
             len(scored),
             p_target=p_target,
             c_miss=c_miss,
             c_fa=c_fa,
-            forked=values.size >= FORKED_TRIALS,
+            forked=trial_scores.size >= FORKED_TRIALS,
         )
         for position, row in enumerate(group):
             recomputed = {key: float(np.asarray(values)[position]) for key, values in metrics.items()}
