@@ -327,7 +327,7 @@ def _per_threshold(
     workers = kernel_threads.workers()
     eers: FloatArray = roc_kernels.eer_of_rows(
         tiles, enrol, partner, trials.labels, units, _METHOD_CODES[method], block,
-        _SCRATCH.of(units.size, workers, block), np.zeros(block, running),
+        _SCRATCH.of(units.size, workers, block, running), np.zeros(block, running),
     )  # fmt: skip
     return eers[: resampled.rows]
 
@@ -353,18 +353,20 @@ def _block(n_units: int) -> int:
 
 
 class _Scratch:
-    """The unit sums of the per-threshold loops (workers x 2 x units x block), kept between calls and grown when a
-    trial list needs more: a bootstrap makes thousands of calls, and fresh arrays of a few MB each cost more in page
-    faults than the arithmetic they hold."""
+    """The unit sums of the per-threshold loops (workers x 2 x units x block) of each type, kept between calls and
+    grown when a trial list needs more: a bootstrap makes thousands of calls, and fresh arrays of a few MB each cost
+    more in page faults than the arithmetic they hold."""
 
     def __init__(self) -> None:
-        self.sums = np.empty((0, 2, 0, 0))
+        self.sums: dict[type, NDArray[np.generic]] = {}
 
-    def of(self, n_units: int, workers: int, block: int) -> FloatArray:
-        if self.sums.shape[0] != workers or self.sums.shape[2] < n_units or self.sums.shape[3] != block:
-            capacity = max(n_units, self.sums.shape[2] if self.sums.shape[3] == block else 0)
-            self.sums = np.empty((workers, 2, capacity, block))
-        return self.sums
+    def of(self, n_units: int, workers: int, block: int, dtype: type) -> NDArray[np.generic]:
+        """Space for ``n_units`` sums of ``block`` rows per worker, in ``dtype`` (the running sums' type)."""
+        sums = self.sums.get(dtype, np.empty((0, 2, 0, 0), dtype))
+        if sums.shape[0] != workers or sums.shape[2] < n_units or sums.shape[3] != block:
+            capacity = max(n_units, sums.shape[2] if sums.shape[3] == block else 0)
+            sums = self.sums[dtype] = np.empty((workers, 2, capacity, block), dtype)
+        return sums
 
 
 _SCRATCH = _Scratch()

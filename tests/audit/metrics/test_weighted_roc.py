@@ -272,9 +272,9 @@ def _float64_sums(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_int_sums_of_small_whole_weights_give_the_float64_eers(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Whole weights of 0..127 are summed as int8 tiles in int32: the same EERs, bit for bit, as the float64 sums, in
-    every method, with ties and weights of 0 to 127, one-way or two-way; weights that are not whole, below 0 or
-    above 127 keep float64."""
+    """Whole weights of 0..127 are summed as int8 tiles in int32, their unit sums kept in int32: the same EERs, bit
+    for bit, as the float64 sums, in every method, with ties and weights of 0 to 127, one-way or two-way; weights that
+    are not whole, below 0 or above 127 keep float64."""
     import audit.metrics.weighted_roc as weighted_roc
 
     rng = np.random.default_rng(seed)
@@ -295,14 +295,16 @@ def test_int_sums_of_small_whole_weights_give_the_float64_eers(seed: int, monkey
 @pytest.mark.parametrize("two_way", [False, True])
 def test_int_sums_at_the_per_threshold_loops_edge(two_way: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """A row weighing every trial 127 x 127 (two-way) or 127 x 1: on the longest list the per-threshold loops take
-    (sums up to 2**26.5, past float32's exact 2**24) the int32 sums give the float64 sums' EERs bit for bit; a
-    weight of 128 takes the float64 sums, one trial more the bracketed loops."""
+    (sums up to 2**26.5, past float32's exact 2**24) the int32 sums, kept in int32 unit sums, give the float64 sums'
+    EERs bit for bit; a weight of 128 takes the float64 sums, one trial more the bracketed loops."""
     import audit.metrics.roc_kernels as roc_kernels
 
     summed: list[object] = []
     kernel = roc_kernels.eer_of_rows
     monkeypatch.setattr(
-        roc_kernels, "eer_of_rows", lambda tiles, *rest: (summed.append(tiles.dtype), kernel(tiles, *rest))[1]
+        roc_kernels,
+        "eer_of_rows",
+        lambda tiles, *rest: (summed.append((tiles.dtype, rest[6].dtype)), kernel(tiles, *rest))[1],
     )
     rng = np.random.default_rng(int(two_way))
     edge = int(np.sqrt(2.0**53)) // 127**2
@@ -324,7 +326,7 @@ def test_int_sums_at_the_per_threshold_loops_edge(two_way: bool, monkeypatch: py
         None if partner is None else partner[:999],
     )
     weighted_eers(*short)
-    assert summed == [np.int8] * 3 + [np.float64] * 3
+    assert summed == [(np.int8, np.int32)] * 3 + [(np.float64, np.float64)] * 3
     _float64_sums(monkeypatch)
     double = weighted_eers(*first)
     for method in ("interp", "legacy", "rocch"):
