@@ -61,13 +61,24 @@ class BundleFolder:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.label = str(root)
+        self._resolved: dict[Path, Path] = {}  # each folder's real path, found once (a bundle has a few folders)
 
     def read(self, name: str) -> bytes:
         return read_bundle_file(self.root, name)
 
     def link_escape(self, name: str) -> str | None:
-        root = self.root.resolve()
-        return None if (root / name).resolve().is_relative_to(root) else "resolves (through a link) outside the bundle"
+        """Why ``name`` leaves the bundle through a link, or None: its real path (``Path.resolve``) lies outside
+        the bundle's. The folders' real paths are found once; a name whose last part is not a link is its folder's
+        real path and that part (thousands of subjects, two ``resolve`` calls each, cost a third of a second)."""
+        root = self._real(self.root)
+        path = self.root / name
+        real = path.resolve() if path.is_symlink() else self._real(path.parent) / path.name
+        return None if real.is_relative_to(root) else "resolves (through a link) outside the bundle"
+
+    def _real(self, folder: Path) -> Path:
+        if folder not in self._resolved:
+            self._resolved[folder] = folder.resolve()
+        return self._resolved[folder]
 
     def entries(self) -> list[Entry]:
         """Every file and link under the bundle outside report/, links not followed."""

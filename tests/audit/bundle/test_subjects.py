@@ -151,3 +151,34 @@ def test_a_lone_surrogate_in_the_signed_statement_is_a_schema_finding(bundle: Sy
     flags, sections = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
     assert by_id(flags)["bundle-schema"].details["reasons"] == ["statement-text"]
     assert sections_of(sections)["bundle-subject-names"]["status"] == "skipped"
+
+
+def test_a_folder_finds_links_out_as_resolving_every_name_would(tmp_path: Path) -> None:
+    """``BundleFolder.link_escape`` resolves each folder once: the oracle is ``Path.resolve`` of every name. Links of
+    files and of folders, pointing out or staying in, a link to a link, a dangling link, a name that is absent and
+    a folder's link seen before and after the names under it."""
+    from audit.bundle import source as bundle_source
+
+    outside, root = tmp_path / "outside", tmp_path / "bundle"
+    for folder in (outside / "deep", root / "scores", root / "corpus" / "a"):
+        folder.mkdir(parents=True)
+    (outside / "x.parquet").write_bytes(b"x")
+    (root / "scores" / "kept.parquet").write_bytes(b"k")
+    (root / "scores" / "out.parquet").symlink_to(outside / "x.parquet")
+    (root / "scores" / "in.parquet").symlink_to(root / "scores" / "kept.parquet")
+    (root / "scores" / "relay.parquet").symlink_to(root / "scores" / "out.parquet")
+    (root / "scores" / "dangling.parquet").symlink_to(outside / "gone.parquet")
+    (root / "elsewhere").symlink_to(outside)
+    (root / "mirror").symlink_to(root / "corpus")
+    names = [
+        "scores/kept.parquet", "scores/out.parquet", "scores/in.parquet", "scores/relay.parquet",
+        "scores/dangling.parquet", "scores/absent.parquet", "elsewhere/x.parquet", "elsewhere/deep/y.csv",
+        "mirror/a/utterances.csv", "corpus/a/utterances.csv", "elsewhere", "scores/../scores/kept.parquet",
+    ]  # fmt: skip
+    real_root = root.resolve()
+    expected = [(root / name).resolve().is_relative_to(real_root) for name in names]
+    assert expected == [True, False, True, False, False, True, False, False, True, True, False, True]
+    for order in (names, names[::-1]):
+        source = bundle_source.BundleFolder(root)
+        found = {name: source.link_escape(name) is None for name in order}
+        assert [found[name] for name in names] == expected
