@@ -91,6 +91,10 @@ class BundleError(Error):
         self.lines = lines or []
         self.partial = partial
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Picklable (a step may run in a forked process), with its records, failures, lines and partial value."""
+        return (type(self), (self.reason, self.message), dict(self.__dict__))
+
     def flag(self) -> Flag:
         details = {"reason": self.reason, "failures": self.failures}
         return Flag(self.flag_id, self.severity, self.message, self.records, details)

@@ -10,7 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
+from audit.bundle import verification
+from audit.bundle import verified as bundle_errors
 from schemas.flags import Severity, has_errors
 from tests.audit.bundle.bundle_checks import RECORD, by_id, error_ids, failures_of, sections_of, verify_bundle
 from tests.provenance.synthetic_bundle import build_bundle
@@ -25,7 +28,15 @@ def test_contrast_terms_on_different_trial_lists_are_unmatched(tmp_path: Path) -
     assert m1_terms | {"E13-m2-babble-opus"} == records  # the m1 contrast, and both encoders of that condition
 
 
-def test_trials_naming_utterances_or_speakers_the_corpus_table_lacks_are_caught(tmp_path: Path) -> None:
+@pytest.mark.parametrize("forked", [False, True])
+def test_trials_naming_utterances_or_speakers_the_corpus_table_lacks_are_caught(
+    forked: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same failures and section whether the check runs in line or in a fork (``FORKED_TRIALS``, which a
+    paper-scale bundle reaches): its error crosses the pipe with its failures."""
+    if forked:
+        monkeypatch.setattr(verification, "FORKED_TRIALS", 0)
+
     def break_table(table: pd.DataFrame) -> pd.DataFrame:
         table = table[table["utt_id"] != "s1-u1b"]  # trial 1 tests s1-u1b: now unlisted
         return table.assign(speaker=table["speaker"].where(table["utt_id"] != "s2-u0a", "s4"))  # trial 0 enrols s2
@@ -86,3 +97,38 @@ def test_speaker_counts_are_checked_against_the_signed_trial_list(tmp_path: Path
     assert failures_of(flags, "score-mismatch") == [
         {"record_id": RECORD, "problem": "n_enrol_speakers 5 but its trial list has 6"}
     ]
+
+
+def test_a_passing_check_in_a_fork_reports_what_it_reports_in_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = build_bundle(tmp_path)
+    in_line = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    monkeypatch.setattr(verification, "FORKED_TRIALS", 0)
+    forked = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
+    assert forked == in_line
+    assert sections_of(forked[1])["bundle-trial-utterances"]["status"] == "pass"
+
+
+def test_every_bundle_error_pickles_with_what_the_line_reads() -> None:
+    """A step run in a fork sends its error through a pipe: each kind comes back with its reason, message,
+    records, failures, lines and partial value, and its flag."""
+    import pickle
+
+    kinds = [
+        kind
+        for kind in vars(bundle_errors).values()
+        if isinstance(kind, type) and issubclass(kind, bundle_errors.BundleError)
+    ]
+    assert len(kinds) >= 10
+    for kind in kinds:
+        error = kind(
+            "why", "what", records=("r1",), failures=[{"file": "f", "problem": "p"}], lines=["l"], partial={"x": 1}
+        )
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is kind
+        assert (again.reason, again.message, again.records, again.failures, again.lines, again.partial) == (
+            "why", "what", ("r1",), [{"file": "f", "problem": "p"}], ["l"], {"x": 1},
+        )  # fmt: skip
+        if hasattr(kind, "flag_id"):
+            assert again.flag() == error.flag()
