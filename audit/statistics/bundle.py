@@ -81,7 +81,9 @@ def _speakers(bundle: VerifiedBundle) -> set[str]:
         for column in ("enrol_speaker", "test_speaker")
         for speaker in trials[column].dropna().unique()
     }
-    tabled = {str(speaker) for table in bundle.files.corpus_tables.values() for speaker in table["speaker"].dropna()}
+    tabled = {
+        str(speaker) for table in bundle.files.corpus_tables.values() for speaker in table["speaker"].dropna().unique()
+    }
     return listed | tabled
 
 

@@ -112,6 +112,8 @@ def subgroup_settings(results: pd.DataFrame, scores: BundleScores) -> list[tuple
     with_subgroup = results[results["subgroup"].notna()] if "subgroup" in results else results.iloc[0:0]
     for row in with_subgroup.itertuples():
         groups[(str(row.experiment), str(row.model), str(row.condition))].append(str(row.record_id))
+    first = results.drop_duplicates("record_id")  # a record's subgroup: that of its first row
+    subgroup_of = dict(zip(first["record_id"].astype(str), first["subgroup"], strict=True))
     settings = []
     for (experiment, model, condition), records in sorted(groups.items()):
         if len(records) < 2:
@@ -119,8 +121,7 @@ def subgroup_settings(results: pd.DataFrame, scores: BundleScores) -> list[tuple
         frames = []
         for record in sorted(records):
             trials = scores.trials(record)
-            subgroup = results.loc[results["record_id"] == record, "subgroup"].iloc[0]
-            frames.append(trials.assign(score=scores.scores(record), subgroup=str(subgroup)))
+            frames.append(trials.assign(score=scores.scores(record), subgroup=str(subgroup_of[record])))
         key = {"experiment": experiment, "model": model, "condition": condition}
         settings.append((key, pd.concat(frames, ignore_index=True)))
     return settings
