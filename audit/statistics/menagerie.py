@@ -128,14 +128,17 @@ def speaker_eers(
     left_out: dict[str, str] = {}
     speakers, inverse = np.unique(scored.enrol_speaker, return_inverse=True)
     order = np.argsort(inverse, kind="stable")  # each speaker's trials together: one pass, not one mask per speaker
-    bounds = np.r_[0, np.cumsum(np.bincount(inverse, minlength=speakers.size))]
-    for position, speaker in enumerate(speakers.tolist()):
-        own = order[bounds[position] : bounds[position + 1]]
-        labels = scored.labels[own]
-        n_target, n_nontarget = int(labels.sum()), int((~labels).sum())
+    trials = np.bincount(inverse, minlength=speakers.size)
+    bounds = np.r_[0, np.cumsum(trials)]
+    # Every speaker's classes counted at once: most speakers of a paper-scale record have too few and stop here.
+    targets = np.bincount(inverse[scored.labels], minlength=speakers.size)
+    counted = zip(speakers.tolist(), targets.tolist(), (trials - targets).tolist(), strict=True)
+    for position, (speaker, n_target, n_nontarget) in enumerate(counted):
         if n_target < min_trials[0] or n_nontarget < min_trials[1]:
             left_out[speaker] = f"{n_target} target and {n_nontarget} non-target trials"
             continue
+        own = order[bounds[position] : bounds[position + 1]]
+        labels = scored.labels[own]
         scores = scored.scores[own]
         impostors, impostor_unit = np.unique(scored.test_speaker[own][~labels], return_inverse=True)
         target_utts, target_unit = np.unique(np.asarray(utterances)[own][labels], return_inverse=True)
