@@ -11,6 +11,7 @@ when its value is asked for. The value is the one the call gives in process (tes
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import sys
 import traceback
@@ -113,6 +114,10 @@ def _run(
     (ended at its exit), it may itself fork (a figure drawer splitting its figures): multiprocessing refuses a
     child to a process that counts itself daemonic, so it does not."""
     multiprocessing.current_process().daemon = False
+    # A fork collects its own cycles (a figure's, say), whatever its parent paused; what it inherits is frozen first,
+    # so no collection here scans (and copies the pages of) the parent's objects.
+    gc.freeze()
+    gc.enable()
     try:
         if prepare is not None:
             prepare()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -33,8 +35,7 @@ def import_quietly(bundle: bool = False) -> None:
     started amid the table audit (its first ROCCH EER) set off two more full collections there (default bundle:
     0.12 -> 0.01 s of collections in the table audit).
     """
-    gc.disable()
-    try:
+    with _collector_paused():
         import audit.verify
 
         if bundle:
@@ -42,9 +43,7 @@ def import_quietly(bundle: bool = False) -> None:
             from audit.metrics import start_numba
 
             start_numba()
-    finally:
         gc.freeze()
-        gc.enable()
 
 
 def audit_results(
@@ -123,6 +122,28 @@ def _audited(
     report is encoded meanwhile): a table's by ``drawer``, a bundle's in a fork made once the table is audited (those
     needing no statistics) and in one made after the statistics (the DET figures with their bands, the menagerie)."""
     import_quietly(bundle=request.bundle is not None)
+    with _collector_paused():
+        return _phases(request, out, drawer)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused in this process (forks collect as usual): the audit makes few reference
+    cycles, and reference counting frees the rest as before. A paper-scale audit's 1,500 collections cost 0.45 s of
+    CPU here and found 79 objects."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _phases(
+    request: AuditRequest, out: Path | None, drawer: Forked[dict[str, list[FigureOutcome]]] | None
+) -> tuple[dict[str, Any], Figures | None, TableAudit]:
+    """``_audited`` after the imports."""
     from audit.verify import audit_table, finish_audit
     from reports import EARLY_FIGURES, add_statistics_figures, import_drawing, render_figures
     from schemas import Forked

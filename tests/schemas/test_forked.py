@@ -4,6 +4,7 @@ work once given them."""
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from pathlib import Path
@@ -22,6 +23,26 @@ class _Unpicklable(Exception):
 
 def _raise_unpicklable() -> None:
     raise _Unpicklable
+
+
+def _collector_state() -> tuple[bool, int]:
+    return gc.isenabled(), gc.get_freeze_count()
+
+
+def test_a_fork_collects_its_own_cycles_whatever_its_parent_paused() -> None:
+    """The audit pauses the collector in its process; a fork enables it, its inherited objects frozen first (so
+    its collections never scan the parent's heap), and the parent's own state is left as it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        objects = [[] for _ in range(1000)]  # young objects of the parent, not frozen here
+        with Forked(_collector_state) as forked:
+            collecting, frozen = forked.result()
+        assert collecting and frozen >= gc.get_freeze_count() + len(objects)
+        assert not gc.isenabled()
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def test_the_value_and_the_exception_come_back() -> None:
