@@ -115,17 +115,6 @@ def _draw_figures(figure_data: dict[str, Any], names: tuple[str, ...]) -> dict[s
         return {**drawn, **forked.result()}
 
 
-def _audited(
-    request: AuditRequest, out: Path | None, drawer: Forked[dict[str, list[FigureOutcome]]] | None
-) -> tuple[dict[str, Any], Figures | None, TableAudit]:
-    """Both phases of the audit and, with ``out``, the report's figures as a function that waits for them (the
-    report is encoded meanwhile): a table's by ``drawer``, a bundle's in a fork made once the table is audited (those
-    needing no statistics) and in one made after the statistics (the DET figures with their bands, the menagerie)."""
-    import_quietly(bundle=request.bundle is not None)
-    with _collector_paused():
-        return _phases(request, out, drawer)
-
-
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """The cyclic garbage collector paused in this process (forks collect as usual): the audit makes few reference
@@ -140,10 +129,15 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _phases(
+@_collector_paused()
+def _audited(
     request: AuditRequest, out: Path | None, drawer: Forked[dict[str, list[FigureOutcome]]] | None
 ) -> tuple[dict[str, Any], Figures | None, TableAudit]:
-    """``_audited`` after the imports."""
+    """Both phases of the audit, the collector paused, and, with ``out``, the report's figures as a function that
+    waits for them (the report is encoded meanwhile): a table's by ``drawer``, a bundle's in a fork made once the table
+    is audited (those needing no statistics) and in one made after the statistics (the DET figures with their bands,
+    the menagerie)."""
+    import_quietly(bundle=request.bundle is not None)
     from audit.verify import audit_table, finish_audit
     from reports import EARLY_FIGURES, add_statistics_figures, import_drawing, render_figures
     from schemas import Forked

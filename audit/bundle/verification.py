@@ -54,7 +54,7 @@ from schemas import OPERATORS_FILE, Flag, Forked, Severity
 
 NOT_RUN_UNAUTHENTICATED = "Not run: unauthenticated (the signature step failed, so nothing in the bundle is trusted)."
 NOT_RUN_NO_STATEMENT = "Not run: there is no usable in-toto statement to check against."
-FORKED_TRIALS = 1 << 16  # trials from which the trial utterances' check (0.4 s on 194 k trials) runs in a fork
+FORKED_UTTERANCE_TRIALS = 1 << 16  # trials from which the trial utterances' check (0.4 s on 194 k trials) is forked
 LATER_STEPS = (
     ("statement", "Statement and predicate type"),
     ("subject-names", "Subject names stay in the bundle"),
@@ -314,7 +314,7 @@ def verify_bundle(
     # The trial utterances' check reads only the parsed files: on long lists it runs in a fork beside the steps
     # before it (which leave the second core idle), its outcome taken in its place in the line.
     n_trials = sum(map(len, files.trial_lists.values()))
-    with Forked(verify_trial_utterances, files, fork=n_trials >= FORKED_TRIALS) as utterances:
+    with Forked(verify_trial_utterances, files, fork=n_trials >= FORKED_UTTERANCE_TRIALS) as utterances:
         check.step("croissant", verify_croissant_card, verified)
         statuses = check.step("rows", verify_rows, files, statement, verified.digests)
         binding = check.step("table-binding", verify_table_binding, table, files, subset, value_maps)

@@ -362,9 +362,9 @@ class _Scratch:
 
     def of(self, n_units: int, workers: int, block: int, dtype: type) -> NDArray[np.generic]:
         """Space for ``n_units`` sums of ``block`` rows per worker, in ``dtype`` (the running sums' type)."""
-        sums = self.sums.get(dtype, np.empty((0, 2, 0, 0), dtype))
-        if sums.shape[0] != workers or sums.shape[2] < n_units or sums.shape[3] != block:
-            capacity = max(n_units, sums.shape[2] if sums.shape[3] == block else 0)
+        sums = self.sums.get(dtype)
+        if sums is None or sums.shape[0] != workers or sums.shape[2] < n_units or sums.shape[3] != block:
+            capacity = max(n_units, sums.shape[2] if sums is not None and sums.shape[3] == block else 0)
             sums = self.sums[dtype] = np.empty((workers, 2, capacity, block), dtype)
         return sums
 

@@ -32,10 +32,10 @@ def test_contrast_terms_on_different_trial_lists_are_unmatched(tmp_path: Path) -
 def test_trials_naming_utterances_or_speakers_the_corpus_table_lacks_are_caught(
     forked: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same failures and section whether the check runs in line or in a fork (``FORKED_TRIALS``, which a
+    """The same failures and section whether the check runs in line or in a fork (``FORKED_UTTERANCE_TRIALS``, which a
     paper-scale bundle reaches): its error crosses the pipe with its failures."""
     if forked:
-        monkeypatch.setattr(verification, "FORKED_TRIALS", 0)
+        monkeypatch.setattr(verification, "FORKED_UTTERANCE_TRIALS", 0)
 
     def break_table(table: pd.DataFrame) -> pd.DataFrame:
         table = table[table["utt_id"] != "s1-u1b"]  # trial 1 tests s1-u1b: now unlisted
@@ -104,7 +104,7 @@ def test_a_passing_check_in_a_fork_reports_what_it_reports_in_line(
 ) -> None:
     bundle = build_bundle(tmp_path)
     in_line = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
-    monkeypatch.setattr(verification, "FORKED_TRIALS", 0)
+    monkeypatch.setattr(verification, "FORKED_UTTERANCE_TRIALS", 0)
     forked = verify_bundle(bundle.read_results(), bundle.root, bundle.public_key)
     assert forked == in_line
     assert sections_of(forked[1])["bundle-trial-utterances"]["status"] == "pass"
