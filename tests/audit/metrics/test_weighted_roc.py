@@ -333,6 +333,35 @@ def test_int_sums_at_the_per_threshold_loops_edge(two_way: bool, monkeypatch: py
         assert np.array_equal(small[method], double[method], equal_nan=True), method  # type: ignore[index]
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_hull_in_int32_gives_the_float64_hull_up_to_its_limit(seed: int) -> None:
+    """The ROCCH hull's passes in int32 give the float64 passes' EERs bit for bit on int32 unit sums, up to rows whose
+    counts' product is just below 2**31 (46,340 targets and as many non-targets), with ties along the edge and rows
+    without weight in a class; ``eer_of_rows`` takes them only where every row of a block stays below."""
+    import audit.metrics.roc_kernels as roc_kernels
+
+    rng = np.random.default_rng(seed)
+    units, rows = int(rng.choice([3, 40, 700])), 64
+    steps = rng.integers(0, int(rng.choice([2, 9, 300])), size=(2, units, rows)) * (rng.random((2, units, rows)) < 0.6)
+    steps[:, :, 6] = 1  # one straight diagonal, its points on the edge
+    tps, fps = np.cumsum(steps, axis=1)
+    largest = 46340 * np.ones(rows)  # 46340**2 < 2**31 <= 46341**2
+    largest[7:] = rng.integers(1, 46341, size=rows - 7)
+    for sums in (tps, fps):  # scaled up to the row's total, which every row reaches at its last unit
+        sums *= np.floor(largest / np.maximum(sums[-1], 1)).astype(sums.dtype)
+        sums[-1] = largest
+        sums[:] = np.minimum.accumulate(sums[::-1], axis=0)[::-1]
+    tps[:, 5] = 0  # and one row without targets
+    tps, fps = tps.astype(np.int32), fps.astype(np.int32)
+    n_target, n_nontarget = tps[-1].astype(float), fps[-1].astype(float)
+    assert (n_target * n_nontarget).max() < 2**31
+    narrow, wide = np.full(rows, np.nan), np.full(rows, np.nan)
+    roc_kernels._hull_eers(tps, fps, n_target, n_nontarget, narrow, np.int32(0))
+    roc_kernels._hull_eers(tps, fps, n_target, n_nontarget, wide, 0.0)
+    assert np.array_equal(narrow, wide, equal_nan=True)
+    assert np.isnan(narrow[5]) and np.isfinite(np.delete(narrow, 5)).all()
+
+
 def test_eer_and_draws_give_eer_bit_for_bit_and_weighted_eers_draws() -> None:
     """The point EER from the draws' sort equals ``eer`` exactly (``==``) in every method, on records of 3 to 3,000
     trials with ties (scores rounded to 0-3 decimals), constant scores, a lone target or non-target, and one class
