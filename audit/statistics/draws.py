@@ -55,6 +55,30 @@ def pair_codes(
     return enrol_codes, np.where(test_codes == enrol_codes, len(positions), test_codes)
 
 
+def text_codes(*columns: ArrayLike) -> tuple[NDArray[np.str_], list[IntArray]]:
+    """Ids compared as text, as codes: the sorted distinct ids (text) of all ``columns`` together, and each column's
+    positions among them. Hashed once (``pandas.factorize``), then only the distinct ids are made text: for a
+    list's speakers several times cheaper than text arrays sorted or searched.
+
+    >>> names, (enrol, test) = text_codes(np.array(["b", "a"], dtype=object), np.array(["a", 3], dtype=object))
+    >>> names.tolist(), enrol.tolist(), test.tolist()
+    (['3', 'a', 'b'], [2, 1], [1, 0])
+    """
+    import pandas as pd
+
+    arrays = [np.asarray(column, dtype=object).ravel() for column in columns]
+    every = np.concatenate(arrays) if arrays else np.empty(0, object)
+    raw, distinct = pd.factorize(every, use_na_sentinel=False)
+    if pd.isna(distinct).any():  # factorize makes None NaN: the text of each missing id as it is
+        names, codes = np.unique(every.astype(str), return_inverse=True)
+    else:
+        names, merged = np.unique(np.asarray(distinct, dtype=object).astype(str), return_inverse=True)
+        codes = merged[raw]
+    codes = codes.astype(np.int64)
+    ends = np.cumsum([array.size for array in arrays])
+    return names, list(np.split(codes, ends[:-1]))
+
+
 def _positions(index: NDArray[Any]) -> dict[str, int]:
     return {str(speaker): position for position, speaker in enumerate(np.asarray(index).tolist())}
 

@@ -18,7 +18,13 @@ from audit.statistics.contrasts import (
     subgroup_gap_draws,
     withheld_interval,
 )
-from audit.statistics.draws import FloatArray, IntArray, StatisticsInputError, pair_codes, percentile_interval
+from audit.statistics.draws import (
+    FloatArray,
+    IntArray,
+    StatisticsInputError,
+    percentile_interval,
+    text_codes,
+)
 from schemas import EerMethod
 
 
@@ -42,20 +48,21 @@ def subgroup_gap_intervals(
     the shared ``draws``, and the number of speakers behind each subgroup (a subgroup of one speaker says so)."""
     scores = np.asarray(record.scores, dtype=float)
     scored = np.isfinite(scores)
+    enrol_ids, test_ids = np.asarray(record.enrol_speaker)[scored], np.asarray(record.test_speaker)[scored]
     trials = TermTrials(
         scores=scores[scored],
         labels=np.asarray(record.labels)[scored].astype(bool),
-        enrol=np.asarray(record.enrol_speaker)[scored],
-        test=np.asarray(record.test_speaker)[scored],
+        enrol=enrol_ids,
+        test=test_ids,
         subgroups=np.asarray(record.subgroups).astype(str)[scored],
         all_scored=True,
     )
-    codes = {"eer": pair_codes(draws.index, trials.enrol, trials.test, draws.positions)}
+    names, (enrol, test) = text_codes(enrol_ids, test_ids)
+    codes = {"eer": _pair(_drawn_codes(names, enrol, test, draws), enrol, test, len(draws.positions))}
     gaps = subgroup_gap_draws({"eer": trials}, codes, draws.weights, level, eer_method)
     assert trials.subgroups is not None
     speakers = {
-        name: int(np.unique(trials.enrol[trials.subgroups == name].astype(str)).size)
-        for name in sorted(set(trials.subgroups.tolist()))
+        name: int(np.unique(enrol[trials.subgroups == name]).size) for name in sorted(set(trials.subgroups.tolist()))
     }
     return {
         "key": dict(record.key),
@@ -113,13 +120,16 @@ def fixed_threshold_analysis(
     """
     scores = np.asarray(record.scores, dtype=float)
     labels = np.asarray(record.labels).astype(bool)
-    enrol = np.asarray(record.enrol_speaker).astype(str)
-    test = np.asarray(record.test_speaker).astype(str)
-    subgroups = np.asarray(record.subgroups).astype(str)
-    if len({scores.size, labels.size, enrol.size, test.size, subgroups.size}) != 1:
+    sizes = {np.size(column) for column in (record.enrol_speaker, record.test_speaker, record.subgroups)}
+    if len({scores.size, labels.size, *sizes}) != 1:
         raise StatisticsInputError(f"record {dict(record.key)}: per-trial arrays differ in length")
-    dev_set = np.asarray(sorted({str(s) for s in record.dev_speakers}))
-    enrol_dev, test_dev = np.isin(enrol, dev_set), np.isin(test, dev_set)
+    # Speakers and subgroups as codes of their text, made once (a record's trials name a few hundred speakers): the
+    # masks, counts and speaker codes below are integer work, not text compared trial by trial.
+    names, (enrol, test) = text_codes(record.enrol_speaker, record.test_speaker)
+    group_names, (subgroups,) = text_codes(record.subgroups)
+    dev_set = {str(s) for s in record.dev_speakers}
+    is_dev = np.fromiter((name in dev_set for name in names.tolist()), dtype=bool, count=names.size)
+    enrol_dev, test_dev = is_dev[enrol], is_dev[test]
     scored = np.isfinite(scores)
     dev = enrol_dev & test_dev & scored
     evaluation = ~enrol_dev & ~test_dev & scored
@@ -135,20 +145,20 @@ def fixed_threshold_analysis(
     if index.size < 2:
         raise StatisticsInputError(f"record {dict(record.key)}: fewer than 2 evaluation speakers")
     if draws is None:
-        draws = SpeakerDraws.of([np.unique(np.r_[index, enrol[dev], test[dev]])], n_resamples, seed)
+        draws = SpeakerDraws.of([names[np.unique(np.r_[index, enrol[dev], test[dev]])]], n_resamples, seed)
+    drawn = _drawn_codes(names, enrol[dev | evaluation], test[dev | evaluation], draws)
     candidates = np.unique(scores[dev])
-    dev_codes = pair_codes(draws.index, enrol[dev], test[dev], draws.positions)
+    dev_codes = _pair(drawn, enrol[dev], test[dev], len(draws.positions))
     chosen = _threshold_indices(scores[dev], labels[dev], candidates, dev_codes, draws.weights, operating_point)
     point = _threshold_indices(scores[dev], labels[dev], candidates, None, None, operating_point)[0]
     threshold = _threshold_value(candidates, point)
-    codes, partners = pair_codes(draws.index, enrol[evaluation], test[evaluation], draws.positions)
-    assert partners is not None
+    codes, partners = _pair(drawn, enrol[evaluation], test[evaluation], len(draws.positions))
     eval_scores, eval_labels, eval_groups = scores[evaluation], labels[evaluation], subgroups[evaluation]
     eval_enrol = enrol[evaluation]
     per_subgroup: dict[str, Any] = {}
-    for name in sorted(set(eval_groups.tolist())):
-        member = eval_groups == name
-        per_subgroup[name] = _error_rates(
+    for group in np.unique(eval_groups):  # codes of sorted names: in the names' order
+        member = eval_groups == group
+        per_subgroup[str(group_names[group])] = _error_rates(
             _Evaluated(eval_scores[member], eval_labels[member], (codes[member], partners[member])),
             (candidates, point, chosen),
             draws.weights,
@@ -193,6 +203,23 @@ def development_speakers(enrol: NDArray[Any], test: NDArray[Any], labels: NDArra
         "target": int(np.unique(enrol[labels].astype(str)).size),
         "nontarget": int(np.unique(np.r_[enrol[~labels], test[~labels]].astype(str)).size),
     }
+
+
+def _drawn_codes(names: NDArray[np.str_], enrol: IntArray, test: IntArray, draws: SpeakerDraws) -> IntArray:
+    """Each name's position in ``draws`` (-1 where absent), refusing a speaker of these trials that was not drawn."""
+    drawn = np.fromiter((draws.positions.get(name, -1) for name in names.tolist()), dtype=np.int64, count=names.size)
+    used = np.r_[enrol, test]
+    absent = used[drawn[used] < 0]
+    if absent.size:
+        raise StatisticsInputError(f"speaker {str(names[absent[0]])!r} is not among the drawn speakers")
+    return drawn
+
+
+def _pair(drawn: IntArray, enrol: IntArray, test: IntArray, n_drawn: int) -> tuple[IntArray, IntArray]:
+    """``pair_codes`` of trials given as name codes: the enrolment speaker's drawn position, and the partner's
+    (``n_drawn``, a column of weight 1, for a trial of one speaker)."""
+    enrol_codes, test_codes = drawn[enrol], drawn[test]
+    return enrol_codes, np.where(test_codes == enrol_codes, n_drawn, test_codes)
 
 
 def _threshold_value(candidates: FloatArray, position: int) -> float:

@@ -90,6 +90,38 @@ def test_too_few_development_speakers_stop_the_analysis_with_the_reason() -> Non
         fixed_threshold_analysis(record, n_resamples=20, min_dev_speakers=10)
 
 
+def test_speakers_named_by_numbers_or_text_give_the_same_analysis() -> None:
+    """Speakers and subgroups are compared as text, whatever their type: a speaker named by a number on the enrolment
+    side and by its text on the test side (objects of both kinds) gives the analysis of the ids all as text, with and
+    without shared draws; a speaker the shared draws lack is refused by name."""
+    record = _setting(np.random.default_rng(5), n_dev=10, n_per_group=4)
+    number = {f"s{i:03d}": i for i in range(100)}
+    mixed = FixedThresholdInput(
+        **{
+            **record.__dict__,
+            "enrol_speaker": np.array([number[s] for s in record.enrol_speaker], dtype=object),
+            "test_speaker": np.array([str(number[s]) for s in record.test_speaker], dtype=object),
+            "subgroups": np.array(list(record.subgroups), dtype=object),
+            "dev_speakers": [number[s] for s in record.dev_speakers],
+        }
+    )
+    text = FixedThresholdInput(
+        **{
+            **record.__dict__,
+            "enrol_speaker": np.array([str(number[s]) for s in record.enrol_speaker]),
+            "test_speaker": np.array([str(number[s]) for s in record.test_speaker]),
+            "dev_speakers": [str(number[s]) for s in record.dev_speakers],
+        }
+    )
+    assert fixed_threshold_analysis(mixed, n_resamples=30) == fixed_threshold_analysis(text, n_resamples=30)
+    draws = SpeakerDraws.of([np.asarray(text.enrol_speaker), np.asarray(text.test_speaker)], 30, seed=1)
+    assert fixed_threshold_analysis(mixed, draws=draws) == fixed_threshold_analysis(text, draws=draws)
+    enrolled = np.asarray(text.enrol_speaker)
+    lacking = SpeakerDraws.of([enrolled[enrolled != "17"]], 30, seed=1)
+    with pytest.raises(StatisticsInputError, match="'17' is not among the drawn speakers"):
+        fixed_threshold_analysis(text, draws=lacking)
+
+
 def _coverage(n_datasets: int, n_resamples: int, n_dev: int, n_per_group: int, seed: int) -> dict[str, float]:
     truth = _truth()
     covered = dict.fromkeys(truth, 0)

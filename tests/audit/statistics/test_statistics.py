@@ -21,6 +21,7 @@ from audit.statistics.draws import (
     draw_cluster_weights,
     pair_codes,
     percentile_interval,
+    text_codes,
 )
 from audit.statistics.equivalence import family_summary, held_out_validation, tost_verdict
 from audit.statistics.section import statistics_section
@@ -619,6 +620,24 @@ def test_a_family_with_flagged_contrasts_says_so_and_gives_the_unflagged_summary
     alone = statistics_section([clean], margin=0.02, n_resamples=40, matched_simulations=2)["families"]["E13"]
     assert family["unflagged"]["mean_ie"]["estimate"] == alone["mean_ie"]["estimate"]
     assert [c["caveats"] for c in result["contrasts"]] == [[], ["near-chance-prediction"]]
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        ([1, "1", "b"], ["a", 2.5, 1]),  # a number and its text are one id
+        ([None, "None", float("nan")], ["nan", "x", None]),  # missing ids as their text, as astype(str) writes them
+        (np.array(["s2", "s1"]), np.array(["s1", "s10"], dtype=object)),
+        ([], []),
+    ],
+)
+def test_text_codes_are_each_id_among_the_sorted_texts(columns: tuple[list[object], list[object]]) -> None:
+    joined = np.concatenate([np.asarray(column, dtype=object) for column in columns])
+    names, inverse = np.unique(joined.astype(str), return_inverse=True)  # the oracle: every id made text
+    got_names, codes = text_codes(*columns)
+    assert got_names.tolist() == names.tolist()
+    assert np.concatenate(codes).tolist() == inverse.tolist()
+    assert [code.size for code in codes] == [len(column) for column in columns]
 
 
 def test_pair_codes_look_speakers_up_as_text_and_refuse_an_unknown_one() -> None:
