@@ -1,9 +1,9 @@
 """`audit verify --bundle --key --out` end to end on a paper-scale bundle, and the time of each audit step.
 
 Usage: ``python benchmarks/bench_paper_bundle.py [--keep DIR] [--scale 1.0] [--shape rehearsal|config]
-[--lists same|config] [--quick] [--default out/default] [--json]``. The bundle is written to a temporary folder, or
-to ``--keep DIR`` and reused from there on later runs (whatever its shape: a kept bundle is not rewritten). Two
-shapes, each about 12 M per-trial scores at scale 1, signed:
+[--lists same|config] [--against CHECKOUT [--pairs 3]] [--quick] [--default out/default] [--json]``. The bundle
+is written to a temporary folder, or to ``--keep DIR`` and reused from there on later runs (whatever its shape: a
+kept bundle is not rewritten). Two shapes, each about 12 M per-trial scores at scale 1, signed:
 
 - ``--shape rehearsal`` (the default): ``runner.rehearsal.write_paper_bundle``, padded: 4,068 records, the runner's
   planner drawing one list per condition cell, cosines in float32 precision; ``--lists same``: every cell of a
@@ -22,7 +22,12 @@ Then:
    time other processes hold the cores (the load average is printed before each measurement). Beside it, the
    floor of issue 43 point 2, in a fresh subprocess too: every file of the bundle read and hashed (BLAKE3), the
    score column of every scores file decoded (pyarrow) and one argsort of all the scores; the audit's wall and CPU
-   as multiples of the floor's, against the targets (under 10 s wall, within 2x the floor's CPU).
+   as multiples of the floor's, against the targets (under 10 s wall, within 2x the floor's CPU). With
+   ``--against CHECKOUT`` (another checkout's root, e.g. made by ``git worktree add /tmp/base REV``), the same audit
+   of this checkout and of that one (its ``PYTHONPATH`` and working folder), in turn: one unmeasured run of each
+   (which also compiles the other checkout's kernels), then ``--pairs`` measured pairs, each run's line as it
+   finishes, then both checkouts' medians and their multiples of the floor. This machine's speed drifts by a fifth
+   within minutes, more than most changes move a single run: alternated pairs compare two checkouts fairly.
 2. The same audit once more in this process with a timer around each public step function, grouped by step
    (signature, digests, binding, re-scoring, trial lists, trial utterances, operators, statistics, table audit,
    report): the share of each, and the binding check's share against its 10 % target. A step function that the
@@ -46,6 +51,7 @@ import json
 import os
 import pstats
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -125,15 +131,17 @@ PARTS: dict[str, tuple[tuple[str, str], ...]] = {
 FORKED = "the subgroup settings' statistics (gaps, fixed threshold) and the report's figures"
 
 
-def run_measured(command: list[str]) -> dict[str, Any]:
-    """Wall-clock, CPU seconds and peak RSS of one subprocess (``ru_maxrss`` of the children: kilobytes on Linux).
+def run_measured(command: list[str], checkout: Path | None = None) -> dict[str, Any]:
+    """Wall-clock, CPU seconds and peak RSS of one subprocess (``ru_maxrss`` of the children: kilobytes on Linux),
+    importing from ``checkout`` when given (its ``PYTHONPATH`` and working folder: ``python -m`` imports from there).
 
     The peak is the largest of any child waited for so far, so nothing else is run as a child before this.
     """
+    environment = {**os.environ, "PYTHONPATH": str(checkout)} if checkout else None
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=environment, cwd=checkout)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
@@ -215,6 +223,38 @@ def step_times(bundle: Path, key: Path, out: Path, profile_top: int) -> dict[str
     return result
 
 
+def alternated_pairs(command: list[str], against: Path, pairs: int, floor_cpu: float, quiet: bool) -> dict[str, Any]:
+    """``command`` run from this checkout and from ``against`` in turn: one unmeasured run of each, then ``pairs``
+    measured pairs (each line printed as it finishes), and each checkout's medians, CPU also as a multiple of the
+    floor's."""
+    checkouts = {"this": None, "against": against.resolve()}
+    for checkout in checkouts.values():
+        run_measured(command, checkout)
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in checkouts}
+    for pair in range(1, pairs + 1):
+        for name, checkout in checkouts.items():
+            run = run_measured(command, checkout)
+            runs[name].append(run)
+            if not quiet:
+                print(
+                    f"pair {pair}, {name}: exit {run['exit']}; wall {run['wall_s']:.1f} s, CPU {run['cpu_s']:.1f} s; "
+                    f"load average before {run['load_average_before']:.1f}",
+                    flush=True,
+                )
+    medians = {
+        name: {key: statistics.median(run[key] for run in measured) for key in ("wall_s", "cpu_s")}
+        for name, measured in runs.items()
+    }
+    if not quiet:
+        for name, median in medians.items():
+            print(
+                f"{name} ({checkouts[name] or 'this checkout'}): medians of {pairs}, wall {median['wall_s']:.1f} s, "
+                f"CPU {median['cpu_s']:.1f} s, {median['cpu_s'] / floor_cpu:.1f}x the floor's CPU",
+                flush=True,
+            )
+    return {"against": str(checkouts["against"]), "runs": runs, "medians": medians}
+
+
 def bundle_at(keep: Path | None, folder: Path, scale: float, lists: str, shape: str) -> tuple[Path, Path, str]:
     """The bundle to audit and its public key: reused from ``keep`` when it holds one, else written."""
     root = keep or folder / "paper-bundle"
@@ -251,6 +291,8 @@ def main() -> None:
         help="a new bundle's generator: the rehearsal's (runner.rehearsal), or the grid shaped on configs/full.toml "
         "(runner.grid: one list per experiment, float64 scores)",
     )
+    parser.add_argument("--against", type=Path, help="another checkout's root, audited alternately with this one")
+    parser.add_argument("--pairs", type=int, default=3, help="measured pairs with --against")
     parser.add_argument("--default", type=Path, default=Path("out/default"), help="the default bundle, if any")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N", help="also list the N costliest functions")
     parser.add_argument("--json", action="store_true", help="print the measurements as JSON")
@@ -292,6 +334,11 @@ def main() -> None:
                 f"the floor's CPU (target < {FLOOR_RATIO:.0f}x), {end['wall_s'] / floor['wall_s']:.1f}x its wall",
                 flush=True,
             )
+        if args.against:
+            folder_of = str(bundle.resolve())  # absolute: the other checkout runs in its own folder
+            audit = [python, "-m", "audit.cli", "verify", f"{folder_of}/results.csv", "--bundle", folder_of]
+            audit += ["--key", str(key.resolve()), "--out", str(report.resolve())]
+            results["pairs"] = alternated_pairs(audit, args.against, args.pairs, floor["cpu_s"], args.json)
         results["in_process"] = step_times(bundle, key, Path(folder) / "report-in-process", args.cprofile)
         default = args.default
         default_keys = sorted(default.parent.glob(f"{default.name}.keys/*.pub"))
