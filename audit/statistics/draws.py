@@ -51,14 +51,35 @@ def pair_codes(
     enrol_codes = _codes_of(positions, enrol)
     if test is None:
         return enrol_codes, None
-    test_codes = _codes_of(positions, test)
-    return enrol_codes, np.where(test_codes == enrol_codes, len(positions), test_codes)
+    return enrol_codes, _partners(enrol_codes, _codes_of(positions, test), len(positions))
+
+
+def coded_pairs(drawn: IntArray, enrol: IntArray, test: IntArray, n_drawn: int) -> tuple[IntArray, IntArray]:
+    """``pair_codes`` of trials whose speakers come as codes of names (``text_codes``), ``drawn`` giving each name's
+    position among the ``n_drawn`` drawn speakers (``drawn_positions``)."""
+    enrol_codes = drawn[enrol]
+    return enrol_codes, _partners(enrol_codes, drawn[test], n_drawn)
+
+
+def _partners(enrol_codes: IntArray, test_codes: IntArray, n_drawn: int) -> IntArray:
+    """Each trial's partner: its test speaker, or ``n_drawn`` (a column of weight 1) for a trial of one speaker."""
+    return np.where(test_codes == enrol_codes, n_drawn, test_codes)
+
+
+def drawn_positions(names: NDArray[np.str_], positions: Mapping[str, int], used: IntArray) -> IntArray:
+    """Each of ``names``' position among the drawn speakers (``positions``; -1 where not drawn), refusing a name that
+    ``used`` (codes of names, in trial order) holds and the draws lack."""
+    drawn = np.fromiter((positions.get(name, -1) for name in names.tolist()), dtype=np.int64, count=names.size)
+    absent = used[drawn[used] < 0]
+    if absent.size:
+        raise _not_drawn(str(names[absent[0]]))
+    return drawn
 
 
 def text_codes(*columns: ArrayLike) -> tuple[NDArray[np.str_], list[IntArray]]:
     """Ids compared as text, as codes: the sorted distinct ids (text) of all ``columns`` together, and each column's
-    positions among them. Hashed once (``pandas.factorize``), then only the distinct ids are made text: for a
-    list's speakers several times cheaper than text arrays sorted or searched.
+    positions among them. Text ids are hashed once (``pandas.factorize``), then only the distinct ones sorted: for a
+    list's speakers several times cheaper than text arrays sorted or searched (other ids are each made text).
 
     >>> names, (enrol, test) = text_codes(np.array(["b", "a"], dtype=object), np.array(["a", 3], dtype=object))
     >>> names.tolist(), enrol.tolist(), test.tolist()
@@ -69,11 +90,11 @@ def text_codes(*columns: ArrayLike) -> tuple[NDArray[np.str_], list[IntArray]]:
     arrays = [np.asarray(column, dtype=object).ravel() for column in columns]
     every = np.concatenate(arrays) if arrays else np.empty(0, object)
     raw, distinct = pd.factorize(every, use_na_sentinel=False)
-    if pd.isna(distinct).any():  # factorize makes None NaN: the text of each missing id as it is
-        names, codes = np.unique(every.astype(str), return_inverse=True)
-    else:
+    if all(isinstance(id_, str) for id_ in distinct):
         names, merged = np.unique(np.asarray(distinct, dtype=object).astype(str), return_inverse=True)
         codes = merged[raw]
+    else:  # factorize joins ids equal as values (1, 1.0, True; None and NaN), not as text: each id made text instead
+        names, codes = np.unique(every.astype(str), return_inverse=True)
     codes = codes.astype(np.int64)
     ends = np.cumsum([array.size for array in arrays])
     return names, list(np.split(codes, ends[:-1]))
@@ -93,7 +114,11 @@ def _codes_of(positions: Mapping[str, int], ids: ArrayLike) -> IntArray:
     try:  # objects other than text (e.g. numbers) are compared as their text
         return np.fromiter(map(positions.__getitem__, map(str, keys)), dtype=np.int64, count=len(keys))
     except KeyError as error:
-        raise StatisticsInputError(f"speaker {error} is not among the drawn speakers") from None
+        raise _not_drawn(error.args[0]) from None
+
+
+def _not_drawn(speaker: str) -> StatisticsInputError:
+    return StatisticsInputError(f"speaker {speaker!r} is not among the drawn speakers")
 
 
 def percentile_interval(draws: FloatArray, level: float) -> dict[str, Any]:

@@ -22,6 +22,8 @@ from audit.statistics.draws import (
     FloatArray,
     IntArray,
     StatisticsInputError,
+    coded_pairs,
+    drawn_positions,
     percentile_interval,
     text_codes,
 )
@@ -58,7 +60,8 @@ def subgroup_gap_intervals(
         all_scored=True,
     )
     names, (enrol, test) = text_codes(enrol_ids, test_ids)
-    codes = {"eer": _pair(_drawn_codes(names, enrol, test, draws), enrol, test, len(draws.positions))}
+    drawn = drawn_positions(names, draws.positions, np.r_[enrol, test])
+    codes = {"eer": coded_pairs(drawn, enrol, test, len(draws.positions))}
     gaps = subgroup_gap_draws({"eer": trials}, codes, draws.weights, level, eer_method)
     assert trials.subgroups is not None
     speakers = {
@@ -146,13 +149,13 @@ def fixed_threshold_analysis(
         raise StatisticsInputError(f"record {dict(record.key)}: fewer than 2 evaluation speakers")
     if draws is None:
         draws = SpeakerDraws.of([names[np.unique(np.r_[index, enrol[dev], test[dev]])]], n_resamples, seed)
-    drawn = _drawn_codes(names, enrol[dev | evaluation], test[dev | evaluation], draws)
+    drawn = drawn_positions(names, draws.positions, np.r_[enrol[dev | evaluation], test[dev | evaluation]])
     candidates = np.unique(scores[dev])
-    dev_codes = _pair(drawn, enrol[dev], test[dev], len(draws.positions))
+    dev_codes = coded_pairs(drawn, enrol[dev], test[dev], len(draws.positions))
     chosen = _threshold_indices(scores[dev], labels[dev], candidates, dev_codes, draws.weights, operating_point)
     point = _threshold_indices(scores[dev], labels[dev], candidates, None, None, operating_point)[0]
     threshold = _threshold_value(candidates, point)
-    codes, partners = _pair(drawn, enrol[evaluation], test[evaluation], len(draws.positions))
+    codes, partners = coded_pairs(drawn, enrol[evaluation], test[evaluation], len(draws.positions))
     eval_scores, eval_labels, eval_groups = scores[evaluation], labels[evaluation], subgroups[evaluation]
     eval_enrol = enrol[evaluation]
     per_subgroup: dict[str, Any] = {}
@@ -203,23 +206,6 @@ def development_speakers(enrol: NDArray[Any], test: NDArray[Any], labels: NDArra
         "target": int(np.unique(enrol[labels].astype(str)).size),
         "nontarget": int(np.unique(np.r_[enrol[~labels], test[~labels]].astype(str)).size),
     }
-
-
-def _drawn_codes(names: NDArray[np.str_], enrol: IntArray, test: IntArray, draws: SpeakerDraws) -> IntArray:
-    """Each name's position in ``draws`` (-1 where absent), refusing a speaker of these trials that was not drawn."""
-    drawn = np.fromiter((draws.positions.get(name, -1) for name in names.tolist()), dtype=np.int64, count=names.size)
-    used = np.r_[enrol, test]
-    absent = used[drawn[used] < 0]
-    if absent.size:
-        raise StatisticsInputError(f"speaker {str(names[absent[0]])!r} is not among the drawn speakers")
-    return drawn
-
-
-def _pair(drawn: IntArray, enrol: IntArray, test: IntArray, n_drawn: int) -> tuple[IntArray, IntArray]:
-    """``pair_codes`` of trials given as name codes: the enrolment speaker's drawn position, and the partner's
-    (``n_drawn``, a column of weight 1, for a trial of one speaker)."""
-    enrol_codes, test_codes = drawn[enrol], drawn[test]
-    return enrol_codes, np.where(test_codes == enrol_codes, n_drawn, test_codes)
 
 
 def _threshold_value(candidates: FloatArray, position: int) -> float:

@@ -627,6 +627,7 @@ def test_a_family_with_flagged_contrasts_says_so_and_gives_the_unflagged_summary
     [
         ([1, "1", "b"], ["a", 2.5, 1]),  # a number and its text are one id
         ([None, "None", float("nan")], ["nan", "x", None]),  # missing ids as their text, as astype(str) writes them
+        ([1, 1.0, True], ["1.0", "True", 1]),  # equal as numbers, three texts: three ids
         (np.array(["s2", "s1"]), np.array(["s1", "s10"], dtype=object)),
         ([], []),
     ],
