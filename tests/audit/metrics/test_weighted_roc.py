@@ -211,6 +211,29 @@ def test_the_bracketed_loops_give_the_per_threshold_loops_eers(seed: int, monkey
         assert np.array_equal(bracketed[method], per_threshold[method], equal_nan=True), method  # type: ignore[index]
 
 
+@pytest.mark.parametrize("width", [64, 32, 8])
+def test_every_block_width_gives_the_bracketed_loops_eers(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-threshold loops sum a whole tile at a width fixed when they compile (64 rows) and narrower blocks at
+    a width read at run time: either gives the bracketed loops' EERs bit for bit, in int32 and in float64 sums."""
+    import audit.metrics.roc_kernels as roc_kernels
+    import audit.metrics.weighted_roc as weighted_roc
+
+    assert roc_kernels.UNROLLED == weighted_roc.TILE
+    rng = np.random.default_rng(width)
+    enrol, partner, labels, scores, speakers = _long_design(rng)
+    weights = rng.integers(0, 4, size=(70, speakers)).astype(float)
+    with monkeypatch.context() as bracketed_only:
+        bracketed_only.setattr(weighted_roc, "PER_THRESHOLD_UNITS", 0)
+        bracketed = weighted_eers(scores, labels, enrol, weights, partner)
+    monkeypatch.setattr(weighted_roc, "_block", lambda n_units: width)
+    for sums in ("int32", "float64"):
+        if sums == "float64":
+            _float64_sums(monkeypatch)
+        per_threshold = weighted_eers(scores, labels, enrol, weights, partner)
+        for method in ("interp", "legacy", "rocch"):
+            assert np.array_equal(per_threshold[method], bracketed[method], equal_nan=True), (sums, method)  # type: ignore[index]
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_rocch_units_skip_only_points_under_the_hull(seed: int) -> None:
     """ROCCH's units end only where a hull vertex can be (a run of non-targets joins the next unit): its EERs are
