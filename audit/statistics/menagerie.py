@@ -53,6 +53,8 @@ QUANTILES = (0.1, 0.9)  # goats below the reference's 10 % quantile of target me
 SHEEP = "sheep"
 KINDS = ("goat", "lamb", "wolf", SHEEP)
 MEASURES = {"goat": "target_mean", "lamb": "fa_enrol", "wolf": "fa_test"}  # each category's measure
+# The categories of each set of MEASURES' bits (goat 1, lamb 2, wolf 4), as ``category`` joins them.
+_CATEGORY_NAMES = ["+".join(name for bit, name in enumerate(MEASURES) if code >> bit & 1) or SHEEP for code in range(8)]
 # A speaker's EER needs at least 10 of its target trials (an EER step of at most 0.1) and 20 non-target trials
 # against its enrolment, unless the run declares other counts ([analysis] speaker_eer_min_trials).
 MIN_TRIALS: tuple[int, int] = Analysis.speaker_eer_min_trials
@@ -73,32 +75,114 @@ def eer_threshold(scores: NDArray[np.float64], labels: NDArray[np.bool_]) -> flo
     return float(candidates[np.argmax(rejected * n_nontarget >= accepted * n_target)])  # in counts: no rounding
 
 
+MEASURE_COLUMNS = ("target_mean", "n_target", "fa_enrol", "n_nontarget_enrol", "fa_test", "n_nontarget_test")
+
+
+@dataclass(frozen=True)
+class SpeakerMeasures:
+    """A record's speakers (sorted) and their measures as columns (``MEASURE_COLUMNS``, None where a speaker has no
+    such trial), with each category measure's values (NaN where missing) and where it is present: what
+    ``speaker_table`` gives as one dict a speaker, kept as arrays so that a paper-scale record's categories and
+    changes are array work, not a call a speaker."""
+
+    ids: NDArray[Any]
+    speakers: list[Any]
+    columns: dict[str, list[Any]]
+    values: dict[str, NDArray[np.float64]]
+    present: dict[str, NDArray[np.bool_]]
+
+    @classmethod
+    def of(cls, record: ScoredRecord, threshold: float) -> SpeakerMeasures:
+        """Counted over speaker codes at once; each target mean over the speaker's scores in trial order (the sum of
+        a mask's selection, bit for bit); each share the division of its two counts."""
+        speakers, codes = np.unique(np.concatenate([record.enrol_speaker, record.test_speaker]), return_inverse=True)
+        enrol, test = codes[: record.labels.size], codes[record.labels.size :]
+        accepted, labels, n = record.scores >= threshold, record.labels, speakers.size
+        n_target = np.bincount(enrol[labels], minlength=n)
+        n_enrol, n_test = np.bincount(enrol[~labels], minlength=n), np.bincount(test[~labels], minlength=n)
+        order = np.argsort(enrol[labels], kind="stable")  # each speaker's targets together, in trial order
+        target_scores, bounds = record.scores[labels][order], np.r_[0, np.cumsum(n_target)].tolist()
+        means = np.full(n, np.nan)
+        for code in np.flatnonzero(n_target).tolist():
+            means[code] = target_scores[bounds[code] : bounds[code + 1]].mean()
+        shares = {}
+        for name, side, counts in (("fa_enrol", enrol, n_enrol), ("fa_test", test, n_test)):
+            accepts = np.bincount(side[~labels & accepted], minlength=n)
+            shares[name] = np.divide(accepts, counts, out=np.full(n, np.nan), where=counts > 0)
+        values = {"target_mean": means, **shares}
+        present = {"target_mean": n_target > 0, "fa_enrol": n_enrol > 0, "fa_test": n_test > 0}
+        totals = {"n_target": n_target, "n_nontarget_enrol": n_enrol, "n_nontarget_test": n_test}
+        columns = {name: total.tolist() for name, total in totals.items()}
+        for name, value in values.items():
+            kept = present[name].tolist()
+            columns[name] = [x if has else None for x, has in zip(value.tolist(), kept, strict=True)]
+        return cls(speakers, speakers.tolist(), {name: columns[name] for name in MEASURE_COLUMNS}, values, present)
+
+    def table(self) -> dict[str, dict[str, Any]]:
+        """Per speaker, its measures (``speaker_table``)."""
+        rows = zip(*(self.columns[name] for name in MEASURE_COLUMNS), strict=True)
+        return {
+            speaker: dict(zip(MEASURE_COLUMNS, row, strict=True))
+            for speaker, row in zip(self.speakers, rows, strict=True)
+        }
+
+    def cuts(self, quantiles: tuple[float, float]) -> dict[str, float | None]:
+        """The cuts of a reference: the low quantile of its speakers' target means, the high one of each false-accept
+        share (None where no speaker has a value)."""
+
+        def quantile(name: str, level: float) -> float | None:
+            values = self.values[name][self.present[name]]
+            return float(np.quantile(values, level)) if values.size else None
+
+        low, high = quantiles
+        return {"goat": quantile("target_mean", low), "lamb": quantile("fa_enrol", high),
+                "wolf": quantile("fa_test", high)}  # fmt: skip
+
+    def category_codes(
+        self, cuts: Mapping[str, float | None], at: NDArray[np.intp] | None = None,
+        judged: tuple[SpeakerMeasures, NDArray[np.intp]] | None = None,
+    ) -> NDArray[np.int64]:  # fmt: skip
+        """``category`` of each speaker (of those at positions ``at``) as the bits of its categories (goat 1, lamb 2,
+        wolf 4: ``_CATEGORY_NAMES`` names them), judged only where the speaker at the paired position of ``judged``
+        (other measures, positions) has the measure too."""
+        at = np.arange(len(self.speakers)) if at is None else at
+        code = np.zeros(at.size, np.int64)
+        for bit, (name, measure) in enumerate(MEASURES.items()):
+            cut = cuts[name]
+            if cut is None:
+                continue
+            value, judged_here = self.values[measure][at], self.present[measure][at]
+            if judged is not None:
+                judged_here = judged_here & judged[0].present[measure][judged[1]]
+            beyond = (value < cut) if name == "goat" else (value > max(cut, 0.0))
+            code |= (judged_here & beyond).astype(np.int64) << bit
+        return code
+
+    def categorised(self, cuts: Mapping[str, float | None]) -> dict[str, Any]:
+        """The speakers, each its category (under ``cuts``) then its measures, as a ``keyed_table`` by speaker."""
+        if not self.speakers:
+            return keyed_table({}, "speaker")
+        names = [_CATEGORY_NAMES[code] for code in self.category_codes(cuts).tolist()]
+        cells = zip(self.speakers, names, *(self.columns[name] for name in MEASURE_COLUMNS), strict=True)
+        return {"columns": ["speaker", "category", *MEASURE_COLUMNS], "rows": list(map(list, cells))}
+
+    def changes_from(self, reference: SpeakerMeasures, cuts: Mapping[str, float | None]) -> list[dict[str, Any]]:
+        """The speakers of both records whose categories differ, in speaker order, each judged on the measures both
+        records have."""
+        _, here, there = np.intersect1d(self.ids, reference.ids, assume_unique=True, return_indices=True)
+        before = reference.category_codes(cuts, there, (self, here))
+        after = self.category_codes(cuts, here, (reference, there))
+        changed = np.flatnonzero(before != after)
+        rows = zip(here[changed].tolist(), before[changed].tolist(), after[changed].tolist(), strict=True)
+        return [{"speaker": self.speakers[position], "clean": _CATEGORY_NAMES[clean],
+                 "stressed": _CATEGORY_NAMES[stressed]} for position, clean, stressed in rows]  # fmt: skip
+
+
 def speaker_table(record: ScoredRecord, threshold: float) -> dict[str, dict[str, Any]]:
     """Per speaker: its target-score mean and target count, and its false-accept share and non-target count as
-    enrolment side (``fa_enrol``) and as test side (``fa_test``) at ``threshold``; None where it has no such trial.
-    Counted over speaker codes at once; each target mean over the speaker's scores in trial order (the sum of a
-    mask's selection, bit for bit)."""
-    speakers, codes = np.unique(np.concatenate([record.enrol_speaker, record.test_speaker]), return_inverse=True)
-    enrol, test = codes[: record.labels.size], codes[record.labels.size :]
-    accepted, labels, n = record.scores >= threshold, record.labels, speakers.size
-    n_target = np.bincount(enrol[labels], minlength=n)
-    n_enrol, n_test = np.bincount(enrol[~labels], minlength=n), np.bincount(test[~labels], minlength=n)
-    fa_enrol = np.bincount(enrol[~labels & accepted], minlength=n)
-    fa_test = np.bincount(test[~labels & accepted], minlength=n)
-    order = np.argsort(enrol[labels], kind="stable")  # each speaker's targets together, in trial order
-    target_scores, bounds = record.scores[labels][order], np.r_[0, np.cumsum(n_target)]
-    table: dict[str, dict[str, Any]] = {}
-    for code, speaker in enumerate(speakers.tolist()):
-        targets, enrolled, tested = int(n_target[code]), int(n_enrol[code]), int(n_test[code])
-        table[speaker] = {
-            "target_mean": float(target_scores[bounds[code] : bounds[code + 1]].mean()) if targets else None,
-            "n_target": targets,
-            "fa_enrol": float(fa_enrol[code] / enrolled) if enrolled else None,
-            "n_nontarget_enrol": enrolled,
-            "fa_test": float(fa_test[code] / tested) if tested else None,
-            "n_nontarget_test": tested,
-        }
-    return table
+    enrolment side (``fa_enrol``) and as test side (``fa_test``) at ``threshold``; None where it has no such trial
+    (``SpeakerMeasures``)."""
+    return SpeakerMeasures.of(record, threshold).table()
 
 
 def speaker_seed(seed: int, speaker: str) -> int:
@@ -162,18 +246,6 @@ def speaker_eers(
     return {"eers": eers, "left_out": left_out, "min_trials": list(min_trials)}
 
 
-def _cuts(table: Mapping[str, Mapping[str, Any]], quantiles: tuple[float, float]) -> dict[str, float | None]:
-    """The reference's cuts: the low quantile of its speakers' target means, the high one of each false-accept
-    share (None where no speaker has a value)."""
-
-    def quantile(name: str, level: float) -> float | None:
-        values = [row[name] for row in table.values() if row[name] is not None]
-        return float(np.quantile(values, level)) if values else None
-
-    low, high = quantiles
-    return {"goat": quantile("target_mean", low), "lamb": quantile("fa_enrol", high), "wolf": quantile("fa_test", high)}
-
-
 def category(row: Mapping[str, Any], cuts: Mapping[str, float | None], judged: Mapping[str, Any] | None = None) -> str:
     """A speaker's categories under the reference's cuts, joined by ``+``; ``sheep`` when none; with ``judged`` (a
     second row of the speaker), only on the measures both rows have (a change is then never a missing measure).
@@ -226,35 +298,25 @@ def menagerie(
     """
     clean = reference.scored()
     threshold = eer_threshold(clean.scores, clean.labels)
-    reference_table = speaker_table(clean, threshold)
-    cuts = _cuts(reference_table, quantiles)
+    reference_measures = SpeakerMeasures.of(clean, threshold)
+    cuts = reference_measures.cuts(quantiles)
     records = []
     for record in stressed:
         scored = record.scored()
-        table = speaker_table(scored, threshold)
-        changes = []
-        for speaker in sorted(set(table) & set(reference_table)):
-            before = category(reference_table[speaker], cuts, table[speaker])
-            after = category(table[speaker], cuts, reference_table[speaker])
-            if before != after:
-                changes.append({"speaker": speaker, "clean": before, "stressed": after})
+        measures = SpeakerMeasures.of(scored, threshold)
         records.append(
-            {"key": dict(record.key), "speakers": _categorised(table, cuts), "changes": changes}
+            {"key": dict(record.key), "speakers": measures.categorised(cuts),
+             "changes": measures.changes_from(reference_measures, cuts)}
             | (eers.of(scored) if eers else {})
-        )
+        )  # fmt: skip
     return {
         "key": dict(reference.key),
         "threshold": threshold,
         "quantiles": list(quantiles),
         "cuts": cuts,
-        "speakers": _categorised(reference_table, cuts),
+        "speakers": reference_measures.categorised(cuts),
         "stressed": records,
     } | (eers.of(clean) if eers else {})
-
-
-def _categorised(table: Mapping[str, Mapping[str, Any]], cuts: Mapping[str, float | None]) -> dict[str, Any]:
-    """A record's speakers, each its category (under the reference's ``cuts``) then its measures, as a table."""
-    return keyed_table({speaker: {"category": category(row, cuts), **row} for speaker, row in table.items()}, "speaker")
 
 
 MAX_CHANGES = 50  # rows of the report's table of changes (report.json keeps every one): the body stays short

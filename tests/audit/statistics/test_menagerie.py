@@ -112,3 +112,35 @@ def test_each_record_writes_its_speakers_as_one_table() -> None:
             assert dict(zip(columns[2:], cells[1:], strict=True)) == measures[speaker]
     rows = keyed_rows(result["stressed"][0]["speakers"])
     assert [rows[f"s{s:02d}"]["category"] for s in sorted(STRESSED)] == ["goat"] * len(STRESSED)
+
+
+@pytest.mark.parametrize("numbered", [False, True])
+def test_categories_and_changes_follow_the_rule_speaker_by_speaker(numbered: bool) -> None:
+    """The categories and changes, counted over arrays, are ``category`` applied row by row to ``speaker_table``'s
+    rows (each judged on the measures both records have) on random records: speakers missing from one record, a
+    measure missing on one side, cuts at 0 and absent cuts, speakers named by text or by numbers."""
+    rng = np.random.default_rng(int(numbered))
+    for _ in range(40):
+        records = []
+        for _ in range(2):
+            n, k = int(rng.integers(1, 300)), int(rng.integers(1, 25))
+            names = np.arange(k) * 7 if numbered else np.array([f"s{i}" for i in range(k)])
+            labels = rng.random(n) < rng.random()
+            enrol, test = names[rng.integers(0, k, n)], names[rng.integers(0, max(1, k // 2), n)]
+            records.append(ScoredRecord({}, np.round(rng.normal(size=n), 1), labels, enrol, test))
+        if not (records[0].labels.any() and (~records[0].labels).any()):
+            continue
+        result = menagerie(records[0], [records[1]], quantiles=(float(rng.random()), float(rng.choice([0.5, 1.0]))))
+        cuts, threshold = result["cuts"], result["threshold"]
+        clean, stressed = (speaker_table(record.scored(), threshold) for record in records)
+        for table, written in ((clean, result["speakers"]), (stressed, result["stressed"][0]["speakers"])):
+            assert {row[0]: row[1] for row in written["rows"]} == {s: category(row, cuts) for s, row in table.items()}
+        expected = []
+        for speaker in sorted(set(clean) & set(stressed)):
+            before, after = (
+                category(clean[speaker], cuts, stressed[speaker]),
+                category(stressed[speaker], cuts, clean[speaker]),
+            )
+            if before != after:
+                expected.append({"speaker": speaker, "clean": before, "stressed": after})
+        assert result["stressed"][0]["changes"] == expected
