@@ -3,7 +3,8 @@
 Weights come in the tiles ``roc_kernels`` describes (``weights[tile, speaker, row]``, a last speaker of weight 1): a
 trial weighs ``weights[., enrol, row] * weights[., partner, row]``. ``weighted_sums`` sums columns of values with those
 weights, ``binned_sums`` sums them per score bin; from a draw's binned sums, ``miss_at_rates`` gives its DET miss rates
-(``binned_miss_at_rates`` without holding the bins x draws sums) and ``threshold_positions`` its development threshold.
+(``binned_miss_at_rates`` without holding the bins x draws sums) and ``threshold_positions`` its development threshold
+(``binned_threshold_positions`` without the sums).
 
 Compiled once per machine (``cache=True``), and loaded only when a bootstrap runs.
 """
@@ -65,23 +66,71 @@ def threshold_positions(sums, n, target_far, out):
             total_t[draw] += sums[candidate, draw]
             total_n[draw] += sums[n + candidate, draw]
     below_t, below_n, least = np.zeros(draws), np.zeros(draws), np.full(draws, np.inf)
-    least_gap = target_far < 0.0
-    for draw in range(draws):
-        out[draw] = 0 if least_gap else n
+    out[:] = 0 if target_far < 0.0 else n
     for candidate in range(n):
+        _judge(candidate, n, target_far, below_t, below_n, total_t, total_n, least, out)
         for draw in range(draws):
-            if total_t[draw] > 0.0 and total_n[draw] > 0.0:
-                frr = below_t[draw] / total_t[draw]
-                far = (total_n[draw] - below_n[draw]) / total_n[draw]
-                if least_gap:
-                    gap = abs(far - frr)
-                    if gap < least[draw]:
-                        least[draw], out[draw] = gap, candidate
-                elif out[draw] == n and far <= target_far:
-                    out[draw] = candidate
             below_t[draw] += sums[candidate, draw]
             below_n[draw] += sums[n + candidate, draw]
-    for draw in range(draws):
+    _unjudged(total_t, total_n, out)
+
+
+@njit(cache=True, parallel=True)
+def binned_threshold_positions(weights, rows, enrol, partner, targets, candidate_end, target_far, out):
+    """``threshold_positions`` of ``binned_sums``' sums, the same positions, without the sums (2n bins x resamples,
+    tens of MB for a long list): per tile of ``weights``, its rows' class totals, then the candidates in ascending
+    order, each judged before its trials' weight joins the running sums. The trials come grouped by candidate
+    (``candidate_end``: where each candidate's trials end; ``targets``: each trial's class). Whole weights: every
+    sum is exact in any order, so the totals and running sums are those ``threshold_positions`` reads. ``out``:
+    the ``rows`` resamples' positions (the last tile's rows past them are padding)."""
+    tiles, block = weights.shape[0], weights.shape[2]
+    n = candidate_end.size
+    for tile in prange(tiles):
+        tile_weights = weights[tile]
+        total_t, total_n = np.zeros(block), np.zeros(block)
+        for trial in range(enrol.size):
+            enrolled, partnered = tile_weights[enrol[trial]], tile_weights[partner[trial]]
+            totals = total_t if targets[trial] else total_n
+            for row in range(block):
+                totals[row] += enrolled[row] * partnered[row]
+        below_t, below_n, least = np.zeros(block), np.zeros(block), np.full(block, np.inf)
+        positions = np.full(block, 0 if target_far < 0.0 else n)
+        start = 0
+        for candidate in range(n):
+            _judge(candidate, n, target_far, below_t, below_n, total_t, total_n, least, positions)
+            for trial in range(start, candidate_end[candidate]):
+                enrolled, partnered = tile_weights[enrol[trial]], tile_weights[partner[trial]]
+                below = below_t if targets[trial] else below_n
+                for row in range(block):
+                    below[row] += enrolled[row] * partnered[row]
+            start = candidate_end[candidate]
+        _unjudged(total_t, total_n, positions)
+        first = tile * block
+        for row in range(min(block, rows - first)):
+            out[first + row] = positions[row]
+
+
+@njit(cache=True)
+def _judge(candidate, n, target_far, below_t, below_n, total_t, total_n, least, out):
+    """Each draw's verdict on one of ``n`` candidates from the weight below it and the totals: the candidate of the
+    least |FAR - FRR| so far (``target_far`` < 0; ``least`` holds the gaps), else the first whose FAR does not
+    exceed ``target_far`` (``n`` until one does)."""
+    for draw in range(out.size):
+        if total_t[draw] > 0.0 and total_n[draw] > 0.0:
+            frr = below_t[draw] / total_t[draw]
+            far = (total_n[draw] - below_n[draw]) / total_n[draw]
+            if target_far < 0.0:
+                gap = abs(far - frr)
+                if gap < least[draw]:
+                    least[draw], out[draw] = gap, candidate
+            elif out[draw] == n and far <= target_far:
+                out[draw] = candidate
+
+
+@njit(cache=True)
+def _unjudged(total_t, total_n, out):
+    """-1 for each draw without weight in a class."""
+    for draw in range(out.size):
         if not (total_t[draw] > 0.0 and total_n[draw] > 0.0):
             out[draw] = -1
 
@@ -192,4 +241,11 @@ def _miss_of_columns(p_fa, sums, n_bins, total_t, total_n, rank, missed, accepte
 
 
 # Those called from outside: their cache is checked (``roc_kernels.cached_on_this_machine``).
-ENTRY_KERNELS = (weighted_sums, binned_sums, threshold_positions, miss_at_rates, binned_miss_at_rates)
+ENTRY_KERNELS = (
+    weighted_sums,
+    binned_sums,
+    threshold_positions,
+    binned_threshold_positions,
+    miss_at_rates,
+    binned_miss_at_rates,
+)

@@ -178,6 +178,34 @@ def threshold_positions(sums: ArrayLike, n: int, target_far: float | None = None
     return out
 
 
+def binned_threshold_positions(
+    weights: ArrayLike | ResampleWeights,
+    clusters: ArrayLike,
+    partners: ArrayLike | None,
+    bins: ArrayLike,
+    n: int,
+    target_far: float | None = None,
+) -> IntArray:
+    """``threshold_positions(binned_sums(weights, clusters, partners, bins, 2 * n), n, target_far)``, the same
+    positions, without the 2n bins x resamples sums (tens of MB for a long development list, zeroed and scattered
+    into for every call): the compiled loop groups the trials by candidate once and walks each tile's rows along
+    them. Whole weights, as ``threshold_positions`` asks."""
+    import audit.metrics.sum_kernels as sum_kernels
+
+    resampled = ResampleWeights.of(weights)
+    enrol, partner, bin_array = _binned(resampled, clusters, partners, bins, 2 * n)
+    targets = bin_array < n
+    candidate = np.where(targets, bin_array, bin_array - n)
+    order = np.argsort(candidate, kind="stable")
+    candidate_end = np.searchsorted(candidate[order], np.arange(1, n + 1))
+    out = np.empty(resampled.rows, np.int64)
+    sum_kernels.binned_threshold_positions(
+        resampled.tiles, resampled.rows, enrol[order], partner[order], targets[order], candidate_end,
+        -1.0 if target_far is None else float(target_far), out,
+    )  # fmt: skip
+    return out
+
+
 def binned_miss_at_rates(
     p_fa: ArrayLike,
     weights: ArrayLike | ResampleWeights,
@@ -418,7 +446,8 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     weighted_sums(weights, speakers, None, labels)
     binned_sums(weights, speakers, None, labels, 2)  # the DET bands' and subgroup gaps' sums per score bin
     miss_at_rates(np.array([0.5]), np.ones((2, 1)), 1)  # the DET bands' interpolation
-    threshold_positions(np.ones((2, 1)), 1)  # the fixed-threshold analysis's development thresholds
+    threshold_positions(np.ones((2, 1)), 1)  # the fixed-threshold analysis's thresholds without draws
+    binned_threshold_positions(weights, speakers, None, labels, 1)  # ... and each draw's
     binned_miss_at_rates(np.array([0.5]), weights, speakers, None, labels, 1)  # the DET bands' draws
     min_cllr_of_draws(np.ones((1, 2)), np.ones((1, 2)))  # the calibration section's minima of every draw
     min_dcf_of_draws(np.ones((1, 2)), np.ones((1, 2)))

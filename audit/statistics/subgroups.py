@@ -9,7 +9,14 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from audit.metrics import TILE, ResampleWeights, binned_sums, eer, eer_and_draws, threshold_positions
+from audit.metrics import (
+    ResampleWeights,
+    binned_sums,
+    binned_threshold_positions,
+    eer,
+    eer_and_draws,
+    threshold_positions,
+)
 from audit.statistics.contrasts import (
     ONE_SPEAKER,
     SpeakerDraws,
@@ -82,7 +89,6 @@ def subgroup_gap_intervals(
 # Fixed-threshold subgroup analysis
 
 MIN_DEV_SPEAKERS = 10  # development speakers per class below which no threshold (nor its uncertainty) is estimated
-_DEV_BLOCK = 1 << 24  # bytes of development bin sums per block of resamples
 
 
 @dataclass(frozen=True)
@@ -233,24 +239,7 @@ def _threshold_indices(
     target_far = None if operating_point == "eer" else float(operating_point)
     if weights is None or codes is None:
         return threshold_positions(np.bincount(bins, minlength=2 * n)[:, None].astype(float), n, target_far)
-    # A block of resamples at a time: each resample's threshold is its own, so the blocks' sums are never joined.
-    step = max(1, _DEV_BLOCK // (16 * n * TILE))  # tiles per block: (TILE rows x 2n bins) floats each
-    return np.concatenate(
-        [
-            threshold_positions(
-                binned_sums(_rows(weights, tile, min(weights.tiles.shape[0], tile + step)), *codes, bins, 2 * n),
-                n,
-                target_far,
-            )
-            for tile in range(0, weights.tiles.shape[0], step)
-        ]
-    )
-
-
-def _rows(weights: ResampleWeights, start: int, stop: int) -> ResampleWeights:
-    """Tiles ``start..stop`` of the weights, as weights of their own."""
-    rows = min(weights.rows, stop * TILE) - start * TILE
-    return ResampleWeights(weights.tiles[start:stop], rows, weights.n_speakers, weights.heaviest)
+    return binned_threshold_positions(weights, *codes, bins, n, target_far)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from audit.metrics.weighted_roc import (
     WeightedRocInputError,
     binned_miss_at_rates,
     binned_sums,
+    binned_threshold_positions,
     eer_and_draws,
     miss_at_rates,
     threshold_positions,
@@ -73,6 +74,24 @@ def test_threshold_positions_are_the_cumulative_sums_definition(target_far: floa
     assert (expected == -1).sum() == 10 and (target_far is None or target_far > 0.0 or (expected == n).any())
     for layout in (sums, wide[:, :draws]):
         np.testing.assert_array_equal(threshold_positions(layout, n, target_far), expected)
+
+
+@pytest.mark.parametrize(("resamples", "target_far"), [(1, None), (64, 0.1), (100, None), (130, 0.0), (70, 0.5)])
+def test_binned_threshold_positions_are_those_of_the_binned_sums(resamples: int, target_far: float | None) -> None:
+    """The loop that walks each tile along the trials grouped by candidate gives the positions of the sums it no
+    longer makes, and of the cumulative-sums definition: candidates without trials, a draw without weight (-1), a
+    target FAR that no candidate meets (n), rows within a tile, a whole tile and a padded last tile."""
+    rng = np.random.default_rng(resamples)
+    enrol, partner, labels, _, _ = _design(rng)
+    n = 60  # more candidates than the trials fill
+    bins = rng.integers(0, n, labels.size) + np.where(labels == 1, 0, n)
+    weights = rng.integers(0, 4, (resamples, 9)).astype(float)
+    weights[0] = 0.0  # a draw without weight
+    got = binned_threshold_positions(weights, enrol, partner, bins, n, target_far)  # first: no freed array to reuse
+    sums = binned_sums(weights, enrol, partner, bins, 2 * n)
+    expected = _positions_by_numpy(sums, n, target_far)
+    np.testing.assert_array_equal(threshold_positions(sums, n, target_far), expected)
+    np.testing.assert_array_equal(got, expected)
 
 
 def test_miss_at_rates_interpolate_each_draws_det_between_its_thresholds() -> None:
