@@ -164,37 +164,50 @@ def miss_at_rates(p_fa, sums, n_bins, total_t, total_n, out):
 
 
 @njit(cache=True)
-def binned_miss_at_rates(weights, rows, enrol, partner, bins, n_bins, p_fa, out):
-    """``miss_at_rates`` of ``binned_sums``' sums (``bins``: each trial's bin, 0..2 n_bins - 1; targets first), the
-    same bits, one tile of ``weights`` at a time: the sums of a tile's rows, their class totals (added bin by bin in
-    ascending order, as NumPy's sum down the bins adds them) and their miss rates (``_miss_of_columns``), so that
-    the bins x resamples sums of a curve (a few MB, their pages faulted in afresh for every curve) are never held.
-    ``rows``: the resamples (the last tile's rows past them are padding)."""
+def binned_miss_at_rates(weights, rows, enrol, partner, bin_end, n_bins, p_fa, out):
+    """``miss_at_rates`` of ``binned_sums``' sums, the same bits, one tile of ``weights`` at a time and without the
+    sums: the trials come grouped by bin (``bin_end``: where each of the 2 n_bins bins' trials end, targets' bins
+    first; within a bin in their order), so each bin's weight is summed as ``binned_sums`` sums it and added straight
+    into the running sums ``miss_at_rates`` makes (the target weight below each threshold, the non-target weight at
+    and above it) and the class totals, in the same order: the bins x resamples sums of a curve (a few MB, zeroed
+    and scattered into for every tile) are never held. ``rows``: the resamples (the last tile's rows past them are
+    padding)."""
     tiles, block = weights.shape[0], weights.shape[2]
-    sums = np.empty((2 * n_bins, block))
-    total_t, total_n = np.empty(block), np.empty(block)
-    missed, accepted, running = np.empty((n_bins + 1, block)), np.empty((n_bins + 1, block)), np.empty(block)
+    total_t, total_n, binned = np.empty(block), np.empty(block), np.empty(block)
+    missed, accepted = np.empty((n_bins + 1, block)), np.empty((n_bins + 1, block))
     rank = 0
     for tile in range(tiles):
-        width = min(block, rows - tile * block)
-        sums[:] = 0.0
         tile_weights = weights[tile]
-        for trial in range(enrol.size):
-            enrolled, partnered = tile_weights[enrol[trial]], tile_weights[partner[trial]]
-            bin_sums = sums[bins[trial]]
-            for row in range(block):
-                bin_sums[row] += enrolled[row] * partnered[row]
-        total_t[:] = 0.0
+        missed[0, :] = 0.0
         total_n[:] = 0.0
         for k in range(n_bins):
+            _bin_weight(tile_weights, enrol, partner, bin_end[k - 1] if k > 0 else 0, bin_end[k], binned)
             for row in range(block):
-                total_t[row] += sums[k, row]
-                total_n[row] += sums[n_bins + k, row]
+                missed[k + 1, row] = missed[k, row] + binned[row]
+            _bin_weight(tile_weights, enrol, partner, bin_end[n_bins + k - 1], bin_end[n_bins + k], binned)
+            for row in range(block):
+                accepted[k, row] = binned[row]  # the bin's own weight until the pass down makes it a tail sum
+                total_n[row] += binned[row]
+        accepted[n_bins, :] = 0.0
+        for k in range(n_bins - 1, -1, -1):
+            for row in range(block):
+                accepted[k, row] = accepted[k + 1, row] + accepted[k, row]
+        total_t[:] = missed[n_bins]
         first = tile * block
-        rank = _miss_of_columns(
-            p_fa, sums[:, :width], n_bins, total_t[:width], total_n[:width], rank, missed, accepted, running,
-            out[first : first + width],
-        )  # fmt: skip
+        width = min(block, rows - first)
+        rank = _rates_of_columns(
+            p_fa, n_bins, total_t[:width], total_n[:width], rank, missed, accepted, out[first : first + width]
+        )
+
+
+@njit(cache=True)
+def _bin_weight(tile_weights, enrol, partner, start, end, out):
+    """``out`` (the tile's rows): the weight of trials ``start..end``, summed in their order from 0."""
+    out[:] = 0.0
+    for trial in range(start, end):
+        enrolled, partnered = tile_weights[enrol[trial]], tile_weights[partner[trial]]
+        for row in range(out.size):
+            out[row] += enrolled[row] * partnered[row]
 
 
 @njit(cache=True)
@@ -215,28 +228,42 @@ def _miss_of_columns(p_fa, sums, n_bins, total_t, total_n, rank, missed, accepte
         for c in range(width):
             running[c] += sums[n_bins + k, c]
             accepted[k, c] = running[c]
-    for c in range(width):
+    return _rates_of_columns(p_fa, n_bins, total_t, total_n, rank, missed, accepted, out)
+
+
+@njit(cache=True)
+def _rates_of_columns(p_fa, n_bins, total_t, total_n, rank, missed, accepted, out):
+    """The miss rates ``out`` of the draws in the first columns of ``missed`` (the target weight below each
+    threshold) and ``accepted`` (the non-target weight at and above it), one a row of ``out``, ``rank`` valid draws
+    before them; the rank after them."""
+    wanted, found = np.empty(p_fa.size), np.empty(p_fa.size, np.int64)
+    for c in range(out.shape[0]):
         n_target, n_nontarget = total_t[c], total_n[c]
         if not (n_target > 0.0 and n_nontarget > 0.0):
             continue
         offset = 2.0 * rank
         rank += 1
+        # Every rate's search at once, a level at a time: the searches' loads and divisions overlap, where one
+        # search waits on each of its own. Each finds what numpy.searchsorted(side="right") finds in rising order
+        # (i = n_bins - k): how many points lie at or below the rate sought.
         for j in range(p_fa.size):
-            wanted = p_fa[j] + offset
-            # In rising order (i = n_bins - k), the first point above ``wanted``: numpy.searchsorted(side="right").
-            low, high = 0, n_bins + 1
-            while low < high:
-                middle = (low + high) // 2
-                if accepted[n_bins - middle, c] / n_nontarget + offset <= wanted:
-                    low = middle + 1
-                else:
-                    high = middle
+            wanted[j] = p_fa[j] + offset
+            found[j] = 0
+        size = n_bins + 1
+        while size > 1:
+            half = size // 2
+            for j in range(p_fa.size):
+                probe = found[j] + half
+                found[j] = probe if accepted[n_bins - probe, c] / n_nontarget + offset <= wanted[j] else found[j]
+            size -= half
+        for j in range(p_fa.size):
+            low = found[j] + 1 if accepted[n_bins - found[j], c] / n_nontarget + offset <= wanted[j] else found[j]
             right = min(low, n_bins)
             left = right - 1
             x0 = accepted[n_bins - left, c] / n_nontarget + offset
             x1 = accepted[n_bins - right, c] / n_nontarget + offset
             y0, y1 = missed[n_bins - left, c] / n_target, missed[n_bins - right, c] / n_target
-            out[c, j] = y0 + (wanted - x0) * (y1 - y0) / (x1 - x0) if x1 > x0 else y0
+            out[c, j] = y0 + (wanted[j] - x0) * (y1 - y0) / (x1 - x0) if x1 > x0 else y0
     return rank
 
 

@@ -215,15 +215,20 @@ def binned_miss_at_rates(
     n_bins: int,
 ) -> FloatArray:
     """``miss_at_rates(p_fa, binned_sums(weights, clusters, partners, bins, 2 * n_bins), n_bins)``, the same bits,
-    without the bins x resamples sums: the compiled loop sums, and reads, one tile of resamples at a time (a DET
-    band's sums are a few MB per curve, whose fresh pages cost more than the loops)."""
+    without the bins x resamples sums: the compiled loop walks the trials grouped by bin, one tile of resamples at a
+    time, adding each bin's weight straight into the running sums (a DET band's sums are a few MB per curve, whose
+    zeroing and scattered adds cost more than the rest of the loops)."""
     import audit.metrics.sum_kernels as sum_kernels
 
     resampled = ResampleWeights.of(weights)
     enrol, partner, bin_array = _binned(resampled, clusters, partners, bins, 2 * n_bins)
+    order = np.argsort(bin_array, kind="stable")  # each bin's trials together, in their order
+    bin_end = np.searchsorted(bin_array[order], np.arange(1, 2 * n_bins + 1))
     rates = np.ascontiguousarray(p_fa, dtype=np.float64)
     out = np.full((resampled.rows, rates.size), np.nan)
-    sum_kernels.binned_miss_at_rates(resampled.tiles, resampled.rows, enrol, partner, bin_array, n_bins, rates, out)
+    sum_kernels.binned_miss_at_rates(
+        resampled.tiles, resampled.rows, enrol[order], partner[order], bin_end, n_bins, rates, out
+    )
     return out
 
 

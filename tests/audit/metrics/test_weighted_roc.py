@@ -115,6 +115,56 @@ def test_miss_at_rates_interpolate_each_draws_det_between_its_thresholds() -> No
     assert np.allclose(got, expected, rtol=0, atol=1e-12, equal_nan=True)
 
 
+def _miss_by_numpy(p_fa: np.ndarray, sums: np.ndarray, n_bins: int) -> np.ndarray:
+    """The NumPy formulation ``miss_at_rates`` repeats, draw by draw: cumulative sums down the bins, each class's
+    rates divided by its total, the rising false-alarm rates and the rates sought moved up by twice the draw's rank
+    among the valid draws, ``numpy.searchsorted(side="right")``, then linear interpolation."""
+    out, rank = np.full((sums.shape[1], p_fa.size), np.nan), 0
+    totals_t, totals_n = sums[:n_bins].sum(axis=0), sums[n_bins:].sum(axis=0)
+    for draw in range(sums.shape[1]):
+        n_target, n_nontarget = totals_t[draw], totals_n[draw]
+        if not (n_target > 0.0 and n_nontarget > 0.0):
+            continue
+        offset = 2.0 * rank
+        rank += 1
+        missed = np.r_[0.0, np.cumsum(sums[:n_bins, draw])]  # below each threshold
+        accepted = np.r_[np.cumsum(sums[n_bins:, draw][::-1])[::-1], 0.0]  # at and above it
+        rising_fa = accepted[::-1] / n_nontarget + offset
+        for j, wanted in enumerate(p_fa + offset):
+            right = min(int(np.searchsorted(rising_fa, wanted, side="right")), n_bins)
+            left = right - 1
+            x0, x1 = rising_fa[left], rising_fa[right]
+            y0, y1 = missed[n_bins - left] / n_target, missed[n_bins - right] / n_target
+            out[draw, j] = y0 + (wanted - x0) * (y1 - y0) / (x1 - x0) if x1 > x0 else y0
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_miss_at_rates_search_as_numpy_searchsorted_bit_for_bit(seed: int) -> None:
+    """Every rate searched at once, a level at a time, finds numpy.searchsorted's points: the same bits as the
+    NumPy formulation on whole weights with empty bins (flat stretches), rates that fall exactly on a point, the
+    ends (0 and past the last point), draws without weight in a class, fractional weights; and the binned loop
+    gives the same bits from the trials."""
+    rng = np.random.default_rng(seed)
+    n_bins, draws = int(rng.integers(1, 60)), 70
+    sums = rng.integers(0, 3, (2 * n_bins, draws)).astype(float) * (rng.random((2 * n_bins, draws)) < 0.5)
+    sums[:, :3] = rng.uniform(0.0, 2.0, (2 * n_bins, 3))
+    sums[n_bins:, 3] = 0.0
+    sums[:n_bins, 4] = 0.0
+    n_nontarget = sums[n_bins:].sum(axis=0)
+    on_points = [k / n_nontarget[10] for k in range(int(n_nontarget[10]) + 1)] if n_nontarget[10] else [0.5]
+    p_fa = np.unique(np.r_[0.0, 0.013, 0.37, 0.9999, on_points])
+    expected = _miss_by_numpy(p_fa, sums, n_bins)
+    assert np.array_equal(miss_at_rates(p_fa, sums, n_bins).view(np.int64), expected.view(np.int64))
+    enrol, partner, labels, _, _ = _design(rng)
+    bins = rng.integers(0, n_bins, labels.size) + np.where(labels == 1, 0, n_bins)
+    weights = rng.integers(0, 4, (draws, 9)).astype(float)
+    binned = binned_sums(weights, enrol, partner, bins, 2 * n_bins)
+    expected = _miss_by_numpy(p_fa, binned, n_bins)
+    got = binned_miss_at_rates(p_fa, weights, enrol, partner, bins, n_bins)
+    assert np.array_equal(got.view(np.int64), expected.view(np.int64))
+
+
 @pytest.mark.parametrize("resamples", [1, 64, 100, 130])  # within a tile, a tile, a padded last tile
 def test_binned_miss_at_rates_are_miss_at_rates_of_binned_sums_bit_for_bit(resamples: int) -> None:
     """The one-tile-at-a-time loop gives the bits of the two steps it fuses, integer and fractional weights alike."""
