@@ -61,6 +61,7 @@ from audit.metrics.weighted_roc import (
     weighted_eer,
     weighted_eers,
     weighted_sums,
+    weights_at_thresholds,
 )
 from schemas import EER_METHODS, EerMethod
 
@@ -125,4 +126,5 @@ __all__ = [
     "weighted_eer",
     "weighted_eers",
     "weighted_sums",
+    "weights_at_thresholds",
 ]

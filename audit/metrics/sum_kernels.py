@@ -4,7 +4,8 @@ Weights come in the tiles ``roc_kernels`` describes (``weights[tile, speaker, ro
 trial weighs ``weights[., enrol, row] * weights[., partner, row]``. ``weighted_sums`` sums columns of values with those
 weights, ``binned_sums`` sums them per score bin; from a draw's binned sums, ``miss_at_rates`` gives its DET miss rates
 (``binned_miss_at_rates`` without holding the bins x draws sums) and ``threshold_positions`` its development threshold
-(``binned_threshold_positions`` without the sums).
+(``binned_threshold_positions`` without the sums), and ``weights_at_thresholds`` the weight on each side of a draw's
+own threshold.
 
 Compiled once per machine (``cache=True``), and loaded only when a bootstrap runs.
 """
@@ -108,6 +109,35 @@ def binned_threshold_positions(weights, rows, enrol, partner, targets, candidate
         first = tile * block
         for row in range(min(block, rows - first)):
             out[first + row] = positions[row]
+
+
+@njit(cache=True, parallel=True)
+def weights_at_thresholds(weights, rows, enrol, partner, targets, bins, positions, out):
+    """``out`` (4 x ``rows``): per resample, at its own threshold (``positions``, one a resample, padded to whole
+    tiles), the weight of its target trials at or below it (a trial's ``bins`` at most the position), of all its
+    target trials, of its non-target trials above it, and of all its non-target trials. Whole weights: the sums are
+    exact in any order."""
+    tiles, block = weights.shape[0], weights.shape[2]
+    for tile in prange(tiles):
+        tile_weights = weights[tile]
+        first = tile * block
+        position = positions[first : first + block]
+        below_t, total_t, above_n, total_n = np.zeros(block), np.zeros(block), np.zeros(block), np.zeros(block)
+        for trial in range(enrol.size):
+            enrolled, partnered, at = tile_weights[enrol[trial]], tile_weights[partner[trial]], bins[trial]
+            if targets[trial]:
+                for row in range(block):
+                    weight = enrolled[row] * partnered[row]
+                    total_t[row] += weight
+                    below_t[row] += weight if at <= position[row] else 0.0
+            else:
+                for row in range(block):
+                    weight = enrolled[row] * partnered[row]
+                    total_n[row] += weight
+                    above_n[row] += weight if at > position[row] else 0.0
+        for row in range(min(block, rows - first)):
+            out[0, first + row], out[1, first + row] = below_t[row], total_t[row]
+            out[2, first + row], out[3, first + row] = above_n[row], total_n[row]
 
 
 @njit(cache=True)
@@ -273,6 +303,7 @@ ENTRY_KERNELS = (
     binned_sums,
     threshold_positions,
     binned_threshold_positions,
+    weights_at_thresholds,
     miss_at_rates,
     binned_miss_at_rates,
 )

@@ -206,6 +206,40 @@ def binned_threshold_positions(
     return out
 
 
+def weights_at_thresholds(
+    weights: ArrayLike | ResampleWeights,
+    clusters: ArrayLike,
+    partners: ArrayLike | None,
+    labels: ArrayLike,
+    bins: ArrayLike,
+    positions: ArrayLike,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Per resample, at its own threshold position (``positions``: one a resample; a trial is accepted there when
+    its ``bins`` exceeds it): the target weight rejected, the target weight in all, the non-target weight accepted
+    and the non-target weight in all. The cumulative ``binned_sums`` of each class read at one bin a resample,
+    without the bins x resamples sums. Whole weights (multiplicities, counts): their sums are exact.
+
+    >>> weights_at_thresholds(np.ones((1, 2)), [0, 1, 0, 1], None, [1, 1, 0, 0], [0, 2, 1, 2], [1])
+    (array([1.]), array([2.]), array([1.]), array([2.]))
+    """
+    import audit.metrics.sum_kernels as sum_kernels
+
+    resampled = ResampleWeights.of(weights)
+    enrol, partner = _codes(resampled, clusters, partners)
+    targets, bin_array = np.asarray(labels).astype(bool), np.asarray(bins, dtype=np.int64)
+    position = np.asarray(positions, dtype=np.int64)
+    if targets.shape != enrol.shape or bin_array.shape != enrol.shape or position.shape != (resampled.rows,):
+        raise WeightedRocInputError(
+            f"{enrol.size} trials need as many labels and bins ({targets.size}, {bin_array.size}), and "
+            f"{resampled.rows} resamples as many positions ({position.size})"
+        )
+    padded = np.zeros(resampled.tiles.shape[0] * resampled.tiles.shape[2], np.int64)
+    padded[: position.size] = position
+    out = np.empty((4, resampled.rows))
+    sum_kernels.weights_at_thresholds(resampled.tiles, resampled.rows, enrol, partner, targets, bin_array, padded, out)
+    return out[0], out[1], out[2], out[3]
+
+
 def binned_miss_at_rates(
     p_fa: ArrayLike,
     weights: ArrayLike | ResampleWeights,
@@ -449,10 +483,11 @@ def prepare_kernels(announce: Callable[[str], None]) -> float | None:
     weighted_eers(scores, labels, speakers, np.full((1, 2), 0.5))  # the float64 sums
     _bracketed(weights, speakers, np.full(4, 2), SortedTrials.of(scores, labels))  # the loops of long lists
     weighted_sums(weights, speakers, None, labels)
-    binned_sums(weights, speakers, None, labels, 2)  # the DET bands' and subgroup gaps' sums per score bin
+    binned_sums(weights, speakers, None, labels, 2)  # the sums per score bin that the fused loops below keep
     miss_at_rates(np.array([0.5]), np.ones((2, 1)), 1)  # the DET bands' interpolation
     threshold_positions(np.ones((2, 1)), 1)  # the fixed-threshold analysis's thresholds without draws
     binned_threshold_positions(weights, speakers, None, labels, 1)  # ... and each draw's
+    weights_at_thresholds(weights, speakers, None, labels, labels, np.zeros(1, np.int64))  # its error rates there
     binned_miss_at_rates(np.array([0.5]), weights, speakers, None, labels, 1)  # the DET bands' draws
     min_cllr_of_draws(np.ones((1, 2)), np.ones((1, 2)))  # the calibration section's minima of every draw
     min_dcf_of_draws(np.ones((1, 2)), np.ones((1, 2)))

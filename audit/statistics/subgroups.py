@@ -11,11 +11,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from audit.metrics import (
     ResampleWeights,
-    binned_sums,
     binned_threshold_positions,
     eer,
     eer_and_draws,
     threshold_positions,
+    weights_at_thresholds,
 )
 from audit.statistics.contrasts import (
     ONE_SPEAKER,
@@ -266,20 +266,13 @@ def _error_rates(
     scores, labels = trials.scores, trials.labels
     accepted = scores >= _threshold_value(candidates, point)
     counts = [int((~labels & accepted).sum()), int((~labels).sum()), int((labels & ~accepted).sum()), int(labels.sum())]
-    used = np.unique(np.r_[chosen[chosen >= 0], point])
-    # A trial accepted at candidate position k iff k < (candidates at or below its score); in bins of the used
-    # positions: accepted at used[j] iff j < its bin.
-    bins = np.searchsorted(used, np.searchsorted(candidates, scores, "right"))
-    width = used.size + 1
-    sums = binned_sums(weights, *trials.codes, bins + np.where(labels, 0, width), 2 * width)
-    target, nontarget = sums[:width], sums[width:]  # bins x resamples
-    position = np.searchsorted(used, chosen.clip(min=0))
-    rows = np.arange(chosen.size)
+    # A trial is accepted at candidate position k iff k < (the candidates at or below its score).
+    missed, n_target, false_accepts, n_nontarget = weights_at_thresholds(
+        weights, *trials.codes, labels, np.searchsorted(candidates, scores, "right"), chosen.clip(min=0)
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
-        accepted_at = np.cumsum(nontarget[::-1], axis=0)[::-1]  # non-target weight in this bin and above
-        false_accepts = np.vstack([accepted_at, np.zeros((1, chosen.size))])[position + 1, rows]
-        far_draws = false_accepts / nontarget.sum(axis=0)
-        frr_draws = np.cumsum(target, axis=0)[position, rows] / target.sum(axis=0)
+        far_draws = false_accepts / n_nontarget
+        frr_draws = missed / n_target
     far_draws[chosen < 0] = np.nan
     frr_draws[chosen < 0] = np.nan
     result: dict[str, Any] = {

@@ -18,6 +18,7 @@ from audit.metrics.weighted_roc import (
     weighted_eer,
     weighted_eers,
     weighted_sums,
+    weights_at_thresholds,
 )
 
 
@@ -113,6 +114,40 @@ def test_miss_at_rates_interpolate_each_draws_det_between_its_thresholds() -> No
     got = miss_at_rates(p_fa, sums, n_bins)
     assert np.array_equal(np.isnan(got), np.isnan(expected))
     assert np.allclose(got, expected, rtol=0, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("resamples", [1, 64, 100, 130])  # within a tile, a tile, a padded last tile
+def test_weights_at_thresholds_read_the_cumulative_binned_sums(resamples: int) -> None:
+    """Each resample's rejected target weight and accepted non-target weight at its own threshold are the
+    cumulative ``binned_sums`` of each class read at its position, and the class totals their sums; and a trial
+    repeated by its weight, counted by hand, gives the same (positions below, within and above the bins)."""
+    rng = np.random.default_rng(resamples)
+    enrol, partner, labels, _, _ = _design(rng)
+    n = 12
+    bins = rng.integers(0, n, labels.size)
+    weights = rng.integers(0, 4, (resamples, 9)).astype(float)
+    weights[0] = 0.0
+    positions = rng.integers(-1, n + 1, resamples)
+    got = weights_at_thresholds(weights, enrol, partner, labels, bins, positions)
+    sums = binned_sums(weights, enrol, partner, bins + np.where(labels == 1, 0, n), 2 * n)
+    rows = np.arange(resamples)
+    below = np.vstack([np.cumsum(sums[:n], axis=0), sums[:n].sum(axis=0)])[positions.clip(-1, n - 1), rows]
+    below[positions < 0] = 0.0
+    above = np.vstack([np.cumsum(sums[n:][::-1], axis=0)[::-1], np.zeros((1, resamples))])[
+        (positions + 1).clip(0, n), rows
+    ]
+    expected = (below, sums[:n].sum(axis=0), above, sums[n:].sum(axis=0))
+    for part, wanted in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(part, wanted)
+    weight = weights[:, enrol] * np.c_[weights, np.ones(resamples)][:, partner]  # resamples x trials (partner 9: 1)
+    by_hand = (
+        (weight * ((labels == 1) & (bins[None, :] <= positions[:, None]))).sum(axis=1),
+        (weight * (labels == 1)).sum(axis=1),
+        (weight * ((labels == 0) & (bins[None, :] > positions[:, None]))).sum(axis=1),
+        (weight * (labels == 0)).sum(axis=1),
+    )
+    for part, wanted in zip(got, by_hand, strict=True):
+        np.testing.assert_array_equal(part, wanted)
 
 
 def _miss_by_numpy(p_fa: np.ndarray, sums: np.ndarray, n_bins: int) -> np.ndarray:
