@@ -306,11 +306,11 @@ def eers_of_rows(weights, rows, enrol, partner, labels, group_end, checkpoints, 
     n_brackets = checkpoints.size
     out = np.full((3, tiles * tile_rows), np.nan)
     totals = np.zeros(tiles * tile_rows)
+    bracket_end = group_end[checkpoints]
     for tile in prange(tiles):
         tile_weights = weights[tile]
         bracket_tps, bracket_fps = np.empty((n_brackets, tile_rows)), np.empty((n_brackets, tile_rows))
         n_target, n_nontarget = np.zeros(tile_rows), np.zeros(tile_rows)
-        bracket_end = group_end[checkpoints]
         _unit_sums(tile_weights, 0, tile_rows, enrol, partner, labels, bracket_end, n_target, n_nontarget, bracket_tps,
                    bracket_fps)  # fmt: skip
         for column in range(min(tile_rows, rows - tile * tile_rows)):

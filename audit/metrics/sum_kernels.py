@@ -77,34 +77,31 @@ def threshold_positions(sums, n, target_far, out):
 
 
 @njit(cache=True, parallel=True)
-def binned_threshold_positions(weights, rows, enrol, partner, targets, candidate_end, target_far, out):
+def binned_threshold_positions(weights, rows, enrol, partner, bounds, target_far, out):
     """``threshold_positions`` of ``binned_sums``' sums, the same positions, without the sums (2n bins x resamples,
     tens of MB for a long list): per tile of ``weights``, its rows' class totals, then the candidates in ascending
-    order, each judged before its trials' weight joins the running sums. The trials come grouped by candidate
-    (``candidate_end``: where each candidate's trials end; ``targets``: each trial's class). Whole weights: every
-    sum is exact in any order, so the totals and running sums are those ``threshold_positions`` reads. ``out``:
-    the ``rows`` resamples' positions (the last tile's rows past them are padding)."""
+    order, each judged before its bins' weight joins the running sums. The trials come grouped by bin (``bounds``:
+    bin k's trials lie at ``bounds[k]..bounds[k + 1]``; bins 0..n-1 the candidates' targets, n..2n-1 their
+    non-targets). Whole weights: every sum is exact in any order, so the totals and running sums are those
+    ``threshold_positions`` reads. ``out``: the ``rows`` resamples' positions (the last tile's rows past them are
+    padding)."""
     tiles, block = weights.shape[0], weights.shape[2]
-    n = candidate_end.size
+    n = (bounds.size - 1) // 2
     for tile in prange(tiles):
         tile_weights = weights[tile]
-        total_t, total_n = np.zeros(block), np.zeros(block)
-        for trial in range(enrol.size):
-            enrolled, partnered = tile_weights[enrol[trial]], tile_weights[partner[trial]]
-            totals = total_t if targets[trial] else total_n
-            for row in range(block):
-                totals[row] += enrolled[row] * partnered[row]
+        total_t, total_n, binned = np.empty(block), np.empty(block), np.empty(block)
+        _bin_weight(tile_weights, enrol, partner, bounds[0], bounds[n], total_t)
+        _bin_weight(tile_weights, enrol, partner, bounds[n], bounds[2 * n], total_n)
         below_t, below_n, least = np.zeros(block), np.zeros(block), np.full(block, np.inf)
         positions = np.full(block, 0 if target_far < 0.0 else n)
-        start = 0
         for candidate in range(n):
             _judge(candidate, n, target_far, below_t, below_n, total_t, total_n, least, positions)
-            for trial in range(start, candidate_end[candidate]):
-                enrolled, partnered = tile_weights[enrol[trial]], tile_weights[partner[trial]]
-                below = below_t if targets[trial] else below_n
-                for row in range(block):
-                    below[row] += enrolled[row] * partnered[row]
-            start = candidate_end[candidate]
+            _bin_weight(tile_weights, enrol, partner, bounds[candidate], bounds[candidate + 1], binned)
+            for row in range(block):
+                below_t[row] += binned[row]
+            _bin_weight(tile_weights, enrol, partner, bounds[n + candidate], bounds[n + candidate + 1], binned)
+            for row in range(block):
+                below_n[row] += binned[row]
         _unjudged(total_t, total_n, positions)
         first = tile * block
         for row in range(min(block, rows - first)):
@@ -194,15 +191,16 @@ def miss_at_rates(p_fa, sums, n_bins, total_t, total_n, out):
 
 
 @njit(cache=True)
-def binned_miss_at_rates(weights, rows, enrol, partner, bin_end, n_bins, p_fa, out):
+def binned_miss_at_rates(weights, rows, enrol, partner, bounds, p_fa, out):
     """``miss_at_rates`` of ``binned_sums``' sums, the same bits, one tile of ``weights`` at a time and without the
-    sums: the trials come grouped by bin (``bin_end``: where each of the 2 n_bins bins' trials end, targets' bins
-    first; within a bin in their order), so each bin's weight is summed as ``binned_sums`` sums it and added straight
-    into the running sums ``miss_at_rates`` makes (the target weight below each threshold, the non-target weight at
-    and above it) and the class totals, in the same order: the bins x resamples sums of a curve (a few MB, zeroed
-    and scattered into for every tile) are never held. ``rows``: the resamples (the last tile's rows past them are
-    padding)."""
+    sums: the trials come grouped by bin (``bounds``: bin k's trials lie at ``bounds[k]..bounds[k + 1]``, in their
+    order; bins 0..n_bins-1 the targets', n_bins..2 n_bins-1 the non-targets'), so each bin's weight is summed as
+    ``binned_sums`` sums it and added straight into the running sums ``miss_at_rates`` makes (the target weight
+    below each threshold, the non-target weight at and above it) and the class totals, in the same order: the bins x
+    resamples sums of a curve (a few MB, zeroed and scattered into for every tile) are never held. ``rows``: the
+    resamples (the last tile's rows past them are padding)."""
     tiles, block = weights.shape[0], weights.shape[2]
+    n_bins = (bounds.size - 1) // 2
     total_t, total_n, binned = np.empty(block), np.empty(block), np.empty(block)
     missed, accepted = np.empty((n_bins + 1, block)), np.empty((n_bins + 1, block))
     rank = 0
@@ -211,10 +209,10 @@ def binned_miss_at_rates(weights, rows, enrol, partner, bin_end, n_bins, p_fa, o
         missed[0, :] = 0.0
         total_n[:] = 0.0
         for k in range(n_bins):
-            _bin_weight(tile_weights, enrol, partner, bin_end[k - 1] if k > 0 else 0, bin_end[k], binned)
+            _bin_weight(tile_weights, enrol, partner, bounds[k], bounds[k + 1], binned)
             for row in range(block):
                 missed[k + 1, row] = missed[k, row] + binned[row]
-            _bin_weight(tile_weights, enrol, partner, bin_end[n_bins + k - 1], bin_end[n_bins + k], binned)
+            _bin_weight(tile_weights, enrol, partner, bounds[n_bins + k], bounds[n_bins + k + 1], binned)
             for row in range(block):
                 accepted[k, row] = binned[row]  # the bin's own weight until the pass down makes it a tail sum
                 total_n[row] += binned[row]

@@ -138,6 +138,18 @@ def _binned(
     return enrol, partner, bin_array
 
 
+def _grouped(
+    weights: ResampleWeights, clusters: ArrayLike, partners: ArrayLike | None, bins: ArrayLike, n_bins: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    """``_binned``'s codes with the trials grouped by bin, each bin's in their order, and the bins' ``bounds`` (bin
+    k's trials at ``bounds[k]..bounds[k + 1]``): the layout of the loops that walk the bins instead of summing into
+    them."""
+    enrol, partner, bin_array = _binned(weights, clusters, partners, bins, n_bins)
+    order = np.argsort(bin_array, kind="stable")
+    bounds: IntArray = np.searchsorted(bin_array[order], np.arange(n_bins + 1))
+    return enrol[order], partner[order], bounds
+
+
 def miss_at_rates(p_fa: ArrayLike, sums: ArrayLike, n_bins: int) -> FloatArray:
     """(draws x rates): each draw's DET miss rate at each false-alarm rate of ``p_fa`` (in [0, 1)), from the target
     (``sums[:n_bins]``) and non-target (``sums[n_bins:]``) weight of every bin (2 n_bins x draws, ascending score, as
@@ -193,16 +205,11 @@ def binned_threshold_positions(
     import audit.metrics.sum_kernels as sum_kernels
 
     resampled = ResampleWeights.of(weights)
-    enrol, partner, bin_array = _binned(resampled, clusters, partners, bins, 2 * n)
-    targets = bin_array < n
-    candidate = np.where(targets, bin_array, bin_array - n)
-    order = np.argsort(candidate, kind="stable")
-    candidate_end = np.searchsorted(candidate[order], np.arange(1, n + 1))
+    enrol, partner, bounds = _grouped(resampled, clusters, partners, bins, 2 * n)
     out = np.empty(resampled.rows, np.int64)
     sum_kernels.binned_threshold_positions(
-        resampled.tiles, resampled.rows, enrol[order], partner[order], targets[order], candidate_end,
-        -1.0 if target_far is None else float(target_far), out,
-    )  # fmt: skip
+        resampled.tiles, resampled.rows, enrol, partner, bounds, -1.0 if target_far is None else float(target_far), out
+    )
     return out
 
 
@@ -255,14 +262,10 @@ def binned_miss_at_rates(
     import audit.metrics.sum_kernels as sum_kernels
 
     resampled = ResampleWeights.of(weights)
-    enrol, partner, bin_array = _binned(resampled, clusters, partners, bins, 2 * n_bins)
-    order = np.argsort(bin_array, kind="stable")  # each bin's trials together, in their order
-    bin_end = np.searchsorted(bin_array[order], np.arange(1, 2 * n_bins + 1))
+    enrol, partner, bounds = _grouped(resampled, clusters, partners, bins, 2 * n_bins)
     rates = np.ascontiguousarray(p_fa, dtype=np.float64)
     out = np.full((resampled.rows, rates.size), np.nan)
-    sum_kernels.binned_miss_at_rates(
-        resampled.tiles, resampled.rows, enrol[order], partner[order], bin_end, n_bins, rates, out
-    )
+    sum_kernels.binned_miss_at_rates(resampled.tiles, resampled.rows, enrol, partner, bounds, rates, out)
     return out
 
 
